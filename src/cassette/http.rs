@@ -1,0 +1,41 @@
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// An HTTP request a provider (or the exec gateway) wants sent. Providers build these;
+/// the cassette layer answers them from a recording or forwards them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HttpRequest {
+    pub method: String,
+    /// The canonical URL (the provider's real endpoint), part of the fingerprint.
+    pub url: String,
+    /// Every header to send, auth included; only allow-listed ones are ever written.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body, if any.
+    pub body: Option<Value>,
+}
+
+/// What came back: status, headers, the body (JSON, or a JSON string holding non-JSON
+/// text), and how long the exchange took (the recorded latency on replay).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+    pub latency: Duration,
+}
+
+/// Why a request got no response. Every variant is an *error* of the case (no score).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CallError {
+    /// Network failure, timeout, or a non-retryable/exhausted HTTP failure.
+    #[error("{0}")]
+    Transport(String),
+    /// Replay found no recording; the message holds the field-by-field diff and the hint.
+    #[error("{0}")]
+    Miss(String),
+    /// The cassette could not be read or written (corrupt, future format, secret found).
+    #[error("{0}")]
+    Cassette(String),
+}

@@ -1,0 +1,76 @@
+//! The crate's error type and the exit codes it maps to.
+//!
+//! Every subsystem reports problems as an [`Error`] whose kind decides the exit code:
+//! bad usage, a bad config or no usable baseline exit 2; a run that went wrong exits 1.
+
+use std::path::{Path, PathBuf};
+
+/// Documented exit codes (README "Exit codes").
+pub mod exit {
+    pub const OK: i32 = 0;
+    pub const FAILED: i32 = 1;
+    pub const USAGE: i32 = 2;
+    pub const INTERRUPTED: i32 = 130;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A config, case or cassette file is wrong; the message names the file and the fix.
+    #[error("{0}")]
+    Config(String),
+    /// The command line asks for something that cannot be done.
+    #[error("{0}")]
+    Usage(String),
+    /// No usable baseline for `check`.
+    #[error("{0}")]
+    Baseline(String),
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Anything else that stops a command (exit 1).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl Error {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Config(_) | Error::Usage(_) | Error::Baseline(_) => exit::USAGE,
+            Error::Io { .. } | Error::Failed(_) => exit::FAILED,
+        }
+    }
+
+    pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.as_ref().to_path_buf(),
+            source,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Reads a file, naming it in the error.
+pub fn read_to_string(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
+}
+
+/// Writes a file atomically: a temp file in the same folder, then a rename, so a reader
+/// (or a killed process) sees the old content or the new, never half of it.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    tmp.write_all(contents).map_err(|e| Error::io(path, e))?;
+    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}

@@ -1,0 +1,8 @@
+//! The one result model: a run, its experiments (contender × dataset), their case results.
+//!
+//! The runner produces it; history stores it; the gate compares two of them; every report
+//! renders it. The JSON snapshot is this model serialized as it is (`format` versioned).
+
+mod model;
+
+pub use model::*;

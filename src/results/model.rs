@@ -1,0 +1,229 @@
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Version of the JSON snapshot format; bump on an incompatible change.
+pub const SNAPSHOT_FORMAT: u32 = 1;
+
+/// Tokens and dollars of one call or a sum of calls. `None` means unknown, never zero.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    /// Adds another usage; an unknown side stays unknown only if both are unknown.
+    pub fn add(&mut self, other: &Usage) {
+        fn sum<T: std::ops::Add<Output = T> + Copy>(a: Option<T>, b: Option<T>) -> Option<T> {
+            match (a, b) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, None) => a,
+                (None, b) => b,
+            }
+        }
+        self.input_tokens = sum(self.input_tokens, other.input_tokens);
+        self.output_tokens = sum(self.output_tokens, other.output_tokens);
+        self.cost_usd = sum(self.cost_usd, other.cost_usd);
+    }
+}
+
+/// A metric a scorer declares.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricDef {
+    pub name: String,
+    pub description: String,
+    /// The primary metric ranks the leaderboard and gates the check.
+    #[serde(default)]
+    pub primary: bool,
+    /// Whether a higher value is better (rates of bad things are not).
+    #[serde(default = "yes")]
+    pub higher_is_better: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One named miss a scorer explains: field (or assertion), want, got, outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    pub field: String,
+    pub want: Value,
+    pub got: Value,
+    pub outcome: String,
+}
+
+/// What the model (through the adapter) gave back for one case.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reply {
+    /// The parsed output (JSON when the adapter asks for JSON, else a string).
+    pub output: Option<Value>,
+    /// The raw text the model returned.
+    pub raw: Option<String>,
+    /// The model's failure (not JSON, refused, empty): scored 0, counted invalid.
+    pub error: Option<String>,
+    pub usage: Usage,
+}
+
+/// A scorer's verdict on one reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Score {
+    /// The primary value, 0..=1.
+    pub value: f64,
+    /// Every declared metric; `None` means "does not apply" (skipped in means, never zeroed).
+    pub metrics: BTreeMap<String, Option<f64>>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The contender as recorded in results: provider section, model and settings.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ContenderInfo {
+    /// Display id: `openai/gpt-4o-mini`, `fake/echo`, `local/llama3.2`.
+    pub id: String,
+    /// The config section it came from: `openrouter`, `fake`, `local`.
+    pub provider: String,
+    /// The model name sent to the provider.
+    pub model: String,
+    pub effort: Option<String>,
+    /// Kept as text so the model is `Eq`/`Ord` and prints as written (`0.1`).
+    pub temperature: Option<String>,
+    pub max_tokens: Option<u32>,
+}
+
+impl ContenderInfo {
+    /// A stable key for matching the same contender across runs.
+    pub fn key(&self) -> String {
+        format!(
+            "{}|{}|{}|{}",
+            self.id,
+            self.effort.as_deref().unwrap_or("default"),
+            self.temperature.as_deref().unwrap_or("default"),
+            self.max_tokens.map(|m| m.to_string()).unwrap_or_default()
+        )
+    }
+}
+
+/// The outcome of one case for one contender.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseResult {
+    /// Case id within its dataset: `vague`, `vague/003`, `refund-window`.
+    pub case: String,
+    pub variant: String,
+    /// The case fingerprint (input, expected, metadata, thresholds).
+    pub fingerprint: String,
+    /// `None` when the case errored: it has no score.
+    pub score: Option<f64>,
+    pub metrics: BTreeMap<String, Option<f64>>,
+    /// Whether it met its `minimum_scores`; `None` when it errored.
+    pub passed: Option<bool>,
+    /// Thresholds it failed, as `metric value < minimum`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_thresholds: Vec<String>,
+    /// A transport failure, a cassette miss or a crashed adapter: no score.
+    pub error: Option<String>,
+    /// The model's own failure (scored 0): not JSON, refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_error: Option<String>,
+    pub output: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub usage: Usage,
+    /// Seconds spent in calls (recorded latency on replay).
+    pub latency_s: Option<f64>,
+    pub duration_s: f64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    #[serde(default = "one")]
+    pub weight: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// Latency of the calls that worked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub mean_s: Option<f64>,
+    pub p95_s: Option<f64>,
+}
+
+/// One contender over one dataset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentResult {
+    pub contender: ContenderInfo,
+    pub dataset: String,
+    /// Mean of each metric over scored cases (weighted by case weight), `None` if none applied.
+    pub means: BTreeMap<String, Option<f64>>,
+    /// Mean primary score over scored cases.
+    pub score: Option<f64>,
+    pub cases_total: usize,
+    pub errors: usize,
+    /// Cases that failed their thresholds (errors excluded).
+    pub failed: usize,
+    pub cost_usd: Option<f64>,
+    pub tokens_in: Option<u64>,
+    pub tokens_out: Option<u64>,
+    pub latency: Latency,
+    /// Experiment time in seconds, computed from call latencies (see ARCHITECTURE.md).
+    pub time_s: f64,
+    /// Weighted score, when the suite sets `weighted_score`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wscore: Option<f64>,
+    pub cases: Vec<CaseResult>,
+}
+
+/// Where the run came from and how it was made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub id: String,
+    pub suite: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub suite_fingerprint: String,
+    pub branch: Option<String>,
+    pub commit: Option<String>,
+    /// The command: run, compare, record, check.
+    pub command: String,
+    /// The cassette mode: replay, record, auto, live.
+    pub mode: String,
+    pub argv: Vec<String>,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// completed, interrupted or aborted.
+    pub status: String,
+    /// Effective settings (lineup, flags, concurrency) as given to the runner.
+    pub settings: Value,
+    /// The scorer's metrics, primary first.
+    pub metrics: Vec<MetricDef>,
+    /// Weighted-score weights, in config order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub weights: Vec<(String, f64)>,
+    /// Contenders the suite refused, with the reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<String>,
+}
+
+/// A whole run: the JSON snapshot and what every report renders.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub format: u32,
+    pub run: RunInfo,
+    pub experiments: Vec<ExperimentResult>,
+    /// Filled by `check` when a baseline was compared.
+    pub comparison: Option<Value>,
+}
+
+impl RunResult {
+    pub fn primary_metric(&self) -> Option<&MetricDef> {
+        self.run.metrics.iter().find(|m| m.primary)
+    }
+
+    pub fn total_errors(&self) -> usize {
+        self.experiments.iter().map(|e| e.errors).sum()
+    }
+}

@@ -1,0 +1,84 @@
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// What a case feeds the adapter: plain text (`{{ input }}`) or template variables
+/// (`{{ vars.question }}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum CaseInput {
+    Text(String),
+    Vars(Map<String, Value>),
+}
+
+impl CaseInput {
+    /// The text form: the string itself, or the variables as pretty JSON.
+    pub fn as_text(&self) -> String {
+        match self {
+            CaseInput::Text(t) => t.clone(),
+            CaseInput::Vars(v) => {
+                serde_json::to_string_pretty(&Value::Object(v.clone())).unwrap_or_default()
+            }
+        }
+    }
+
+    pub fn to_value(&self) -> Value {
+        match self {
+            CaseInput::Text(t) => Value::String(t.clone()),
+            CaseInput::Vars(v) => Value::Object(v.clone()),
+        }
+    }
+
+    pub fn word_count(&self) -> usize {
+        match self {
+            CaseInput::Text(t) => t.split_whitespace().count(),
+            CaseInput::Vars(v) => v
+                .values()
+                .map(|v| match v {
+                    Value::String(s) => s.split_whitespace().count(),
+                    other => other.to_string().split_whitespace().count(),
+                })
+                .sum(),
+        }
+    }
+}
+
+/// One case of a dataset, from disk (`input.txt` + `expected.json`) or a JSONL line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    /// `vague`, `vague/003` or the JSONL `id`.
+    pub id: String,
+    pub dataset: String,
+    /// The case folder (`complete`, `vague`) or, for JSONL, the part of the id before `/`.
+    pub variant: String,
+    pub input: CaseInput,
+    /// The expected answer for a `fields` scorer (or `equals` for assertions).
+    pub expected: Option<Value>,
+    /// Per-case assertions (`expect:` in JSONL).
+    pub expect: Option<Value>,
+    pub tags: Vec<String>,
+    pub weight: f64,
+    pub metadata: Map<String, Value>,
+    /// Per-case thresholds, overriding the suite's.
+    pub minimum_scores: BTreeMap<String, f64>,
+    /// Where it came from: the input file or the JSONL file, with the line for JSONL.
+    pub source: PathBuf,
+    pub line: Option<usize>,
+}
+
+impl Case {
+    /// `dataset/id`, unique in a suite.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.dataset, self.id)
+    }
+
+    /// Where to point a user: `path` or `path:line`.
+    pub fn location(&self) -> String {
+        match self.line {
+            Some(l) => format!("{}:{l}", self.source.display()),
+            None => self.source.display().to_string(),
+        }
+    }
+}
