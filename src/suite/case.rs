@@ -82,3 +82,14 @@ impl Case {
         }
     }
 }
+
+impl Case {
+    /// Like [`Case::location`], relative to `base` when inside it.
+    pub fn location_in(&self, base: &std::path::Path) -> String {
+        let p = super::discovery::display_path(&self.source, base);
+        match self.line {
+            Some(l) => format!("{p}:{l}"),
+            None => p,
+        }
+    }
+}

@@ -1,7 +1,17 @@
 //! The suite: config (YAML → validated model), discovery, cases (disk + JSONL), lineup.
 
 mod case;
+pub mod cases;
+pub mod config;
+pub mod discovery;
+pub mod lineup;
+mod load;
 pub mod schema;
 
 pub use case::{Case, CaseInput};
+pub use cases::{CaseProblem, CaseSet, Selection};
+pub use config::Config;
+pub use discovery::Locate;
+pub use lineup::{Contender, Lineup, Overrides, ProviderKind, Refusal};
+pub use load::{case_fingerprint, hash_value, Suite};
 pub use schema::{FieldSpec, FieldType, Schema};

@@ -1,0 +1,161 @@
+use std::path::Path;
+
+use minijinja::{Environment, UndefinedBehavior};
+use serde_json::{json, Value};
+
+use crate::error::{Error, Result};
+use crate::provider::{ChatRequest, Completion};
+use crate::results::Reply;
+use crate::suite::config::{resolve_path, SchemaSource, ScorerConfig};
+use crate::suite::{Case, CaseInput, Suite};
+
+/// The built-in adapter: `system`/`user` templates (files beside the config, or inline),
+/// `{{ input }}`, `{{ vars.x }}`, `{{ schema }}`, `{{ metadata.x }}`; `json: true` asks for
+/// and parses a JSON object.
+pub struct PromptAdapter {
+    env: Environment<'static>,
+    has_system: bool,
+    json: bool,
+    schema: Value,
+}
+
+impl PromptAdapter {
+    pub fn new(suite: &Suite, system: Option<&str>, user: Option<&str>, json: bool) -> Result<Self> {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_keep_trailing_newline(false);
+        let load = |t: &str| -> Result<String> {
+            // A single line naming an existing file is a file; anything else is inline text.
+            if !t.contains('\n') && !t.contains("{{") {
+                let p = resolve_path(&suite.root, t.trim());
+                if p.is_file() {
+                    return crate::error::read_to_string(&p);
+                }
+                if Path::new(t.trim()).extension().is_some_and(|e| e == "md" || e == "txt" || e == "j2" || e == "jinja") {
+                    return Err(Error::Config(format!(
+                        "{}: adapter template file {} does not exist; create it or write the template inline",
+                        suite.display_path,
+                        crate::suite::discovery::display_path(&p, &suite.cwd)
+                    )));
+                }
+            }
+            Ok(t.to_string())
+        };
+        let mut has_system = false;
+        if let Some(s) = system {
+            env.add_template_owned("system", load(s)?)
+                .map_err(|e| Error::Config(format!("{}: adapter.system: {e}", suite.display_path)))?;
+            has_system = true;
+        }
+        env.add_template_owned("user", load(user.unwrap_or("{{ input }}"))?)
+            .map_err(|e| Error::Config(format!("{}: adapter.user: {e}", suite.display_path)))?;
+        let schema = suite
+            .scorers
+            .iter()
+            .find_map(|s| match s {
+                ScorerConfig::Fields { schema: SchemaSource::Inline(schema) } => serde_json::to_value(schema).ok(),
+                _ => None,
+            })
+            .unwrap_or(Value::Null);
+        Ok(PromptAdapter { env, has_system, json, schema })
+    }
+
+    /// Renders the prompts for a case. A variable the case lacks fails the case before any
+    /// call, naming it.
+    pub fn prepare(&self, case: &Case) -> std::result::Result<ChatRequest, String> {
+        let vars = match &case.input {
+            CaseInput::Vars(v) => Value::Object(v.clone()),
+            CaseInput::Text(_) => json!({}),
+        };
+        let schema_text = if self.schema.is_null() {
+            String::new()
+        } else {
+            serde_json::to_string_pretty(&self.schema).unwrap_or_default()
+        };
+        let ctx = json!({
+            "input": case.input.as_text(),
+            "vars": vars,
+            "schema": schema_text,
+            "metadata": case.metadata,
+            "case": { "id": case.id, "dataset": case.dataset, "variant": case.variant },
+        });
+        let render = |name: &str| -> std::result::Result<String, String> {
+            let t = self.env.get_template(name).map_err(|e| e.to_string())?;
+            t.render(&ctx).map_err(|e| describe(name, &e))
+        };
+        Ok(ChatRequest {
+            system: if self.has_system { Some(render("system")?) } else { None },
+            user: render("user")?,
+            json: self.json,
+        })
+    }
+
+    /// Turns the model's text into a reply; unusable text is the model's failure.
+    pub fn parse(&self, completion: Completion) -> Reply {
+        let raw = completion.text;
+        let mut reply = Reply {
+            output: None,
+            raw: Some(raw.clone()),
+            error: None,
+            usage: completion.usage,
+        };
+        if raw.trim().is_empty() {
+            reply.error = Some("empty reply".to_string());
+            return reply;
+        }
+        if !self.json {
+            reply.output = Some(Value::String(raw));
+            return reply;
+        }
+        match parse_json_reply(&raw) {
+            Ok(v) => reply.output = Some(v),
+            Err(e) => reply.error = Some(format!("not JSON: {e}")),
+        }
+        reply
+    }
+
+    /// Offline check: every case renders.
+    pub fn verify(&self, case: &Case) -> Vec<String> {
+        match self.prepare(case) {
+            Ok(_) => vec![],
+            Err(e) => vec![e],
+        }
+    }
+}
+
+/// Parses a JSON object from a reply, tolerating a Markdown code fence around it.
+fn parse_json_reply(raw: &str) -> std::result::Result<Value, String> {
+    let t = raw.trim();
+    let t = t
+        .strip_prefix("```json")
+        .or_else(|| t.strip_prefix("```"))
+        .and_then(|s| s.trim_end().strip_suffix("```"))
+        .unwrap_or(t)
+        .trim();
+    match serde_json::from_str::<Value>(t) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(other) => Err(format!("expected a JSON object, got {}", kind(&other))),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn describe(template: &str, e: &minijinja::Error) -> String {
+    if e.kind() == minijinja::ErrorKind::UndefinedError {
+        let detail = e.detail().map(|d| format!(" ({d})")).unwrap_or_default();
+        let line = e.line().map(|l| format!(" line {l}")).unwrap_or_default();
+        format!("template '{template}'{line}: a variable is undefined for this case{detail}; add it to the case's input or fix the template")
+    } else {
+        format!("template '{template}': {e}")
+    }
+}

@@ -1,0 +1,140 @@
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// A record/replay regression gate for LLM evaluation suites.
+#[derive(Debug, Parser)]
+#[command(name = "evals", version, about, long_about = None, disable_version_flag = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Use this config file; skip the search.
+    #[arg(short = 'C', long = "config", global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Do not search for the suite: use ./evals/.llm-evals.config.yml only.
+    #[arg(long, global = true)]
+    pub no_search: bool,
+    /// When to use color.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// Print the version.
+    #[arg(short = 'V', long = "version", action = clap::ArgAction::Version)]
+    pub version: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the cases and the refused lineup entries; calls nothing.
+    Cases(SelectArgs),
+    /// Offline checks of inputs, expected.json and the scorer; exit 1 on any problem.
+    Verify(SelectArgs),
+    /// Run experiments with the per-case breakdown, then the leaderboard.
+    Run(RunArgs),
+    /// Run the lineup and print the leaderboard.
+    Compare(RunArgs),
+    /// Call the models live and rewrite the cassettes of the cases that ran.
+    Record(RunArgs),
+    /// Print each weighted column, its direction and its real share of the score.
+    Weights,
+    /// Re-print the leaderboard from a saved JSON snapshot; calls nothing.
+    Render(RenderArgs),
+    /// Print the version.
+    Version,
+    /// Print a shell completion script.
+    Completion {
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(Debug, Args, Default, Clone)]
+pub struct SelectArgs {
+    /// Only this dataset (repeat or comma-separate for more).
+    #[arg(short = 'd', long = "dataset", value_delimiter = ',')]
+    pub datasets: Vec<String>,
+    /// Only this case or variant: `vague`, `vague/003` (repeatable).
+    #[arg(short = 'c', long = "case", value_delimiter = ',')]
+    pub cases: Vec<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Only these models (contender ids like openai/gpt-4o-mini; comma-separated).
+    #[arg(short = 'm', long = "models", value_delimiter = ',')]
+    pub models: Vec<String>,
+    /// Reasoning efforts (comma-separated; `default` sends none). Beats the config.
+    #[arg(short = 'e', long = "effort", value_delimiter = ',')]
+    pub efforts: Vec<String>,
+    /// Temperatures (comma-separated; `default` sends none). Beats the config.
+    #[arg(short = 't', long = "temperature", value_delimiter = ',')]
+    pub temperatures: Vec<String>,
+    /// Max tokens per call. Beats the config.
+    #[arg(long)]
+    pub max_tokens: Option<u32>,
+    /// Cases in flight inside each experiment (default: defaults.parallelism, else 4).
+    #[arg(short = 'p', long)]
+    pub parallelism: Option<usize>,
+    /// Experiments at a time (default: CPU count; 0 starts them all).
+    #[arg(short = 'j', long = "concurrency")]
+    pub concurrency: Option<usize>,
+    /// Show the experiment matrix and the number of calls; call nothing.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
+    /// Cassette mode: replay, record, auto, live.
+    #[arg(long = "cassettes", env = "EVALS_CASSETTES", value_name = "MODE")]
+    pub cassettes: Option<String>,
+    /// Output format for stdout or -o.
+    #[arg(long, value_enum, default_value_t = Format::Tui)]
+    pub format: Format,
+    /// Write the report to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Where JSON snapshots are saved (default: results.destination).
+    #[arg(long, value_name = "DIR")]
+    pub destination: Option<PathBuf>,
+    /// Do not save a JSON snapshot of the run.
+    #[arg(long)]
+    pub no_autosave: bool,
+    /// Keep going when 100 calls in a row fail, without asking.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Format {
+    #[default]
+    Tui,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// A JSON snapshot written by run/compare.
+    pub file: PathBuf,
+    #[arg(long, value_enum, default_value_t = Format::Tui)]
+    pub format: Format,
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}

@@ -1,0 +1,51 @@
+use super::args::SelectArgs;
+use super::output::{align_right, table, Out};
+use crate::error::{exit, Result};
+use crate::suite::{cases, lineup, Overrides, Selection, Suite};
+
+/// `evals cases`: one row per case, then the refused contenders.
+pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
+    let scorer = crate::score::build(suite)?;
+    let picked = cases::select(&suite.cases, &selection(sel))?;
+    let mut t = table(vec![
+        "dataset".into(),
+        "case".into(),
+        "difficulty".into(),
+        "expects".into(),
+        "words".into(),
+    ]);
+    for c in &picked {
+        let difficulty = c
+            .metadata
+            .get("difficulty")
+            .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+            .unwrap_or_else(|| "-".into());
+        t.add_row(vec![
+            c.dataset.clone(),
+            c.id.clone(),
+            difficulty,
+            scorer.summary(c),
+            c.input.word_count().to_string(),
+        ]);
+    }
+    align_right(&mut t, [4]);
+    out.line(&t.to_string());
+    let datasets: std::collections::BTreeSet<&str> = picked.iter().map(|c| c.dataset.as_str()).collect();
+    out.line(&format!("{} cases in {} datasets", picked.len(), datasets.len()));
+    let lineup = lineup::expand(&suite.config, &Overrides::default());
+    if !lineup.refused.is_empty() {
+        out.line("");
+        out.line("refused (never scored):");
+        for r in &lineup.refused {
+            out.line(&format!("  {r}"));
+        }
+    }
+    Ok(exit::OK)
+}
+
+pub fn selection(sel: &SelectArgs) -> Selection {
+    Selection {
+        datasets: sel.datasets.clone(),
+        cases: sel.cases.clone(),
+    }
+}

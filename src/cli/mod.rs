@@ -1,0 +1,75 @@
+//! The command line: clap types and one file per command. The only place clap is known.
+
+mod args;
+mod cases;
+mod completion;
+mod output;
+mod plan;
+mod verify;
+mod weights;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::Parser;
+
+pub use args::Cli;
+use args::{Command, Global};
+use output::Out;
+
+use crate::error::{exit, Error, Result};
+use crate::suite::{Locate, Suite};
+
+/// Parses `argv`, runs the command, and returns the exit code.
+pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let out = Out::new(cli.global.color);
+    match dispatch(cli, &out) {
+        Ok(code) => code,
+        Err(e) => {
+            out.error(&e.to_string());
+            e.exit_code()
+        }
+    }
+}
+
+fn dispatch(cli: Cli, out: &Out) -> Result<i32> {
+    let g = &cli.global;
+    match cli.command {
+        Command::Version => {
+            out.line(&format!("evals {}", env!("CARGO_PKG_VERSION")));
+            Ok(exit::OK)
+        }
+        Command::Completion { shell } => completion::run(shell, out),
+        Command::Cases(sel) => cases::run(&load_suite(g, out)?, &sel, out),
+        Command::Verify(sel) => verify::run(&load_suite(g, out)?, &sel, out),
+        Command::Weights => weights::run(&load_suite(g, out)?, out),
+        Command::Run(a) | Command::Compare(a) | Command::Record(a) if a.dry_run => {
+            plan::dry_run(&load_suite(g, out)?, &a, out)
+        }
+        Command::Run(_) | Command::Compare(_) | Command::Record(_) | Command::Render(_) => Err(
+            Error::Usage("this command is not available yet in this build".to_string()),
+        ),
+    }
+}
+
+/// Finds and loads the suite, then names it on stderr (the first thing a run prints).
+fn load_suite(g: &Global, out: &Out) -> Result<Suite> {
+    let cwd = std::env::current_dir().map_err(|e| Error::io(PathBuf::from("."), e))?;
+    let suite = Suite::locate(
+        &cwd,
+        &Locate {
+            config: g.config.clone(),
+            no_search: g.no_search,
+        },
+    )?;
+    out.banner(&suite.name, &suite.display_path);
+    Ok(suite)
+}

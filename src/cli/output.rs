@@ -1,0 +1,104 @@
+//! Where output goes: data to stdout, progress/warnings/errors to stderr, color only when
+//! asked or on a terminal (`NO_COLOR`, `TERM=dumb` honoured).
+
+use std::io::{IsTerminal, Write};
+
+use anstyle::{AnsiColor, Style};
+
+use super::args::ColorChoice;
+
+pub struct Out {
+    color_stdout: bool,
+    color_stderr: bool,
+}
+
+impl Out {
+    pub fn new(choice: ColorChoice) -> Out {
+        let env_ok = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            && std::env::var("TERM").map(|t| t != "dumb").unwrap_or(true);
+        let (o, e) = match choice {
+            ColorChoice::Always => (true, true),
+            ColorChoice::Never => (false, false),
+            ColorChoice::Auto => (
+                env_ok && std::io::stdout().is_terminal(),
+                env_ok && std::io::stderr().is_terminal(),
+            ),
+        };
+        Out {
+            color_stdout: o,
+            color_stderr: e,
+        }
+    }
+
+    pub fn color(&self) -> bool {
+        self.color_stdout
+    }
+
+    /// Writes to stdout; a closed pipe is not an error.
+    pub fn text(&self, s: &str) {
+        let mut so = std::io::stdout().lock();
+        let _ = so.write_all(s.as_bytes());
+        let _ = so.flush();
+    }
+
+    pub fn line(&self, s: &str) {
+        self.text(&format!("{s}\n"));
+    }
+
+    fn err_styled(&self, style: Style, label: &str, msg: &str) {
+        let mut se = std::io::stderr().lock();
+        if self.color_stderr {
+            let _ = writeln!(se, "{style}{label}{style:#} {msg}");
+        } else {
+            let _ = writeln!(se, "{label} {msg}");
+        }
+    }
+
+    pub fn error(&self, msg: &str) {
+        self.err_styled(Style::new().bold().fg_color(Some(AnsiColor::Red.into())), "error:", msg);
+    }
+
+    pub fn warn(&self, msg: &str) {
+        self.err_styled(Style::new().bold().fg_color(Some(AnsiColor::Yellow.into())), "warning:", msg);
+    }
+
+    pub fn note(&self, msg: &str) {
+        let mut se = std::io::stderr().lock();
+        let _ = writeln!(se, "{msg}");
+    }
+
+    /// The first line of a run: which suite, from which file.
+    pub fn banner(&self, suite: &str, path: &str) {
+        self.err_styled(
+            Style::new().bold().fg_color(Some(AnsiColor::Green.into())),
+            "suite:",
+            &format!("{suite} ({path})"),
+        );
+    }
+
+    pub fn paint(&self, s: &str, style: Style) -> String {
+        if self.color_stdout {
+            format!("{style}{s}{style:#}")
+        } else {
+            s.to_string()
+        }
+    }
+}
+
+/// A table in the house style: box-drawing, no wrapping, stable across terminal widths.
+pub fn table(header: Vec<String>) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
+        .set_header(header);
+    t
+}
+
+/// Right-aligns the given columns.
+pub fn align_right(t: &mut comfy_table::Table, cols: impl IntoIterator<Item = usize>) {
+    for i in cols {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(comfy_table::CellAlignment::Right);
+        }
+    }
+}

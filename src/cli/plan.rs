@@ -1,0 +1,86 @@
+//! Turns `run`/`compare`/`record` flags into a validated [`RunPlan`], and `-n` prints it.
+
+use std::collections::BTreeMap;
+
+use super::args::RunArgs;
+use super::output::{align_right, table, Out};
+use crate::error::{exit, Error, Result};
+use crate::runner::RunPlan;
+use crate::suite::{cases, lineup, Overrides, Suite};
+
+/// Builds the plan for a command (`run`, `compare`, `record`, `check`).
+pub fn build(suite: &Suite, a: &RunArgs, command: &str) -> Result<RunPlan> {
+    let efforts = a
+        .efforts
+        .iter()
+        .map(|e| match e.trim() {
+            "default" | "" => None,
+            other => Some(other.to_string()),
+        })
+        .collect();
+    let temperatures = a
+        .temperatures
+        .iter()
+        .map(|t| match t.trim() {
+            "default" | "" => Ok(None),
+            other => other
+                .parse::<f64>()
+                .ok()
+                .filter(|v| (0.0..=2.0).contains(v))
+                .map(Some)
+                .ok_or_else(|| Error::Usage(format!("-t {t}: a temperature is a number from 0 to 2, or `default`"))),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let overrides = Overrides {
+        models: a.models.clone(),
+        efforts,
+        temperatures,
+        max_tokens: a.max_tokens,
+    };
+    let lineup = lineup::expand(&suite.config, &overrides);
+    let cases = cases::select(&suite.cases, &super::cases::selection(&a.select))?;
+    RunPlan::new(suite, lineup, cases, a.parallelism, a.concurrency, command)
+}
+
+/// `-n`: the experiment matrix and the number of calls; calls nothing, needs no key.
+pub fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
+    let plan = build(suite, a, "compare")?;
+    for r in &plan.lineup.refused {
+        out.warn(&r.to_string());
+    }
+    let mut per_dataset: BTreeMap<&str, usize> = BTreeMap::new();
+    for c in &plan.cases {
+        *per_dataset.entry(c.dataset.as_str()).or_default() += 1;
+    }
+    let mut header = vec!["model".to_string(), "provider".into(), "effort".into(), "temp".into(), "max_tokens".into()];
+    header.extend(per_dataset.keys().map(|d| d.to_string()));
+    header.push("calls".into());
+    let mut t = table(header);
+    for c in &plan.lineup.contenders {
+        let mut row = vec![
+            c.info.id.clone(),
+            c.info.provider.clone(),
+            c.info.effort.clone().unwrap_or_else(|| "default".into()),
+            c.info.temperature.clone().unwrap_or_else(|| "default".into()),
+            c.info.max_tokens.map(|m| m.to_string()).unwrap_or_else(|| "-".into()),
+        ];
+        row.extend(per_dataset.values().map(|n| n.to_string()));
+        row.push(plan.cases.len().to_string());
+        t.add_row(row);
+    }
+    let n = per_dataset.len();
+    align_right(&mut t, 4..(6 + n));
+    out.line(&t.to_string());
+    let experiments = plan.lineup.contenders.len() * n;
+    let calls = plan.lineup.contenders.len() * plan.cases.len();
+    out.line(&format!(
+        "{} contenders × {} datasets = {} experiments, {} calls ({} at a time, {} cases in flight each); nothing was called",
+        plan.lineup.contenders.len(),
+        n,
+        experiments,
+        calls,
+        plan.concurrency_label(),
+        plan.parallelism
+    ));
+    Ok(exit::OK)
+}

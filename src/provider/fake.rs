@@ -1,0 +1,58 @@
+//! The offline provider: deterministic answers from the prompt itself.
+//!
+//! `fake/echo` answers with the user message as it is; `fake/parrot` answers with the last
+//! JSON object in the user message (or the message itself when it holds none). A suite whose
+//! inputs carry their answers scores 100% with both, which makes the pipeline testable
+//! without a network. Any other fake model answers `{}`.
+
+use super::{ChatRequest, Completion};
+use crate::results::Usage;
+use crate::suite::Contender;
+
+pub fn complete(contender: &Contender, req: &ChatRequest) -> Completion {
+    let text = match contender.info.model.as_str() {
+        "echo" => req.user.clone(),
+        "parrot" => last_json_object(&req.user).unwrap_or_else(|| req.user.clone()),
+        _ => "{}".to_string(),
+    };
+    let input_tokens = req.system.as_deref().map(words).unwrap_or(0) + words(&req.user);
+    let output_tokens = words(&text);
+    Completion {
+        usage: Usage {
+            input_tokens: Some(input_tokens),
+            output_tokens: Some(output_tokens),
+            cost_usd: Some(0.0),
+        },
+        text,
+        latency_s: 0.0,
+    }
+}
+
+fn words(s: &str) -> u64 {
+    s.split_whitespace().count() as u64
+}
+
+fn last_json_object(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    for start in (0..bytes.len()).rev() {
+        if bytes[start] == b'{' {
+            let mut de = serde_json::Deserializer::from_str(&s[start..]).into_iter::<serde_json::Value>();
+            if let Some(Ok(v @ serde_json::Value::Object(_))) = de.next() {
+                // Prefer the outermost object that ends the text: keep scanning left while
+                // a larger object still parses.
+                let mut best = v;
+                for s2 in (0..start).rev() {
+                    if bytes[s2] == b'{' {
+                        let mut de2 =
+                            serde_json::Deserializer::from_str(&s[s2..]).into_iter::<serde_json::Value>();
+                        if let Some(Ok(v2 @ serde_json::Value::Object(_))) = de2.next() {
+                            best = v2;
+                        }
+                    }
+                }
+                return Some(best.to_string());
+            }
+        }
+    }
+    None
+}

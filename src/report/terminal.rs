@@ -1,0 +1,253 @@
+//! The terminal report: the per-case breakdown (for `run`), one leaderboard per dataset
+//! with its best value, the overall leaderboard, and a glossary of the metrics.
+
+use std::fmt::Write;
+
+use anstyle::{AnsiColor, Style};
+
+use super::leaderboard::{standings, Standings};
+use super::Report;
+use crate::results::{ExperimentResult, MetricDef, RunResult};
+
+pub struct Terminal {
+    pub color: bool,
+    /// Print each case's score, metrics and the diagnostics of its misses first.
+    pub breakdown: bool,
+}
+
+const PALETTE: &[AnsiColor] = &[
+    AnsiColor::Cyan,
+    AnsiColor::Magenta,
+    AnsiColor::Green,
+    AnsiColor::Yellow,
+    AnsiColor::Blue,
+    AnsiColor::BrightRed,
+    AnsiColor::BrightCyan,
+    AnsiColor::BrightMagenta,
+];
+
+impl Terminal {
+    fn paint(&self, s: &str, style: Style) -> String {
+        if self.color {
+            format!("{style}{s}{style:#}")
+        } else {
+            s.to_string()
+        }
+    }
+
+    fn model(&self, run: &RunResult, e: &ExperimentResult) -> String {
+        let ids: Vec<String> = {
+            let mut v: Vec<String> = run.experiments.iter().map(|x| x.contender.id.clone()).collect();
+            v.dedup();
+            v
+        };
+        let i = ids.iter().position(|x| *x == e.contender.id).unwrap_or(0);
+        self.paint(&e.contender.id, Style::new().fg_color(Some(PALETTE[i % PALETTE.len()].into())))
+    }
+}
+
+pub fn pct(v: Option<f64>) -> String {
+    v.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_else(|| "-".into())
+}
+
+pub fn money(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) if v == 0.0 => "$0".into(),
+        Some(v) if v < 0.0001 => format!("${v:.6}"),
+        Some(v) => format!("${v:.4}"),
+    }
+}
+
+pub fn secs(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.2}s")).unwrap_or_else(|| "-".into())
+}
+
+fn tokens(v: Option<u64>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
+}
+
+fn table(header: Vec<String>) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
+        .set_header(header);
+    t
+}
+
+impl Report for Terminal {
+    fn render(&self, run: &RunResult) -> String {
+        let mut out = String::new();
+        let metrics: Vec<&MetricDef> = {
+            let mut m: Vec<&MetricDef> = run.run.metrics.iter().filter(|m| m.primary).collect();
+            m.extend(run.run.metrics.iter().filter(|m| !m.primary));
+            m
+        };
+        if self.breakdown {
+            self.breakdown(run, &metrics, &mut out);
+        }
+        let (tables, overall) = standings(run);
+        for s in &tables {
+            self.standings(run, s, &metrics, &mut out);
+        }
+        if let Some(s) = &overall {
+            self.standings(run, s, &metrics, &mut out);
+        }
+        let _ = writeln!(out, "glossary:");
+        for m in &metrics {
+            let dir = if m.higher_is_better { "higher is better" } else { "lower is better" };
+            let _ = writeln!(out, "  {:<18} {} ({dir})", m.name, m.description);
+        }
+        let fixed = [
+            ("wscore", "weighted score from weighted_score.weights (see `evals weights`)"),
+            ("errors", "cases with no score: transport failures, cassette misses, crashed adapters"),
+            ("cost", "dollars reported by the provider or priced from `pricing:`; - when unknown"),
+            ("time", "experiment wall time from call latencies over -p workers"),
+            ("latency", "mean seconds of the calls that worked"),
+            ("p95", "95th percentile seconds of the calls that worked"),
+            ("tok_in/tok_out", "input and output tokens"),
+        ];
+        for (k, v) in fixed {
+            if k == "wscore" && run.run.weights.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "  {k:<18} {v}");
+        }
+        out
+    }
+}
+
+impl Terminal {
+    fn standings(&self, run: &RunResult, s: &Standings, metrics: &[&MetricDef], out: &mut String) {
+        let weighted = !run.run.weights.is_empty();
+        let title = match &s.dataset {
+            Some(d) => format!("dataset {d}"),
+            None => "overall".to_string(),
+        };
+        let _ = writeln!(out, "{}", self.paint(&title, Style::new().bold()));
+        let mut header = vec!["#".to_string(), "model".into(), "effort".into(), "temp".into()];
+        if weighted {
+            header.push("wscore".into());
+        }
+        header.extend(metrics.iter().map(|m| m.name.clone()));
+        header.extend(["errors", "cost", "time", "latency", "p95", "tok_in", "tok_out"].map(String::from));
+        let mut t = table(header.clone());
+        for (i, e) in s.rows.iter().enumerate() {
+            let mut row = vec![
+                (i + 1).to_string(),
+                self.model(run, e),
+                e.contender.effort.clone().unwrap_or_else(|| "default".into()),
+                e.contender.temperature.clone().unwrap_or_else(|| "default".into()),
+            ];
+            if weighted {
+                row.push(pct(e.wscore));
+            }
+            for m in metrics {
+                row.push(pct(e.means.get(&m.name).copied().flatten()));
+            }
+            let errors = if e.errors > 0 {
+                self.paint(&e.errors.to_string(), Style::new().bold().fg_color(Some(AnsiColor::Red.into())))
+            } else {
+                "0".into()
+            };
+            row.extend([
+                errors,
+                money(e.cost_usd),
+                secs(Some(e.time_s)),
+                secs(e.latency.mean_s),
+                secs(e.latency.p95_s),
+                tokens(e.tokens_in),
+                tokens(e.tokens_out),
+            ]);
+            t.add_row(row);
+        }
+        for i in 0..header.len() {
+            if i == 0 || i >= 4 {
+                if let Some(c) = t.column_mut(i) {
+                    c.set_cell_alignment(comfy_table::CellAlignment::Right);
+                }
+            }
+        }
+        let _ = writeln!(out, "{t}");
+        let label = |i: usize| {
+            let e = &s.rows[i];
+            format!(
+                "{} ({} effort, temp {})",
+                self.model(run, e),
+                e.contender.effort.as_deref().unwrap_or("default"),
+                e.contender.temperature.as_deref().unwrap_or("default")
+            )
+        };
+        match s.best_value {
+            Some(i) => {
+                let e = &s.rows[i];
+                let _ = writeln!(out, "best value: {} — {} at {}", label(i), pct(e.score), money(e.cost_usd));
+            }
+            None => {
+                let _ = writeln!(out, "best value: none (every experiment had errors)");
+            }
+        }
+        if weighted {
+            match s.best_weighted {
+                Some(i) => {
+                    let _ = writeln!(out, "best weighted: {} — wscore {}", label(i), pct(s.rows[i].wscore));
+                }
+                None => {
+                    let _ = writeln!(out, "best weighted: none (an experiment with errors cannot be best)");
+                }
+            }
+        }
+        let _ = writeln!(out);
+    }
+
+    fn breakdown(&self, run: &RunResult, metrics: &[&MetricDef], out: &mut String) {
+        for e in &run.experiments {
+            let _ = writeln!(
+                out,
+                "{} · {} · effort {} · temp {}",
+                self.model(run, e),
+                self.paint(&e.dataset, Style::new().bold()),
+                e.contender.effort.as_deref().unwrap_or("default"),
+                e.contender.temperature.as_deref().unwrap_or("default")
+            );
+            let mut header = vec!["case".to_string(), "score".into()];
+            header.extend(metrics.iter().map(|m| m.name.clone()));
+            header.push("result".into());
+            let mut t = table(header);
+            for c in &e.cases {
+                let mut row = vec![c.case.clone(), pct(c.score)];
+                for m in metrics {
+                    row.push(pct(c.metrics.get(&m.name).copied().flatten()));
+                }
+                let verdict = match (&c.error, c.passed) {
+                    (Some(_), _) => self.paint("error", Style::new().bold().fg_color(Some(AnsiColor::Red.into()))),
+                    (None, Some(true)) => self.paint("pass", Style::new().fg_color(Some(AnsiColor::Green.into()))),
+                    (None, _) => self.paint("fail", Style::new().fg_color(Some(AnsiColor::Yellow.into()))),
+                };
+                row.push(verdict);
+                t.add_row(row);
+            }
+            let _ = writeln!(out, "{t}");
+            for c in &e.cases {
+                if let Some(err) = &c.error {
+                    let _ = writeln!(out, "  {} error: {}", c.case, indent(err));
+                    continue;
+                }
+                if let Some(re) = &c.reply_error {
+                    let _ = writeln!(out, "  {} reply unusable: {re}", c.case);
+                }
+                for d in &c.diagnostics {
+                    let _ = writeln!(out, "  {} {}: want {}, got {} ({})", c.case, d.field, d.want, d.got, d.outcome);
+                }
+                for f in &c.failed_thresholds {
+                    let _ = writeln!(out, "  {} below threshold: {f}", c.case);
+                }
+            }
+            let _ = writeln!(out);
+        }
+    }
+}
+
+fn indent(s: &str) -> String {
+    s.replace('\n', "\n    ")
+}

@@ -1,0 +1,222 @@
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+
+use super::plan::RunPlan;
+use super::stats::aggregate;
+use crate::adapter::PromptAdapter;
+use crate::cassette::{CallError, CassetteKey, SessionMeta, Transport};
+use crate::provider::{self, Completion};
+use crate::results::{CaseResult, ExperimentResult, Reply};
+use crate::score::Scorer;
+use crate::suite::{case_fingerprint, Case, Contender};
+
+/// What the runner needs beyond the plan: the transport, keys, scorer, adapter.
+pub struct RunContext {
+    pub transport: Arc<Transport>,
+    /// API key values by environment variable name (absent in replay).
+    pub keys: HashMap<String, String>,
+    pub scorer: Arc<dyn Scorer>,
+    pub adapter: Arc<PromptAdapter>,
+    /// Called after each case finishes (progress bars).
+    pub on_case: Option<Arc<dyn Fn(usize, &CaseResult) + Send + Sync>>,
+}
+
+/// Runs every experiment of the plan and returns them in plan order (contender, dataset).
+pub fn execute(plan: &RunPlan, ctx: RunContext) -> crate::error::Result<Vec<ExperimentResult>> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| crate::error::Error::Failed(format!("cannot start the runtime: {e}")))?;
+    let ctx = Arc::new(ctx);
+    rt.block_on(run_all(plan, ctx))
+}
+
+async fn run_all(plan: &RunPlan, ctx: Arc<RunContext>) -> crate::error::Result<Vec<ExperimentResult>> {
+    let experiments_gate = Arc::new(Semaphore::new(plan.concurrency.unwrap_or(Semaphore::MAX_PERMITS)));
+    let primary = ctx
+        .scorer
+        .metrics()
+        .into_iter()
+        .find(|m| m.primary)
+        .map(|m| m.name)
+        .unwrap_or_default();
+    let mut handles = Vec::new();
+    let mut index = 0usize;
+    for contender in &plan.lineup.contenders {
+        for dataset in plan.datasets() {
+            let cases: Vec<Case> = plan.cases.iter().filter(|c| c.dataset == dataset).cloned().collect();
+            let gate = experiments_gate.clone();
+            let ctx = ctx.clone();
+            let contender = contender.clone();
+            let suite = plan.suite.clone();
+            let p = plan.parallelism;
+            let primary = primary.clone();
+            let idx = index;
+            index += 1;
+            handles.push(tokio::spawn(async move {
+                let _permit = gate.acquire_owned().await.ok();
+                let results = run_experiment(idx, &contender, cases, p, &suite, ctx).await;
+                aggregate(contender.info.clone(), dataset, &primary, results, p)
+            }));
+        }
+    }
+    let mut out = Vec::with_capacity(handles.len());
+    for h in handles {
+        out.push(h.await.map_err(|e| crate::error::Error::Failed(format!("an experiment crashed: {e}")))?);
+    }
+    Ok(out)
+}
+
+async fn run_experiment(
+    idx: usize,
+    contender: &Contender,
+    cases: Vec<Case>,
+    parallelism: usize,
+    suite: &Arc<crate::suite::Suite>,
+    ctx: Arc<RunContext>,
+) -> Vec<CaseResult> {
+    let gate = Arc::new(Semaphore::new(parallelism));
+    let mut handles = Vec::with_capacity(cases.len());
+    for case in cases {
+        let gate = gate.clone();
+        let ctx = ctx.clone();
+        let contender = contender.clone();
+        let suite = suite.clone();
+        handles.push(tokio::spawn(async move {
+            let _permit = gate.acquire_owned().await.ok();
+            let r = run_case(&contender, &case, &suite, &ctx).await;
+            if let Some(cb) = &ctx.on_case {
+                cb(idx, &r);
+            }
+            r
+        }));
+    }
+    let mut out = Vec::with_capacity(handles.len());
+    for h in handles {
+        match h.await {
+            Ok(r) => out.push(r),
+            // A panicking case task is a bug; say so and keep the rest of the run.
+            Err(e) => eprintln!("error: a case task crashed: {e}"),
+        }
+    }
+    out
+}
+
+/// One case for one contender: prepare, call through the cassette session, parse, score.
+pub async fn run_case(contender: &Contender, case: &Case, suite: &crate::suite::Suite, ctx: &RunContext) -> CaseResult {
+    let thresholds = suite.thresholds(case);
+    let mut result = CaseResult {
+        case: case.id.clone(),
+        variant: case.variant.clone(),
+        fingerprint: case_fingerprint(case, &thresholds),
+        score: None,
+        metrics: BTreeMap::new(),
+        passed: None,
+        failed_thresholds: vec![],
+        error: None,
+        reply_error: None,
+        output: None,
+        raw: None,
+        diagnostics: vec![],
+        usage: Default::default(),
+        latency_s: None,
+        duration_s: 0.0,
+        tags: case.tags.clone(),
+        weight: case.weight,
+    };
+    let request = match ctx.adapter.prepare(case) {
+        Ok(r) => r,
+        Err(e) => {
+            result.error = Some(e);
+            return result;
+        }
+    };
+    let completion = call(contender, case, &request, suite, ctx).await;
+    let completion: Completion = match completion {
+        Ok(c) => c,
+        Err(e) => {
+            result.error = Some(e.to_string());
+            return result;
+        }
+    };
+    result.latency_s = Some(completion.latency_s);
+    result.duration_s = completion.latency_s;
+    let reply: Reply = ctx.adapter.parse(completion);
+    score_into(&mut result, case, &reply, &thresholds, ctx.scorer.as_ref());
+    result
+}
+
+async fn call(
+    contender: &Contender,
+    case: &Case,
+    request: &provider::ChatRequest,
+    suite: &crate::suite::Suite,
+    ctx: &RunContext,
+) -> Result<Completion, CallError> {
+    let key = CassetteKey {
+        provider: contender.info.provider.clone(),
+        model: contender.info.model.clone(),
+        settings: contender.settings_slug(),
+        dataset: case.dataset.clone(),
+        case_id: case.id.clone(),
+    };
+    let meta = SessionMeta {
+        case: case.key(),
+        contender: contender.info.clone(),
+        hint: format!("run `evals record -d {} -c {} -m {}` to record it", case.dataset, case.id, contender.id()),
+    };
+    let session = ctx.transport.session(&key, meta)?;
+    let api_key = contender.kind.key_env().and_then(|k| ctx.keys.get(k)).map(String::as_str);
+    let pricing = suite
+        .config
+        .pricing
+        .get(contender.id())
+        .or_else(|| suite.config.pricing.get(&contender.info.model));
+    let completion = provider::complete(contender, request, api_key, pricing, &session).await;
+    // Write the cassette even when the provider's answer was unusable: it is what happened.
+    let finished = session.finish();
+    let completion = completion?;
+    finished?;
+    Ok(completion)
+}
+
+/// Scores a reply and applies the thresholds.
+pub fn score_into(
+    result: &mut CaseResult,
+    case: &Case,
+    reply: &Reply,
+    thresholds: &BTreeMap<String, f64>,
+    scorer: &dyn Scorer,
+) {
+    let score = scorer.score(case, reply);
+    result.score = Some(score.value);
+    result.metrics = score.metrics;
+    result.diagnostics = score.diagnostics;
+    result.reply_error = reply.error.clone();
+    result.output = reply.output.clone();
+    result.raw = reply.raw.clone();
+    result.usage = reply.usage.clone();
+    let mut failed = Vec::new();
+    for (metric, min) in thresholds {
+        let v = if metric == "score" {
+            Some(score.value)
+        } else {
+            result.metrics.get(metric).copied().flatten()
+        };
+        // A metric that does not apply to this case cannot fail it.
+        if let Some(v) = v
+            && v + 1e-12 < *min
+        {
+            failed.push(format!("{metric} {} < {}", fmt_num(v), fmt_num(*min)));
+        }
+    }
+    result.passed = Some(failed.is_empty());
+    result.failed_thresholds = failed;
+}
+
+fn fmt_num(v: f64) -> String {
+    let s = format!("{v:.4}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}

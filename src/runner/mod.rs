@@ -1,0 +1,10 @@
+//! The runner: experiments (contender × dataset) `-j` at a time, cases `-p` at a time
+//! inside each, on a tokio runtime the runner owns. It produces the one result model.
+
+mod execute;
+mod plan;
+mod stats;
+
+pub use execute::{execute, RunContext};
+pub use plan::RunPlan;
+pub use stats::{aggregate, makespan};

@@ -1,0 +1,60 @@
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::suite::{Case, Lineup, Suite};
+
+/// A validated run: what will be called, how many at a time. Built from flags by the CLI.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    pub suite: Arc<Suite>,
+    pub lineup: Lineup,
+    pub cases: Vec<Case>,
+    /// Cases in flight per experiment.
+    pub parallelism: usize,
+    /// Experiments at a time; `None` means all.
+    pub concurrency: Option<usize>,
+    pub command: String,
+}
+
+impl RunPlan {
+    pub fn new(
+        suite: &Suite,
+        lineup: Lineup,
+        cases: Vec<Case>,
+        parallelism: Option<usize>,
+        concurrency: Option<usize>,
+        command: &str,
+    ) -> Result<RunPlan> {
+        let parallelism = parallelism.or(suite.config.defaults.parallelism).unwrap_or(4);
+        if parallelism == 0 {
+            return Err(Error::Usage("-p 0: parallelism must be at least 1".into()));
+        }
+        let concurrency = match concurrency {
+            Some(0) => None,
+            Some(n) => Some(n),
+            None => Some(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)),
+        };
+        Ok(RunPlan {
+            suite: Arc::new(suite.clone()),
+            lineup,
+            cases,
+            parallelism,
+            concurrency,
+            command: command.to_string(),
+        })
+    }
+
+    pub fn concurrency_label(&self) -> String {
+        match self.concurrency {
+            Some(n) => n.to_string(),
+            None => "all".into(),
+        }
+    }
+
+    /// The datasets of the selected cases, in order.
+    pub fn datasets(&self) -> Vec<String> {
+        let mut d: Vec<String> = self.cases.iter().map(|c| c.dataset.clone()).collect();
+        d.dedup();
+        d
+    }
+}

@@ -1,0 +1,346 @@
+//! Cases from disk (`datasets/<dataset>/cases/<variant>/[NNN/]input.txt`) and from JSONL.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::case::{Case, CaseInput};
+use crate::error::{Error, Result};
+
+/// A case that loaded but has a problem `verify` reports (and `run` refuses).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseProblem {
+    pub case: String,
+    pub file: PathBuf,
+    pub message: String,
+}
+
+/// Every case of a suite, in dataset then id order, plus the problems found loading them.
+#[derive(Debug, Clone, Default)]
+pub struct CaseSet {
+    pub cases: Vec<Case>,
+    pub problems: Vec<CaseProblem>,
+    /// Every dataset folder found, even those with no case.
+    pub datasets: Vec<String>,
+}
+
+/// Loads the cases under `<root>/datasets`. `base` is what paths in messages are relative to.
+pub fn load_cases(root: &Path, base: &Path) -> Result<CaseSet> {
+    let datasets_dir = root.join("datasets");
+    let mut set = CaseSet::default();
+    let Ok(rd) = std::fs::read_dir(&datasets_dir) else {
+        return Ok(set);
+    };
+    let mut dataset_dirs: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
+        .map(|e| e.path())
+        .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+        .collect();
+    dataset_dirs.sort();
+    for dir in dataset_dirs {
+        let dataset = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        set.datasets.push(dataset.clone());
+        let mut cases = Vec::new();
+        let cases_dir = dir.join("cases");
+        if cases_dir.is_dir() {
+            load_disk_cases(&dataset, &cases_dir, base, &mut cases, &mut set.problems)?;
+        }
+        let mut jsonl: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map_err(|e| Error::io(&dir, e))?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.is_file())
+            .collect();
+        jsonl.sort();
+        for file in jsonl {
+            load_jsonl(&dataset, &file, base, &mut cases)?;
+        }
+        check_duplicates(&cases, base)?;
+        cases.sort_by(|a, b| a.id.cmp(&b.id));
+        set.cases.extend(cases);
+    }
+    Ok(set)
+}
+
+fn rel(path: &Path, base: &Path) -> String {
+    super::discovery::display_path(path, base)
+}
+
+fn load_disk_cases(
+    dataset: &str,
+    cases_dir: &Path,
+    base: &Path,
+    out: &mut Vec<Case>,
+    problems: &mut Vec<CaseProblem>,
+) -> Result<()> {
+    for entry in walkdir::WalkDir::new(cases_dir).sort_by_file_name() {
+        let entry = entry.map_err(|e| {
+            let path = e.path().unwrap_or(cases_dir).to_path_buf();
+            Error::io(&path, std::io::Error::other(e.to_string()))
+        })?;
+        if entry.file_name() != "input.txt" || !entry.file_type().is_file() {
+            continue;
+        }
+        let input_path = entry.path();
+        let folder = input_path.parent().unwrap_or(cases_dir);
+        let folder_name = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if folder == cases_dir {
+            problems.push(CaseProblem {
+                case: format!("{dataset}/?"),
+                file: input_path.to_path_buf(),
+                message: format!(
+                    "{}: input.txt must sit in a variant folder (cases/<variant>/input.txt)",
+                    rel(input_path, base)
+                ),
+            });
+            continue;
+        }
+        let (variant, id) = if folder_name.chars().all(|c| c.is_ascii_digit()) {
+            let variant = folder
+                .parent()
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (variant.clone(), format!("{variant}/{folder_name}"))
+        } else {
+            (folder_name.clone(), folder_name)
+        };
+        let key = format!("{dataset}/{id}");
+        let input = crate::error::read_to_string(input_path)?;
+        if input.trim().is_empty() {
+            problems.push(CaseProblem {
+                case: key.clone(),
+                file: input_path.to_path_buf(),
+                message: format!("{}: input is empty; write the text the model should read", rel(input_path, base)),
+            });
+        }
+        let expected_path = folder.join("expected.json");
+        let expected = if expected_path.is_file() {
+            let text = crate::error::read_to_string(&expected_path)?;
+            match serde_json::from_str::<Value>(&text) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    problems.push(CaseProblem {
+                        case: key.clone(),
+                        file: expected_path.clone(),
+                        message: format!(
+                            "{}:{}:{}: not valid JSON: {}",
+                            rel(&expected_path, base),
+                            e.line(),
+                            e.column(),
+                            strip_position(&e.to_string())
+                        ),
+                    });
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let mut metadata = Map::new();
+        let meta_path = folder.join("metadata.json");
+        if meta_path.is_file() {
+            let text = crate::error::read_to_string(&meta_path)?;
+            match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(m)) => metadata = m,
+                Ok(_) => {
+                    return Err(Error::Config(format!(
+                        "{}: metadata.json must hold a JSON object",
+                        rel(&meta_path, base)
+                    )));
+                }
+                Err(e) => {
+                    return Err(Error::Config(format!(
+                        "{}:{}:{}: not valid JSON: {}",
+                        rel(&meta_path, base),
+                        e.line(),
+                        e.column(),
+                        strip_position(&e.to_string())
+                    )));
+                }
+            }
+        }
+        let minimum_scores = take_thresholds(&mut metadata, &meta_path, base)?;
+        out.push(Case {
+            id,
+            dataset: dataset.to_string(),
+            variant,
+            input: CaseInput::Text(input),
+            expected,
+            expect: metadata.remove("expect"),
+            tags: vec![],
+            weight: 1.0,
+            metadata,
+            minimum_scores,
+            source: input_path.to_path_buf(),
+            line: None,
+        });
+    }
+    Ok(())
+}
+
+/// `minimum_scores` in metadata.json are the case's thresholds, not metadata.
+fn take_thresholds(meta: &mut Map<String, Value>, path: &Path, base: &Path) -> Result<BTreeMap<String, f64>> {
+    match meta.remove("minimum_scores") {
+        None => Ok(BTreeMap::new()),
+        Some(v) => serde_json::from_value(v).map_err(|e| {
+            Error::Config(format!(
+                "{}: minimum_scores must map metric names to numbers: {e}",
+                rel(path, base)
+            ))
+        }),
+    }
+}
+
+fn strip_position(msg: &str) -> String {
+    match msg.find(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonlCase {
+    id: Value,
+    input: CaseInput,
+    #[serde(default)]
+    expected: Option<Value>,
+    #[serde(default)]
+    expect: Option<Value>,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    weight: Option<f64>,
+    #[serde(default)]
+    metadata: Map<String, Value>,
+    #[serde(default)]
+    minimum_scores: BTreeMap<String, f64>,
+}
+
+const JSONL_KEYS: &[&str] = &["id", "input", "expected", "expect", "tags", "weight", "metadata", "minimum_scores"];
+
+fn load_jsonl(dataset: &str, file: &Path, base: &Path, out: &mut Vec<Case>) -> Result<()> {
+    let text = crate::error::read_to_string(file)?;
+    for (i, line) in text.lines().enumerate() {
+        let lineno = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("{}:{lineno}", rel(file, base));
+        let value: Value = serde_json::from_str(line)
+            .map_err(|e| Error::Config(format!("{at}:{}: not valid JSON: {}", e.column(), strip_position(&e.to_string()))))?;
+        let Value::Object(obj) = &value else {
+            return Err(Error::Config(format!("{at}: each line must be a JSON object with an `id` and an `input`")));
+        };
+        for k in obj.keys() {
+            if !JSONL_KEYS.contains(&k.as_str()) {
+                let hint = crate::suggest::did_you_mean(k, JSONL_KEYS)
+                    .map(|s| format!(" (did you mean '{s}'?)"))
+                    .unwrap_or_else(|| format!(" (known keys: {})", JSONL_KEYS.join(", ")));
+                return Err(Error::Config(format!("{at}: unknown key '{k}'{hint}")));
+            }
+        }
+        for required in ["id", "input"] {
+            if !obj.contains_key(required) {
+                return Err(Error::Config(format!("{at}: missing key '{required}': every case needs an id and an input")));
+            }
+        }
+        let c: JsonlCase = serde_json::from_value(value)
+            .map_err(|e| Error::Config(format!("{at}: {e}")))?;
+        let id = match c.id {
+            Value::String(s) if !s.trim().is_empty() => s,
+            Value::Number(n) => n.to_string(),
+            _ => return Err(Error::Config(format!("{at}: `id` must be a non-empty string"))),
+        };
+        if id.split('/').any(|p| p.is_empty() || p == "." || p == "..") {
+            return Err(Error::Config(format!("{at}: id '{id}' has an empty, `.` or `..` part")));
+        }
+        let variant = id.split('/').next().unwrap_or(&id).to_string();
+        out.push(Case {
+            id,
+            dataset: dataset.to_string(),
+            variant,
+            input: c.input,
+            expected: c.expected,
+            expect: c.expect,
+            tags: c.tags,
+            weight: c.weight.unwrap_or(1.0),
+            metadata: c.metadata,
+            minimum_scores: c.minimum_scores,
+            source: file.to_path_buf(),
+            line: Some(lineno),
+        });
+    }
+    Ok(())
+}
+
+fn check_duplicates(cases: &[Case], base: &Path) -> Result<()> {
+    let mut seen: HashMap<&str, &Case> = HashMap::new();
+    for c in cases {
+        if let Some(first) = seen.insert(&c.id, c) {
+            let loc = |c: &Case| match c.line {
+                Some(l) => format!("{}:{l}", rel(&c.source, base)),
+                None => rel(&c.source, base),
+            };
+            return Err(Error::Config(format!(
+                "duplicate case id '{}' in dataset '{}': {} and {}; give one of them another id",
+                c.id,
+                c.dataset,
+                loc(first),
+                loc(c)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `-d` and `-c` selection.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    pub datasets: Vec<String>,
+    pub cases: Vec<String>,
+}
+
+impl Selection {
+    pub fn is_empty(&self) -> bool {
+        self.datasets.is_empty() && self.cases.is_empty()
+    }
+}
+
+/// Keeps the cases the selection names; naming something that does not exist is an error.
+pub fn select(set: &CaseSet, sel: &Selection) -> Result<Vec<Case>> {
+    for d in &sel.datasets {
+        if !set.datasets.contains(d) {
+            let known: Vec<&str> = set.datasets.iter().map(String::as_str).collect();
+            let hint = crate::suggest::did_you_mean(d, &known)
+                .map(|s| format!("did you mean '{s}'?"))
+                .unwrap_or_else(|| format!("datasets: {}", known.join(", ")));
+            return Err(Error::Usage(format!("no dataset '{d}' ({hint})")));
+        }
+    }
+    let matches_case = |c: &Case, s: &str| {
+        let s = s.trim_end_matches('/');
+        c.id == s || c.variant == s || c.id.starts_with(&format!("{s}/")) || c.key() == s
+    };
+    let picked: Vec<Case> = set
+        .cases
+        .iter()
+        .filter(|c| sel.datasets.is_empty() || sel.datasets.contains(&c.dataset))
+        .filter(|c| sel.cases.is_empty() || sel.cases.iter().any(|s| matches_case(c, s)))
+        .cloned()
+        .collect();
+    if !sel.cases.is_empty() {
+        for s in &sel.cases {
+            if !set.cases.iter().any(|c| matches_case(c, s)) {
+                return Err(Error::Usage(format!(
+                    "no case matches '-c {s}'; run `evals cases` to list them"
+                )));
+            }
+        }
+    }
+    Ok(picked)
+}

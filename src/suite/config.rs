@@ -1,0 +1,530 @@
+//! The suite config: `.llm-evals.config.yml` parsed into typed sections.
+//!
+//! Parsing is strict: an unknown key is an error naming the file, the line and column,
+//! and the closest known key. Provider sections are the top-level keys that are not
+//! settings: `openrouter`, `openai`, `fake`, `typesafe`, or any name with a `base_url`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::schema::Schema;
+use crate::error::{Error, Result};
+
+/// Top-level keys that are settings rather than provider sections.
+pub const SETTING_KEYS: &[&str] = &[
+    "suite",
+    "description",
+    "project",
+    "version",
+    "request_types",
+    "adapter",
+    "scorer",
+    "minimum_scores",
+    "defaults",
+    "results",
+    "cassettes",
+    "pricing",
+    "weighted_score",
+    "errors",
+    "env_files",
+];
+
+/// Providers the tool knows by name.
+pub const KNOWN_PROVIDERS: &[&str] = &["openrouter", "openai", "fake", "typesafe"];
+
+/// The request types providers produce; a suite names the ones its adapter sends.
+pub const REQUEST_TYPES: &[&str] = &["prompt", "typesafe"];
+
+/// The parsed config file.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    pub suite: Option<String>,
+    pub description: Option<String>,
+    pub project: Option<String>,
+    pub version: Option<Value>,
+    pub request_types: Option<Vec<String>>,
+    pub adapter: Option<AdapterConfig>,
+    pub scorer: Option<OneOrMany<ScorerConfig>>,
+    pub minimum_scores: BTreeMap<String, f64>,
+    pub defaults: Defaults,
+    pub results: ResultsConfig,
+    pub cassettes: CassettesConfig,
+    pub pricing: IndexMap<String, Pricing>,
+    pub weighted_score: Option<WeightedScore>,
+    pub errors: ErrorsConfig,
+    pub env_files: Vec<String>,
+    /// Provider sections in file order.
+    pub providers: IndexMap<String, ProviderSection>,
+}
+
+/// `adapter:` — what the model sees.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AdapterConfig {
+    /// Built-in: render `system`/`user` templates (files beside the config or inline text).
+    Prompt {
+        #[serde(default)]
+        system: Option<String>,
+        #[serde(default)]
+        user: Option<String>,
+        #[serde(default)]
+        json: bool,
+    },
+    /// Your own program, speaking JSON lines on stdin/stdout.
+    Exec {
+        command: Vec<String>,
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+    },
+}
+
+/// `scorer:` — what good means.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ScorerConfig {
+    Fields {
+        /// Inline, or a path to a JSON/YAML file beside the config.
+        schema: SchemaSource,
+    },
+    Assertions {
+        /// Assertions applied to every case (a case's `expect` adds to and overrides them).
+        #[serde(default)]
+        expect: Option<Value>,
+    },
+    Exec {
+        command: Vec<String>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum SchemaSource {
+    File(String),
+    Inline(Schema),
+}
+
+/// One value or a list of them (`effort: low` or `effort: [low, high]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OneOrMany<T>(pub Vec<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        macro_rules! one {
+            ($name:ident, $t:ty, $de:ident) => {
+                fn $name<E: de::Error>(self, v: $t) -> std::result::Result<Self::Value, E> {
+                    T::deserialize(de::value::$de::<E>::new(v)).map(|x| OneOrMany(vec![x]))
+                }
+            };
+        }
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = OneOrMany<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a value or a list of values")
+            }
+            one!(visit_str, &str, StrDeserializer);
+            one!(visit_bool, bool, BoolDeserializer);
+            one!(visit_i64, i64, I64Deserializer);
+            one!(visit_u64, u64, U64Deserializer);
+            one!(visit_f64, f64, F64Deserializer);
+            fn visit_string<E: de::Error>(self, v: String) -> std::result::Result<Self::Value, E> {
+                self.visit_str(&v)
+            }
+            fn visit_unit<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+                T::deserialize(de::value::UnitDeserializer::<E>::new()).map(|x| OneOrMany(vec![x]))
+            }
+            fn visit_none<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+                self.visit_unit()
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(x) = seq.next_element()? {
+                    out.push(x);
+                }
+                Ok(OneOrMany(out))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(|x| OneOrMany(vec![x]))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// A reasoning effort; `default` (or null) sends nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Effort(pub Option<String>);
+
+/// A temperature; `default` (or null) sends nothing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Temperature(pub Option<f64>);
+
+impl<'de> Deserialize<'de> for Temperature {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Temperature;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number between 0 and 2, or `default`")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Temperature, E> {
+                if !(0.0..=2.0).contains(&v) {
+                    return Err(E::custom(format!("temperature {v} is out of range (0 to 2)")));
+                }
+                Ok(Temperature(Some(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Temperature, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Temperature, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Temperature, E> {
+                match v.trim() {
+                    "default" | "" => Ok(Temperature(None)),
+                    other => other
+                        .parse::<f64>()
+                        .map_err(|_| E::custom(format!("temperature `{v}` is not a number; write a number like 0.1 or `default`")))
+                        .and_then(|f| self.visit_f64(f)),
+                }
+            }
+            fn visit_unit<E: de::Error>(self) -> std::result::Result<Temperature, E> {
+                Ok(Temperature(None))
+            }
+            fn visit_none<E: de::Error>(self) -> std::result::Result<Temperature, E> {
+                Ok(Temperature(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `defaults:` — settings every contender starts from.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Defaults {
+    pub effort: Option<OneOrMany<Effort>>,
+    pub temperature: Option<OneOrMany<Temperature>>,
+    pub max_tokens: Option<u32>,
+    /// Cases in flight per experiment (`-p`).
+    pub parallelism: Option<usize>,
+    /// Seconds per call.
+    pub timeout: Option<f64>,
+}
+
+/// `results:` — where snapshots go.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultsConfig {
+    pub autosave: Option<bool>,
+    pub destination: Option<String>,
+    pub temp_dir: Option<String>,
+    pub display: Option<Display>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Display {
+    None,
+    Tui,
+    Browser,
+    Both,
+}
+
+/// `cassettes:` — where recordings live and what the fingerprint leaves out.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CassettesConfig {
+    pub dir: Option<String>,
+    #[serde(default)]
+    pub ignore_fields: Vec<String>,
+    #[serde(default)]
+    pub redact: Vec<String>,
+}
+
+/// Dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pricing {
+    pub input: f64,
+    pub output: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WeightedScore {
+    pub weights: IndexMap<String, f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorsConfig {
+    pub abort_after: Option<AbortAfter>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AbortAfter {
+    pub total: usize,
+    pub percent: Option<f64>,
+}
+
+/// `rate_limit: { burst, per_minute }` on a provider, vendor or model.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimit {
+    pub burst: u32,
+    pub per_minute: u32,
+}
+
+/// A provider section: `openrouter:` (with `vendors:`), `fake:`, or a custom one with
+/// `base_url:`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSection {
+    pub base_url: Option<String>,
+    pub api_key_env: Option<String>,
+    pub rate_limit: Option<RateLimit>,
+    pub vendors: Option<IndexMap<String, VendorSection>>,
+    pub models: Option<Vec<ModelEntry>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct VendorSection {
+    pub rate_limit: Option<RateLimit>,
+    #[serde(default)]
+    pub models: Vec<ModelEntry>,
+}
+
+/// `- gpt-4o-mini` or `- model: gpt-4.1-mini, effort: [low, high]`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelEntry {
+    pub model: String,
+    pub effort: Option<OneOrMany<Effort>>,
+    pub temperature: Option<OneOrMany<Temperature>>,
+    pub max_tokens: Option<u32>,
+    pub rate_limit: Option<RateLimit>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelEntryFull {
+    model: String,
+    effort: Option<OneOrMany<Effort>>,
+    temperature: Option<OneOrMany<Temperature>>,
+    max_tokens: Option<u32>,
+    rate_limit: Option<RateLimit>,
+}
+
+impl<'de> Deserialize<'de> for ModelEntry {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ModelEntry;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a model name or { model: NAME, effort: ..., temperature: ... }")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<ModelEntry, E> {
+                Ok(ModelEntry {
+                    model: v.to_string(),
+                    effort: None,
+                    temperature: None,
+                    max_tokens: None,
+                    rate_limit: None,
+                })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<ModelEntry, A::Error> {
+                let f = ModelEntryFull::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(ModelEntry {
+                    model: f.model,
+                    effort: f.effort,
+                    temperature: f.temperature,
+                    max_tokens: f.max_tokens,
+                    rate_limit: f.rate_limit,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Marker error for a top-level key that is neither a setting nor a provider; its
+/// location is found afterwards by scanning the file (the custom error has none).
+const UNKNOWN_TOP: &str = "\u{1}unknown-top-level-key:";
+
+impl<'de> Deserialize<'de> for Config {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Config;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a mapping of settings and provider sections")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> std::result::Result<Config, A::Error> {
+                let mut c = Config::default();
+                while let Some(key) = m.next_key::<String>()? {
+                    match key.as_str() {
+                        "suite" => c.suite = m.next_value()?,
+                        "description" => c.description = m.next_value()?,
+                        "project" => c.project = m.next_value()?,
+                        "version" => c.version = m.next_value()?,
+                        "request_types" => c.request_types = m.next_value()?,
+                        "adapter" => c.adapter = m.next_value()?,
+                        "scorer" => c.scorer = m.next_value()?,
+                        "minimum_scores" => c.minimum_scores = m.next_value()?,
+                        "defaults" => c.defaults = m.next_value()?,
+                        "results" => c.results = m.next_value()?,
+                        "cassettes" => c.cassettes = m.next_value()?,
+                        "pricing" => c.pricing = m.next_value()?,
+                        "weighted_score" => c.weighted_score = m.next_value()?,
+                        "errors" => c.errors = m.next_value()?,
+                        "env_files" => {
+                            let v: OneOrMany<String> = m.next_value()?;
+                            c.env_files = v.0;
+                        }
+                        _ => {
+                            // A provider section: known by name, or custom with base_url.
+                            let section: ProviderSection = m.next_value()?;
+                            if !KNOWN_PROVIDERS.contains(&key.as_str()) && section.base_url.is_none() {
+                                return Err(de::Error::custom(format!("{UNKNOWN_TOP}{key}")));
+                            }
+                            c.providers.insert(key, section);
+                        }
+                    }
+                }
+                Ok(c)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl Config {
+    /// Parses a config file's text; `path` is used in error messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Config> {
+        serde_saphyr::from_str::<Config>(text).map_err(|e| Error::Config(yaml_error(text, path, &e)))
+    }
+
+    /// Reads and parses a config file.
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = crate::error::read_to_string(path)?;
+        Config::parse(&text, path)
+    }
+}
+
+/// Turns a serde-saphyr error into `file:line:col: message (did you mean ...?)`.
+pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> String {
+    let raw = match e {
+        serde_saphyr::Error::Message { msg, .. } => msg.clone(),
+        other => {
+            // The Display has a snippet; its first line is the message.
+            let s = other.to_string();
+            let first = s.lines().next().unwrap_or("").to_string();
+            // "error: line 3 column 3: message" → "message"
+            match first.split_once(": ").and_then(|(_, rest)| rest.split_once(": ")) {
+                Some((_, msg)) => msg.to_string(),
+                None => first,
+            }
+        }
+    };
+    let loc = e.location().map(|l| (l.line() as usize, l.column() as usize));
+
+    if let Some(key) = raw.strip_prefix(UNKNOWN_TOP) {
+        let (line, col) = find_top_level_key(text, key).unwrap_or((1, 1));
+        let mut known: Vec<&str> = SETTING_KEYS.to_vec();
+        known.extend_from_slice(KNOWN_PROVIDERS);
+        let hint = match crate::suggest::did_you_mean(key, &known) {
+            Some(s) => format!(" (did you mean '{s}'?)"),
+            None => " (a custom provider section needs base_url; known keys: settings like defaults, scorer, adapter, and providers openrouter, openai, fake, typesafe)".to_string(),
+        };
+        return format!("{}:{line}:{col}: unknown key '{key}'{hint}", path.display());
+    }
+
+    let at = match loc {
+        Some((l, c)) => format!("{}:{l}:{c}", path.display()),
+        None => path.display().to_string(),
+    };
+    // serde: "unknown field `temprature`, expected one of `effort`, `temperature`"
+    if let Some(rest) = raw.strip_prefix("unknown field `") {
+        if let Some((key, tail)) = rest.split_once('`') {
+            let expected: Vec<String> = tail
+                .split_once("expected ")
+                .map(|(_, list)| {
+                    list.trim_start_matches("one of ")
+                        .split(',')
+                        .map(|s| s.trim().trim_matches('`').to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let refs: Vec<&str> = expected.iter().map(String::as_str).collect();
+            let section = loc
+                .and_then(|(l, _)| enclosing_key(text, l))
+                .map(|s| format!(" in {s}"))
+                .unwrap_or_default();
+            let hint = match crate::suggest::did_you_mean(key, &refs) {
+                Some(s) => format!(" (did you mean '{s}'?)"),
+                None if !refs.is_empty() => format!(" (expected one of: {})", refs.join(", ")),
+                None => String::new(),
+            };
+            return format!("{at}: unknown key '{key}'{section}{hint}");
+        }
+    }
+    if let Some(rest) = raw.strip_prefix("missing field `") {
+        if let Some((key, _)) = rest.split_once('`') {
+            let section = loc
+                .and_then(|(l, _)| enclosing_key(text, l))
+                .map(|s| format!(" in {s}"))
+                .unwrap_or_default();
+            return format!("{at}: missing key '{key}'{section}: add it");
+        }
+    }
+    format!("{at}: {raw}")
+}
+
+/// Finds `key:` at the start of a line (a top-level key) and returns its 1-based position.
+fn find_top_level_key(text: &str, key: &str) -> Option<(usize, usize)> {
+    text.lines().enumerate().find_map(|(i, line)| {
+        let rest = line.strip_prefix(key)?;
+        rest.trim_start().starts_with(':').then_some((i + 1, 1))
+    })
+}
+
+/// The key of the block that holds line `line` (1-based): the nearest line above with less
+/// indentation that ends a `key:`.
+fn enclosing_key(text: &str, line: usize) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let target = lines.get(line.checked_sub(1)?)?;
+    let indent = target.len() - target.trim_start().len();
+    if indent == 0 {
+        return None;
+    }
+    lines[..line - 1].iter().rev().find_map(|l| {
+        let t = l.trim_start();
+        let ind = l.len() - t.len();
+        if ind < indent && !t.is_empty() && !t.starts_with('#') {
+            let key = t.trim_start_matches("- ").split(':').next()?.trim();
+            Some(key.to_string())
+        } else {
+            None
+        }
+    })
+}
+
+/// Resolves a path written in the config relative to the config's folder.
+pub fn resolve_path(config_dir: &Path, p: &str) -> PathBuf {
+    let path = Path::new(p);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        config_dir.join(path)
+    }
+}

@@ -1,0 +1,187 @@
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::cases::{self, CaseSet};
+use super::config::{AdapterConfig, Config, SchemaSource, ScorerConfig, REQUEST_TYPES};
+use super::discovery::{self, Locate};
+use super::schema::Schema;
+use super::Case;
+use crate::error::{Error, Result};
+
+/// A loaded, validated suite: its config, where it lives, its cases.
+#[derive(Debug, Clone)]
+pub struct Suite {
+    pub name: String,
+    /// The config file, absolute.
+    pub config_path: PathBuf,
+    /// The config file as messages show it (relative to the working directory).
+    pub display_path: String,
+    /// The folder holding the config (`evals/`); relative paths in the config start here.
+    pub root: PathBuf,
+    /// The project folder (the parent of `evals/`); `.evals/` and relative outputs go here.
+    pub project_dir: PathBuf,
+    /// The working directory the suite was found from (for messages).
+    pub cwd: PathBuf,
+    pub config: Config,
+    pub request_types: Vec<String>,
+    pub adapter: AdapterConfig,
+    /// Scorer configs with their schemas loaded.
+    pub scorers: Vec<ScorerConfig>,
+    pub cases: CaseSet,
+}
+
+impl Suite {
+    /// Finds and loads the suite from `cwd`.
+    pub fn locate(cwd: &Path, locate: &Locate) -> Result<Suite> {
+        let path = discovery::discover(cwd, locate)?;
+        Suite::load(&path, cwd)
+    }
+
+    /// Loads the suite whose config is `path`.
+    pub fn load(path: &Path, cwd: &Path) -> Result<Suite> {
+        let config_path = if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) };
+        let display_path = discovery::display_path(&config_path, cwd);
+        let text = crate::error::read_to_string(&config_path)?;
+        let config = Config::parse(&text, Path::new(&display_path))?;
+        let root = config_path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let project_dir = discovery::project_dir(&config_path);
+        let name = config.suite.clone().unwrap_or_else(|| {
+            project_dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "suite".to_string())
+        });
+
+        let request_types = match &config.request_types {
+            None => {
+                return Err(Error::Config(format!(
+                    "{display_path}: missing key 'request_types': add `request_types: [prompt]` (what the suite's adapter sends; one of {})",
+                    REQUEST_TYPES.join(", ")
+                )));
+            }
+            Some(list) if list.is_empty() => {
+                return Err(Error::Config(format!(
+                    "{display_path}: 'request_types' is empty: list what the suite's adapter sends, e.g. `request_types: [prompt]`"
+                )));
+            }
+            Some(list) => {
+                for t in list {
+                    if !REQUEST_TYPES.contains(&t.as_str()) {
+                        let hint = crate::suggest::did_you_mean(t, REQUEST_TYPES)
+                            .map(|s| format!("did you mean '{s}'?"))
+                            .unwrap_or_else(|| format!("known types: {}", REQUEST_TYPES.join(", ")));
+                        return Err(Error::Config(format!(
+                            "{display_path}: unknown request type '{t}' in request_types ({hint})"
+                        )));
+                    }
+                }
+                list.clone()
+            }
+        };
+
+        let adapter = config.adapter.clone().unwrap_or(AdapterConfig::Prompt {
+            system: None,
+            user: Some("{{ input }}".to_string()),
+            json: false,
+        });
+        let scorers = match &config.scorer {
+            None => {
+                return Err(Error::Config(format!(
+                    "{display_path}: missing key 'scorer': add e.g. `scorer: {{ kind: fields, schema: {{ ... }} }}` or `scorer: {{ kind: assertions }}`"
+                )));
+            }
+            Some(list) if list.0.is_empty() => {
+                return Err(Error::Config(format!("{display_path}: 'scorer' is an empty list: name at least one scorer")));
+            }
+            Some(list) => list
+                .0
+                .iter()
+                .map(|s| resolve_scorer(s, &root, cwd))
+                .collect::<Result<Vec<_>>>()?,
+        };
+
+        let cases = cases::load_cases(&root, cwd)?;
+        Ok(Suite {
+            name,
+            config_path,
+            display_path,
+            root,
+            project_dir,
+            cwd: cwd.to_path_buf(),
+            config,
+            request_types,
+            adapter,
+            scorers,
+            cases,
+        })
+    }
+
+    /// The suite fingerprint: scorer config, schema, thresholds and `version`, hashed from
+    /// parsed values with sorted keys, so formatting and key order never change it.
+    pub fn fingerprint(&self) -> String {
+        let v = serde_json::json!({
+            "scorers": self.scorers,
+            "version": self.config.version,
+            "minimum_scores": self.config.minimum_scores,
+        });
+        hash_value(&v)
+    }
+
+    /// Suite-wide thresholds merged with the case's (the case wins).
+    pub fn thresholds(&self, case: &Case) -> BTreeMap<String, f64> {
+        let mut t = self.config.minimum_scores.clone();
+        t.extend(case.minimum_scores.iter().map(|(k, v)| (k.clone(), *v)));
+        t
+    }
+
+    /// Where cassettes live.
+    pub fn cassette_dir(&self) -> PathBuf {
+        match &self.config.cassettes.dir {
+            Some(d) => super::config::resolve_path(&self.root, d),
+            None => self.root.join("cassettes"),
+        }
+    }
+}
+
+/// A case's fingerprint: input, expected, assertions, metadata and thresholds.
+pub fn case_fingerprint(case: &Case, thresholds: &BTreeMap<String, f64>) -> String {
+    let v = serde_json::json!({
+        "input": case.input.to_value(),
+        "expected": case.expected,
+        "expect": case.expect,
+        "metadata": case.metadata,
+        "minimum_scores": thresholds,
+    });
+    hash_value(&v)
+}
+
+/// SHA-256 of a JSON value serialized with sorted keys (serde_json's map is ordered).
+pub fn hash_value(v: &Value) -> String {
+    let sorted: Value = serde_json::from_str(&v.to_string()).unwrap_or(Value::Null);
+    let mut h = Sha256::new();
+    h.update(sorted.to_string().as_bytes());
+    hex::encode(h.finalize())[..16].to_string()
+}
+
+fn resolve_scorer(s: &ScorerConfig, root: &Path, cwd: &Path) -> Result<ScorerConfig> {
+    match s {
+        ScorerConfig::Fields { schema: SchemaSource::File(f) } => {
+            let path = super::config::resolve_path(root, f);
+            let shown = discovery::display_path(&path, cwd);
+            let text = crate::error::read_to_string(&path)?;
+            let schema: Schema = if path.extension().is_some_and(|e| e == "json") {
+                serde_json::from_str(&text).map_err(|e| {
+                    Error::Config(format!("{shown}:{}:{}: {}", e.line(), e.column(), e))
+                })?
+            } else {
+                serde_saphyr::from_str(&text)
+                    .map_err(|e| Error::Config(super::config::yaml_error(&text, Path::new(&shown), &e)))?
+            };
+            Ok(ScorerConfig::Fields { schema: SchemaSource::Inline(schema) })
+        }
+        other => Ok(other.clone()),
+    }
+}
