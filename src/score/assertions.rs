@@ -1,0 +1,1 @@
+//! Assertions scorer (in progress).

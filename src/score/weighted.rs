@@ -1,0 +1,1 @@
+//! Weighted score (in progress).
