@@ -127,20 +127,19 @@ impl FieldsScorer {
     }
 }
 
-/// The reply's object: the parsed output, or the raw text when the adapter gave no output
-/// and the text is a JSON object.
+/// The reply's object: the parsed output, or the text (a string output, else the raw text)
+/// when it is exactly a JSON object. Nothing more lenient: parsing is the adapter's job, and
+/// what production cannot parse must count as invalid.
 fn reply_object(reply: &Reply) -> Option<Map<String, Value>> {
-    match &reply.output {
-        Some(Value::Object(map)) => Some(map.clone()),
-        Some(_) => None,
-        None => match reply
-            .raw
-            .as_deref()
-            .map(|raw| serde_json::from_str::<Value>(raw.trim()))
-        {
-            Some(Ok(Value::Object(map))) => Some(map),
-            _ => None,
-        },
+    let text = match &reply.output {
+        Some(Value::Object(map)) => return Some(map.clone()),
+        Some(Value::String(s)) => s.as_str(),
+        Some(_) => return None,
+        None => reply.raw.as_deref()?,
+    };
+    match serde_json::from_str::<Value>(text.trim()) {
+        Ok(Value::Object(map)) => Some(map),
+        _ => None,
     }
 }
 
@@ -797,13 +796,17 @@ mod tests {
     }
 
     #[test]
-    fn raw_json_object_is_used_when_output_is_absent() {
+    fn a_json_object_in_text_is_read_but_nothing_more_lenient() {
         let scorer = FieldsScorer::new(tax_schema());
         let r = Reply {
             raw: Some(r#" {"self_employed": true, "irs_letter": true} "#.into()),
             ..Reply::default()
         };
         assert_eq!(scorer.score(&case(Some(vague_expected())), &r).value, 1.0);
+        let r = reply(json!(r#"{"self_employed": true, "irs_letter": true}"#));
+        assert_eq!(scorer.score(&case(Some(vague_expected())), &r).value, 1.0);
+        let r = reply(json!("Sure! {\"self_employed\": true}"));
+        assert_eq!(scorer.score(&case(Some(vague_expected())), &r).value, 0.0);
     }
 
     #[test]
