@@ -5,4 +5,6 @@
 
 pub mod error;
 pub mod results;
+pub mod score;
+pub mod suggest;
 pub mod suite;

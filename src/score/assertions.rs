@@ -1,0 +1,850 @@
+//! The `assertions` scorer: a list of checks on the reply's text, the score being the share
+//! that passed.
+//!
+//! Checks come from an `expect` mapping: the suite's (`scorer.expect`) with the case's own
+//! `expect` merged over it, a key of the case replacing the suite's key of that name. Each
+//! string of a `contains`, `not_contains` or `regex` list is one assertion. The text checked
+//! is the reply's output when it is a string, its compact JSON otherwise, and the raw text
+//! when there is no output. `contains` and `not_contains` are case-sensitive (use `regex`
+//! with `(?i)` for the other kind); `equals` with a string compares trimmed text, with any
+//! other JSON value compares parsed JSON (numbers by value). The JSON checks accept a reply
+//! wrapped in one Markdown code fence, as models often send it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use regex::Regex;
+use serde_json::{Map, Value};
+
+use super::Scorer;
+use crate::results::{Diagnostic, MetricDef, Reply, Score};
+use crate::suggest::did_you_mean;
+use crate::suite::Case;
+
+/// The assertion kinds an `expect` mapping may hold, in the order they are checked.
+pub const ASSERTION_KINDS: &[&str] = &[
+    "equals",
+    "contains",
+    "not_contains",
+    "regex",
+    "json_valid",
+    "required_json_keys",
+    "json_schema",
+    "min_chars",
+    "max_chars",
+];
+
+/// How much of the reply a diagnostic shows.
+const EXCERPT_CHARS: usize = 200;
+
+/// One assertion, parsed from an `expect` mapping.
+#[derive(Debug, Clone, PartialEq)]
+enum Check {
+    Equals(Value),
+    Contains(String),
+    NotContains(String),
+    Regex(String),
+    JsonValid,
+    RequiredJsonKeys(Vec<String>),
+    JsonSchema(Value),
+    MinChars(u64),
+    MaxChars(u64),
+}
+
+impl Check {
+    /// How a diagnostic names the assertion: `contains "30 days"`, `regex ^\d+$`.
+    fn label(&self) -> String {
+        match self {
+            Check::Equals(Value::String(s)) => format!("equals {s:?}"),
+            Check::Equals(v) => format!("equals {v}"),
+            Check::Contains(s) => format!("contains {s:?}"),
+            Check::NotContains(s) => format!("not_contains {s:?}"),
+            Check::Regex(p) => format!("regex {p}"),
+            Check::JsonValid => "json_valid".to_string(),
+            Check::RequiredJsonKeys(keys) => format!("required_json_keys [{}]", keys.join(", ")),
+            Check::JsonSchema(_) => "json_schema".to_string(),
+            Check::MinChars(n) => format!("min_chars {n}"),
+            Check::MaxChars(n) => format!("max_chars {n}"),
+        }
+    }
+
+    /// What the assertion wants, for the diagnostic.
+    fn want(&self) -> Value {
+        match self {
+            Check::Equals(v) | Check::JsonSchema(v) => v.clone(),
+            Check::Contains(s) | Check::NotContains(s) | Check::Regex(s) => {
+                Value::String(s.clone())
+            }
+            Check::JsonValid => Value::Bool(true),
+            Check::RequiredJsonKeys(keys) => keys.iter().cloned().map(Value::String).collect(),
+            Check::MinChars(n) | Check::MaxChars(n) => Value::from(*n),
+        }
+    }
+}
+
+/// Grades replies by the assertions of the suite's and the case's `expect`.
+pub struct AssertionsScorer {
+    suite_expect: Option<Value>,
+    /// Compiled patterns and schemas by source, so a suite-wide check compiles once.
+    regexes: Mutex<HashMap<String, Result<Regex, String>>>,
+    schemas: Mutex<HashMap<String, Result<Arc<jsonschema::Validator>, String>>>,
+}
+
+impl std::fmt::Debug for AssertionsScorer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AssertionsScorer")
+            .field("suite_expect", &self.suite_expect)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AssertionsScorer {
+    /// A scorer with the suite-wide `expect` block (`scorer.expect`), checked up front: the
+    /// error names the first bad key, e.g. `unknown assertion 'contians' (did you mean
+    /// 'contains'?)`.
+    pub fn new(suite_expect: Option<Value>) -> Result<Self, String> {
+        let scorer = AssertionsScorer {
+            suite_expect: None,
+            regexes: Mutex::new(HashMap::new()),
+            schemas: Mutex::new(HashMap::new()),
+        };
+        if let Some(block) = &suite_expect {
+            let Value::Object(map) = block else {
+                return Err(format!(
+                    "`expect` must be a mapping of assertions ({}), not {}",
+                    ASSERTION_KINDS.join(", "),
+                    kind_of(block)
+                ));
+            };
+            let (_, problems) = scorer.parse(map);
+            if let Some(first) = problems.into_iter().next() {
+                return Err(first);
+            }
+        }
+        Ok(AssertionsScorer {
+            suite_expect,
+            ..scorer
+        })
+    }
+
+    /// The suite's `expect` with the case's merged over it; a case key wins. A case `expect`
+    /// that is not a mapping is reported by `verify` and otherwise ignored.
+    fn merged(&self, case: &Case) -> Map<String, Value> {
+        let mut map = match &self.suite_expect {
+            Some(Value::Object(m)) => m.clone(),
+            _ => Map::new(),
+        };
+        if let Some(Value::Object(own)) = &case.expect {
+            for (k, v) in own {
+                map.insert(k.clone(), v.clone());
+            }
+        }
+        map
+    }
+
+    /// The checks of an `expect` mapping in [`ASSERTION_KINDS`] order, and its problems.
+    /// A check whose pattern or schema does not compile is kept: it fails when scored.
+    fn parse(&self, map: &Map<String, Value>) -> (Vec<Check>, Vec<String>) {
+        let mut checks = Vec::new();
+        let mut problems = Vec::new();
+        for &kind in ASSERTION_KINDS {
+            let Some(value) = map.get(kind) else { continue };
+            match kind {
+                "equals" => checks.push(Check::Equals(value.clone())),
+                "contains" | "not_contains" | "regex" => match strings(value) {
+                    Some(list) => {
+                        for s in list {
+                            checks.push(match kind {
+                                "contains" => Check::Contains(s),
+                                "not_contains" => Check::NotContains(s),
+                                _ => {
+                                    if let Err(e) = self.regex(&s) {
+                                        problems.push(format!("regex {s:?}: {e}"));
+                                    }
+                                    Check::Regex(s)
+                                }
+                            });
+                        }
+                    }
+                    None => problems.push(format!(
+                        "`{kind}` must be a string or a list of strings, not {}",
+                        kind_of(value)
+                    )),
+                },
+                "json_valid" => match value {
+                    Value::Bool(true) => checks.push(Check::JsonValid),
+                    // `false` switches off a suite-wide `json_valid: true` for a case.
+                    Value::Bool(false) => {}
+                    other => problems.push(format!(
+                        "`json_valid` must be true or false, not {}",
+                        kind_of(other)
+                    )),
+                },
+                "required_json_keys" => match value {
+                    Value::Array(_) => match strings(value) {
+                        Some(keys) => checks.push(Check::RequiredJsonKeys(keys)),
+                        None => problems
+                            .push("`required_json_keys` must be a list of strings".to_string()),
+                    },
+                    other => problems.push(format!(
+                        "`required_json_keys` must be a list of strings, not {}",
+                        kind_of(other)
+                    )),
+                },
+                "json_schema" => {
+                    if let Err(e) = self.schema(value) {
+                        problems.push(format!("json_schema: {e}"));
+                    }
+                    checks.push(Check::JsonSchema(value.clone()));
+                }
+                _ => match value.as_u64() {
+                    Some(n) if kind == "min_chars" => checks.push(Check::MinChars(n)),
+                    Some(n) => checks.push(Check::MaxChars(n)),
+                    None => problems.push(format!(
+                        "`{kind}` must be a whole number of characters, not {value}"
+                    )),
+                },
+            }
+        }
+        if let (Some(min), Some(max)) = (
+            map.get("min_chars").and_then(Value::as_u64),
+            map.get("max_chars").and_then(Value::as_u64),
+        ) && min > max
+        {
+            problems.push(format!(
+                "`min_chars` {min} is more than `max_chars` {max}: no reply can pass both"
+            ));
+        }
+        for key in map
+            .keys()
+            .filter(|k| !ASSERTION_KINDS.contains(&k.as_str()))
+        {
+            problems.push(match did_you_mean(key, ASSERTION_KINDS) {
+                Some(s) => format!("unknown assertion '{key}' (did you mean '{s}'?)"),
+                None => format!(
+                    "unknown assertion '{key}'; the assertions are {}",
+                    ASSERTION_KINDS.join(", ")
+                ),
+            });
+        }
+        (checks, problems)
+    }
+
+    fn regex(&self, pattern: &str) -> Result<Regex, String> {
+        let mut cache = self.regexes.lock().unwrap_or_else(PoisonError::into_inner);
+        cache
+            .entry(pattern.to_string())
+            .or_insert_with(|| {
+                Regex::new(pattern).map_err(|e| format!("invalid regex: {}", regex_reason(&e)))
+            })
+            .clone()
+    }
+
+    fn schema(&self, schema: &Value) -> Result<Arc<jsonschema::Validator>, String> {
+        let mut cache = self.schemas.lock().unwrap_or_else(PoisonError::into_inner);
+        cache
+            .entry(schema.to_string())
+            .or_insert_with(|| match schema {
+                Value::Object(_) | Value::Bool(_) => jsonschema::validator_for(schema)
+                    .map(Arc::new)
+                    .map_err(|e| format!("invalid JSON Schema: {e}")),
+                other => Err(format!(
+                    "a JSON Schema is an object, not {}",
+                    kind_of(other)
+                )),
+            })
+            .clone()
+    }
+
+    /// Runs one check; `Err` carries what the diagnostic shows as `got`.
+    fn check(&self, check: &Check, text: &str, output: Option<&Value>) -> Result<(), Value> {
+        let excerpt = || excerpt(text);
+        let pass = |ok: bool, got: Value| if ok { Ok(()) } else { Err(got) };
+        match check {
+            Check::Equals(Value::String(want)) => pass(text.trim() == want.trim(), excerpt()),
+            Check::Equals(want) => {
+                let ok = as_json(output, text).is_some_and(|got| json_eq(&got, want));
+                pass(ok, excerpt())
+            }
+            Check::Contains(s) => pass(text.contains(s.as_str()), excerpt()),
+            Check::NotContains(s) => pass(!text.contains(s.as_str()), excerpt()),
+            Check::Regex(p) => match self.regex(p) {
+                Ok(re) => pass(re.is_match(text), excerpt()),
+                Err(e) => Err(Value::String(e)),
+            },
+            Check::JsonValid => pass(as_json(output, text).is_some(), excerpt()),
+            Check::RequiredJsonKeys(keys) => match as_json(output, text) {
+                // `got` lists the keys the object has, beside the wanted ones.
+                Some(Value::Object(obj)) => pass(
+                    keys.iter().all(|k| obj.contains_key(k)),
+                    obj.keys().cloned().map(Value::String).collect(),
+                ),
+                _ => Err(excerpt()),
+            },
+            Check::JsonSchema(schema) => {
+                let validator = self.schema(schema).map_err(Value::String)?;
+                let Some(doc) = as_json(output, text) else {
+                    return Err(excerpt());
+                };
+                // `got` says why the document does not match, which the text alone does not.
+                let reasons: Vec<String> = validator
+                    .iter_errors(&doc)
+                    .take(3)
+                    .map(|e| {
+                        let path = e.instance_path().to_string();
+                        if path.is_empty() {
+                            e.to_string()
+                        } else {
+                            format!("{path}: {e}")
+                        }
+                    })
+                    .collect();
+                pass(reasons.is_empty(), Value::String(reasons.join("; ")))
+            }
+            // For lengths, `got` is the length.
+            Check::MinChars(n) => {
+                let len = text.chars().count() as u64;
+                pass(len >= *n, Value::from(len))
+            }
+            Check::MaxChars(n) => {
+                let len = text.chars().count() as u64;
+                pass(len <= *n, Value::from(len))
+            }
+        }
+    }
+}
+
+/// The strings of a string or a list of strings.
+fn strings(value: &Value) -> Option<Vec<String>> {
+    match value {
+        Value::String(s) => Some(vec![s.clone()]),
+        Value::Array(items) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_string))
+            .collect(),
+        _ => None,
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+/// The one-line reason of a regex error (syntax errors draw a multi-line caret diagram).
+fn regex_reason(e: &regex::Error) -> String {
+    let text = e.to_string();
+    text.lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("error: "))
+        .map(str::to_string)
+        .unwrap_or_else(|| text.lines().last().unwrap_or_default().trim().to_string())
+}
+
+/// The text assertions look at.
+fn reply_text(reply: &Reply) -> String {
+    match &reply.output {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => reply.raw.clone().unwrap_or_default(),
+    }
+}
+
+/// The reply as JSON: a structured output as it is, else the text parsed (inside one
+/// Markdown code fence if it has one).
+fn as_json(output: Option<&Value>, text: &str) -> Option<Value> {
+    if let Some(v) = output
+        && !v.is_string()
+    {
+        return Some(v.clone());
+    }
+    let trimmed = text.trim();
+    let body = match trimmed.strip_prefix("```") {
+        Some(rest) => {
+            let rest = rest.split_once('\n').map_or("", |(_, body)| body);
+            rest.trim_end().strip_suffix("```").unwrap_or(rest)
+        }
+        None => trimmed,
+    };
+    serde_json::from_str(body.trim()).ok()
+}
+
+/// JSON equality with numbers compared by value (`1` equals `1.0`).
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => x == y,
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| json_eq(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// The text cut to [`EXCERPT_CHARS`] characters, with `…` when cut.
+fn excerpt(text: &str) -> Value {
+    let mut chars = text.chars();
+    let head: String = chars.by_ref().take(EXCERPT_CHARS).collect();
+    if chars.next().is_some() {
+        Value::String(format!("{head}…"))
+    } else {
+        Value::String(head)
+    }
+}
+
+fn plural(n: usize, one: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {one}s")
+    }
+}
+
+impl Scorer for AssertionsScorer {
+    fn metrics(&self) -> Vec<MetricDef> {
+        vec![
+            MetricDef {
+                name: "pass_rate".to_string(),
+                description: "Share of assertions that passed".to_string(),
+                primary: true,
+                higher_is_better: true,
+            },
+            MetricDef {
+                name: "passed".to_string(),
+                description: "1 when every assertion of the case passed, else 0; its mean is \
+                              the share of cases that passed outright"
+                    .to_string(),
+                primary: false,
+                higher_is_better: true,
+            },
+        ]
+    }
+
+    fn score(&self, case: &Case, reply: &Reply) -> Score {
+        let (checks, _) = self.parse(&self.merged(case));
+        let zero = |diagnostic: Diagnostic| Score {
+            value: 0.0,
+            metrics: BTreeMap::from([
+                ("pass_rate".to_string(), Some(0.0)),
+                ("passed".to_string(), Some(0.0)),
+            ]),
+            diagnostics: vec![diagnostic],
+        };
+        if checks.is_empty() {
+            // `verify` reports it; a case that checks nothing must not pass silently.
+            return zero(Diagnostic {
+                field: "(expect)".to_string(),
+                want: Value::String("at least one assertion".to_string()),
+                got: Value::Null,
+                outcome: "failed".to_string(),
+            });
+        }
+        if let Some(error) = &reply.error {
+            return zero(Diagnostic {
+                field: "(reply)".to_string(),
+                want: Value::Null,
+                got: Value::String(format!(
+                    "{error} (all {} failed)",
+                    plural(checks.len(), "assertion")
+                )),
+                outcome: "failed".to_string(),
+            });
+        }
+        let text = reply_text(reply);
+        let mut diagnostics = Vec::new();
+        for check in &checks {
+            if let Err(got) = self.check(check, &text, reply.output.as_ref()) {
+                diagnostics.push(Diagnostic {
+                    field: check.label(),
+                    want: check.want(),
+                    got,
+                    outcome: "failed".to_string(),
+                });
+            }
+        }
+        let total = checks.len();
+        let pass_rate = (total - diagnostics.len()) as f64 / total as f64;
+        let all = if diagnostics.is_empty() { 1.0 } else { 0.0 };
+        Score {
+            value: pass_rate,
+            metrics: BTreeMap::from([
+                ("pass_rate".to_string(), Some(pass_rate)),
+                ("passed".to_string(), Some(all)),
+            ]),
+            diagnostics,
+        }
+    }
+
+    fn verify(&self, case: &Case) -> Vec<String> {
+        let mut problems = Vec::new();
+        if let Some(own) = &case.expect
+            && !own.is_object()
+        {
+            problems.push(format!(
+                "`expect` must be a mapping of assertions ({}), not {}",
+                ASSERTION_KINDS.join(", "),
+                kind_of(own)
+            ));
+        }
+        let (checks, found) = self.parse(&self.merged(case));
+        problems.extend(found);
+        if checks.is_empty() && problems.is_empty() {
+            let mut problem =
+                "no assertions (add `expect` to the case or `scorer.expect`)".to_string();
+            if case.expected.is_some() {
+                problem
+                    .push_str("; `expected` alone checks nothing, use `expect: { equals: ... }`");
+            }
+            problems.push(problem);
+        }
+        problems
+    }
+
+    fn summary(&self, case: &Case) -> String {
+        plural(self.parse(&self.merged(case)).0.len(), "assertion")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::suite::CaseInput;
+
+    fn case(expect: Value) -> Case {
+        Case {
+            id: "refund-window".into(),
+            dataset: "support".into(),
+            variant: "refund-window".into(),
+            input: CaseInput::Text("How long do I have to return it?".into()),
+            expected: None,
+            expect: Some(expect),
+            tags: vec![],
+            weight: 1.0,
+            metadata: Map::new(),
+            minimum_scores: BTreeMap::new(),
+            source: PathBuf::from("datasets/support.jsonl"),
+            line: Some(3),
+        }
+    }
+
+    fn text(s: &str) -> Reply {
+        Reply {
+            output: Some(Value::String(s.into())),
+            raw: Some(s.into()),
+            ..Reply::default()
+        }
+    }
+
+    fn scorer() -> AssertionsScorer {
+        match AssertionsScorer::new(None) {
+            Ok(s) => s,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// The score of one `expect` block against a reply text.
+    fn score(expect: Value, reply: &str) -> Score {
+        scorer().score(&case(expect), &text(reply))
+    }
+
+    fn passes(expect: Value, reply: &str) -> bool {
+        let s = score(expect, reply);
+        s.value == 1.0 && s.diagnostics.is_empty()
+    }
+
+    #[test]
+    fn equals_string_is_trimmed() {
+        assert!(passes(json!({"equals": "30 days"}), "  30 days\n"));
+        assert!(!passes(json!({"equals": "30 days"}), "thirty days"));
+    }
+
+    #[test]
+    fn equals_json_compares_values() {
+        assert!(passes(
+            json!({"equals": {"days": 30}}),
+            r#"{ "days": 30.0 }"#
+        ));
+        assert!(!passes(json!({"equals": {"days": 30}}), r#"{"days": 31}"#));
+        let structured = Reply {
+            output: Some(json!({"days": 30})),
+            ..Reply::default()
+        };
+        assert_eq!(
+            scorer()
+                .score(&case(json!({"equals": {"days": 30}})), &structured)
+                .value,
+            1.0
+        );
+    }
+
+    #[test]
+    fn contains_each_string_is_one_assertion() {
+        let s = score(
+            json!({"contains": ["30 days", "receipt", "store credit"]}),
+            "Within 30 days, with a receipt.",
+        );
+        assert!((s.value - 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(s.metrics.get("passed"), Some(&Some(0.0)));
+        assert_eq!(
+            s.diagnostics,
+            vec![Diagnostic {
+                field: "contains \"store credit\"".into(),
+                want: json!("store credit"),
+                got: json!("Within 30 days, with a receipt."),
+                outcome: "failed".into(),
+            }]
+        );
+        assert!(passes(json!({"contains": "30 days"}), "within 30 days"));
+        assert!(!passes(json!({"contains": "30 Days"}), "within 30 days"));
+    }
+
+    #[test]
+    fn not_contains() {
+        assert!(passes(
+            json!({"not_contains": ["sorry", "As an AI"]}),
+            "Within 30 days."
+        ));
+        assert!(!passes(
+            json!({"not_contains": "sorry"}),
+            "I'm sorry, 30 days."
+        ));
+    }
+
+    #[test]
+    fn regex_searches_the_text() {
+        assert!(passes(json!({"regex": r"^\d+$"}), "30"));
+        let s = score(json!({"regex": [r"^\d+$", r"(?i)days"]}), "30 DAYS");
+        assert_eq!(s.value, 0.5);
+        assert_eq!(s.diagnostics[0].field, r"regex ^\d+$");
+    }
+
+    #[test]
+    fn an_invalid_regex_fails_with_the_reason_and_verify_reports_it() {
+        let s = score(json!({"regex": "(unclosed"}), "anything");
+        assert_eq!(s.value, 0.0);
+        let got = s.diagnostics[0]
+            .got
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(got.starts_with("invalid regex: "), "{got}");
+        let problems = scorer().verify(&case(json!({"regex": "(unclosed"})));
+        assert_eq!(problems.len(), 1);
+        assert_eq!(
+            problems[0],
+            "regex \"(unclosed\": invalid regex: unclosed group"
+        );
+    }
+
+    #[test]
+    fn json_valid() {
+        assert!(passes(json!({"json_valid": true}), r#"{"a": 1}"#));
+        assert!(passes(
+            json!({"json_valid": true}),
+            "```json\n{\"a\": 1}\n```"
+        ));
+        assert!(!passes(json!({"json_valid": true}), "Sure! {\"a\": 1}"));
+    }
+
+    #[test]
+    fn required_json_keys() {
+        assert!(passes(
+            json!({"required_json_keys": ["days", "policy"]}),
+            r#"{"days": 30, "policy": "x"}"#
+        ));
+        let s = score(
+            json!({"required_json_keys": ["days", "policy"]}),
+            r#"{"days": 30}"#,
+        );
+        assert_eq!(s.value, 0.0);
+        assert_eq!(s.diagnostics[0].want, json!(["days", "policy"]));
+        assert_eq!(s.diagnostics[0].got, json!(["days"]));
+        assert!(!passes(json!({"required_json_keys": ["days"]}), "[1, 2]"));
+    }
+
+    #[test]
+    fn json_schema() {
+        let schema = json!({
+            "type": "object",
+            "required": ["days"],
+            "properties": {"days": {"type": "integer"}}
+        });
+        assert!(passes(json!({"json_schema": schema}), r#"{"days": 30}"#));
+        let s = score(json!({"json_schema": schema}), r#"{"days": "thirty"}"#);
+        assert_eq!(s.value, 0.0);
+        let got = s.diagnostics[0]
+            .got
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(got.starts_with("/days: "), "{got}");
+        assert!(!passes(json!({"json_schema": schema}), "not json"));
+    }
+
+    #[test]
+    fn a_bad_json_schema_is_a_verify_problem() {
+        let problems = scorer().verify(&case(json!({"json_schema": {"type": "strin"}})));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("json_schema: invalid JSON Schema"),
+            "{}",
+            problems[0]
+        );
+        let problems = scorer().verify(&case(json!({"json_schema": "object"})));
+        assert_eq!(
+            problems,
+            vec!["json_schema: a JSON Schema is an object, not a string".to_string()]
+        );
+    }
+
+    #[test]
+    fn min_and_max_chars_count_characters() {
+        assert!(passes(json!({"min_chars": 3, "max_chars": 5}), "héllo"));
+        let s = score(json!({"min_chars": 10}), "héllo");
+        assert_eq!(s.diagnostics[0].got, json!(5));
+        assert!(!passes(json!({"max_chars": 4}), "héllo"));
+    }
+
+    #[test]
+    fn long_text_is_cut_in_diagnostics() {
+        let long = "x".repeat(500);
+        let s = score(json!({"contains": "y"}), &long);
+        let got = s.diagnostics[0]
+            .got
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert_eq!(got.chars().count(), 201);
+        assert!(got.ends_with('…'));
+    }
+
+    #[test]
+    fn case_expect_merges_over_the_suite_and_case_keys_win() {
+        let scorer = AssertionsScorer::new(Some(json!({"contains": "days", "max_chars": 10})))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let c = case(json!({"max_chars": 100, "regex": r"\d+"}));
+        assert_eq!(scorer.summary(&c), "3 assertions");
+        let s = scorer.score(&c, &text("Within 30 days of purchase."));
+        assert_eq!(s.value, 1.0, "{:?}", s.diagnostics);
+        // A case without its own `expect` gets the suite's.
+        let mut bare = case(json!({}));
+        bare.expect = None;
+        assert_eq!(scorer.summary(&bare), "2 assertions");
+        assert_eq!(
+            scorer
+                .score(&bare, &text("Within 30 days of purchase."))
+                .value,
+            0.5
+        );
+    }
+
+    #[test]
+    fn json_valid_false_switches_off_the_suites() {
+        let scorer = AssertionsScorer::new(Some(json!({"json_valid": true, "contains": "a"})))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            scorer.summary(&case(json!({"json_valid": false}))),
+            "1 assertion"
+        );
+    }
+
+    #[test]
+    fn reply_error_fails_every_assertion() {
+        let r = Reply {
+            error: Some("refused".into()),
+            ..Reply::default()
+        };
+        let s = scorer().score(&case(json!({"contains": ["a", "b"]})), &r);
+        assert_eq!(s.value, 0.0);
+        assert_eq!(s.metrics.get("pass_rate"), Some(&Some(0.0)));
+        assert_eq!(s.metrics.get("passed"), Some(&Some(0.0)));
+        assert_eq!(s.diagnostics.len(), 1);
+        assert_eq!(s.diagnostics[0].field, "(reply)");
+        assert_eq!(
+            s.diagnostics[0].got,
+            json!("refused (all 2 assertions failed)")
+        );
+    }
+
+    #[test]
+    fn structured_output_is_checked_as_json_text_and_raw_when_no_output() {
+        let r = Reply {
+            output: Some(json!({"days": 30})),
+            ..Reply::default()
+        };
+        assert_eq!(
+            scorer()
+                .score(&case(json!({"contains": "\"days\":30"})), &r)
+                .value,
+            1.0
+        );
+        let r = Reply {
+            raw: Some("30 days".into()),
+            ..Reply::default()
+        };
+        assert_eq!(
+            scorer().score(&case(json!({"contains": "30"})), &r).value,
+            1.0
+        );
+    }
+
+    #[test]
+    fn new_refuses_an_unknown_key_with_a_suggestion() {
+        let err = AssertionsScorer::new(Some(json!({"contians": "x"}))).err();
+        assert_eq!(
+            err.as_deref(),
+            Some("unknown assertion 'contians' (did you mean 'contains'?)")
+        );
+        let err = AssertionsScorer::new(Some(json!({"min_chars": "ten"}))).err();
+        assert_eq!(
+            err.as_deref(),
+            Some("`min_chars` must be a whole number of characters, not \"ten\"")
+        );
+        assert!(AssertionsScorer::new(Some(json!(["contains"]))).is_err());
+    }
+
+    #[test]
+    fn verify_a_case_without_assertions() {
+        let mut c = case(json!({}));
+        c.expected = Some(json!("30 days"));
+        assert_eq!(
+            scorer().verify(&c),
+            vec![
+                "no assertions (add `expect` to the case or `scorer.expect`); `expected` alone \
+                 checks nothing, use `expect: { equals: ... }`"
+                    .to_string()
+            ]
+        );
+        let s = scorer().score(&c, &text("30 days"));
+        assert_eq!(s.value, 0.0);
+    }
+
+    #[test]
+    fn verify_unknown_key_and_contradictory_lengths() {
+        let problems = scorer().verify(&case(json!({"regx": "a", "min_chars": 9, "max_chars": 3})));
+        assert_eq!(
+            problems,
+            vec![
+                "`min_chars` 9 is more than `max_chars` 3: no reply can pass both".to_string(),
+                "unknown assertion 'regx' (did you mean 'regex'?)".to_string(),
+            ]
+        );
+    }
+}
