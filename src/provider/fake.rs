@@ -1,9 +1,10 @@
 //! The offline provider: deterministic answers from the prompt itself.
 //!
-//! `fake/echo` answers with the user message as it is; `fake/parrot` answers with the last
-//! JSON object in the user message (or the message itself when it holds none). A suite whose
-//! inputs carry their answers scores 100% with both, which makes the pipeline testable
-//! without a network. Any other fake model answers `{}`.
+//! `fake/echo` answers with the last JSON object in the user message (or the whole message
+//! when it holds none); `fake/parrot` says the same object back in its own words (keys in
+//! reverse order, pretty-printed). A suite whose inputs carry their answers scores 100% with
+//! both, which makes the pipeline testable without a network. Any other fake model answers
+//! `{}`.
 
 use super::{ChatRequest, Completion};
 use crate::results::Usage;
@@ -11,8 +12,18 @@ use crate::suite::Contender;
 
 pub fn complete(contender: &Contender, req: &ChatRequest) -> Completion {
     let text = match contender.info.model.as_str() {
-        "echo" => req.user.clone(),
-        "parrot" => last_json_object(&req.user).unwrap_or_else(|| req.user.clone()),
+        "echo" => last_json_object(&req.user).unwrap_or_else(|| req.user.clone()),
+        "parrot" => match last_json_object(&req.user).and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()) {
+            Some(serde_json::Value::Object(m)) => {
+                let pairs: Vec<String> = m
+                    .iter()
+                    .rev()
+                    .map(|(k, v)| format!("  {}: {}", serde_json::Value::String(k.clone()), v))
+                    .collect();
+                format!("{{\n{}\n}}", pairs.join(",\n"))
+            }
+            _ => req.user.clone(),
+        },
         _ => "{}".to_string(),
     };
     let input_tokens = req.system.as_deref().map(words).unwrap_or(0) + words(&req.user);

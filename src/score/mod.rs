@@ -4,6 +4,9 @@
 pub mod assertions;
 pub mod fields;
 pub mod weighted;
+mod build;
+
+pub use build::build;
 
 use crate::results::{MetricDef, Reply, Score};
 use crate::suite::Case;

@@ -1,0 +1,114 @@
+use std::sync::Arc;
+
+use super::{assertions::AssertionsScorer, fields::FieldsScorer, weighted, Scorer};
+use crate::error::{Error, Result};
+use crate::results::{MetricDef, Reply, Score};
+use crate::suite::config::{SchemaSource, ScorerConfig};
+use crate::suite::{Case, Suite};
+
+/// Builds the suite's scorer (several scorers combine; the first one's primary metric
+/// stays primary), and checks thresholds and weights against its metrics.
+pub fn build(suite: &Suite) -> Result<Arc<dyn Scorer>> {
+    let at = &suite.display_path;
+    let mut parts: Vec<Box<dyn Scorer>> = Vec::new();
+    for s in &suite.scorers {
+        match s {
+            ScorerConfig::Fields { schema: SchemaSource::Inline(schema) } => {
+                if schema.is_empty() {
+                    return Err(Error::Config(format!("{at}: scorer.schema is empty: declare the fields to extract")));
+                }
+                for (name, f) in schema {
+                    let enum_like = matches!(f.kind, crate::suite::FieldType::Enum | crate::suite::FieldType::MultiEnum);
+                    if enum_like && f.values.is_empty() {
+                        return Err(Error::Config(format!(
+                            "{at}: scorer.schema.{name}: a {} field needs `values: [...]`",
+                            f.kind.name()
+                        )));
+                    }
+                }
+                parts.push(Box::new(FieldsScorer::new(schema.clone())));
+            }
+            ScorerConfig::Fields { schema: SchemaSource::File(f) } => {
+                return Err(Error::Config(format!("{at}: scorer.schema file {f} was not loaded")));
+            }
+            ScorerConfig::Assertions { expect } => {
+                let s = AssertionsScorer::new(expect.clone())
+                    .map_err(|e| Error::Config(format!("{at}: scorer.expect: {e}")))?;
+                parts.push(Box::new(s));
+            }
+            ScorerConfig::Exec { .. } => {
+                return Err(Error::Config(format!(
+                    "{at}: scorer kind 'exec' is not available in this version of evals; use `fields` or `assertions`"
+                )));
+            }
+        }
+    }
+    let scorer: Arc<dyn Scorer> = if parts.len() == 1 {
+        Arc::from(parts.remove(0))
+    } else {
+        Arc::new(Combined { parts })
+    };
+    let metrics = scorer.metrics();
+    for name in suite.config.minimum_scores.keys() {
+        if name != "score" && !metrics.iter().any(|m| &m.name == name) {
+            let names: Vec<&str> = metrics.iter().map(|m| m.name.as_str()).collect();
+            let hint = crate::suggest::did_you_mean(name, &names)
+                .map(|s| format!("did you mean '{s}'?"))
+                .unwrap_or_else(|| format!("the scorer's metrics: {}", names.join(", ")));
+            return Err(Error::Config(format!("{at}: minimum_scores: unknown metric '{name}' ({hint})")));
+        }
+    }
+    if let Some(ws) = &suite.config.weighted_score {
+        let weights: Vec<(String, f64)> = ws.weights.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        weighted::validate_weights(&weights, &metrics)
+            .map_err(|e| Error::Config(format!("{at}: weighted_score: {e}")))?;
+    }
+    Ok(scorer)
+}
+
+/// Several scorers as one: metrics are the union; the first scorer's value is the score.
+struct Combined {
+    parts: Vec<Box<dyn Scorer>>,
+}
+
+impl Scorer for Combined {
+    fn metrics(&self) -> Vec<MetricDef> {
+        let mut out: Vec<MetricDef> = Vec::new();
+        for (i, p) in self.parts.iter().enumerate() {
+            for mut m in p.metrics() {
+                if i > 0 {
+                    m.primary = false;
+                }
+                if !out.iter().any(|x| x.name == m.name) {
+                    out.push(m);
+                }
+            }
+        }
+        out
+    }
+
+    fn score(&self, case: &Case, reply: &Reply) -> Score {
+        let mut first: Option<Score> = None;
+        for p in &self.parts {
+            let s = p.score(case, reply);
+            match &mut first {
+                None => first = Some(s),
+                Some(f) => {
+                    for (k, v) in s.metrics {
+                        f.metrics.entry(k).or_insert(v);
+                    }
+                    f.diagnostics.extend(s.diagnostics);
+                }
+            }
+        }
+        first.unwrap_or(Score { value: 0.0, metrics: Default::default(), diagnostics: vec![] })
+    }
+
+    fn verify(&self, case: &Case) -> Vec<String> {
+        self.parts.iter().flat_map(|p| p.verify(case)).collect()
+    }
+
+    fn summary(&self, case: &Case) -> String {
+        self.parts.iter().map(|p| p.summary(case)).collect::<Vec<_>>().join(", ")
+    }
+}
