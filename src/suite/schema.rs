@@ -63,8 +63,9 @@ impl<'de> Deserialize<'de> for FieldSpec {
                 f.write_str("a field type (boolean, integer, number, string, enum, multi_enum) or { type: ..., values: [...] }")
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<FieldSpec, E> {
-                let kind: FieldType =
-                    serde::Deserialize::deserialize(serde::de::value::StrDeserializer::<E>::new(v))?;
+                let kind: FieldType = serde::Deserialize::deserialize(
+                    serde::de::value::StrDeserializer::<E>::new(v),
+                )?;
                 Ok(FieldSpec {
                     kind,
                     values: vec![],
@@ -72,8 +73,12 @@ impl<'de> Deserialize<'de> for FieldSpec {
                     description: None,
                 })
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<FieldSpec, A::Error> {
-                let full = FieldSpecFull::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<FieldSpec, A::Error> {
+                let full =
+                    FieldSpecFull::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
                 Ok(FieldSpec {
                     kind: full.kind,
                     values: full.values,
