@@ -44,6 +44,9 @@ struct Pattern {
     plausible: fn(&str) -> bool,
 }
 
+/// A table row: kind, regex, plausibility check.
+type PatternSpec = (&'static str, &'static str, fn(&str) -> bool);
+
 fn always(_: &str) -> bool {
     true
 }
@@ -61,7 +64,7 @@ fn not_prose(token: &str) -> bool {
 /// Most specific first: a later pattern's match that overlaps an earlier one is not reported
 /// again (an OpenRouter key is not also an "OpenAI-style key").
 static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
-    let table: [(&'static str, &str, fn(&str) -> bool); 9] = [
+    let table: [PatternSpec; 9] = [
         (
             "OpenRouter key (sk-or-v1-…)",
             r"\bsk-or-v1-[A-Za-z0-9_-]{20,}",

@@ -493,3 +493,557 @@ impl Session {
         CallError::Miss(message)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use serde_json::json;
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    use super::*;
+    use crate::cassette::load;
+
+    const KEY: &str = "sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef";
+    const CANONICAL: &str = "https://openrouter.example/api/v1";
+
+    fn contender() -> ContenderInfo {
+        ContenderInfo {
+            id: "openai/gpt-4o-mini".into(),
+            provider: "openrouter".into(),
+            model: "openai/gpt-4o-mini".into(),
+            effort: None,
+            temperature: Some("0.1".into()),
+            max_tokens: None,
+        }
+    }
+
+    fn key(case_id: &str) -> CassetteKey {
+        CassetteKey {
+            provider: "openrouter".into(),
+            model: "openai/gpt-4o-mini".into(),
+            settings: "default".into(),
+            dataset: "toy".into(),
+            case_id: case_id.into(),
+        }
+    }
+
+    fn meta(case_id: &str) -> SessionMeta {
+        SessionMeta {
+            case: format!("toy/{case_id}"),
+            contender: contender(),
+            hint: format!("run `evals record -c {case_id}` to record it"),
+        }
+    }
+
+    fn options(dir: &std::path::Path) -> CassetteOptions {
+        CassetteOptions {
+            dir: dir.to_path_buf(),
+            ignore_fields: vec!["user".into()],
+            redact: vec![],
+            secrets: vec![KEY.into()],
+        }
+    }
+
+    fn chat(system: &str, temperature: f64) -> HttpRequest {
+        HttpRequest {
+            method: "POST".into(),
+            url: format!("{CANONICAL}/chat/completions"),
+            headers: vec![
+                ("Authorization".into(), format!("Bearer {KEY}")),
+                ("Content-Type".into(), "application/json".into()),
+                ("X-Stainless-OS".into(), "Linux".into()),
+            ],
+            body: Some(json!({
+                "model": "openai/gpt-4o-mini",
+                "messages": [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": "I moved in March."},
+                ],
+                "temperature": temperature,
+            })),
+        }
+    }
+
+    /// Fails every call: proves replay never touches the network.
+    struct NoNetwork;
+
+    impl Upstream for NoNetwork {
+        fn send<'a>(&'a self, req: HttpRequest) -> UpstreamFuture<'a> {
+            Box::pin(async move {
+                Err(CallError::Transport(format!(
+                    "network used for {}",
+                    req.url
+                )))
+            })
+        }
+    }
+
+    /// Answers `{"n": <call number>, "echo": <body.prompt>}` plus whatever `extra` holds.
+    struct Counter {
+        calls: AtomicUsize,
+        extra: Value,
+    }
+
+    impl Counter {
+        fn new(extra: Value) -> Arc<Counter> {
+            Arc::new(Counter {
+                calls: AtomicUsize::new(0),
+                extra,
+            })
+        }
+    }
+
+    impl Upstream for Counter {
+        fn send<'a>(&'a self, req: HttpRequest) -> UpstreamFuture<'a> {
+            Box::pin(async move {
+                let n = self.calls.fetch_add(1, Ordering::SeqCst);
+                let echo = req.body.as_ref().and_then(|b| b.get("prompt")).cloned();
+                Ok(HttpResponse {
+                    status: 200,
+                    headers: vec![("x-secret-header".into(), "nope".into())],
+                    body: json!({"n": n, "echo": echo, "extra": self.extra}),
+                    latency: Duration::from_millis(10 + n as u64),
+                })
+            })
+        }
+    }
+
+    fn prompt(p: usize) -> HttpRequest {
+        HttpRequest {
+            method: "POST".into(),
+            url: "https://x/v1/chat/completions".into(),
+            headers: vec![],
+            body: Some(json!({"prompt": p})),
+        }
+    }
+
+    #[tokio::test]
+    async fn record_against_a_server_then_replay_without_it() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/api/v1/chat/completions"))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .set_body_json(json!({
+                        "choices": [{"message": {"content": "{\"moved\": true}"}}],
+                        "usage": {"prompt_tokens": 12, "completion_tokens": 5, "cost": 0.00042},
+                        "debug": format!("key was {KEY}"),
+                    }))
+                    .insert_header("x-ratelimit-remaining", "99")
+                    .set_delay(Duration::from_millis(60)),
+            )
+            .mount(&server)
+            .await;
+        let dir = tempfile::tempdir().unwrap();
+        let live = LiveClient::new(
+            Duration::from_secs(10),
+            vec![(CANONICAL.into(), format!("{}/api/v1", server.uri()))],
+        )
+        .unwrap();
+        let recorder = Transport::new(Mode::Record, options(dir.path()), Arc::new(live));
+        let session = recorder.session(&key("vague"), meta("vague")).unwrap();
+        let recorded = session
+            .send(chat("You extract tax facts.", 0.1))
+            .await
+            .unwrap();
+        assert!(recorded.latency >= Duration::from_millis(60));
+        assert_eq!(
+            recorded.latency.subsec_nanos() % 1_000_000,
+            0,
+            "whole ms, as replay reports"
+        );
+        let written = session.finish().unwrap().unwrap();
+        assert_eq!(
+            written,
+            dir.path()
+                .join("openrouter/openai__gpt-4o-mini/default/toy/vague.json")
+        );
+        drop(server);
+
+        let text = std::fs::read_to_string(&written).unwrap();
+        assert!(!text.contains(KEY), "the key was written:\n{text}");
+        assert!(text.contains("key was [REDACTED]"));
+        assert!(!text.to_lowercase().contains("authorization"));
+        assert!(!text.to_lowercase().contains("stainless"));
+        assert!(!text.contains("x-ratelimit"));
+        assert!(text.contains(&format!("\"url\": \"{CANONICAL}/chat/completions\"")));
+        let resorted =
+            serde_json::to_string_pretty(&serde_json::from_str::<Value>(&text).unwrap()).unwrap();
+        assert_eq!(text, format!("{resorted}\n"), "keys are not sorted");
+        let cassette = load(&written).unwrap();
+        assert_eq!(cassette.format, 1);
+        assert_eq!(cassette.case, "toy/vague");
+        assert_eq!(cassette.interactions.len(), 1);
+        let interaction = &cassette.interactions[0];
+        assert_eq!(
+            interaction.request.headers,
+            std::collections::BTreeMap::from([("content-type".into(), "application/json".into())])
+        );
+        assert_eq!(
+            interaction.usage.as_ref().and_then(|u| u.cost),
+            Some(0.00042)
+        );
+        assert_eq!(interaction.latency_ms as u128, recorded.latency.as_millis());
+
+        let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let session = player.session(&key("vague"), meta("vague")).unwrap();
+        let replayed = session
+            .send(chat("You extract tax facts.", 0.1))
+            .await
+            .unwrap();
+        assert_eq!(replayed.status, 200);
+        assert_eq!(replayed.latency, recorded.latency);
+        assert_eq!(replayed.body["choices"], recorded.body["choices"]);
+        assert_eq!(replayed.body["usage"], recorded.body["usage"]);
+        assert_eq!(session.finish().unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn replay_miss_shows_the_field_diff_and_the_hint() {
+        let dir = tempfile::tempdir().unwrap();
+        let recorder = Transport::new(Mode::Record, options(dir.path()), Counter::new(Value::Null));
+        let session = recorder.session(&key("vague"), meta("vague")).unwrap();
+        session
+            .send(chat("You extract tax facts.\nAnswer in JSON.", 0.1))
+            .await
+            .unwrap();
+        session.send(prompt(1)).await.unwrap();
+        session.finish().unwrap();
+
+        let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let session = player.session(&key("vague"), meta("vague")).unwrap();
+        let err = session
+            .send(chat(
+                "You extract tax facts. Be brief.\nAnswer in JSON.",
+                0.7,
+            ))
+            .await
+            .unwrap_err();
+        let CallError::Miss(message) = err else {
+            panic!("not a miss: {err:?}");
+        };
+        let path = dir
+            .path()
+            .join("openrouter/openai__gpt-4o-mini/default/toy/vague.json");
+        assert_eq!(
+            message,
+            format!(
+                "no recording matches this request ({})\n  \
+                 messages[0].content:\n    \
+                 -You extract tax facts.\n    \
+                 +You extract tax facts. Be brief.\n     \
+                 Answer in JSON.\n  \
+                 temperature: 0.1 → 0.7\n\
+                 run `evals record -c vague` to record it",
+                path.display()
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn replay_without_a_cassette_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let session = player.session(&key("new"), meta("new")).unwrap();
+        let err = session.send(prompt(1)).await.unwrap_err();
+        let path = dir
+            .path()
+            .join("openrouter/openai__gpt-4o-mini/default/toy/new.json");
+        assert_eq!(
+            err,
+            CallError::Miss(format!(
+                "no cassette for this case ({})\nrun `evals record -c new` to record it",
+                path.display()
+            ))
+        );
+    }
+
+    #[tokio::test]
+    async fn concurrent_replay_uses_each_recording_exactly_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let recorder = Transport::new(Mode::Record, options(dir.path()), Counter::new(Value::Null));
+        let session = recorder.session(&key("many"), meta("many")).unwrap();
+        // 64 requests, pairs sharing a fingerprint (prompt i/2), each with its own response n=i.
+        for i in 0..64 {
+            let response = session.send(prompt(i / 2)).await.unwrap();
+            assert_eq!(response.body["n"], i);
+        }
+        session.finish().unwrap();
+
+        let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let session = Arc::new(player.session(&key("many"), meta("many")).unwrap());
+        // Interleave: the second of each pair is sent from the far end of the order.
+        let mut handles = Vec::new();
+        for i in 0..64usize {
+            let p = if i % 2 == 0 { i / 2 } else { 31 - i / 2 };
+            let session = Arc::clone(&session);
+            handles.push(tokio::spawn(
+                async move { (p, session.send(prompt(p)).await) },
+            ));
+        }
+        let mut used = Vec::new();
+        for handle in handles {
+            let (p, response) = handle.await.unwrap();
+            let response = response.unwrap();
+            assert_eq!(
+                response.body["echo"], p,
+                "answered with another request's response"
+            );
+            let n = response.body["n"].as_u64().unwrap();
+            assert_eq!(n / 2, p as u64);
+            assert_eq!(response.latency, Duration::from_millis(10 + n));
+            used.push(n);
+        }
+        used.sort_unstable();
+        assert_eq!(used, (0..64).collect::<Vec<u64>>());
+        let err = session.send(prompt(0)).await.unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("sent more often than when recorded"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn repeats_replay_in_recorded_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let recorder = Transport::new(Mode::Record, options(dir.path()), Counter::new(Value::Null));
+        let session = recorder.session(&key("repeat"), meta("repeat")).unwrap();
+        for _ in 0..3 {
+            session.send(prompt(7)).await.unwrap();
+        }
+        session.finish().unwrap();
+        let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let session = player.session(&key("repeat"), meta("repeat")).unwrap();
+        for n in 0..3 {
+            assert_eq!(session.send(prompt(7)).await.unwrap().body["n"], n);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_secret_left_in_a_response_stops_the_write_without_printing_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let leaked = format!("sk-or-v1-{}", "a1b2c3d4e5".repeat(4));
+        let recorder = Transport::new(
+            Mode::Record,
+            options(dir.path()),
+            Counter::new(json!(format!("here is a key: {leaked}"))),
+        );
+        let session = recorder.session(&key("leak"), meta("leak")).unwrap();
+        session.send(prompt(1)).await.unwrap();
+        let err = session.finish().unwrap_err();
+        let message = err.to_string();
+        assert!(matches!(err, CallError::Cassette(_)));
+        let path = dir
+            .path()
+            .join("openrouter/openai__gpt-4o-mini/default/toy/leak.json");
+        assert!(
+            message.starts_with(&format!(
+                "refusing to write {}: it would contain an OpenRouter key (sk-or-v1-…)",
+                path.display()
+            )),
+            "{message}"
+        );
+        assert!(!message.contains(&leaked));
+        assert!(!message.contains("a1b2c3d4e5"));
+        assert!(!path.exists());
+    }
+
+    #[tokio::test]
+    async fn a_redact_pattern_keeps_a_secret_out_and_the_write_goes_ahead() {
+        let dir = tempfile::tempdir().unwrap();
+        let leaked = format!("sk-or-v1-{}", "a1b2c3d4e5".repeat(4));
+        let mut opts = options(dir.path());
+        opts.redact = vec![Regex::new(r"sk-or-v1-[0-9a-z]+").unwrap()];
+        let recorder = Transport::new(Mode::Record, opts, Counter::new(json!(leaked)));
+        let session = recorder.session(&key("leak"), meta("leak")).unwrap();
+        session.send(prompt(1)).await.unwrap();
+        let path = session.finish().unwrap().unwrap();
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(text.contains("\"extra\": \"[REDACTED]\""), "{text}");
+    }
+
+    #[tokio::test]
+    async fn auto_replays_hits_and_records_only_misses() {
+        let dir = tempfile::tempdir().unwrap();
+        let upstream = Counter::new(Value::Null);
+        let recorder = Transport::new(Mode::Record, options(dir.path()), upstream.clone());
+        let session = recorder.session(&key("auto"), meta("auto")).unwrap();
+        session.send(prompt(1)).await.unwrap();
+        session.send(prompt(2)).await.unwrap();
+        let path = session.finish().unwrap().unwrap();
+        let before = std::fs::read_to_string(&path).unwrap();
+
+        // Everything recorded: nothing fetched, nothing written.
+        let auto = Transport::new(Mode::Auto, options(dir.path()), upstream.clone());
+        let session = auto.session(&key("auto"), meta("auto")).unwrap();
+        assert_eq!(session.send(prompt(1)).await.unwrap().body["n"], 0);
+        assert_eq!(session.finish().unwrap(), None);
+        assert_eq!(upstream.calls.load(Ordering::SeqCst), 2);
+
+        // One hit, one miss: the miss goes upstream, the file holds both in order.
+        let session = auto.session(&key("auto"), meta("auto")).unwrap();
+        assert_eq!(session.send(prompt(2)).await.unwrap().body["n"], 1);
+        assert_eq!(session.send(prompt(3)).await.unwrap().body["n"], 2);
+        assert_eq!(session.finish().unwrap(), Some(path.clone()));
+        assert_eq!(upstream.calls.load(Ordering::SeqCst), 3);
+        let after = load(&path).unwrap();
+        let ns: Vec<&Value> = after
+            .interactions
+            .iter()
+            .map(|i| &i.response.body["n"])
+            .collect();
+        assert_eq!(ns, vec![&json!(1), &json!(2)]);
+        assert_ne!(before, std::fs::read_to_string(&path).unwrap());
+
+        // No cassette at all: auto records.
+        let session = auto.session(&key("fresh"), meta("fresh")).unwrap();
+        session.send(prompt(9)).await.unwrap();
+        assert!(session.finish().unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn live_reads_and_writes_nothing_and_failures_are_not_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let live = Transport::new(Mode::Live, options(dir.path()), Counter::new(Value::Null));
+        let session = live.session(&key("live"), meta("live")).unwrap();
+        session.send(prompt(1)).await.unwrap();
+        assert_eq!(session.finish().unwrap(), None);
+        assert!(list_files_in(dir.path()).is_empty());
+
+        let recorder = Transport::new(Mode::Record, options(dir.path()), Arc::new(NoNetwork));
+        let session = recorder.session(&key("down"), meta("down")).unwrap();
+        assert!(matches!(
+            session.send(prompt(1)).await,
+            Err(CallError::Transport(_))
+        ));
+        assert_eq!(session.finish().unwrap(), None);
+        assert!(list_files_in(dir.path()).is_empty());
+    }
+
+    fn list_files_in(dir: &std::path::Path) -> Vec<PathBuf> {
+        crate::cassette::list_files(dir)
+    }
+
+    #[test]
+    fn corrupt_and_future_cassettes_are_errors_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let transport = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let path = transport.path(&key("bad"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "{\n  \"format\": 1,\n    ]\n").unwrap();
+        let err = transport.session(&key("bad"), meta("bad")).err().unwrap();
+        assert!(
+            err.to_string()
+                .starts_with(&format!("{}: not a cassette (", path.display())),
+            "{err}"
+        );
+        std::fs::write(&path, "{\"format\": 7, \"interactions\": []}").unwrap();
+        let err = transport.session(&key("bad"), meta("bad")).err().unwrap();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: format 7 is newer than this evals understands (1); upgrade evals",
+                path.display()
+            )
+        );
+        // Record mode does not read the old file: it replaces it.
+        let recorder = Transport::new(Mode::Record, options(dir.path()), Arc::new(NoNetwork));
+        assert!(recorder.session(&key("bad"), meta("bad")).is_ok());
+    }
+
+    #[test]
+    fn a_case_id_with_dot_dots_stays_inside_the_cassette_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let transport = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let path = transport.path(&key("../../etc"));
+        assert!(path.starts_with(dir.path()));
+        assert!(
+            !path
+                .components()
+                .any(|c| c == std::path::Component::ParentDir)
+        );
+    }
+
+    #[test]
+    fn modes_parse_print_and_resolve_on_ci() {
+        for mode in [Mode::Replay, Mode::Record, Mode::Auto, Mode::Live] {
+            assert_eq!(mode.to_string().parse::<Mode>(), Ok(mode));
+        }
+        assert_eq!("AUTO".parse::<Mode>(), Ok(Mode::Auto));
+        assert!(
+            "tape"
+                .parse::<Mode>()
+                .unwrap_err()
+                .contains("replay, record, auto or live")
+        );
+        assert_eq!(Mode::Auto.resolve(true), Mode::Replay);
+        assert_eq!(Mode::Auto.resolve(false), Mode::Auto);
+        assert_eq!(Mode::Record.resolve(true), Mode::Record);
+        assert_eq!(Mode::Live.resolve(true), Mode::Live);
+    }
+
+    #[tokio::test]
+    async fn live_client_names_timeouts_and_refused_connections() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(5)))
+            .mount(&server)
+            .await;
+        let client = LiveClient::new(Duration::from_millis(200), vec![]).unwrap();
+        let url = format!("{}/chat/completions", server.uri());
+        let err = client.send(prompt_to(&url)).await.unwrap_err();
+        assert_eq!(
+            err,
+            CallError::Transport(format!("POST {url}: timed out after 200ms"))
+        );
+
+        let port = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().port()
+        };
+        let url = format!("http://127.0.0.1:{port}/v1");
+        let err = client.send(prompt_to(&url)).await.unwrap_err();
+        assert_eq!(
+            err,
+            CallError::Transport(format!("POST {url}: connection refused"))
+        );
+    }
+
+    #[tokio::test]
+    async fn live_client_returns_error_statuses_and_text_bodies() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(
+                ResponseTemplate::new(429)
+                    .insert_header("retry-after", "3")
+                    .set_body_string("slow down"),
+            )
+            .mount(&server)
+            .await;
+        let client = LiveClient::new(Duration::from_secs(5), vec![]).unwrap();
+        let response = client.send(prompt_to(&server.uri())).await.unwrap();
+        assert_eq!(response.status, 429);
+        assert_eq!(response.body, json!("slow down"));
+        assert!(
+            response
+                .headers
+                .contains(&("retry-after".into(), "3".into()))
+        );
+        let sent = &server.received_requests().await.unwrap()[0];
+        assert_eq!(
+            sent.headers.get("content-type").unwrap(),
+            "application/json"
+        );
+        assert_eq!(sent.body_json::<Value>().unwrap(), json!({"prompt": 1}));
+    }
+
+    fn prompt_to(url: &str) -> HttpRequest {
+        HttpRequest {
+            url: url.to_string(),
+            ..prompt(1)
+        }
+    }
+}
