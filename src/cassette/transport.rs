@@ -390,7 +390,8 @@ impl Session {
             format: FORMAT,
             case: self.meta.case,
             contender: self.meta.contender,
-            recorded_at: chrono::Utc::now(),
+            // Whole seconds: nanoseconds would only add noise to every re-record's diff.
+            recorded_at: chrono::SubsecRound::trunc_subsecs(chrono::Utc::now(), 0),
             evals_version: env!("CARGO_PKG_VERSION").to_string(),
             interactions: state.exchanged,
         };
