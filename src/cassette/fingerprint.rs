@@ -1,0 +1,237 @@
+//! Request fingerprints: the SHA-256 of a canonical form of a request.
+//!
+//! Two requests that mean the same thing must hash the same, whatever the key order of
+//! their JSON, the order of their query parameters, or their headers (auth and SDK
+//! telemetry differ from machine to machine, so no header counts). Fields listed in
+//! `ignore_fields` (volatile ids, trace ids) are removed before hashing.
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::http::HttpRequest;
+
+/// The hex SHA-256 of the canonical request: method, URL with its query sorted, and the
+/// JSON body with sorted keys, minus `ignore_fields` (dotted paths such as `user` or
+/// `metadata.trace_id`). Headers never count.
+pub fn fingerprint(req: &HttpRequest, ignore_fields: &[String]) -> String {
+    let body = req.body.as_ref().map(|b| strip_fields(b, ignore_fields));
+    let mut canonical = String::new();
+    canonical.push_str(&req.method.to_ascii_uppercase());
+    canonical.push('\n');
+    canonical.push_str(&canonical_url(&req.url));
+    canonical.push('\n');
+    match &body {
+        Some(b) => write_canonical(b, &mut canonical),
+        None => canonical.push_str("(no body)"),
+    }
+    hex::encode(Sha256::digest(canonical.as_bytes()))
+}
+
+/// The URL with its query parameters sorted (and any `#fragment` dropped, as it is never
+/// sent), so `?b=2&a=1` and `?a=1&b=2` are the same request.
+pub(crate) fn canonical_url(url: &str) -> String {
+    let url = url.split_once('#').map_or(url, |(u, _)| u);
+    match url.split_once('?') {
+        None => url.to_string(),
+        Some((base, query)) => {
+            let mut params: Vec<&str> = query.split('&').filter(|p| !p.is_empty()).collect();
+            if params.is_empty() {
+                return base.to_string();
+            }
+            params.sort_unstable();
+            format!("{base}?{}", params.join("&"))
+        }
+    }
+}
+
+/// A copy of `body` without the fields named by dotted paths. A path segment that meets an
+/// array applies to each element (`messages.name`), unless it is an index (`messages.0.name`).
+pub(crate) fn strip_fields(body: &Value, ignore_fields: &[String]) -> Value {
+    let mut body = body.clone();
+    for path in ignore_fields {
+        let segments: Vec<&str> = path.split('.').filter(|s| !s.is_empty()).collect();
+        if !segments.is_empty() {
+            remove_path(&mut body, &segments);
+        }
+    }
+    body
+}
+
+fn remove_path(value: &mut Value, segments: &[&str]) {
+    let Some((first, rest)) = segments.split_first() else {
+        return;
+    };
+    match value {
+        Value::Object(map) => {
+            if rest.is_empty() {
+                map.remove(*first);
+            } else if let Some(child) = map.get_mut(*first) {
+                remove_path(child, rest);
+            }
+        }
+        Value::Array(items) => match first.parse::<usize>() {
+            Ok(index) if rest.is_empty() => {
+                // Removing an element would shift the others; null it so indexes stay put.
+                if let Some(item) = items.get_mut(index) {
+                    *item = Value::Null;
+                }
+            }
+            Ok(index) => {
+                if let Some(item) = items.get_mut(index) {
+                    remove_path(item, rest);
+                }
+            }
+            Err(_) => {
+                for item in items {
+                    remove_path(item, segments);
+                }
+            }
+        },
+        _ => {}
+    }
+}
+
+/// Compact JSON with object keys sorted explicitly, so the hash never depends on how
+/// serde_json happens to order its maps.
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (key, val)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(val, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn req(url: &str, headers: &[(&str, &str)], body: Value) -> HttpRequest {
+        HttpRequest {
+            method: "post".into(),
+            url: url.into(),
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            body: Some(body),
+        }
+    }
+
+    #[test]
+    fn key_order_does_not_change_the_fingerprint() {
+        let a: Value = serde_json::from_str(
+            r#"{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":0.1}"#,
+        )
+        .unwrap();
+        let b: Value = serde_json::from_str(
+            r#"{"temperature":0.1,"messages":[{"content":"hi","role":"user"}],"model":"m"}"#,
+        )
+        .unwrap();
+        let u = "https://x/v1/chat";
+        assert_eq!(
+            fingerprint(&req(u, &[], a), &[]),
+            fingerprint(&req(u, &[], b), &[])
+        );
+    }
+
+    #[test]
+    fn headers_never_count() {
+        let body = json!({"model": "m"});
+        let a = req(
+            "https://x/v1",
+            &[("authorization", "Bearer one")],
+            body.clone(),
+        );
+        let b = req(
+            "https://x/v1",
+            &[("authorization", "Bearer two"), ("x-stainless-os", "Linux")],
+            body,
+        );
+        assert_eq!(fingerprint(&a, &[]), fingerprint(&b, &[]));
+    }
+
+    #[test]
+    fn query_order_does_not_matter_but_values_do() {
+        let body = json!({});
+        let a = req("https://x/v1?b=2&a=1", &[], body.clone());
+        let b = req("https://x/v1?a=1&b=2", &[], body.clone());
+        let c = req("https://x/v1?a=1&b=3", &[], body);
+        assert_eq!(fingerprint(&a, &[]), fingerprint(&b, &[]));
+        assert_ne!(fingerprint(&a, &[]), fingerprint(&c, &[]));
+    }
+
+    #[test]
+    fn ignore_fields_are_removed_before_hashing() {
+        let ignore = vec!["user".to_string(), "metadata.trace_id".to_string()];
+        let a = req(
+            "https://x/v1",
+            &[],
+            json!({"model": "m", "user": "u1", "metadata": {"trace_id": "t1", "keep": 1}}),
+        );
+        let b = req(
+            "https://x/v1",
+            &[],
+            json!({"model": "m", "user": "u2", "metadata": {"trace_id": "t2", "keep": 1}}),
+        );
+        let c = req(
+            "https://x/v1",
+            &[],
+            json!({"model": "m", "user": "u2", "metadata": {"trace_id": "t2", "keep": 2}}),
+        );
+        assert_ne!(fingerprint(&a, &[]), fingerprint(&b, &[]));
+        assert_eq!(fingerprint(&a, &ignore), fingerprint(&b, &ignore));
+        assert_ne!(fingerprint(&a, &ignore), fingerprint(&c, &ignore));
+    }
+
+    #[test]
+    fn ignore_fields_reach_into_arrays() {
+        let ignore = vec!["messages.name".to_string()];
+        let a = req(
+            "u",
+            &[],
+            json!({"messages": [{"name": "a", "content": "x"}]}),
+        );
+        let b = req(
+            "u",
+            &[],
+            json!({"messages": [{"name": "b", "content": "x"}]}),
+        );
+        assert_eq!(fingerprint(&a, &ignore), fingerprint(&b, &ignore));
+    }
+
+    #[test]
+    fn method_case_does_not_matter_but_body_and_url_do() {
+        let mut a = req("https://x/v1", &[], json!({"t": 0.1}));
+        let b = a.clone();
+        a.method = "POST".into();
+        assert_eq!(fingerprint(&a, &[]), fingerprint(&b, &[]));
+        let c = req("https://x/v1", &[], json!({"t": 0.7}));
+        let d = req("https://x/v2", &[], json!({"t": 0.1}));
+        assert_ne!(fingerprint(&a, &[]), fingerprint(&c, &[]));
+        assert_ne!(fingerprint(&a, &[]), fingerprint(&d, &[]));
+    }
+}

@@ -1,0 +1,276 @@
+//! The cassette file: its serde types, its `format` version, and loading with errors that
+//! name the file.
+//!
+//! A cassette holds every HTTP exchange of one case for one contender, in the order they
+//! happened. It is written as pretty JSON with every object's keys sorted (the value is
+//! turned into a `serde_json::Value`, whose maps are sorted), so re-recording an unchanged
+//! case gives a small, readable git diff.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::http::{CallError, HttpRequest, HttpResponse};
+use crate::results::ContenderInfo;
+
+/// The cassette format this build reads and writes. A newer file is refused, not guessed at.
+pub const FORMAT: u32 = 1;
+
+/// One cassette file: all exchanges of one case for one contender.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cassette {
+    pub format: u32,
+    /// `dataset/case id`.
+    pub case: String,
+    pub contender: ContenderInfo,
+    pub recorded_at: DateTime<Utc>,
+    /// The `evals` version that wrote the file.
+    pub evals_version: String,
+    /// In the order the responses arrived.
+    pub interactions: Vec<Interaction>,
+}
+
+/// One request and the response it got.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interaction {
+    /// [`super::fingerprint`] of the (scrubbed) request.
+    pub fingerprint: String,
+    pub request: RecordedRequest,
+    pub response: RecordedResponse,
+    /// Reported as the call's latency on replay, so a replayed run shows recorded figures.
+    pub latency_ms: u64,
+    /// Read from an OpenAI-shaped body when present; informational only (the provider
+    /// reads usage from the replayed body itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<RecordedUsage>,
+}
+
+/// The request as written: allow-listed headers only, secrets scrubbed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedRequest {
+    pub method: String,
+    pub url: String,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default)]
+    pub body: Option<Value>,
+}
+
+/// The response as written: allow-listed headers only, secrets scrubbed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedResponse {
+    pub status: u16,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    pub body: Value,
+}
+
+/// Token counts and cost as the provider reported them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedUsage {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
+}
+
+impl RecordedUsage {
+    /// `usage.prompt_tokens`, `usage.completion_tokens` and `usage.cost` of an
+    /// OpenAI-shaped body; `None` when it has none of them.
+    pub fn from_body(body: &Value) -> Option<RecordedUsage> {
+        let usage = body.get("usage")?;
+        let usage = RecordedUsage {
+            prompt_tokens: usage.get("prompt_tokens").and_then(Value::as_u64),
+            completion_tokens: usage.get("completion_tokens").and_then(Value::as_u64),
+            cost: usage.get("cost").and_then(Value::as_f64),
+        };
+        let empty = usage.prompt_tokens.is_none()
+            && usage.completion_tokens.is_none()
+            && usage.cost.is_none();
+        (!empty).then_some(usage)
+    }
+}
+
+impl RecordedRequest {
+    /// The request as a provider would have built it (without the headers never stored).
+    pub fn to_http(&self) -> HttpRequest {
+        HttpRequest {
+            method: self.method.clone(),
+            url: self.url.clone(),
+            headers: self
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            body: self.body.clone(),
+        }
+    }
+}
+
+impl Interaction {
+    /// The recorded response, with the recorded latency.
+    pub fn to_response(&self) -> HttpResponse {
+        HttpResponse {
+            status: self.response.status,
+            headers: self
+                .response
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            body: self.response.body.clone(),
+            latency: Duration::from_millis(self.latency_ms),
+        }
+    }
+}
+
+impl Cassette {
+    /// Pretty JSON with every object's keys sorted, ending in a newline.
+    pub fn to_pretty_json(&self) -> Result<String, serde_json::Error> {
+        // Through `Value`: its maps are BTreeMaps, so struct fields come out sorted too.
+        let value = serde_json::to_value(self)?;
+        let mut text = serde_json::to_string_pretty(&value)?;
+        text.push('\n');
+        Ok(text)
+    }
+}
+
+/// Reads a cassette, naming the file in every error: unreadable, not JSON, not a cassette,
+/// or written by a newer `evals`.
+pub fn load(path: &Path) -> Result<Cassette, CallError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        CallError::Cassette(format!("{}: cannot read cassette: {e}", path.display()))
+    })?;
+    parse(&text, path)
+}
+
+pub(crate) fn parse(text: &str, path: &Path) -> Result<Cassette, CallError> {
+    let not_a_cassette =
+        |why: String| CallError::Cassette(format!("{}: not a cassette ({why})", path.display()));
+    let value: Value = serde_json::from_str(text).map_err(|e| not_a_cassette(e.to_string()))?;
+    let format = match value.get("format") {
+        Some(f) => f
+            .as_u64()
+            .ok_or_else(|| not_a_cassette(format!("`format` is {f}, expected a number")))?,
+        None => return Err(not_a_cassette("no `format` field".into())),
+    };
+    if format > u64::from(FORMAT) {
+        return Err(CallError::Cassette(format!(
+            "{}: format {format} is newer than this evals understands ({FORMAT}); upgrade evals",
+            path.display()
+        )));
+    }
+    Cassette::deserialize(value).map_err(|e| not_a_cassette(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    pub(crate) fn sample() -> Cassette {
+        Cassette {
+            format: FORMAT,
+            case: "toy/vague".into(),
+            contender: ContenderInfo {
+                id: "fake/echo".into(),
+                provider: "fake".into(),
+                model: "echo".into(),
+                effort: None,
+                temperature: Some("0.1".into()),
+                max_tokens: None,
+            },
+            recorded_at: DateTime::from_timestamp(1_700_000_000, 0).unwrap_or_default(),
+            evals_version: env!("CARGO_PKG_VERSION").into(),
+            interactions: vec![Interaction {
+                fingerprint: "abc".into(),
+                request: RecordedRequest {
+                    method: "POST".into(),
+                    url: "https://x/v1/chat/completions".into(),
+                    headers: BTreeMap::from([("content-type".into(), "application/json".into())]),
+                    body: Some(json!({"model": "echo", "temperature": 0.1})),
+                },
+                response: RecordedResponse {
+                    status: 200,
+                    headers: BTreeMap::new(),
+                    body: json!({"usage": {"prompt_tokens": 3, "completion_tokens": 4, "cost": 0.5}}),
+                },
+                latency_ms: 1234,
+                usage: Some(RecordedUsage {
+                    prompt_tokens: Some(3),
+                    completion_tokens: Some(4),
+                    cost: Some(0.5),
+                }),
+            }],
+        }
+    }
+
+    #[test]
+    fn round_trips_with_sorted_keys() {
+        let c = sample();
+        let text = c.to_pretty_json().unwrap();
+        let keys: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("  \""))
+            .map(|l| l.trim().split('"').nth(1).unwrap())
+            .collect();
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        assert_eq!(keys, sorted);
+        assert!(text.contains("\"format\": 1"));
+        assert_eq!(parse(&text, Path::new("c.json")).unwrap(), c);
+    }
+
+    #[test]
+    fn corrupt_file_is_named_with_position() {
+        let err = parse(
+            "{\n  \"format\": 1,\n  oops\n}",
+            Path::new("cassettes/a/b.json"),
+        )
+        .unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("cassettes/a/b.json: not a cassette ("),
+            "{msg}"
+        );
+        assert!(msg.contains("line 3 column"), "{msg}");
+    }
+
+    #[test]
+    fn future_format_asks_for_an_upgrade() {
+        let err = parse(r#"{"format": 7}"#, Path::new("cassettes/a/b.json")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cassettes/a/b.json: format 7 is newer than this evals understands (1); upgrade evals"
+        );
+    }
+
+    #[test]
+    fn json_that_is_not_a_cassette_is_named() {
+        let err = parse(r#"{"hello": 1}"#, Path::new("x.json")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "x.json: not a cassette (no `format` field)"
+        );
+        let err = parse(r#"{"format": 1}"#, Path::new("x.json")).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("x.json: not a cassette (missing field"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn usage_is_read_from_an_openai_shaped_body() {
+        let u = RecordedUsage::from_body(&json!({"usage": {"prompt_tokens": 5}})).unwrap();
+        assert_eq!(u.prompt_tokens, Some(5));
+        assert_eq!(RecordedUsage::from_body(&json!({"choices": []})), None);
+    }
+}

@@ -1,0 +1,206 @@
+//! Where cassettes live and how they are written.
+//!
+//! One file per case per contender at
+//! `<dir>/<provider>/<model>/<settings>/<dataset>/<case id>.json`. Every part is made
+//! filesystem-safe on its own, so no name (`../../etc`, `/abs`, `a\b`) can reach outside
+//! the cassette folder; only a case id's `/` makes more than one folder level.
+
+use std::path::{Path, PathBuf};
+
+use super::format::Cassette;
+use super::http::CallError;
+use super::redact::Redactor;
+
+/// Which cassette a case's exchanges belong to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CassetteKey {
+    /// The provider's config section: `openrouter`, `fake`.
+    pub provider: String,
+    /// The model as sent: `openai/gpt-4o-mini`.
+    pub model: String,
+    /// The contender's settings as one stable word, e.g. `default` or `effort-low_t0.1`.
+    pub settings: String,
+    pub dataset: String,
+    /// The case id within its dataset; `vague/003` is two path levels.
+    pub case_id: String,
+}
+
+impl CassetteKey {
+    /// The file's path below the cassette folder. Never absolute, never contains `..`.
+    pub fn relative_path(&self) -> PathBuf {
+        let mut path = PathBuf::new();
+        path.push(sanitize_part(&self.provider));
+        // A model's `/` is a vendor prefix, not a folder: `openai/gpt-4o-mini` →
+        // `openai__gpt-4o-mini`, so every model is exactly one level.
+        path.push(sanitize_part(&self.model.replace('/', "__")));
+        path.push(sanitize_part(&self.settings));
+        path.push(sanitize_part(&self.dataset));
+        let mut levels: Vec<String> = self
+            .case_id
+            .split(['/', '\\'])
+            .filter(|s| !s.is_empty())
+            .map(sanitize_part)
+            .collect();
+        let file = levels.pop().unwrap_or_else(|| "_".to_string());
+        for level in levels {
+            path.push(level);
+        }
+        path.push(format!("{file}.json"));
+        path
+    }
+}
+
+/// Keeps `[A-Za-z0-9._-]`, replaces anything else with `_`; never empty, never `.` or `..`.
+pub(crate) fn sanitize_part(part: &str) -> String {
+    let clean: String = part
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if clean.is_empty() {
+        "_".to_string()
+    } else if clean.chars().all(|c| c == '.') {
+        "_".repeat(clean.len())
+    } else {
+        clean
+    }
+}
+
+/// Every `*.json` file under `dir`, sorted; an absent folder has none.
+pub fn list_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+        .filter(|p| p.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Serializes, scans for secrets, and writes atomically. A secret still present after
+/// scrubbing stops the write; the error names its kind, never its value.
+pub(crate) fn write(
+    path: &Path,
+    cassette: &Cassette,
+    redactor: &Redactor,
+) -> Result<(), CallError> {
+    let text = cassette.to_pretty_json().map_err(|e| {
+        CallError::Cassette(format!(
+            "{}: cannot serialize cassette: {e}",
+            path.display()
+        ))
+    })?;
+    if let Some(finding) = redactor.scan_text(&text).into_iter().next() {
+        return Err(CallError::Cassette(format!(
+            "refusing to write {}: it would contain {} (line {}); add a `redact` pattern \
+             for it, or keep the secret out of the request",
+            path.display(),
+            with_article(finding.kind),
+            finding.line
+        )));
+    }
+    crate::error::write_atomic(path, text.as_bytes())
+        .map_err(|e| CallError::Cassette(format!("cannot write cassette: {e}")))
+}
+
+fn with_article(kind: &str) -> String {
+    let article = match kind.chars().next() {
+        Some('A' | 'E' | 'I' | 'O' | 'U' | 'a' | 'e' | 'i' | 'o' | 'u') => "an",
+        _ => "a",
+    };
+    format!("{article} {kind}")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Component;
+
+    use super::*;
+
+    fn key(case_id: &str) -> CassetteKey {
+        CassetteKey {
+            provider: "openrouter".into(),
+            model: "openai/gpt-4o-mini".into(),
+            settings: "default".into(),
+            dataset: "toy".into(),
+            case_id: case_id.into(),
+        }
+    }
+
+    fn stays_inside(path: &Path) -> bool {
+        path.components().all(|c| matches!(c, Component::Normal(_)))
+    }
+
+    #[test]
+    fn layout_is_provider_model_settings_dataset_case() {
+        assert_eq!(
+            key("vague/003").relative_path(),
+            PathBuf::from("openrouter/openai__gpt-4o-mini/default/toy/vague/003.json")
+        );
+        assert_eq!(
+            key("refund window").relative_path(),
+            PathBuf::from("openrouter/openai__gpt-4o-mini/default/toy/refund_window.json")
+        );
+    }
+
+    #[test]
+    fn dot_dot_case_id_cannot_escape_the_folder() {
+        for id in [
+            "../../etc",
+            "/etc/passwd",
+            "..",
+            ".",
+            "",
+            "a/../../b",
+            "..\\..\\x",
+            "C:\\x",
+        ] {
+            let p = key(id).relative_path();
+            assert!(stays_inside(&p), "{id:?} → {}", p.display());
+            assert!(p.starts_with("openrouter/openai__gpt-4o-mini/default/toy"));
+        }
+        assert_eq!(
+            key("../../etc").relative_path(),
+            PathBuf::from("openrouter/openai__gpt-4o-mini/default/toy/__/__/etc.json")
+        );
+        let mut k = key("x");
+        k.provider = "..".into();
+        k.model = "../..".into();
+        k.dataset = "/".into();
+        k.settings = ".".into();
+        assert!(
+            stays_inside(&k.relative_path()),
+            "{}",
+            k.relative_path().display()
+        );
+    }
+
+    #[test]
+    fn sanitize_keeps_safe_names_as_they_are() {
+        assert_eq!(sanitize_part("gpt-4.1_mini"), "gpt-4.1_mini");
+        assert_eq!(sanitize_part("llama3.2:latest"), "llama3.2_latest");
+        assert_eq!(sanitize_part("..."), "___");
+    }
+
+    #[test]
+    fn list_files_finds_nested_json_only() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        std::fs::write(dir.path().join("a/b/c.json"), "{}").unwrap();
+        std::fs::write(dir.path().join("a/d.json"), "{}").unwrap();
+        std::fs::write(dir.path().join("a/notes.txt"), "").unwrap();
+        let files = list_files(dir.path());
+        assert_eq!(
+            files,
+            vec![dir.path().join("a/b/c.json"), dir.path().join("a/d.json")]
+        );
+        assert!(list_files(&dir.path().join("missing")).is_empty());
+    }
+}

@@ -1,0 +1,1050 @@
+//! The record/replay transport: modes, per-case sessions, and the live HTTP client.
+//!
+//! A [`Transport`] is made once per run with a [`Mode`]; each case opens a [`Session`] on
+//! its cassette, sends its requests through it (concurrently if it likes), and calls
+//! [`Session::finish`] to write what was recorded. Providers call `send` and never learn
+//! whether the answer came from the network or from a file.
+
+use std::fmt;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use regex::Regex;
+use serde_json::Value;
+
+use super::fingerprint::fingerprint;
+use super::format::{
+    Cassette, FORMAT, Interaction, RecordedRequest, RecordedResponse, RecordedUsage, parse,
+};
+use super::http::{CallError, HttpRequest, HttpResponse};
+use super::matcher::{Matcher, describe_difference, nearest};
+use super::redact::Redactor;
+use super::store::{self, CassetteKey};
+use crate::results::ContenderInfo;
+
+/// Request headers that may be written to a cassette; everything else (auth, SDK
+/// telemetry, cookies) is dropped.
+const REQUEST_HEADERS: &[&str] = &["content-type", "accept"];
+/// Response headers that may be written (`retry-after` so replayed rate limits behave).
+const RESPONSE_HEADERS: &[&str] = &["content-type", "retry-after"];
+
+/// How the transport uses cassettes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Answer only from cassettes; a request with no recording is an error of the case.
+    Replay,
+    /// Always call upstream; rewrite the cassette of every case that ran.
+    Record,
+    /// Replay what is recorded, call upstream and record what is not.
+    Auto,
+    /// Call upstream; read and write nothing.
+    Live,
+}
+
+impl Mode {
+    /// The mode to run in: with `CI` set, `auto` acts as `replay` (no writes on CI).
+    pub fn resolve(self, ci: bool) -> Mode {
+        match self {
+            Mode::Auto if ci => Mode::Replay,
+            other => other,
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Replay => "replay",
+            Mode::Record => "record",
+            Mode::Auto => "auto",
+            Mode::Live => "live",
+        })
+    }
+}
+
+impl FromStr for Mode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Mode, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "replay" => Ok(Mode::Replay),
+            "record" => Ok(Mode::Record),
+            "auto" => Ok(Mode::Auto),
+            "live" => Ok(Mode::Live),
+            _ => Err(format!(
+                "unknown cassette mode `{s}`; use replay, record, auto or live"
+            )),
+        }
+    }
+}
+
+/// Where cassettes live and what to leave out of them.
+#[derive(Debug, Clone, Default)]
+pub struct CassetteOptions {
+    /// The cassette folder (`evals/cassettes`).
+    pub dir: PathBuf,
+    /// Dotted body paths (`user`, `metadata.trace_id`) left out of fingerprints and diffs.
+    pub ignore_fields: Vec<String>,
+    /// Patterns replaced with `[REDACTED]` in URLs and bodies before a write.
+    pub redact: Vec<Regex>,
+    /// Secret values (the API keys the suite uses) scrubbed before a write, and refused if
+    /// still present. Values shorter than 8 characters are ignored.
+    pub secrets: Vec<String>,
+}
+
+/// What a cassette records about its case, and the hint a miss ends with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionMeta {
+    /// `dataset/case id`.
+    pub case: String,
+    pub contender: ContenderInfo,
+    /// The last line of a miss, e.g. "run `evals record -c vague` to record it".
+    pub hint: String,
+}
+
+/// The future an [`Upstream`] returns.
+pub type UpstreamFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<HttpResponse, CallError>> + Send + 'a>>;
+
+/// Sends requests for real. The runner wraps it with retries/rate limits later.
+pub trait Upstream: Send + Sync {
+    fn send<'a>(&'a self, req: HttpRequest) -> UpstreamFuture<'a>;
+}
+
+/// The real HTTP client: a `reqwest::Client` with a per-call timeout.
+#[derive(Debug, Clone)]
+pub struct LiveClient {
+    client: reqwest::Client,
+    timeout: Duration,
+    redirects: Vec<(String, String)>,
+}
+
+impl LiveClient {
+    /// A client whose calls time out after `timeout`. A request whose URL starts with the
+    /// first string of a `redirects` pair is sent to the second instead (the canonical URL
+    /// stays in the cassette and the fingerprint): used to record against a local server.
+    pub fn new(
+        timeout: Duration,
+        redirects: Vec<(String, String)>,
+    ) -> Result<LiveClient, CallError> {
+        // reqwest is built without a default TLS crypto provider; install ring's once.
+        // An error only means one is installed already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .build()
+            .map_err(|e| CallError::Transport(format!("cannot start the HTTP client: {e}")))?;
+        Ok(LiveClient {
+            client,
+            timeout,
+            redirects,
+        })
+    }
+
+    fn target_url(&self, url: &str) -> String {
+        for (from, to) in &self.redirects {
+            if let Some(rest) = url.strip_prefix(from.as_str()) {
+                return format!("{to}{rest}");
+            }
+        }
+        url.to_string()
+    }
+
+    async fn send_now(&self, req: HttpRequest) -> Result<HttpResponse, CallError> {
+        let method_name = req.method.to_ascii_uppercase();
+        let target = self.target_url(&req.url);
+        let what = if target == req.url {
+            format!("{method_name} {}", req.url)
+        } else {
+            format!("{method_name} {} (sent to {target})", req.url)
+        };
+        let method = reqwest::Method::from_bytes(method_name.as_bytes())
+            .map_err(|_| CallError::Transport(format!("{what}: not an HTTP method")))?;
+        let mut builder = self.client.request(method, &target).timeout(self.timeout);
+        let mut has_content_type = false;
+        for (name, value) in &req.headers {
+            has_content_type |= name.eq_ignore_ascii_case("content-type");
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        if let Some(body) = &req.body {
+            let bytes = serde_json::to_vec(body).map_err(|e| {
+                CallError::Transport(format!("{what}: cannot encode the body: {e}"))
+            })?;
+            if !has_content_type {
+                builder = builder.header("content-type", "application/json");
+            }
+            builder = builder.body(bytes);
+        }
+        let started = Instant::now();
+        let response = builder
+            .send()
+            .await
+            .map_err(|e| CallError::Transport(format!("{what}: {}", self.describe(&e))))?;
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_ascii_lowercase(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let text = response
+            .text()
+            .await
+            .map_err(|e| CallError::Transport(format!("{what}: {}", self.describe(&e))))?;
+        let latency = started.elapsed();
+        let body = match serde_json::from_str::<Value>(&text) {
+            Ok(json) => json,
+            Err(_) => Value::String(text),
+        };
+        Ok(HttpResponse {
+            status,
+            headers,
+            body,
+            latency,
+        })
+    }
+
+    fn describe(&self, error: &reqwest::Error) -> String {
+        if error.is_timeout() {
+            return format!("timed out after {}", human_duration(self.timeout));
+        }
+        // The innermost cause says what happened ("Connection refused (os error 111)").
+        let mut source: &dyn std::error::Error = error;
+        while let Some(next) = source.source() {
+            if let Some(io) = next.downcast_ref::<std::io::Error>() {
+                match io.kind() {
+                    std::io::ErrorKind::ConnectionRefused => return "connection refused".into(),
+                    std::io::ErrorKind::TimedOut => {
+                        return format!("timed out after {}", human_duration(self.timeout));
+                    }
+                    _ => {}
+                }
+            }
+            source = next;
+        }
+        if error.is_connect() {
+            format!("cannot connect: {source}")
+        } else {
+            source.to_string()
+        }
+    }
+}
+
+impl Upstream for LiveClient {
+    fn send<'a>(&'a self, req: HttpRequest) -> UpstreamFuture<'a> {
+        Box::pin(self.send_now(req))
+    }
+}
+
+fn human_duration(d: Duration) -> String {
+    if d.subsec_millis() == 0 && d.as_secs() > 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
+/// Opens a [`Session`] per case on its cassette, in one [`Mode`].
+pub struct Transport {
+    mode: Mode,
+    options: Arc<CassetteOptions>,
+    redactor: Arc<Redactor>,
+    upstream: Arc<dyn Upstream>,
+}
+
+impl Transport {
+    pub fn new(mode: Mode, options: CassetteOptions, upstream: Arc<dyn Upstream>) -> Transport {
+        let redactor = Redactor::new(&options.secrets, &options.redact);
+        Transport {
+            mode,
+            options: Arc::new(options),
+            redactor: Arc::new(redactor),
+            upstream,
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The cassette file of `key`.
+    pub fn path(&self, key: &CassetteKey) -> PathBuf {
+        self.options.dir.join(key.relative_path())
+    }
+
+    /// Opens the session of one case. In replay and auto, its cassette is loaded now: a
+    /// corrupt or future-format file is an error naming the file; an absent one is not
+    /// (replay reports it on the first request).
+    pub fn session(&self, key: &CassetteKey, meta: SessionMeta) -> Result<Session, CallError> {
+        let path = self.path(key);
+        let recorded = match self.mode {
+            Mode::Replay | Mode::Auto => match std::fs::read_to_string(&path) {
+                Ok(text) => Some(parse(&text, &path)?),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => {
+                    return Err(CallError::Cassette(format!(
+                        "{}: cannot read cassette: {e}",
+                        path.display()
+                    )));
+                }
+            },
+            Mode::Record | Mode::Live => None,
+        };
+        let recorded_interactions = recorded.map(|c| c.interactions);
+        let matcher = Matcher::new(recorded_interactions.as_deref().unwrap_or_default());
+        Ok(Session {
+            mode: self.mode,
+            path,
+            meta,
+            options: Arc::clone(&self.options),
+            redactor: Arc::clone(&self.redactor),
+            upstream: Arc::clone(&self.upstream),
+            recorded: recorded_interactions,
+            state: Mutex::new(State {
+                matcher,
+                exchanged: Vec::new(),
+                fetched_live: false,
+            }),
+        })
+    }
+}
+
+/// One case's use of its cassette. `send` may be called concurrently.
+pub struct Session {
+    mode: Mode,
+    path: PathBuf,
+    meta: SessionMeta,
+    options: Arc<CassetteOptions>,
+    redactor: Arc<Redactor>,
+    upstream: Arc<dyn Upstream>,
+    /// The cassette as loaded; `None` when there was none (or the mode reads none).
+    recorded: Option<Vec<Interaction>>,
+    state: Mutex<State>,
+}
+
+struct State {
+    matcher: Matcher,
+    /// What this session exchanged, in order: replayed hits (auto) and live calls.
+    exchanged: Vec<Interaction>,
+    /// Whether any request went upstream (auto writes only then).
+    fetched_live: bool,
+}
+
+impl Session {
+    /// The cassette file this session reads and writes.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Answers `req` from the cassette or upstream, as the mode says. Replayed responses
+    /// carry the recorded latency; recorded ones the latency as written (whole ms).
+    pub async fn send(&self, req: HttpRequest) -> Result<HttpResponse, CallError> {
+        match self.mode {
+            Mode::Live => self.upstream.send(req).await,
+            Mode::Record => self.fetch(req).await,
+            Mode::Replay => {
+                let recorded = self.scrubbed_request(&req);
+                let fp = fingerprint(&recorded.to_http(), &self.options.ignore_fields);
+                match self.replay(&fp) {
+                    Some(response) => Ok(response),
+                    None => Err(self.miss(&recorded)),
+                }
+            }
+            Mode::Auto => {
+                let recorded = self.scrubbed_request(&req);
+                let fp = fingerprint(&recorded.to_http(), &self.options.ignore_fields);
+                match self.replay(&fp) {
+                    Some(response) => Ok(response),
+                    None => self.fetch(req).await,
+                }
+            }
+        }
+    }
+
+    /// Writes the cassette when the mode and the session call for it, and returns its path.
+    /// Record writes every exchange of the session (nothing if there was none), replacing
+    /// the old file; auto writes (hits and new exchanges, in order) only if something was
+    /// fetched live; replay and live write nothing. A secret still present after scrubbing
+    /// stops the write with an error naming its kind.
+    pub fn finish(self) -> Result<Option<PathBuf>, CallError> {
+        let state = self
+            .state
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        let write = match self.mode {
+            Mode::Record => !state.exchanged.is_empty(),
+            Mode::Auto => state.fetched_live,
+            Mode::Replay | Mode::Live => false,
+        };
+        if !write {
+            return Ok(None);
+        }
+        let cassette = Cassette {
+            format: FORMAT,
+            case: self.meta.case,
+            contender: self.meta.contender,
+            // Whole seconds: nanoseconds would only add noise to every re-record's diff.
+            recorded_at: chrono::SubsecRound::trunc_subsecs(chrono::Utc::now(), 0),
+            evals_version: env!("CARGO_PKG_VERSION").to_string(),
+            interactions: state.exchanged,
+        };
+        store::write(&self.path, &cassette, &self.redactor)?;
+        Ok(Some(self.path))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn replay(&self, fp: &str) -> Option<HttpResponse> {
+        let recorded = self.recorded.as_ref()?;
+        let mut state = self.lock();
+        let interaction = recorded.get(state.matcher.take(fp)?)?;
+        if self.mode == Mode::Auto {
+            state.exchanged.push(interaction.clone());
+        }
+        Some(interaction.to_response())
+    }
+
+    async fn fetch(&self, req: HttpRequest) -> Result<HttpResponse, CallError> {
+        let request = self.scrubbed_request(&req);
+        let fp = fingerprint(&request.to_http(), &self.options.ignore_fields);
+        let mut response = self.upstream.send(req).await?;
+        let latency_ms = u64::try_from(response.latency.as_millis()).unwrap_or(u64::MAX);
+        // Report what replay will report, so a recorded run and its replay agree exactly.
+        response.latency = Duration::from_millis(latency_ms);
+        let interaction = Interaction {
+            fingerprint: fp,
+            request,
+            response: RecordedResponse {
+                status: response.status,
+                headers: self.allowed(&response.headers, RESPONSE_HEADERS),
+                body: self.redactor.scrub_value(&response.body),
+            },
+            latency_ms,
+            usage: RecordedUsage::from_body(&response.body),
+        };
+        let mut state = self.lock();
+        state.exchanged.push(interaction);
+        state.fetched_live = true;
+        Ok(response)
+    }
+
+    /// The request as it would be written: allow-listed headers, secrets scrubbed.
+    fn scrubbed_request(&self, req: &HttpRequest) -> RecordedRequest {
+        RecordedRequest {
+            method: req.method.to_ascii_uppercase(),
+            url: self.redactor.scrub_str(&req.url),
+            headers: self.allowed(&req.headers, REQUEST_HEADERS),
+            body: req.body.as_ref().map(|b| self.redactor.scrub_value(b)),
+        }
+    }
+
+    fn allowed(
+        &self,
+        headers: &[(String, String)],
+        allow: &[&str],
+    ) -> std::collections::BTreeMap<String, String> {
+        headers
+            .iter()
+            .map(|(k, v)| (k.to_ascii_lowercase(), v))
+            .filter(|(k, _)| allow.contains(&k.as_str()))
+            .map(|(k, v)| (k, self.redactor.scrub_str(v)))
+            .collect()
+    }
+
+    /// The error of a replay miss: the diff against the nearest recording, and the hint.
+    fn miss(&self, request: &RecordedRequest) -> CallError {
+        let path = self.path.display();
+        let hint = &self.meta.hint;
+        let Some(recorded) = self.recorded.as_ref() else {
+            return CallError::Miss(format!("no cassette for this case ({path})\n{hint}"));
+        };
+        let ignore = &self.options.ignore_fields;
+        let mut message = format!("no recording matches this request ({path})\n");
+        match nearest(request, recorded, ignore) {
+            None => message.push_str("  the cassette holds no interactions\n"),
+            Some(index) => {
+                let lines = describe_difference(&recorded[index].request, request, ignore);
+                if lines.is_empty() {
+                    let times = recorded
+                        .iter()
+                        .filter(|i| i.fingerprint == recorded[index].fingerprint)
+                        .count();
+                    message.push_str(&format!(
+                        "  this request was recorded {times} time(s) and every recording is \
+                         used: it was sent more often than when recorded\n"
+                    ));
+                }
+                for line in lines {
+                    message.push_str("  ");
+                    message.push_str(&line);
+                    message.push('\n');
+                }
+            }
+        }
+        message.push_str(hint);
+        CallError::Miss(message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use serde_json::json;
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    use super::*;
+    use crate::cassette::load;
+
+    const KEY: &str = "sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef";
+    const CANONICAL: &str = "https://openrouter.example/api/v1";
+
+    fn contender() -> ContenderInfo {
+        ContenderInfo {
+            id: "openai/gpt-4o-mini".into(),
+            provider: "openrouter".into(),
+            model: "openai/gpt-4o-mini".into(),
+            effort: None,
+            temperature: Some("0.1".into()),
+            max_tokens: None,
+        }
+    }
+
+    fn key(case_id: &str) -> CassetteKey {
+        CassetteKey {
+            provider: "openrouter".into(),
+            model: "openai/gpt-4o-mini".into(),
+            settings: "default".into(),
+            dataset: "toy".into(),
+            case_id: case_id.into(),
+        }
+    }
+
+    fn meta(case_id: &str) -> SessionMeta {
+        SessionMeta {
+            case: format!("toy/{case_id}"),
+            contender: contender(),
+            hint: format!("run `evals record -c {case_id}` to record it"),
+        }
+    }
+
+    fn options(dir: &std::path::Path) -> CassetteOptions {
+        CassetteOptions {
+            dir: dir.to_path_buf(),
+            ignore_fields: vec!["user".into()],
+            redact: vec![],
+            secrets: vec![KEY.into()],
+        }
+    }
+
+    fn chat(system: &str, temperature: f64) -> HttpRequest {
+        HttpRequest {
+            method: "POST".into(),
+            url: format!("{CANONICAL}/chat/completions"),
+            headers: vec![
+                ("Authorization".into(), format!("Bearer {KEY}")),
+                ("Content-Type".into(), "application/json".into()),
+                ("X-Stainless-OS".into(), "Linux".into()),
+            ],
+            body: Some(json!({
+                "model": "openai/gpt-4o-mini",
+                "messages": [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": "I moved in March."},
+                ],
+                "temperature": temperature,
+            })),
+        }
+    }
+
+    /// Fails every call: proves replay never touches the network.
+    struct NoNetwork;
+
+    impl Upstream for NoNetwork {
+        fn send<'a>(&'a self, req: HttpRequest) -> UpstreamFuture<'a> {
+            Box::pin(async move {
+                Err(CallError::Transport(format!(
+                    "network used for {}",
+                    req.url
+                )))
+            })
+        }
+    }
+
+    /// Answers `{"n": <call number>, "echo": <body.prompt>}` plus whatever `extra` holds.
+    struct Counter {
+        calls: AtomicUsize,
+        extra: Value,
+    }
+
+    impl Counter {
+        fn new(extra: Value) -> Arc<Counter> {
+            Arc::new(Counter {
+                calls: AtomicUsize::new(0),
+                extra,
+            })
+        }
+    }
+
+    impl Upstream for Counter {
+        fn send<'a>(&'a self, req: HttpRequest) -> UpstreamFuture<'a> {
+            Box::pin(async move {
+                let n = self.calls.fetch_add(1, Ordering::SeqCst);
+                let echo = req.body.as_ref().and_then(|b| b.get("prompt")).cloned();
+                Ok(HttpResponse {
+                    status: 200,
+                    headers: vec![("x-secret-header".into(), "nope".into())],
+                    body: json!({"n": n, "echo": echo, "extra": self.extra}),
+                    latency: Duration::from_millis(10 + n as u64),
+                })
+            })
+        }
+    }
+
+    fn prompt(p: usize) -> HttpRequest {
+        HttpRequest {
+            method: "POST".into(),
+            url: "https://x/v1/chat/completions".into(),
+            headers: vec![],
+            body: Some(json!({"prompt": p})),
+        }
+    }
+
+    #[tokio::test]
+    async fn record_against_a_server_then_replay_without_it() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/api/v1/chat/completions"))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .set_body_json(json!({
+                        "choices": [{"message": {"content": "{\"moved\": true}"}}],
+                        "usage": {"prompt_tokens": 12, "completion_tokens": 5, "cost": 0.00042},
+                        "debug": format!("key was {KEY}"),
+                    }))
+                    .insert_header("x-ratelimit-remaining", "99")
+                    .set_delay(Duration::from_millis(60)),
+            )
+            .mount(&server)
+            .await;
+        let dir = tempfile::tempdir().unwrap();
+        let live = LiveClient::new(
+            Duration::from_secs(10),
+            vec![(CANONICAL.into(), format!("{}/api/v1", server.uri()))],
+        )
+        .unwrap();
+        let recorder = Transport::new(Mode::Record, options(dir.path()), Arc::new(live));
+        let session = recorder.session(&key("vague"), meta("vague")).unwrap();
+        let recorded = session
+            .send(chat("You extract tax facts.", 0.1))
+            .await
+            .unwrap();
+        assert!(recorded.latency >= Duration::from_millis(60));
+        assert_eq!(
+            recorded.latency.subsec_nanos() % 1_000_000,
+            0,
+            "whole ms, as replay reports"
+        );
+        let written = session.finish().unwrap().unwrap();
+        assert_eq!(
+            written,
+            dir.path()
+                .join("openrouter/openai__gpt-4o-mini/default/toy/vague.json")
+        );
+        drop(server);
+
+        let text = std::fs::read_to_string(&written).unwrap();
+        assert!(!text.contains(KEY), "the key was written:\n{text}");
+        assert!(text.contains("key was [REDACTED]"));
+        assert!(!text.to_lowercase().contains("authorization"));
+        assert!(!text.to_lowercase().contains("stainless"));
+        assert!(!text.contains("x-ratelimit"));
+        assert!(text.contains(&format!("\"url\": \"{CANONICAL}/chat/completions\"")));
+        let resorted =
+            serde_json::to_string_pretty(&serde_json::from_str::<Value>(&text).unwrap()).unwrap();
+        assert_eq!(text, format!("{resorted}\n"), "keys are not sorted");
+        let cassette = load(&written).unwrap();
+        assert_eq!(cassette.format, 1);
+        assert_eq!(cassette.case, "toy/vague");
+        assert_eq!(cassette.interactions.len(), 1);
+        let interaction = &cassette.interactions[0];
+        assert_eq!(
+            interaction.request.headers,
+            std::collections::BTreeMap::from([("content-type".into(), "application/json".into())])
+        );
+        assert_eq!(
+            interaction.usage.as_ref().and_then(|u| u.cost),
+            Some(0.00042)
+        );
+        assert_eq!(interaction.latency_ms as u128, recorded.latency.as_millis());
+
+        let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let session = player.session(&key("vague"), meta("vague")).unwrap();
+        let replayed = session
+            .send(chat("You extract tax facts.", 0.1))
+            .await
+            .unwrap();
+        assert_eq!(replayed.status, 200);
+        assert_eq!(replayed.latency, recorded.latency);
+        assert_eq!(replayed.body["choices"], recorded.body["choices"]);
+        assert_eq!(replayed.body["usage"], recorded.body["usage"]);
+        assert_eq!(session.finish().unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn replay_miss_shows_the_field_diff_and_the_hint() {
+        let dir = tempfile::tempdir().unwrap();
+        let recorder = Transport::new(Mode::Record, options(dir.path()), Counter::new(Value::Null));
+        let session = recorder.session(&key("vague"), meta("vague")).unwrap();
+        session
+            .send(chat("You extract tax facts.\nAnswer in JSON.", 0.1))
+            .await
+            .unwrap();
+        session.send(prompt(1)).await.unwrap();
+        session.finish().unwrap();
+
+        let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let session = player.session(&key("vague"), meta("vague")).unwrap();
+        let err = session
+            .send(chat(
+                "You extract tax facts. Be brief.\nAnswer in JSON.",
+                0.7,
+            ))
+            .await
+            .unwrap_err();
+        let CallError::Miss(message) = err else {
+            panic!("not a miss: {err:?}");
+        };
+        let path = dir
+            .path()
+            .join("openrouter/openai__gpt-4o-mini/default/toy/vague.json");
+        assert_eq!(
+            message,
+            format!(
+                "no recording matches this request ({})\n  \
+                 messages[0].content:\n    \
+                 -You extract tax facts.\n    \
+                 +You extract tax facts. Be brief.\n     \
+                 Answer in JSON.\n  \
+                 temperature: 0.1 → 0.7\n\
+                 run `evals record -c vague` to record it",
+                path.display()
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn replay_without_a_cassette_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let session = player.session(&key("new"), meta("new")).unwrap();
+        let err = session.send(prompt(1)).await.unwrap_err();
+        let path = dir
+            .path()
+            .join("openrouter/openai__gpt-4o-mini/default/toy/new.json");
+        assert_eq!(
+            err,
+            CallError::Miss(format!(
+                "no cassette for this case ({})\nrun `evals record -c new` to record it",
+                path.display()
+            ))
+        );
+    }
+
+    #[tokio::test]
+    async fn concurrent_replay_uses_each_recording_exactly_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let recorder = Transport::new(Mode::Record, options(dir.path()), Counter::new(Value::Null));
+        let session = recorder.session(&key("many"), meta("many")).unwrap();
+        // 64 requests, pairs sharing a fingerprint (prompt i/2), each with its own response n=i.
+        for i in 0..64 {
+            let response = session.send(prompt(i / 2)).await.unwrap();
+            assert_eq!(response.body["n"], i);
+        }
+        session.finish().unwrap();
+
+        let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let session = Arc::new(player.session(&key("many"), meta("many")).unwrap());
+        // Interleave: the second of each pair is sent from the far end of the order.
+        let mut handles = Vec::new();
+        for i in 0..64usize {
+            let p = if i % 2 == 0 { i / 2 } else { 31 - i / 2 };
+            let session = Arc::clone(&session);
+            handles.push(tokio::spawn(
+                async move { (p, session.send(prompt(p)).await) },
+            ));
+        }
+        let mut used = Vec::new();
+        for handle in handles {
+            let (p, response) = handle.await.unwrap();
+            let response = response.unwrap();
+            assert_eq!(
+                response.body["echo"], p,
+                "answered with another request's response"
+            );
+            let n = response.body["n"].as_u64().unwrap();
+            assert_eq!(n / 2, p as u64);
+            assert_eq!(response.latency, Duration::from_millis(10 + n));
+            used.push(n);
+        }
+        used.sort_unstable();
+        assert_eq!(used, (0..64).collect::<Vec<u64>>());
+        let err = session.send(prompt(0)).await.unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("sent more often than when recorded"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn repeats_replay_in_recorded_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let recorder = Transport::new(Mode::Record, options(dir.path()), Counter::new(Value::Null));
+        let session = recorder.session(&key("repeat"), meta("repeat")).unwrap();
+        for _ in 0..3 {
+            session.send(prompt(7)).await.unwrap();
+        }
+        session.finish().unwrap();
+        let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let session = player.session(&key("repeat"), meta("repeat")).unwrap();
+        for n in 0..3 {
+            assert_eq!(session.send(prompt(7)).await.unwrap().body["n"], n);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_secret_left_in_a_response_stops_the_write_without_printing_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let leaked = format!("sk-or-v1-{}", "a1b2c3d4e5".repeat(4));
+        let recorder = Transport::new(
+            Mode::Record,
+            options(dir.path()),
+            Counter::new(json!(format!("here is a key: {leaked}"))),
+        );
+        let session = recorder.session(&key("leak"), meta("leak")).unwrap();
+        session.send(prompt(1)).await.unwrap();
+        let err = session.finish().unwrap_err();
+        let message = err.to_string();
+        assert!(matches!(err, CallError::Cassette(_)));
+        let path = dir
+            .path()
+            .join("openrouter/openai__gpt-4o-mini/default/toy/leak.json");
+        assert!(
+            message.starts_with(&format!(
+                "refusing to write {}: it would contain an OpenRouter key (sk-or-v1-…)",
+                path.display()
+            )),
+            "{message}"
+        );
+        assert!(!message.contains(&leaked));
+        assert!(!message.contains("a1b2c3d4e5"));
+        assert!(!path.exists());
+    }
+
+    #[tokio::test]
+    async fn a_redact_pattern_keeps_a_secret_out_and_the_write_goes_ahead() {
+        let dir = tempfile::tempdir().unwrap();
+        let leaked = format!("sk-or-v1-{}", "a1b2c3d4e5".repeat(4));
+        let mut opts = options(dir.path());
+        opts.redact = vec![Regex::new(r"sk-or-v1-[0-9a-z]+").unwrap()];
+        let recorder = Transport::new(Mode::Record, opts, Counter::new(json!(leaked)));
+        let session = recorder.session(&key("leak"), meta("leak")).unwrap();
+        session.send(prompt(1)).await.unwrap();
+        let path = session.finish().unwrap().unwrap();
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(text.contains("\"extra\": \"[REDACTED]\""), "{text}");
+    }
+
+    #[tokio::test]
+    async fn auto_replays_hits_and_records_only_misses() {
+        let dir = tempfile::tempdir().unwrap();
+        let upstream = Counter::new(Value::Null);
+        let recorder = Transport::new(Mode::Record, options(dir.path()), upstream.clone());
+        let session = recorder.session(&key("auto"), meta("auto")).unwrap();
+        session.send(prompt(1)).await.unwrap();
+        session.send(prompt(2)).await.unwrap();
+        let path = session.finish().unwrap().unwrap();
+        let before = std::fs::read_to_string(&path).unwrap();
+
+        // Everything recorded: nothing fetched, nothing written.
+        let auto = Transport::new(Mode::Auto, options(dir.path()), upstream.clone());
+        let session = auto.session(&key("auto"), meta("auto")).unwrap();
+        assert_eq!(session.send(prompt(1)).await.unwrap().body["n"], 0);
+        assert_eq!(session.finish().unwrap(), None);
+        assert_eq!(upstream.calls.load(Ordering::SeqCst), 2);
+
+        // One hit, one miss: the miss goes upstream, the file holds both in order.
+        let session = auto.session(&key("auto"), meta("auto")).unwrap();
+        assert_eq!(session.send(prompt(2)).await.unwrap().body["n"], 1);
+        assert_eq!(session.send(prompt(3)).await.unwrap().body["n"], 2);
+        assert_eq!(session.finish().unwrap(), Some(path.clone()));
+        assert_eq!(upstream.calls.load(Ordering::SeqCst), 3);
+        let after = load(&path).unwrap();
+        let ns: Vec<&Value> = after
+            .interactions
+            .iter()
+            .map(|i| &i.response.body["n"])
+            .collect();
+        assert_eq!(ns, vec![&json!(1), &json!(2)]);
+        assert_ne!(before, std::fs::read_to_string(&path).unwrap());
+
+        // No cassette at all: auto records.
+        let session = auto.session(&key("fresh"), meta("fresh")).unwrap();
+        session.send(prompt(9)).await.unwrap();
+        assert!(session.finish().unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn live_reads_and_writes_nothing_and_failures_are_not_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let live = Transport::new(Mode::Live, options(dir.path()), Counter::new(Value::Null));
+        let session = live.session(&key("live"), meta("live")).unwrap();
+        session.send(prompt(1)).await.unwrap();
+        assert_eq!(session.finish().unwrap(), None);
+        assert!(list_files_in(dir.path()).is_empty());
+
+        let recorder = Transport::new(Mode::Record, options(dir.path()), Arc::new(NoNetwork));
+        let session = recorder.session(&key("down"), meta("down")).unwrap();
+        assert!(matches!(
+            session.send(prompt(1)).await,
+            Err(CallError::Transport(_))
+        ));
+        assert_eq!(session.finish().unwrap(), None);
+        assert!(list_files_in(dir.path()).is_empty());
+    }
+
+    fn list_files_in(dir: &std::path::Path) -> Vec<PathBuf> {
+        crate::cassette::list_files(dir)
+    }
+
+    #[test]
+    fn corrupt_and_future_cassettes_are_errors_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let transport = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let path = transport.path(&key("bad"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "{\n  \"format\": 1,\n    ]\n").unwrap();
+        let err = transport.session(&key("bad"), meta("bad")).err().unwrap();
+        assert!(
+            err.to_string()
+                .starts_with(&format!("{}: not a cassette (", path.display())),
+            "{err}"
+        );
+        std::fs::write(&path, "{\"format\": 7, \"interactions\": []}").unwrap();
+        let err = transport.session(&key("bad"), meta("bad")).err().unwrap();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: format 7 is newer than this evals understands (1); upgrade evals",
+                path.display()
+            )
+        );
+        // Record mode does not read the old file: it replaces it.
+        let recorder = Transport::new(Mode::Record, options(dir.path()), Arc::new(NoNetwork));
+        assert!(recorder.session(&key("bad"), meta("bad")).is_ok());
+    }
+
+    #[test]
+    fn a_case_id_with_dot_dots_stays_inside_the_cassette_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let transport = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let path = transport.path(&key("../../etc"));
+        assert!(path.starts_with(dir.path()));
+        assert!(
+            !path
+                .components()
+                .any(|c| c == std::path::Component::ParentDir)
+        );
+    }
+
+    #[test]
+    fn modes_parse_print_and_resolve_on_ci() {
+        for mode in [Mode::Replay, Mode::Record, Mode::Auto, Mode::Live] {
+            assert_eq!(mode.to_string().parse::<Mode>(), Ok(mode));
+        }
+        assert_eq!("AUTO".parse::<Mode>(), Ok(Mode::Auto));
+        assert!(
+            "tape"
+                .parse::<Mode>()
+                .unwrap_err()
+                .contains("replay, record, auto or live")
+        );
+        assert_eq!(Mode::Auto.resolve(true), Mode::Replay);
+        assert_eq!(Mode::Auto.resolve(false), Mode::Auto);
+        assert_eq!(Mode::Record.resolve(true), Mode::Record);
+        assert_eq!(Mode::Live.resolve(true), Mode::Live);
+    }
+
+    #[tokio::test]
+    async fn live_client_names_timeouts_and_refused_connections() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(5)))
+            .mount(&server)
+            .await;
+        let client = LiveClient::new(Duration::from_millis(200), vec![]).unwrap();
+        let url = format!("{}/chat/completions", server.uri());
+        let err = client.send(prompt_to(&url)).await.unwrap_err();
+        assert_eq!(
+            err,
+            CallError::Transport(format!("POST {url}: timed out after 200ms"))
+        );
+
+        let port = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().port()
+        };
+        let url = format!("http://127.0.0.1:{port}/v1");
+        let err = client.send(prompt_to(&url)).await.unwrap_err();
+        assert_eq!(
+            err,
+            CallError::Transport(format!("POST {url}: connection refused"))
+        );
+    }
+
+    #[tokio::test]
+    async fn live_client_returns_error_statuses_and_text_bodies() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(
+                ResponseTemplate::new(429)
+                    .insert_header("retry-after", "3")
+                    .set_body_string("slow down"),
+            )
+            .mount(&server)
+            .await;
+        let client = LiveClient::new(Duration::from_secs(5), vec![]).unwrap();
+        let response = client.send(prompt_to(&server.uri())).await.unwrap();
+        assert_eq!(response.status, 429);
+        assert_eq!(response.body, json!("slow down"));
+        assert!(
+            response
+                .headers
+                .contains(&("retry-after".into(), "3".into()))
+        );
+        let sent = &server.received_requests().await.unwrap()[0];
+        assert_eq!(
+            sent.headers.get("content-type").unwrap(),
+            "application/json"
+        );
+        assert_eq!(sent.body_json::<Value>().unwrap(), json!({"prompt": 1}));
+    }
+
+    fn prompt_to(url: &str) -> HttpRequest {
+        HttpRequest {
+            url: url.to_string(),
+            ..prompt(1)
+        }
+    }
+}
