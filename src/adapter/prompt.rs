@@ -1,12 +1,12 @@
 use std::path::Path;
 
 use minijinja::{Environment, UndefinedBehavior};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
 use crate::provider::{ChatRequest, Completion};
 use crate::results::Reply;
-use crate::suite::config::{resolve_path, SchemaSource, ScorerConfig};
+use crate::suite::config::{SchemaSource, ScorerConfig, resolve_path};
 use crate::suite::{Case, CaseInput, Suite};
 
 /// The built-in adapter: `system`/`user` templates (files beside the config, or inline),
@@ -20,7 +20,12 @@ pub struct PromptAdapter {
 }
 
 impl PromptAdapter {
-    pub fn new(suite: &Suite, system: Option<&str>, user: Option<&str>, json: bool) -> Result<Self> {
+    pub fn new(
+        suite: &Suite,
+        system: Option<&str>,
+        user: Option<&str>,
+        json: bool,
+    ) -> Result<Self> {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.set_keep_trailing_newline(false);
@@ -31,7 +36,10 @@ impl PromptAdapter {
                 if p.is_file() {
                     return crate::error::read_to_string(&p);
                 }
-                if Path::new(t.trim()).extension().is_some_and(|e| e == "md" || e == "txt" || e == "j2" || e == "jinja") {
+                if Path::new(t.trim())
+                    .extension()
+                    .is_some_and(|e| e == "md" || e == "txt" || e == "j2" || e == "jinja")
+                {
                     return Err(Error::Config(format!(
                         "{}: adapter template file {} does not exist; create it or write the template inline",
                         suite.display_path,
@@ -43,8 +51,9 @@ impl PromptAdapter {
         };
         let mut has_system = false;
         if let Some(s) = system {
-            env.add_template_owned("system", load(s)?)
-                .map_err(|e| Error::Config(format!("{}: adapter.system: {e}", suite.display_path)))?;
+            env.add_template_owned("system", load(s)?).map_err(|e| {
+                Error::Config(format!("{}: adapter.system: {e}", suite.display_path))
+            })?;
             has_system = true;
         }
         env.add_template_owned("user", load(user.unwrap_or("{{ input }}"))?)
@@ -53,11 +62,18 @@ impl PromptAdapter {
             .scorers
             .iter()
             .find_map(|s| match s {
-                ScorerConfig::Fields { schema: SchemaSource::Inline(schema) } => serde_json::to_value(schema).ok(),
+                ScorerConfig::Fields {
+                    schema: SchemaSource::Inline(schema),
+                } => serde_json::to_value(schema).ok(),
                 _ => None,
             })
             .unwrap_or(Value::Null);
-        Ok(PromptAdapter { env, has_system, json, schema })
+        Ok(PromptAdapter {
+            env,
+            has_system,
+            json,
+            schema,
+        })
     }
 
     /// Renders the prompts for a case. A variable the case lacks fails the case before any
@@ -84,7 +100,11 @@ impl PromptAdapter {
             t.render(&ctx).map_err(|e| describe(name, &e))
         };
         Ok(ChatRequest {
-            system: if self.has_system { Some(render("system")?) } else { None },
+            system: if self.has_system {
+                Some(render("system")?)
+            } else {
+                None
+            },
             user: render("user")?,
             json: self.json,
         })
@@ -154,7 +174,9 @@ fn describe(template: &str, e: &minijinja::Error) -> String {
     if e.kind() == minijinja::ErrorKind::UndefinedError {
         let detail = e.detail().map(|d| format!(" ({d})")).unwrap_or_default();
         let line = e.line().map(|l| format!(" line {l}")).unwrap_or_default();
-        format!("template '{template}'{line}: a variable is undefined for this case{detail}; add it to the case's input or fix the template")
+        format!(
+            "template '{template}'{line}: a variable is undefined for this case{detail}; add it to the case's input or fix the template"
+        )
     } else {
         format!("template '{template}': {e}")
     }

@@ -1,7 +1,7 @@
 use super::args::SelectArgs;
-use super::output::{align_right, table, Out};
-use crate::error::{exit, Result};
-use crate::suite::{cases, lineup, Overrides, Selection, Suite};
+use super::output::{Out, align_right, table};
+use crate::error::{Result, exit};
+use crate::suite::{Overrides, Selection, Suite, cases, lineup};
 
 /// `evals cases`: one row per case, then the refused contenders.
 pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
@@ -18,7 +18,11 @@ pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
         let difficulty = c
             .metadata
             .get("difficulty")
-            .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            })
             .unwrap_or_else(|| "-".into());
         t.add_row(vec![
             c.dataset.clone(),
@@ -30,8 +34,13 @@ pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
     }
     align_right(&mut t, [4]);
     out.line(&t.to_string());
-    let datasets: std::collections::BTreeSet<&str> = picked.iter().map(|c| c.dataset.as_str()).collect();
-    out.line(&format!("{} cases in {} datasets", picked.len(), datasets.len()));
+    let datasets: std::collections::BTreeSet<&str> =
+        picked.iter().map(|c| c.dataset.as_str()).collect();
+    out.line(&format!(
+        "{} cases in {} datasets",
+        picked.len(),
+        datasets.len()
+    ));
     let lineup = lineup::expand(&suite.config, &Overrides::default());
     if !lineup.refused.is_empty() {
         out.line("");

@@ -2,7 +2,7 @@ use clap::CommandFactory;
 
 use super::args::{Cli, Shell};
 use super::output::Out;
-use crate::error::{exit, Result};
+use crate::error::{Result, exit};
 
 pub fn run(shell: Shell, _out: &Out) -> Result<i32> {
     let mut cmd = Cli::command();

@@ -5,6 +5,9 @@ mod cases;
 mod completion;
 mod output;
 mod plan;
+mod progress;
+mod render;
+mod run;
 mod verify;
 mod weights;
 
@@ -17,7 +20,7 @@ pub use args::Cli;
 use args::{Command, Global};
 use output::Out;
 
-use crate::error::{exit, Error, Result};
+use crate::error::{Error, Result, exit};
 use crate::suite::{Locate, Suite};
 
 /// Parses `argv`, runs the command, and returns the exit code.
@@ -25,7 +28,11 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
     let cli = match Cli::try_parse_from(argv) {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
+            let code = if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            };
             let _ = e.print();
             return code;
         }
@@ -54,9 +61,10 @@ fn dispatch(cli: Cli, out: &Out) -> Result<i32> {
         Command::Run(a) | Command::Compare(a) | Command::Record(a) if a.dry_run => {
             plan::dry_run(&load_suite(g, out)?, &a, out)
         }
-        Command::Run(_) | Command::Compare(_) | Command::Record(_) | Command::Render(_) => Err(
-            Error::Usage("this command is not available yet in this build".to_string()),
-        ),
+        Command::Run(a) => run::run(&load_suite(g, out)?, &a, "run", out),
+        Command::Compare(a) => run::run(&load_suite(g, out)?, &a, "compare", out),
+        Command::Record(a) => run::run(&load_suite(g, out)?, &a, "record", out),
+        Command::Render(a) => render::run(&a, out),
     }
 }
 

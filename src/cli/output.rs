@@ -55,11 +55,19 @@ impl Out {
     }
 
     pub fn error(&self, msg: &str) {
-        self.err_styled(Style::new().bold().fg_color(Some(AnsiColor::Red.into())), "error:", msg);
+        self.err_styled(
+            Style::new().bold().fg_color(Some(AnsiColor::Red.into())),
+            "error:",
+            msg,
+        );
     }
 
     pub fn warn(&self, msg: &str) {
-        self.err_styled(Style::new().bold().fg_color(Some(AnsiColor::Yellow.into())), "warning:", msg);
+        self.err_styled(
+            Style::new().bold().fg_color(Some(AnsiColor::Yellow.into())),
+            "warning:",
+            msg,
+        );
     }
 
     pub fn note(&self, msg: &str) {

@@ -3,10 +3,10 @@
 use std::collections::BTreeMap;
 
 use super::args::RunArgs;
-use super::output::{align_right, table, Out};
-use crate::error::{exit, Error, Result};
+use super::output::{Out, align_right, table};
+use crate::error::{Error, Result, exit};
 use crate::runner::RunPlan;
-use crate::suite::{cases, lineup, Overrides, Suite};
+use crate::suite::{Overrides, Suite, cases, lineup};
 
 /// Builds the plan for a command (`run`, `compare`, `record`, `check`).
 pub fn build(suite: &Suite, a: &RunArgs, command: &str) -> Result<RunPlan> {
@@ -28,7 +28,11 @@ pub fn build(suite: &Suite, a: &RunArgs, command: &str) -> Result<RunPlan> {
                 .ok()
                 .filter(|v| (0.0..=2.0).contains(v))
                 .map(Some)
-                .ok_or_else(|| Error::Usage(format!("-t {t}: a temperature is a number from 0 to 2, or `default`"))),
+                .ok_or_else(|| {
+                    Error::Usage(format!(
+                        "-t {t}: a temperature is a number from 0 to 2, or `default`"
+                    ))
+                }),
         })
         .collect::<Result<Vec<_>>>()?;
     let overrides = Overrides {
@@ -52,7 +56,13 @@ pub fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
     for c in &plan.cases {
         *per_dataset.entry(c.dataset.as_str()).or_default() += 1;
     }
-    let mut header = vec!["model".to_string(), "provider".into(), "effort".into(), "temp".into(), "max_tokens".into()];
+    let mut header = vec![
+        "model".to_string(),
+        "provider".into(),
+        "effort".into(),
+        "temp".into(),
+        "max_tokens".into(),
+    ];
     header.extend(per_dataset.keys().map(|d| d.to_string()));
     header.push("calls".into());
     let mut t = table(header);
@@ -61,8 +71,14 @@ pub fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
             c.info.id.clone(),
             c.info.provider.clone(),
             c.info.effort.clone().unwrap_or_else(|| "default".into()),
-            c.info.temperature.clone().unwrap_or_else(|| "default".into()),
-            c.info.max_tokens.map(|m| m.to_string()).unwrap_or_else(|| "-".into()),
+            c.info
+                .temperature
+                .clone()
+                .unwrap_or_else(|| "default".into()),
+            c.info
+                .max_tokens
+                .map(|m| m.to_string())
+                .unwrap_or_else(|| "-".into()),
         ];
         row.extend(per_dataset.values().map(|n| n.to_string()));
         row.push(plan.cases.len().to_string());

@@ -1,7 +1,7 @@
 use super::args::SelectArgs;
 use super::output::Out;
-use crate::error::{exit, Result};
-use crate::suite::{cases, discovery, Suite};
+use crate::error::{Result, exit};
+use crate::suite::{Suite, cases, discovery};
 
 /// `evals verify`: offline checks; exit 1 when any case has a problem.
 pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
@@ -10,7 +10,9 @@ pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
     let adapter = crate::adapter::build(suite)?;
     let mut problems: Vec<String> = Vec::new();
     for p in &suite.cases.problems {
-        if picked.iter().any(|c| c.key() == p.case) || sel.datasets.is_empty() && sel.cases.is_empty() {
+        if picked.iter().any(|c| c.key() == p.case)
+            || sel.datasets.is_empty() && sel.cases.is_empty()
+        {
             problems.push(p.message.clone());
         }
     }
@@ -33,7 +35,11 @@ pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
         out.note(&format!("verified {} cases: no problems", picked.len()));
         Ok(exit::OK)
     } else {
-        out.note(&format!("{} problems in {} cases", problems.len(), picked.len()));
+        out.note(&format!(
+            "{} problems in {} cases",
+            problems.len(),
+            picked.len()
+        ));
         Ok(exit::FAILED)
     }
 }

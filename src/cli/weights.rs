@@ -1,7 +1,7 @@
 use anstyle::{AnsiColor, Style};
 
-use super::output::{align_right, table, Out};
-use crate::error::{exit, Error, Result};
+use super::output::{Out, align_right, table};
+use crate::error::{Error, Result, exit};
 use crate::score::weighted;
 use crate::suite::Suite;
 
@@ -16,7 +16,12 @@ pub fn run(suite: &Suite, out: &Out) -> Result<i32> {
     let scorer = crate::score::build(suite)?;
     let weights: Vec<(String, f64)> = ws.weights.iter().map(|(k, v)| (k.clone(), *v)).collect();
     let metrics = scorer.metrics();
-    let mut t = table(vec!["column".into(), "weight".into(), "direction".into(), "share".into()]);
+    let mut t = table(vec![
+        "column".into(),
+        "weight".into(),
+        "direction".into(),
+        "share".into(),
+    ]);
     let down = Style::new().bold().fg_color(Some(AnsiColor::Blue.into()));
     let up = Style::new().bold().fg_color(Some(AnsiColor::Yellow.into()));
     for s in weighted::shares(&weights) {
@@ -25,12 +30,22 @@ pub fn run(suite: &Suite, out: &Out) -> Result<i32> {
         } else {
             out.paint("↑ higher is better", up)
         };
-        t.add_row(vec![s.name.clone(), format_weight(s.weight), dir, format!("{:.1}%", s.percent)]);
+        t.add_row(vec![
+            s.name.clone(),
+            format_weight(s.weight),
+            dir,
+            format!("{:.1}%", s.percent),
+        ]);
     }
     let red = Style::new().fg_color(Some(AnsiColor::Red.into()));
     for m in &metrics {
         if !weights.iter().any(|(n, _)| n == &m.name) {
-            t.add_row(vec![out.paint(&m.name, red), "-".into(), out.paint("not weighted", red), "-".into()]);
+            t.add_row(vec![
+                out.paint(&m.name, red),
+                "-".into(),
+                out.paint("not weighted", red),
+                "-".into(),
+            ]);
         }
     }
     align_right(&mut t, [1, 3]);
@@ -39,5 +54,9 @@ pub fn run(suite: &Suite, out: &Out) -> Result<i32> {
 }
 
 fn format_weight(w: f64) -> String {
-    if w.fract() == 0.0 { format!("{w:.0}") } else { format!("{w}") }
+    if w.fract() == 0.0 {
+        format!("{w:.0}")
+    } else {
+        format!("{w}")
+    }
 }

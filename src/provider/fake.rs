@@ -13,7 +13,9 @@ use crate::suite::Contender;
 pub fn complete(contender: &Contender, req: &ChatRequest) -> Completion {
     let text = match contender.info.model.as_str() {
         "echo" => last_json_object(&req.user).unwrap_or_else(|| req.user.clone()),
-        "parrot" => match last_json_object(&req.user).and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok()) {
+        "parrot" => match last_json_object(&req.user)
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        {
             Some(serde_json::Value::Object(m)) => {
                 let pairs: Vec<String> = m
                     .iter()
@@ -47,15 +49,16 @@ fn last_json_object(s: &str) -> Option<String> {
     let bytes = s.as_bytes();
     for start in (0..bytes.len()).rev() {
         if bytes[start] == b'{' {
-            let mut de = serde_json::Deserializer::from_str(&s[start..]).into_iter::<serde_json::Value>();
+            let mut de =
+                serde_json::Deserializer::from_str(&s[start..]).into_iter::<serde_json::Value>();
             if let Some(Ok(v @ serde_json::Value::Object(_))) = de.next() {
                 // Prefer the outermost object that ends the text: keep scanning left while
                 // a larger object still parses.
                 let mut best = v;
                 for s2 in (0..start).rev() {
                     if bytes[s2] == b'{' {
-                        let mut de2 =
-                            serde_json::Deserializer::from_str(&s[s2..]).into_iter::<serde_json::Value>();
+                        let mut de2 = serde_json::Deserializer::from_str(&s[s2..])
+                            .into_iter::<serde_json::Value>();
                         if let Some(Ok(v2 @ serde_json::Value::Object(_))) = de2.next() {
                             best = v2;
                         }

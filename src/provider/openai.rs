@@ -1,9 +1,9 @@
 //! The OpenAI-compatible chat completions provider: OpenRouter, OpenAI, and any
 //! `base_url` section (Ollama, vLLM, llama.cpp, LM Studio, LiteLLM).
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
-use super::{price, ChatRequest, Completion};
+use super::{ChatRequest, Completion, price};
 use crate::cassette::{CallError, HttpRequest, HttpResponse};
 use crate::results::Usage;
 use crate::suite::config::Pricing;
@@ -28,7 +28,11 @@ pub fn build_request(c: &Contender, req: &ChatRequest, key: Option<&str>) -> Htt
         obj.insert("temperature".into(), json!(t));
     }
     if let Some(m) = c.info.max_tokens {
-        let field = if matches!(c.kind, ProviderKind::OpenAi { .. }) { "max_completion_tokens" } else { "max_tokens" };
+        let field = if matches!(c.kind, ProviderKind::OpenAi { .. }) {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
         obj.insert(field.into(), json!(m));
     }
     if let Some(e) = &c.info.effort {
@@ -61,7 +65,11 @@ pub fn build_request(c: &Contender, req: &ChatRequest, key: Option<&str>) -> Htt
 
 /// Reads a chat completion. A non-2xx status or an `error` body is a transport failure (an
 /// error of the case, never a 0); an empty answer is the model's and is left to the adapter.
-pub fn parse_response(c: &Contender, resp: HttpResponse, pricing: Option<&Pricing>) -> Result<Completion, CallError> {
+pub fn parse_response(
+    c: &Contender,
+    resp: HttpResponse,
+    pricing: Option<&Pricing>,
+) -> Result<Completion, CallError> {
     let latency_s = resp.latency.as_secs_f64();
     let err_message = |v: &Value| -> Option<String> {
         let e = v.get("error")?;
@@ -74,10 +82,17 @@ pub fn parse_response(c: &Contender, resp: HttpResponse, pricing: Option<&Pricin
     };
     if !(200..300).contains(&resp.status) {
         let detail = err_message(&resp.body).unwrap_or_else(|| excerpt(&resp.body));
-        return Err(CallError::Transport(format!("{}: HTTP {}: {detail}", c.id(), resp.status)));
+        return Err(CallError::Transport(format!(
+            "{}: HTTP {}: {detail}",
+            c.id(),
+            resp.status
+        )));
     }
     if let Some(m) = err_message(&resp.body) {
-        return Err(CallError::Transport(format!("{}: provider error: {m}", c.id())));
+        return Err(CallError::Transport(format!(
+            "{}: provider error: {m}",
+            c.id()
+        )));
     }
     let Some(choice) = resp.body.get("choices").and_then(|c| c.get(0)) else {
         return Err(CallError::Transport(format!(
@@ -106,7 +121,11 @@ pub fn parse_response(c: &Contender, resp: HttpResponse, pricing: Option<&Pricin
     if usage.cost_usd.is_none() {
         usage.cost_usd = price(&usage, pricing);
     }
-    Ok(Completion { text, usage, latency_s })
+    Ok(Completion {
+        text,
+        usage,
+        latency_s,
+    })
 }
 
 fn excerpt(v: &Value) -> String {

@@ -8,7 +8,8 @@ pub struct Json;
 
 impl Report for Json {
     fn render(&self, run: &RunResult) -> String {
-        let mut s = serde_json::to_string_pretty(run).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+        let mut s =
+            serde_json::to_string_pretty(run).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
         s.push('\n');
         s
     }
@@ -17,8 +18,14 @@ impl Report for Json {
 /// Reads a snapshot, naming the file in every error.
 pub fn load(path: &std::path::Path) -> Result<RunResult> {
     let text = crate::error::read_to_string(path)?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| Error::Usage(format!("{}:{}:{}: not a JSON snapshot: {e}", path.display(), e.line(), e.column())))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        Error::Usage(format!(
+            "{}:{}:{}: not a JSON snapshot: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        ))
+    })?;
     match v.get("format").and_then(|f| f.as_u64()) {
         Some(f) if f as u32 == SNAPSHOT_FORMAT => {}
         Some(f) => {
@@ -27,7 +34,13 @@ pub fn load(path: &std::path::Path) -> Result<RunResult> {
                 path.display()
             )));
         }
-        None => return Err(Error::Usage(format!("{}: not a JSON snapshot (no `format`)", path.display()))),
+        None => {
+            return Err(Error::Usage(format!(
+                "{}: not a JSON snapshot (no `format`)",
+                path.display()
+            )));
+        }
     }
-    serde_json::from_value(v).map_err(|e| Error::Usage(format!("{}: not a JSON snapshot: {e}", path.display())))
+    serde_json::from_value(v)
+        .map_err(|e| Error::Usage(format!("{}: not a JSON snapshot: {e}", path.display())))
 }

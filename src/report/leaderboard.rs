@@ -21,21 +21,35 @@ pub struct Standings {
 pub fn standings(run: &RunResult) -> (Vec<Standings>, Option<Standings>) {
     let mut by_dataset: BTreeMap<String, Vec<ExperimentResult>> = BTreeMap::new();
     for e in &run.experiments {
-        by_dataset.entry(e.dataset.clone()).or_default().push(e.clone());
+        by_dataset
+            .entry(e.dataset.clone())
+            .or_default()
+            .push(e.clone());
     }
     let tables = by_dataset
         .into_iter()
         .map(|(d, rows)| rank(Some(d), rows, &run.run.weights))
         .collect::<Vec<_>>();
-    let overall = (tables.len() > 1).then(|| rank(None, overall_rows(&run.experiments), &run.run.weights));
+    let overall =
+        (tables.len() > 1).then(|| rank(None, overall_rows(&run.experiments), &run.run.weights));
     (tables, overall)
 }
 
-fn rank(dataset: Option<String>, mut rows: Vec<ExperimentResult>, weights: &[(String, f64)]) -> Standings {
+fn rank(
+    dataset: Option<String>,
+    mut rows: Vec<ExperimentResult>,
+    weights: &[(String, f64)],
+) -> Standings {
     if !weights.is_empty() {
         weighted::apply(&mut rows, weights);
     }
-    let key = |e: &ExperimentResult| if weights.is_empty() { e.score } else { e.wscore };
+    let key = |e: &ExperimentResult| {
+        if weights.is_empty() {
+            e.score
+        } else {
+            e.wscore
+        }
+    };
     rows.sort_by(|a, b| {
         key(b)
             .unwrap_or(f64::NEG_INFINITY)
@@ -44,13 +58,26 @@ fn rank(dataset: Option<String>, mut rows: Vec<ExperimentResult>, weights: &[(St
             .then(a.contender.cmp(&b.contender))
     });
     let best_value = best_value(&rows);
-    let best_weighted = if weights.is_empty() { None } else { weighted::best(&rows) };
-    Standings { dataset, rows, best_value, best_weighted }
+    let best_weighted = if weights.is_empty() {
+        None
+    } else {
+        weighted::best(&rows)
+    };
+    Standings {
+        dataset,
+        rows,
+        best_value,
+        best_weighted,
+    }
 }
 
 /// The cheapest error-free experiment within two points of the top score.
 pub fn best_value(rows: &[ExperimentResult]) -> Option<usize> {
-    let top = rows.iter().filter(|e| e.errors == 0).filter_map(|e| e.score).fold(f64::NEG_INFINITY, f64::max);
+    let top = rows
+        .iter()
+        .filter(|e| e.errors == 0)
+        .filter_map(|e| e.score)
+        .fold(f64::NEG_INFINITY, f64::max);
     if !top.is_finite() {
         return None;
     }
@@ -83,11 +110,18 @@ pub fn overall_rows(experiments: &[ExperimentResult]) -> Vec<ExperimentResult> {
             let first = es[0];
             let scored = |e: &ExperimentResult| (e.cases_total - e.errors) as f64;
             let mut means: BTreeMap<String, Option<f64>> = BTreeMap::new();
-            let names: std::collections::BTreeSet<&String> = es.iter().flat_map(|e| e.means.keys()).collect();
+            let names: std::collections::BTreeSet<&String> =
+                es.iter().flat_map(|e| e.means.keys()).collect();
             for n in names {
                 let (s, w) = es
                     .iter()
-                    .filter_map(|e| e.means.get(n).copied().flatten().map(|v| (v * scored(e), scored(e))))
+                    .filter_map(|e| {
+                        e.means
+                            .get(n)
+                            .copied()
+                            .flatten()
+                            .map(|v| (v * scored(e), scored(e)))
+                    })
                     .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
                 means.insert(n.clone(), (w > 0.0).then(|| s / w));
             }
@@ -102,9 +136,16 @@ pub fn overall_rows(experiments: &[ExperimentResult]) -> Vec<ExperimentResult> {
                 let v: Vec<u64> = es.iter().filter_map(|e| f(e)).collect();
                 (!v.is_empty()).then(|| v.iter().sum())
             };
-            let lat_n: f64 = es.iter().filter(|e| e.latency.mean_s.is_some()).map(|e| scored(e)).sum();
+            let lat_n: f64 = es
+                .iter()
+                .filter(|e| e.latency.mean_s.is_some())
+                .map(|e| scored(e))
+                .sum();
             let mean_s = (lat_n > 0.0).then(|| {
-                es.iter().filter_map(|e| e.latency.mean_s.map(|m| m * scored(e))).sum::<f64>() / lat_n
+                es.iter()
+                    .filter_map(|e| e.latency.mean_s.map(|m| m * scored(e)))
+                    .sum::<f64>()
+                    / lat_n
             });
             let p95s: Vec<f64> = es.iter().filter_map(|e| e.latency.p95_s).collect();
             ExperimentResult {

@@ -5,8 +5,8 @@ use std::fmt::Write;
 
 use anstyle::{AnsiColor, Style};
 
-use super::leaderboard::{standings, Standings};
 use super::Report;
+use super::leaderboard::{Standings, standings};
 use crate::results::{ExperimentResult, MetricDef, RunResult};
 
 pub struct Terminal {
@@ -37,17 +37,25 @@ impl Terminal {
 
     fn model(&self, run: &RunResult, e: &ExperimentResult) -> String {
         let ids: Vec<String> = {
-            let mut v: Vec<String> = run.experiments.iter().map(|x| x.contender.id.clone()).collect();
+            let mut v: Vec<String> = run
+                .experiments
+                .iter()
+                .map(|x| x.contender.id.clone())
+                .collect();
             v.dedup();
             v
         };
         let i = ids.iter().position(|x| *x == e.contender.id).unwrap_or(0);
-        self.paint(&e.contender.id, Style::new().fg_color(Some(PALETTE[i % PALETTE.len()].into())))
+        self.paint(
+            &e.contender.id,
+            Style::new().fg_color(Some(PALETTE[i % PALETTE.len()].into())),
+        )
     }
 }
 
 pub fn pct(v: Option<f64>) -> String {
-    v.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_else(|| "-".into())
+    v.map(|v| format!("{:.1}%", v * 100.0))
+        .unwrap_or_else(|| "-".into())
 }
 
 pub fn money(v: Option<f64>) -> String {
@@ -95,14 +103,30 @@ impl Report for Terminal {
         }
         let _ = writeln!(out, "glossary:");
         for m in &metrics {
-            let dir = if m.higher_is_better { "higher is better" } else { "lower is better" };
+            let dir = if m.higher_is_better {
+                "higher is better"
+            } else {
+                "lower is better"
+            };
             let _ = writeln!(out, "  {:<18} {} ({dir})", m.name, m.description);
         }
         let fixed = [
-            ("wscore", "weighted score from weighted_score.weights (see `evals weights`)"),
-            ("errors", "cases with no score: transport failures, cassette misses, crashed adapters"),
-            ("cost", "dollars reported by the provider or priced from `pricing:`; - when unknown"),
-            ("time", "experiment wall time from call latencies over -p workers"),
+            (
+                "wscore",
+                "weighted score from weighted_score.weights (see `evals weights`)",
+            ),
+            (
+                "errors",
+                "cases with no score: transport failures, cassette misses, crashed adapters",
+            ),
+            (
+                "cost",
+                "dollars reported by the provider or priced from `pricing:`; - when unknown",
+            ),
+            (
+                "time",
+                "experiment wall time from call latencies over -p workers",
+            ),
             ("latency", "mean seconds of the calls that worked"),
             ("p95", "95th percentile seconds of the calls that worked"),
             ("tok_in/tok_out", "input and output tokens"),
@@ -125,19 +149,35 @@ impl Terminal {
             None => "overall".to_string(),
         };
         let _ = writeln!(out, "{}", self.paint(&title, Style::new().bold()));
-        let mut header = vec!["#".to_string(), "model".into(), "effort".into(), "temp".into()];
+        let mut header = vec![
+            "#".to_string(),
+            "model".into(),
+            "effort".into(),
+            "temp".into(),
+        ];
         if weighted {
             header.push("wscore".into());
         }
         header.extend(metrics.iter().map(|m| m.name.clone()));
-        header.extend(["errors", "cost", "time", "latency", "p95", "tok_in", "tok_out"].map(String::from));
+        header.extend(
+            [
+                "errors", "cost", "time", "latency", "p95", "tok_in", "tok_out",
+            ]
+            .map(String::from),
+        );
         let mut t = table(header.clone());
         for (i, e) in s.rows.iter().enumerate() {
             let mut row = vec![
                 (i + 1).to_string(),
                 self.model(run, e),
-                e.contender.effort.clone().unwrap_or_else(|| "default".into()),
-                e.contender.temperature.clone().unwrap_or_else(|| "default".into()),
+                e.contender
+                    .effort
+                    .clone()
+                    .unwrap_or_else(|| "default".into()),
+                e.contender
+                    .temperature
+                    .clone()
+                    .unwrap_or_else(|| "default".into()),
             ];
             if weighted {
                 row.push(pct(e.wscore));
@@ -146,7 +186,10 @@ impl Terminal {
                 row.push(pct(e.means.get(&m.name).copied().flatten()));
             }
             let errors = if e.errors > 0 {
-                self.paint(&e.errors.to_string(), Style::new().bold().fg_color(Some(AnsiColor::Red.into())))
+                self.paint(
+                    &e.errors.to_string(),
+                    Style::new().bold().fg_color(Some(AnsiColor::Red.into())),
+                )
             } else {
                 "0".into()
             };
@@ -181,7 +224,13 @@ impl Terminal {
         match s.best_value {
             Some(i) => {
                 let e = &s.rows[i];
-                let _ = writeln!(out, "best value: {} — {} at {}", label(i), pct(e.score), money(e.cost_usd));
+                let _ = writeln!(
+                    out,
+                    "best value: {} — {} at {}",
+                    label(i),
+                    pct(e.score),
+                    money(e.cost_usd)
+                );
             }
             None => {
                 let _ = writeln!(out, "best value: none (every experiment had errors)");
@@ -190,10 +239,18 @@ impl Terminal {
         if weighted {
             match s.best_weighted {
                 Some(i) => {
-                    let _ = writeln!(out, "best weighted: {} — wscore {}", label(i), pct(s.rows[i].wscore));
+                    let _ = writeln!(
+                        out,
+                        "best weighted: {} — wscore {}",
+                        label(i),
+                        pct(s.rows[i].wscore)
+                    );
                 }
                 None => {
-                    let _ = writeln!(out, "best weighted: none (an experiment with errors cannot be best)");
+                    let _ = writeln!(
+                        out,
+                        "best weighted: none (an experiment with errors cannot be best)"
+                    );
                 }
             }
         }
@@ -220,9 +277,17 @@ impl Terminal {
                     row.push(pct(c.metrics.get(&m.name).copied().flatten()));
                 }
                 let verdict = match (&c.error, c.passed) {
-                    (Some(_), _) => self.paint("error", Style::new().bold().fg_color(Some(AnsiColor::Red.into()))),
-                    (None, Some(true)) => self.paint("pass", Style::new().fg_color(Some(AnsiColor::Green.into()))),
-                    (None, _) => self.paint("fail", Style::new().fg_color(Some(AnsiColor::Yellow.into()))),
+                    (Some(_), _) => self.paint(
+                        "error",
+                        Style::new().bold().fg_color(Some(AnsiColor::Red.into())),
+                    ),
+                    (None, Some(true)) => {
+                        self.paint("pass", Style::new().fg_color(Some(AnsiColor::Green.into())))
+                    }
+                    (None, _) => self.paint(
+                        "fail",
+                        Style::new().fg_color(Some(AnsiColor::Yellow.into())),
+                    ),
                 };
                 row.push(verdict);
                 t.add_row(row);
@@ -237,7 +302,11 @@ impl Terminal {
                     let _ = writeln!(out, "  {} reply unusable: {re}", c.case);
                 }
                 for d in &c.diagnostics {
-                    let _ = writeln!(out, "  {} {}: want {}, got {} ({})", c.case, d.field, d.want, d.got, d.outcome);
+                    let _ = writeln!(
+                        out,
+                        "  {} {}: want {}, got {} ({})",
+                        c.case, d.field, d.want, d.got, d.outcome
+                    );
                 }
                 for f in &c.failed_thresholds {
                     let _ = writeln!(out, "  {} below threshold: {f}", c.case);

@@ -10,7 +10,7 @@ use crate::cassette::{CallError, CassetteKey, SessionMeta, Transport};
 use crate::provider::{self, Completion};
 use crate::results::{CaseResult, ExperimentResult, Reply};
 use crate::score::Scorer;
-use crate::suite::{case_fingerprint, Case, Contender};
+use crate::suite::{Case, Contender, case_fingerprint};
 
 /// What the runner needs beyond the plan: the transport, keys, scorer, adapter.
 pub struct RunContext {
@@ -33,8 +33,13 @@ pub fn execute(plan: &RunPlan, ctx: RunContext) -> crate::error::Result<Vec<Expe
     rt.block_on(run_all(plan, ctx))
 }
 
-async fn run_all(plan: &RunPlan, ctx: Arc<RunContext>) -> crate::error::Result<Vec<ExperimentResult>> {
-    let experiments_gate = Arc::new(Semaphore::new(plan.concurrency.unwrap_or(Semaphore::MAX_PERMITS)));
+async fn run_all(
+    plan: &RunPlan,
+    ctx: Arc<RunContext>,
+) -> crate::error::Result<Vec<ExperimentResult>> {
+    let experiments_gate = Arc::new(Semaphore::new(
+        plan.concurrency.unwrap_or(Semaphore::MAX_PERMITS),
+    ));
     let primary = ctx
         .scorer
         .metrics()
@@ -46,7 +51,12 @@ async fn run_all(plan: &RunPlan, ctx: Arc<RunContext>) -> crate::error::Result<V
     let mut index = 0usize;
     for contender in &plan.lineup.contenders {
         for dataset in plan.datasets() {
-            let cases: Vec<Case> = plan.cases.iter().filter(|c| c.dataset == dataset).cloned().collect();
+            let cases: Vec<Case> = plan
+                .cases
+                .iter()
+                .filter(|c| c.dataset == dataset)
+                .cloned()
+                .collect();
             let gate = experiments_gate.clone();
             let ctx = ctx.clone();
             let contender = contender.clone();
@@ -64,7 +74,10 @@ async fn run_all(plan: &RunPlan, ctx: Arc<RunContext>) -> crate::error::Result<V
     }
     let mut out = Vec::with_capacity(handles.len());
     for h in handles {
-        out.push(h.await.map_err(|e| crate::error::Error::Failed(format!("an experiment crashed: {e}")))?);
+        out.push(
+            h.await
+                .map_err(|e| crate::error::Error::Failed(format!("an experiment crashed: {e}")))?,
+        );
     }
     Ok(out)
 }
@@ -105,7 +118,12 @@ async fn run_experiment(
 }
 
 /// One case for one contender: prepare, call through the cassette session, parse, score.
-pub async fn run_case(contender: &Contender, case: &Case, suite: &crate::suite::Suite, ctx: &RunContext) -> CaseResult {
+pub async fn run_case(
+    contender: &Contender,
+    case: &Case,
+    suite: &crate::suite::Suite,
+    ctx: &RunContext,
+) -> CaseResult {
     let thresholds = suite.thresholds(case);
     let mut result = CaseResult {
         case: case.id.clone(),
@@ -155,20 +173,23 @@ async fn call(
     suite: &crate::suite::Suite,
     ctx: &RunContext,
 ) -> Result<Completion, CallError> {
-    let key = CassetteKey {
-        provider: contender.info.provider.clone(),
-        model: contender.info.model.clone(),
-        settings: contender.settings_slug(),
-        dataset: case.dataset.clone(),
-        case_id: case.id.clone(),
-    };
+    let key = cassette_key(contender, case);
     let meta = SessionMeta {
         case: case.key(),
         contender: contender.info.clone(),
-        hint: format!("run `evals record -d {} -c {} -m {}` to record it", case.dataset, case.id, contender.id()),
+        hint: format!(
+            "run `evals record -d {} -c {} -m {}` to record it",
+            case.dataset,
+            case.id,
+            contender.id()
+        ),
     };
     let session = ctx.transport.session(&key, meta)?;
-    let api_key = contender.kind.key_env().and_then(|k| ctx.keys.get(k)).map(String::as_str);
+    let api_key = contender
+        .kind
+        .key_env()
+        .and_then(|k| ctx.keys.get(k))
+        .map(String::as_str);
     let pricing = suite
         .config
         .pricing
@@ -219,4 +240,15 @@ pub fn score_into(
 fn fmt_num(v: f64) -> String {
     let s = format!("{v:.4}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Where a case's exchanges with a contender are recorded.
+pub fn cassette_key(contender: &Contender, case: &Case) -> CassetteKey {
+    CassetteKey {
+        provider: contender.info.provider.clone(),
+        model: contender.info.model.clone(),
+        settings: contender.settings_slug(),
+        dataset: case.dataset.clone(),
+        case_id: case.id.clone(),
+    }
 }

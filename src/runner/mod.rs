@@ -5,6 +5,6 @@ mod execute;
 mod plan;
 mod stats;
 
-pub use execute::{execute, RunContext};
+pub use execute::{RunContext, cassette_key, execute, run_case, score_into};
 pub use plan::RunPlan;
 pub use stats::{aggregate, makespan};

@@ -25,14 +25,20 @@ impl RunPlan {
         concurrency: Option<usize>,
         command: &str,
     ) -> Result<RunPlan> {
-        let parallelism = parallelism.or(suite.config.defaults.parallelism).unwrap_or(4);
+        let parallelism = parallelism
+            .or(suite.config.defaults.parallelism)
+            .unwrap_or(4);
         if parallelism == 0 {
             return Err(Error::Usage("-p 0: parallelism must be at least 1".into()));
         }
         let concurrency = match concurrency {
             Some(0) => None,
             Some(n) => Some(n),
-            None => Some(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)),
+            None => Some(
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(2),
+            ),
         };
         Ok(RunPlan {
             suite: Arc::new(suite.clone()),

@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use super::{assertions::AssertionsScorer, fields::FieldsScorer, weighted, Scorer};
+use super::{Scorer, assertions::AssertionsScorer, fields::FieldsScorer, weighted};
 use crate::error::{Error, Result};
 use crate::results::{MetricDef, Reply, Score};
 use crate::suite::config::{SchemaSource, ScorerConfig};
@@ -13,12 +13,19 @@ pub fn build(suite: &Suite) -> Result<Arc<dyn Scorer>> {
     let mut parts: Vec<Box<dyn Scorer>> = Vec::new();
     for s in &suite.scorers {
         match s {
-            ScorerConfig::Fields { schema: SchemaSource::Inline(schema) } => {
+            ScorerConfig::Fields {
+                schema: SchemaSource::Inline(schema),
+            } => {
                 if schema.is_empty() {
-                    return Err(Error::Config(format!("{at}: scorer.schema is empty: declare the fields to extract")));
+                    return Err(Error::Config(format!(
+                        "{at}: scorer.schema is empty: declare the fields to extract"
+                    )));
                 }
                 for (name, f) in schema {
-                    let enum_like = matches!(f.kind, crate::suite::FieldType::Enum | crate::suite::FieldType::MultiEnum);
+                    let enum_like = matches!(
+                        f.kind,
+                        crate::suite::FieldType::Enum | crate::suite::FieldType::MultiEnum
+                    );
                     if enum_like && f.values.is_empty() {
                         return Err(Error::Config(format!(
                             "{at}: scorer.schema.{name}: a {} field needs `values: [...]`",
@@ -28,8 +35,12 @@ pub fn build(suite: &Suite) -> Result<Arc<dyn Scorer>> {
                 }
                 parts.push(Box::new(FieldsScorer::new(schema.clone())));
             }
-            ScorerConfig::Fields { schema: SchemaSource::File(f) } => {
-                return Err(Error::Config(format!("{at}: scorer.schema file {f} was not loaded")));
+            ScorerConfig::Fields {
+                schema: SchemaSource::File(f),
+            } => {
+                return Err(Error::Config(format!(
+                    "{at}: scorer.schema file {f} was not loaded"
+                )));
             }
             ScorerConfig::Assertions { expect } => {
                 let s = AssertionsScorer::new(expect.clone())
@@ -55,7 +66,9 @@ pub fn build(suite: &Suite) -> Result<Arc<dyn Scorer>> {
             let hint = crate::suggest::did_you_mean(name, &names)
                 .map(|s| format!("did you mean '{s}'?"))
                 .unwrap_or_else(|| format!("the scorer's metrics: {}", names.join(", ")));
-            return Err(Error::Config(format!("{at}: minimum_scores: unknown metric '{name}' ({hint})")));
+            return Err(Error::Config(format!(
+                "{at}: minimum_scores: unknown metric '{name}' ({hint})"
+            )));
         }
     }
     if let Some(ws) = &suite.config.weighted_score {
@@ -101,7 +114,11 @@ impl Scorer for Combined {
                 }
             }
         }
-        first.unwrap_or(Score { value: 0.0, metrics: Default::default(), diagnostics: vec![] })
+        first.unwrap_or(Score {
+            value: 0.0,
+            metrics: Default::default(),
+            diagnostics: vec![],
+        })
     }
 
     fn verify(&self, case: &Case) -> Vec<String> {
@@ -109,6 +126,10 @@ impl Scorer for Combined {
     }
 
     fn summary(&self, case: &Case) -> String {
-        self.parts.iter().map(|p| p.summary(case)).collect::<Vec<_>>().join(", ")
+        self.parts
+            .iter()
+            .map(|p| p.summary(case))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }

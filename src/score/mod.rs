@@ -2,9 +2,9 @@
 //! and never calls anything.
 
 pub mod assertions;
+mod build;
 pub mod fields;
 pub mod weighted;
-mod build;
 
 pub use build::build;
 

@@ -37,11 +37,17 @@ pub fn load_cases(root: &Path, base: &Path) -> Result<CaseSet> {
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
         .map(|e| e.path())
-        .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
         .collect();
     dataset_dirs.sort();
     for dir in dataset_dirs {
-        let dataset = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let dataset = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         set.datasets.push(dataset.clone());
         let mut cases = Vec::new();
         let cases_dir = dir.join("cases");
@@ -86,7 +92,10 @@ fn load_disk_cases(
         }
         let input_path = entry.path();
         let folder = input_path.parent().unwrap_or(cases_dir);
-        let folder_name = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let folder_name = folder
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         if folder == cases_dir {
             problems.push(CaseProblem {
                 case: format!("{dataset}/?"),
@@ -114,7 +123,10 @@ fn load_disk_cases(
             problems.push(CaseProblem {
                 case: key.clone(),
                 file: input_path.to_path_buf(),
-                message: format!("{}: input is empty; write the text the model should read", rel(input_path, base)),
+                message: format!(
+                    "{}: input is empty; write the text the model should read",
+                    rel(input_path, base)
+                ),
             });
         }
         let expected_path = folder.join("expected.json");
@@ -183,7 +195,11 @@ fn load_disk_cases(
 }
 
 /// `minimum_scores` in metadata.json are the case's thresholds, not metadata.
-fn take_thresholds(meta: &mut Map<String, Value>, path: &Path, base: &Path) -> Result<BTreeMap<String, f64>> {
+fn take_thresholds(
+    meta: &mut Map<String, Value>,
+    path: &Path,
+    base: &Path,
+) -> Result<BTreeMap<String, f64>> {
     match meta.remove("minimum_scores") {
         None => Ok(BTreeMap::new()),
         Some(v) => serde_json::from_value(v).map_err(|e| {
@@ -221,7 +237,16 @@ struct JsonlCase {
     minimum_scores: BTreeMap<String, f64>,
 }
 
-const JSONL_KEYS: &[&str] = &["id", "input", "expected", "expect", "tags", "weight", "metadata", "minimum_scores"];
+const JSONL_KEYS: &[&str] = &[
+    "id",
+    "input",
+    "expected",
+    "expect",
+    "tags",
+    "weight",
+    "metadata",
+    "minimum_scores",
+];
 
 fn load_jsonl(dataset: &str, file: &Path, base: &Path, out: &mut Vec<Case>) -> Result<()> {
     let text = crate::error::read_to_string(file)?;
@@ -231,10 +256,17 @@ fn load_jsonl(dataset: &str, file: &Path, base: &Path, out: &mut Vec<Case>) -> R
             continue;
         }
         let at = format!("{}:{lineno}", rel(file, base));
-        let value: Value = serde_json::from_str(line)
-            .map_err(|e| Error::Config(format!("{at}:{}: not valid JSON: {}", e.column(), strip_position(&e.to_string()))))?;
+        let value: Value = serde_json::from_str(line).map_err(|e| {
+            Error::Config(format!(
+                "{at}:{}: not valid JSON: {}",
+                e.column(),
+                strip_position(&e.to_string())
+            ))
+        })?;
         let Value::Object(obj) = &value else {
-            return Err(Error::Config(format!("{at}: each line must be a JSON object with an `id` and an `input`")));
+            return Err(Error::Config(format!(
+                "{at}: each line must be a JSON object with an `id` and an `input`"
+            )));
         };
         for k in obj.keys() {
             if !JSONL_KEYS.contains(&k.as_str()) {
@@ -246,18 +278,26 @@ fn load_jsonl(dataset: &str, file: &Path, base: &Path, out: &mut Vec<Case>) -> R
         }
         for required in ["id", "input"] {
             if !obj.contains_key(required) {
-                return Err(Error::Config(format!("{at}: missing key '{required}': every case needs an id and an input")));
+                return Err(Error::Config(format!(
+                    "{at}: missing key '{required}': every case needs an id and an input"
+                )));
             }
         }
-        let c: JsonlCase = serde_json::from_value(value)
-            .map_err(|e| Error::Config(format!("{at}: {e}")))?;
+        let c: JsonlCase =
+            serde_json::from_value(value).map_err(|e| Error::Config(format!("{at}: {e}")))?;
         let id = match c.id {
             Value::String(s) if !s.trim().is_empty() => s,
             Value::Number(n) => n.to_string(),
-            _ => return Err(Error::Config(format!("{at}: `id` must be a non-empty string"))),
+            _ => {
+                return Err(Error::Config(format!(
+                    "{at}: `id` must be a non-empty string"
+                )));
+            }
         };
         if id.split('/').any(|p| p.is_empty() || p == "." || p == "..") {
-            return Err(Error::Config(format!("{at}: id '{id}' has an empty, `.` or `..` part")));
+            return Err(Error::Config(format!(
+                "{at}: id '{id}' has an empty, `.` or `..` part"
+            )));
         }
         let variant = id.split('/').next().unwrap_or(&id).to_string();
         out.push(Case {

@@ -142,15 +142,22 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
             fn visit_none<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
                 self.visit_unit()
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Self::Value, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
                 let mut out = Vec::new();
                 while let Some(x) = seq.next_element()? {
                     out.push(x);
                 }
                 Ok(OneOrMany(out))
             }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(|x| OneOrMany(vec![x]))
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|x| OneOrMany(vec![x]))
             }
         }
         d.deserialize_any(V(std::marker::PhantomData))
@@ -158,9 +165,43 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
 }
 
 /// A reasoning effort; `default` (or null) sends nothing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct Effort(pub Option<String>);
+
+/// Effort values a provider may take; anything else is a typo.
+pub const EFFORTS: &[&str] = &[
+    "default", "none", "minimal", "low", "medium", "high", "xhigh",
+];
+
+impl<'de> Deserialize<'de> for Effort {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Effort;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an effort (default, none, minimal, low, medium, high, xhigh)")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Effort, E> {
+                let v = v.trim();
+                if !EFFORTS.contains(&v) {
+                    let hint = crate::suggest::did_you_mean(v, EFFORTS)
+                        .map(|s| format!("did you mean '{s}'?"))
+                        .unwrap_or_else(|| format!("one of {}", EFFORTS.join(", ")));
+                    return Err(E::custom(format!("unknown effort '{v}' ({hint})")));
+                }
+                Ok(Effort((v != "default").then(|| v.to_string())))
+            }
+            fn visit_unit<E: de::Error>(self) -> std::result::Result<Effort, E> {
+                Ok(Effort(None))
+            }
+            fn visit_none<E: de::Error>(self) -> std::result::Result<Effort, E> {
+                Ok(Effort(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
 
 /// A temperature; `default` (or null) sends nothing.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -176,7 +217,9 @@ impl<'de> Deserialize<'de> for Temperature {
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Temperature, E> {
                 if !(0.0..=2.0).contains(&v) {
-                    return Err(E::custom(format!("temperature {v} is out of range (0 to 2)")));
+                    return Err(E::custom(format!(
+                        "temperature {v} is out of range (0 to 2)"
+                    )));
                 }
                 Ok(Temperature(Some(v)))
             }
@@ -341,7 +384,10 @@ impl<'de> Deserialize<'de> for ModelEntry {
                     rate_limit: None,
                 })
             }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<ModelEntry, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<ModelEntry, A::Error> {
                 let f = ModelEntryFull::deserialize(de::value::MapAccessDeserializer::new(map))?;
                 Ok(ModelEntry {
                     model: f.model,
@@ -368,7 +414,10 @@ impl<'de> Deserialize<'de> for Config {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a mapping of settings and provider sections")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> std::result::Result<Config, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<Config, A::Error> {
                 let mut c = Config::default();
                 while let Some(key) = m.next_key::<String>()? {
                     match key.as_str() {
@@ -393,7 +442,9 @@ impl<'de> Deserialize<'de> for Config {
                         _ => {
                             // A provider section: known by name, or custom with base_url.
                             let section: ProviderSection = m.next_value()?;
-                            if !KNOWN_PROVIDERS.contains(&key.as_str()) && section.base_url.is_none() {
+                            if !KNOWN_PROVIDERS.contains(&key.as_str())
+                                && section.base_url.is_none()
+                            {
                                 return Err(de::Error::custom(format!("{UNKNOWN_TOP}{key}")));
                             }
                             c.providers.insert(key, section);
@@ -410,7 +461,8 @@ impl<'de> Deserialize<'de> for Config {
 impl Config {
     /// Parses a config file's text; `path` is used in error messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config> {
-        serde_saphyr::from_str::<Config>(text).map_err(|e| Error::Config(yaml_error(text, path, &e)))
+        serde_saphyr::from_str::<Config>(text)
+            .map_err(|e| Error::Config(yaml_error(text, path, &e)))
     }
 
     /// Reads and parses a config file.
@@ -429,13 +481,18 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
             let s = other.to_string();
             let first = s.lines().next().unwrap_or("").to_string();
             // "error: line 3 column 3: message" → "message"
-            match first.split_once(": ").and_then(|(_, rest)| rest.split_once(": ")) {
+            match first
+                .split_once(": ")
+                .and_then(|(_, rest)| rest.split_once(": "))
+            {
                 Some((_, msg)) => msg.to_string(),
                 None => first,
             }
         }
     };
-    let loc = e.location().map(|l| (l.line() as usize, l.column() as usize));
+    let loc = e
+        .location()
+        .map(|l| (l.line() as usize, l.column() as usize));
 
     if let Some(key) = raw.strip_prefix(UNKNOWN_TOP) {
         let (line, col) = find_top_level_key(text, key).unwrap_or((1, 1));

@@ -7,7 +7,15 @@ use crate::error::{Error, Result};
 pub const CONFIG_NAME: &str = ".llm-evals.config.yml";
 
 /// Folders the downward search never enters.
-const SKIP: &[&str] = &["target", "node_modules", "vendor", "tmp", "log", "coverage", "pkg"];
+const SKIP: &[&str] = &[
+    "target",
+    "node_modules",
+    "vendor",
+    "tmp",
+    "log",
+    "coverage",
+    "pkg",
+];
 
 /// How a run names its suite.
 #[derive(Debug, Clone, Default)]
@@ -21,7 +29,11 @@ pub struct Locate {
 /// Finds the config file from `cwd`.
 pub fn discover(cwd: &Path, locate: &Locate) -> Result<PathBuf> {
     if let Some(p) = &locate.config {
-        let p = if p.is_absolute() { p.clone() } else { cwd.join(p) };
+        let p = if p.is_absolute() {
+            p.clone()
+        } else {
+            cwd.join(p)
+        };
         if !p.is_file() {
             return Err(Error::Usage(format!(
                 "{}: no such config file; pass the path of a .llm-evals.config.yml to -C/--config",
@@ -66,7 +78,9 @@ fn search_down(root: &Path) -> Option<PathBuf> {
         let mut hits = Vec::new();
         let mut next = Vec::new();
         for dir in &level {
-            let Ok(rd) = std::fs::read_dir(dir) else { continue };
+            let Ok(rd) = std::fs::read_dir(dir) else {
+                continue;
+            };
             let mut entries: Vec<_> = rd.filter_map(|e| e.ok()).collect();
             entries.sort_by_key(|e| e.file_name());
             for e in entries {

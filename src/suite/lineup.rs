@@ -10,9 +10,16 @@ use crate::results::ContenderInfo;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ProviderKind {
-    OpenRouter { base_url: String },
-    OpenAi { base_url: String },
-    Custom { base_url: String, api_key_env: Option<String> },
+    OpenRouter {
+        base_url: String,
+    },
+    OpenAi {
+        base_url: String,
+    },
+    Custom {
+        base_url: String,
+        api_key_env: Option<String>,
+    },
     Fake,
     TypeSafe,
 }
@@ -22,11 +29,24 @@ pub const OPENAI_URL: &str = "https://api.openai.com/v1";
 
 impl ProviderKind {
     /// The kind for a config section.
-    pub fn for_section(name: &str, base_url: Option<&str>, api_key_env: Option<&str>) -> ProviderKind {
-        let url = |default: &str| base_url.unwrap_or(default).trim_end_matches('/').to_string();
+    pub fn for_section(
+        name: &str,
+        base_url: Option<&str>,
+        api_key_env: Option<&str>,
+    ) -> ProviderKind {
+        let url = |default: &str| {
+            base_url
+                .unwrap_or(default)
+                .trim_end_matches('/')
+                .to_string()
+        };
         match name {
-            "openrouter" => ProviderKind::OpenRouter { base_url: url(OPENROUTER_URL) },
-            "openai" => ProviderKind::OpenAi { base_url: url(OPENAI_URL) },
+            "openrouter" => ProviderKind::OpenRouter {
+                base_url: url(OPENROUTER_URL),
+            },
+            "openai" => ProviderKind::OpenAi {
+                base_url: url(OPENAI_URL),
+            },
             "fake" => ProviderKind::Fake,
             "typesafe" => ProviderKind::TypeSafe,
             _ => ProviderKind::Custom {
@@ -147,7 +167,8 @@ fn temp_values(v: &Option<OneOrMany<Temperature>>) -> Option<Vec<Option<f64>>> {
 fn entries(config: &Config) -> Vec<Entry> {
     let mut out = Vec::new();
     for (section, p) in &config.providers {
-        let kind = ProviderKind::for_section(section, p.base_url.as_deref(), p.api_key_env.as_deref());
+        let kind =
+            ProviderKind::for_section(section, p.base_url.as_deref(), p.api_key_env.as_deref());
         let mut section_limits = Vec::new();
         if let Some(rl) = p.rate_limit {
             section_limits.push((section.clone(), rl));
@@ -196,10 +217,9 @@ fn entries(config: &Config) -> Vec<Entry> {
 
 fn bare_entry(config: &Config, id: &str) -> Entry {
     let (prefix, rest) = id.split_once('/').unwrap_or(("", id));
-    let direct = config
-        .providers
-        .get_key_value(prefix)
-        .filter(|(name, p)| name.as_str() != "openrouter" && (p.models.is_some() || p.base_url.is_some()));
+    let direct = config.providers.get_key_value(prefix).filter(|(name, p)| {
+        name.as_str() != "openrouter" && (p.models.is_some() || p.base_url.is_some())
+    });
     let (section, kind, model) = match direct {
         Some((name, p)) => (
             name.clone(),
@@ -215,7 +235,11 @@ fn bare_entry(config: &Config, id: &str) -> Entry {
             let p = config.providers.get("openrouter");
             (
                 "openrouter".to_string(),
-                ProviderKind::for_section("openrouter", p.and_then(|p| p.base_url.as_deref()), None),
+                ProviderKind::for_section(
+                    "openrouter",
+                    p.and_then(|p| p.base_url.as_deref()),
+                    None,
+                ),
                 id.to_string(),
             )
         }
@@ -288,7 +312,10 @@ pub fn expand(config: &Config, overrides: &Overrides) -> Lineup {
         if !request_types.iter().any(|t| t == rt) {
             let r = Refusal {
                 id: e.id.clone(),
-                reason: format!("needs {rt}; this suite produces {}", request_types.join(", ")),
+                reason: format!(
+                    "needs {rt}; this suite produces {}",
+                    request_types.join(", ")
+                ),
             };
             if !lineup.refused.contains(&r) {
                 lineup.refused.push(r);
@@ -305,7 +332,10 @@ pub fn expand(config: &Config, overrides: &Overrides) -> Lineup {
         } else {
             overrides.temperatures.clone()
         };
-        let max_tokens = overrides.max_tokens.or(e.spec.max_tokens).or(config.defaults.max_tokens);
+        let max_tokens = overrides
+            .max_tokens
+            .or(e.spec.max_tokens)
+            .or(config.defaults.max_tokens);
         for effort in &efforts {
             for temp in &temps {
                 let c = Contender {

@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::Case;
 use super::cases::{self, CaseSet};
-use super::config::{AdapterConfig, Config, SchemaSource, ScorerConfig, REQUEST_TYPES};
+use super::config::{AdapterConfig, Config, REQUEST_TYPES, SchemaSource, ScorerConfig};
 use super::discovery::{self, Locate};
 use super::schema::Schema;
-use super::Case;
 use crate::error::{Error, Result};
 
 /// A loaded, validated suite: its config, where it lives, its cases.
@@ -42,7 +42,11 @@ impl Suite {
 
     /// Loads the suite whose config is `path`.
     pub fn load(path: &Path, cwd: &Path) -> Result<Suite> {
-        let config_path = if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) };
+        let config_path = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            cwd.join(path)
+        };
         let display_path = discovery::display_path(&config_path, cwd);
         let text = crate::error::read_to_string(&config_path)?;
         let config = Config::parse(&text, Path::new(&display_path))?;
@@ -72,7 +76,9 @@ impl Suite {
                     if !REQUEST_TYPES.contains(&t.as_str()) {
                         let hint = crate::suggest::did_you_mean(t, REQUEST_TYPES)
                             .map(|s| format!("did you mean '{s}'?"))
-                            .unwrap_or_else(|| format!("known types: {}", REQUEST_TYPES.join(", ")));
+                            .unwrap_or_else(|| {
+                                format!("known types: {}", REQUEST_TYPES.join(", "))
+                            });
                         return Err(Error::Config(format!(
                             "{display_path}: unknown request type '{t}' in request_types ({hint})"
                         )));
@@ -94,7 +100,9 @@ impl Suite {
                 )));
             }
             Some(list) if list.0.is_empty() => {
-                return Err(Error::Config(format!("{display_path}: 'scorer' is an empty list: name at least one scorer")));
+                return Err(Error::Config(format!(
+                    "{display_path}: 'scorer' is an empty list: name at least one scorer"
+                )));
             }
             Some(list) => list
                 .0
@@ -168,7 +176,9 @@ pub fn hash_value(v: &Value) -> String {
 
 fn resolve_scorer(s: &ScorerConfig, root: &Path, cwd: &Path) -> Result<ScorerConfig> {
     match s {
-        ScorerConfig::Fields { schema: SchemaSource::File(f) } => {
+        ScorerConfig::Fields {
+            schema: SchemaSource::File(f),
+        } => {
             let path = super::config::resolve_path(root, f);
             let shown = discovery::display_path(&path, cwd);
             let text = crate::error::read_to_string(&path)?;
@@ -177,10 +187,13 @@ fn resolve_scorer(s: &ScorerConfig, root: &Path, cwd: &Path) -> Result<ScorerCon
                     Error::Config(format!("{shown}:{}:{}: {}", e.line(), e.column(), e))
                 })?
             } else {
-                serde_saphyr::from_str(&text)
-                    .map_err(|e| Error::Config(super::config::yaml_error(&text, Path::new(&shown), &e)))?
+                serde_saphyr::from_str(&text).map_err(|e| {
+                    Error::Config(super::config::yaml_error(&text, Path::new(&shown), &e))
+                })?
             };
-            Ok(ScorerConfig::Fields { schema: SchemaSource::Inline(schema) })
+            Ok(ScorerConfig::Fields {
+                schema: SchemaSource::Inline(schema),
+            })
         }
         other => Ok(other.clone()),
     }

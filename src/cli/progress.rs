@@ -1,0 +1,60 @@
+//! Progress bars on stderr: one per experiment, only on a terminal.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::results::CaseResult;
+use crate::runner::RunPlan;
+
+pub struct Progress {
+    bars: Option<(MultiProgress, Vec<ProgressBar>)>,
+}
+
+impl Progress {
+    pub fn new(plan: &RunPlan) -> Progress {
+        if !std::io::stderr().is_terminal() {
+            return Progress { bars: None };
+        }
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+        let style =
+            ProgressStyle::with_template("{prefix:>40} {bar:30.cyan/blue} {pos}/{len} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar());
+        let mut bars = Vec::new();
+        for c in &plan.lineup.contenders {
+            for d in plan.datasets() {
+                let n = plan.cases.iter().filter(|x| x.dataset == d).count() as u64;
+                let b = multi.add(ProgressBar::new(n));
+                b.set_style(style.clone());
+                b.set_prefix(format!("{} {} · {d}", c.id(), c.settings_slug()));
+                bars.push(b);
+            }
+        }
+        Progress {
+            bars: Some((multi, bars)),
+        }
+    }
+
+    pub fn callback(&self) -> Option<Arc<dyn Fn(usize, &CaseResult) + Send + Sync>> {
+        let (_, bars) = self.bars.as_ref()?;
+        let bars = bars.clone();
+        Some(Arc::new(move |i: usize, r: &CaseResult| {
+            if let Some(b) = bars.get(i) {
+                b.inc(1);
+                if r.error.is_some() {
+                    b.set_message("errors");
+                }
+            }
+        }))
+    }
+
+    pub fn finish(&self) {
+        if let Some((m, bars)) = &self.bars {
+            for b in bars {
+                b.finish();
+            }
+            let _ = m.clear();
+        }
+    }
+}

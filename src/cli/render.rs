@@ -1,0 +1,10 @@
+use super::args::RenderArgs;
+use super::output::Out;
+use crate::error::{Result, exit};
+
+/// `evals render FILE.json`: re-prints a saved run; calls nothing.
+pub fn run(a: &RenderArgs, out: &Out) -> Result<i32> {
+    let run = crate::report::json::load(&a.file)?;
+    super::run::emit(&run, a.format, a.output.as_deref(), false, out)?;
+    Ok(exit::OK)
+}

@@ -1,0 +1,321 @@
+//! `run`, `compare` and `record`: plan, resolve the cassette mode and keys, execute, report,
+//! save the snapshot.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::args::{Format, RunArgs};
+use super::output::Out;
+use crate::cassette::{CassetteOptions, LiveClient, Mode, Transport};
+use crate::error::{Error, Result, exit};
+use crate::report::{Report, json::Json, terminal::Terminal};
+use crate::results::{RunInfo, RunResult, SNAPSHOT_FORMAT};
+use crate::runner::{self, RunContext, RunPlan};
+use crate::suite::{ProviderKind, Suite};
+
+/// Runs a command end to end and returns its exit code.
+pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> {
+    let (run, _) = execute(suite, a, command, out)?;
+    let code = if run.total_errors() > 0 {
+        exit::FAILED
+    } else {
+        exit::OK
+    };
+    emit(&run, a.format, a.output.as_deref(), command == "run", out)?;
+    if run.total_errors() > 0 {
+        out.warn(&format!(
+            "{} cases errored (no score; see the errors column)",
+            run.total_errors()
+        ));
+    }
+    Ok(code)
+}
+
+/// Plans and executes; returns the run and the plan. Shared with `check`.
+pub fn execute(
+    suite: &Suite,
+    a: &RunArgs,
+    command: &str,
+    out: &Out,
+) -> Result<(RunResult, RunPlan)> {
+    let plan = super::plan::build(suite, a, command)?;
+    for r in &plan.lineup.refused {
+        out.warn(&r.to_string());
+    }
+    if plan.lineup.contenders.is_empty() {
+        return Err(Error::Usage(format!(
+            "no contender to run: the lineup in {} is empty or every entry was refused",
+            suite.display_path
+        )));
+    }
+    if plan.cases.is_empty() {
+        return Err(Error::Usage(
+            "no case selected: check -d/-c, or run `evals cases`".into(),
+        ));
+    }
+    let bad: Vec<String> = suite
+        .cases
+        .problems
+        .iter()
+        .filter(|p| plan.cases.iter().any(|c| c.key() == p.case))
+        .map(|p| p.message.clone())
+        .collect();
+    if !bad.is_empty() {
+        return Err(Error::Config(format!(
+            "{}\nfix these first (`evals verify` lists every problem)",
+            bad.join("\n")
+        )));
+    }
+    let mode = resolve_mode(a.cassettes.as_deref(), command)?;
+    let scorer = crate::score::build(suite)?;
+    let adapter = Arc::new(crate::adapter::build(suite)?);
+    let keys = resolve_keys(&plan, mode, suite)?;
+    let transport = Arc::new(build_transport(suite, mode, &keys)?);
+
+    let started_at = chrono::Utc::now();
+    let progress = super::progress::Progress::new(&plan);
+    let ctx = RunContext {
+        transport,
+        keys,
+        scorer: scorer.clone(),
+        adapter,
+        on_case: progress.callback(),
+    };
+    let mut experiments = runner::execute(&plan, ctx)?;
+    progress.finish();
+    let weights: Vec<(String, f64)> = suite
+        .config
+        .weighted_score
+        .as_ref()
+        .map(|w| w.weights.iter().map(|(k, v)| (k.clone(), *v)).collect())
+        .unwrap_or_default();
+    if !weights.is_empty() {
+        for d in plan.datasets() {
+            let mut rows: Vec<_> = experiments
+                .iter()
+                .filter(|e| e.dataset == d)
+                .cloned()
+                .collect();
+            crate::score::weighted::apply(&mut rows, &weights);
+            for r in rows {
+                if let Some(e) = experiments
+                    .iter_mut()
+                    .find(|e| e.dataset == r.dataset && e.contender == r.contender)
+                {
+                    e.wscore = r.wscore;
+                }
+            }
+        }
+    }
+    let mut metrics = scorer.metrics();
+    metrics.sort_by_key(|m| !m.primary);
+    let git = crate::history::git::detect(&suite.project_dir);
+    let run = RunResult {
+        format: SNAPSHOT_FORMAT,
+        run: RunInfo {
+            id: uuid::Uuid::now_v7().to_string(),
+            suite: suite.name.clone(),
+            description: suite.config.description.clone(),
+            suite_fingerprint: suite.fingerprint(),
+            branch: git.branch,
+            commit: git.commit,
+            command: command.to_string(),
+            mode: mode.to_string(),
+            argv: std::env::args().collect(),
+            started_at: started_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            finished_at: Some(
+                chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            ),
+            status: "completed".into(),
+            settings: serde_json::json!({
+                "contenders": plan.lineup.contenders.iter().map(|c| &c.info).collect::<Vec<_>>(),
+                "cases": plan.cases.iter().map(|c| c.key()).collect::<Vec<_>>(),
+                "parallelism": plan.parallelism,
+                "concurrency": plan.concurrency,
+                "cassettes": mode.to_string(),
+            }),
+            metrics,
+            weights,
+            refused: plan.lineup.refused.iter().map(|r| r.to_string()).collect(),
+        },
+        experiments: std::mem::take(&mut experiments),
+        comparison: None,
+    };
+    if !a.no_autosave && suite.config.results.autosave != Some(false) {
+        match save_snapshot(suite, a.destination.as_deref(), &run) {
+            Ok(p) => out.note(&format!(
+                "saved {}",
+                crate::suite::discovery::display_path(&p, &suite.cwd)
+            )),
+            Err(e) => out.warn(&format!("could not save the JSON snapshot: {e}")),
+        }
+    }
+    Ok((run, plan))
+}
+
+/// Writes the report to stdout or `-o FILE`.
+pub fn emit(
+    run: &RunResult,
+    format: Format,
+    output: Option<&Path>,
+    breakdown: bool,
+    out: &Out,
+) -> Result<()> {
+    let text = match format {
+        Format::Json => Json.render(run),
+        Format::Tui => Terminal {
+            color: output.is_none() && out.color(),
+            breakdown,
+        }
+        .render(run),
+    };
+    match output {
+        Some(p) => {
+            crate::error::write_atomic(p, text.as_bytes())?;
+            out.note(&format!("wrote {}", p.display()));
+        }
+        None => out.text(&text),
+    }
+    Ok(())
+}
+
+fn resolve_mode(flag: Option<&str>, command: &str) -> Result<Mode> {
+    let mode = match flag {
+        Some(m) => m.parse::<Mode>().map_err(|_| {
+            Error::Usage(format!(
+                "--cassettes {m}: expected one of replay, record, auto, live"
+            ))
+        })?,
+        None => match command {
+            "record" => Mode::Record,
+            "check" => Mode::Replay,
+            _ => Mode::Auto,
+        },
+    };
+    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
+    Ok(mode.resolve(ci))
+}
+
+/// Reads every API key the run will need; a missing one fails before any call, naming it.
+fn resolve_keys(plan: &RunPlan, mode: Mode, suite: &Suite) -> Result<HashMap<String, String>> {
+    let mut keys = HashMap::new();
+    let cassette_dir = suite.cassette_dir();
+    for c in &plan.lineup.contenders {
+        if matches!(c.kind, ProviderKind::TypeSafe) {
+            return Err(Error::Usage(format!(
+                "{}: the typesafe provider cannot send requests yet (it has a catalog and pricing only); drop it with -m",
+                c.id()
+            )));
+        }
+        let Some(var) = c.kind.key_env() else {
+            continue;
+        };
+        match std::env::var(var) {
+            Ok(v) if !v.is_empty() => {
+                keys.insert(var.to_string(), v);
+            }
+            _ => {
+                let needed = match mode {
+                    Mode::Replay => false,
+                    Mode::Record | Mode::Live => true,
+                    Mode::Auto => plan.cases.iter().any(|case| {
+                        !cassette_dir
+                            .join(runner::cassette_key(c, case).relative_path())
+                            .is_file()
+                    }),
+                };
+                if needed {
+                    return Err(Error::Usage(format!(
+                        "{var} is not set: {} needs it for live calls (export {var}=..., or replay recorded cassettes with --cassettes replay)",
+                        c.id()
+                    )));
+                }
+            }
+        }
+    }
+    Ok(keys)
+}
+
+/// The cassette transport for this run, with the live client below it.
+pub fn build_transport(
+    suite: &Suite,
+    mode: Mode,
+    keys: &HashMap<String, String>,
+) -> Result<Transport> {
+    let redact = suite
+        .config
+        .cassettes
+        .redact
+        .iter()
+        .map(|p| {
+            regex::Regex::new(p).map_err(|e| {
+                Error::Config(format!(
+                    "{}: cassettes.redact: bad pattern '{p}': {e}",
+                    suite.display_path
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let timeout =
+        Duration::from_secs_f64(suite.config.defaults.timeout.unwrap_or(120.0).max(0.001));
+    let redirects = std::env::var("EVALS_REDIRECT")
+        .ok()
+        .map(|v| {
+            v.split(',')
+                .filter_map(|pair| {
+                    pair.split_once('=')
+                        .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let live = LiveClient::new(timeout, redirects).map_err(|e| Error::Failed(e.to_string()))?;
+    let mut secrets: Vec<String> = keys.values().cloned().collect();
+    // Keys named by the suite but not needed by this run are still scrubbed if set.
+    for var in ["OPENROUTER_API_KEY", "OPENAI_API_KEY", "TYPESAFE_API_KEY"] {
+        if let Ok(v) = std::env::var(var)
+            && !v.is_empty()
+            && !secrets.contains(&v)
+        {
+            secrets.push(v);
+        }
+    }
+    for p in suite.config.providers.values() {
+        if let Some(var) = &p.api_key_env
+            && let Ok(v) = std::env::var(var)
+            && !v.is_empty()
+            && !secrets.contains(&v)
+        {
+            secrets.push(v);
+        }
+    }
+    Ok(Transport::new(
+        mode,
+        CassetteOptions {
+            dir: suite.cassette_dir(),
+            ignore_fields: suite.config.cassettes.ignore_fields.clone(),
+            redact,
+            secrets,
+        },
+        Arc::new(live),
+    ))
+}
+
+fn save_snapshot(suite: &Suite, dest: Option<&Path>, run: &RunResult) -> Result<PathBuf> {
+    let dir = match (dest, &suite.config.results.destination) {
+        (Some(d), _) => suite.cwd.join(d),
+        (None, Some(d)) => suite.project_dir.join(d),
+        (None, None) => suite.root.join("results"),
+    };
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    let short = run
+        .run
+        .id
+        .get(run.run.id.len().saturating_sub(8)..)
+        .unwrap_or("");
+    let path = dir.join(format!("{stamp}-{}-{short}.json", run.run.command));
+    crate::error::write_atomic(&path, Json.render(run).as_bytes())?;
+    Ok(path)
+}
