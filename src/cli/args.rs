@@ -51,6 +51,11 @@ pub enum Command {
     Weights,
     /// Re-print the leaderboard from a saved JSON snapshot; calls nothing.
     Render(RenderArgs),
+    /// Check the recordings: scan for secrets, list missing/stale/unused, prune unused.
+    Cassettes {
+        #[command(subcommand)]
+        command: CassettesCommand,
+    },
     /// Print the version.
     Version,
     /// Print a shell completion script.
@@ -137,4 +142,21 @@ pub struct RenderArgs {
     pub format: Format,
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CassettesCommand {
+    /// Exit 1 naming each file that holds a secret (never printing it).
+    Scan {
+        /// Files or folders (default: the suite's cassettes).
+        paths: Vec<PathBuf>,
+    },
+    /// Per case and contender: recorded, missing, stale or unused; exit 1 if any is missing or stale.
+    Status,
+    /// Remove cassettes no case and contender uses.
+    Prune {
+        /// Show what would be removed; remove nothing.
+        #[arg(short = 'n', long)]
+        dry_run: bool,
+    },
 }

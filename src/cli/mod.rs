@@ -2,6 +2,7 @@
 
 mod args;
 mod cases;
+mod cassettes;
 mod completion;
 mod output;
 mod plan;
@@ -65,6 +66,16 @@ fn dispatch(cli: Cli, out: &Out) -> Result<i32> {
         Command::Compare(a) => run::run(&load_suite(g, out)?, &a, "compare", out),
         Command::Record(a) => run::run(&load_suite(g, out)?, &a, "record", out),
         Command::Render(a) => render::run(&a, out),
+        Command::Cassettes { command } => {
+            let scan_paths_given =
+                matches!(&command, args::CassettesCommand::Scan { paths } if !paths.is_empty());
+            let suite = if scan_paths_given {
+                load_suite(g, out).ok()
+            } else {
+                Some(load_suite(g, out)?)
+            };
+            cassettes::run(suite.as_ref(), &command, out)
+        }
     }
 }
 

@@ -294,7 +294,13 @@ pub fn build_transport(
     Ok(Transport::new(
         mode,
         CassetteOptions {
-            dir: suite.cassette_dir(),
+            // Relative to the working directory when inside it, so messages stay short.
+            dir: {
+                let d = suite.cassette_dir();
+                d.strip_prefix(&suite.cwd)
+                    .map(|p| p.to_path_buf())
+                    .unwrap_or(d)
+            },
             ignore_fields: suite.config.cassettes.ignore_fields.clone(),
             redact,
             secrets,

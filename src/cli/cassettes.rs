@@ -1,0 +1,184 @@
+//! `evals cassettes scan|status|prune`: the committed recordings, checked.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use super::args::CassettesCommand;
+use super::output::{Out, table};
+use crate::cassette::{fingerprint, list_files, load, scan_paths};
+use crate::error::{Result, exit};
+use crate::runner::cassette_key;
+use crate::suite::{Overrides, ProviderKind, Suite, discovery, lineup};
+
+pub fn run(suite: Option<&Suite>, cmd: &CassettesCommand, out: &Out) -> Result<i32> {
+    match cmd {
+        CassettesCommand::Scan { paths } => scan(suite, paths, out),
+        CassettesCommand::Status => status(suite.ok_or_else(no_suite)?, out),
+        CassettesCommand::Prune { dry_run } => prune(suite.ok_or_else(no_suite)?, *dry_run, out),
+    }
+}
+
+fn no_suite() -> crate::error::Error {
+    crate::error::Error::Usage("no suite found".into())
+}
+
+/// Exit 1 naming each file that holds a secret; the secret itself is never printed.
+fn scan(suite: Option<&Suite>, paths: &[PathBuf], out: &Out) -> Result<i32> {
+    let roots: Vec<PathBuf> = if paths.is_empty() {
+        match suite {
+            Some(s) => vec![s.cassette_dir()],
+            None => return Err(no_suite()),
+        }
+    } else {
+        paths.to_vec()
+    };
+    let secrets: Vec<String> = ["OPENROUTER_API_KEY", "OPENAI_API_KEY", "TYPESAFE_API_KEY"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .chain(
+            suite
+                .into_iter()
+                .flat_map(|s| s.config.providers.values())
+                .filter_map(|p| p.api_key_env.as_ref())
+                .filter_map(|v| std::env::var(v).ok()),
+        )
+        .filter(|v| !v.is_empty())
+        .collect();
+    let findings = scan_paths(&roots, &secrets);
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let files: BTreeSet<&PathBuf> = findings.iter().map(|f| &f.path).collect();
+    for f in &findings {
+        out.line(&format!(
+            "{}:{}: {}",
+            discovery::display_path(&f.path, &cwd),
+            f.line,
+            f.kind
+        ));
+    }
+    if findings.is_empty() {
+        let shown: Vec<String> = roots
+            .iter()
+            .map(|r| discovery::display_path(r, &cwd))
+            .collect();
+        out.note(&format!("no secrets found in {}", shown.join(", ")));
+        Ok(exit::OK)
+    } else {
+        out.note(&format!(
+            "{} files hold a secret: remove it, rotate the key, and re-record with a `cassettes.redact` pattern if needed",
+            files.len()
+        ));
+        Ok(exit::FAILED)
+    }
+}
+
+struct Entry {
+    status: &'static str,
+    contender: String,
+    case: String,
+    path: PathBuf,
+}
+
+/// Per case and contender: recorded, missing, stale (its request no longer matches what the
+/// suite would send now); then the files no case uses.
+fn entries(suite: &Suite) -> Result<(Vec<Entry>, Vec<PathBuf>)> {
+    let adapter = crate::adapter::build(suite)?;
+    let dir = suite.cassette_dir();
+    let lineup = lineup::expand(&suite.config, &Overrides::default());
+    let mut expected: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut rows = Vec::new();
+    for c in &lineup.contenders {
+        if matches!(c.kind, ProviderKind::Fake | ProviderKind::TypeSafe) {
+            continue;
+        }
+        for case in &suite.cases.cases {
+            let path = dir.join(cassette_key(c, case).relative_path());
+            expected.insert(path.clone());
+            let status = if !path.is_file() {
+                "missing"
+            } else {
+                let cassette =
+                    load(&path).map_err(|e| crate::error::Error::Config(e.to_string()))?;
+                let predicted = adapter
+                    .prepare(case)
+                    .ok()
+                    .and_then(|req| crate::provider::predict_request(c, &req))
+                    .map(|r| fingerprint(&r, &suite.config.cassettes.ignore_fields));
+                match predicted {
+                    Some(fp) if cassette.interactions.iter().any(|i| i.fingerprint == fp) => {
+                        "recorded"
+                    }
+                    Some(_) => "stale",
+                    None => "recorded",
+                }
+            };
+            rows.push(Entry {
+                status,
+                contender: format!("{} [{}]", c.id(), c.settings_slug()),
+                case: case.key(),
+                path,
+            });
+        }
+    }
+    let unused = list_files(&dir)
+        .into_iter()
+        .filter(|p| !expected.contains(p))
+        .collect();
+    Ok((rows, unused))
+}
+
+fn status(suite: &Suite, out: &Out) -> Result<i32> {
+    let (rows, unused) = entries(suite)?;
+    let mut t = table(vec![
+        "status".into(),
+        "contender".into(),
+        "case".into(),
+        "file".into(),
+    ]);
+    for r in &rows {
+        t.add_row(vec![
+            r.status.to_string(),
+            r.contender.clone(),
+            r.case.clone(),
+            discovery::display_path(&r.path, &suite.cwd),
+        ]);
+    }
+    for p in &unused {
+        t.add_row(vec![
+            "unused".into(),
+            "-".into(),
+            "-".into(),
+            discovery::display_path(p, &suite.cwd),
+        ]);
+    }
+    out.line(&t.to_string());
+    let count = |s: &str| rows.iter().filter(|r| r.status == s).count();
+    let (missing, stale) = (count("missing"), count("stale"));
+    out.line(&format!(
+        "{} recorded, {missing} missing, {stale} stale, {} unused",
+        count("recorded"),
+        unused.len()
+    ));
+    if missing + stale > 0 {
+        out.note("run `evals record` (with -c/-m to pick cases and models) to record what is missing or stale");
+        Ok(exit::FAILED)
+    } else {
+        Ok(exit::OK)
+    }
+}
+
+fn prune(suite: &Suite, dry_run: bool, out: &Out) -> Result<i32> {
+    let (_, unused) = entries(suite)?;
+    for p in &unused {
+        let shown = discovery::display_path(p, &suite.cwd);
+        if dry_run {
+            out.line(&format!("would remove {shown}"));
+        } else {
+            std::fs::remove_file(p).map_err(|e| crate::error::Error::io(p, e))?;
+            out.line(&format!("removed {shown}"));
+        }
+    }
+    if unused.is_empty() {
+        out.note("no unused cassettes");
+    }
+    Ok(exit::OK)
+}
