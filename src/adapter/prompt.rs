@@ -97,7 +97,23 @@ impl PromptAdapter {
         });
         let render = |name: &str| -> std::result::Result<String, String> {
             let t = self.env.get_template(name).map_err(|e| e.to_string())?;
-            t.render(&ctx).map_err(|e| describe(name, &e))
+            t.render(&ctx).map_err(|e| {
+                if e.kind() == minijinja::ErrorKind::UndefinedError {
+                    let mut missing: Vec<String> = t
+                        .undeclared_variables(true)
+                        .into_iter()
+                        .filter(|path| lookup(&ctx, path).is_none())
+                        .collect();
+                    missing.sort();
+                    if !missing.is_empty() {
+                        return format!(
+                            "template '{name}' uses {} but this case has no such value; add it to the case's input or fix the template",
+                            missing.iter().map(|m| format!("`{{{{ {m} }}}}`")).collect::<Vec<_>>().join(", ")
+                        );
+                    }
+                }
+                describe(name, &e)
+            })
         };
         Ok(ChatRequest {
             system: if self.has_system {
@@ -168,6 +184,11 @@ fn kind(v: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+/// Follows a dotted path (`vars.question`) through the template context.
+fn lookup<'a>(ctx: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(ctx, |v, part| v.get(part))
 }
 
 fn describe(template: &str, e: &minijinja::Error) -> String {

@@ -39,7 +39,8 @@ pub fn run(suite: &Suite, out: &Out) -> Result<i32> {
     }
     let red = Style::new().fg_color(Some(AnsiColor::Red.into()));
     for m in &metrics {
-        if !weights.iter().any(|(n, _)| n == &m.name) {
+        let via_score = m.primary && weights.iter().any(|(n, _)| n == "score");
+        if !via_score && !weights.iter().any(|(n, _)| n == &m.name) {
             t.add_row(vec![
                 out.paint(&m.name, red),
                 "-".into(),
