@@ -39,3 +39,21 @@ pub enum CallError {
     #[error("{0}")]
     Cassette(String),
 }
+
+/// How a live call is scheduled: the vendor it pauses on a retry, and the rate limits it
+/// waits on. The cassette layer passes it to the [`Upstream`](super::Upstream) untouched;
+/// replayed calls never wait.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Route {
+    /// `openrouter/openai`, `local`: a retry pauses every call with the same vendor.
+    pub vendor: String,
+    pub limits: Vec<Limit>,
+}
+
+/// One `rate_limit: { burst, per_minute }`, keyed by where it was set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limit {
+    pub key: String,
+    pub burst: u32,
+    pub per_minute: u32,
+}

@@ -20,7 +20,7 @@ use super::fingerprint::fingerprint;
 use super::format::{
     Cassette, FORMAT, Interaction, RecordedRequest, RecordedResponse, RecordedUsage, parse,
 };
-use super::http::{CallError, HttpRequest, HttpResponse};
+use super::http::{CallError, HttpRequest, HttpResponse, Route};
 use super::matcher::{Matcher, describe_difference, nearest};
 use super::redact::Redactor;
 use super::store::{self, CassetteKey};
@@ -104,6 +104,8 @@ pub struct SessionMeta {
     pub contender: ContenderInfo,
     /// The last line of a miss, e.g. "run `evals record -c vague` to record it".
     pub hint: String,
+    /// How live calls of this session are scheduled (vendor pauses, rate limits).
+    pub route: Route,
 }
 
 /// The future an [`Upstream`] returns.
@@ -112,7 +114,7 @@ pub type UpstreamFuture<'a> =
 
 /// Sends requests for real. The runner wraps it with retries/rate limits later.
 pub trait Upstream: Send + Sync {
-    fn send<'a>(&'a self, req: HttpRequest) -> UpstreamFuture<'a>;
+    fn send<'a>(&'a self, req: HttpRequest, route: &'a Route) -> UpstreamFuture<'a>;
 }
 
 /// The real HTTP client: a `reqwest::Client` with a per-call timeout.
@@ -238,7 +240,7 @@ impl LiveClient {
 }
 
 impl Upstream for LiveClient {
-    fn send<'a>(&'a self, req: HttpRequest) -> UpstreamFuture<'a> {
+    fn send<'a>(&'a self, req: HttpRequest, _route: &'a Route) -> UpstreamFuture<'a> {
         Box::pin(self.send_now(req))
     }
 }
@@ -347,7 +349,7 @@ impl Session {
     /// carry the recorded latency; recorded ones the latency as written (whole ms).
     pub async fn send(&self, req: HttpRequest) -> Result<HttpResponse, CallError> {
         match self.mode {
-            Mode::Live => self.upstream.send(req).await,
+            Mode::Live => self.upstream.send(req, &self.meta.route).await,
             Mode::Record => self.fetch(req).await,
             Mode::Replay => {
                 let recorded = self.scrubbed_request(&req);
@@ -416,7 +418,7 @@ impl Session {
     async fn fetch(&self, req: HttpRequest) -> Result<HttpResponse, CallError> {
         let request = self.scrubbed_request(&req);
         let fp = fingerprint(&request.to_http(), &self.options.ignore_fields);
-        let mut response = self.upstream.send(req).await?;
+        let mut response = self.upstream.send(req, &self.meta.route).await?;
         let latency_ms = u64::try_from(response.latency.as_millis()).unwrap_or(u64::MAX);
         // Report what replay will report, so a recorded run and its replay agree exactly.
         response.latency = Duration::from_millis(latency_ms);
@@ -535,6 +537,7 @@ mod tests {
             case: format!("toy/{case_id}"),
             contender: contender(),
             hint: format!("run `evals record -c {case_id}` to record it"),
+            route: Route::default(),
         }
     }
 
@@ -571,7 +574,7 @@ mod tests {
     struct NoNetwork;
 
     impl Upstream for NoNetwork {
-        fn send<'a>(&'a self, req: HttpRequest) -> UpstreamFuture<'a> {
+        fn send<'a>(&'a self, req: HttpRequest, _route: &'a Route) -> UpstreamFuture<'a> {
             Box::pin(async move {
                 Err(CallError::Transport(format!(
                     "network used for {}",
@@ -597,7 +600,7 @@ mod tests {
     }
 
     impl Upstream for Counter {
-        fn send<'a>(&'a self, req: HttpRequest) -> UpstreamFuture<'a> {
+        fn send<'a>(&'a self, req: HttpRequest, _route: &'a Route) -> UpstreamFuture<'a> {
             Box::pin(async move {
                 let n = self.calls.fetch_add(1, Ordering::SeqCst);
                 let echo = req.body.as_ref().and_then(|b| b.get("prompt")).cloned();
@@ -995,7 +998,10 @@ mod tests {
             .await;
         let client = LiveClient::new(Duration::from_millis(200), vec![]).unwrap();
         let url = format!("{}/chat/completions", server.uri());
-        let err = client.send(prompt_to(&url)).await.unwrap_err();
+        let err = client
+            .send(prompt_to(&url), &Route::default())
+            .await
+            .unwrap_err();
         assert_eq!(
             err,
             CallError::Transport(format!("POST {url}: timed out after 200ms"))
@@ -1006,7 +1012,10 @@ mod tests {
             listener.local_addr().unwrap().port()
         };
         let url = format!("http://127.0.0.1:{port}/v1");
-        let err = client.send(prompt_to(&url)).await.unwrap_err();
+        let err = client
+            .send(prompt_to(&url), &Route::default())
+            .await
+            .unwrap_err();
         assert_eq!(
             err,
             CallError::Transport(format!("POST {url}: connection refused"))
@@ -1025,7 +1034,10 @@ mod tests {
             .mount(&server)
             .await;
         let client = LiveClient::new(Duration::from_secs(5), vec![]).unwrap();
-        let response = client.send(prompt_to(&server.uri())).await.unwrap();
+        let response = client
+            .send(prompt_to(&server.uri()), &Route::default())
+            .await
+            .unwrap();
         assert_eq!(response.status, 429);
         assert_eq!(response.body, json!("slow down"));
         assert!(

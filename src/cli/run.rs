@@ -305,7 +305,10 @@ pub fn build_transport(
             redact,
             secrets,
         },
-        Arc::new(live),
+        Arc::new(crate::runner::Scheduled::new(
+            Arc::new(live),
+            crate::runner::retry::RetryPolicy::default(),
+        )),
     ))
 }
 

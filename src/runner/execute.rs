@@ -6,7 +6,7 @@ use tokio::sync::Semaphore;
 use super::plan::RunPlan;
 use super::stats::aggregate;
 use crate::adapter::PromptAdapter;
-use crate::cassette::{CallError, CassetteKey, SessionMeta, Transport};
+use crate::cassette::{CallError, CassetteKey, Limit, Route, SessionMeta, Transport};
 use crate::provider::{self, Completion};
 use crate::results::{CaseResult, ExperimentResult, Reply};
 use crate::score::Scorer;
@@ -183,6 +183,7 @@ async fn call(
             case.id,
             contender.id()
         ),
+        route: route(contender),
     };
     let session = ctx.transport.session(&key, meta)?;
     let api_key = contender
@@ -250,5 +251,30 @@ pub fn cassette_key(contender: &Contender, case: &Case) -> CassetteKey {
         settings: contender.settings_slug(),
         dataset: case.dataset.clone(),
         case_id: case.id.clone(),
+    }
+}
+
+/// How a contender's live calls are scheduled: a retry pauses its vendor (an OpenRouter
+/// vendor, or the provider section), and it waits on every rate limit set above it.
+pub fn route(contender: &Contender) -> Route {
+    let vendor = match contender.kind {
+        crate::suite::ProviderKind::OpenRouter { .. } => format!(
+            "{}/{}",
+            contender.info.provider,
+            contender.info.model.split('/').next().unwrap_or_default()
+        ),
+        _ => contender.info.provider.clone(),
+    };
+    Route {
+        vendor,
+        limits: contender
+            .rate_limits
+            .iter()
+            .map(|(key, rl)| Limit {
+                key: key.clone(),
+                burst: rl.burst,
+                per_minute: rl.per_minute,
+            })
+            .collect(),
     }
 }

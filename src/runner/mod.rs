@@ -3,8 +3,13 @@
 
 mod execute;
 mod plan;
+mod ratelimit;
+pub mod retry;
 mod stats;
+mod upstream;
 
 pub use execute::{RunContext, cassette_key, execute, run_case, score_into};
 pub use plan::RunPlan;
+pub use ratelimit::RateLimits;
 pub use stats::{aggregate, makespan};
+pub use upstream::Scheduled;

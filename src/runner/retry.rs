@@ -1,0 +1,199 @@
+//! Retries: a typed policy. 429, 408, 500, 502, 503, 504, 529 and dropped connections or
+//! timeouts are retried, up to 5 attempts in all, after `Retry-After` (seconds or an HTTP
+//! date) or else 1, 2, 4, 8 seconds with jitter. A wait over 5 minutes is not retried.
+
+use std::time::Duration;
+
+use crate::cassette::{CallError, HttpResponse};
+
+/// Statuses worth another attempt.
+pub const RETRY_STATUSES: &[u16] = &[408, 429, 500, 502, 503, 504, 529];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included.
+    pub max_attempts: u32,
+    /// Waits after the 1st, 2nd, ... failed attempt when the provider names none.
+    pub backoff: Vec<Duration>,
+    /// Up to this share of the backoff is added at random, so workers do not retry in step.
+    pub jitter: f64,
+    /// A longer wait than this is not retried.
+    pub max_wait: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 5,
+            backoff: [1, 2, 4, 8].map(Duration::from_secs).to_vec(),
+            jitter: 0.25,
+            max_wait: Duration::from_secs(300),
+        }
+    }
+}
+
+/// What to do after an attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// The attempt is the answer (a success, or a failure not worth retrying).
+    Accept,
+    /// Wait this long (pausing the vendor), then try again.
+    Retry(Duration),
+    /// Give up with this error.
+    GiveUp(String),
+}
+
+impl RetryPolicy {
+    /// Decides after attempt number `attempt` (1-based). `seed` varies the jitter.
+    pub fn decide(
+        &self,
+        attempt: u32,
+        result: &Result<HttpResponse, CallError>,
+        seed: u64,
+    ) -> Decision {
+        let (what, asked) = match result {
+            Ok(r) if !RETRY_STATUSES.contains(&r.status) => return Decision::Accept,
+            Ok(r) => (format!("HTTP {}", r.status), retry_after(r)),
+            Err(CallError::Transport(m)) => (m.clone(), None),
+            Err(_) => return Decision::Accept,
+        };
+        if attempt >= self.max_attempts {
+            return match result {
+                Ok(_) => Decision::Accept,
+                Err(e) => Decision::GiveUp(format!("{e} (after {attempt} attempts)")),
+            };
+        }
+        let wait = match asked {
+            Some(w) => w,
+            None => {
+                let base = self
+                    .backoff
+                    .get(attempt as usize - 1)
+                    .or(self.backoff.last())
+                    .copied()
+                    .unwrap_or(Duration::from_secs(1));
+                base.mul_f64(1.0 + self.jitter * unit(seed ^ u64::from(attempt)))
+            }
+        };
+        if wait > self.max_wait {
+            return Decision::GiveUp(format!(
+                "{what}: the provider asked to wait {}s (Retry-After), over the {}s limit; not retried",
+                wait.as_secs(),
+                self.max_wait.as_secs()
+            ));
+        }
+        Decision::Retry(wait)
+    }
+}
+
+/// `Retry-After` as seconds or an HTTP date.
+fn retry_after(r: &HttpResponse) -> Option<Duration> {
+    let v = r
+        .headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))?
+        .1
+        .trim()
+        .to_string();
+    if let Ok(secs) = v.parse::<f64>() {
+        return (secs >= 0.0 && secs.is_finite()).then(|| Duration::from_secs_f64(secs));
+    }
+    let when = chrono::DateTime::parse_from_rfc2822(&v).ok()?;
+    let delta = when.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    Some(delta.to_std().unwrap_or(Duration::ZERO))
+}
+
+/// A number in [0, 1) from a seed (splitmix64); jitter needs spread, not secrecy.
+fn unit(seed: u64) -> f64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(s: u16, retry_after: Option<&str>) -> Result<HttpResponse, CallError> {
+        Ok(HttpResponse {
+            status: s,
+            headers: retry_after
+                .map(|v| vec![("retry-after".to_string(), v.to_string())])
+                .unwrap_or_default(),
+            body: serde_json::Value::Null,
+            latency: Duration::ZERO,
+        })
+    }
+
+    #[test]
+    fn success_and_client_errors_are_answers() {
+        let p = RetryPolicy::default();
+        assert_eq!(p.decide(1, &status(200, None), 0), Decision::Accept);
+        assert_eq!(p.decide(1, &status(400, None), 0), Decision::Accept);
+        assert_eq!(p.decide(1, &status(401, None), 0), Decision::Accept);
+    }
+
+    #[test]
+    fn every_retry_status_is_retried_with_growing_backoff() {
+        let p = RetryPolicy::default();
+        for s in RETRY_STATUSES {
+            for (attempt, base) in [(1u32, 1.0f64), (2, 2.0), (3, 4.0), (4, 8.0)] {
+                let Decision::Retry(w) = p.decide(attempt, &status(*s, None), 7) else {
+                    panic!("{s} attempt {attempt} not retried");
+                };
+                assert!(
+                    w.as_secs_f64() >= base && w.as_secs_f64() < base * 1.25,
+                    "{s}: {w:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn five_attempts_in_all() {
+        let p = RetryPolicy::default();
+        assert_eq!(p.decide(5, &status(503, None), 0), Decision::Accept);
+        let e: Result<HttpResponse, CallError> =
+            Err(CallError::Transport("connection reset".into()));
+        assert!(matches!(p.decide(4, &e, 0), Decision::Retry(_)));
+        assert_eq!(
+            p.decide(5, &e, 0),
+            Decision::GiveUp("connection reset (after 5 attempts)".into())
+        );
+    }
+
+    #[test]
+    fn retry_after_seconds_and_dates_are_honoured() {
+        let p = RetryPolicy::default();
+        assert_eq!(
+            p.decide(1, &status(429, Some("3")), 0),
+            Decision::Retry(Duration::from_secs(3))
+        );
+        let soon = (chrono::Utc::now() + chrono::Duration::seconds(20)).to_rfc2822();
+        let Decision::Retry(w) = p.decide(1, &status(429, Some(&soon)), 0) else {
+            panic!()
+        };
+        assert!(
+            w <= Duration::from_secs(20) && w >= Duration::from_secs(18),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn a_wait_over_five_minutes_is_not_retried() {
+        let p = RetryPolicy::default();
+        let Decision::GiveUp(m) = p.decide(1, &status(429, Some("600")), 0) else {
+            panic!()
+        };
+        assert!(m.contains("600s") && m.contains("not retried"), "{m}");
+    }
+
+    #[test]
+    fn cassette_misses_are_not_retried() {
+        let p = RetryPolicy::default();
+        let e: Result<HttpResponse, CallError> = Err(CallError::Miss("no recording".into()));
+        assert_eq!(p.decide(1, &e, 0), Decision::Accept);
+    }
+}
