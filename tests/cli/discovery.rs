@@ -83,7 +83,11 @@ fn config_flag_skips_the_search() {
     let d = p
         .evals(&["-C", "other/evals/.llm-evals.config.yml", "cases"])
         .ok();
-    assert!(d.first_stderr_line().starts_with("suite: far ("), "{}", d.stderr);
+    assert!(
+        d.first_stderr_line().starts_with("suite: far ("),
+        "{}",
+        d.stderr
+    );
 }
 
 #[test]

@@ -61,8 +61,7 @@ impl Project {
     }
 
     pub fn read(&self, rel: &str) -> String {
-        std::fs::read_to_string(self.path().join(rel))
-            .unwrap_or_else(|e| panic!("read {rel}: {e}"))
+        std::fs::read_to_string(self.path().join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
     }
 
     /// An `evals` invocation with this project as cwd.
@@ -179,7 +178,10 @@ impl Done {
         self.stdout
             .lines()
             .map(cells)
-            .find(|c| c.first().map(String::as_str) == Some(key) || c.get(1).map(String::as_str) == Some(key))
+            .find(|c| {
+                c.first().map(String::as_str) == Some(key)
+                    || c.get(1).map(String::as_str) == Some(key)
+            })
             .unwrap_or_else(|| panic!("no row {key:?}\n--- stdout\n{}", self.stdout))
     }
 
@@ -195,8 +197,12 @@ impl Done {
                 header = Some(c);
                 continue;
             }
-            if c.first().map(String::as_str) == Some(key) || c.get(1).map(String::as_str) == Some(key) {
-                let h = header.as_ref().unwrap_or_else(|| panic!("no header with {col:?}\n{}", self.stdout));
+            if c.first().map(String::as_str) == Some(key)
+                || c.get(1).map(String::as_str) == Some(key)
+            {
+                let h = header
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("no header with {col:?}\n{}", self.stdout));
                 let i = h.iter().position(|x| x == col).unwrap();
                 return c[i].clone();
             }
