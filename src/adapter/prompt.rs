@@ -97,7 +97,16 @@ impl PromptAdapter {
         });
         let render = |name: &str| -> std::result::Result<String, String> {
             let t = self.env.get_template(name).map_err(|e| e.to_string())?;
-            t.render(&ctx).map_err(|e| describe(name, &e))
+            t.render(&ctx).map_err(|e| {
+                // minijinja's error does not say which name was undefined; find it.
+                let mut missing: Vec<String> = t
+                    .undeclared_variables(true)
+                    .into_iter()
+                    .filter(|v| v.split('.').try_fold(&ctx, |at, k| at.get(k)).is_none())
+                    .collect();
+                missing.sort();
+                describe(name, &e, &missing)
+            })
         };
         Ok(ChatRequest {
             system: if self.has_system {
@@ -170,12 +179,23 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-fn describe(template: &str, e: &minijinja::Error) -> String {
+fn describe(template: &str, e: &minijinja::Error, missing: &[String]) -> String {
     if e.kind() == minijinja::ErrorKind::UndefinedError {
         let detail = e.detail().map(|d| format!(" ({d})")).unwrap_or_default();
         let line = e.line().map(|l| format!(" line {l}")).unwrap_or_default();
+        let what = match missing {
+            [] => "a variable is undefined for this case".to_string(),
+            names => format!(
+                "undefined for this case: {}",
+                names
+                    .iter()
+                    .map(|n| format!("'{n}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
         format!(
-            "template '{template}'{line}: a variable is undefined for this case{detail}; add it to the case's input or fix the template"
+            "template '{template}'{line}: {what}{detail}; add it to the case's input or fix the template"
         )
     } else {
         format!("template '{template}': {e}")
