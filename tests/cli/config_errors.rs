@@ -129,5 +129,8 @@ fn jsonl_line_that_is_not_json_names_the_line() {
         &format!("{MINI_CASES}{{\"id\": \"two\", \n"),
     );
     let e = error_of(&p);
-    assert!(e.starts_with("error: evals/datasets/d/cases.jsonl:2"), "{e}");
+    assert!(
+        e.starts_with("error: evals/datasets/d/cases.jsonl:2"),
+        "{e}"
+    );
 }

@@ -96,7 +96,9 @@ fn models_flag_picks_one_contender() {
 #[test]
 fn refused_contender_is_warned_about_and_never_in_the_matrix() {
     let d = Project::toy().evals(&["compare", "-n"]).ok();
-    d.stderr_has("warning: typesafe/jev-latest refused: needs typesafe; this suite produces prompt");
+    d.stderr_has(
+        "warning: typesafe/jev-latest refused: needs typesafe; this suite produces prompt",
+    );
     d.stdout_lacks("jev-latest");
     assert_eq!(
         matrix(&d),

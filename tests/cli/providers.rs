@@ -95,7 +95,13 @@ const LIVE: &[&str] = &["compare", "--cassettes", "live", "--no-autosave"];
 #[test]
 fn custom_base_url_request_body_is_exact() {
     let s = Server::start();
-    s.answer("/v1/chat/completions", chat(r#"{"answer": "x"}"#, json!({"prompt_tokens": 10, "completion_tokens": 3})));
+    s.answer(
+        "/v1/chat/completions",
+        chat(
+            r#"{"answer": "x"}"#,
+            json!({"prompt_tokens": 10, "completion_tokens": 3}),
+        ),
+    );
     let p = suite(&format!(
         "local:\n  base_url: {}/v1\n  models:\n    - model: m1\n      effort: high\n      temperature: 0.2\n    - m2\n",
         s.uri()
@@ -137,7 +143,10 @@ fn openrouter_sends_reasoning_effort_and_the_key_and_shows_its_cost() {
     let s = Server::start();
     s.answer(
         "/api/v1/chat/completions",
-        chat(r#"{"answer": "x"}"#, json!({"prompt_tokens": 10, "completion_tokens": 3, "cost": 0.0123})),
+        chat(
+            r#"{"answer": "x"}"#,
+            json!({"prompt_tokens": 10, "completion_tokens": 3, "cost": 0.0123}),
+        ),
     );
     let p = suite(&format!(
         "openrouter:\n  base_url: {}/api/v1\n  vendors:\n    openai:\n      models:\n        - model: gpt-x\n          effort: low\n",
@@ -170,7 +179,10 @@ fn pricing_computes_the_cost_when_the_provider_reports_none() {
     let s = Server::start();
     s.answer(
         "/v1/chat/completions",
-        chat(r#"{"answer": "x"}"#, json!({"prompt_tokens": 1000, "completion_tokens": 500})),
+        chat(
+            r#"{"answer": "x"}"#,
+            json!({"prompt_tokens": 1000, "completion_tokens": 500}),
+        ),
     );
     let p = suite(&format!(
         "local:\n  base_url: {}/v1\n  models: [m1]\npricing:\n  local/m1: {{ input: 2.0, output: 10.0 }}\n",
@@ -186,9 +198,15 @@ fn unknown_cost_is_a_dash_never_zero() {
     let s = Server::start();
     s.answer(
         "/v1/chat/completions",
-        chat(r#"{"answer": "x"}"#, json!({"prompt_tokens": 1000, "completion_tokens": 500})),
+        chat(
+            r#"{"answer": "x"}"#,
+            json!({"prompt_tokens": 1000, "completion_tokens": 500}),
+        ),
     );
-    let p = suite(&format!("local:\n  base_url: {}/v1\n  models: [m1]\n", s.uri()));
+    let p = suite(&format!(
+        "local:\n  base_url: {}/v1\n  models: [m1]\n",
+        s.uri()
+    ));
     let d = p.evals(LIVE).ok();
     assert_eq!(d.cell("local/m1", "cost"), "-");
 }
@@ -196,7 +214,10 @@ fn unknown_cost_is_a_dash_never_zero() {
 #[test]
 fn missing_openrouter_key_fails_before_any_call() {
     let s = Server::start();
-    s.answer("/api/v1/chat/completions", chat(r#"{"answer": "x"}"#, json!({})));
+    s.answer(
+        "/api/v1/chat/completions",
+        chat(r#"{"answer": "x"}"#, json!({})),
+    );
     let p = suite(&format!(
         "openrouter:\n  base_url: {}/api/v1\n  vendors:\n    openai:\n      models: [gpt-x]\n",
         s.uri()
@@ -214,7 +235,10 @@ fn server_errors_are_counted_as_errors_not_zero_scores() {
         "/v1/chat/completions",
         ResponseTemplate::new(500).set_body_json(json!({"error": {"message": "boom"}})),
     );
-    let p = suite(&format!("local:\n  base_url: {}/v1\n  models: [m1]\n", s.uri()));
+    let p = suite(&format!(
+        "local:\n  base_url: {}/v1\n  models: [m1]\n",
+        s.uri()
+    ));
     let d = p.evals(LIVE).code(1);
     assert_eq!(d.cell("local/m1", "errors"), "1");
     assert_eq!(d.cell("local/m1", "field_accuracy"), "-");
@@ -226,11 +250,169 @@ fn a_reply_that_is_not_json_scores_zero_and_is_not_an_error() {
     let s = Server::start();
     s.answer(
         "/v1/chat/completions",
-        chat("Sure! The answer is x.", json!({"prompt_tokens": 5, "completion_tokens": 5})),
+        chat(
+            "Sure! The answer is x.",
+            json!({"prompt_tokens": 5, "completion_tokens": 5}),
+        ),
     );
-    let p = suite(&format!("local:\n  base_url: {}/v1\n  models: [m1]\n", s.uri()));
+    let p = suite(&format!(
+        "local:\n  base_url: {}/v1\n  models: [m1]\n",
+        s.uri()
+    ));
     let d = p.evals(LIVE).ok();
     assert_eq!(d.cell("local/m1", "errors"), "0");
     assert_eq!(d.cell("local/m1", "field_accuracy"), "0.0%");
     assert_eq!(d.cell("local/m1", "invalid_rate"), "100.0%");
+}
+
+#[test]
+fn recorded_cassettes_replay_the_same_leaderboard_without_the_server() {
+    let mut s = Server::start();
+    s.answer(
+        "/v1/chat/completions",
+        chat(
+            r#"{"answer": "x"}"#,
+            json!({"prompt_tokens": 7, "completion_tokens": 2}),
+        ),
+    );
+    let p = suite(&format!(
+        "local:\n  base_url: {}/v1\n  models: [m1]\n",
+        s.uri()
+    ));
+    let recorded = p
+        .evals(&["compare", "--cassettes", "record", "--no-autosave"])
+        .ok();
+    assert_eq!(s.bodies().len(), 1);
+    s.stop();
+    let replayed = p
+        .evals(&["compare", "--cassettes", "replay", "--no-autosave"])
+        .ok();
+    assert_eq!(replayed.stdout, recorded.stdout);
+    assert_eq!(replayed.cell("local/m1", "field_accuracy"), "100.0%");
+    assert_eq!(replayed.cell("local/m1", "tok_in"), "7");
+}
+
+#[test]
+fn replay_without_a_recording_is_an_error_not_a_call() {
+    let s = Server::start();
+    s.answer(
+        "/v1/chat/completions",
+        chat(r#"{"answer": "x"}"#, json!({})),
+    );
+    let p = suite(&format!(
+        "local:\n  base_url: {}/v1\n  models: [m1]\n",
+        s.uri()
+    ));
+    let d = p
+        .evals(&["compare", "--cassettes", "replay", "--no-autosave"])
+        .code(1);
+    assert_eq!(d.cell("local/m1", "errors"), "1");
+    assert_eq!(s.bodies().len(), 0);
+}
+
+const TAX_SCHEMA: &str = "scorer:
+  kind: fields
+  schema:
+    filing_status: { type: enum, values: [single, married_jointly, married_separately, head_of_household] }
+    dependents: { type: integer }
+    self_employed: { type: boolean }
+    rental_properties: { type: integer }
+    sold_investments: { type: boolean }
+    owns_business_entity: { type: boolean }
+    multi_state: { type: boolean }
+    irs_letter: { type: boolean }
+";
+
+#[test]
+fn vague_tax_case_with_two_invented_fields_scores_78_75_percent() {
+    let s = Server::start();
+    s.answer(
+        "/v1/chat/completions",
+        chat(
+            &json!({
+                "filing_status": "married_jointly",
+                "dependents": 2,
+                "self_employed": true,
+                "rental_properties": null,
+                "sold_investments": null,
+                "owns_business_entity": null,
+                "multi_state": null,
+                "irs_letter": true,
+            })
+            .to_string(),
+            json!({"prompt_tokens": 50, "completion_tokens": 40}),
+        ),
+    );
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &format!(
+                "suite: tax\nrequest_types: [prompt]\nadapter: {{ kind: prompt, user: \"{{{{ input }}}}\", json: true }}\n{TAX_SCHEMA}local:\n  base_url: {}/v1\n  models: [m1]\n",
+                s.uri()
+            ),
+        )
+        .file(
+            "evals/datasets/tax/cases/vague/001/input.txt",
+            "I freelance and got a letter from the IRS. Can you help?",
+        )
+        .file(
+            "evals/datasets/tax/cases/vague/001/expected.json",
+            r#"{"filing_status": null, "dependents": null, "self_employed": true, "rental_properties": null,
+                "sold_investments": null, "owns_business_entity": null, "multi_state": null, "irs_letter": true}"#,
+        );
+    let d = p.evals(LIVE).ok();
+    // 6 correct + 2 hallucinated (0.15 each) over 8 fields = 0.7875.
+    assert_eq!(d.cell("local/m1", "field_accuracy"), "78.8%");
+    assert_eq!(d.cell("local/m1", "hallucinated_rate"), "25.0%");
+    assert_eq!(d.cell("local/m1", "exact"), "0.0%");
+
+    let j = p
+        .evals(&[
+            "compare",
+            "--cassettes",
+            "live",
+            "--no-autosave",
+            "--format",
+            "json",
+        ])
+        .ok();
+    let v: Value = serde_json::from_str(&j.stdout).unwrap();
+    let score = v["experiments"][0]["cases"][0]["score"].as_f64().unwrap();
+    assert!((score - 0.7875).abs() < 1e-9, "{score}");
+}
+
+#[test]
+fn missing_template_variable_errors_that_case_before_any_call() {
+    let s = Server::start();
+    s.answer(
+        "/v1/chat/completions",
+        chat(r#"{"answer": "x"}"#, json!({})),
+    );
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &format!(
+                "suite: vars\nrequest_types: [prompt]\nadapter: {{ kind: prompt, user: \"Q: {{{{ vars.question }}}}\", json: true }}\n{MINI_SCHEMA}local:\n  base_url: {}/v1\n  models: [m1]\n",
+                s.uri()
+            ),
+        )
+        .file(
+            "evals/datasets/d/cases.jsonl",
+            concat!(
+                r#"{"id": "has", "input": {"question": "what?"}, "expected": {"answer": "x"}}"#,
+                "\n",
+                r#"{"id": "lacks", "input": {"topic": "what?"}, "expected": {"answer": "x"}}"#,
+                "\n"
+            ),
+        );
+    let d = p
+        .evals(&["run", "--cassettes", "live", "--no-autosave"])
+        .code(1);
+    let bodies = s.bodies();
+    assert_eq!(bodies.len(), 1, "only the case with the variable calls");
+    assert_eq!(bodies[0]["messages"][0]["content"], "Q: what?");
+    assert_eq!(d.cell("local/m1", "errors"), "1");
+    d.stdout_has(
+        "lacks error: template 'user' line 1: undefined for this case: 'vars.question'; add it to the case's input or fix the template",
+    );
 }

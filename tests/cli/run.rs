@@ -85,7 +85,10 @@ fn json_snapshot_is_format_1_and_render_reprints_it_without_the_suite() {
     let live = p
         .evals(&["compare", "-m", "fake/echo", "--no-autosave"])
         .ok();
-    assert_eq!(r.stdout, live.stdout, "render re-prints the same leaderboard");
+    assert_eq!(
+        r.stdout, live.stdout,
+        "render re-prints the same leaderboard"
+    );
 }
 
 #[test]
