@@ -225,6 +225,11 @@ fn missing_openrouter_key_fails_before_any_call() {
     let d = p.evals(LIVE).code(2);
     d.stderr_has("OPENROUTER_API_KEY is not set");
     assert_eq!(d.stdout, "");
+    // The same through the environment instead of the flag.
+    p.evals(&["compare", "--no-autosave"])
+        .env("EVALS_CASSETTES", "live")
+        .code(2)
+        .stderr_has("OPENROUTER_API_KEY is not set");
     assert_eq!(s.bodies().len(), 0, "no request was sent");
 }
 

@@ -97,3 +97,17 @@ fn render_of_a_missing_file_names_it() {
     assert_ne!(d.code, 0);
     d.stderr_has("nope.json");
 }
+
+#[test]
+fn llm_evals_binary_is_the_same_command() {
+    let p = Project::toy();
+    let evals = p.evals(&["cases"]).ok();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_llm-evals"))
+        .arg("cases")
+        .current_dir(p.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), evals.stdout);
+}

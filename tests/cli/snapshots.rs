@@ -21,6 +21,7 @@ fn toy_compare_json_snapshot() {
         ".run.argv" => "[argv]",
         ".run.branch" => "[branch]",
         ".run.commit" => "[commit]",
+        ".run.settings.concurrency" => "[cpus]",
         ".experiments[].cases[].duration_s" => "[duration]",
     });
 }
