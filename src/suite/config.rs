@@ -440,6 +440,13 @@ impl<'de> Deserialize<'de> for Config {
                             c.env_files = v.0;
                         }
                         _ => {
+                            // A misspelt setting (`defualts:`) is named as such before its
+                            // body is read as a provider section and fails on its keys.
+                            if !KNOWN_PROVIDERS.contains(&key.as_str())
+                                && crate::suggest::did_you_mean(&key, SETTING_KEYS).is_some()
+                            {
+                                return Err(de::Error::custom(format!("{UNKNOWN_TOP}{key}")));
+                            }
                             // A provider section: known by name, or custom with base_url.
                             let section: ProviderSection = m.next_value()?;
                             if !KNOWN_PROVIDERS.contains(&key.as_str())

@@ -1,0 +1,136 @@
+//! A broken config or case file is exit 2 with one line naming the file, the place and the fix.
+
+use crate::harness::{MINI_CASES, Project, mini_config};
+
+/// A project whose config is the mini suite followed by `extra`.
+fn with_config(extra: &str) -> Project {
+    Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &format!("{}{extra}", mini_config("bad")),
+        )
+        .file("evals/datasets/d/cases.jsonl", MINI_CASES)
+}
+
+fn error_of(p: &Project) -> String {
+    let d = p.evals(&["cases"]).code(2);
+    assert_eq!(d.stdout, "", "a config error prints nothing on stdout");
+    d.stderr
+}
+
+#[test]
+fn misspelt_key_in_defaults_names_line_column_and_fix() {
+    // mini_config is 9 lines; defaults: is line 10, temprature line 12.
+    let p = with_config("defaults:\n  effort: low\n  temprature: 0.1\n");
+    assert_eq!(
+        error_of(&p),
+        "error: evals/.llm-evals.config.yml:12:3: unknown key 'temprature' in defaults (did you mean 'temperature'?)\n"
+    );
+}
+
+#[test]
+fn misspelt_top_level_setting_suggests_the_setting() {
+    let p = with_config("defualts:\n  effort: low\n");
+    assert_eq!(
+        error_of(&p),
+        "error: evals/.llm-evals.config.yml:10:1: unknown key 'defualts' (did you mean 'defaults'?)\n"
+    );
+}
+
+#[test]
+fn unknown_top_level_section_without_base_url_is_an_error() {
+    let p = with_config("mystery:\n  models: [m]\n");
+    let e = error_of(&p);
+    assert!(
+        e.starts_with("error: evals/.llm-evals.config.yml:10:1: unknown key 'mystery'"),
+        "{e}"
+    );
+    assert!(e.contains("needs base_url"), "{e}");
+}
+
+#[test]
+fn broken_yaml_names_file_line_and_column() {
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            "suite: x\nrequest_types: [prompt\nfake: {models: [echo]}\n",
+        )
+        .file("evals/datasets/d/cases.jsonl", MINI_CASES);
+    let e = error_of(&p);
+    assert!(
+        e.starts_with("error: evals/.llm-evals.config.yml:3:5: "),
+        "{e}"
+    );
+}
+
+#[test]
+fn request_types_missing_empty_or_unknown_name_the_file() {
+    let base = mini_config("rt");
+    for (text, want) in [
+        (
+            base.replace("request_types: [prompt]\n", ""),
+            "error: evals/.llm-evals.config.yml: missing key 'request_types'",
+        ),
+        (
+            base.replace("[prompt]", "[]"),
+            "error: evals/.llm-evals.config.yml: 'request_types' is empty",
+        ),
+        (
+            base.replace("[prompt]", "[promt]"),
+            "error: evals/.llm-evals.config.yml: unknown request type 'promt' in request_types (did you mean 'prompt'?)",
+        ),
+    ] {
+        let p = Project::new()
+            .file("evals/.llm-evals.config.yml", &text)
+            .file("evals/datasets/d/cases.jsonl", MINI_CASES);
+        let e = error_of(&p);
+        assert!(e.starts_with(want), "want {want:?}\ngot {e}");
+    }
+}
+
+#[test]
+fn bad_effort_value_is_rejected_with_the_list() {
+    let p = with_config("defaults: { effort: hihg }\n");
+    let e = error_of(&p);
+    assert!(
+        e.contains("evals/.llm-evals.config.yml:10:") && e.contains("unknown effort 'hihg'"),
+        "{e}"
+    );
+}
+
+#[test]
+fn jsonl_duplicate_ids_name_both_lines() {
+    let p = with_config("").file(
+        "evals/datasets/d/cases.jsonl",
+        &format!("{MINI_CASES}{{\"id\": \"two\", \"input\": \"b\"}}\n{{\"id\": \"one\", \"input\": \"c\"}}\n"),
+    );
+    assert_eq!(
+        error_of(&p),
+        "error: duplicate case id 'one' in dataset 'd': evals/datasets/d/cases.jsonl:1 and evals/datasets/d/cases.jsonl:3; give one of them another id\n"
+    );
+}
+
+#[test]
+fn jsonl_unknown_key_names_the_line_and_suggests() {
+    let p = with_config("").file(
+        "evals/datasets/d/cases.jsonl",
+        &format!("{MINI_CASES}{{\"id\": \"two\", \"inptu\": \"b\"}}\n"),
+    );
+    assert_eq!(
+        error_of(&p),
+        "error: evals/datasets/d/cases.jsonl:2: unknown key 'inptu' (did you mean 'input'?)\n"
+    );
+}
+
+#[test]
+fn jsonl_line_that_is_not_json_names_the_line() {
+    let p = with_config("").file(
+        "evals/datasets/d/cases.jsonl",
+        &format!("{MINI_CASES}{{\"id\": \"two\", \n"),
+    );
+    let e = error_of(&p);
+    assert!(
+        e.starts_with("error: evals/datasets/d/cases.jsonl:2"),
+        "{e}"
+    );
+}

@@ -1,0 +1,263 @@
+//! A builder for one `evals` invocation in a temp project (after ripgrep's `tests/util.rs`
+//! and just's `tests/test.rs`): write files, set env and cwd, run, assert.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The toy fixture suite shipped in the repo.
+pub fn toy_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/toy")
+}
+
+/// Environment variables a test must not inherit from the machine running it.
+const SCRUBBED: &[&str] = &[
+    "OPENROUTER_API_KEY",
+    "OPENAI_API_KEY",
+    "TYPESAFE_API_KEY",
+    "CI",
+    "GITHUB_HEAD_REF",
+    "GITHUB_REF_NAME",
+    "GITHUB_SHA",
+];
+
+pub struct Project {
+    pub dir: tempfile::TempDir,
+}
+
+impl Project {
+    /// An empty temp project.
+    pub fn new() -> Self {
+        Project {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    /// A temp copy of `fixtures/toy`.
+    pub fn toy() -> Self {
+        let p = Project::new();
+        copy_dir(&toy_dir(), p.path());
+        p
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `contents` to `rel` (creating folders).
+    pub fn file(self, rel: &str, contents: &str) -> Self {
+        self.write(rel, contents);
+        self
+    }
+
+    pub fn write(&self, rel: &str, contents: &str) {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, contents).unwrap();
+    }
+
+    pub fn dir(self, rel: &str) -> Self {
+        std::fs::create_dir_all(self.path().join(rel)).unwrap();
+        self
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path().join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
+    }
+
+    /// An `evals` invocation with this project as cwd.
+    pub fn evals(&self, args: &[&str]) -> Run {
+        Run::new(self.path(), args)
+    }
+}
+
+pub struct Run {
+    cmd: Command,
+}
+
+impl Run {
+    pub fn new(cwd: &Path, args: &[&str]) -> Self {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_evals"));
+        cmd.args(args).current_dir(cwd).env("NO_COLOR", "1");
+        for k in SCRUBBED {
+            cmd.env_remove(k);
+        }
+        for (k, _) in std::env::vars_os() {
+            if k.to_string_lossy().starts_with("EVALS_") {
+                cmd.env_remove(k);
+            }
+        }
+        Run { cmd }
+    }
+
+    pub fn env(mut self, k: &str, v: &str) -> Self {
+        self.cmd.env(k, v);
+        self
+    }
+
+    pub fn cwd(mut self, dir: impl AsRef<Path>) -> Self {
+        self.cmd.current_dir(dir);
+        self
+    }
+
+    /// Runs and returns the output, whatever the exit code.
+    pub fn output(mut self) -> Done {
+        let out: Output = self.cmd.output().expect("spawn evals");
+        Done {
+            code: out.status.code().expect("exit code"),
+            stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
+            stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
+        }
+    }
+
+    /// Runs and asserts the exit code.
+    pub fn code(self, want: i32) -> Done {
+        let d = self.output();
+        assert_eq!(
+            d.code, want,
+            "exit code\n--- stdout\n{}\n--- stderr\n{}",
+            d.stdout, d.stderr
+        );
+        d
+    }
+
+    pub fn ok(self) -> Done {
+        self.code(0)
+    }
+}
+
+#[derive(Debug)]
+pub struct Done {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Done {
+    pub fn stderr_has(&self, s: &str) -> &Self {
+        assert!(
+            self.stderr.contains(s),
+            "stderr lacks {s:?}\n--- stderr\n{}",
+            self.stderr
+        );
+        self
+    }
+
+    pub fn stderr_lacks(&self, s: &str) -> &Self {
+        assert!(
+            !self.stderr.contains(s),
+            "stderr has {s:?}\n--- stderr\n{}",
+            self.stderr
+        );
+        self
+    }
+
+    pub fn stdout_has(&self, s: &str) -> &Self {
+        assert!(
+            self.stdout.contains(s),
+            "stdout lacks {s:?}\n--- stdout\n{}",
+            self.stdout
+        );
+        self
+    }
+
+    pub fn stdout_lacks(&self, s: &str) -> &Self {
+        assert!(
+            !self.stdout.contains(s),
+            "stdout has {s:?}\n--- stdout\n{}",
+            self.stdout
+        );
+        self
+    }
+
+    pub fn first_stderr_line(&self) -> &str {
+        self.stderr.lines().next().unwrap_or("")
+    }
+
+    /// The cells of the table row whose second cell (after `#`) or first cell is `key`.
+    pub fn row(&self, key: &str) -> Vec<String> {
+        self.stdout
+            .lines()
+            .map(cells)
+            .find(|c| {
+                c.first().map(String::as_str) == Some(key)
+                    || c.get(1).map(String::as_str) == Some(key)
+            })
+            .unwrap_or_else(|| panic!("no row {key:?}\n--- stdout\n{}", self.stdout))
+    }
+
+    /// The cell of `key`'s row under column `col`, from the first table holding that row.
+    pub fn cell(&self, key: &str, col: &str) -> String {
+        let mut header: Option<Vec<String>> = None;
+        for line in self.stdout.lines() {
+            let c = cells(line);
+            if c.is_empty() {
+                continue;
+            }
+            if c.iter().any(|x| x == col) && !c.iter().any(|x| x == key) {
+                header = Some(c);
+                continue;
+            }
+            if c.first().map(String::as_str) == Some(key)
+                || c.get(1).map(String::as_str) == Some(key)
+            {
+                let h = header
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("no header with {col:?}\n{}", self.stdout));
+                let i = h.iter().position(|x| x == col).unwrap();
+                return c[i].clone();
+            }
+        }
+        panic!("no row {key:?} under {col:?}\n--- stdout\n{}", self.stdout)
+    }
+}
+
+/// The cells of a comfy-table row (`│ a ┆ b │`); empty for borders and other lines.
+pub fn cells(line: &str) -> Vec<String> {
+    let t = line.trim();
+    if !t.starts_with('│') {
+        return Vec::new();
+    }
+    t.trim_matches('│')
+        .split('┆')
+        .map(|s| s.trim().to_string())
+        .collect()
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from) {
+        let e = e.unwrap();
+        let rel = e.path().strip_prefix(from).unwrap();
+        if rel.starts_with("evals/results") || rel.starts_with("evals/cassettes") {
+            continue;
+        }
+        let dest = to.join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// A minimal suite config with a fields scorer over one schema field `answer`.
+pub const MINI_SCHEMA: &str = "scorer:\n  kind: fields\n  schema:\n    answer: string\n";
+
+/// A small suite: the fake echo model, a fields scorer over `answer`, prompt adapter.
+pub fn mini_config(suite: &str) -> String {
+    format!(
+        "suite: {suite}\nrequest_types: [prompt]\nadapter: {{ kind: prompt, user: \"{{{{ input }}}}\", json: true }}\n{MINI_SCHEMA}fake:\n  models: [echo]\n"
+    )
+}
+
+/// One JSONL case the echo model answers right.
+pub const MINI_CASES: &str = r#"{"id": "one", "input": "say {\"answer\": \"x\"}", "expected": {"answer": "x"}}
+"#;
+
+/// A project whose suite `suite` lives at `<prefix>evals/`.
+pub fn mini_at(p: Project, prefix: &str, suite: &str) -> Project {
+    p.file(
+        &format!("{prefix}evals/.llm-evals.config.yml"),
+        &mini_config(suite),
+    )
+    .file(&format!("{prefix}evals/datasets/d/cases.jsonl"), MINI_CASES)
+}

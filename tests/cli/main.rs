@@ -1,0 +1,14 @@
+//! The `evals` command line, end to end: one test binary, a small builder harness
+//! (`harness.rs`), fixture suites written into temp dirs, the fake provider, and wiremock
+//! for every HTTP peer. No test touches the network.
+
+mod harness;
+
+mod cases;
+mod config_errors;
+mod discovery;
+mod lineup;
+mod providers;
+mod run;
+mod snapshots;
+mod verify;

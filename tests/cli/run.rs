@@ -1,0 +1,113 @@
+//! `run`, `compare` and `render` on the toy suite with the fake provider (no network).
+
+use crate::harness::Project;
+
+#[test]
+fn toy_compare_scores_both_fakes_100_percent_and_exits_0() {
+    let d = Project::toy().evals(&["compare", "--no-autosave"]).ok();
+    for model in ["fake/echo", "fake/parrot"] {
+        assert_eq!(d.cell(model, "field_accuracy"), "100.0%", "{model}");
+        assert_eq!(d.cell(model, "errors"), "0", "{model}");
+    }
+    d.stdout_has("dataset animals\n");
+    d.stdout_has("dataset colors\n");
+    d.stdout_has("\noverall\n");
+    d.stdout_lacks("jev-latest");
+    d.stderr_has("warning: typesafe/jev-latest refused");
+}
+
+#[test]
+fn compare_autosaves_a_snapshot_under_evals_results() {
+    let p = Project::toy();
+    let d = p.evals(&["compare", "-m", "fake/echo"]).ok();
+    let saved: Vec<_> = std::fs::read_dir(p.path().join("evals/results"))
+        .expect("evals/results exists")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    assert!(saved[0].ends_with(".json") && saved[0].contains("-compare-"));
+    d.stderr_has(&format!("saved evals/results/{}", saved[0]));
+}
+
+#[test]
+fn run_prints_the_per_case_breakdown() {
+    let d = Project::toy()
+        .evals(&["run", "-m", "fake/echo", "-d", "animals", "--no-autosave"])
+        .ok();
+    d.stdout_has("fake/echo · animals · effort default · temp 0.1\n");
+    for case in ["clear/001", "clear/002", "vague/001", "vague/002"] {
+        let row = d.row(case);
+        assert_eq!(row[1], "100.0%", "{case}: {row:?}");
+        assert_eq!(row.last().unwrap(), "pass", "{case}: {row:?}");
+    }
+    d.stdout_lacks("colors");
+    d.stdout_lacks("fake/parrot");
+}
+
+#[test]
+fn compare_prints_no_breakdown() {
+    let d = Project::toy()
+        .evals(&["compare", "-m", "fake/echo", "--no-autosave"])
+        .ok();
+    d.stdout_lacks("clear/001");
+}
+
+#[test]
+fn json_snapshot_is_format_1_and_render_reprints_it_without_the_suite() {
+    let p = Project::toy();
+    let d = p
+        .evals(&[
+            "compare",
+            "-m",
+            "fake/echo",
+            "--format",
+            "json",
+            "-o",
+            "out.json",
+            "--no-autosave",
+        ])
+        .ok();
+    assert_eq!(d.stdout, "");
+    d.stderr_has("wrote out.json");
+    let snap: serde_json::Value = serde_json::from_str(&p.read("out.json")).unwrap();
+    assert_eq!(snap["format"], 1);
+    assert_eq!(snap["run"]["suite"], "toy");
+    assert_eq!(snap["experiments"].as_array().unwrap().len(), 2);
+
+    // Render from a folder with no suite at all: nothing is loaded or called.
+    let elsewhere = Project::new();
+    std::fs::copy(p.path().join("out.json"), elsewhere.path().join("out.json")).unwrap();
+    let r = elsewhere.evals(&["render", "out.json"]).ok();
+    assert_eq!(r.cell("fake/echo", "field_accuracy"), "100.0%");
+    r.stdout_has("dataset animals\n");
+    r.stderr_lacks("suite:");
+
+    let live = p
+        .evals(&["compare", "-m", "fake/echo", "--no-autosave"])
+        .ok();
+    assert_eq!(
+        r.stdout, live.stdout,
+        "render re-prints the same leaderboard"
+    );
+}
+
+#[test]
+fn render_of_a_missing_file_names_it() {
+    let d = Project::new().evals(&["render", "nope.json"]).output();
+    assert_ne!(d.code, 0);
+    d.stderr_has("nope.json");
+}
+
+#[test]
+fn llm_evals_binary_is_the_same_command() {
+    let p = Project::toy();
+    let evals = p.evals(&["cases"]).ok();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_llm-evals"))
+        .arg("cases")
+        .current_dir(p.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), evals.stdout);
+}

@@ -1,0 +1,68 @@
+//! `evals verify`: offline checks of inputs and expected.json; exit 1 naming the file.
+
+use crate::harness::Project;
+
+const DOG: &str = "evals/datasets/animals/cases/dog";
+
+fn toy_with_dog(input: &str, expected: &str) -> Project {
+    Project::toy()
+        .file(&format!("{DOG}/input.txt"), input)
+        .file(&format!("{DOG}/expected.json"), expected)
+}
+
+#[test]
+fn toy_suite_verifies_clean() {
+    let d = Project::toy().evals(&["verify"]).ok();
+    d.stderr_has("verified 8 cases: no problems");
+    assert_eq!(d.stdout, "");
+}
+
+#[test]
+fn enum_value_off_the_list_names_the_file_and_field() {
+    let d = toy_with_dog(
+        "A dog.",
+        r#"{"kind": "plant", "name": "dog", "legs": 4, "warm": true}"#,
+    )
+    .evals(&["verify"])
+    .code(1);
+    assert_eq!(
+        d.stdout,
+        format!("{DOG}/expected.json: kind: \"plant\" is not one of animal, color\n")
+    );
+    d.stderr_has("1 problems in 9 cases");
+}
+
+#[test]
+fn unparsable_expected_json_names_line_and_column() {
+    let d = toy_with_dog("A dog.", "{\"kind\": \"animal\",\n \"name\": }\n")
+        .evals(&["verify"])
+        .code(1);
+    assert!(
+        d.stdout
+            .starts_with(&format!("{DOG}/expected.json:2:10: not valid JSON")),
+        "{}",
+        d.stdout
+    );
+}
+
+#[test]
+fn empty_input_is_a_problem() {
+    let d = toy_with_dog(
+        "",
+        r#"{"kind": "animal", "name": "dog", "legs": 4, "warm": true}"#,
+    )
+    .evals(&["verify"])
+    .code(1);
+    assert_eq!(
+        d.stdout,
+        format!("{DOG}/input.txt: input is empty; write the text the model should read\n")
+    );
+}
+
+#[test]
+fn a_bad_case_outside_the_selection_does_not_fail_verify() {
+    toy_with_dog("", "{}")
+        .evals(&["verify", "-d", "colors"])
+        .ok()
+        .stderr_has("verified 4 cases: no problems");
+}
