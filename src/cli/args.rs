@@ -120,6 +120,12 @@ pub struct RunArgs {
     /// Keep going when 100 calls in a row fail, without asking.
     #[arg(short = 'y', long)]
     pub yes: bool,
+    /// The history store (default: <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    pub history: Option<PathBuf>,
+    /// Record the run under this branch instead of the one git or CI reports.
+    #[arg(long = "branch", value_name = "NAME")]
+    pub branch: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
