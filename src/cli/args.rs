@@ -47,6 +47,8 @@ pub enum Command {
     Compare(RunArgs),
     /// Call the models live and rewrite the cassettes of the cases that ran.
     Record(RunArgs),
+    /// Replay, store the run, compare it with a baseline and gate: exit 0 passed, 1 regressed, 2 no baseline.
+    Check(CheckArgs),
     /// Print each weighted column, its direction and its real share of the score.
     Weights,
     /// Re-print the leaderboard from a saved JSON snapshot; calls nothing.
@@ -133,6 +135,41 @@ pub enum Format {
     #[default]
     Tui,
     Json,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Compare with this baseline: a branch (its latest earlier run), a run id, or FILE.json.
+    #[arg(long, value_name = "REF")]
+    pub baseline: Option<String>,
+    /// How far (0..1) an experiment's mean primary score may fall before it regresses.
+    #[arg(long, default_value_t = 0.02, value_name = "FRACTION")]
+    pub tolerance: f64,
+    /// What to do when no usable baseline is found.
+    #[arg(long, value_enum, default_value_t = MissingBaselineArg::Fail, value_name = "WHAT")]
+    pub missing_baseline: MissingBaselineArg,
+    /// Write the Markdown report (the PR comment) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write the JUnit XML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write unified diffs of changed outputs to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub diff: Option<PathBuf>,
+    /// Write the JSON snapshot, comparison included, to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MissingBaselineArg {
+    /// Exit 2 with the reason.
+    Fail,
+    /// Warn, and gate on thresholds and errors alone.
+    Pass,
 }
 
 #[derive(Debug, Args)]

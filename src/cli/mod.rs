@@ -2,6 +2,7 @@
 
 mod args;
 mod cases;
+mod check;
 mod completion;
 mod output;
 mod plan;
@@ -61,6 +62,8 @@ fn dispatch(cli: Cli, out: &Out) -> Result<i32> {
         Command::Run(a) | Command::Compare(a) | Command::Record(a) if a.dry_run => {
             plan::dry_run(&load_suite(g, out)?, &a, out)
         }
+        Command::Check(a) if a.run.dry_run => plan::dry_run(&load_suite(g, out)?, &a.run, out),
+        Command::Check(a) => check::run(&load_suite(g, out)?, &a, out),
         Command::Run(a) => run::run(&load_suite(g, out)?, &a, "run", out),
         Command::Compare(a) => run::run(&load_suite(g, out)?, &a, "compare", out),
         Command::Record(a) => run::run(&load_suite(g, out)?, &a, "record", out),

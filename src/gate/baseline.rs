@@ -29,8 +29,12 @@ pub fn resolve(
     history_path: &Path,
 ) -> Result<(RunResult, BaselineInfo)> {
     let as_path = Path::new(reference);
-    let found = if as_path.exists() || reference.ends_with(".json") {
+    let found = if as_path.exists() {
         crate::report::json::load(as_path)?
+    } else if reference.ends_with(".json") {
+        return Err(Error::Baseline(format!(
+            "{reference}: no such file; pass a snapshot written by `evals export` or `evals check --json FILE` (or pass --missing-baseline pass)"
+        )));
     } else if uuid::Uuid::parse_str(reference).is_ok() {
         let h = store(history, history_path)?;
         h.get(reference)?.ok_or_else(|| {
