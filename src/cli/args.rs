@@ -49,6 +49,12 @@ pub enum Command {
     Record(RunArgs),
     /// Replay, store the run, compare it with a baseline and gate: exit 0 passed, 1 regressed, 2 no baseline.
     Check(CheckArgs),
+    /// List the stored runs, newest first.
+    History(HistoryArgs),
+    /// Write a stored run's JSON snapshot (a baseline for `check --baseline FILE.json`).
+    Export(ExportArgs),
+    /// Render a stored run, optionally compared with a baseline, as md, junit, json or diff.
+    Report(ReportArgs),
     /// Print each weighted column, its direction and its real share of the score.
     Weights,
     /// Re-print the leaderboard from a saved JSON snapshot; calls nothing.
@@ -170,6 +176,65 @@ pub enum MissingBaselineArg {
     Fail,
     /// Warn, and gate on thresholds and errors alone.
     Pass,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct HistoryArgs {
+    /// Only runs of this suite.
+    #[arg(long)]
+    pub suite: Option<String>,
+    /// Only runs on this branch.
+    #[arg(long)]
+    pub branch: Option<String>,
+    /// At most this many runs.
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// The history store (default: <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    pub history: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ExportArgs {
+    /// The run id (see `evals history`).
+    pub run: String,
+    /// Write to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The history store (default: <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    pub history: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ReportArgs {
+    /// A run id (see `evals history`) or a JSON snapshot file.
+    pub run: String,
+    /// Compare with this baseline: a branch, a run id, or FILE.json.
+    #[arg(long, value_name = "REF")]
+    pub baseline: Option<String>,
+    /// How far (0..1) an experiment's mean primary score may fall before it regresses.
+    #[arg(long, default_value_t = 0.02, value_name = "FRACTION")]
+    pub tolerance: f64,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
+    pub format: ReportFormat,
+    /// Write to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The history store (default: <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    pub history: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Md,
+    Junit,
+    Json,
+    Diff,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@ mod args;
 mod cases;
 mod check;
 mod completion;
+mod history;
 mod output;
 mod plan;
 mod progress;
@@ -68,11 +69,14 @@ fn dispatch(cli: Cli, out: &Out) -> Result<i32> {
         Command::Compare(a) => run::run(&load_suite(g, out)?, &a, "compare", out),
         Command::Record(a) => run::run(&load_suite(g, out)?, &a, "record", out),
         Command::Render(a) => render::run(&a, out),
+        Command::History(a) => history::list(g, &a, out),
+        Command::Export(a) => history::export(g, &a, out),
+        Command::Report(a) => history::report(g, &a, out),
     }
 }
 
 /// Finds and loads the suite, then names it on stderr (the first thing a run prints).
-fn load_suite(g: &Global, out: &Out) -> Result<Suite> {
+pub(crate) fn load_suite(g: &Global, out: &Out) -> Result<Suite> {
     let cwd = std::env::current_dir().map_err(|e| Error::io(PathBuf::from("."), e))?;
     let suite = Suite::locate(
         &cwd,
