@@ -7,6 +7,7 @@ pub mod adapter;
 pub mod cassette;
 pub mod cli;
 pub mod error;
+pub mod gate;
 pub mod history;
 pub mod provider;
 pub mod report;

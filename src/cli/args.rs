@@ -47,6 +47,14 @@ pub enum Command {
     Compare(RunArgs),
     /// Call the models live and rewrite the cassettes of the cases that ran.
     Record(RunArgs),
+    /// Replay, store the run, compare it with a baseline and gate: exit 0 passed, 1 regressed, 2 no baseline.
+    Check(CheckArgs),
+    /// List the stored runs, newest first.
+    History(HistoryArgs),
+    /// Write a stored run's JSON snapshot (a baseline for `check --baseline FILE.json`).
+    Export(ExportArgs),
+    /// Render a stored run, optionally compared with a baseline, as md, junit, json or diff.
+    Report(ReportArgs),
     /// Print each weighted column, its direction and its real share of the score.
     Weights,
     /// Re-print the leaderboard from a saved JSON snapshot; calls nothing.
@@ -125,6 +133,12 @@ pub struct RunArgs {
     /// Keep going when 100 calls in a row fail, without asking.
     #[arg(short = 'y', long)]
     pub yes: bool,
+    /// The history store (default: <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    pub history: Option<PathBuf>,
+    /// Record the run under this branch instead of the one git or CI reports.
+    #[arg(long = "branch", value_name = "NAME")]
+    pub branch: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -132,6 +146,100 @@ pub enum Format {
     #[default]
     Tui,
     Json,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Compare with this baseline: a branch (its latest earlier run), a run id, or FILE.json.
+    #[arg(long, value_name = "REF")]
+    pub baseline: Option<String>,
+    /// How far (0..1) an experiment's mean primary score may fall before it regresses.
+    #[arg(long, default_value_t = 0.02, value_name = "FRACTION")]
+    pub tolerance: f64,
+    /// What to do when no usable baseline is found.
+    #[arg(long, value_enum, default_value_t = MissingBaselineArg::Fail, value_name = "WHAT")]
+    pub missing_baseline: MissingBaselineArg,
+    /// Write the Markdown report (the PR comment) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write the JUnit XML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write unified diffs of changed outputs to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub diff: Option<PathBuf>,
+    /// Write the JSON snapshot, comparison included, to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MissingBaselineArg {
+    /// Exit 2 with the reason.
+    Fail,
+    /// Warn, and gate on thresholds and errors alone.
+    Pass,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct HistoryArgs {
+    /// Only runs of this suite.
+    #[arg(long)]
+    pub suite: Option<String>,
+    /// Only runs on this branch.
+    #[arg(long)]
+    pub branch: Option<String>,
+    /// At most this many runs.
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// The history store (default: <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    pub history: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ExportArgs {
+    /// The run id (see `evals history`).
+    pub run: String,
+    /// Write to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The history store (default: <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    pub history: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ReportArgs {
+    /// A run id (see `evals history`) or a JSON snapshot file.
+    pub run: String,
+    /// Compare with this baseline: a branch, a run id, or FILE.json.
+    #[arg(long, value_name = "REF")]
+    pub baseline: Option<String>,
+    /// How far (0..1) an experiment's mean primary score may fall before it regresses.
+    #[arg(long, default_value_t = 0.02, value_name = "FRACTION")]
+    pub tolerance: f64,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
+    pub format: ReportFormat,
+    /// Write to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The history store (default: <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    pub history: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Md,
+    Junit,
+    Json,
+    Diff,
 }
 
 #[derive(Debug, Args)]

@@ -3,7 +3,9 @@
 mod args;
 mod cases;
 mod cassettes;
+mod check;
 mod completion;
+mod history;
 mod output;
 mod plan;
 mod progress;
@@ -62,6 +64,8 @@ fn dispatch(cli: Cli, out: &Out) -> Result<i32> {
         Command::Run(a) | Command::Compare(a) | Command::Record(a) if a.dry_run => {
             plan::dry_run(&load_suite(g, out)?, &a, out)
         }
+        Command::Check(a) if a.run.dry_run => plan::dry_run(&load_suite(g, out)?, &a.run, out),
+        Command::Check(a) => check::run(&load_suite(g, out)?, &a, out),
         Command::Run(a) => run::run(&load_suite(g, out)?, &a, "run", out),
         Command::Compare(a) => run::run(&load_suite(g, out)?, &a, "compare", out),
         Command::Record(a) => run::run(&load_suite(g, out)?, &a, "record", out),
@@ -76,11 +80,14 @@ fn dispatch(cli: Cli, out: &Out) -> Result<i32> {
             };
             cassettes::run(suite.as_ref(), &command, out)
         }
+        Command::History(a) => history::list(g, &a, out),
+        Command::Export(a) => history::export(g, &a, out),
+        Command::Report(a) => history::report(g, &a, out),
     }
 }
 
 /// Finds and loads the suite, then names it on stderr (the first thing a run prints).
-fn load_suite(g: &Global, out: &Out) -> Result<Suite> {
+pub(crate) fn load_suite(g: &Global, out: &Out) -> Result<Suite> {
     let cwd = std::env::current_dir().map_err(|e| Error::io(PathBuf::from("."), e))?;
     let suite = Suite::locate(
         &cwd,

@@ -119,7 +119,7 @@ pub fn execute(
             suite: suite.name.clone(),
             description: suite.config.description.clone(),
             suite_fingerprint: suite.fingerprint(),
-            branch: git.branch,
+            branch: a.branch.clone().or(git.branch),
             commit: git.commit,
             command: command.to_string(),
             mode: mode.to_string(),
@@ -143,6 +143,14 @@ pub fn execute(
         experiments: std::mem::take(&mut experiments),
         comparison: None,
     };
+    match store_run(suite, a, &run) {
+        Ok(p) => out.note(&format!(
+            "stored run {} in {}",
+            run.run.id,
+            crate::suite::discovery::display_path(&p, &suite.cwd)
+        )),
+        Err(e) => out.warn(&format!("could not store the run in the history: {e}")),
+    }
     if !a.no_autosave && suite.config.results.autosave != Some(false) {
         match save_snapshot(suite, a.destination.as_deref(), &run) {
             Ok(p) => out.note(&format!(
@@ -310,6 +318,20 @@ pub fn build_transport(
             crate::runner::retry::RetryPolicy::default(),
         )),
     ))
+}
+
+/// Where the history store is: `--history`/`EVALS_HISTORY`, else `<project>/.evals/`.
+pub fn history_path(suite: &Suite, flag: Option<&Path>) -> PathBuf {
+    match flag {
+        Some(p) => suite.cwd.join(p),
+        None => crate::history::History::default_path(&suite.project_dir),
+    }
+}
+
+fn store_run(suite: &Suite, a: &RunArgs, run: &RunResult) -> Result<PathBuf> {
+    let path = history_path(suite, a.history.as_deref());
+    crate::history::History::open(&path)?.insert(run)?;
+    Ok(path)
 }
 
 fn save_snapshot(suite: &Suite, dest: Option<&Path>, run: &RunResult) -> Result<PathBuf> {

@@ -1,7 +1,11 @@
-//! Renderers over the one result model: terminal leaderboard, JSON snapshot.
+//! Renderers over the one result model: terminal leaderboard, JSON snapshot, Markdown,
+//! JUnit XML and the output diff.
 
+pub mod diff;
 pub mod json;
+pub mod junit;
 pub mod leaderboard;
+pub mod markdown;
 pub mod terminal;
 
 use crate::results::RunResult;

@@ -3,6 +3,8 @@
 //! The runner produces it; history stores it; the gate compares two of them; every report
 //! renders it. The JSON snapshot is this model serialized as it is (`format` versioned).
 
+mod comparison;
 mod model;
 
+pub use comparison::*;
 pub use model::*;

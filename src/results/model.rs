@@ -214,8 +214,8 @@ pub struct RunResult {
     pub format: u32,
     pub run: RunInfo,
     pub experiments: Vec<ExperimentResult>,
-    /// Filled by `check` when a baseline was compared.
-    pub comparison: Option<Value>,
+    /// Filled by `check`: the baseline, the deltas and the verdict.
+    pub comparison: Option<super::comparison::Comparison>,
 }
 
 impl RunResult {

@@ -1,0 +1,143 @@
+//! `evals check`: replay, store the run, compare it with its baseline, write the reports,
+//! and turn the verdict into the exit code (0 passed, 1 failed, 2 no usable baseline).
+
+use std::io::Write;
+use std::path::Path;
+
+use super::args::{CheckArgs, MissingBaselineArg};
+use super::output::Out;
+use crate::error::{Error, Result, exit};
+use crate::gate::{self, MissingBaseline};
+use crate::history::History;
+use crate::report::{Report, diff::Diff, json::Json, junit::Junit, markdown::Markdown};
+use crate::results::RunResult;
+use crate::suite::Suite;
+
+/// `check`'s options, validated: what the gate needs beyond the run itself.
+#[derive(Debug, Clone)]
+pub struct CheckPlan {
+    pub baseline: Option<String>,
+    pub tolerance: f64,
+    pub missing: MissingBaseline,
+}
+
+impl CheckPlan {
+    pub fn new(a: &CheckArgs) -> Result<CheckPlan> {
+        if !(0.0..=1.0).contains(&a.tolerance) {
+            return Err(Error::Usage(format!(
+                "--tolerance {}: expected a fraction between 0 and 1 (0.02 is two points)",
+                a.tolerance
+            )));
+        }
+        Ok(CheckPlan {
+            baseline: a.baseline.clone().filter(|b| !b.trim().is_empty()),
+            tolerance: a.tolerance,
+            missing: match a.missing_baseline {
+                MissingBaselineArg::Fail => MissingBaseline::Fail,
+                MissingBaselineArg::Pass => MissingBaseline::Pass,
+            },
+        })
+    }
+}
+
+/// Runs the check end to end and returns its exit code.
+pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
+    let plan = CheckPlan::new(a)?;
+    let (mut run, _) = super::run::execute(suite, &a.run, "check", out)?;
+
+    let baseline = match &plan.baseline {
+        None => None,
+        Some(reference) => {
+            let path = super::run::history_path(suite, a.run.history.as_deref());
+            let history = match History::open(&path) {
+                Ok(h) => Some(h),
+                Err(e) => {
+                    out.warn(&e.to_string());
+                    None
+                }
+            };
+            match gate::resolve(reference, &run, history.as_ref(), &path) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    let reason = e.to_string();
+                    match plan.missing {
+                        MissingBaseline::Fail => {
+                            // The reports are still worth having: write them without a comparison.
+                            run.comparison = Some(gate::compare(None, &run, plan.tolerance));
+                            write_reports(a, &run, out);
+                            return Err(Error::Baseline(reason));
+                        }
+                        MissingBaseline::Pass => {
+                            out.warn(&format!(
+                                "{reason}\n  (--missing-baseline pass: gating on thresholds and errors alone)"
+                            ));
+                            None
+                        }
+                    }
+                }
+            }
+        }
+    };
+    let comparison = gate::compare(
+        baseline.as_ref().map(|(b, info)| (b, info.clone())),
+        &run,
+        plan.tolerance,
+    );
+    let passed = comparison.verdict.passed;
+    run.comparison = Some(comparison);
+
+    write_reports(a, &run, out);
+    super::run::emit(&run, a.run.format, a.run.output.as_deref(), false, out)?;
+    print_verdict(&run, out);
+    Ok(if passed { exit::OK } else { exit::FAILED })
+}
+
+/// Writes each report asked for, and the Markdown to `$GITHUB_STEP_SUMMARY`. A report that
+/// cannot be written warns: the verdict and the other reports still stand.
+fn write_reports(a: &CheckArgs, run: &RunResult, out: &Out) {
+    let markdown = Markdown::default().render(run);
+    let files: [(Option<&Path>, String); 4] = [
+        (a.markdown.as_deref(), markdown.clone()),
+        (a.junit.as_deref(), Junit.render(run)),
+        (a.diff.as_deref(), Diff.render(run)),
+        (a.json.as_deref(), Json.render(run)),
+    ];
+    for (path, text) in files {
+        if let Some(p) = path {
+            match crate::error::write_atomic(p, text.as_bytes()) {
+                Ok(()) => out.note(&format!("wrote {}", p.display())),
+                Err(e) => out.warn(&format!("could not write the report: {e}")),
+            }
+        }
+    }
+    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) {
+        let p = Path::new(&summary);
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .and_then(|mut f| f.write_all(format!("{markdown}\n").as_bytes()));
+        if let Err(e) = appended {
+            out.warn(&format!(
+                "{}: could not append the job summary: {e}; unset GITHUB_STEP_SUMMARY or fix the file",
+                p.display()
+            ));
+        }
+    }
+}
+
+/// The verdict on stderr: a line, then the reasons.
+fn print_verdict(run: &RunResult, out: &Out) {
+    let Some(c) = &run.comparison else {
+        return;
+    };
+    let line = crate::report::markdown::verdict_line(run).replace("**", "");
+    if c.verdict.passed {
+        out.note(&line);
+    } else {
+        out.error(&line);
+        for r in &c.verdict.reasons {
+            out.note(&format!("  {r}"));
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! `history`, `export` and `report`: read the stored runs back — list them, write one as a
+//! JSON snapshot, or render one (compared with a baseline if asked) in any report format.
+
+use std::path::{Path, PathBuf};
+
+use super::args::{ExportArgs, Global, HistoryArgs, ReportArgs, ReportFormat};
+use super::output::{Out, align_right, table};
+use crate::error::{Error, Result, exit};
+use crate::history::{History, RunFilter};
+use crate::report::{Report, diff::Diff, json::Json, junit::Junit, markdown::Markdown};
+use crate::results::RunResult;
+
+/// `--history`, else the suite's `.evals/history.sqlite3` (the suite must then be found).
+fn history_path(g: &Global, flag: Option<&Path>, out: &Out) -> Result<PathBuf> {
+    match flag {
+        Some(p) => Ok(p.to_path_buf()),
+        None => Ok(History::default_path(
+            &super::load_suite(g, out)?.project_dir,
+        )),
+    }
+}
+
+fn open_existing(path: &Path) -> Result<History> {
+    if !path.is_file() {
+        return Err(Error::Usage(format!(
+            "{}: no history here yet; run `evals check` (or any run) first, or pass --history PATH",
+            path.display()
+        )));
+    }
+    History::open(path)
+}
+
+/// Writes `text` to `-o FILE` or stdout.
+fn write(text: &str, output: Option<&Path>, out: &Out) -> Result<()> {
+    match output {
+        Some(p) => {
+            crate::error::write_atomic(p, text.as_bytes())?;
+            out.note(&format!("wrote {}", p.display()));
+        }
+        None => out.text(text),
+    }
+    Ok(())
+}
+
+/// `evals history`: the stored runs, newest first.
+pub fn list(g: &Global, a: &HistoryArgs, out: &Out) -> Result<i32> {
+    let path = history_path(g, a.history.as_deref(), out)?;
+    let h = open_existing(&path)?;
+    let runs = h.list(&RunFilter {
+        suite: a.suite.clone(),
+        branch: a.branch.clone(),
+        limit: Some(a.limit),
+    })?;
+    if a.json {
+        let text = serde_json::to_string_pretty(&runs)
+            .map_err(|e| Error::Failed(format!("could not write JSON: {e}")))?;
+        out.line(&text);
+        return Ok(exit::OK);
+    }
+    let mut t = table(
+        [
+            "id", "started", "branch", "commit", "suite", "command", "mode", "cases", "score",
+            "errors", "status",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    for r in &runs {
+        t.add_row(vec![
+            r.id.clone(),
+            r.started_at.clone(),
+            r.branch.clone().unwrap_or_default(),
+            r.commit
+                .as_deref()
+                .map(|c| c.get(..7).unwrap_or(c).to_string())
+                .unwrap_or_default(),
+            r.suite.clone(),
+            r.command.clone(),
+            r.mode.clone(),
+            r.cases.to_string(),
+            crate::report::terminal::pct(r.score),
+            r.errors.to_string(),
+            r.status.clone(),
+        ]);
+    }
+    align_right(&mut t, [7, 8, 9]);
+    out.line(&t.to_string());
+    if runs.is_empty() {
+        out.note(&format!("no runs match in {}", path.display()));
+    }
+    Ok(exit::OK)
+}
+
+fn get(h: &History, path: &Path, id: &str) -> Result<RunResult> {
+    h.get(id)?.ok_or_else(|| {
+        Error::Usage(format!(
+            "no run {id} in {}; list runs with `evals history`",
+            path.display()
+        ))
+    })
+}
+
+/// `evals export RUN -o run.json`.
+pub fn export(g: &Global, a: &ExportArgs, out: &Out) -> Result<i32> {
+    let path = history_path(g, a.history.as_deref(), out)?;
+    let h = open_existing(&path)?;
+    let run = get(&h, &path, &a.run)?;
+    write(&Json.render(&run), a.output.as_deref(), out)?;
+    Ok(exit::OK)
+}
+
+/// `evals report RUN [--baseline REF] --format md|junit|json|diff`.
+pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
+    if !(0.0..=1.0).contains(&a.tolerance) {
+        return Err(Error::Usage(format!(
+            "--tolerance {}: expected a fraction between 0 and 1 (0.02 is two points)",
+            a.tolerance
+        )));
+    }
+    let file = Path::new(&a.run);
+    let needs_store = !file.exists() || a.baseline.is_some();
+    let store = if needs_store {
+        let path = history_path(g, a.history.as_deref(), out)?;
+        Some((open_existing(&path)?, path))
+    } else {
+        None
+    };
+    let mut run = match (&store, file.exists()) {
+        (_, true) => crate::report::json::load(file)?,
+        (Some((h, path)), false) => get(h, path, &a.run)?,
+        (None, false) => {
+            return Err(Error::Usage(format!(
+                "{}: no such run or file; list runs with `evals history`",
+                a.run
+            )));
+        }
+    };
+    if let Some(reference) = &a.baseline {
+        let (h, path) = match &store {
+            Some((h, p)) => (Some(h), p.clone()),
+            None => (None, PathBuf::new()),
+        };
+        let (b, info) = crate::gate::resolve(reference, &run, h, &path)?;
+        run.comparison = Some(crate::gate::compare(Some((&b, info)), &run, a.tolerance));
+    } else if run.comparison.is_none() {
+        run.comparison = Some(crate::gate::compare(None, &run, a.tolerance));
+    }
+    let text = match a.format {
+        ReportFormat::Md => Markdown::default().render(&run),
+        ReportFormat::Junit => Junit.render(&run),
+        ReportFormat::Json => Json.render(&run),
+        ReportFormat::Diff => Diff.render(&run),
+    };
+    write(&text, a.output.as_deref(), out)?;
+    Ok(exit::OK)
+}

@@ -1,0 +1,185 @@
+//! Resolving `--baseline`: a JSON snapshot file, a run id in the history, or a branch.
+//!
+//! A branch means the latest completed run of the same suite on that branch that started
+//! no later than this run, this run excluded. If that run has another suite fingerprint
+//! the scorer, schema, thresholds or version changed and the comparison would mislead, so
+//! it is refused with the reason; so is a branch with no run at all.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::history::History;
+use crate::results::{BaselineInfo, RunResult};
+
+/// What to do when no usable baseline is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MissingBaseline {
+    /// Exit 2 with the reason.
+    #[default]
+    Fail,
+    /// Warn and gate on thresholds and errors alone.
+    Pass,
+}
+
+/// Finds the baseline `reference` names for `run`. `history` is the store (if it opened).
+pub fn resolve(
+    reference: &str,
+    run: &RunResult,
+    history: Option<&History>,
+    history_path: &Path,
+) -> Result<(RunResult, BaselineInfo)> {
+    let as_path = Path::new(reference);
+    let found = if as_path.exists() {
+        crate::report::json::load(as_path)?
+    } else if reference.ends_with(".json") {
+        return Err(Error::Baseline(format!(
+            "{reference}: no such file; pass a snapshot written by `evals export` or `evals check --json FILE` (or pass --missing-baseline pass)"
+        )));
+    } else if uuid::Uuid::parse_str(reference).is_ok() {
+        let h = store(history, history_path)?;
+        h.get(reference)?.ok_or_else(|| {
+            Error::Baseline(format!(
+                "no run {reference} in {}; list runs with `evals history` (or pass --missing-baseline pass)",
+                history_path.display()
+            ))
+        })?
+    } else {
+        let h = store(history, history_path)?;
+        let r = &run.run;
+        let latest = h.latest_on_branch(&r.suite, reference, &r.started_at, &r.id)?;
+        let Some(latest) = latest else {
+            return Err(Error::Baseline(format!(
+                "no completed run of suite {} on branch {reference} in {}; run `evals check` on {reference} first (or pass --missing-baseline pass)",
+                r.suite,
+                history_path.display()
+            )));
+        };
+        if latest.suite_fingerprint != r.suite_fingerprint {
+            return Err(Error::Baseline(format!(
+                "baseline run {} on {reference} has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed): re-run on {reference}, or pass --missing-baseline pass",
+                latest.id,
+                short(&latest.suite_fingerprint),
+                short(&r.suite_fingerprint)
+            )));
+        }
+        h.get(&latest.id)?.ok_or_else(|| {
+            Error::Baseline(format!(
+                "run {} vanished from {} while it was read; run `evals check` again",
+                latest.id,
+                history_path.display()
+            ))
+        })?
+    };
+    if found.run.suite_fingerprint != run.run.suite_fingerprint {
+        return Err(Error::Baseline(format!(
+            "baseline run {} ({reference}) has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed): re-run the baseline, or pass --missing-baseline pass",
+            found.run.id,
+            short(&found.run.suite_fingerprint),
+            short(&run.run.suite_fingerprint)
+        )));
+    }
+    let info = BaselineInfo {
+        id: found.run.id.clone(),
+        branch: found.run.branch.clone(),
+        commit: found.run.commit.clone(),
+        started_at: found.run.started_at.clone(),
+        reference: reference.to_string(),
+    };
+    Ok((found, info))
+}
+
+fn store<'a>(history: Option<&'a History>, path: &Path) -> Result<&'a History> {
+    history.ok_or_else(|| {
+        Error::Baseline(format!(
+            "the history {} could not be opened, so no baseline can be read from it; fix the file or pass --baseline FILE.json",
+            path.display()
+        ))
+    })
+}
+
+fn short(fp: &str) -> &str {
+    fp.get(..12).unwrap_or(fp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::store::tests::{case, run};
+
+    fn setup() -> (tempfile::TempDir, History, std::path::PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("h.sqlite3");
+        let h = History::open(&path).expect("open");
+        (dir, h, path)
+    }
+
+    #[test]
+    fn a_branch_resolves_to_its_latest_earlier_run() {
+        let (_d, mut h, p) = setup();
+        h.insert(&run(
+            "0000-1",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![case("a", Some(1.0), Some(true))],
+        ))
+        .expect("insert");
+        h.insert(&run("0000-3", "main", "2026-01-03T00:00:00Z", vec![]))
+            .expect("insert");
+        let me = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
+        let (b, info) = resolve("main", &me, Some(&h), &p).expect("baseline");
+        assert_eq!(b.run.id, "0000-1");
+        assert_eq!(info.reference, "main");
+    }
+
+    #[test]
+    fn a_fingerprint_mismatch_is_refused_with_the_reason() {
+        let (_d, mut h, p) = setup();
+        let mut old = run("old", "main", "2026-01-01T00:00:00Z", vec![]);
+        old.run.suite_fingerprint = "aaaaaaaaaaaaaaaa".into();
+        h.insert(&old).expect("insert");
+        let me = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
+        let e = resolve("main", &me, Some(&h), &p).expect_err("refused");
+        assert_eq!(e.exit_code(), 2);
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with(
+                "baseline run old on main has suite fingerprint aaaaaaaaaaaa, this run has suite-fp"
+            ),
+            "{msg}"
+        );
+        assert!(
+            msg.ends_with("re-run on main, or pass --missing-baseline pass"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn no_run_on_the_branch_names_the_fix() {
+        let (_d, h, p) = setup();
+        let me = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
+        let e = resolve("main", &me, Some(&h), &p).expect_err("none");
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string()
+                .contains("no completed run of suite tax-intake on branch main"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_run_id_and_a_file_resolve() {
+        let (d, mut h, p) = setup();
+        let id = uuid::Uuid::now_v7().to_string();
+        h.insert(&run(&id, "main", "2026-01-01T00:00:00Z", vec![]))
+            .expect("insert");
+        let me = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
+        assert_eq!(resolve(&id, &me, Some(&h), &p).expect("by id").0.run.id, id);
+        let file = d.path().join("base.json");
+        let b = run("from-file", "main", "2026-01-01T00:00:00Z", vec![]);
+        std::fs::write(&file, serde_json::to_string(&b).expect("json")).expect("write");
+        let got = resolve(&file.to_string_lossy(), &me, None, &p).expect("by file");
+        assert_eq!(got.0, b);
+        let missing = uuid::Uuid::now_v7().to_string();
+        assert!(resolve(&missing, &me, Some(&h), &p).is_err());
+    }
+}

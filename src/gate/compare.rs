@@ -1,0 +1,407 @@
+//! The gate's rules, applied to a run and (optionally) its baseline.
+//!
+//! (1) an experiment whose mean primary score fell by more than the tolerance regressed;
+//! (2) a case that met its thresholds in the baseline and now does not regressed, whatever
+//! the tolerance; (3) a case that now errors (a cassette miss included) regressed; (4) a
+//! case failing its thresholds, or erroring, fails the check on every run, baseline or not.
+//! Improvements, declines, new, changed and removed cases are reported, never gated. Cases
+//! compare only where their fingerprints match.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::results::{
+    BaselineInfo, CaseDelta, CaseResult, CaseStatus, Comparison, ExperimentDelta, ExperimentResult,
+    RunResult, Verdict, contender_label,
+};
+
+/// Scores closer than this are the same score (they went through JSON and sums).
+const EPS: f64 = 1e-9;
+
+/// Compares `run` with `baseline` (none: thresholds and errors alone) and gives the verdict.
+pub fn compare(
+    baseline: Option<(&RunResult, BaselineInfo)>,
+    run: &RunResult,
+    tolerance: f64,
+) -> Comparison {
+    let base_name = baseline
+        .as_ref()
+        .map(|(_, info)| {
+            info.branch
+                .clone()
+                .unwrap_or_else(|| format!("run {}", info.id))
+        })
+        .unwrap_or_default();
+    let base_exps: BTreeMap<(String, String), &ExperimentResult> = baseline
+        .as_ref()
+        .map(|(b, _)| {
+            b.experiments
+                .iter()
+                .map(|e| ((e.contender.key(), e.dataset.clone()), e))
+                .collect()
+        })
+        .unwrap_or_default();
+
+    let mut experiments = Vec::new();
+    let mut cases = Vec::new();
+    let mut unchanged = 0;
+    let mut reasons = Vec::new();
+    let mut seen = HashSet::new();
+
+    for exp in &run.experiments {
+        let key = (exp.contender.key(), exp.dataset.clone());
+        seen.insert(key.clone());
+        let label = format!("{} · {}", contender_label(&exp.contender), exp.dataset);
+        let base = base_exps.get(&key).copied();
+        let base_cases: BTreeMap<&str, &CaseResult> = base
+            .map(|b| b.cases.iter().map(|c| (c.case.as_str(), c)).collect())
+            .unwrap_or_default();
+        let mut matched = Vec::new();
+        for c in &exp.cases {
+            let b = base_cases.get(c.case.as_str()).copied();
+            let d = case_delta(exp, b, c, baseline.is_some());
+            if let (Some(b), Some(cs), Some(bs)) = (b, c.score, b.and_then(|b| b.score))
+                && b.fingerprint == c.fingerprint
+            {
+                matched.push((bs, cs, c.weight));
+            }
+            if d.gated {
+                reasons.push(case_reason(&label, &d, &base_name));
+            }
+            if d.status == CaseStatus::Unchanged && !d.gated {
+                unchanged += 1;
+            } else {
+                cases.push(d);
+            }
+        }
+        if let Some(b) = base {
+            let ours: HashSet<&str> = exp.cases.iter().map(|c| c.case.as_str()).collect();
+            for bc in b.cases.iter().filter(|bc| !ours.contains(bc.case.as_str())) {
+                cases.push(removed(exp, bc));
+            }
+            let (bm, cm) = means(&matched);
+            let delta = bm.zip(cm).map(|(b, c)| c - b);
+            let regressed = delta.is_some_and(|d| -d > tolerance + EPS);
+            if regressed {
+                reasons.push(format!(
+                    "{label}: mean score fell {:.1} points ({} → {}), more than the {:.1}-point tolerance",
+                    -delta.unwrap_or(0.0) * 100.0,
+                    pct(bm),
+                    pct(cm),
+                    tolerance * 100.0
+                ));
+            }
+            experiments.push(ExperimentDelta {
+                contender: exp.contender.clone(),
+                dataset: exp.dataset.clone(),
+                baseline: bm,
+                candidate: cm,
+                delta,
+                matched: matched.len(),
+                regressed,
+            });
+        } else if baseline.is_some() {
+            experiments.push(ExperimentDelta {
+                contender: exp.contender.clone(),
+                dataset: exp.dataset.clone(),
+                baseline: None,
+                candidate: exp.score,
+                delta: None,
+                matched: 0,
+                regressed: false,
+            });
+        }
+    }
+    // Experiments the baseline ran and this run did not: every case is removed.
+    for ((k, d), b) in &base_exps {
+        if !seen.contains(&(k.clone(), d.clone())) {
+            for bc in &b.cases {
+                cases.push(removed(b, bc));
+            }
+        }
+    }
+
+    Comparison {
+        baseline: baseline.map(|(_, info)| info),
+        tolerance,
+        experiments,
+        cases,
+        unchanged,
+        verdict: Verdict {
+            passed: reasons.is_empty(),
+            reasons,
+        },
+    }
+}
+
+fn case_delta(
+    exp: &ExperimentResult,
+    b: Option<&CaseResult>,
+    c: &CaseResult,
+    has_baseline: bool,
+) -> CaseDelta {
+    let comparable = b.is_some_and(|b| b.fingerprint == c.fingerprint);
+    let status = if c.error.is_some() {
+        CaseStatus::Errored
+    } else if has_baseline && b.is_none() {
+        CaseStatus::New
+    } else if b.is_some() && !comparable {
+        CaseStatus::Changed
+    } else if let Some(b) = b {
+        if b.passed == Some(true) && c.passed == Some(false) {
+            CaseStatus::Regressed
+        } else {
+            match (b.score, c.score) {
+                (Some(bs), Some(cs)) if cs > bs + EPS => CaseStatus::Improved,
+                (Some(bs), Some(cs)) if cs < bs - EPS => CaseStatus::Declined,
+                // The baseline errored and this run scored: an improvement.
+                (None, Some(_)) => CaseStatus::Improved,
+                _ => CaseStatus::Unchanged,
+            }
+        }
+    } else {
+        // No baseline at all: only failures are worth listing.
+        CaseStatus::Unchanged
+    };
+    let gated =
+        matches!(status, CaseStatus::Regressed | CaseStatus::Errored) || c.passed == Some(false);
+    let diagnostics = c
+        .diagnostics
+        .iter()
+        .filter(|d| !b.is_some_and(|b| b.diagnostics.contains(d)))
+        .cloned()
+        .collect();
+    CaseDelta {
+        contender: exp.contender.clone(),
+        dataset: exp.dataset.clone(),
+        case: c.case.clone(),
+        status,
+        baseline_score: b.and_then(|b| b.score),
+        candidate_score: c.score,
+        baseline_passed: b.and_then(|b| b.passed),
+        candidate_passed: c.passed,
+        failed_thresholds: c.failed_thresholds.clone(),
+        error: c.error.clone(),
+        diagnostics,
+        baseline_output: b.and_then(|b| b.output.clone()),
+        candidate_output: c.output.clone(),
+        gated,
+    }
+}
+
+fn removed(exp: &ExperimentResult, bc: &CaseResult) -> CaseDelta {
+    CaseDelta {
+        contender: exp.contender.clone(),
+        dataset: exp.dataset.clone(),
+        case: bc.case.clone(),
+        status: CaseStatus::Removed,
+        baseline_score: bc.score,
+        candidate_score: None,
+        baseline_passed: bc.passed,
+        candidate_passed: None,
+        failed_thresholds: vec![],
+        error: None,
+        diagnostics: vec![],
+        baseline_output: bc.output.clone(),
+        candidate_output: None,
+        gated: false,
+    }
+}
+
+fn case_reason(label: &str, d: &CaseDelta, base: &str) -> String {
+    let at = format!("{label} · {}", d.case);
+    match d.status {
+        CaseStatus::Errored => format!(
+            "{at}: errored: {}",
+            d.error.as_deref().unwrap_or("no score")
+        ),
+        CaseStatus::Regressed => format!(
+            "{at}: met its thresholds on {base}, now fails ({})",
+            d.failed_thresholds.join(", ")
+        ),
+        _ => format!(
+            "{at}: fails its thresholds ({})",
+            d.failed_thresholds.join(", ")
+        ),
+    }
+}
+
+/// Weighted means of the baseline and candidate scores over the matched cases.
+fn means(matched: &[(f64, f64, f64)]) -> (Option<f64>, Option<f64>) {
+    let w: f64 = matched.iter().map(|m| m.2).sum();
+    if matched.is_empty() || w <= 0.0 {
+        return (None, None);
+    }
+    let b = matched.iter().map(|m| m.0 * m.2).sum::<f64>() / w;
+    let c = matched.iter().map(|m| m.1 * m.2).sum::<f64>() / w;
+    (Some(b), Some(c))
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map(|v| format!("{:.1}%", v * 100.0))
+        .unwrap_or_else(|| "-".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::store::tests::{case, run};
+
+    fn info(b: &RunResult) -> BaselineInfo {
+        BaselineInfo {
+            id: b.run.id.clone(),
+            branch: b.run.branch.clone(),
+            commit: b.run.commit.clone(),
+            started_at: b.run.started_at.clone(),
+            reference: "main".into(),
+        }
+    }
+
+    fn check(base: &RunResult, cand: &RunResult, tol: f64) -> Comparison {
+        compare(Some((base, info(base))), cand, tol)
+    }
+
+    fn status(c: &Comparison, id: &str) -> Option<CaseStatus> {
+        c.cases.iter().find(|d| d.case == id).map(|d| d.status)
+    }
+
+    const T0: &str = "2026-01-01T00:00:00Z";
+
+    #[test]
+    fn identical_runs_pass() {
+        let b = run("b", "main", T0, vec![case("a", Some(0.8), Some(true))]);
+        let c = check(&b, &b.clone(), 0.02);
+        assert!(c.verdict.passed, "{:?}", c.verdict.reasons);
+        assert_eq!(c.unchanged, 1);
+        assert!(c.cases.is_empty());
+    }
+
+    #[test]
+    fn rule1_mean_drop_beyond_tolerance_regresses() {
+        let b = run(
+            "b",
+            "main",
+            T0,
+            vec![case("a", Some(0.8), None), case("b", Some(0.8), None)],
+        );
+        let n = run(
+            "n",
+            "f",
+            T0,
+            vec![case("a", Some(0.7), None), case("b", Some(0.8), None)],
+        );
+        let c = check(&b, &n, 0.02);
+        assert!(!c.verdict.passed);
+        assert!(c.experiments[0].regressed);
+        assert!(
+            c.verdict.reasons[0].contains("mean score fell 5.0 points"),
+            "{:?}",
+            c.verdict.reasons
+        );
+        assert_eq!(status(&c, "a"), Some(CaseStatus::Declined));
+        // A looser tolerance lets the same drop through.
+        assert!(check(&b, &n, 0.1).verdict.passed);
+    }
+
+    #[test]
+    fn rule1_drop_of_exactly_the_tolerance_passes() {
+        let b = run("b", "main", T0, vec![case("a", Some(0.80), None)]);
+        let n = run("n", "f", T0, vec![case("a", Some(0.78), None)]);
+        assert!(check(&b, &n, 0.02).verdict.passed);
+        let n = run("n", "f", T0, vec![case("a", Some(0.779), None)]);
+        assert!(!check(&b, &n, 0.02).verdict.passed);
+    }
+
+    #[test]
+    fn rule2_a_case_that_stops_meeting_thresholds_regresses_whatever_the_tolerance() {
+        let b = run("b", "main", T0, vec![case("a", Some(0.81), Some(true))]);
+        let mut fail = case("a", Some(0.80), Some(false));
+        fail.failed_thresholds = vec!["accuracy 0.80 < 0.81".into()];
+        let n = run("n", "f", T0, vec![fail]);
+        let c = check(&b, &n, 0.5);
+        assert!(!c.verdict.passed);
+        assert_eq!(status(&c, "a"), Some(CaseStatus::Regressed));
+        assert!(
+            c.verdict.reasons[0]
+                .contains("met its thresholds on main, now fails (accuracy 0.80 < 0.81)")
+        );
+    }
+
+    #[test]
+    fn rule3_a_case_that_now_errors_regresses() {
+        let b = run("b", "main", T0, vec![case("a", Some(1.0), Some(true))]);
+        let mut err = case("a", None, None);
+        err.error = Some("cassette miss: no recording for this request".into());
+        let c = check(&b, &run("n", "f", T0, vec![err]), 0.02);
+        assert!(!c.verdict.passed);
+        assert_eq!(status(&c, "a"), Some(CaseStatus::Errored));
+        assert!(c.verdict.reasons[0].contains("cassette miss"));
+    }
+
+    #[test]
+    fn rule4_thresholds_and_errors_gate_without_a_baseline() {
+        let ok = run("n", "f", T0, vec![case("a", Some(1.0), Some(true))]);
+        let c = compare(None, &ok, 0.02);
+        assert!(c.verdict.passed);
+        assert!(c.baseline.is_none());
+        let n = run(
+            "n",
+            "f",
+            T0,
+            vec![
+                case("a", Some(1.0), Some(true)),
+                case("b", Some(0.1), Some(false)),
+            ],
+        );
+        let c = compare(None, &n, 0.02);
+        assert!(!c.verdict.passed);
+        assert_eq!(c.verdict.reasons.len(), 1);
+        assert!(
+            c.verdict.reasons[0].contains("fake/echo [temp 0] · tax · b: fails its thresholds")
+        );
+    }
+
+    #[test]
+    fn rule4_a_case_failing_in_both_runs_still_fails() {
+        let b = run("b", "main", T0, vec![case("a", Some(0.1), Some(false))]);
+        let c = check(&b, &b.clone(), 0.02);
+        assert!(!c.verdict.passed);
+        assert_eq!(status(&c, "a"), Some(CaseStatus::Unchanged));
+    }
+
+    #[test]
+    fn new_changed_removed_and_improved_are_reported_not_gated() {
+        let b = run(
+            "b",
+            "main",
+            T0,
+            vec![
+                case("same", Some(0.5), Some(true)),
+                case("gone", Some(1.0), Some(true)),
+                case("edited", Some(1.0), Some(true)),
+                case("better", Some(0.5), Some(true)),
+            ],
+        );
+        let mut edited = case("edited", Some(0.0), Some(true));
+        edited.fingerprint = "fp-edited-v2".into();
+        let n = run(
+            "n",
+            "f",
+            T0,
+            vec![
+                case("same", Some(0.5), Some(true)),
+                edited,
+                case("better", Some(0.9), Some(true)),
+                case("fresh", Some(0.0), Some(true)),
+            ],
+        );
+        let c = check(&b, &n, 0.0);
+        assert!(c.verdict.passed, "{:?}", c.verdict.reasons);
+        assert_eq!(status(&c, "gone"), Some(CaseStatus::Removed));
+        assert_eq!(status(&c, "edited"), Some(CaseStatus::Changed));
+        assert_eq!(status(&c, "better"), Some(CaseStatus::Improved));
+        assert_eq!(status(&c, "fresh"), Some(CaseStatus::New));
+        // The mean is over matched cases only: the changed case's 1.0 → 0.0 does not count.
+        assert_eq!(c.experiments[0].matched, 2);
+        assert!(c.experiments[0].delta.is_some_and(|d| d > 0.0));
+    }
+}

@@ -1,0 +1,11 @@
+//! The regression gate: find the baseline a run is judged against, then judge it.
+//!
+//! `baseline` turns `--baseline main|RUN_ID|run.json` into a stored run, refusing one from
+//! the future or with another suite fingerprint; `compare` applies the rules of DESIGN §8
+//! and produces the [`Comparison`](crate::results::Comparison) every report renders.
+
+pub mod baseline;
+pub mod compare;
+
+pub use baseline::{MissingBaseline, resolve};
+pub use compare::compare;

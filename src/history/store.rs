@@ -1,0 +1,509 @@
+//! The SQLite history store: every run kept, once, so `check` can find a baseline.
+//!
+//! A run is inserted in one transaction and never rewritten. Besides the queryable tables
+//! (runs, experiments, case results, metric results) each run keeps its full JSON snapshot,
+//! so a baseline is rebuilt exactly as it was written. The schema is a list of numbered SQL
+//! migrations compiled into the binary and tracked in `PRAGMA user_version`. WAL mode and a
+//! busy timeout let parallel CI jobs write to the same file.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::results::RunResult;
+
+/// Numbered migrations; `user_version` holds how many have run.
+const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+
+/// How long a writer waits for another process's lock before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The history database, open.
+pub struct History {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// One line of `evals history`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    pub id: String,
+    pub started_at: String,
+    pub branch: Option<String>,
+    pub commit: Option<String>,
+    pub suite: String,
+    pub command: String,
+    pub mode: String,
+    pub status: String,
+    pub cases: usize,
+    /// Mean of the experiments' primary scores.
+    pub score: Option<f64>,
+    pub errors: usize,
+}
+
+/// Which runs `list` returns, newest first.
+#[derive(Debug, Clone, Default)]
+pub struct RunFilter {
+    pub suite: Option<String>,
+    pub branch: Option<String>,
+    pub limit: Option<usize>,
+}
+
+/// The latest run on a branch, as far as baseline resolution cares.
+#[derive(Debug, Clone)]
+pub struct BranchRun {
+    pub id: String,
+    pub suite_fingerprint: String,
+}
+
+impl History {
+    /// The default location: `<project>/.evals/history.sqlite3`.
+    pub fn default_path(project_dir: &Path) -> PathBuf {
+        project_dir.join(".evals").join("history.sqlite3")
+    }
+
+    /// Opens (creating it and its folder if needed) and migrates the store at `path`.
+    pub fn open(path: &Path) -> Result<History> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let conn = Connection::open(path).map_err(|e| sql_err(path, e))?;
+        let h = History {
+            conn,
+            path: path.to_path_buf(),
+        };
+        h.conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| h.err(e))?;
+        // journal_mode returns a row, so it is read rather than executed.
+        h.conn
+            .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+            .map_err(|e| h.err(e))?;
+        h.conn
+            .execute_batch("PRAGMA foreign_keys=ON")
+            .map_err(|e| h.err(e))?;
+        h.migrate()?;
+        Ok(h)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self, e: rusqlite::Error) -> Error {
+        sql_err(&self.path, e)
+    }
+
+    fn migrate(&self) -> Result<()> {
+        // An immediate transaction so two processes opening a new file do not both migrate.
+        self.conn
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| self.err(e))?;
+        let result = (|| {
+            let version: i64 = self
+                .conn
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .map_err(|e| self.err(e))?;
+            let version = usize::try_from(version).unwrap_or(0);
+            if version > MIGRATIONS.len() {
+                return Err(Error::Usage(format!(
+                    "{}: history schema version {version} is newer than this evals knows ({}); upgrade evals, or pass --history with another file",
+                    self.path.display(),
+                    MIGRATIONS.len()
+                )));
+            }
+            for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+                self.conn.execute_batch(sql).map_err(|e| self.err(e))?;
+                self.conn
+                    .execute_batch(&format!("PRAGMA user_version = {}", i + 1))
+                    .map_err(|e| self.err(e))?;
+            }
+            Ok(())
+        })();
+        let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        self.conn.execute_batch(end).map_err(|e| self.err(e))?;
+        result
+    }
+
+    /// Stores a run, its experiments, case results and metric results in one transaction.
+    pub fn insert(&mut self, run: &RunResult) -> Result<()> {
+        let path = self.path.clone();
+        let e = |e: rusqlite::Error| sql_err(&path, e);
+        let snapshot = serde_json::to_string(run).map_err(|err| {
+            Error::Failed(format!("could not serialize run {}: {err}", run.run.id))
+        })?;
+        let argv = serde_json::to_string(&run.run.argv).unwrap_or_else(|_| "[]".into());
+        let settings = run.run.settings.to_string();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(e)?;
+        let r = &run.run;
+        tx.execute(
+            "INSERT INTO runs (id, suite, suite_fingerprint, branch, \"commit\", command, mode, argv, settings, started_at, finished_at, status, snapshot)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            params![
+                r.id, r.suite, r.suite_fingerprint, r.branch, r.commit, r.command, r.mode, argv,
+                settings, r.started_at, r.finished_at, r.status, snapshot
+            ],
+        )
+        .map_err(e)?;
+        for x in &run.experiments {
+            tx.execute(
+                "INSERT INTO experiments (run_id, contender, dataset, score, cases_total, errors, failed, cost_usd)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    r.id,
+                    x.contender.key(),
+                    x.dataset,
+                    x.score,
+                    x.cases_total as i64,
+                    x.errors as i64,
+                    x.failed as i64,
+                    x.cost_usd
+                ],
+            )
+            .map_err(e)?;
+            let experiment_id = tx.last_insert_rowid();
+            for c in &x.cases {
+                tx.execute(
+                    "INSERT INTO case_results (experiment_id, \"case\", fingerprint, score, passed, error)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![experiment_id, c.case, c.fingerprint, c.score, c.passed, c.error],
+                )
+                .map_err(e)?;
+                let case_id = tx.last_insert_rowid();
+                for (metric, value) in &c.metrics {
+                    tx.execute(
+                        "INSERT INTO metric_results (case_result_id, metric, value) VALUES (?1, ?2, ?3)",
+                        params![case_id, metric, value],
+                    )
+                    .map_err(e)?;
+                }
+            }
+        }
+        tx.commit().map_err(e)
+    }
+
+    /// The run with this id, rebuilt from its snapshot.
+    pub fn get(&self, id: &str) -> Result<Option<RunResult>> {
+        let text: Option<String> = self
+            .conn
+            .query_row("SELECT snapshot FROM runs WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.err(e))?;
+        text.map(|t| self.parse(id, &t)).transpose()
+    }
+
+    fn parse(&self, id: &str, text: &str) -> Result<RunResult> {
+        serde_json::from_str(text).map_err(|e| {
+            Error::Failed(format!(
+                "{}: run {id} has an unreadable snapshot ({e}); export another run, or pass --history with another file",
+                self.path.display()
+            ))
+        })
+    }
+
+    /// The latest completed run of `suite` on `branch` that started no later than `before`,
+    /// other than `exclude_id`: its id and suite fingerprint. Never a run from the future.
+    pub fn latest_on_branch(
+        &self,
+        suite: &str,
+        branch: &str,
+        before: &str,
+        exclude_id: &str,
+    ) -> Result<Option<BranchRun>> {
+        self.conn
+            .query_row(
+                "SELECT id, suite_fingerprint FROM runs
+                 WHERE suite = ?1 AND branch = ?2 AND status = 'completed'
+                   AND started_at <= ?3 AND id <> ?4
+                 ORDER BY started_at DESC, id DESC LIMIT 1",
+                params![suite, branch, before, exclude_id],
+                |r| {
+                    Ok(BranchRun {
+                        id: r.get(0)?,
+                        suite_fingerprint: r.get(1)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Runs matching the filter, newest first.
+    pub fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
+        let limit = filter
+            .limit
+            .map(|l| i64::try_from(l).unwrap_or(i64::MAX))
+            .unwrap_or(-1);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT r.id, r.started_at, r.branch, r.\"commit\", r.suite, r.command, r.mode, r.status,
+                        COALESCE(SUM(x.cases_total), 0), AVG(x.score), COALESCE(SUM(x.errors), 0)
+                 FROM runs r LEFT JOIN experiments x ON x.run_id = r.id
+                 WHERE (?1 IS NULL OR r.suite = ?1) AND (?2 IS NULL OR r.branch = ?2)
+                 GROUP BY r.id
+                 ORDER BY r.started_at DESC, r.id DESC
+                 LIMIT ?3",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![filter.suite, filter.branch, limit], |r| {
+                Ok(RunSummary {
+                    id: r.get(0)?,
+                    started_at: r.get(1)?,
+                    branch: r.get(2)?,
+                    commit: r.get(3)?,
+                    suite: r.get(4)?,
+                    command: r.get(5)?,
+                    mode: r.get(6)?,
+                    status: r.get(7)?,
+                    cases: usize::try_from(r.get::<_, i64>(8)?).unwrap_or(0),
+                    score: r.get(9)?,
+                    errors: usize::try_from(r.get::<_, i64>(10)?).unwrap_or(0),
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))
+    }
+}
+
+fn sql_err(path: &Path, e: rusqlite::Error) -> Error {
+    Error::Failed(format!(
+        "{}: history store: {e}; check the file is writable, or pass --history with another file",
+        path.display()
+    ))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::results::{
+        CaseResult, ContenderInfo, ExperimentResult, Latency, RunInfo, SNAPSHOT_FORMAT, Usage,
+    };
+
+    pub(crate) fn case(id: &str, score: Option<f64>, passed: Option<bool>) -> CaseResult {
+        CaseResult {
+            case: id.into(),
+            variant: String::new(),
+            fingerprint: format!("fp-{id}"),
+            score,
+            metrics: [("accuracy".to_string(), score)].into_iter().collect(),
+            passed,
+            failed_thresholds: vec![],
+            error: None,
+            reply_error: None,
+            output: score.map(|s| serde_json::json!({ "answer": format!("{s}") })),
+            raw: None,
+            diagnostics: vec![],
+            usage: Usage::default(),
+            latency_s: None,
+            duration_s: 0.1,
+            tags: vec![],
+            weight: 1.0,
+        }
+    }
+
+    pub(crate) fn contender() -> ContenderInfo {
+        ContenderInfo {
+            id: "fake/echo".into(),
+            provider: "fake".into(),
+            model: "echo".into(),
+            effort: None,
+            temperature: Some("0".into()),
+            max_tokens: None,
+        }
+    }
+
+    pub(crate) fn experiment(cases: Vec<CaseResult>) -> ExperimentResult {
+        let scored: Vec<f64> = cases.iter().filter_map(|c| c.score).collect();
+        let score = (!scored.is_empty()).then(|| scored.iter().sum::<f64>() / scored.len() as f64);
+        ExperimentResult {
+            contender: contender(),
+            dataset: "tax".into(),
+            means: [("accuracy".to_string(), score)].into_iter().collect(),
+            score,
+            cases_total: cases.len(),
+            errors: cases.iter().filter(|c| c.error.is_some()).count(),
+            failed: cases.iter().filter(|c| c.passed == Some(false)).count(),
+            cost_usd: None,
+            tokens_in: None,
+            tokens_out: None,
+            latency: Latency::default(),
+            time_s: 1.0,
+            wscore: None,
+            cases,
+        }
+    }
+
+    pub(crate) fn run(
+        id: &str,
+        branch: &str,
+        started_at: &str,
+        cases: Vec<CaseResult>,
+    ) -> RunResult {
+        RunResult {
+            format: SNAPSHOT_FORMAT,
+            run: RunInfo {
+                id: id.into(),
+                suite: "tax-intake".into(),
+                description: None,
+                suite_fingerprint: "suite-fp".into(),
+                branch: Some(branch.into()),
+                commit: Some("abc1234".into()),
+                command: "check".into(),
+                mode: "replay".into(),
+                argv: vec!["evals".into(), "check".into()],
+                started_at: started_at.into(),
+                finished_at: Some(started_at.into()),
+                status: "completed".into(),
+                settings: serde_json::json!({}),
+                metrics: vec![crate::results::MetricDef {
+                    name: "accuracy".into(),
+                    description: "fields right".into(),
+                    primary: true,
+                    higher_is_better: true,
+                }],
+                weights: vec![],
+                refused: vec![],
+            },
+            experiments: vec![experiment(cases)],
+            comparison: None,
+        }
+    }
+
+    #[test]
+    fn insert_then_get_round_trips_the_whole_run() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("nested/.evals/history.sqlite3");
+        let mut h = History::open(&path).expect("open");
+        let r = run(
+            "r1",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![case("a", Some(0.5), Some(true))],
+        );
+        h.insert(&r).expect("insert");
+        assert_eq!(h.get("r1").expect("get"), Some(r));
+        assert_eq!(h.get("nope").expect("get"), None);
+        // Reopening does not re-run the migrations.
+        drop(h);
+        let h = History::open(&path).expect("reopen");
+        assert_eq!(h.list(&RunFilter::default()).expect("list").len(), 1);
+    }
+
+    #[test]
+    fn a_run_is_never_rewritten() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut h = History::open(&dir.path().join("h.sqlite3")).expect("open");
+        let r = run("r1", "main", "2026-01-01T00:00:00Z", vec![]);
+        h.insert(&r).expect("insert");
+        assert!(h.insert(&r).is_err());
+    }
+
+    #[test]
+    fn two_threads_inserting_at_once_both_land() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("h.sqlite3");
+        History::open(&path).expect("create");
+        let handles: Vec<_> = (0..2)
+            .map(|t| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let mut h = History::open(&path).expect("open");
+                    for i in 0..20 {
+                        let cases = (0..5)
+                            .map(|c| case(&format!("c{c}"), Some(1.0), Some(true)))
+                            .collect();
+                        h.insert(&run(
+                            &format!("t{t}-{i}"),
+                            "main",
+                            "2026-01-01T00:00:00Z",
+                            cases,
+                        ))
+                        .expect("insert");
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().expect("thread");
+        }
+        let h = History::open(&path).expect("open");
+        assert_eq!(h.list(&RunFilter::default()).expect("list").len(), 40);
+    }
+
+    #[test]
+    fn latest_on_branch_never_returns_a_run_from_the_future() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut h = History::open(&dir.path().join("h.sqlite3")).expect("open");
+        h.insert(&run("old", "main", "2026-01-01T00:00:00Z", vec![]))
+            .expect("insert");
+        h.insert(&run("new", "main", "2026-01-03T00:00:00Z", vec![]))
+            .expect("insert");
+        h.insert(&run("other", "feature", "2026-01-02T00:00:00Z", vec![]))
+            .expect("insert");
+        let got = h
+            .latest_on_branch("tax-intake", "main", "2026-01-02T00:00:00Z", "me")
+            .expect("query")
+            .expect("a run");
+        assert_eq!(got.id, "old");
+        let got = h
+            .latest_on_branch("tax-intake", "main", "2026-01-04T00:00:00Z", "new")
+            .expect("query")
+            .expect("a run");
+        assert_eq!(got.id, "old", "the current run is excluded");
+        assert!(
+            h.latest_on_branch("other-suite", "main", "2027-01-01T00:00:00Z", "")
+                .expect("query")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn list_filters_and_summarizes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut h = History::open(&dir.path().join("h.sqlite3")).expect("open");
+        h.insert(&run(
+            "a",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![
+                case("x", Some(1.0), Some(true)),
+                case("y", Some(0.0), Some(false)),
+            ],
+        ))
+        .expect("insert");
+        h.insert(&run("b", "feature", "2026-01-02T00:00:00Z", vec![]))
+            .expect("insert");
+        let all = h.list(&RunFilter::default()).expect("list");
+        assert_eq!(
+            all.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            ["b", "a"]
+        );
+        let main = h
+            .list(&RunFilter {
+                branch: Some("main".into()),
+                ..Default::default()
+            })
+            .expect("list");
+        assert_eq!(main.len(), 1);
+        assert_eq!(main[0].cases, 2);
+        assert_eq!(main[0].score, Some(0.5));
+        assert_eq!(
+            h.list(&RunFilter {
+                limit: Some(1),
+                ..Default::default()
+            })
+            .expect("list")
+            .len(),
+            1
+        );
+    }
+}

@@ -1,0 +1,71 @@
+//! The diff report: a unified diff of each changed output against the baseline's.
+//!
+//! Outputs are compared as pretty-printed JSON (a string output as its text), so a diff
+//! shows the fields that moved, line by line, the way a reviewer reads a code change.
+
+use std::fmt::Write;
+
+use serde_json::Value;
+use similar::TextDiff;
+
+use super::Report;
+use crate::results::{CaseDelta, RunResult, contender_label};
+
+pub struct Diff;
+
+/// The text a diff compares for an output: JSON pretty-printed, a string as it is.
+fn text(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => format!("{s}\n"),
+        Some(v) => format!(
+            "{}\n",
+            serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+        ),
+    }
+}
+
+/// The unified diff of a case's output, baseline to candidate; `None` when they are equal.
+pub fn output_diff(d: &CaseDelta) -> Option<String> {
+    let (a, b) = (
+        text(d.baseline_output.as_ref()),
+        text(d.candidate_output.as_ref()),
+    );
+    if a == b {
+        return None;
+    }
+    Some(
+        TextDiff::from_lines(&a, &b)
+            .unified_diff()
+            .context_radius(3)
+            .header("baseline", "candidate")
+            .to_string(),
+    )
+}
+
+impl Report for Diff {
+    fn render(&self, run: &RunResult) -> String {
+        let mut s = String::new();
+        let Some(c) = &run.comparison else {
+            return "no comparison: run `evals check --baseline REF` to diff outputs\n".into();
+        };
+        for d in &c.cases {
+            if let Some(diff) = output_diff(d) {
+                let _ = writeln!(
+                    s,
+                    "# {} · {} · {} ({})",
+                    contender_label(&d.contender),
+                    d.dataset,
+                    d.case,
+                    d.status.as_str()
+                );
+                s.push_str(&diff);
+                s.push('\n');
+            }
+        }
+        if s.is_empty() {
+            s.push_str("no output changed\n");
+        }
+        s
+    }
+}

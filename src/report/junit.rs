@@ -1,0 +1,143 @@
+//! The JUnit XML report: a test suite per experiment, a test case per case.
+//!
+//! CI systems render JUnit natively, so a failed check shows up where test failures do: a
+//! regression or a failed threshold is a `failure` (with the delta in the message), an
+//! errored case an `error`. Everything else passes.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Report as JunitReport, TestCase, TestCaseStatus, TestSuite};
+
+use super::Report;
+use crate::results::{CaseDelta, CaseStatus, RunResult, contender_label};
+
+pub struct Junit;
+
+impl Report for Junit {
+    fn render(&self, run: &RunResult) -> String {
+        let deltas: HashMap<(String, &str, &str), &CaseDelta> = run
+            .comparison
+            .iter()
+            .flat_map(|c| &c.cases)
+            .map(|d| ((d.contender.key(), d.dataset.as_str(), d.case.as_str()), d))
+            .collect();
+        let mut report = JunitReport::new(format!("evals check: {}", run.run.suite));
+        for exp in &run.experiments {
+            let name = format!("{} · {}", contender_label(&exp.contender), exp.dataset);
+            let mut suite = TestSuite::new(name.clone());
+            suite.set_time(Duration::from_secs_f64(exp.time_s.max(0.0)));
+            let key = exp.contender.key();
+            let exp_delta = run.comparison.as_ref().and_then(|c| {
+                c.experiments
+                    .iter()
+                    .find(|e| e.contender.key() == key && e.dataset == exp.dataset)
+            });
+            for c in &exp.cases {
+                let d = deltas.get(&(key.clone(), exp.dataset.as_str(), c.case.as_str()));
+                let status = if let Some(err) = &c.error {
+                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+                    s.set_message(err.clone()).set_type("error");
+                    s
+                } else if d.is_some_and(|d| d.status == CaseStatus::Regressed) {
+                    let d = d.copied();
+                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    s.set_message(format!(
+                        "regressed: met its thresholds in the baseline, now fails ({}); score {}",
+                        c.failed_thresholds.join(", "),
+                        score_change(d.and_then(|d| d.baseline_score), c.score)
+                    ))
+                    .set_type("regression");
+                    s
+                } else if c.passed == Some(false) {
+                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    s.set_message(format!(
+                        "failed thresholds: {}",
+                        c.failed_thresholds.join(", ")
+                    ))
+                    .set_type("threshold");
+                    s
+                } else {
+                    TestCaseStatus::success()
+                };
+                let mut tc = TestCase::new(c.case.clone(), status);
+                tc.set_classname(name.clone())
+                    .set_time(Duration::from_secs_f64(c.duration_s.max(0.0)));
+                suite.add_test_case(tc);
+            }
+            if let Some(e) = exp_delta.filter(|e| e.regressed) {
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                s.set_message(format!(
+                    "mean score {} (tolerance {:.1} points)",
+                    score_change(e.baseline, e.candidate),
+                    run.comparison.as_ref().map(|c| c.tolerance).unwrap_or(0.0) * 100.0
+                ))
+                .set_type("regression");
+                let mut tc = TestCase::new("mean score", s);
+                tc.set_classname(name.clone());
+                suite.add_test_case(tc);
+            }
+            report.add_test_suite(suite);
+        }
+        report
+            .to_string()
+            .unwrap_or_else(|e| format!("<!-- could not write JUnit XML: {e} -->\n"))
+    }
+}
+
+fn score_change(b: Option<f64>, c: Option<f64>) -> String {
+    let p = |v: Option<f64>| {
+        v.map(|v| format!("{:.1}%", v * 100.0))
+            .unwrap_or_else(|| "-".into())
+    };
+    match (b, c) {
+        (Some(b), Some(c)) => format!(
+            "{} → {} ({:+.1} points)",
+            p(Some(b)),
+            p(Some(c)),
+            (c - b) * 100.0
+        ),
+        _ => format!("{} → {}", p(b), p(c)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::compare;
+    use crate::history::store::tests::{case, run};
+    use crate::results::BaselineInfo;
+
+    #[test]
+    fn junit_report() {
+        let base = run(
+            "base",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![
+                case("ok", Some(0.9), Some(true)),
+                case("slips", Some(0.9), Some(true)),
+                case("breaks", Some(0.9), Some(true)),
+            ],
+        );
+        let mut slips = case("slips", Some(0.5), Some(false));
+        slips.failed_thresholds = vec!["accuracy 0.50 < 0.80".into()];
+        let mut breaks = case("breaks", None, None);
+        breaks.error = Some("cassette miss: no recording of this request".into());
+        let mut cand = run(
+            "cand",
+            "feature-x",
+            "2026-01-02T00:00:00Z",
+            vec![case("ok", Some(0.9), Some(true)), slips, breaks],
+        );
+        let info = BaselineInfo {
+            id: "base".into(),
+            branch: Some("main".into()),
+            commit: Some("abc1234".into()),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            reference: "main".into(),
+        };
+        cand.comparison = Some(compare(Some((&base, info)), &cand, 0.02));
+        insta::assert_snapshot!(Junit.render(&cand));
+    }
+}

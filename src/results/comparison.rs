@@ -1,0 +1,144 @@
+//! The comparison of a run against its baseline, as `check` computes it and reports render it.
+//!
+//! It names the baseline, the tolerance, each experiment's mean primary score before and
+//! after (over the cases both runs share), every case whose status is worth a reviewer's
+//! look, and the verdict with its reasons. It travels inside the run's JSON snapshot.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::model::{ContenderInfo, Diagnostic};
+
+/// What `check` concluded, and against what.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The run compared against; `None` when `check` gated on thresholds and errors alone.
+    pub baseline: Option<BaselineInfo>,
+    /// How far (0..=1) an experiment's mean primary score may fall before it regresses.
+    pub tolerance: f64,
+    pub experiments: Vec<ExperimentDelta>,
+    /// Every case that is not plainly unchanged, plus unchanged cases failing thresholds.
+    pub cases: Vec<CaseDelta>,
+    /// Cases that matched the baseline and scored the same.
+    pub unchanged: usize,
+    pub verdict: Verdict,
+}
+
+/// Which run was the baseline and how it was named.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaselineInfo {
+    pub id: String,
+    pub branch: Option<String>,
+    pub commit: Option<String>,
+    pub started_at: String,
+    /// What `--baseline` said: a branch, a run id or a file.
+    pub reference: String,
+}
+
+/// One experiment (contender × dataset) before and after.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentDelta {
+    pub contender: ContenderInfo,
+    pub dataset: String,
+    /// Mean primary score over the cases both runs scored with the same fingerprint.
+    pub baseline: Option<f64>,
+    pub candidate: Option<f64>,
+    pub delta: Option<f64>,
+    /// How many cases the means are taken over.
+    pub matched: usize,
+    pub regressed: bool,
+}
+
+/// How a case moved between the baseline and this run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaseStatus {
+    /// Met its thresholds in the baseline and no longer does (gated).
+    Regressed,
+    /// Errors now: a transport failure, a cassette miss, a crashed adapter (gated).
+    Errored,
+    /// Scored lower without crossing a threshold (reported, not gated).
+    Declined,
+    /// Scored higher (reported).
+    Improved,
+    /// Same score (listed only when it fails its thresholds).
+    Unchanged,
+    /// Not in the baseline.
+    New,
+    /// In the baseline, not in this run.
+    Removed,
+    /// Its fingerprint differs (input, expected, metadata or thresholds changed): not compared.
+    Changed,
+}
+
+impl CaseStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaseStatus::Regressed => "regressed",
+            CaseStatus::Errored => "errored",
+            CaseStatus::Declined => "declined",
+            CaseStatus::Improved => "improved",
+            CaseStatus::Unchanged => "unchanged",
+            CaseStatus::New => "new",
+            CaseStatus::Removed => "removed",
+            CaseStatus::Changed => "changed",
+        }
+    }
+}
+
+/// One case before and after.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseDelta {
+    pub contender: ContenderInfo,
+    pub dataset: String,
+    pub case: String,
+    pub status: CaseStatus,
+    pub baseline_score: Option<f64>,
+    pub candidate_score: Option<f64>,
+    pub baseline_passed: Option<bool>,
+    pub candidate_passed: Option<bool>,
+    /// Thresholds this run failed, as `metric value < minimum`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_thresholds: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Diagnostics this run has that the baseline did not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<Diagnostic>,
+    pub baseline_output: Option<Value>,
+    pub candidate_output: Option<Value>,
+    /// Whether this case fails the check (a regression, an error, a failed threshold).
+    pub gated: bool,
+}
+
+impl CaseDelta {
+    pub fn delta(&self) -> Option<f64> {
+        Some(self.candidate_score? - self.baseline_score?)
+    }
+}
+
+/// Passed or not, and why not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub passed: bool,
+    pub reasons: Vec<String>,
+}
+
+/// `openai/gpt-4o-mini [effort high, temp 0.1]`: the contender as reports name it.
+pub fn contender_label(c: &ContenderInfo) -> String {
+    let mut parts = Vec::new();
+    if let Some(e) = &c.effort {
+        parts.push(format!("effort {e}"));
+    }
+    if let Some(t) = &c.temperature {
+        parts.push(format!("temp {t}"));
+    }
+    if let Some(m) = c.max_tokens {
+        parts.push(format!("max {m}"));
+    }
+    if parts.is_empty() {
+        c.id.clone()
+    } else {
+        format!("{} [{}]", c.id, parts.join(", "))
+    }
+}
