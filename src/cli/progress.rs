@@ -6,7 +6,7 @@ use std::sync::Arc;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::results::CaseResult;
-use crate::runner::RunPlan;
+use crate::runner::{OnCase, RunPlan};
 
 pub struct Progress {
     bars: Option<(MultiProgress, Vec<ProgressBar>)>,
@@ -36,7 +36,7 @@ impl Progress {
         }
     }
 
-    pub fn callback(&self) -> Option<Arc<dyn Fn(usize, &CaseResult) + Send + Sync>> {
+    pub fn callback(&self) -> Option<OnCase> {
         let (_, bars) = self.bars.as_ref()?;
         let bars = bars.clone();
         Some(Arc::new(move |i: usize, r: &CaseResult| {

@@ -61,7 +61,7 @@ pub fn pct(v: Option<f64>) -> String {
 pub fn money(v: Option<f64>) -> String {
     match v {
         None => "-".into(),
-        Some(v) if v == 0.0 => "$0".into(),
+        Some(0.0) => "$0".into(),
         Some(v) if v < 0.0001 => format!("${v:.6}"),
         Some(v) => format!("${v:.4}"),
     }
@@ -205,10 +205,10 @@ impl Terminal {
             t.add_row(row);
         }
         for i in 0..header.len() {
-            if i == 0 || i >= 4 {
-                if let Some(c) = t.column_mut(i) {
-                    c.set_cell_alignment(comfy_table::CellAlignment::Right);
-                }
+            if (i == 0 || i >= 4)
+                && let Some(c) = t.column_mut(i)
+            {
+                c.set_cell_alignment(comfy_table::CellAlignment::Right);
             }
         }
         let _ = writeln!(out, "{t}");

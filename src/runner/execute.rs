@@ -12,6 +12,9 @@ use crate::results::{CaseResult, ExperimentResult, Reply};
 use crate::score::Scorer;
 use crate::suite::{Case, Contender, case_fingerprint};
 
+/// Called with the experiment's index and each finished case (progress bars).
+pub type OnCase = Arc<dyn Fn(usize, &CaseResult) + Send + Sync>;
+
 /// What the runner needs beyond the plan: the transport, keys, scorer, adapter.
 pub struct RunContext {
     pub transport: Arc<Transport>,
@@ -20,7 +23,7 @@ pub struct RunContext {
     pub scorer: Arc<dyn Scorer>,
     pub adapter: Arc<PromptAdapter>,
     /// Called after each case finishes (progress bars).
-    pub on_case: Option<Arc<dyn Fn(usize, &CaseResult) + Send + Sync>>,
+    pub on_case: Option<OnCase>,
 }
 
 /// Runs every experiment of the plan and returns them in plan order (contender, dataset).

@@ -8,7 +8,7 @@ pub mod retry;
 mod stats;
 mod upstream;
 
-pub use execute::{RunContext, cassette_key, execute, run_case, score_into};
+pub use execute::{OnCase, RunContext, cassette_key, execute, run_case, score_into};
 pub use plan::RunPlan;
 pub use ratelimit::RateLimits;
 pub use stats::{aggregate, makespan};

@@ -517,8 +517,10 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
         None => path.display().to_string(),
     };
     // serde: "unknown field `temprature`, expected one of `effort`, `temperature`"
-    if let Some(rest) = raw.strip_prefix("unknown field `") {
-        if let Some((key, tail)) = rest.split_once('`') {
+    if let Some(rest) = raw.strip_prefix("unknown field `")
+        && let Some((key, tail)) = rest.split_once('`')
+    {
+        {
             let expected: Vec<String> = tail
                 .split_once("expected ")
                 .map(|(_, list)| {
@@ -542,8 +544,10 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
             return format!("{at}: unknown key '{key}'{section}{hint}");
         }
     }
-    if let Some(rest) = raw.strip_prefix("missing field `") {
-        if let Some((key, _)) = rest.split_once('`') {
+    if let Some(rest) = raw.strip_prefix("missing field `")
+        && let Some((key, _)) = rest.split_once('`')
+    {
+        {
             let section = loc
                 .and_then(|(l, _)| enclosing_key(text, l))
                 .map(|s| format!(" in {s}"))
