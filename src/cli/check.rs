@@ -89,7 +89,12 @@ pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
     write_reports(a, &run, out);
     super::run::emit(&run, a.run.format, a.run.output.as_deref(), false, out)?;
     print_verdict(&run, out);
-    Ok(if passed { exit::OK } else { exit::FAILED })
+    Ok(match run.run.status.as_str() {
+        "interrupted" => exit::INTERRUPTED,
+        "aborted" => exit::FAILED,
+        _ if passed => exit::OK,
+        _ => exit::FAILED,
+    })
 }
 
 /// Writes each report asked for, and the Markdown to `$GITHUB_STEP_SUMMARY`. A report that

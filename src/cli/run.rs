@@ -18,10 +18,11 @@ use crate::suite::{ProviderKind, Suite};
 /// Runs a command end to end and returns its exit code.
 pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> {
     let (run, _) = execute(suite, a, command, out)?;
-    let code = if run.total_errors() > 0 {
-        exit::FAILED
-    } else {
-        exit::OK
+    let code = match run.run.status.as_str() {
+        "interrupted" => exit::INTERRUPTED,
+        "aborted" => exit::FAILED,
+        _ if run.total_errors() > 0 => exit::FAILED,
+        _ => exit::OK,
     };
     emit(&run, a.format, a.output.as_deref(), command == "run", out)?;
     if run.total_errors() > 0 {
@@ -83,8 +84,24 @@ pub fn execute(
         adapter,
         on_case: progress.callback(),
     };
-    let mut experiments = runner::execute(&plan, ctx)?;
+    let control = runner::Control::new(
+        suite.config.errors.abort_after,
+        if a.yes {
+            runner::OnStreak::GoOn
+        } else {
+            runner::OnStreak::Ask
+        },
+        plan.lineup
+            .contenders
+            .iter()
+            .map(|c| c.id().to_string())
+            .collect(),
+        plan.datasets(),
+    );
+    let outcome = runner::execute(&plan, ctx, control)?;
     progress.finish();
+    let status = outcome.status;
+    let mut experiments = outcome.experiments;
     let weights: Vec<(String, f64)> = suite
         .config
         .weighted_score
@@ -128,7 +145,7 @@ pub fn execute(
             finished_at: Some(
                 chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             ),
-            status: "completed".into(),
+            status: status.label().into(),
             settings: serde_json::json!({
                 "contenders": plan.lineup.contenders.iter().map(|c| &c.info).collect::<Vec<_>>(),
                 "cases": plan.cases.iter().map(|c| c.key()).collect::<Vec<_>>(),
@@ -315,7 +332,7 @@ pub fn build_transport(
         },
         Arc::new(crate::runner::Scheduled::new(
             Arc::new(live),
-            crate::runner::retry::RetryPolicy::default(),
+            crate::runner::retry::RetryPolicy::from_env(),
         )),
     ))
 }

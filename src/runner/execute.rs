@@ -3,6 +3,7 @@ use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
+use super::control::{Control, RunStatus};
 use super::plan::RunPlan;
 use super::stats::aggregate;
 use crate::adapter::PromptAdapter;
@@ -26,19 +27,79 @@ pub struct RunContext {
     pub on_case: Option<OnCase>,
 }
 
+/// What a run produced: the experiments with at least one finished case, and how it ended.
+pub struct RunOutcome {
+    pub experiments: Vec<ExperimentResult>,
+    pub status: RunStatus,
+}
+
 /// Runs every experiment of the plan and returns them in plan order (contender, dataset).
-pub fn execute(plan: &RunPlan, ctx: RunContext) -> crate::error::Result<Vec<ExperimentResult>> {
+/// Ctrl-C or SIGTERM stop it: nothing new starts, in-flight calls are cancelled (their
+/// cassettes are never half-written: a cancelled case writes nothing), and what finished
+/// is returned with the status `Interrupted`.
+pub fn execute(
+    plan: &RunPlan,
+    ctx: RunContext,
+    control: Control,
+) -> crate::error::Result<RunOutcome> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| crate::error::Error::Failed(format!("cannot start the runtime: {e}")))?;
     let ctx = Arc::new(ctx);
-    rt.block_on(run_all(plan, ctx))
+    let control = Arc::new(control);
+    let experiments = rt.block_on(async {
+        let signals = tokio::spawn(listen_for_signals(control.clone()));
+        let out = run_all(plan, ctx, control.clone()).await;
+        signals.abort();
+        out
+    })?;
+    let status = control.status();
+    let experiments = if status == RunStatus::Completed {
+        experiments
+    } else {
+        experiments
+            .into_iter()
+            .filter(|e| e.cases_total > 0)
+            .collect()
+    };
+    Ok(RunOutcome {
+        experiments,
+        status,
+    })
+}
+
+async fn listen_for_signals(control: Arc<Control>) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            return;
+        };
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+    }
+    eprintln!(
+        "\ninterrupted: stopping; in-flight calls are cancelled and what finished is reported"
+    );
+    control.interrupt();
 }
 
 async fn run_all(
     plan: &RunPlan,
     ctx: Arc<RunContext>,
+    control: Arc<Control>,
 ) -> crate::error::Result<Vec<ExperimentResult>> {
     let experiments_gate = Arc::new(Semaphore::new(
         plan.concurrency.unwrap_or(Semaphore::MAX_PERMITS),
@@ -67,10 +128,11 @@ async fn run_all(
             let p = plan.parallelism;
             let primary = primary.clone();
             let idx = index;
+            let control = control.clone();
             index += 1;
             handles.push(tokio::spawn(async move {
                 let _permit = gate.acquire_owned().await.ok();
-                let results = run_experiment(idx, &contender, cases, p, &suite, ctx).await;
+                let results = run_experiment(idx, &contender, cases, p, &suite, ctx, control).await;
                 aggregate(contender.info.clone(), dataset, &primary, results, p)
             }));
         }
@@ -92,6 +154,7 @@ async fn run_experiment(
     parallelism: usize,
     suite: &Arc<crate::suite::Suite>,
     ctx: Arc<RunContext>,
+    control: Arc<Control>,
 ) -> Vec<CaseResult> {
     let gate = Arc::new(Semaphore::new(parallelism));
     let mut handles = Vec::with_capacity(cases.len());
@@ -100,19 +163,28 @@ async fn run_experiment(
         let ctx = ctx.clone();
         let contender = contender.clone();
         let suite = suite.clone();
+        let control = control.clone();
         handles.push(tokio::spawn(async move {
             let _permit = gate.acquire_owned().await.ok();
-            let r = run_case(&contender, &case, &suite, &ctx).await;
+            if !control.may_start().await {
+                return None;
+            }
+            let r = tokio::select! {
+                r = run_case(&contender, &case, &suite, &ctx) => r,
+                _ = control.cancelled() => return None,
+            };
             if let Some(cb) = &ctx.on_case {
                 cb(idx, &r);
             }
-            r
+            control.finished(contender.id(), &case.dataset, &r).await;
+            Some(r)
         }));
     }
     let mut out = Vec::with_capacity(handles.len());
     for h in handles {
         match h.await {
-            Ok(r) => out.push(r),
+            Ok(Some(r)) => out.push(r),
+            Ok(None) => {}
             // A panicking case task is a bug; say so and keep the rest of the run.
             Err(e) => eprintln!("error: a case task crashed: {e}"),
         }

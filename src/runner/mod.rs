@@ -1,6 +1,7 @@
 //! The runner: experiments (contender × dataset) `-j` at a time, cases `-p` at a time
 //! inside each, on a tokio runtime the runner owns. It produces the one result model.
 
+mod control;
 mod execute;
 mod plan;
 mod ratelimit;
@@ -8,7 +9,8 @@ pub mod retry;
 mod stats;
 mod upstream;
 
-pub use execute::{OnCase, RunContext, cassette_key, execute, run_case, score_into};
+pub use control::{Control, OnStreak, RunStatus};
+pub use execute::{OnCase, RunContext, RunOutcome, cassette_key, execute, run_case, score_into};
 pub use plan::RunPlan;
 pub use ratelimit::RateLimits;
 pub use stats::{aggregate, makespan};

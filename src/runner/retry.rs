@@ -44,6 +44,20 @@ pub enum Decision {
 }
 
 impl RetryPolicy {
+    /// The default policy with its backoff multiplied by `EVALS_BACKOFF_SCALE` when that is
+    /// set (tests use a small factor; `Retry-After` is always honoured as sent).
+    pub fn from_env() -> RetryPolicy {
+        let mut p = RetryPolicy::default();
+        if let Some(scale) = std::env::var("EVALS_BACKOFF_SCALE")
+            .ok()
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+        {
+            p.backoff = p.backoff.iter().map(|d| d.mul_f64(scale)).collect();
+        }
+        p
+    }
+
     /// Decides after attempt number `attempt` (1-based). `seed` varies the jitter.
     pub fn decide(
         &self,

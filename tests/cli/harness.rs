@@ -86,6 +86,8 @@ impl Run {
                 cmd.env_remove(k);
             }
         }
+        // Retry backoff (1, 2, 4, 8 s) is scaled down so fault tests stay fast.
+        cmd.env("EVALS_BACKOFF_SCALE", "0.01");
         Run { cmd }
     }
 

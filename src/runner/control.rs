@@ -1,0 +1,264 @@
+//! When a run stops early: `errors.abort_after`, 100 failed calls in a row (pause and ask),
+//! and Ctrl-C / SIGTERM. One owner of these counts; every case asks it before it starts.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::{RwLock, watch};
+
+use crate::results::CaseResult;
+use crate::suite::config::AbortAfter;
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunStatus {
+    Completed,
+    /// Stopped by `abort_after` or by the 100-in-a-row rule; the message says why.
+    Aborted(String),
+    /// Ctrl-C or SIGTERM.
+    Interrupted,
+}
+
+impl RunStatus {
+    pub fn label(&self) -> &'static str {
+        match self {
+            RunStatus::Completed => "completed",
+            RunStatus::Aborted(_) => "aborted",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// What the run does when 100 calls in a row fail.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OnStreak {
+    /// `-y/--yes`: print the details and go on.
+    GoOn,
+    /// Ask on the terminal; stop when stdin is not one.
+    Ask,
+}
+
+#[derive(Default)]
+struct Counts {
+    finished: usize,
+    failures: usize,
+    in_a_row: usize,
+    /// The failures of the current streak: (model, dataset, case, message).
+    streak: Vec<(String, String, String, String)>,
+}
+
+pub struct Control {
+    stop: AtomicBool,
+    status: Mutex<RunStatus>,
+    counts: Mutex<Counts>,
+    abort_after: Option<AbortAfter>,
+    on_streak: OnStreak,
+    streak_limit: usize,
+    /// Held for writing while the run asks whether to go on: no case starts meanwhile.
+    pause: RwLock<()>,
+    /// Turns true to cancel in-flight cases (interrupt).
+    cancel: watch::Sender<bool>,
+    /// Every model and dataset of the run, to say "all" when a streak hit them all.
+    models: Vec<String>,
+    datasets: Vec<String>,
+}
+
+impl Control {
+    pub fn new(
+        abort_after: Option<AbortAfter>,
+        on_streak: OnStreak,
+        models: Vec<String>,
+        datasets: Vec<String>,
+    ) -> Control {
+        Control {
+            stop: AtomicBool::new(false),
+            status: Mutex::new(RunStatus::Completed),
+            counts: Mutex::new(Counts::default()),
+            abort_after,
+            on_streak,
+            streak_limit: 100,
+            pause: RwLock::new(()),
+            cancel: watch::Sender::new(false),
+            models,
+            datasets,
+        }
+    }
+
+    pub fn status(&self) -> RunStatus {
+        self.status
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    fn halt(&self, status: RunStatus) {
+        let mut s = self
+            .status
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *s == RunStatus::Completed {
+            *s = status;
+        }
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    /// Ctrl-C or SIGTERM: start nothing more, cancel what is in flight.
+    pub fn interrupt(&self) {
+        self.halt(RunStatus::Interrupted);
+        self.cancel.send_replace(true);
+    }
+
+    /// Resolves when in-flight cases must be cancelled.
+    pub async fn cancelled(&self) {
+        let mut rx = self.cancel.subscribe();
+        let _ = rx.wait_for(|c| *c).await;
+    }
+
+    /// Whether a case may start: waits while the run is paused to ask, then says no once
+    /// the run is stopping.
+    pub async fn may_start(&self) -> bool {
+        let _open = self.pause.read().await;
+        !self.stopped()
+    }
+
+    /// Counts a finished case; may stop the run (abort_after) or pause it to ask.
+    pub async fn finished(&self, model: &str, dataset: &str, r: &CaseResult) {
+        let failed = r.error.is_some() || r.reply_error.is_some();
+        let (abort, streak) = {
+            let mut c = self
+                .counts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            c.finished += 1;
+            if failed {
+                c.failures += 1;
+                c.in_a_row += 1;
+                let msg = r
+                    .error
+                    .clone()
+                    .or_else(|| r.reply_error.clone())
+                    .unwrap_or_default();
+                c.streak
+                    .push((model.to_string(), dataset.to_string(), r.case.clone(), msg));
+            } else {
+                c.in_a_row = 0;
+                c.streak.clear();
+            }
+            let abort = self.abort_after.and_then(|a| {
+                let pct = 100.0 * c.failures as f64 / c.finished as f64;
+                let over = c.failures >= a.total && a.percent.is_none_or(|p| pct >= p);
+                over.then(|| {
+                    format!(
+                        "errors.abort_after: {} of {} finished calls failed ({pct:.0}%); stopped starting calls",
+                        c.failures, c.finished
+                    )
+                })
+            });
+            let streak = if c.in_a_row >= self.streak_limit {
+                c.in_a_row = 0;
+                Some(std::mem::take(&mut c.streak))
+            } else {
+                None
+            };
+            (abort, streak)
+        };
+        if let Some(m) = abort {
+            eprintln!("error: {m}");
+            self.halt(RunStatus::Aborted(m));
+            return;
+        }
+        if let Some(streak) = streak
+            && !self.stopped()
+        {
+            let _hold = self.pause.write().await;
+            eprintln!("{}", self.describe(&streak));
+            let go_on = match self.on_streak {
+                OnStreak::GoOn => {
+                    eprintln!("going on (--yes)");
+                    true
+                }
+                OnStreak::Ask if std::io::stdin().is_terminal() => ask().await,
+                OnStreak::Ask => {
+                    eprintln!(
+                        "stopping: stdin is not a terminal, so nobody can be asked; pass --yes to keep going"
+                    );
+                    false
+                }
+            };
+            if !go_on {
+                self.halt(RunStatus::Aborted(format!(
+                    "{} calls in a row failed; stopped",
+                    self.streak_limit
+                )));
+            }
+        }
+    }
+
+    fn describe(&self, streak: &[(String, String, String, String)]) -> String {
+        let mut messages: BTreeMap<&str, usize> = BTreeMap::new();
+        for (_, _, _, m) in streak {
+            *messages.entry(m.lines().next().unwrap_or("")).or_default() += 1;
+        }
+        let set = |f: fn(&(String, String, String, String)) -> &String| -> Vec<String> {
+            let mut v: Vec<String> = streak.iter().map(|s| f(s).clone()).collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        let models = set(|s| &s.0);
+        let datasets = set(|s| &s.1);
+        let cases = set(|s| &s.2);
+        let name = |found: &[String], all: &[String]| {
+            if found.len() == all.len() && all.len() > 1 {
+                "all".to_string()
+            } else {
+                found.join(", ")
+            }
+        };
+        let mut out = format!(
+            "warning: {} calls in a row failed; the run is paused\n",
+            streak.len()
+        );
+        for (m, n) in messages.iter().take(5) {
+            out.push_str(&format!("  {n} × {m}\n"));
+        }
+        out.push_str(&format!("  models: {}\n", name(&models, &self.models)));
+        out.push_str(&format!(
+            "  datasets: {}\n",
+            name(&datasets, &self.datasets)
+        ));
+        let shown: Vec<&String> = cases.iter().take(10).collect();
+        out.push_str(&format!(
+            "  cases: {}{}",
+            shown
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if cases.len() > 10 {
+                format!(" and {} more", cases.len() - 10)
+            } else {
+                String::new()
+            }
+        ));
+        out
+    }
+}
+
+async fn ask() -> bool {
+    tokio::task::spawn_blocking(|| {
+        use std::io::Write;
+        eprint!("keep going? another 100 failures in a row will ask again [y/N] ");
+        let _ = std::io::stderr().flush();
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).is_ok() && matches!(line.trim(), "y" | "Y" | "yes")
+    })
+    .await
+    .unwrap_or(false)
+}
