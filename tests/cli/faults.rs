@@ -320,7 +320,7 @@ fn sigint_mid_run_reports_what_finished_and_stores_an_interrupted_run() {
             })
             .collect::<String>(),
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_evals"))
+    let child = Command::new(env!("CARGO_BIN_EXE_evals"))
         .args([
             "record",
             "-p",
