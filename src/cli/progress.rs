@@ -18,11 +18,15 @@ impl Progress {
             return Progress { bars: None };
         }
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
-        let style =
-            ProgressStyle::with_template("{prefix:>40} {bar:30.cyan/blue} {pos}/{len} {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar());
+        // One colour per contender, in the order the leaderboard colours model names.
+        const COLOURS: &[&str] = &["cyan", "magenta", "green", "yellow", "blue", "red"];
         let mut bars = Vec::new();
-        for c in &plan.lineup.contenders {
+        for (i, c) in plan.lineup.contenders.iter().enumerate() {
+            let colour = COLOURS[i % COLOURS.len()];
+            let style = ProgressStyle::with_template(&format!(
+                "{{prefix:>40.{colour}}} {{bar:30.{colour}/white}} {{pos}}/{{len}} {{msg}}"
+            ))
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
             for d in plan.datasets() {
                 let n = plan.cases.iter().filter(|x| x.dataset == d).count() as u64;
                 let b = multi.add(ProgressBar::new(n));

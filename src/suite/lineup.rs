@@ -359,3 +359,21 @@ pub fn expand(config: &Config, overrides: &Overrides) -> Lineup {
     }
     lineup
 }
+
+/// A model listed twice shares one rate limit, so only one of its entries may set it.
+pub fn check_rate_limits(config: &Config) -> Result<(), String> {
+    let mut seen: Vec<String> = Vec::new();
+    for e in entries(config) {
+        if e.spec.rate_limit.is_some() {
+            let key = format!("{}.{}", e.section, e.id);
+            if seen.contains(&key) {
+                return Err(format!(
+                    "{} is listed twice with a rate_limit on both entries; a model shares one limit, so set it on one entry only",
+                    e.id
+                ));
+            }
+            seen.push(key);
+        }
+    }
+    Ok(())
+}

@@ -111,6 +111,28 @@ impl Suite {
                 .collect::<Result<Vec<_>>>()?,
         };
 
+        super::lineup::check_rate_limits(&config)
+            .map_err(|e| Error::Config(format!("{display_path}: {e}")))?;
+        for (name, p) in &config.providers {
+            let limits = std::iter::once(p.rate_limit)
+                .chain(
+                    p.vendors
+                        .iter()
+                        .flat_map(|v| v.values().map(|v| v.rate_limit)),
+                )
+                .chain(p.models.iter().flatten().map(|m| m.rate_limit))
+                .chain(p.vendors.iter().flat_map(|v| {
+                    v.values()
+                        .flat_map(|v| v.models.iter().map(|m| m.rate_limit))
+                }));
+            for rl in limits.flatten() {
+                if rl.per_minute == 0 {
+                    return Err(Error::Config(format!(
+                        "{display_path}: rate_limit under {name} has per_minute: 0; give it at least 1 call a minute"
+                    )));
+                }
+            }
+        }
         let cases = cases::load_cases(&root, cwd)?;
         Ok(Suite {
             name,

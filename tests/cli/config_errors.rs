@@ -134,3 +134,13 @@ fn jsonl_line_that_is_not_json_names_the_line() {
         "{e}"
     );
 }
+
+#[test]
+fn a_rate_limit_on_both_entries_of_one_model_is_refused() {
+    let p = Project::new().file(
+        "evals/.llm-evals.config.yml",
+        "request_types: [prompt]\nscorer: { kind: assertions }\nopenrouter:\n  vendors:\n    openai:\n      models:\n        - model: gpt-4o-mini\n          rate_limit: { burst: 1, per_minute: 10 }\n        - model: gpt-4o-mini\n          effort: low\n          rate_limit: { burst: 1, per_minute: 10 }\n",
+    );
+    let d = p.evals(&["compare", "-n"]).code(2);
+    d.stderr_has("evals/.llm-evals.config.yml: openai/gpt-4o-mini is listed twice with a rate_limit on both entries");
+}
