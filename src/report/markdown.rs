@@ -56,9 +56,12 @@ pub fn verdict_line(run: &RunResult) -> String {
         .comparison
         .as_ref()
         .and_then(|c| c.baseline.as_ref())
-        .map(|b| b.branch.clone().unwrap_or_else(|| b.reference.clone()))
-        .unwrap_or_else(|| "no baseline".into());
+        .map(|b| b.branch.clone().unwrap_or_else(|| b.reference.clone()));
     let to = run.run.branch.clone().unwrap_or_else(|| "this run".into());
+    let span = match from {
+        Some(from) => format!("{from} → {to}"),
+        None => format!("{to}, no baseline"),
+    };
     let head = match &run.comparison {
         None => "evals check: not compared".to_string(),
         Some(c) if c.verdict.passed => "evals check passed".to_string(),
@@ -82,7 +85,7 @@ pub fn verdict_line(run: &RunResult) -> String {
             format!("evals check: {}", parts.join(", "))
         }
     };
-    format!("**{head}** in {} ({from} → {to})", run.run.suite)
+    format!("**{head}** in {} ({span})", run.run.suite)
 }
 
 fn count(c: &Comparison, f: impl Fn(&CaseDelta) -> bool) -> usize {
@@ -335,7 +338,7 @@ mod tests {
         let md = Markdown::default().render(&r);
         assert_eq!(
             md.lines().next(),
-            Some("**evals check passed** in tax-intake (no baseline → main)")
+            Some("**evals check passed** in tax-intake (main, no baseline)")
         );
         assert_eq!(md.lines().nth(1), Some(MARKER));
     }
