@@ -170,19 +170,11 @@ fn parse_json_reply(raw: &str) -> std::result::Result<Value, String> {
         .trim();
     match serde_json::from_str::<Value>(t) {
         Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(other) => Err(format!("expected a JSON object, got {}", kind(&other))),
+        Ok(other) => Err(format!(
+            "expected a JSON object, got {}",
+            crate::score::kind_of(&other)
+        )),
         Err(e) => Err(e.to_string()),
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -113,7 +113,7 @@ impl AssertionsScorer {
                 return Err(format!(
                     "`expect` must be a mapping of assertions ({}), not {}",
                     ASSERTION_KINDS.join(", "),
-                    kind_of(block)
+                    crate::score::kind_of(block)
                 ));
             };
             let (_, problems) = scorer.parse(map);
@@ -168,7 +168,7 @@ impl AssertionsScorer {
                     }
                     None => problems.push(format!(
                         "`{kind}` must be a string or a list of strings, not {}",
-                        kind_of(value)
+                        crate::score::kind_of(value)
                     )),
                 },
                 "json_valid" => match value {
@@ -177,7 +177,7 @@ impl AssertionsScorer {
                     Value::Bool(false) => {}
                     other => problems.push(format!(
                         "`json_valid` must be true or false, not {}",
-                        kind_of(other)
+                        crate::score::kind_of(other)
                     )),
                 },
                 "required_json_keys" => match value {
@@ -188,7 +188,7 @@ impl AssertionsScorer {
                     },
                     other => problems.push(format!(
                         "`required_json_keys` must be a list of strings, not {}",
-                        kind_of(other)
+                        crate::score::kind_of(other)
                     )),
                 },
                 "json_schema" => {
@@ -250,7 +250,7 @@ impl AssertionsScorer {
                     .map_err(|e| format!("invalid JSON Schema: {e}")),
                 other => Err(format!(
                     "a JSON Schema is an object, not {}",
-                    kind_of(other)
+                    crate::score::kind_of(other)
                 )),
             })
             .clone()
@@ -323,17 +323,6 @@ fn strings(value: &Value) -> Option<Vec<String>> {
             .map(|i| i.as_str().map(str::to_string))
             .collect(),
         _ => None,
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
     }
 }
 
@@ -496,7 +485,7 @@ impl Scorer for AssertionsScorer {
             problems.push(format!(
                 "`expect` must be a mapping of assertions ({}), not {}",
                 ASSERTION_KINDS.join(", "),
-                kind_of(own)
+                crate::score::kind_of(own)
             ));
         }
         let (checks, found) = self.parse(&self.merged(case));

@@ -156,17 +156,6 @@ fn fold(s: &str) -> String {
     s.trim().to_lowercase()
 }
 
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// Reduces a non-null value the schema allows, or says why it does not allow it.
 fn normalize(spec: &FieldSpec, value: &Value) -> Result<Norm, String> {
     let wrong_type = |what: &str| format!("{value} is not {what}");
@@ -191,7 +180,7 @@ fn normalize(spec: &FieldSpec, value: &Value) -> Result<Norm, String> {
             let s = value.as_str().ok_or_else(|| {
                 format!(
                     "{value} is {}, not one of {}",
-                    kind_of(value),
+                    crate::score::kind_of(value),
                     spec.values.join(", ")
                 )
             })?;
@@ -201,7 +190,7 @@ fn normalize(spec: &FieldSpec, value: &Value) -> Result<Norm, String> {
             let items = value.as_array().ok_or_else(|| {
                 format!(
                     "{value} is {}, not a list of {}",
-                    kind_of(value),
+                    crate::score::kind_of(value),
                     spec.values.join(", ")
                 )
             })?;
@@ -210,7 +199,7 @@ fn normalize(spec: &FieldSpec, value: &Value) -> Result<Norm, String> {
                 let s = item.as_str().ok_or_else(|| {
                     format!(
                         "{item} is {}, not one of {}",
-                        kind_of(item),
+                        crate::score::kind_of(item),
                         spec.values.join(", ")
                     )
                 })?;
@@ -395,7 +384,7 @@ impl Scorer for FieldsScorer {
             Some(other) => {
                 return vec![format!(
                     "{name} must be a JSON object with one key per schema field, not {}",
-                    kind_of(other)
+                    crate::score::kind_of(other)
                 )];
             }
         };

@@ -22,3 +22,16 @@ pub trait Scorer: Send + Sync {
     /// A short summary for `evals cases`: `2/8 answered`, `3 assertions`.
     fn summary(&self, case: &Case) -> String;
 }
+
+/// How a JSON value is named in messages: `a string`, `an object`.
+pub(crate) fn kind_of(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
