@@ -81,7 +81,7 @@ impl History {
             .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
             .map_err(|e| h.err(e))?;
         h.conn
-            .execute_batch("PRAGMA foreign_keys=ON")
+            .execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL")
             .map_err(|e| h.err(e))?;
         h.migrate()?;
         Ok(h)
@@ -149,37 +149,50 @@ impl History {
             ],
         )
         .map_err(e)?;
-        for x in &run.experiments {
-            tx.execute(
-                "INSERT INTO experiments (run_id, contender, dataset, score, cases_total, errors, failed, cost_usd)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    r.id,
-                    x.contender.key(),
-                    x.dataset,
-                    x.score,
-                    x.cases_total as i64,
-                    x.errors as i64,
-                    x.failed as i64,
-                    x.cost_usd
-                ],
-            )
-            .map_err(e)?;
-            let experiment_id = tx.last_insert_rowid();
-            for c in &x.cases {
-                tx.execute(
-                    "INSERT INTO case_results (experiment_id, \"case\", fingerprint, score, passed, error)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params![experiment_id, c.case, c.fingerprint, c.score, c.passed, c.error],
+        {
+            // Prepared once: a run of 10,000 cases is ~60,000 rows.
+            let mut experiment = tx
+                .prepare_cached(
+                    "INSERT INTO experiments (run_id, contender, dataset, score, cases_total, errors, failed, cost_usd)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 )
                 .map_err(e)?;
-                let case_id = tx.last_insert_rowid();
-                for (metric, value) in &c.metrics {
-                    tx.execute(
-                        "INSERT INTO metric_results (case_result_id, metric, value) VALUES (?1, ?2, ?3)",
-                        params![case_id, metric, value],
-                    )
+            let mut case_result = tx
+                .prepare_cached(
+                    "INSERT INTO case_results (experiment_id, \"case\", fingerprint, score, passed, error)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .map_err(e)?;
+            let mut metric = tx
+                .prepare_cached("INSERT INTO metric_results (case_result_id, metric, value) VALUES (?1, ?2, ?3)")
+                .map_err(e)?;
+            for x in &run.experiments {
+                let experiment_id = experiment
+                    .insert(params![
+                        r.id,
+                        x.contender.key(),
+                        x.dataset,
+                        x.score,
+                        x.cases_total as i64,
+                        x.errors as i64,
+                        x.failed as i64,
+                        x.cost_usd
+                    ])
                     .map_err(e)?;
+                for c in &x.cases {
+                    let case_id = case_result
+                        .insert(params![
+                            experiment_id,
+                            c.case,
+                            c.fingerprint,
+                            c.score,
+                            c.passed,
+                            c.error
+                        ])
+                        .map_err(e)?;
+                    for (name, value) in &c.metrics {
+                        metric.execute(params![case_id, name, value]).map_err(e)?;
+                    }
                 }
             }
         }
