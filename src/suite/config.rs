@@ -587,12 +587,27 @@ fn enclosing_key(text: &str, line: usize) -> Option<String> {
     })
 }
 
-/// Resolves a path written in the config relative to the config's folder.
+/// Resolves a path written in the config relative to the config's folder, folding `..`
+/// so messages show `cassettes/x`, not `fixtures/s/evals/../../../cassettes/x`.
 pub fn resolve_path(config_dir: &Path, p: &str) -> PathBuf {
+    use std::path::Component;
     let path = Path::new(p);
-    if path.is_absolute() {
+    let joined = if path.is_absolute() {
         path.to_path_buf()
     } else {
         config_dir.join(path)
+    };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
     }
+    out
 }
