@@ -125,10 +125,11 @@ impl Respond for EchoAuth {
             .get("authorization")
             .map(|v| v.to_str().unwrap().to_string())
             .unwrap_or_default();
+        let content = json!({"answer": "x", "note": format!("you sent {auth}")}).to_string();
         ResponseTemplate::new(200).set_body_json(json!({
             "id": "gen-1",
             "object": "chat.completion",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": "{\"answer\": \"x\"}"}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 5, "completion_tokens": 2},
             "debug": {"seen_authorization": auth},
         }))
@@ -314,7 +315,7 @@ fn a_changed_prompt_misses_in_replay_with_the_diff_and_the_record_hint() {
 const FAKE_KEY: &str = "sk-or-v1-5f0c1e2d3b4a59687766554433221100ffeeddccbbaa9988";
 
 #[test]
-fn a_recorded_key_reaches_no_file_and_a_planted_one_fails_the_scan_unechoed() {
+fn a_key_the_server_echoes_reaches_no_file_and_a_planted_one_fails_the_scan_unechoed() {
     assert_eq!(FAKE_KEY.len(), "sk-or-v1-".len() + 48);
     let hex = FAKE_KEY.trim_start_matches("sk-or-v1-");
     let mut s = Server::start();
@@ -343,10 +344,26 @@ fn a_recorded_key_reaches_no_file_and_a_planted_one_fails_the_scan_unechoed() {
         cassette.contains("\"seen_authorization\": \"Bearer [REDACTED]\""),
         "{cassette}"
     );
+    // The recording run reports the reply as its replay will: scrubbed.
+    let rec: Value = serde_json::from_str(&p.read("rec.json")).unwrap();
+    assert_eq!(
+        rec["experiments"][0]["cases"][0]["output"]["note"],
+        "you sent Bearer [REDACTED]"
+    );
     // A replay with the same key set stores another run: still no trace of it.
-    p.evals(&["compare", "--cassettes", "replay"])
-        .env("OPENROUTER_API_KEY", FAKE_KEY)
-        .ok();
+    p.evals(&[
+        "compare",
+        "--cassettes",
+        "replay",
+        "--format",
+        "json",
+        "-o",
+        "rep.json",
+    ])
+    .env("OPENROUTER_API_KEY", FAKE_KEY)
+    .ok();
+    let rep: Value = serde_json::from_str(&p.read("rep.json")).unwrap();
+    assert_eq!(rep["experiments"], rec["experiments"]);
 
     let files = files_under(p.path());
     let names: Vec<String> = files
@@ -587,20 +604,27 @@ fn the_bundled_tax_intake_suite_replays_offline_with_no_key() {
         }
     }
     let d = p.evals(&["compare", "--no-autosave"]).env("CI", "1").ok();
-    for row in [
-        "deepseek/deepseek-v4.1-flash [effort=low]",
-        "deepseek/deepseek-v4.1-flash [effort=high]",
-    ] {
-        let _ = row;
-    }
-    d.stdout_has("deepseek/deepseek-v4.1-flash");
     d.stderr_lacks("cases errored");
-    let errors: Vec<String> = d
+    let rows: Vec<Vec<String>> = d
         .stdout
         .lines()
         .map(crate::harness::cells)
-        .filter(|c| c.iter().any(|x| x.contains("deepseek-v4.1-flash")))
-        .map(|c| c.join(" | "))
+        .filter(|c| c.first().is_some_and(|n| n.parse::<u32>().is_ok()))
         .collect();
-    assert_eq!(errors.len(), 2, "{}", d.stdout);
+    let contenders: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r[1].as_str(), r[2].as_str()))
+        .collect();
+    for effort in ["low", "high"] {
+        assert!(
+            contenders.contains(&("deepseek/deepseek-v4.1-flash", effort)),
+            "{}",
+            d.stdout
+        );
+    }
+    assert_eq!(rows.len(), 5, "{}", d.stdout);
+    for row in &rows {
+        assert_eq!(row[10], "0", "errors of {}\n{}", row[1], d.stdout);
+    }
+    assert_eq!(d.cell("deepseek/deepseek-v4.1-flash", "errors"), "0");
 }
