@@ -265,7 +265,8 @@ fn recorded_run_replays_offline_to_the_same_snapshot_and_leaderboard() {
 fn a_changed_prompt_misses_in_replay_with_the_diff_and_the_record_hint() {
     let mut s = Server::start();
     s.answer("/v1/chat/completions", PerCase, None);
-    let providers = local(&s.uri());
+    let recorded_uri = s.uri();
+    let providers = local(&recorded_uri);
     let p = suite(
         "You extract facts.\\nAnswer in JSON.",
         &providers,
@@ -285,15 +286,16 @@ fn a_changed_prompt_misses_in_replay_with_the_diff_and_the_record_hint() {
         .evals(&["run", "--cassettes", "replay", "--no-autosave", "-c", "c1"])
         .code(1);
     let path = Path::new(CASSETTES).join("local/m1/max-64/d/c1.json");
-    d.stdout_has("c1")
-        .stdout_has(&format!(
-            "no recording matches this request ({})",
-            path.display()
-        ))
-        .stdout_has("messages[0].content:")
-        .stdout_has("-You extract facts.")
-        .stdout_has("+You extract facts. Be brief.")
-        .stdout_has("run `evals record -d d -c c1 -m local/m1` to record it");
+    // The case, the file, the changed line as -/+ (the unchanged one kept), the hint.
+    d.stdout_has(&format!(
+        "  c1 error: no recording matches this request ({})\n      \
+         messages[0].content:\n        \
+         -You extract facts.\n        \
+         +You extract facts. Be brief.\n         \
+         Answer in JSON.\n    \
+         run `evals record -d d -c c1 -m local/m1` to record it\n",
+        path.display()
+    ));
     assert_eq!(d.cell("local/m1", "errors"), "1");
     d.stderr_has("1 cases errored");
 
@@ -309,6 +311,30 @@ fn a_changed_prompt_misses_in_replay_with_the_diff_and_the_record_hint() {
         status.stdout
     );
     status.stdout_has("0 recorded, 0 missing, 2 stale, 0 unused");
+
+    // The hint does what it says: with a server again (behind the recorded URL), it
+    // re-records that case alone, which then replays.
+    let mut again = Server::start();
+    again.answer("/v1/chat/completions", PerCase, None);
+    p.evals(&[
+        "record",
+        "-d",
+        "d",
+        "-c",
+        "c1",
+        "-m",
+        "local/m1",
+        "--no-autosave",
+    ])
+    .env("EVALS_REDIRECT", &format!("{recorded_uri}={}", again.uri()))
+    .ok();
+    assert_eq!(again.hits(), 1);
+    again.stop();
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave", "-c", "c1"])
+        .ok();
+    p.evals(&["cassettes", "status"])
+        .code(1)
+        .stdout_has("1 recorded, 0 missing, 1 stale, 0 unused");
 }
 
 /// A plausible OpenRouter key: `sk-or-v1-` and 48 hex digits.
@@ -520,6 +546,10 @@ fn a_corrupt_or_future_format_cassette_is_an_error_naming_the_file() {
         "{file}: format 99 is newer than this evals understands (1); upgrade evals"
     ));
     assert_eq!(d.cell("local/m1", "errors"), "1");
+    // `cassettes status` does not pass over it either.
+    p.evals(&["cassettes", "status"])
+        .code(2)
+        .stderr_has(&format!("{file}: format 99 is newer"));
 }
 
 #[test]
