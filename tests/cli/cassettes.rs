@@ -435,6 +435,58 @@ fn a_key_the_server_echoes_reaches_no_file_and_a_planted_one_fails_the_scan_unec
     }
 }
 
+/// Every file under `p` that holds `needle`.
+fn files_holding(p: &Project, needle: &str) -> Vec<PathBuf> {
+    files_under(p.path())
+        .into_iter()
+        .filter(|f| {
+            let bytes = std::fs::read(f).unwrap();
+            bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
+        })
+        .collect()
+}
+
+#[test]
+fn a_custom_sections_key_of_no_known_shape_is_scrubbed_by_value() {
+    // No known prefix: only the value read from `api_key_env` can find it.
+    let key = "tape-5f0c1e2d3b4a59687766554433221100ffeeddccbbaa9988";
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", EchoAuth, None);
+    let p = suite(
+        "Answer in JSON.",
+        &format!(
+            "local:\n  base_url: {}/v1\n  api_key_env: TAPE_KEY\n  models: [m1]\n",
+            s.uri()
+        ),
+        &numbered_cases(1),
+    );
+    p.evals(&["record", "--format", "json", "-o", "rec.json"])
+        .env("TAPE_KEY", key)
+        .ok();
+    assert_eq!(s.hits(), 1);
+    s.stop();
+    assert_eq!(files_under(&p.path().join(CASSETTES)).len(), 1);
+    assert_eq!(files_holding(&p, key), Vec::<PathBuf>::new());
+    assert_eq!(
+        files_holding(&p, "[REDACTED]").len(),
+        4,
+        "cassette, -o, snapshot, history"
+    );
+
+    let planted = format!("{CASSETTES}/local/m1/max-64/d/c0.json");
+    p.write(
+        &planted,
+        &p.read(&planted).replace("Bearer [REDACTED]", key),
+    );
+    // Without the variable the value is just text; with it, the scan names the file.
+    p.evals(&["cassettes", "scan"]).ok();
+    let d = p.evals(&["cassettes", "scan"]).env("TAPE_KEY", key).code(1);
+    d.stdout_has(&format!("{planted}:"))
+        .stdout_has("secret value from the environment")
+        .stdout_lacks(key)
+        .stderr_lacks(key);
+}
+
 #[test]
 fn cassettes_scan_of_a_clean_folder_passes() {
     let p = Project::new().file(
