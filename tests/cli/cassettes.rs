@@ -710,3 +710,43 @@ fn the_bundled_tax_intake_suite_replays_offline_with_no_key() {
     }
     assert_eq!(d.cell("deepseek/deepseek-v4.1-flash", "errors"), "0");
 }
+
+/// Refuses every call with a 401 whose message quotes the key it was sent.
+struct RejectQuotingKey;
+
+impl Respond for RejectQuotingKey {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let auth = req.headers.get("authorization").unwrap().to_str().unwrap();
+        let key = auth.trim_start_matches("Bearer ");
+        ResponseTemplate::new(401)
+            .set_body_json(json!({"error": {"message": format!("invalid key: {key}")}}))
+    }
+}
+
+#[test]
+fn a_rejection_quoting_the_key_errors_the_case_without_keeping_the_key() {
+    let mut s = Server::start();
+    s.answer("/api/v1/chat/completions", RejectQuotingKey, None);
+    let p = suite(
+        "Answer in JSON.",
+        &format!(
+            "openrouter:\n  base_url: {}/api/v1\n  vendors:\n    openai:\n      models: [gpt-x]\n",
+            s.uri()
+        ),
+        &numbered_cases(1),
+    );
+    let d = p
+        .evals(&["run", "--cassettes", "record"])
+        .env("OPENROUTER_API_KEY", FAKE_KEY)
+        .code(1);
+    assert_eq!(s.hits(), 1);
+    s.stop();
+    d.stdout_has("invalid key: [REDACTED]")
+        .stdout_lacks(FAKE_KEY)
+        .stderr_lacks(FAKE_KEY);
+    assert_eq!(files_holding(&p, FAKE_KEY), Vec::<PathBuf>::new());
+    // The rejection was recorded, and replays as the same error.
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .code(1)
+        .stdout_has("invalid key: [REDACTED]");
+}
