@@ -420,18 +420,22 @@ impl Session {
         let fp = fingerprint(&request.to_http(), &self.options.ignore_fields);
         let mut response = self.upstream.send(req, &self.meta.route).await?;
         let latency_ms = u64::try_from(response.latency.as_millis()).unwrap_or(u64::MAX);
-        // Report what replay will report, so a recorded run and its replay agree exactly.
+        // Report what replay will report, so a recorded run and its replay agree exactly:
+        // the latency as written, and the body as scrubbed (a key the server echoes back
+        // must not reach the results or the history through the recording run either).
         response.latency = Duration::from_millis(latency_ms);
+        let usage = RecordedUsage::from_body(&response.body);
+        response.body = self.redactor.scrub_value(&response.body);
         let interaction = Interaction {
             fingerprint: fp,
             request,
             response: RecordedResponse {
                 status: response.status,
                 headers: self.allowed(&response.headers, RESPONSE_HEADERS),
-                body: self.redactor.scrub_value(&response.body),
+                body: response.body.clone(),
             },
             latency_ms,
-            usage: RecordedUsage::from_body(&response.body),
+            usage,
         };
         let mut state = self.lock();
         state.exchanged.push(interaction);
@@ -863,7 +867,9 @@ mod tests {
         opts.redact = vec![Regex::new(r"sk-or-v1-[0-9a-z]+").unwrap()];
         let recorder = Transport::new(Mode::Record, opts, Counter::new(json!(leaked)));
         let session = recorder.session(&key("leak"), meta("leak")).unwrap();
-        session.send(prompt(1)).await.unwrap();
+        // The recording run gets the scrubbed body too, as its replay will.
+        let response = session.send(prompt(1)).await.unwrap();
+        assert_eq!(response.body["extra"], "[REDACTED]");
         let path = session.finish().unwrap().unwrap();
         let text = std::fs::read_to_string(path).unwrap();
         assert!(text.contains("\"extra\": \"[REDACTED]\""), "{text}");

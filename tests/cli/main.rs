@@ -5,6 +5,7 @@
 mod harness;
 
 mod cases;
+mod cassettes;
 mod config_errors;
 mod discovery;
 mod faults;

@@ -1,0 +1,752 @@
+//! The cassette layer end to end (issue 4): record against a wiremock server on loopback,
+//! shut it down, replay offline; misses with their diff and hint; secrets kept out of every
+//! file; 64 interleaved cases; `auto` on CI; broken cassettes; `cassettes scan|status|prune`;
+//! the bundled example suite replaying with no key.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+use crate::harness::{MINI_SCHEMA, Project};
+
+/// A mock server on loopback, with the runtime that drives the test's calls to it.
+struct Server {
+    rt: tokio::runtime::Runtime,
+    server: Option<MockServer>,
+}
+
+impl Server {
+    fn start() -> Self {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = rt.block_on(MockServer::start());
+        Server {
+            rt,
+            server: Some(server),
+        }
+    }
+
+    fn uri(&self) -> String {
+        self.server.as_ref().unwrap().uri()
+    }
+
+    /// Answers every POST to `route` with `responder`, at most/at least `expect` times if set.
+    fn answer(&self, route: &str, responder: impl Respond + 'static, expect: Option<u64>) {
+        let mut mock = Mock::given(method("POST"))
+            .and(path(route))
+            .respond_with(responder);
+        if let Some(n) = expect {
+            mock = mock.expect(n);
+        }
+        self.rt.block_on(mock.mount(self.server.as_ref().unwrap()));
+    }
+
+    /// How many requests reached the server.
+    fn hits(&self) -> usize {
+        self.rt
+            .block_on(self.server.as_ref().unwrap().received_requests())
+            .unwrap_or_default()
+            .len()
+    }
+
+    /// Shuts the server down (its port refuses connections from now on); a mock mounted
+    /// with an expectation is verified here.
+    fn stop(&mut self) {
+        if let Some(server) = self.server.take() {
+            self.rt.block_on(server.verify());
+            drop(server);
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // Verify expectations without panicking twice when a test already failed.
+        if !std::thread::panicking() {
+            self.stop();
+        }
+    }
+}
+
+/// A chat completion answering `content`.
+fn chat(content: &str, usage: Value) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "id": "gen-1",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": usage,
+    }))
+}
+
+/// The last message's content of an OpenAI-shaped request body.
+fn last_user_content(req: &Request) -> String {
+    let body: Value = serde_json::from_slice(&req.body).expect("json body");
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Answers `case N` with `{"answer": "aN"}` after a delay derived from N, so 64 calls in
+/// flight finish in an order unlike the one they were sent in.
+struct PerCase;
+
+impl Respond for PerCase {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let user = last_user_content(req);
+        let n: u64 = user
+            .trim_start_matches("case ")
+            .parse()
+            .unwrap_or_else(|_| panic!("unexpected prompt {user:?}"));
+        let delay = Duration::from_millis((n * 37) % 53);
+        chat(
+            &json!({"answer": format!("a{n}")}).to_string(),
+            json!({"prompt_tokens": 10 + n, "completion_tokens": 3, "cost": 0.0001 * (n + 1) as f64}),
+        )
+        .set_delay(delay)
+    }
+}
+
+/// Answers `{"answer": "x"}` and echoes the request's `Authorization` header back in the
+/// body (as some gateways' debug fields do), both in a top-level field and in the reply.
+struct EchoAuth;
+
+impl Respond for EchoAuth {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let auth = req
+            .headers
+            .get("authorization")
+            .map(|v| v.to_str().unwrap().to_string())
+            .unwrap_or_default();
+        let content = json!({"answer": "x", "note": format!("you sent {auth}")}).to_string();
+        ResponseTemplate::new(200).set_body_json(json!({
+            "id": "gen-1",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 2},
+            "debug": {"seen_authorization": auth},
+        }))
+    }
+}
+
+const CONFIG: &str = "evals/.llm-evals.config.yml";
+const CASES: &str = "evals/datasets/d/cases.jsonl";
+const CASSETTES: &str = "evals/cassettes";
+
+/// A suite over `answer` with a system prompt, the JSONL `cases`, and `providers`.
+fn suite(system: &str, providers: &str, cases: &str) -> Project {
+    Project::new()
+        .file(CONFIG, &config(system, providers))
+        .file(CASES, cases)
+}
+
+fn config(system: &str, providers: &str) -> String {
+    format!(
+        "suite: tape\nrequest_types: [prompt]\nadapter:\n  kind: prompt\n  system: \"{system}\"\n  user: \"{{{{ input }}}}\"\n  json: true\n{MINI_SCHEMA}defaults: {{ max_tokens: 64 }}\n{providers}"
+    )
+}
+
+/// `n` JSONL cases `c0..c{n-1}`; case N asks `case N` and expects `aN`.
+fn numbered_cases(n: u64) -> String {
+    (0..n)
+        .map(|i| {
+            format!("{{\"id\": \"c{i}\", \"input\": \"case {i}\", \"expected\": {{\"answer\": \"a{i}\"}}}}\n")
+        })
+        .collect()
+}
+
+fn local(uri: &str) -> String {
+    format!("local:\n  base_url: {uri}/v1\n  models: [m1]\n")
+}
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+        .collect()
+}
+
+/// The one file in `dir` that `before` did not list.
+fn new_file(dir: &Path, before: &[PathBuf]) -> PathBuf {
+    let fresh: Vec<PathBuf> = files_under(dir)
+        .into_iter()
+        .filter(|p| !before.contains(p))
+        .collect();
+    assert_eq!(fresh.len(), 1, "new files in {}: {fresh:?}", dir.display());
+    fresh.into_iter().next().unwrap()
+}
+
+/// A JSON snapshot with what may differ between a recorded run and its replay blanked: the
+/// run id, the timestamps, and the cassette mode. Everything else stays byte for byte.
+fn normalized(snapshot: &str) -> String {
+    let v: Value = serde_json::from_str(snapshot).expect("json snapshot");
+    let id = v["run"]["id"].as_str().expect("run id");
+    let text = snapshot.replace(id, "<run id>");
+    let stamps = regex::Regex::new(r#""(started_at|finished_at)": "[^"]*""#).unwrap();
+    let text = stamps.replace_all(&text, r#""$1": "<time>""#);
+    let mode = regex::Regex::new(r#""(mode|cassettes)": "(record|replay)""#).unwrap();
+    mode.replace_all(&text, r#""$1": "<mode>""#).into_owned()
+}
+
+#[test]
+fn recorded_run_replays_offline_to_the_same_snapshot_and_leaderboard() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase, None);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(3));
+    // The same argv both times (the mode comes from the environment), so only the run id,
+    // the timestamps and the mode may differ between the two snapshots.
+    let argv = ["compare", "--destination", "snaps"];
+    let snaps = p.path().join("snaps");
+
+    let recorded = p.evals(&argv).env("EVALS_CASSETTES", "record").ok();
+    assert_eq!(s.hits(), 3);
+    let recorded_json = std::fs::read_to_string(new_file(&snaps, &[])).unwrap();
+    let recorded_uri = s.uri();
+    s.stop();
+
+    // Were a request to leave in replay, it would go to this server, which expects none.
+    let mut guard = Server::start();
+    guard.answer("/v1/chat/completions", PerCase, Some(0));
+    let before = files_under(&snaps);
+    let replayed = p
+        .evals(&argv)
+        .env("EVALS_CASSETTES", "replay")
+        .env("EVALS_REDIRECT", &format!("{recorded_uri}={}", guard.uri()))
+        .ok();
+    let replayed_json = std::fs::read_to_string(new_file(&snaps, &before)).unwrap();
+    assert_eq!(guard.hits(), 0, "replay sent a request");
+    guard.stop();
+
+    assert_eq!(
+        replayed.stdout, recorded.stdout,
+        "terminal leaderboards differ"
+    );
+    assert_eq!(replayed.cell("local/m1", "field_accuracy"), "100.0%");
+    assert_eq!(replayed.cell("local/m1", "errors"), "0");
+    assert_ne!(recorded_json, replayed_json, "the run ids differ at least");
+    assert_eq!(normalized(&replayed_json), normalized(&recorded_json));
+    let v: Value = serde_json::from_str(&replayed_json).unwrap();
+    assert_eq!(v["run"]["mode"], "replay");
+    let outputs: Vec<&Value> = v["experiments"][0]["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["output"]["answer"])
+        .collect();
+    assert_eq!(outputs, [&json!("a0"), &json!("a1"), &json!("a2")]);
+
+    // `--format json -o` reports the same experiments.
+    p.evals(&[
+        "compare",
+        "--cassettes",
+        "replay",
+        "--format",
+        "json",
+        "-o",
+        "rep.json",
+        "--no-autosave",
+    ])
+    .ok();
+    let rep: Value = serde_json::from_str(&p.read("rep.json")).unwrap();
+    assert_eq!(rep["experiments"], v["experiments"]);
+}
+
+#[test]
+fn a_changed_prompt_misses_in_replay_with_the_diff_and_the_record_hint() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase, None);
+    let recorded_uri = s.uri();
+    let providers = local(&recorded_uri);
+    let p = suite(
+        "You extract facts.\\nAnswer in JSON.",
+        &providers,
+        &numbered_cases(2),
+    );
+    p.evals(&["record", "--no-autosave"]).ok();
+    s.stop();
+    p.evals(&["cassettes", "status"])
+        .ok()
+        .stdout_has("2 recorded, 0 missing, 0 stale, 0 unused");
+
+    p.write(
+        CONFIG,
+        &config("You extract facts. Be brief.\\nAnswer in JSON.", &providers),
+    );
+    let d = p
+        .evals(&["run", "--cassettes", "replay", "--no-autosave", "-c", "c1"])
+        .code(1);
+    let path = Path::new(CASSETTES).join("local/m1/max-64/d/c1.json");
+    // The case, the file, the changed line as -/+ (the unchanged one kept), the hint.
+    d.stdout_has(&format!(
+        "  c1 error: no recording matches this request ({})\n      \
+         messages[0].content:\n        \
+         -You extract facts.\n        \
+         +You extract facts. Be brief.\n         \
+         Answer in JSON.\n    \
+         run `evals record -d d -c c1 -m local/m1` to record it\n",
+        path.display()
+    ));
+    assert_eq!(d.cell("local/m1", "errors"), "1");
+    d.stderr_has("1 cases errored");
+
+    let status = p.evals(&["cassettes", "status"]).code(1);
+    let stale: Vec<&str> = status
+        .stdout
+        .lines()
+        .filter(|l| l.contains("stale"))
+        .collect();
+    assert!(
+        stale.iter().any(|l| l.contains("d/c0")) && stale.iter().any(|l| l.contains("d/c1")),
+        "{}",
+        status.stdout
+    );
+    status.stdout_has("0 recorded, 0 missing, 2 stale, 0 unused");
+
+    // The hint does what it says: with a server again (behind the recorded URL), it
+    // re-records that case alone, which then replays.
+    let mut again = Server::start();
+    again.answer("/v1/chat/completions", PerCase, None);
+    p.evals(&[
+        "record",
+        "-d",
+        "d",
+        "-c",
+        "c1",
+        "-m",
+        "local/m1",
+        "--no-autosave",
+    ])
+    .env("EVALS_REDIRECT", &format!("{recorded_uri}={}", again.uri()))
+    .ok();
+    assert_eq!(again.hits(), 1);
+    again.stop();
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave", "-c", "c1"])
+        .ok();
+    p.evals(&["cassettes", "status"])
+        .code(1)
+        .stdout_has("1 recorded, 0 missing, 1 stale, 0 unused");
+}
+
+/// A plausible OpenRouter key: `sk-or-v1-` and 48 hex digits.
+const FAKE_KEY: &str = "sk-or-v1-5f0c1e2d3b4a59687766554433221100ffeeddccbbaa9988";
+
+#[test]
+fn a_key_the_server_echoes_reaches_no_file_and_a_planted_one_fails_the_scan_unechoed() {
+    assert_eq!(FAKE_KEY.len(), "sk-or-v1-".len() + 48);
+    let hex = FAKE_KEY.trim_start_matches("sk-or-v1-");
+    let mut s = Server::start();
+    s.answer("/api/v1/chat/completions", EchoAuth, None);
+    let p = suite(
+        "Answer in JSON.",
+        &format!(
+            "openrouter:\n  base_url: {}/api/v1\n  vendors:\n    openai:\n      models: [gpt-x]\n",
+            s.uri()
+        ),
+        &numbered_cases(2),
+    );
+    let d = p
+        .evals(&["record", "--format", "json", "-o", "rec.json"])
+        .env("OPENROUTER_API_KEY", FAKE_KEY)
+        .ok();
+    assert_eq!(s.hits(), 2);
+    s.stop();
+    for out in [&d.stdout, &d.stderr] {
+        assert!(!out.contains(hex), "the key was printed:\n{out}");
+    }
+    let cassette = p.read(&format!(
+        "{CASSETTES}/openrouter/openai__gpt-x/max-64/d/c0.json"
+    ));
+    assert!(
+        cassette.contains("\"seen_authorization\": \"Bearer [REDACTED]\""),
+        "{cassette}"
+    );
+    // The recording run reports the reply as its replay will: scrubbed.
+    let rec: Value = serde_json::from_str(&p.read("rec.json")).unwrap();
+    assert_eq!(
+        rec["experiments"][0]["cases"][0]["output"]["note"],
+        "you sent Bearer [REDACTED]"
+    );
+    // A replay with the same key set stores another run: still no trace of it.
+    p.evals(&[
+        "compare",
+        "--cassettes",
+        "replay",
+        "--format",
+        "json",
+        "-o",
+        "rep.json",
+    ])
+    .env("OPENROUTER_API_KEY", FAKE_KEY)
+    .ok();
+    let rep: Value = serde_json::from_str(&p.read("rep.json")).unwrap();
+    assert_eq!(rep["experiments"], rec["experiments"]);
+
+    let files = files_under(p.path());
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| f.strip_prefix(p.path()).unwrap().display().to_string())
+        .collect();
+    assert!(
+        names.iter().any(|n| n.starts_with("evals/results/")),
+        "{names:?}"
+    );
+    assert!(names.iter().any(|n| n.starts_with(".evals/")), "{names:?}");
+    assert!(names.iter().any(|n| n == "rec.json"), "{names:?}");
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        assert!(
+            !bytes.windows(hex.len()).any(|w| w == hex.as_bytes()),
+            "{} holds the key",
+            f.display()
+        );
+    }
+
+    // Clean cassettes scan clean, with the key in the environment or not.
+    p.evals(&["cassettes", "scan"])
+        .env("OPENROUTER_API_KEY", FAKE_KEY)
+        .ok();
+    p.evals(&["cassettes", "scan", CASSETTES])
+        .ok()
+        .stderr_has("no secrets found in");
+
+    // A key pasted into a cassette by hand.
+    let planted = format!("{CASSETTES}/openrouter/openai__gpt-x/max-64/d/c1.json");
+    let text = p.read(&planted).replace("Bearer [REDACTED]", FAKE_KEY);
+    p.write(&planted, &text);
+    let d = p.evals(&["cassettes", "scan"]).code(1);
+    d.stdout_has(&format!(
+        "{planted}:{}: OpenRouter key (sk-or-v1-…)",
+        text.lines().position(|l| l.contains(FAKE_KEY)).unwrap() + 1
+    ))
+    .stdout_lacks("c0.json")
+    .stderr_has("1 files hold a secret");
+    for out in [&d.stdout, &d.stderr] {
+        assert!(!out.contains(hex), "the scan echoed the key:\n{out}");
+    }
+}
+
+/// Every file under `p` that holds `needle`.
+fn files_holding(p: &Project, needle: &str) -> Vec<PathBuf> {
+    files_under(p.path())
+        .into_iter()
+        .filter(|f| {
+            let bytes = std::fs::read(f).unwrap();
+            bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
+        })
+        .collect()
+}
+
+#[test]
+fn a_custom_sections_key_of_no_known_shape_is_scrubbed_by_value() {
+    // No known prefix: only the value read from `api_key_env` can find it.
+    let key = "tape-5f0c1e2d3b4a59687766554433221100ffeeddccbbaa9988";
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", EchoAuth, None);
+    let p = suite(
+        "Answer in JSON.",
+        &format!(
+            "local:\n  base_url: {}/v1\n  api_key_env: TAPE_KEY\n  models: [m1]\n",
+            s.uri()
+        ),
+        &numbered_cases(1),
+    );
+    p.evals(&["record", "--format", "json", "-o", "rec.json"])
+        .env("TAPE_KEY", key)
+        .ok();
+    assert_eq!(s.hits(), 1);
+    s.stop();
+    assert_eq!(files_under(&p.path().join(CASSETTES)).len(), 1);
+    assert_eq!(files_holding(&p, key), Vec::<PathBuf>::new());
+    assert_eq!(
+        files_holding(&p, "[REDACTED]").len(),
+        4,
+        "cassette, -o, snapshot, history"
+    );
+
+    let planted = format!("{CASSETTES}/local/m1/max-64/d/c0.json");
+    p.write(
+        &planted,
+        &p.read(&planted).replace("Bearer [REDACTED]", key),
+    );
+    // Without the variable the value is just text; with it, the scan names the file.
+    p.evals(&["cassettes", "scan"]).ok();
+    let d = p.evals(&["cassettes", "scan"]).env("TAPE_KEY", key).code(1);
+    d.stdout_has(&format!("{planted}:"))
+        .stdout_has("secret value from the environment")
+        .stdout_lacks(key)
+        .stderr_lacks(key);
+}
+
+#[test]
+fn cassettes_scan_of_a_clean_folder_passes() {
+    let p = Project::new().file(
+        "clean/a/b.json",
+        "{\"note\": \"we used sk-learn\", \"auth\": \"Bearer [REDACTED]\"}\n",
+    );
+    p.evals(&["cassettes", "scan", "clean"])
+        .ok()
+        .stderr_has("no secrets found in clean");
+}
+
+#[test]
+fn sixty_four_interleaved_cases_record_and_replay_each_its_own_answer() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase, None);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(64));
+    let recorded = p
+        .evals(&[
+            "compare",
+            "--cassettes",
+            "record",
+            "-p",
+            "64",
+            "--format",
+            "json",
+            "-o",
+            "rec.json",
+            "--no-autosave",
+        ])
+        .ok();
+    assert_eq!(s.hits(), 64);
+    s.stop();
+    assert_eq!(recorded.stdout, "");
+    let replayed = p
+        .evals(&[
+            "compare",
+            "--cassettes",
+            "replay",
+            "-p",
+            "64",
+            "--format",
+            "json",
+            "-o",
+            "rep.json",
+            "--no-autosave",
+        ])
+        .ok();
+    assert_eq!(replayed.stdout, "");
+    for file in ["rec.json", "rep.json"] {
+        let v: Value = serde_json::from_str(&p.read(file)).unwrap();
+        let cases = v["experiments"][0]["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 64, "{file}");
+        for c in cases {
+            let n = c["case"].as_str().unwrap().trim_start_matches('c');
+            assert_eq!(c["output"]["answer"], format!("a{n}"), "{file}: {c}");
+            assert_eq!(c["score"], 1.0, "{file}: {c}");
+            assert_eq!(c["usage"]["input_tokens"], 10 + n.parse::<u64>().unwrap());
+        }
+    }
+    let rec: Value = serde_json::from_str(&p.read("rec.json")).unwrap();
+    let rep: Value = serde_json::from_str(&p.read("rep.json")).unwrap();
+    assert_eq!(rep["experiments"], rec["experiments"]);
+}
+
+#[test]
+fn auto_on_ci_replays_and_a_missing_cassette_is_an_error_not_a_call() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase, Some(0));
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(1));
+    for ci in ["1", "true"] {
+        let d = p
+            .evals(&["run", "--cassettes", "auto", "--no-autosave"])
+            .env("CI", ci)
+            .code(1);
+        d.stdout_has("no cassette for this case")
+            .stdout_has("run `evals record -d d -c c0 -m local/m1` to record it");
+        assert_eq!(d.cell("local/m1", "errors"), "1");
+        // auto is also the default of `compare`.
+        p.evals(&["compare", "--no-autosave"]).env("CI", ci).code(1);
+    }
+    assert_eq!(s.hits(), 0);
+    assert!(!p.path().join(CASSETTES).exists());
+    s.stop();
+}
+
+#[test]
+fn a_corrupt_or_future_format_cassette_is_an_error_naming_the_file() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase, None);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(2));
+    p.evals(&["record", "--no-autosave"]).ok();
+    s.stop();
+    let file = format!("{CASSETTES}/local/m1/max-64/d/c0.json");
+    let good = p.read(&file);
+
+    p.write(&file, "{\n  \"format\": 1,\n  \"interactions\": [\n");
+    let d = p
+        .evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .code(1);
+    d.stdout_has(&format!("{file}: not a cassette ("));
+    assert_eq!(d.cell("local/m1", "errors"), "1");
+    assert_eq!(d.cell("c1", "score"), "100.0%");
+
+    p.write(&file, &good.replacen("\"format\": 1", "\"format\": 99", 1));
+    let d = p
+        .evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .code(1);
+    d.stdout_has(&format!(
+        "{file}: format 99 is newer than this evals understands (1); upgrade evals"
+    ));
+    assert_eq!(d.cell("local/m1", "errors"), "1");
+    // `cassettes status` does not pass over it either.
+    p.evals(&["cassettes", "status"])
+        .code(2)
+        .stderr_has(&format!("{file}: format 99 is newer"));
+}
+
+#[test]
+fn a_record_run_leaves_only_whole_cassettes_and_no_temp_files() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase, None);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(8));
+    // Twice: the second run replaces every file in place.
+    for _ in 0..2 {
+        p.evals(&["record", "-p", "8", "--no-autosave"]).ok();
+    }
+    s.stop();
+    let files = files_under(&p.path().join(CASSETTES));
+    assert_eq!(files.len(), 8, "{files:?}");
+    for f in &files {
+        assert_eq!(
+            f.extension().and_then(|e| e.to_str()),
+            Some("json"),
+            "left behind: {}",
+            f.display()
+        );
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        assert_eq!(v["format"], 1);
+        assert_eq!(v["interactions"].as_array().unwrap().len(), 1);
+    }
+    p.evals(&["cassettes", "status"])
+        .ok()
+        .stdout_has("8 recorded, 0 missing, 0 stale, 0 unused");
+}
+
+#[test]
+fn prune_dry_run_lists_a_deleted_cases_cassette_and_prune_removes_it() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase, None);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(3));
+    p.evals(&["record", "--no-autosave"]).ok();
+    s.stop();
+    p.write(CASES, &numbered_cases(2));
+    let gone = format!("{CASSETTES}/local/m1/max-64/d/c2.json");
+
+    let d = p.evals(&["cassettes", "status"]).ok();
+    d.stdout_has("2 recorded, 0 missing, 0 stale, 1 unused");
+    assert!(
+        d.stdout
+            .lines()
+            .any(|l| l.contains("unused") && l.contains(&gone)),
+        "{}",
+        d.stdout
+    );
+
+    let d = p.evals(&["cassettes", "prune", "-n"]).ok();
+    assert_eq!(d.stdout, format!("would remove {gone}\n"));
+    assert!(p.path().join(&gone).is_file());
+
+    let d = p.evals(&["cassettes", "prune"]).ok();
+    assert_eq!(d.stdout, format!("removed {gone}\n"));
+    assert!(!p.path().join(&gone).exists());
+    assert_eq!(files_under(&p.path().join(CASSETTES)).len(), 2);
+    p.evals(&["cassettes", "prune"])
+        .ok()
+        .stderr_has("no unused cassettes");
+    p.evals(&["compare", "--cassettes", "replay", "--no-autosave"])
+        .ok();
+}
+
+#[test]
+fn the_bundled_tax_intake_suite_replays_offline_with_no_key() {
+    let p = Project::new();
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tax-intake");
+    for e in walkdir::WalkDir::new(&from) {
+        let e = e.unwrap();
+        let rel = e.path().strip_prefix(&from).unwrap();
+        if rel.starts_with("evals/results") {
+            continue;
+        }
+        let dest = p.path().join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+    let d = p.evals(&["compare", "--no-autosave"]).env("CI", "1").ok();
+    d.stderr_lacks("cases errored");
+    let rows: Vec<Vec<String>> = d
+        .stdout
+        .lines()
+        .map(crate::harness::cells)
+        .filter(|c| c.first().is_some_and(|n| n.parse::<u32>().is_ok()))
+        .collect();
+    let contenders: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r[1].as_str(), r[2].as_str()))
+        .collect();
+    for effort in ["low", "high"] {
+        assert!(
+            contenders.contains(&("deepseek/deepseek-v4.1-flash", effort)),
+            "{}",
+            d.stdout
+        );
+    }
+    assert_eq!(rows.len(), 5, "{}", d.stdout);
+    for row in &rows {
+        assert_eq!(row[10], "0", "errors of {}\n{}", row[1], d.stdout);
+    }
+    assert_eq!(d.cell("deepseek/deepseek-v4.1-flash", "errors"), "0");
+}
+
+/// Refuses every call with a 401 whose message quotes the key it was sent.
+struct RejectQuotingKey;
+
+impl Respond for RejectQuotingKey {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let auth = req.headers.get("authorization").unwrap().to_str().unwrap();
+        let key = auth.trim_start_matches("Bearer ");
+        ResponseTemplate::new(401)
+            .set_body_json(json!({"error": {"message": format!("invalid key: {key}")}}))
+    }
+}
+
+#[test]
+fn a_rejection_quoting_the_key_errors_the_case_without_keeping_the_key() {
+    let mut s = Server::start();
+    s.answer("/api/v1/chat/completions", RejectQuotingKey, None);
+    let p = suite(
+        "Answer in JSON.",
+        &format!(
+            "openrouter:\n  base_url: {}/api/v1\n  vendors:\n    openai:\n      models: [gpt-x]\n",
+            s.uri()
+        ),
+        &numbered_cases(1),
+    );
+    let d = p
+        .evals(&["run", "--cassettes", "record"])
+        .env("OPENROUTER_API_KEY", FAKE_KEY)
+        .code(1);
+    assert_eq!(s.hits(), 1);
+    s.stop();
+    d.stdout_has("invalid key: [REDACTED]")
+        .stdout_lacks(FAKE_KEY)
+        .stderr_lacks(FAKE_KEY);
+    assert_eq!(files_holding(&p, FAKE_KEY), Vec::<PathBuf>::new());
+    // The rejection was recorded, and replays as the same error.
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .code(1)
+        .stdout_has("invalid key: [REDACTED]");
+}
