@@ -670,22 +670,30 @@ fn prune_dry_run_lists_a_deleted_cases_cassette_and_prune_removes_it() {
 
 #[test]
 fn the_bundled_tax_intake_suite_replays_offline_with_no_key() {
+    // The repository's layout: the suite under fixtures/, its cassettes in cassettes/.
     let p = Project::new();
-    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tax-intake");
-    for e in walkdir::WalkDir::new(&from) {
-        let e = e.unwrap();
-        let rel = e.path().strip_prefix(&from).unwrap();
-        if rel.starts_with("evals/results") {
-            continue;
-        }
-        let dest = p.path().join(rel);
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for part in ["fixtures/tax-intake", "cassettes/tax-intake"] {
+        let from = root.join(part);
+        for e in walkdir::WalkDir::new(&from) {
+            let e = e.unwrap();
+            let rel = e.path().strip_prefix(&from).unwrap();
+            if rel.starts_with("evals/results") || rel.starts_with(".evals") {
+                continue;
+            }
+            let dest = p.path().join(part).join(rel);
+            if e.file_type().is_dir() {
+                std::fs::create_dir_all(&dest).unwrap();
+            } else {
+                std::fs::copy(e.path(), &dest).unwrap();
+            }
         }
     }
-    let d = p.evals(&["compare", "--no-autosave"]).env("CI", "1").ok();
+    let d = p
+        .evals(&["compare", "--no-autosave"])
+        .cwd(p.path().join("fixtures/tax-intake"))
+        .env("CI", "1")
+        .ok();
     d.stderr_lacks("cases errored");
     let rows: Vec<Vec<String>> = d
         .stdout
