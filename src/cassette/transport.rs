@@ -349,7 +349,16 @@ impl Session {
     /// carry the recorded latency; recorded ones the latency as written (whole ms).
     pub async fn send(&self, req: HttpRequest) -> Result<HttpResponse, CallError> {
         match self.mode {
-            Mode::Live => self.upstream.send(req, &self.meta.route).await,
+            Mode::Live => {
+                // Nothing is written, but the results and the history are: scrub them too.
+                let mut response = self
+                    .upstream
+                    .send(req, &self.meta.route)
+                    .await
+                    .map_err(|e| self.scrub_error(e))?;
+                response.body = self.redactor.scrub_value(&response.body);
+                Ok(response)
+            }
             Mode::Record => self.fetch(req).await,
             Mode::Replay => {
                 let recorded = self.scrubbed_request(&req);
@@ -418,7 +427,11 @@ impl Session {
     async fn fetch(&self, req: HttpRequest) -> Result<HttpResponse, CallError> {
         let request = self.scrubbed_request(&req);
         let fp = fingerprint(&request.to_http(), &self.options.ignore_fields);
-        let mut response = self.upstream.send(req, &self.meta.route).await?;
+        let mut response = self
+            .upstream
+            .send(req, &self.meta.route)
+            .await
+            .map_err(|e| self.scrub_error(e))?;
         let latency_ms = u64::try_from(response.latency.as_millis()).unwrap_or(u64::MAX);
         // Report what replay will report, so a recorded run and its replay agree exactly:
         // the latency as written, and the body as scrubbed (a key the server echoes back
@@ -441,6 +454,14 @@ impl Session {
         state.exchanged.push(interaction);
         state.fetched_live = true;
         Ok(response)
+    }
+
+    /// A transport error names the URL and may quote the server: keep secrets out of it.
+    fn scrub_error(&self, e: CallError) -> CallError {
+        match e {
+            CallError::Transport(m) => CallError::Transport(self.redactor.scrub_str(&m)),
+            other => other,
+        }
     }
 
     /// The request as it would be written: allow-listed headers, secrets scrubbed.

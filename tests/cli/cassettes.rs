@@ -758,3 +758,52 @@ fn a_rejection_quoting_the_key_errors_the_case_without_keeping_the_key() {
         .code(1)
         .stdout_has("invalid key: [REDACTED]");
 }
+
+#[test]
+fn a_live_run_keeps_an_echoed_key_out_of_results_and_history() {
+    let hex = FAKE_KEY.trim_start_matches("sk-or-v1-");
+    let mut s = Server::start();
+    s.answer("/api/v1/chat/completions", EchoAuth, None);
+    let p = suite(
+        "Answer in JSON.",
+        &format!(
+            "openrouter:\n  base_url: {}/api/v1\n  vendors:\n    openai:\n      models: [gpt-x]\n",
+            s.uri()
+        ),
+        &numbered_cases(2),
+    );
+    let d = p
+        .evals(&[
+            "run",
+            "--cassettes",
+            "live",
+            "--format",
+            "json",
+            "-o",
+            "live.json",
+        ])
+        .env("OPENROUTER_API_KEY", FAKE_KEY)
+        .ok();
+    assert_eq!(s.hits(), 2);
+    s.stop();
+    for out in [&d.stdout, &d.stderr] {
+        assert!(!out.contains(hex), "the key was printed:\n{out}");
+    }
+    let run: Value = serde_json::from_str(&p.read("live.json")).unwrap();
+    assert_eq!(
+        run["experiments"][0]["cases"][0]["output"]["note"],
+        "you sent Bearer [REDACTED]"
+    );
+    assert!(
+        !p.path().join(CASSETTES).exists(),
+        "live mode writes no cassette"
+    );
+    for f in files_under(p.path()) {
+        let bytes = std::fs::read(&f).unwrap();
+        assert!(
+            !bytes.windows(hex.len()).any(|w| w == hex.as_bytes()),
+            "{} holds the key",
+            f.display()
+        );
+    }
+}
