@@ -53,10 +53,22 @@ impl Progress {
         }))
     }
 
+    /// Runs `f` (which writes to stderr) with the bars hidden.
+    pub fn quiet(&self) -> crate::runner::Quiet {
+        match &self.bars {
+            Some((multi, _)) => {
+                let multi = multi.clone();
+                Arc::new(move |f: &mut dyn FnMut()| multi.suspend(|| f()))
+            }
+            None => Arc::new(|f: &mut dyn FnMut()| f()),
+        }
+    }
+
     pub fn finish(&self) {
         if let Some((m, bars)) = &self.bars {
             for b in bars {
-                b.finish();
+                // Keep each bar where it stopped: an aborted run did not finish its cases.
+                b.abandon();
             }
             let _ = m.clear();
         }

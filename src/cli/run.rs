@@ -97,7 +97,8 @@ pub fn execute(
             .map(|c| c.id().to_string())
             .collect(),
         plan.datasets(),
-    );
+    )
+    .with_quiet(progress.quiet());
     let outcome = runner::execute(&plan, ctx, control)?;
     progress.finish();
     let status = outcome.status;

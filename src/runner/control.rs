@@ -49,7 +49,12 @@ struct Counts {
     streak: Vec<(String, String, String, String)>,
 }
 
+/// Runs a closure that writes to stderr with the progress bars hidden, so a notice never
+/// garbles them (the CLI passes one that suspends its bars; the default just runs it).
+pub type Quiet = std::sync::Arc<dyn Fn(&mut dyn FnMut()) + Send + Sync>;
+
 pub struct Control {
+    quiet: Quiet,
     stop: AtomicBool,
     status: Mutex<RunStatus>,
     counts: Mutex<Counts>,
@@ -73,6 +78,7 @@ impl Control {
         datasets: Vec<String>,
     ) -> Control {
         Control {
+            quiet: std::sync::Arc::new(|f: &mut dyn FnMut()| f()),
             stop: AtomicBool::new(false),
             status: Mutex::new(RunStatus::Completed),
             counts: Mutex::new(Counts::default()),
@@ -84,6 +90,17 @@ impl Control {
             models,
             datasets,
         }
+    }
+
+    /// Prints notices through `quiet` (see [`Quiet`]).
+    pub fn with_quiet(mut self, quiet: Quiet) -> Control {
+        self.quiet = quiet;
+        self
+    }
+
+    /// Writes a line to stderr with the progress bars out of the way.
+    pub fn notice(&self, line: &str) {
+        (self.quiet)(&mut || eprintln!("{line}"));
     }
 
     pub fn status(&self) -> RunStatus {
@@ -169,7 +186,7 @@ impl Control {
             (abort, streak)
         };
         if let Some(m) = abort {
-            eprintln!("error: {m}");
+            self.notice(&format!("error: {m}"));
             self.halt(RunStatus::Aborted(m));
             return;
         }
@@ -177,15 +194,15 @@ impl Control {
             && !self.stopped()
         {
             let _hold = self.pause.write().await;
-            eprintln!("{}", self.describe(&streak));
+            self.notice(&self.describe(&streak));
             let go_on = match self.on_streak {
                 OnStreak::GoOn => {
-                    eprintln!("going on (--yes)");
+                    self.notice("going on (--yes)");
                     true
                 }
-                OnStreak::Ask if std::io::stdin().is_terminal() => ask().await,
+                OnStreak::Ask if std::io::stdin().is_terminal() => ask(self.quiet.clone()).await,
                 OnStreak::Ask => {
-                    eprintln!(
+                    self.notice(
                         "stopping: stdin is not a terminal, so nobody can be asked; pass --yes to keep going"
                     );
                     false
@@ -251,13 +268,18 @@ impl Control {
     }
 }
 
-async fn ask() -> bool {
-    tokio::task::spawn_blocking(|| {
+async fn ask(quiet: Quiet) -> bool {
+    tokio::task::spawn_blocking(move || {
         use std::io::Write;
-        eprint!("keep going? another 100 failures in a row will ask again [y/N] ");
-        let _ = std::io::stderr().flush();
-        let mut line = String::new();
-        std::io::stdin().read_line(&mut line).is_ok() && matches!(line.trim(), "y" | "Y" | "yes")
+        let mut yes = false;
+        quiet(&mut || {
+            eprint!("keep going? another 100 failures in a row will ask again [y/N] ");
+            let _ = std::io::stderr().flush();
+            let mut line = String::new();
+            yes = std::io::stdin().read_line(&mut line).is_ok()
+                && matches!(line.trim(), "y" | "Y" | "yes");
+        });
+        yes
     })
     .await
     .unwrap_or(false)

@@ -90,8 +90,8 @@ async fn listen_for_signals(control: Arc<Control>) {
             return;
         }
     }
-    eprintln!(
-        "\ninterrupted: stopping; in-flight calls are cancelled and what finished is reported"
+    control.notice(
+        "interrupted: stopping; in-flight calls are cancelled and what finished is reported",
     );
     control.interrupt();
 }

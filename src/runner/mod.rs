@@ -9,7 +9,7 @@ pub mod retry;
 mod stats;
 mod upstream;
 
-pub use control::{Control, OnStreak, RunStatus};
+pub use control::{Control, OnStreak, Quiet, RunStatus};
 pub use execute::{OnCase, RunContext, RunOutcome, cassette_key, execute, run_case, score_into};
 pub use plan::RunPlan;
 pub use ratelimit::RateLimits;
