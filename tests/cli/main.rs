@@ -7,6 +7,7 @@ mod harness;
 mod cases;
 mod config_errors;
 mod discovery;
+mod gate;
 mod lineup;
 mod providers;
 mod run;
