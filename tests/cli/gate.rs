@@ -86,8 +86,10 @@ fn config(uri: &str, version: u32, user: &str) -> String {
 }
 
 fn case_line(id: &str) -> String {
-    let expected: serde_json::Map<String, Value> =
-        FIELDS.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+    let expected: serde_json::Map<String, Value> = FIELDS
+        .iter()
+        .map(|(k, v)| (k.to_string(), json!(v)))
+        .collect();
     format!(
         "{}\n",
         json!({"id": id, "input": format!("Case {id}."), "expected": expected})
@@ -125,7 +127,12 @@ impl Gate {
     fn git(&self, args: &[&str]) -> String {
         let out = Command::new("git")
             .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(["-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"])
+            .args([
+                "-c",
+                "commit.gpgsign=false",
+                "-c",
+                "init.defaultBranch=main",
+            ])
             .args(args)
             .current_dir(self.p.path())
             .env_remove("GIT_DIR")
@@ -151,10 +158,8 @@ impl Gate {
 
     /// From now on the model answers `steady` right and `slips` with `wrong` fields wrong.
     fn answers(&self, wrong: usize) {
-        self.server.answer(&[
-            ("Case steady.", reply(0)),
-            ("Case slips.", reply(wrong)),
-        ]);
+        self.server
+            .answer(&[("Case steady.", reply(0)), ("Case slips.", reply(wrong))]);
     }
 
     fn evals(&self, args: &[&str]) -> Run {
@@ -280,4 +285,353 @@ fn worse_answers_on_a_branch_fail_the_check_and_the_reports_name_case_and_conten
         "junit.xml",
         "message=\"mean score 100.0% → 91.0% (-9.0 points) (tolerance 2.0 points)\"",
     );
+}
+
+#[test]
+fn a_drop_inside_the_tolerance_passes_when_no_case_crosses_its_threshold() {
+    let g = Gate::new();
+    g.on_main();
+    g.feature(1);
+    let d = check(&g, "0.9").ok();
+    d.stderr_has("evals check passed in gate (main → feature)");
+    let md = g.read("pr.md");
+    assert_eq!(
+        first_line(&md),
+        "**evals check passed** in gate (main → feature)"
+    );
+    // The decline is still reported, just not gated.
+    has(
+        &md,
+        "pr.md",
+        &format!("| {CONTENDER} | d | 100.0% | 91.0% | -9.0 | 2 |  |"),
+    );
+    has(&md, "pr.md", "| `slips` | declined | 100.0% → 82.0% |");
+    let junit = g.read("junit.xml");
+    has(&junit, "junit.xml", "failures=\"0\" errors=\"0\"");
+}
+
+#[test]
+fn a_case_below_its_minimum_scores_fails_even_inside_the_tolerance() {
+    let g = Gate::new();
+    g.on_main();
+    g.feature(2); // slips: 100% → 64%, under its 80% threshold
+    let d = check(&g, "0.9").code(1);
+    d.stderr_has(&format!(
+        "{CONTENDER} · d · slips: met its thresholds on main, now fails (field_accuracy"
+    ));
+    let md = g.read("pr.md");
+    assert_eq!(
+        first_line(&md),
+        "**evals check: 1 regression** in gate (main → feature)"
+    );
+    has(
+        &md,
+        "pr.md",
+        &format!("| {CONTENDER} | d | `slips` | regressed | 100.0% → 64.0% | -36.0 |"),
+    );
+    has(
+        &md,
+        "pr.md",
+        "<details><summary>local/m1 · d · <code>slips</code>: output diff</summary>",
+    );
+    let junit = g.read("junit.xml");
+    has(
+        &junit,
+        "junit.xml",
+        "regressed: met its thresholds in the baseline, now fails (field_accuracy",
+    );
+}
+
+#[test]
+fn an_unknown_baseline_branch_exits_2_unless_missing_baseline_pass() {
+    let g = Gate::new();
+    g.on_main();
+    g.feature(1);
+    let d = g
+        .evals(&["check", "--baseline", "nope", "--markdown", "pr.md"])
+        .code(2);
+    d.stderr_has("no completed run of suite gate on branch nope in ")
+        .stderr_has("run `evals check` on nope first (or pass --missing-baseline pass)");
+    // The reports are still written, without a comparison.
+    has(
+        &g.read("pr.md"),
+        "pr.md",
+        "no baseline: gated on thresholds and errors alone.",
+    );
+
+    let d = g
+        .evals(&["check", "--baseline", "nope", "--missing-baseline", "pass"])
+        .ok();
+    d.stderr_has("no completed run of suite gate on branch nope")
+        .stderr_has("(--missing-baseline pass: gating on thresholds and errors alone)")
+        .stderr_has("evals check passed in gate (no baseline → feature)");
+}
+
+#[test]
+fn a_baseline_with_another_suite_fingerprint_is_refused_with_the_reason() {
+    let g = Gate::new();
+    g.on_main();
+    let main_run = g.latest_main_id();
+    g.git(&["checkout", "-q", "-b", "feature"]);
+    g.p.write(
+        "evals/.llm-evals.config.yml",
+        &config(&g.server.server.uri(), 2, "{{ input }}"),
+    );
+    g.commit("scoring v2");
+    let d = g.evals(&["check", "--baseline", "main"]).code(2);
+    d.stderr_has(&format!(
+        "baseline run {main_run} on main has suite fingerprint "
+    ))
+    .stderr_has("(the scorer, schema, thresholds or version changed): re-run on main, or pass --missing-baseline pass");
+    // The same refusal when the run is named by id.
+    g.evals(&["check", "--baseline", &main_run])
+        .code(2)
+        .stderr_has(&format!(
+            "baseline run {main_run} ({main_run}) has suite fingerprint"
+        ));
+}
+
+#[test]
+fn a_run_id_and_an_exported_snapshot_both_serve_as_baselines() {
+    let g = Gate::new();
+    g.on_main();
+    let main_run = g.latest_main_id();
+    let main_commit = g.head();
+    g.evals(&["export", &main_run, "-o", "run.json"]).ok();
+    let exported: Value = serde_json::from_str(&g.read("run.json")).unwrap();
+    assert_eq!(exported["run"]["id"], json!(main_run));
+    g.feature(1);
+
+    for reference in [main_run.as_str(), "run.json"] {
+        let d = g
+            .evals(&["check", "--baseline", reference, "--markdown", "pr.md"])
+            .code(1);
+        d.stderr_has("error: evals check: 1 regression in gate (main → feature)")
+            .stderr_has("mean score fell 9.0 points");
+        has(
+            &g.read("pr.md"),
+            "pr.md",
+            &format!(
+                "against baseline `{main_run}` on `main` @ `{}`",
+                &main_commit[..7]
+            ),
+        );
+        g.evals(&["check", "--baseline", reference, "--tolerance", "0.9"])
+            .ok();
+    }
+    // The exported file needs no database: it works with the history moved away.
+    std::fs::rename(g.path().join(".evals"), g.path().join("moved")).unwrap();
+    g.evals(&["check", "--baseline", "run.json", "--tolerance", "0.9"])
+        .ok();
+}
+
+#[test]
+fn two_concurrent_checks_on_one_history_both_land_their_runs() {
+    let g = Gate::new();
+    g.evals(&["record"]).ok();
+    // A history neither process has created yet: both race to create, migrate and insert.
+    let both = ["one", "two"].map(|b| {
+        g.evals(&["check", "--history", "shared.sqlite3", "--branch", b])
+            .spawn()
+    });
+    for done in both.map(|r| r.wait()) {
+        assert_eq!(done.code, 0, "{}", done.stderr);
+        done.stderr_lacks("could not store the run");
+    }
+    let runs = g.history(&["--history", "shared.sqlite3"]);
+    let mut branches: Vec<&str> = runs.iter().map(|r| r["branch"].as_str().unwrap()).collect();
+    branches.sort();
+    assert_eq!(branches, ["one", "two"], "{runs:#?}");
+    assert!(
+        runs.iter()
+            .all(|r| r["command"] == "check" && r["status"] == "completed")
+    );
+}
+
+/// Checks `file` against the element rules of the JUnit XML schema with Python's
+/// `xml.etree`, and returns `suite|case|outcome` for every test case.
+fn junit_consumer(file: &Path) -> Vec<String> {
+    const SCRIPT: &str = r#"
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == "testsuites", f"root is <{root.tag}>, not <testsuites>"
+totals = {"tests": 0, "failures": 0, "errors": 0}
+for child in root:
+    assert child.tag == "testsuite", f"<testsuites> holds <{child.tag}>"
+    for attr in ("name", "tests", "failures", "errors"):
+        assert attr in child.attrib, f"<testsuite> lacks {attr}: {child.attrib}"
+    cases = list(child)
+    assert all(c.tag in ("testcase", "properties", "system-out", "system-err") for c in cases), [c.tag for c in cases]
+    cases = [c for c in cases if c.tag == "testcase"]
+    counts = {"tests": len(cases), "failures": 0, "errors": 0}
+    for c in cases:
+        assert c.get("name") and c.get("classname"), f"<testcase> lacks name or classname: {c.attrib}"
+        outcome = "passed"
+        for r in c:
+            assert r.tag in ("failure", "error", "skipped", "system-out", "system-err"), r.tag
+            if r.tag in ("failure", "error"):
+                assert r.get("message"), f"<{r.tag}> of {c.get('name')} lacks a message"
+                counts[r.tag + "s"] += 1
+                outcome = r.tag
+        print(f"{child.get('name')}|{c.get('name')}|{outcome}")
+    for k, v in counts.items():
+        assert int(child.get(k)) == v, f"{child.get('name')}: {k}={child.get(k)}, but {v} test cases"
+        totals[k] += v
+for k, v in totals.items():
+    if k in root.attrib:
+        assert int(root.get(k)) == v, f"<testsuites> {k}={root.get(k)}, but {v}"
+"#;
+    let out = match Command::new("python3")
+        .args(["-c", SCRIPT])
+        .arg(file)
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => panic!(
+            "python3 is needed to read the JUnit report as a JUnit consumer would ({e}); install python3 (it is on the CI machine)"
+        ),
+    };
+    assert!(
+        out.status.success(),
+        "the JUnit report breaks the schema's rules:\n{}\n--- junit\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(file).unwrap_or_default()
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn junit_parses_under_the_schema_rules_with_failures_and_errors() {
+    let g = Gate::new();
+    g.on_main();
+    g.feature(2); // slips falls under its threshold: a failure
+    // A new case with no recording: a cassette miss in replay, an error.
+    g.p.write(
+        "evals/datasets/d/cases.jsonl",
+        &format!(
+            "{}{}{}",
+            case_line("steady"),
+            case_line("slips"),
+            case_line("fresh")
+        ),
+    );
+    g.commit("a case without a cassette");
+    check(&g, "0.02").code(1);
+    let suite = format!("{CONTENDER} · d");
+    assert_eq!(
+        junit_consumer(&g.path().join("junit.xml")),
+        [
+            format!("{suite}|fresh|error"),
+            format!("{suite}|slips|failure"),
+            format!("{suite}|steady|passed"),
+            format!("{suite}|mean score|failure"),
+        ]
+    );
+    // And a passing report parses too.
+    g.git(&["checkout", "-q", "main"]);
+    g.evals(&["check", "--junit", "ok.xml"]).ok();
+    assert_eq!(
+        junit_consumer(&g.path().join("ok.xml")),
+        [
+            format!("{suite}|slips|passed"),
+            format!("{suite}|steady|passed")
+        ]
+    );
+}
+
+#[test]
+fn a_case_that_now_errors_on_a_cassette_miss_regresses() {
+    let g = Gate::new();
+    g.on_main();
+    g.git(&["checkout", "-q", "-b", "feature"]);
+    // A new prompt template, not re-recorded: every request misses in replay.
+    g.p.write(
+        "evals/.llm-evals.config.yml",
+        &config(&g.server.server.uri(), 1, "Question: {{ input }}"),
+    );
+    g.commit("new prompt");
+    let d = check(&g, "0.9").code(1);
+    d.stderr_has(&format!("{CONTENDER} · d · slips: errored: "));
+    let md = g.read("pr.md");
+    assert_eq!(
+        first_line(&md),
+        "**evals check: 2 errors** in gate (main → feature)"
+    );
+    has(
+        &md,
+        "pr.md",
+        &format!("| {CONTENDER} | d | `slips` | errored | 100.0% → – |"),
+    );
+    has(
+        &md,
+        "pr.md",
+        "run `evals record -d d -c slips -m local/m1` to record it",
+    );
+}
+
+#[test]
+fn the_markdown_is_appended_to_github_step_summary() {
+    let g = Gate::new();
+    g.on_main();
+    g.feature(1);
+    g.p.write("summary.md", "# An earlier step\n");
+    let summary = g.path().join("summary.md");
+    check(&g, "0.02")
+        .env("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())
+        .code(1);
+    let md = g.read("pr.md");
+    assert_eq!(g.read("summary.md"), format!("# An earlier step\n{md}\n"));
+}
+
+#[test]
+fn history_lists_runs_with_branch_and_commit() {
+    let g = Gate::new();
+    g.evals(&["record"]).ok();
+    let main_commit = g.head();
+    g.evals(&["check"]).ok();
+    g.feature(1);
+    let feature_commit = g.head();
+    g.evals(&["check", "--baseline", "main", "--tolerance", "0.9"])
+        .ok();
+
+    let runs = g.history(&[]);
+    let rows: Vec<(&str, &str, &str, &str)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r["command"].as_str().unwrap(),
+                r["mode"].as_str().unwrap(),
+                r["branch"].as_str().unwrap(),
+                r["commit"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    // Newest first. `feature`'s record ran before its commit, on main's commit.
+    assert_eq!(
+        rows,
+        [
+            ("check", "replay", "feature", feature_commit.as_str()),
+            ("record", "record", "feature", main_commit.as_str()),
+            ("check", "replay", "main", main_commit.as_str()),
+            ("record", "record", "main", main_commit.as_str()),
+        ]
+    );
+    assert!(runs.iter().all(|r| r["suite"] == "gate" && r["cases"] == 2));
+    let score = runs[0]["score"].as_f64().unwrap();
+    assert!((score - 0.91).abs() < 1e-9, "{score}");
+
+    let main_only = g.history(&["--branch", "main"]);
+    assert_eq!(main_only.len(), 2);
+    assert!(main_only.iter().all(|r| r["branch"] == "main"));
+
+    let d = g.evals(&["history"]).ok();
+    let id = runs[0]["id"].as_str().unwrap();
+    assert_eq!(d.cell(id, "branch"), "feature");
+    assert_eq!(d.cell(id, "commit"), &feature_commit[..7]);
+    assert_eq!(d.cell(id, "score"), "91.0%");
+    assert_eq!(d.cell(runs[3]["id"].as_str().unwrap(), "branch"), "main");
 }
