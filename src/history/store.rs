@@ -207,8 +207,10 @@ impl History {
         })
     }
 
-    /// The latest completed run of `suite` on `branch` that started no later than `before`,
-    /// other than `exclude_id`: its id and suite fingerprint. Never a run from the future.
+    /// The latest completed run of `suite` on `branch` that started before the run
+    /// `exclude_id`, which started at `before`: its id and suite fingerprint. Never a run
+    /// from the future: `started_at` has whole seconds, so within `before`'s second the
+    /// time-ordered (v7, taken at the start) ids decide which run came first.
     pub fn latest_on_branch(
         &self,
         suite: &str,
@@ -220,7 +222,8 @@ impl History {
             .query_row(
                 "SELECT id, suite_fingerprint FROM runs
                  WHERE suite = ?1 AND branch = ?2 AND status = 'completed'
-                   AND started_at <= ?3 AND id <> ?4
+                   AND id <> ?4
+                   AND (started_at < ?3 OR (started_at = ?3 AND id < ?4))
                  ORDER BY started_at DESC, id DESC LIMIT 1",
                 params![suite, branch, before, exclude_id],
                 |r| {
@@ -459,6 +462,19 @@ pub(crate) mod tests {
             .expect("query")
             .expect("a run");
         assert_eq!(got.id, "old", "the current run is excluded");
+        // Within one second, the run whose id is later started later: not a baseline.
+        h.insert(&run("0001-b", "main", "2026-01-05T00:00:00Z", vec![]))
+            .expect("insert");
+        h.insert(&run("0001-d", "main", "2026-01-05T00:00:00Z", vec![]))
+            .expect("insert");
+        let got = h
+            .latest_on_branch("tax-intake", "main", "2026-01-05T00:00:00Z", "0001-c")
+            .expect("query")
+            .expect("a run");
+        assert_eq!(
+            got.id, "0001-b",
+            "a later run of the same second is the future"
+        );
         assert!(
             h.latest_on_branch("other-suite", "main", "2027-01-01T00:00:00Z", "")
                 .expect("query")

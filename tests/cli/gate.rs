@@ -635,3 +635,30 @@ fn history_lists_runs_with_branch_and_commit() {
     assert_eq!(d.cell(id, "score"), "91.0%");
     assert_eq!(d.cell(runs[3]["id"].as_str().unwrap(), "branch"), "main");
 }
+
+#[test]
+fn a_baseline_never_comes_from_a_later_run_of_the_same_second() {
+    let g = Gate::new();
+    g.evals(&["record"]).ok();
+    g.evals(&["check"]).ok();
+    g.evals(&["check"]).ok();
+    let runs = g.history(&["--branch", "main"]);
+    let [later, checked, earlier] = [0, 1, 2].map(|i| runs[i]["id"].as_str().unwrap().to_string());
+    g.evals(&[
+        "report",
+        &checked,
+        "--baseline",
+        "main",
+        "--format",
+        "json",
+        "-o",
+        "r.json",
+    ])
+    .ok();
+    let r: Value = serde_json::from_str(&g.read("r.json")).unwrap();
+    assert_eq!(
+        r["comparison"]["baseline"]["id"],
+        json!(earlier),
+        "not the later run {later}: {runs:#?}"
+    );
+}
