@@ -76,10 +76,7 @@ impl History {
             path: path.to_path_buf(),
         };
         h.conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| h.err(e))?;
-        // journal_mode returns a row, so it is read rather than executed.
-        h.conn
-            .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
-            .map_err(|e| h.err(e))?;
+        h.wal()?;
         h.conn
             .execute_batch("PRAGMA foreign_keys=ON")
             .map_err(|e| h.err(e))?;
@@ -89,6 +86,30 @@ impl History {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Switches to WAL mode. SQLite answers a journal-mode change that meets another
+    /// process's lock with SQLITE_BUSY at once, without the busy handler, so two processes
+    /// opening a new history together retry here for as long as the busy timeout.
+    fn wal(&self) -> Result<()> {
+        let start = std::time::Instant::now();
+        loop {
+            // journal_mode returns a row, so it is read rather than executed.
+            match self
+                .conn
+                .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+            {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if matches!(
+                        e.code,
+                        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                    ) && start.elapsed() < BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                r => return r.map_err(|e| self.err(e)),
+            }
+        }
     }
 
     fn err(&self, e: rusqlite::Error) -> Error {
@@ -408,6 +429,37 @@ pub(crate) mod tests {
         let r = run("r1", "main", "2026-01-01T00:00:00Z", vec![]);
         h.insert(&r).expect("insert");
         assert!(h.insert(&r).is_err());
+    }
+
+    #[test]
+    fn opening_a_new_history_from_many_connections_at_once_waits_for_the_lock() {
+        for round in 0..4 {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let path = dir.path().join("h.sqlite3");
+            let start = std::sync::Arc::new(std::sync::Barrier::new(8));
+            let handles: Vec<_> = (0..8)
+                .map(|t| {
+                    let (path, start) = (path.clone(), start.clone());
+                    std::thread::spawn(move || {
+                        start.wait();
+                        let mut h = History::open(&path)
+                            .unwrap_or_else(|e| panic!("round {round}, connection {t}: {e}"));
+                        h.insert(&run(
+                            &format!("t{t}"),
+                            "main",
+                            "2026-01-01T00:00:00Z",
+                            vec![],
+                        ))
+                        .expect("insert");
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().expect("thread");
+            }
+            let h = History::open(&path).expect("open");
+            assert_eq!(h.list(&RunFilter::default()).expect("list").len(), 8);
+        }
     }
 
     #[test]
