@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use wiremock::matchers::{body_string_contains, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::harness::{Done, Project, Run};
+use crate::harness::{Project, Run};
 
 /// The one contender, as every report labels it.
 const CONTENDER: &str = "local/m1";
@@ -438,6 +438,25 @@ fn two_concurrent_checks_on_one_history_both_land_their_runs() {
         assert_eq!(done.code, 0, "{}", done.stderr);
         done.stderr_lacks("could not store the run");
     }
+    // And the usual case: an existing history, both checks against main.
+    g.commit("cassettes");
+    g.evals(&["check"]).ok();
+    let both = ["one", "two"].map(|b| {
+        g.evals(&["check", "--baseline", "main", "--branch", b])
+            .spawn()
+    });
+    for done in both.map(|r| r.wait()) {
+        assert_eq!(done.code, 0, "{}", done.stderr);
+        done.stderr_lacks("could not store the run");
+    }
+    let mut branches: Vec<String> = g
+        .history(&["--limit", "2"])
+        .iter()
+        .map(|r| r["branch"].as_str().unwrap().to_string())
+        .collect();
+    branches.sort();
+    assert_eq!(branches, ["one", "two"]);
+
     let runs = g.history(&["--history", "shared.sqlite3"]);
     let mut branches: Vec<&str> = runs.iter().map(|r| r["branch"].as_str().unwrap()).collect();
     branches.sort();
@@ -661,4 +680,31 @@ fn a_baseline_never_comes_from_a_later_run_of_the_same_second() {
         json!(earlier),
         "not the later run {later}: {runs:#?}"
     );
+}
+
+/// The reports of a real check, with run ids, commits and times redacted.
+#[test]
+fn check_markdown_and_junit_snapshots() {
+    let g = Gate::new();
+    g.on_main();
+    g.feature(2);
+    g.p.write(
+        "evals/datasets/d/cases.jsonl",
+        &format!(
+            "{}{}{}",
+            case_line("steady"),
+            case_line("slips"),
+            case_line("fresh")
+        ),
+    );
+    g.commit("a case without a cassette");
+    check(&g, "0.02").code(1);
+    insta::with_settings!({filters => vec![
+        (r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "[run id]"),
+        (r"@ `[0-9a-f]{7}`", "@ `[commit]`"),
+        (r#"time="[0-9.]+""#, r#"time="[time]""#),
+    ]}, {
+        insta::assert_snapshot!("check_markdown", g.read("pr.md"));
+        insta::assert_snapshot!("check_junit", g.read("junit.xml"));
+    });
 }
