@@ -76,6 +76,8 @@ pub fn execute(
     let transport = Arc::new(build_transport(suite, mode, &keys)?);
 
     let started_at = chrono::Utc::now();
+    // Taken at the start, so ids order runs by when they started (baselines rely on it).
+    let id = uuid::Uuid::now_v7().to_string();
     let progress = super::progress::Progress::new(&plan);
     let ctx = RunContext {
         transport,
@@ -133,7 +135,7 @@ pub fn execute(
     let run = RunResult {
         format: SNAPSHOT_FORMAT,
         run: RunInfo {
-            id: uuid::Uuid::now_v7().to_string(),
+            id,
             suite: suite.name.clone(),
             description: suite.config.description.clone(),
             suite_fingerprint: suite.fingerprint(),

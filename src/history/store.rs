@@ -76,10 +76,7 @@ impl History {
             path: path.to_path_buf(),
         };
         h.conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| h.err(e))?;
-        // journal_mode returns a row, so it is read rather than executed.
-        h.conn
-            .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
-            .map_err(|e| h.err(e))?;
+        h.wal()?;
         h.conn
             .execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL")
             .map_err(|e| h.err(e))?;
@@ -89,6 +86,30 @@ impl History {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Switches to WAL mode. SQLite answers a journal-mode change that meets another
+    /// process's lock with SQLITE_BUSY at once, without the busy handler, so two processes
+    /// opening a new history together retry here for as long as the busy timeout.
+    fn wal(&self) -> Result<()> {
+        let start = std::time::Instant::now();
+        loop {
+            // journal_mode returns a row, so it is read rather than executed.
+            match self
+                .conn
+                .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+            {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if matches!(
+                        e.code,
+                        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                    ) && start.elapsed() < BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                r => return r.map_err(|e| self.err(e)),
+            }
+        }
     }
 
     fn err(&self, e: rusqlite::Error) -> Error {
@@ -220,8 +241,10 @@ impl History {
         })
     }
 
-    /// The latest completed run of `suite` on `branch` that started no later than `before`,
-    /// other than `exclude_id`: its id and suite fingerprint. Never a run from the future.
+    /// The latest completed run of `suite` on `branch` that started before the run
+    /// `exclude_id`, which started at `before`: its id and suite fingerprint. Never a run
+    /// from the future: `started_at` has whole seconds, so within `before`'s second the
+    /// time-ordered (v7, taken at the start) ids decide which run came first.
     pub fn latest_on_branch(
         &self,
         suite: &str,
@@ -233,7 +256,8 @@ impl History {
             .query_row(
                 "SELECT id, suite_fingerprint FROM runs
                  WHERE suite = ?1 AND branch = ?2 AND status = 'completed'
-                   AND started_at <= ?3 AND id <> ?4
+                   AND id <> ?4
+                   AND (started_at < ?3 OR (started_at = ?3 AND id < ?4))
                  ORDER BY started_at DESC, id DESC LIMIT 1",
                 params![suite, branch, before, exclude_id],
                 |r| {
@@ -421,6 +445,37 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn opening_a_new_history_from_many_connections_at_once_waits_for_the_lock() {
+        for round in 0..4 {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let path = dir.path().join("h.sqlite3");
+            let start = std::sync::Arc::new(std::sync::Barrier::new(8));
+            let handles: Vec<_> = (0..8)
+                .map(|t| {
+                    let (path, start) = (path.clone(), start.clone());
+                    std::thread::spawn(move || {
+                        start.wait();
+                        let mut h = History::open(&path)
+                            .unwrap_or_else(|e| panic!("round {round}, connection {t}: {e}"));
+                        h.insert(&run(
+                            &format!("t{t}"),
+                            "main",
+                            "2026-01-01T00:00:00Z",
+                            vec![],
+                        ))
+                        .expect("insert");
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().expect("thread");
+            }
+            let h = History::open(&path).expect("open");
+            assert_eq!(h.list(&RunFilter::default()).expect("list").len(), 8);
+        }
+    }
+
+    #[test]
     fn two_threads_inserting_at_once_both_land() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("h.sqlite3");
@@ -472,6 +527,19 @@ pub(crate) mod tests {
             .expect("query")
             .expect("a run");
         assert_eq!(got.id, "old", "the current run is excluded");
+        // Within one second, the run whose id is later started later: not a baseline.
+        h.insert(&run("0001-b", "main", "2026-01-05T00:00:00Z", vec![]))
+            .expect("insert");
+        h.insert(&run("0001-d", "main", "2026-01-05T00:00:00Z", vec![]))
+            .expect("insert");
+        let got = h
+            .latest_on_branch("tax-intake", "main", "2026-01-05T00:00:00Z", "0001-c")
+            .expect("query")
+            .expect("a run");
+        assert_eq!(
+            got.id, "0001-b",
+            "a later run of the same second is the future"
+        );
         assert!(
             h.latest_on_branch("other-suite", "main", "2027-01-01T00:00:00Z", "")
                 .expect("query")

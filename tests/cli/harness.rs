@@ -18,6 +18,8 @@ const SCRUBBED: &[&str] = &[
     "GITHUB_HEAD_REF",
     "GITHUB_REF_NAME",
     "GITHUB_SHA",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_ACTIONS",
 ];
 
 pub struct Project {
@@ -101,14 +103,22 @@ impl Run {
         self
     }
 
+    /// Starts the process without waiting, its output captured (for concurrent runs).
+    pub fn spawn(mut self) -> Running {
+        use std::process::Stdio;
+        let child = self
+            .cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn evals");
+        Running { child }
+    }
+
     /// Runs and returns the output, whatever the exit code.
     pub fn output(mut self) -> Done {
         let out: Output = self.cmd.output().expect("spawn evals");
-        Done {
-            code: out.status.code().expect("exit code"),
-            stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
-            stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
-        }
+        Done::from(out)
     }
 
     /// Runs and asserts the exit code.
@@ -127,11 +137,33 @@ impl Run {
     }
 }
 
+/// A started `evals` process.
+pub struct Running {
+    child: std::process::Child,
+}
+
+impl Running {
+    /// Waits for the process and returns its output.
+    pub fn wait(self) -> Done {
+        Done::from(self.child.wait_with_output().expect("wait for evals"))
+    }
+}
+
 #[derive(Debug)]
 pub struct Done {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
+}
+
+impl From<Output> for Done {
+    fn from(out: Output) -> Self {
+        Done {
+            code: out.status.code().expect("exit code"),
+            stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
+            stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
+        }
+    }
 }
 
 impl Done {

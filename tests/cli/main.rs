@@ -9,6 +9,7 @@ mod cassettes;
 mod config_errors;
 mod discovery;
 mod faults;
+mod gate;
 mod lineup;
 mod providers;
 mod run;
