@@ -58,7 +58,7 @@ impl Progress {
         match &self.bars {
             Some((multi, _)) => {
                 let multi = multi.clone();
-                Arc::new(move |f: &mut dyn FnMut()| multi.suspend(|| f()))
+                Arc::new(move |f: &mut dyn FnMut()| multi.suspend(f))
             }
             None => Arc::new(|f: &mut dyn FnMut()| f()),
         }
