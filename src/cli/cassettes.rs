@@ -32,18 +32,14 @@ fn scan(suite: Option<&Suite>, paths: &[PathBuf], out: &Out) -> Result<i32> {
     } else {
         paths.to_vec()
     };
-    let secrets: Vec<String> = ["OPENROUTER_API_KEY", "OPENAI_API_KEY", "TYPESAFE_API_KEY"]
-        .iter()
-        .filter_map(|v| std::env::var(v).ok())
-        .chain(
-            suite
-                .into_iter()
-                .flat_map(|s| s.config.providers.values())
-                .filter_map(|p| p.api_key_env.as_ref())
-                .filter_map(|v| std::env::var(v).ok()),
-        )
-        .filter(|v| !v.is_empty())
-        .collect();
+    let secrets: Vec<String> = match suite {
+        Some(s) => s.secret_values(),
+        None => ["OPENROUTER_API_KEY", "OPENAI_API_KEY", "TYPESAFE_API_KEY"]
+            .iter()
+            .filter_map(|v| std::env::var(v).ok())
+            .filter(|v| !v.is_empty())
+            .collect(),
+    };
     let findings = scan_paths(&roots, &secrets);
     let cwd = std::env::current_dir().unwrap_or_default();
     let files: BTreeSet<&PathBuf> = findings.iter().map(|f| &f.path).collect();

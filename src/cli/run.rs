@@ -24,7 +24,17 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
         _ if run.total_errors() > 0 => exit::FAILED,
         _ => exit::OK,
     };
-    emit(&run, a.format, a.output.as_deref(), command == "run", out)?;
+    use crate::suite::config::Display;
+    match suite.config.results.display {
+        // `display: none` prints no leaderboard; a file or JSON asked for is still written.
+        Some(Display::None) if a.output.is_none() && a.format == Format::Tui => {}
+        display => {
+            if matches!(display, Some(Display::Browser | Display::Both)) {
+                out.warn("results.display: this evals has no browser report yet; showing the terminal leaderboard");
+            }
+            emit(&run, a.format, a.output.as_deref(), command == "run", out)?;
+        }
+    }
     if run.total_errors() > 0 {
         out.warn(&format!(
             "{} cases errored (no score; see the errors column)",
@@ -240,11 +250,11 @@ fn resolve_keys(plan: &RunPlan, mode: Mode, suite: &Suite) -> Result<HashMap<Str
         let Some(var) = c.kind.key_env() else {
             continue;
         };
-        match std::env::var(var) {
-            Ok(v) if !v.is_empty() => {
+        match suite.env(var) {
+            Some(v) => {
                 keys.insert(var.to_string(), v);
             }
-            _ => {
+            None => {
                 let needed = match mode {
                     Mode::Replay => false,
                     Mode::Record | Mode::Live => true,
@@ -300,23 +310,11 @@ pub fn build_transport(
         })
         .unwrap_or_default();
     let live = LiveClient::new(timeout, redirects).map_err(|e| Error::Failed(e.to_string()))?;
-    let mut secrets: Vec<String> = keys.values().cloned().collect();
     // Keys named by the suite but not needed by this run are still scrubbed if set.
-    for var in ["OPENROUTER_API_KEY", "OPENAI_API_KEY", "TYPESAFE_API_KEY"] {
-        if let Ok(v) = std::env::var(var)
-            && !v.is_empty()
-            && !secrets.contains(&v)
-        {
-            secrets.push(v);
-        }
-    }
-    for p in suite.config.providers.values() {
-        if let Some(var) = &p.api_key_env
-            && let Ok(v) = std::env::var(var)
-            && !v.is_empty()
-            && !secrets.contains(&v)
-        {
-            secrets.push(v);
+    let mut secrets = suite.secret_values();
+    for v in keys.values() {
+        if !secrets.contains(v) {
+            secrets.push(v.clone());
         }
     }
     Ok(Transport::new(

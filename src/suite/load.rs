@@ -31,7 +31,12 @@ pub struct Suite {
     /// Scorer configs with their schemas loaded.
     pub scorers: Vec<ScorerConfig>,
     pub cases: CaseSet,
+    /// Variables from `env_files` (never overriding the environment).
+    pub env_files: BTreeMap<String, String>,
 }
+
+/// Variables that hold API keys whatever the suite says.
+const KEY_VARS: &[&str] = &["OPENROUTER_API_KEY", "OPENAI_API_KEY", "TYPESAFE_API_KEY"];
 
 impl Suite {
     /// Finds and loads the suite from `cwd`.
@@ -133,6 +138,7 @@ impl Suite {
                 }
             }
         }
+        let env_files = load_env_files(&config.env_files, &root, &display_path)?;
         let cases = cases::load_cases(&root, cwd)?;
         Ok(Suite {
             name,
@@ -146,7 +152,32 @@ impl Suite {
             adapter,
             scorers,
             cases,
+            env_files,
         })
+    }
+
+    /// A variable from the environment, else from the suite's `env_files`.
+    pub fn env(&self, name: &str) -> Option<String> {
+        std::env::var(name)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .or_else(|| self.env_files.get(name).cloned().filter(|v| !v.is_empty()))
+    }
+
+    /// The values of every API key this suite could use: scrubbed from everything written,
+    /// and looked for by the secret scan.
+    pub fn secret_values(&self) -> Vec<String> {
+        let mut vars: Vec<&str> = KEY_VARS.to_vec();
+        vars.extend(
+            self.config
+                .providers
+                .values()
+                .filter_map(|p| p.api_key_env.as_deref()),
+        );
+        let mut out: Vec<String> = vars.into_iter().filter_map(|v| self.env(v)).collect();
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// The suite fingerprint: scorer config, schema, thresholds and `version`, hashed from
@@ -219,4 +250,39 @@ fn resolve_scorer(s: &ScorerConfig, root: &Path, cwd: &Path) -> Result<ScorerCon
         }
         other => Ok(other.clone()),
     }
+}
+
+/// Reads `KEY=VALUE` lines (`export`, quotes and `#` comments allowed) from each file, in
+/// order; a missing file is skipped (a `.env` is rarely committed, so CI has none).
+fn load_env_files(files: &[String], root: &Path, shown: &str) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for f in files {
+        let path = super::config::resolve_path(root, f);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let line = line.strip_prefix("export ").unwrap_or(line);
+            let Some((k, v)) = line.split_once('=') else {
+                return Err(Error::Config(format!(
+                    "{}:{}: expected KEY=VALUE (listed in env_files of {shown})",
+                    path.display(),
+                    i + 1
+                )));
+            };
+            let v = v.trim();
+            let v = v
+                .strip_prefix('"')
+                .and_then(|x| x.strip_suffix('"'))
+                .or_else(|| v.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')))
+                .unwrap_or(v);
+            out.entry(k.trim().to_string())
+                .or_insert_with(|| v.to_string());
+        }
+    }
+    Ok(out)
 }

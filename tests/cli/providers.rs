@@ -421,3 +421,28 @@ fn missing_template_variable_errors_that_case_before_any_call() {
         "lacks error: template 'user' uses `{{ vars.question }}` but this case has no such value; add it to the case's input or fix the template",
     );
 }
+
+#[test]
+fn env_files_supply_a_key_the_environment_lacks_and_never_override_it() {
+    let s = Server::start();
+    s.answer(
+        "/api/v1/chat/completions",
+        chat(
+            r#"{"answer": "x"}"#,
+            json!({"prompt_tokens": 1, "completion_tokens": 1}),
+        ),
+    );
+    let p = suite(&format!(
+        "env_files: [../.env, ../missing.env]\nopenrouter:\n  base_url: {}/api/v1\n  vendors:\n    openai:\n      models: [gpt-x]\n",
+        s.uri()
+    ))
+    .file(".env", "# keys for local runs\nexport OPENROUTER_API_KEY=\"sk-or-from-env-file\"\n");
+    p.evals(LIVE).ok();
+    p.evals(LIVE)
+        .env("OPENROUTER_API_KEY", "sk-or-from-shell")
+        .ok();
+    assert_eq!(
+        s.headers("authorization"),
+        ["Bearer sk-or-from-env-file", "Bearer sk-or-from-shell"]
+    );
+}

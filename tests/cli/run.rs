@@ -111,3 +111,25 @@ fn llm_evals_binary_is_the_same_command() {
     assert!(out.status.success());
     assert_eq!(String::from_utf8(out.stdout).unwrap(), evals.stdout);
 }
+
+#[test]
+fn display_none_prints_no_leaderboard_but_writes_what_was_asked() {
+    let p = Project::toy();
+    let config = p.read("evals/.llm-evals.config.yml");
+    p.write(
+        "evals/.llm-evals.config.yml",
+        &format!("{config}\nresults: {{ display: none }}\n"),
+    );
+    let d = p.evals(&["compare", "--no-autosave"]).ok();
+    assert_eq!(d.stdout, "");
+    p.evals(&[
+        "compare",
+        "--no-autosave",
+        "--format",
+        "json",
+        "-o",
+        "out.json",
+    ])
+    .ok();
+    assert!(p.read("out.json").contains("\"format\": 1"));
+}
