@@ -36,8 +36,12 @@ impl Report for Junit {
             for c in &exp.cases {
                 let d = deltas.get(&(key.clone(), exp.dataset.as_str(), c.case.as_str()));
                 let status = if let Some(err) = &c.error {
+                    // The attribute gets the first line; the whole message (a miss's diff
+                    // included) goes in the element's text, where newlines survive.
                     let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
-                    s.set_message(err.clone()).set_type("error");
+                    s.set_message(err.lines().next().unwrap_or("error").to_string())
+                        .set_type("error")
+                        .set_description(err.clone());
                     s
                 } else if d.is_some_and(|d| d.status == CaseStatus::Regressed) {
                     let d = d.copied();

@@ -188,7 +188,8 @@ impl Report for Markdown {
         if !c.verdict.passed {
             out.text.push('\n');
             for r in &c.verdict.reasons {
-                out.push(&format!("- {}\n", r));
+                // Continuation lines indented, so a multi-line reason stays one list item.
+                out.push(&format!("- {}\n", r.replace('\n', "\n  ")));
             }
         }
         if !c.experiments.is_empty() {
