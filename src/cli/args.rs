@@ -55,6 +55,8 @@ pub enum Command {
     Export(ExportArgs),
     /// Render a stored run, optionally compared with a baseline, as md, junit, json or diff.
     Report(ReportArgs),
+    /// Put a check's Markdown on the pull request as one comment, updated in place.
+    Comment(CommentArgs),
     /// Print each weighted column, its direction and its real share of the score.
     Weights,
     /// Re-print the leaderboard from a saved JSON snapshot; calls nothing.
@@ -267,4 +269,16 @@ pub enum CassettesCommand {
         #[arg(short = 'n', long)]
         dry_run: bool,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct CommentArgs {
+    /// The Markdown written by `evals check --markdown FILE`.
+    pub file: PathBuf,
+    /// The pull request (default: from GITHUB_EVENT_PATH).
+    #[arg(long)]
+    pub pr: Option<u64>,
+    /// OWNER/NAME (default: GITHUB_REPOSITORY).
+    #[arg(long)]
+    pub repo: Option<String>,
 }

@@ -83,6 +83,19 @@ fn dispatch(cli: Cli, out: &Out) -> Result<i32> {
         Command::History(a) => history::list(g, &a, out),
         Command::Export(a) => history::export(g, &a, out),
         Command::Report(a) => history::report(g, &a, out),
+        Command::Comment(a) => {
+            let markdown = crate::error::read_to_string(&a.file)?;
+            let target = crate::report::github::Target::from_env(a.pr, a.repo.clone())?;
+            match crate::report::github::post(&target, &markdown)? {
+                crate::report::github::Posted::Created(url) => {
+                    out.note(&format!("commented on #{}: {url}", target.pr))
+                }
+                crate::report::github::Posted::Updated(url) => {
+                    out.note(&format!("updated the comment on #{}: {url}", target.pr))
+                }
+            }
+            Ok(exit::OK)
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! Renderers over the one result model: terminal leaderboard, JSON snapshot, Markdown,
-//! JUnit XML and the output diff.
+//! JUnit XML and the output diff; and the pull-request comment (`github`).
 
 pub mod diff;
+pub mod github;
 pub mod json;
 pub mod junit;
 pub mod leaderboard;

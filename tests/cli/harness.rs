@@ -20,6 +20,10 @@ const SCRUBBED: &[&str] = &[
     "GITHUB_SHA",
     "GITHUB_STEP_SUMMARY",
     "GITHUB_ACTIONS",
+    "GITHUB_TOKEN",
+    "GITHUB_REPOSITORY",
+    "GITHUB_EVENT_PATH",
+    "GITHUB_API_URL",
 ];
 
 pub struct Project {

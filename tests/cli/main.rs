@@ -6,6 +6,7 @@ mod harness;
 
 mod cases;
 mod cassettes;
+mod comment;
 mod config_errors;
 mod discovery;
 mod faults;

@@ -1,0 +1,170 @@
+//! `evals comment`: one pull-request comment, created once and updated in place, against a
+//! wiremock GitHub API on loopback.
+
+use serde_json::{Value, json};
+use wiremock::matchers::{header, method, path, query_param};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::harness::Project;
+
+const TOKEN: &str = "ghs_0123456789abcdefghijABCDEFGHIJ012345";
+
+struct Api {
+    rt: tokio::runtime::Runtime,
+    server: MockServer,
+}
+
+impl Api {
+    fn start() -> Self {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = rt.block_on(MockServer::start());
+        Api { rt, server }
+    }
+
+    fn mount(&self, m: Mock) {
+        self.rt.block_on(m.mount(&self.server));
+    }
+
+    /// (method, path, body) of every request received.
+    fn seen(&self) -> Vec<(String, String, Value)> {
+        self.rt
+            .block_on(self.server.received_requests())
+            .unwrap_or_default()
+            .iter()
+            .map(|r| {
+                (
+                    r.method.to_string(),
+                    r.url.path().to_string(),
+                    serde_json::from_slice(&r.body).unwrap_or(Value::Null),
+                )
+            })
+            .collect()
+    }
+}
+
+fn project() -> Project {
+    Project::new().file(
+        "comment.md",
+        "**evals check: 1 regression** in tax-intake (main → feature)\n<!-- evals-check-comment -->\n\nbody\n",
+    )
+}
+
+#[test]
+fn a_first_comment_is_created_with_the_marker() {
+    let api = Api::start();
+    api.mount(
+        Mock::given(method("GET"))
+            .and(path("/repos/acme/app/issues/7/comments"))
+            .and(query_param("page", "1"))
+            .and(header("authorization", format!("Bearer {TOKEN}").as_str()))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_json(json!([{"id": 1, "body": "LGTM"}])),
+            ),
+    );
+    api.mount(
+        Mock::given(method("POST"))
+            .and(path("/repos/acme/app/issues/7/comments"))
+            .respond_with(ResponseTemplate::new(201).set_body_json(
+                json!({"id": 99, "html_url": "https://github.test/acme/app/pull/7#issuecomment-99"}),
+            )),
+    );
+    let p = project();
+    let d = p
+        .evals(&["comment", "comment.md", "--pr", "7"])
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("GITHUB_REPOSITORY", "acme/app")
+        .env("GITHUB_API_URL", &api.server.uri())
+        .ok();
+    d.stderr_has("commented on #7: https://github.test/acme/app/pull/7#issuecomment-99");
+    assert!(!d.stderr.contains(TOKEN) && !d.stdout.contains(TOKEN));
+    let seen = api.seen();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[1].0, "POST");
+    assert!(
+        seen[1].2["body"]
+            .as_str()
+            .unwrap()
+            .contains("<!-- evals-check-comment -->")
+    );
+}
+
+#[test]
+fn the_marked_comment_is_updated_in_place_and_the_pr_comes_from_the_event() {
+    let api = Api::start();
+    let others: Vec<Value> = (0..100)
+        .map(|i| json!({"id": i, "body": "unrelated"}))
+        .collect();
+    api.mount(
+        Mock::given(method("GET"))
+            .and(path("/repos/acme/app/issues/12/comments"))
+            .and(query_param("page", "1"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(Value::Array(others))),
+    );
+    api.mount(
+        Mock::given(method("GET"))
+            .and(path("/repos/acme/app/issues/12/comments"))
+            .and(query_param("page", "2"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([
+                {"id": 555, "body": "old verdict\n<!-- evals-check-comment -->\n"}
+            ]))),
+    );
+    api.mount(
+        Mock::given(method("PATCH"))
+            .and(path("/repos/acme/app/issues/comments/555"))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_json(json!({"id": 555, "html_url": "u"})),
+            ),
+    );
+    let p = project().file(
+        "event.json",
+        r#"{"action": "synchronize", "pull_request": {"number": 12}}"#,
+    );
+    let event = p.path().join("event.json");
+    p.evals(&["comment", "comment.md", "--repo", "acme/app"])
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("GITHUB_EVENT_PATH", event.to_str().unwrap())
+        .env("GITHUB_API_URL", &api.server.uri())
+        .ok()
+        .stderr_has("updated the comment on #12");
+    let seen = api.seen();
+    let methods: Vec<&str> = seen.iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(methods, ["GET", "GET", "PATCH"]);
+    assert!(
+        seen[2].2["body"]
+            .as_str()
+            .unwrap()
+            .starts_with("**evals check: 1 regression**")
+    );
+}
+
+#[test]
+fn without_a_token_nothing_is_sent_and_the_variable_is_named() {
+    let api = Api::start();
+    project()
+        .evals(&["comment", "comment.md", "--pr", "7", "--repo", "acme/app"])
+        .env("GITHUB_API_URL", &api.server.uri())
+        .code(2)
+        .stderr_has("GITHUB_TOKEN is not set");
+    assert!(api.seen().is_empty());
+}
+
+#[test]
+fn a_refusal_says_why_without_the_token() {
+    let api = Api::start();
+    api.mount(
+        Mock::given(method("GET")).respond_with(
+            ResponseTemplate::new(403)
+                .set_body_json(json!({"message": "Resource not accessible by integration"})),
+        ),
+    );
+    let d = project()
+        .evals(&["comment", "comment.md", "--pr", "7", "--repo", "acme/app"])
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("GITHUB_API_URL", &api.server.uri())
+        .code(1);
+    d.stderr_has("could not list the comments: HTTP 403 Forbidden: Resource not accessible by integration (does the token have `pull-requests: write`");
+    assert!(!d.stderr.contains(TOKEN));
+}
