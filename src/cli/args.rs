@@ -37,6 +37,11 @@ pub enum ColorChoice {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Write a small working suite (config, prompt, cases) that runs offline at once.
+    Init {
+        /// The project folder (default: here).
+        dir: Option<PathBuf>,
+    },
     /// List the cases and the refused lineup entries; calls nothing.
     Cases(SelectArgs),
     /// Offline checks of inputs, expected.json and the scorer; exit 1 on any problem.

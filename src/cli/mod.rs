@@ -6,6 +6,7 @@ mod cassettes;
 mod check;
 mod completion;
 mod history;
+mod init;
 mod output;
 mod plan;
 mod progress;
@@ -58,6 +59,7 @@ fn dispatch(cli: Cli, out: &Out) -> Result<i32> {
             Ok(exit::OK)
         }
         Command::Completion { shell } => completion::run(shell, out),
+        Command::Init { dir } => init::run(dir.as_deref(), out),
         Command::Cases(sel) => cases::run(&load_suite(g, out)?, &sel, out),
         Command::Verify(sel) => verify::run(&load_suite(g, out)?, &sel, out),
         Command::Weights => weights::run(&load_suite(g, out)?, out),

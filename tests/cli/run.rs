@@ -133,3 +133,19 @@ fn display_none_prints_no_leaderboard_but_writes_what_was_asked() {
     .ok();
     assert!(p.read("out.json").contains("\"format\": 1"));
 }
+
+#[test]
+fn init_writes_a_suite_that_runs_offline_at_once_and_never_overwrites() {
+    let p = Project::new();
+    p.evals(&["init", "demo"])
+        .ok()
+        .stdout_has("  cd demo\n  evals cases\n  evals compare\n");
+    let demo = p.path().join("demo");
+    p.evals(&["verify"]).cwd(&demo).ok();
+    let d = p.evals(&["compare", "--no-autosave"]).cwd(&demo).ok();
+    for model in ["fake/echo", "fake/parrot"] {
+        assert_eq!(d.cell(model, "field_accuracy"), "100.0%", "{model}");
+    }
+    let again = p.evals(&["init", "demo"]).code(2);
+    again.stderr_has("demo/evals/.llm-evals.config.yml: already exists");
+}
