@@ -69,6 +69,15 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     };
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    // A temp file is private (0600); the file it becomes is an ordinary one (cassettes are
+    // committed, reports uploaded by CI), so give it the usual 0644.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(|e| Error::io(path, e))?;
+    }
     tmp.write_all(contents).map_err(|e| Error::io(path, e))?;
     tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;

@@ -153,6 +153,8 @@ pub enum Format {
     #[default]
     Tui,
     Json,
+    /// A standalone HTML report (write it with -o FILE).
+    Html,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -180,6 +182,9 @@ pub struct CheckArgs {
     /// Write the JSON snapshot, comparison included, to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the standalone HTML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -247,6 +252,7 @@ pub enum ReportFormat {
     Junit,
     Json,
     Diff,
+    Html,
 }
 
 #[derive(Debug, Args)]

@@ -101,14 +101,21 @@ pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
 /// cannot be written warns: the verdict and the other reports still stand.
 fn write_reports(a: &CheckArgs, run: &RunResult, out: &Out) {
     let markdown = Markdown::default().render(run);
-    let files: [(Option<&Path>, String); 4] = [
-        (a.markdown.as_deref(), markdown.clone()),
-        (a.junit.as_deref(), Junit.render(run)),
-        (a.diff.as_deref(), Diff.render(run)),
-        (a.json.as_deref(), Json.render(run)),
+    // Rendered only when asked for.
+    type Render<'a> = Box<dyn Fn() -> String + 'a>;
+    let files: [(Option<&Path>, Render); 5] = [
+        (a.markdown.as_deref(), Box::new(|| markdown.clone())),
+        (a.junit.as_deref(), Box::new(|| Junit.render(run))),
+        (a.diff.as_deref(), Box::new(|| Diff.render(run))),
+        (a.json.as_deref(), Box::new(|| Json.render(run))),
+        (
+            a.html.as_deref(),
+            Box::new(|| crate::report::html::Html.render(run)),
+        ),
     ];
-    for (path, text) in files {
+    for (path, render) in files {
         if let Some(p) = path {
+            let text = render();
             match crate::error::write_atomic(p, text.as_bytes()) {
                 Ok(()) => out.note(&format!("wrote {}", p.display())),
                 Err(e) => out.warn(&format!("could not write the report: {e}")),

@@ -150,6 +150,7 @@ pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
         ReportFormat::Junit => Junit.render(&run),
         ReportFormat::Json => Json.render(&run),
         ReportFormat::Diff => Diff.render(&run),
+        ReportFormat::Html => crate::report::html::Html.render(&run),
     };
     write(&text, a.output.as_deref(), out)?;
     Ok(exit::OK)

@@ -203,6 +203,7 @@ pub fn emit(
 ) -> Result<()> {
     let text = match format {
         Format::Json => Json.render(run),
+        Format::Html => crate::report::html::Html.render(run),
         Format::Tui => Terminal {
             color: output.is_none() && out.color(),
             breakdown,

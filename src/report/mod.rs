@@ -3,6 +3,7 @@
 
 pub mod diff;
 pub mod github;
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod leaderboard;

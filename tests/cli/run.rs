@@ -149,3 +149,38 @@ fn init_writes_a_suite_that_runs_offline_at_once_and_never_overwrites() {
     let again = p.evals(&["init", "demo"]).code(2);
     again.stderr_has("demo/evals/.llm-evals.config.yml: already exists");
 }
+
+#[test]
+fn compare_and_render_write_a_standalone_html_report() {
+    let p = Project::toy();
+    p.evals(&[
+        "compare",
+        "--no-autosave",
+        "--format",
+        "json",
+        "-o",
+        "run.json",
+    ])
+    .ok();
+    p.evals(&[
+        "compare",
+        "--no-autosave",
+        "--format",
+        "html",
+        "-o",
+        "live.html",
+    ])
+    .ok();
+    let d = p
+        .evals(&["render", "run.json", "--format", "html", "-o", "again.html"])
+        .ok();
+    d.stderr_has("wrote again.html");
+    for file in ["live.html", "again.html"] {
+        let html = p.read(file);
+        assert!(html.starts_with("<!doctype html>"), "{file}");
+        assert!(html.contains("<h2>dataset animals</h2>") && html.contains("<h2>overall</h2>"));
+        // Values are HTML-escaped (`/` too).
+        assert!(html.contains("fake&#x2f;parrot") && html.contains("clear&#x2f;001"));
+        assert!(!html.contains("<link") && !html.contains("src=\"http"));
+    }
+}

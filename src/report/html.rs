@@ -1,0 +1,375 @@
+//! The standalone HTML report: one file, no external assets, sortable tables, dataset
+//! standings, a drill-down per experiment and case. Every value from a run (model output,
+//! diagnostics, errors) is escaped by the template engine's HTML auto-escaping.
+
+use minijinja::{AutoEscape, Environment, context};
+use serde::Serialize;
+
+use super::Report;
+use super::leaderboard::{Standings, standings};
+use super::terminal::{money, pct, secs};
+use crate::results::{ExperimentResult, MetricDef, RunResult};
+
+pub struct Html;
+
+#[derive(Serialize)]
+struct Cell {
+    text: String,
+    /// What the column sorts by (a number where there is one).
+    sort: String,
+}
+
+fn num(text: String, v: Option<f64>) -> Cell {
+    Cell {
+        sort: v.map(|v| v.to_string()).unwrap_or_else(|| "-1e300".into()),
+        text,
+    }
+}
+
+fn txt(text: String) -> Cell {
+    Cell {
+        sort: text.clone(),
+        text,
+    }
+}
+
+#[derive(Serialize)]
+struct Table {
+    title: String,
+    header: Vec<String>,
+    rows: Vec<Vec<Cell>>,
+    /// Row indexes to highlight, and why.
+    best_value: Option<usize>,
+    best_weighted: Option<usize>,
+    best_value_text: String,
+    best_weighted_text: Option<String>,
+}
+
+#[derive(Serialize)]
+struct CaseView {
+    case: String,
+    score: String,
+    verdict: String,
+    metrics: Vec<String>,
+    error: Option<String>,
+    reply_error: Option<String>,
+    output: String,
+    diagnostics: Vec<String>,
+    thresholds: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ExperimentView {
+    title: String,
+    cases: Vec<CaseView>,
+    errors: usize,
+}
+
+fn metrics_in_order(run: &RunResult) -> Vec<&MetricDef> {
+    let mut m: Vec<&MetricDef> = run.run.metrics.iter().filter(|m| m.primary).collect();
+    m.extend(run.run.metrics.iter().filter(|m| !m.primary));
+    m
+}
+
+fn table(run: &RunResult, s: &Standings) -> Table {
+    let weighted = !run.run.weights.is_empty();
+    let metrics = metrics_in_order(run);
+    let mut header = vec![
+        "#".to_string(),
+        "model".into(),
+        "effort".into(),
+        "temp".into(),
+    ];
+    if weighted {
+        header.push("wscore".into());
+    }
+    header.extend(metrics.iter().map(|m| m.name.clone()));
+    header.extend(
+        [
+            "errors", "cost", "time", "latency", "p95", "tok_in", "tok_out",
+        ]
+        .map(String::from),
+    );
+    let rows = s
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, e)| row(i, e, &metrics, weighted))
+        .collect();
+    let best_value_text = match s.best_value {
+        Some(i) => {
+            let e = &s.rows[i];
+            format!(
+                "best value: {} — {} at {}",
+                label(e),
+                pct(e.score),
+                money(e.cost_usd)
+            )
+        }
+        None => "best value: none (every experiment had errors)".into(),
+    };
+    let best_weighted_text = weighted.then(|| match s.best_weighted {
+        Some(i) => format!(
+            "best weighted: {} — wscore {}",
+            label(&s.rows[i]),
+            pct(s.rows[i].wscore)
+        ),
+        None => "best weighted: none (an experiment with errors cannot be best)".into(),
+    });
+    Table {
+        best_weighted_text,
+        title: match &s.dataset {
+            Some(d) => format!("dataset {d}"),
+            None => "overall".into(),
+        },
+        header,
+        rows,
+        best_value: s.best_value,
+        best_weighted: s.best_weighted,
+        best_value_text,
+    }
+}
+
+fn label(e: &ExperimentResult) -> String {
+    format!(
+        "{} ({} effort, temp {})",
+        e.contender.id,
+        e.contender.effort.as_deref().unwrap_or("default"),
+        e.contender.temperature.as_deref().unwrap_or("default")
+    )
+}
+
+fn row(i: usize, e: &ExperimentResult, metrics: &[&MetricDef], weighted: bool) -> Vec<Cell> {
+    let mut r = vec![
+        num((i + 1).to_string(), Some(i as f64 + 1.0)),
+        txt(e.contender.id.clone()),
+        txt(e
+            .contender
+            .effort
+            .clone()
+            .unwrap_or_else(|| "default".into())),
+        txt(e
+            .contender
+            .temperature
+            .clone()
+            .unwrap_or_else(|| "default".into())),
+    ];
+    if weighted {
+        r.push(num(pct(e.wscore), e.wscore));
+    }
+    for m in metrics {
+        let v = e.means.get(&m.name).copied().flatten();
+        r.push(num(pct(v), v));
+    }
+    r.push(num(e.errors.to_string(), Some(e.errors as f64)));
+    r.push(num(money(e.cost_usd), e.cost_usd));
+    r.push(num(secs(Some(e.time_s)), Some(e.time_s)));
+    r.push(num(secs(e.latency.mean_s), e.latency.mean_s));
+    r.push(num(secs(e.latency.p95_s), e.latency.p95_s));
+    r.push(num(
+        e.tokens_in
+            .map(|t| t.to_string())
+            .unwrap_or_else(|| "-".into()),
+        e.tokens_in.map(|t| t as f64),
+    ));
+    r.push(num(
+        e.tokens_out
+            .map(|t| t.to_string())
+            .unwrap_or_else(|| "-".into()),
+        e.tokens_out.map(|t| t as f64),
+    ));
+    r
+}
+
+fn experiments(run: &RunResult) -> Vec<ExperimentView> {
+    let metrics = metrics_in_order(run);
+    run.experiments
+        .iter()
+        .map(|e| ExperimentView {
+            title: format!("{} · {}", label(e), e.dataset),
+            errors: e.errors,
+            cases: e
+                .cases
+                .iter()
+                .map(|c| CaseView {
+                    case: c.case.clone(),
+                    score: pct(c.score),
+                    verdict: match (&c.error, c.passed) {
+                        (Some(_), _) => "error".into(),
+                        (None, Some(true)) => "pass".into(),
+                        _ => "fail".into(),
+                    },
+                    metrics: metrics
+                        .iter()
+                        .map(|m| pct(c.metrics.get(&m.name).copied().flatten()))
+                        .collect(),
+                    error: c.error.clone(),
+                    reply_error: c.reply_error.clone(),
+                    output: match &c.output {
+                        Some(serde_json::Value::String(s)) => s.clone(),
+                        Some(v) => serde_json::to_string_pretty(v).unwrap_or_default(),
+                        None => c.raw.clone().unwrap_or_default(),
+                    },
+                    diagnostics: c
+                        .diagnostics
+                        .iter()
+                        .map(|d| {
+                            format!(
+                                "{}: want {}, got {} ({})",
+                                d.field, d.want, d.got, d.outcome
+                            )
+                        })
+                        .collect(),
+                    thresholds: c.failed_thresholds.clone(),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+const TEMPLATE: &str = r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>evals · {{ run.suite }}</title>
+<style>
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1400px;padding:0 1rem;color:#1d2433;background:#fbfbfd}
+h1{font-size:1.5rem;margin:0 0 .25rem}h2{font-size:1.15rem;margin:2rem 0 .5rem}
+.meta{color:#5b6478;margin-bottom:1rem}.meta code{background:#eef0f5;padding:0 .3em;border-radius:3px}
+table{border-collapse:collapse;width:100%;background:#fff;box-shadow:0 1px 2px #0001;margin-bottom:.5rem}
+th,td{padding:.35rem .6rem;border-bottom:1px solid #e6e8ef;text-align:right;white-space:nowrap}
+th{background:#f1f3f8;cursor:pointer;user-select:none;position:sticky;top:0}th:hover{background:#e4e8f2}
+td.l,th.l{text-align:left}tr.best-value td{background:#e9f8ee}tr.best-weighted td:first-child{border-left:4px solid #2f9e5a}
+.note{color:#2f6e45;margin:.25rem 0 1rem}.verdict{padding:.75rem 1rem;border-radius:6px;font-weight:600}
+.pass{color:#1f7a3f}.fail{color:#9a6700}.error{color:#b42318;font-weight:600}
+.verdict.ok{background:#e9f8ee}.verdict.bad{background:#fdecea}
+details{background:#fff;margin:.4rem 0;padding:.4rem .8rem;box-shadow:0 1px 2px #0001;border-radius:4px}
+summary{cursor:pointer}pre{background:#f6f7fa;padding:.6rem;overflow:auto;max-height:24rem;white-space:pre-wrap}
+ul{margin:.3rem 0}.scroll{overflow-x:auto}dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{font-weight:600}
+</style></head><body>
+<h1>{{ run.suite }}</h1>
+{% if run.description %}<div>{{ run.description }}</div>{% endif %}
+<div class="meta">run <code>{{ run.id }}</code> · {{ run.command }} ({{ run.mode }}) · {{ run.status }} · started {{ run.started_at }}{% if run.branch %} · branch <code>{{ run.branch }}</code>{% endif %}{% if run.commit %} @ <code>{{ run.commit[:7] }}</code>{% endif %}</div>
+{% if verdict %}<div class="verdict {{ 'ok' if passed else 'bad' }}">{{ verdict }}</div>
+{% if reasons %}<ul>{% for r in reasons %}<li>{{ r }}</li>{% endfor %}</ul>{% endif %}{% endif %}
+{% if refused %}<p>Refused (never scored): {% for r in refused %}{{ r }}{% if not loop.last %}; {% endif %}{% endfor %}</p>{% endif %}
+{% for t in tables %}
+<h2>{{ t.title }}</h2>
+<div class="scroll"><table class="sortable"><thead><tr>{% for h in t.header %}<th class="{{ 'l' if loop.index in [2,3,4] else '' }}">{{ h }}</th>{% endfor %}</tr></thead><tbody>
+{% for r in t.rows %}{% set i = loop.index0 %}<tr class="{{ 'best-value' if i == t.best_value else '' }} {{ 'best-weighted' if i == t.best_weighted else '' }}">{% for c in r %}<td class="{{ 'l' if loop.index in [2,3,4] else '' }}" data-sort="{{ c.sort }}">{{ c.text }}</td>{% endfor %}</tr>
+{% endfor %}</tbody></table></div>
+<div class="note">{{ t.best_value_text }}{% if t.best_weighted_text %}<br>{{ t.best_weighted_text }} (marked at the left){% endif %}</div>
+{% endfor %}
+<h2>Glossary</h2><dl>{% for m in metrics %}<dt>{{ m.name }}</dt><dd>{{ m.description }} ({{ 'higher' if m.higher_is_better else 'lower' }} is better)</dd>{% endfor %}
+{% if run.weights %}<dt>wscore</dt><dd>weighted score from <code>weighted_score.weights</code>: Σ|w|·goodness / Σ|w|, errors off the total</dd>{% endif %}
+<dt>errors</dt><dd>cases with no score: transport failures, cassette misses, crashed adapters</dd>
+<dt>cost</dt><dd>dollars reported by the provider or priced from <code>pricing:</code>; - when unknown</dd>
+<dt>time, latency, p95</dt><dd>experiment time from call latencies; mean and 95th percentile seconds of the calls that worked</dd></dl>
+<h2>Cases</h2>
+{% for e in experiments %}<details><summary>{{ e.title }}{% if e.errors %} · <span class="error">{{ e.errors }} errors</span>{% endif %}</summary>
+<table class="sortable"><thead><tr><th class="l">case</th><th>score</th>{% for m in metrics %}<th>{{ m.name }}</th>{% endfor %}<th class="l">result</th></tr></thead><tbody>
+{% for c in e.cases %}<tr><td class="l">{{ c.case }}</td><td>{{ c.score }}</td>{% for v in c.metrics %}<td>{{ v }}</td>{% endfor %}<td class="l {{ c.verdict }}">{{ c.verdict }}</td></tr>
+{% endfor %}</tbody></table>
+{% for c in e.cases %}<details><summary>{{ c.case }} — {{ c.score }} <span class="{{ c.verdict }}">{{ c.verdict }}</span></summary>
+{% if c.error %}<p class="error">error</p><pre>{{ c.error }}</pre>{% endif %}
+{% if c.reply_error %}<p class="fail">reply unusable: {{ c.reply_error }}</p>{% endif %}
+{% if c.diagnostics %}<ul>{% for d in c.diagnostics %}<li>{{ d }}</li>{% endfor %}</ul>{% endif %}
+{% if c.thresholds %}<p class="fail">below threshold: {{ c.thresholds | join(", ") }}</p>{% endif %}
+{% if c.output %}<pre>{{ c.output }}</pre>{% endif %}
+</details>{% endfor %}
+</details>{% endfor %}
+<script>
+document.querySelectorAll("table.sortable").forEach(function (t) {
+  t.querySelectorAll("th").forEach(function (th, col) {
+    th.addEventListener("click", function () {
+      var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      var asc = th.dataset.dir !== "asc"; th.dataset.dir = asc ? "asc" : "desc";
+      rows.sort(function (a, b) {
+        var x = a.cells[col].dataset.sort || a.cells[col].textContent;
+        var y = b.cells[col].dataset.sort || b.cells[col].textContent;
+        var nx = parseFloat(x), ny = parseFloat(y);
+        var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
+        return asc ? c : -c;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+});
+</script>
+</body></html>
+"#;
+
+impl Report for Html {
+    fn render(&self, run: &RunResult) -> String {
+        let mut env = Environment::new();
+        env.set_auto_escape_callback(|_| AutoEscape::Html);
+        if let Err(e) = env.add_template("report.html", TEMPLATE) {
+            return format!("<!doctype html><p>report template error: {e}</p>\n");
+        }
+        let (per_dataset, overall) = standings(run);
+        let mut tables: Vec<Table> = Vec::new();
+        if let Some(o) = &overall {
+            tables.push(table(run, o));
+        }
+        tables.extend(per_dataset.iter().map(|s| table(run, s)));
+        let (verdict, passed, reasons) = match &run.comparison {
+            Some(c) => (
+                Some(super::markdown::verdict_line(run).replace("**", "")),
+                c.verdict.passed,
+                c.verdict.reasons.clone(),
+            ),
+            None => (None, true, vec![]),
+        };
+        let ctx = context! {
+            run => &run.run,
+            metrics => metrics_in_order(run),
+            tables => tables,
+            experiments => experiments(run),
+            refused => &run.run.refused,
+            verdict => verdict,
+            passed => passed,
+            reasons => reasons,
+        };
+        env.get_template("report.html")
+            .and_then(|t| t.render(ctx))
+            .unwrap_or_else(|e| format!("<!doctype html><p>report error: {e}</p>\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::store::tests::{case, run};
+
+    #[test]
+    fn outputs_are_escaped_and_nothing_is_loaded_from_elsewhere() {
+        let mut r = run(
+            "r1",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![
+                case("evil", Some(0.5), Some(false)),
+                case("fine", Some(1.0), Some(true)),
+            ],
+        );
+        r.experiments[0].cases[0].output = Some(serde_json::json!("<script>alert(1)</script>"));
+        r.experiments[0].cases[0].error = Some("<img src=x onerror=alert(2)>".into());
+        let html = Html.render(&r);
+        assert!(
+            html.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;"),
+            "{html}"
+        );
+        assert!(!html.contains("<script>alert(1)"));
+        assert!(!html.contains("<img src=x"));
+        // Standalone: no external stylesheet, script or image.
+        for needle in ["src=\"http", "href=\"http", "src=\"//", "<link"] {
+            assert!(!html.contains(needle), "{needle}");
+        }
+        assert_eq!(
+            html.matches("<script>").count(),
+            1,
+            "only the sorting script"
+        );
+        assert!(html.contains("class=\"sortable\""));
+        assert!(html.contains("<h2>dataset "));
+    }
+}
