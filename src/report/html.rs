@@ -6,7 +6,7 @@ use minijinja::{AutoEscape, Environment, context};
 use serde::Serialize;
 
 use super::Report;
-use super::leaderboard::{Standings, standings};
+use super::leaderboard::{Standings, metrics_in_order, standings};
 use super::terminal::{money, pct, secs};
 use crate::results::{ExperimentResult, MetricDef, RunResult};
 
@@ -63,12 +63,6 @@ struct ExperimentView {
     title: String,
     cases: Vec<CaseView>,
     errors: usize,
-}
-
-fn metrics_in_order(run: &RunResult) -> Vec<&MetricDef> {
-    let mut m: Vec<&MetricDef> = run.run.metrics.iter().filter(|m| m.primary).collect();
-    m.extend(run.run.metrics.iter().filter(|m| !m.primary));
-    m
 }
 
 fn table(run: &RunResult, s: &Standings) -> Table {

@@ -3,8 +3,37 @@
 
 use std::collections::BTreeMap;
 
-use crate::results::{ExperimentResult, Latency, RunResult};
+use crate::results::{ExperimentResult, Latency, MetricDef, RunResult};
 use crate::score::weighted;
+
+/// The scorer's metrics, primary first: the order of every report's metric columns.
+pub fn metrics_in_order(run: &RunResult) -> Vec<&MetricDef> {
+    let mut m: Vec<&MetricDef> = run.run.metrics.iter().filter(|m| m.primary).collect();
+    m.extend(run.run.metrics.iter().filter(|m| !m.primary));
+    m
+}
+
+/// The columns of a standings table: `#`, model, effort, temp, wscore (when weighted), one
+/// per metric, then errors, cost, time, latency, p95, tok_in, tok_out.
+pub fn header(run: &RunResult) -> Vec<String> {
+    let mut header = vec![
+        "#".to_string(),
+        "model".into(),
+        "effort".into(),
+        "temp".into(),
+    ];
+    if !run.run.weights.is_empty() {
+        header.push("wscore".into());
+    }
+    header.extend(metrics_in_order(run).iter().map(|m| m.name.clone()));
+    header.extend(
+        [
+            "errors", "cost", "time", "latency", "p95", "tok_in", "tok_out",
+        ]
+        .map(String::from),
+    );
+    header
+}
 
 /// A table of experiments ranked best first.
 pub struct Standings {

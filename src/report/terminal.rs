@@ -86,11 +86,7 @@ fn table(header: Vec<String>) -> comfy_table::Table {
 impl Report for Terminal {
     fn render(&self, run: &RunResult) -> String {
         let mut out = String::new();
-        let metrics: Vec<&MetricDef> = {
-            let mut m: Vec<&MetricDef> = run.run.metrics.iter().filter(|m| m.primary).collect();
-            m.extend(run.run.metrics.iter().filter(|m| !m.primary));
-            m
-        };
+        let metrics = super::leaderboard::metrics_in_order(run);
         if self.breakdown {
             self.breakdown(run, &metrics, &mut out);
         }
@@ -149,22 +145,7 @@ impl Terminal {
             None => "overall".to_string(),
         };
         let _ = writeln!(out, "{}", self.paint(&title, Style::new().bold()));
-        let mut header = vec![
-            "#".to_string(),
-            "model".into(),
-            "effort".into(),
-            "temp".into(),
-        ];
-        if weighted {
-            header.push("wscore".into());
-        }
-        header.extend(metrics.iter().map(|m| m.name.clone()));
-        header.extend(
-            [
-                "errors", "cost", "time", "latency", "p95", "tok_in", "tok_out",
-            ]
-            .map(String::from),
-        );
+        let header = super::leaderboard::header(run);
         let mut t = table(header.clone());
         for (i, e) in s.rows.iter().enumerate() {
             let mut row = vec![
