@@ -58,7 +58,7 @@ pub enum Command {
     History(HistoryArgs),
     /// Write a stored run's JSON snapshot (a baseline for `check --baseline FILE.json`).
     Export(ExportArgs),
-    /// Render a stored run, optionally compared with a baseline, as md, junit, json or diff.
+    /// Render a stored run, optionally compared with a baseline, as md, junit, json, diff or html.
     Report(ReportArgs),
     /// Put a check's Markdown on the pull request as one comment, updated in place.
     Comment(CommentArgs),
