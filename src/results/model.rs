@@ -76,6 +76,10 @@ pub struct Score {
     /// Every declared metric; `None` means "does not apply" (skipped in means, never zeroed).
     pub metrics: BTreeMap<String, Option<f64>>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The scorer's own verdict on the case, when it has one (assertions: every assertion
+    /// passed); thresholds are applied on top. `None`: thresholds alone decide.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed: Option<bool>,
 }
 
 /// The contender as recorded in results: provider section, model and settings.

@@ -296,6 +296,10 @@ pub fn score_into(
     result.raw = reply.raw.clone();
     result.usage = reply.usage.clone();
     let mut failed = Vec::new();
+    if score.passed == Some(false) {
+        let failing = result.diagnostics.iter().filter(|d| d.outcome == "failed").count();
+        failed.push(format!("{failing} assertion(s) failed"));
+    }
     for (metric, min) in thresholds {
         let v = if metric == "score" {
             Some(score.value)

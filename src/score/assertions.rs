@@ -431,6 +431,7 @@ impl Scorer for AssertionsScorer {
                 ("passed".to_string(), Some(0.0)),
             ]),
             diagnostics: vec![diagnostic],
+            passed: Some(false),
         };
         if checks.is_empty() {
             // `verify` reports it; a case that checks nothing must not pass silently.
@@ -473,6 +474,7 @@ impl Scorer for AssertionsScorer {
                 ("pass_rate".to_string(), Some(pass_rate)),
                 ("passed".to_string(), Some(all)),
             ]),
+            passed: Some(diagnostics.is_empty()),
             diagnostics,
         }
     }

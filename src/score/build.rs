@@ -111,6 +111,10 @@ impl Scorer for Combined {
                         f.metrics.entry(k).or_insert(v);
                     }
                     f.diagnostics.extend(s.diagnostics);
+                    f.passed = match (f.passed, s.passed) {
+                        (Some(a), Some(b)) => Some(a && b),
+                        (a, b) => a.or(b),
+                    };
                 }
             }
         }
@@ -118,6 +122,7 @@ impl Scorer for Combined {
             value: 0.0,
             metrics: Default::default(),
             diagnostics: vec![],
+            passed: None,
         })
     }
 

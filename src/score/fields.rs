@@ -123,6 +123,7 @@ impl FieldsScorer {
                 got,
                 outcome: Outcome::Invalid.as_str().to_string(),
             }],
+            passed: None,
         }
     }
 }
@@ -323,6 +324,7 @@ impl Scorer for FieldsScorer {
                     got: Value::Null,
                     outcome: Outcome::Invalid.as_str().to_string(),
                 }],
+                passed: None,
             };
         }
         let count = |o: Outcome| outcomes.iter().filter(|(_, x)| *x == o).count();
@@ -373,6 +375,7 @@ impl Scorer for FieldsScorer {
             value: accuracy,
             metrics,
             diagnostics,
+            passed: None,
         }
     }
 

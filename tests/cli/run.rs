@@ -184,3 +184,33 @@ fn compare_and_render_write_a_standalone_html_report() {
         assert!(!html.contains("<link") && !html.contains("src=\"http"));
     }
 }
+
+#[test]
+fn a_case_failing_an_assertion_fails_even_without_thresholds() {
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            "request_types: [prompt]\nscorer: { kind: assertions }\nfake: { models: [echo] }\n",
+        )
+        .file(
+            "evals/datasets/d/cases.jsonl",
+            concat!(
+                r#"{"id": "js", "input": "reply {\"a\": 1}", "expect": {"json_valid": true, "required_json_keys": ["a", "b"]}}"#,
+                "\n",
+                r#"{"id": "ok", "input": "reply {\"a\": 1}", "expect": {"json_valid": true}}"#,
+                "\n"
+            ),
+        );
+    let d = p
+        .evals(&["run", "--no-autosave", "--format", "json", "-o", "out.json"])
+        .ok();
+    d.stderr_has("wrote out.json");
+    let run: serde_json::Value = serde_json::from_str(&p.read("out.json")).unwrap();
+    let cases = &run["experiments"][0]["cases"];
+    assert_eq!(cases[0]["case"], "js");
+    assert_eq!(cases[0]["passed"], false);
+    assert_eq!(cases[0]["failed_thresholds"][0], "1 assertion(s) failed");
+    assert_eq!(cases[1]["passed"], true);
+    let check = p.evals(&["check", "--no-autosave"]).code(1);
+    check.stderr_has("js: fails its thresholds (1 assertion(s) failed)");
+}
