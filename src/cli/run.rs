@@ -165,6 +165,15 @@ pub fn execute(
                 "parallelism": plan.parallelism,
                 "concurrency": plan.concurrency,
                 "cassettes": mode.to_string(),
+                // What the flags narrowed or changed; a baseline must have selected the same.
+                "selection": {
+                    "models": a.models,
+                    "datasets": a.select.datasets,
+                    "cases": a.select.cases,
+                    "efforts": a.efforts,
+                    "temperatures": a.temperatures,
+                    "max_tokens": a.max_tokens,
+                },
             }),
             metrics,
             weights,

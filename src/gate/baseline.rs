@@ -46,22 +46,41 @@ pub fn resolve(
     } else {
         let h = store(history, history_path)?;
         let r = &run.run;
-        let latest = h.latest_on_branch(&r.suite, reference, &r.started_at, &r.id)?;
-        let Some(latest) = latest else {
+        let runs = h.runs_on_branch(&r.suite, reference, &r.started_at, &r.id)?;
+        let Some(newest) = runs.first() else {
             return Err(Error::Baseline(format!(
                 "no completed run of suite {} on branch {reference} in {}; run `evals check` on {reference} first (or pass --missing-baseline pass)",
                 r.suite,
                 history_path.display()
             )));
         };
-        if latest.suite_fingerprint != r.suite_fingerprint {
+        // Compatible: the same suite fingerprint, and the same selection of models, datasets,
+        // cases and settings (a narrowed `run -m x -c y` on main is no baseline for a full
+        // check). The newest compatible run wins.
+        let selection = r
+            .settings
+            .get("selection")
+            .cloned()
+            .unwrap_or(serde_json::Value::Null);
+        let compatible = runs
+            .iter()
+            .find(|b| b.suite_fingerprint == r.suite_fingerprint && b.selection == selection);
+        let Some(latest) = compatible else {
+            if newest.suite_fingerprint != r.suite_fingerprint {
+                return Err(Error::Baseline(format!(
+                    "baseline run {} on {reference} has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed), and no earlier run on {reference} matches: re-run on {reference}, or pass --missing-baseline pass",
+                    newest.id,
+                    short(&newest.suite_fingerprint),
+                    short(&r.suite_fingerprint)
+                )));
+            }
             return Err(Error::Baseline(format!(
-                "baseline run {} on {reference} has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed): re-run on {reference}, or pass --missing-baseline pass",
-                latest.id,
-                short(&latest.suite_fingerprint),
-                short(&r.suite_fingerprint)
+                "no run on {reference} selected what this run selects ({}); the newest, {}, selected {}: run `evals check` on {reference} with the same -m/-d/-c/-e/-t flags, or pass --missing-baseline pass",
+                describe_selection(&selection),
+                newest.id,
+                describe_selection(&newest.selection)
             )));
-        }
+        };
         h.get(&latest.id)?.ok_or_else(|| {
             Error::Baseline(format!(
                 "run {} vanished from {} while it was read; run `evals check` again",
@@ -95,6 +114,42 @@ fn store<'a>(history: Option<&'a History>, path: &Path) -> Result<&'a History> {
             path.display()
         ))
     })
+}
+
+/// `-m a,b -d x` style, or `everything`.
+fn describe_selection(v: &serde_json::Value) -> String {
+    let mut parts = Vec::new();
+    for (key, flag) in [
+        ("models", "-m"),
+        ("datasets", "-d"),
+        ("cases", "-c"),
+        ("efforts", "-e"),
+        ("temperatures", "-t"),
+    ] {
+        if let Some(list) = v
+            .get(key)
+            .and_then(|l| l.as_array())
+            .filter(|l| !l.is_empty())
+        {
+            let items: Vec<String> = list
+                .iter()
+                .map(|x| {
+                    x.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| x.to_string())
+                })
+                .collect();
+            parts.push(format!("{flag} {}", items.join(",")));
+        }
+    }
+    if let Some(m) = v.get("max_tokens").filter(|m| !m.is_null()) {
+        parts.push(format!("--max-tokens {m}"));
+    }
+    if parts.is_empty() {
+        "everything".into()
+    } else {
+        parts.join(" ")
+    }
 }
 
 fn short(fp: &str) -> &str {

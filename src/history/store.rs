@@ -57,6 +57,8 @@ pub struct RunFilter {
 pub struct BranchRun {
     pub id: String,
     pub suite_fingerprint: String,
+    /// The run's `settings.selection`: what `-m/-d/-c/-e/-t/--max-tokens` narrowed or changed.
+    pub selection: serde_json::Value,
 }
 
 impl History {
@@ -252,22 +254,47 @@ impl History {
         before: &str,
         exclude_id: &str,
     ) -> Result<Option<BranchRun>> {
-        self.conn
-            .query_row(
-                "SELECT id, suite_fingerprint FROM runs
+        Ok(self
+            .runs_on_branch(suite, branch, before, exclude_id)?
+            .into_iter()
+            .next())
+    }
+
+    /// The completed runs of `suite` on `branch` that started before `before` (ties broken by
+    /// id, which is time-ordered), newest first, `exclude_id` left out.
+    pub fn runs_on_branch(
+        &self,
+        suite: &str,
+        branch: &str,
+        before: &str,
+        exclude_id: &str,
+    ) -> Result<Vec<BranchRun>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, suite_fingerprint, settings FROM runs
                  WHERE suite = ?1 AND branch = ?2 AND status = 'completed'
                    AND id <> ?4
                    AND (started_at < ?3 OR (started_at = ?3 AND id < ?4))
-                 ORDER BY started_at DESC, id DESC LIMIT 1",
-                params![suite, branch, before, exclude_id],
-                |r| {
-                    Ok(BranchRun {
-                        id: r.get(0)?,
-                        suite_fingerprint: r.get(1)?,
-                    })
-                },
+                 ORDER BY started_at DESC, id DESC",
             )
-            .optional()
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![suite, branch, before, exclude_id], |r| {
+                let settings: String = r.get(2)?;
+                let settings: serde_json::Value =
+                    serde_json::from_str(&settings).unwrap_or(serde_json::Value::Null);
+                Ok(BranchRun {
+                    id: r.get(0)?,
+                    suite_fingerprint: r.get(1)?,
+                    selection: settings
+                        .get("selection")
+                        .cloned()
+                        .unwrap_or(serde_json::Value::Null),
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| self.err(e))
     }
 

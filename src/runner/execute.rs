@@ -297,7 +297,11 @@ pub fn score_into(
     result.usage = reply.usage.clone();
     let mut failed = Vec::new();
     if score.passed == Some(false) {
-        let failing = result.diagnostics.iter().filter(|d| d.outcome == "failed").count();
+        let failing = result
+            .diagnostics
+            .iter()
+            .filter(|d| d.outcome == "failed")
+            .count();
         failed.push(format!("{failing} assertion(s) failed"));
     }
     for (metric, min) in thresholds {

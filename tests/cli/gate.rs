@@ -382,7 +382,7 @@ fn a_baseline_with_another_suite_fingerprint_is_refused_with_the_reason() {
     d.stderr_has(&format!(
         "baseline run {main_run} on main has suite fingerprint "
     ))
-    .stderr_has("(the scorer, schema, thresholds or version changed): re-run on main, or pass --missing-baseline pass");
+    .stderr_has("(the scorer, schema, thresholds or version changed), and no earlier run on main matches: re-run on main, or pass --missing-baseline pass");
     // The same refusal when the run is named by id.
     g.evals(&["check", "--baseline", &main_run])
         .code(2)
@@ -707,4 +707,54 @@ fn check_markdown_and_junit_snapshots() {
         insta::assert_snapshot!("check_markdown", g.read("pr.md"));
         insta::assert_snapshot!("check_junit", g.read("junit.xml"));
     });
+}
+
+#[test]
+fn a_narrowed_run_on_main_is_no_baseline_for_a_full_check() {
+    // Runs on main: a full check, then someone's quick `run -m fake/echo -c clear`.
+    let p = Project::toy();
+    p.evals(&["check", "--branch", "main", "--no-autosave"])
+        .ok();
+    p.evals(&[
+        "run",
+        "--branch",
+        "main",
+        "--no-autosave",
+        "-m",
+        "fake/echo",
+        "-c",
+        "clear",
+    ])
+    .ok();
+    let runs: serde_json::Value =
+        serde_json::from_str(&p.evals(&["history", "--json"]).ok().stdout).unwrap();
+    let full_check = runs[1]["id"].as_str().unwrap().to_string();
+    // The full check on a branch compares with the full check, not the newer narrowed run.
+    p.evals(&[
+        "check",
+        "--branch",
+        "feature",
+        "--baseline",
+        "main",
+        "--no-autosave",
+        "--json",
+        "c.json",
+    ])
+    .ok();
+    let c: serde_json::Value = serde_json::from_str(&p.read("c.json")).unwrap();
+    assert_eq!(c["comparison"]["baseline"]["id"], full_check.as_str());
+    assert_eq!(c["comparison"]["unchanged"], 16);
+    // A narrowed check finds no baseline that selected the same, and says so.
+    p.evals(&[
+        "check",
+        "--branch",
+        "feature",
+        "--baseline",
+        "main",
+        "--no-autosave",
+        "-d",
+        "colors",
+    ])
+    .code(2)
+    .stderr_has("no run on main selected what this run selects (-d colors); the newest,");
 }
