@@ -439,6 +439,11 @@ impl Session {
         response.latency = Duration::from_millis(latency_ms);
         let usage = RecordedUsage::from_body(&response.body);
         response.body = self.redactor.scrub_value(&response.body);
+        if !(200..300).contains(&response.status) {
+            // A failure (an outage, a rate limit, a bad key) is not what the model answers:
+            // it is never recorded, so it can neither replace a good cassette nor replay.
+            return Ok(response);
+        }
         let interaction = Interaction {
             fingerprint: fp,
             request,

@@ -40,6 +40,35 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
             "{} cases errored (no score; see the errors column)",
             run.total_errors()
         ));
+        if command != "run" {
+            // `run` prints each error in its breakdown; elsewhere, say what went wrong here.
+            let errors: Vec<String> = run
+                .experiments
+                .iter()
+                .flat_map(|e| {
+                    e.cases.iter().filter_map(move |c| {
+                        c.error.as_ref().map(|err| {
+                            format!(
+                                "  {} · {} · {}: {}",
+                                e.contender.id,
+                                e.dataset,
+                                c.case,
+                                err.lines().next().unwrap_or("")
+                            )
+                        })
+                    })
+                })
+                .collect();
+            for line in errors.iter().take(10) {
+                out.note(line);
+            }
+            if errors.len() > 10 {
+                out.note(&format!(
+                    "  and {} more; `evals run` prints every case with its error",
+                    errors.len() - 10
+                ));
+            }
+        }
     }
     Ok(code)
 }
@@ -82,7 +111,7 @@ pub fn execute(
     let mode = resolve_mode(a.cassettes.as_deref(), command)?;
     let scorer = crate::score::build(suite)?;
     let adapter = Arc::new(crate::adapter::build(suite)?);
-    let keys = resolve_keys(&plan, mode, suite)?;
+    let (keys, mode) = resolve_keys(&plan, mode, suite, out)?;
     let transport = Arc::new(build_transport(suite, mode, &keys)?);
 
     let started_at = chrono::Utc::now();
@@ -247,8 +276,16 @@ fn resolve_mode(flag: Option<&str>, command: &str) -> Result<Mode> {
 }
 
 /// Reads every API key the run will need; a missing one fails before any call, naming it.
-fn resolve_keys(plan: &RunPlan, mode: Mode, suite: &Suite) -> Result<HashMap<String, String>> {
+/// In `auto`, a key that is missing while every cassette exists turns the run into a replay:
+/// a request that no longer matches its recording is then an error, never a keyless call.
+fn resolve_keys(
+    plan: &RunPlan,
+    mode: Mode,
+    suite: &Suite,
+    out: &Out,
+) -> Result<(HashMap<String, String>, Mode)> {
     let mut keys = HashMap::new();
+    let mut mode = mode;
     let cassette_dir = suite.cassette_dir();
     for c in &plan.lineup.contenders {
         if matches!(c.kind, ProviderKind::TypeSafe) {
@@ -280,10 +317,16 @@ fn resolve_keys(plan: &RunPlan, mode: Mode, suite: &Suite) -> Result<HashMap<Str
                         c.id()
                     )));
                 }
+                if mode == Mode::Auto {
+                    out.warn(&format!(
+                        "{var} is not set: replaying the recorded cassettes only (a request that no longer matches its recording is an error; set {var} to record it)"
+                    ));
+                    mode = Mode::Replay;
+                }
             }
         }
     }
-    Ok(keys)
+    Ok((keys, mode))
 }
 
 /// The cassette transport for this run, with the live client below it.

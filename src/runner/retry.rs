@@ -73,7 +73,10 @@ impl RetryPolicy {
         };
         if attempt >= self.max_attempts {
             return match result {
-                Ok(_) => Decision::Accept,
+                Ok(r) => Decision::GiveUp(format!(
+                    "{what} (after {attempt} attempts){}",
+                    error_detail(&r.body)
+                )),
                 Err(e) => Decision::GiveUp(format!("{e} (after {attempt} attempts)")),
             };
         }
@@ -97,6 +100,25 @@ impl RetryPolicy {
             ));
         }
         Decision::Retry(wait)
+    }
+}
+
+/// `: message` from an error body (`{"error": {"message": ...}}` or text), or nothing.
+fn error_detail(body: &serde_json::Value) -> String {
+    let text = match body {
+        serde_json::Value::Null => return String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        v => v
+            .pointer("/error/message")
+            .and_then(|m| m.as_str())
+            .map(str::to_string)
+            .unwrap_or_else(|| v.to_string()),
+    };
+    let t: String = text.chars().take(200).collect();
+    if t.trim().is_empty() {
+        String::new()
+    } else {
+        format!(": {}", t.trim())
     }
 }
 
@@ -168,7 +190,10 @@ mod tests {
     #[test]
     fn five_attempts_in_all() {
         let p = RetryPolicy::default();
-        assert_eq!(p.decide(5, &status(503, None), 0), Decision::Accept);
+        assert_eq!(
+            p.decide(5, &status(503, None), 0),
+            Decision::GiveUp("HTTP 503 (after 5 attempts)".into())
+        );
         let e: Result<HttpResponse, CallError> =
             Err(CallError::Transport("connection reset".into()));
         assert!(matches!(p.decide(4, &e, 0), Decision::Retry(_)));

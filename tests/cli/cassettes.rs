@@ -753,10 +753,35 @@ fn a_rejection_quoting_the_key_errors_the_case_without_keeping_the_key() {
         .stdout_lacks(FAKE_KEY)
         .stderr_lacks(FAKE_KEY);
     assert_eq!(files_holding(&p, FAKE_KEY), Vec::<PathBuf>::new());
-    // The rejection was recorded, and replays as the same error.
+    // A rejection is not what the model answers: it was not recorded.
     p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
         .code(1)
-        .stdout_has("invalid key: [REDACTED]");
+        .stdout_has("c0 error: no cassette for this case");
+}
+
+#[test]
+fn an_outage_while_recording_keeps_the_good_cassette() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase, None);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(1));
+    p.evals(&["record", "--no-autosave"]).ok();
+    let good = p.read(&format!("{CASSETTES}/local/m1/max-64/d/c0.json"));
+    let recorded_uri = s.uri();
+    s.stop();
+    // The provider is down now: record again. The case errors, the cassette stays as it was.
+    let mut down = Server::start();
+    down.answer("/v1/chat/completions", ResponseTemplate::new(503), None);
+    p.evals(&["record", "--no-autosave"])
+        .env("EVALS_REDIRECT", &format!("{recorded_uri}={}", down.uri()))
+        .code(1)
+        .stderr_has("local/m1 · d · c0: HTTP 503 (after 5 attempts)");
+    down.stop();
+    assert_eq!(
+        p.read(&format!("{CASSETTES}/local/m1/max-64/d/c0.json")),
+        good
+    );
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .ok();
 }
 
 #[test]
@@ -806,4 +831,31 @@ fn a_live_run_keeps_an_echoed_key_out_of_results_and_history() {
             f.display()
         );
     }
+}
+
+#[test]
+fn auto_without_the_key_replays_and_never_calls_keyless() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase, None);
+    let providers = format!(
+        "local:\n  base_url: {}/v1\n  api_key_env: TAPE_KEY\n  models: [m1]\n",
+        s.uri()
+    );
+    let p = suite("Answer in JSON.", &providers, &numbered_cases(1));
+    p.evals(&["record", "--no-autosave"])
+        .env("TAPE_KEY", "tape-key-0123456789")
+        .ok();
+    assert_eq!(s.hits(), 1);
+    let recorded = p.read(&format!("{CASSETTES}/local/m1/max-64/d/c0.json"));
+    // The prompt changes; the key is not set: auto must not call the server without it.
+    p.write(CONFIG, &config("Answer in JSON, briefly.", &providers));
+    let d = p.evals(&["compare", "--no-autosave"]).code(1);
+    d.stderr_has("TAPE_KEY is not set: replaying the recorded cassettes only");
+    d.stderr_has("local/m1 · d · c0: no recording matches this request");
+    assert_eq!(s.hits(), 1, "no keyless call went out");
+    s.stop();
+    assert_eq!(
+        p.read(&format!("{CASSETTES}/local/m1/max-64/d/c0.json")),
+        recorded
+    );
 }
