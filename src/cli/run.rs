@@ -95,13 +95,11 @@ pub fn execute(
             "no case selected: check -d/-c, or run `evals cases`".into(),
         ));
     }
-    let bad: Vec<String> = suite
-        .cases
-        .problems
-        .iter()
-        .filter(|p| plan.cases.iter().any(|c| c.key() == p.case))
-        .map(|p| p.message.clone())
-        .collect();
+    let scorer = crate::score::build(suite)?;
+    // A case the scorer cannot judge (no expected.json, a value the schema forbids, a bad
+    // regex) would be scored against nothing: refuse the run instead, naming each problem.
+    // A template a case cannot fill stays an error of that case alone.
+    let bad = super::verify::problems(suite, &plan.cases, scorer.as_ref(), None, false);
     if !bad.is_empty() {
         return Err(Error::Config(format!(
             "{}\nfix these first (`evals verify` lists every problem)",
@@ -109,7 +107,6 @@ pub fn execute(
         )));
     }
     let mode = resolve_mode(a.cassettes.as_deref(), command)?;
-    let scorer = crate::score::build(suite)?;
     let adapter = Arc::new(crate::adapter::build(suite)?);
     let (keys, mode) = resolve_keys(&plan, mode, suite, out)?;
     let transport = Arc::new(build_transport(suite, mode, &keys)?);

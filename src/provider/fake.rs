@@ -3,8 +3,8 @@
 //! `fake/echo` answers with the last JSON object in the user message (or the whole message
 //! when it holds none); `fake/parrot` says the same object back in its own words (keys in
 //! reverse order, pretty-printed). A suite whose inputs carry their answers scores 100% with
-//! both, which makes the pipeline testable without a network. Any other fake model answers
-//! `{}`.
+//! both, which makes the pipeline testable without a network. There are no other fake
+//! models: the plan refuses them.
 
 use super::{ChatRequest, Completion};
 use crate::results::Usage;

@@ -12,6 +12,9 @@ use crate::suite::{Contender, ProviderKind};
 
 pub use openai::{build_request, parse_response};
 
+/// The models of the offline `fake` provider.
+pub const FAKE_MODELS: &[&str] = &["echo", "parrot"];
+
 /// What the adapter asks of a model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatRequest {

@@ -25,12 +25,26 @@ impl RunPlan {
         concurrency: Option<usize>,
         command: &str,
     ) -> Result<RunPlan> {
-        let parallelism = parallelism
-            .or(suite.config.defaults.parallelism)
-            .unwrap_or(4);
-        if parallelism == 0 {
+        for c in &lineup.contenders {
+            if matches!(c.kind, crate::suite::ProviderKind::Fake)
+                && !crate::provider::FAKE_MODELS.contains(&c.info.model.as_str())
+            {
+                return Err(Error::Usage(format!(
+                    "{}: the fake provider has the models {}; there is no '{}'",
+                    c.id(),
+                    crate::provider::FAKE_MODELS.join(" and "),
+                    c.info.model
+                )));
+            }
+        }
+        if parallelism == Some(0) {
             return Err(Error::Usage("-p 0: parallelism must be at least 1".into()));
         }
+        // `defaults.parallelism: 0` is refused when the config loads.
+        let parallelism = parallelism
+            .or(suite.config.defaults.parallelism)
+            .unwrap_or(4)
+            .max(1);
         let concurrency = match concurrency {
             Some(0) => None,
             Some(n) => Some(n),

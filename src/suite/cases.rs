@@ -299,6 +299,13 @@ fn load_jsonl(dataset: &str, file: &Path, base: &Path, out: &mut Vec<Case>) -> R
                 "{at}: id '{id}' has an empty, `.` or `..` part"
             )));
         }
+        if let Some(w) = c.weight
+            && !(w.is_finite() && w > 0.0)
+        {
+            return Err(Error::Config(format!(
+                "{at}: weight {w} must be a positive number (it scales the case in the means; leave it out for 1)"
+            )));
+        }
         let variant = id.split('/').next().unwrap_or(&id).to_string();
         out.push(Case {
             id,

@@ -116,6 +116,30 @@ impl Suite {
                 .collect::<Result<Vec<_>>>()?,
         };
 
+        if config.defaults.parallelism == Some(0) {
+            return Err(Error::Config(format!(
+                "{display_path}: defaults.parallelism is 0: give at least 1 case in flight per experiment"
+            )));
+        }
+        if let Some(t) = config.defaults.timeout
+            && !(t.is_finite() && t > 0.0)
+        {
+            return Err(Error::Config(format!(
+                "{display_path}: defaults.timeout is {t}: give the seconds a call may take, e.g. 120"
+            )));
+        }
+        for p in &config.cassettes.redact {
+            if let Err(e) = regex::Regex::new(p) {
+                return Err(Error::Config(format!(
+                    "{display_path}: cassettes.redact: bad pattern '{p}': {}",
+                    e.to_string()
+                        .lines()
+                        .last()
+                        .unwrap_or("invalid regex")
+                        .trim()
+                )));
+            }
+        }
         super::lineup::check_rate_limits(&config)
             .map_err(|e| Error::Config(format!("{display_path}: {e}")))?;
         for (name, p) in &config.providers {

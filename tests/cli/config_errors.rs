@@ -144,3 +144,47 @@ fn a_rate_limit_on_both_entries_of_one_model_is_refused() {
     let d = p.evals(&["compare", "-n"]).code(2);
     d.stderr_has("evals/.llm-evals.config.yml: openai/gpt-4o-mini is listed twice with a rate_limit on both entries");
 }
+
+#[test]
+fn settings_that_cannot_work_are_refused_when_the_config_loads() {
+    for (extra, message) in [
+        (
+            "defaults: { parallelism: 0 }\n",
+            "evals/.llm-evals.config.yml: defaults.parallelism is 0",
+        ),
+        (
+            "cassettes: { redact: [\"(acct\"] }\n",
+            "evals/.llm-evals.config.yml: cassettes.redact: bad pattern '(acct'",
+        ),
+    ] {
+        let p = Project::new()
+            .file(
+                "evals/.llm-evals.config.yml",
+                &format!("request_types: [prompt]\nscorer: {{ kind: assertions }}\nfake: {{ models: [echo] }}\n{extra}"),
+            )
+            .file("evals/datasets/d/cases.jsonl", "{\"id\": \"a\", \"input\": \"x\", \"expect\": {\"min_chars\": 1}}\n");
+        p.evals(&["verify"]).code(2).stderr_has(message);
+    }
+}
+
+#[test]
+fn a_made_up_fake_model_or_a_negative_weight_is_refused() {
+    let p = Project::toy();
+    p.evals(&["run", "-m", "fake/nosuch", "--no-autosave"])
+        .code(2)
+        .stderr_has(
+            "fake/nosuch: the fake provider has the models echo and parrot; there is no 'nosuch'",
+        );
+    let q = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            "request_types: [prompt]\nscorer: { kind: assertions }\nfake: { models: [echo] }\n",
+        )
+        .file(
+            "evals/datasets/d/cases.jsonl",
+            "{\"id\": \"a\", \"input\": \"x\", \"weight\": -1, \"expect\": {\"min_chars\": 1}}\n",
+        );
+    q.evals(&["cases"])
+        .code(2)
+        .stderr_has("evals/datasets/d/cases.jsonl:1: weight -1 must be a positive number");
+}

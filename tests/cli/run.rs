@@ -214,3 +214,35 @@ fn a_case_failing_an_assertion_fails_even_without_thresholds() {
     let check = p.evals(&["check", "--no-autosave"]).code(1);
     check.stderr_has("js: fails its thresholds (1 assertion(s) failed)");
 }
+
+#[test]
+fn a_case_the_scorer_cannot_judge_refuses_the_run() {
+    // fields: a case with no expected.json is not scored as "everything null".
+    let p = Project::toy();
+    std::fs::remove_file(
+        p.path()
+            .join("evals/datasets/colors/cases/clear/001/expected.json"),
+    )
+    .unwrap();
+    let d = p.evals(&["compare", "--no-autosave"]).code(2);
+    d.stderr_has("evals/datasets/colors/cases/clear/001/expected.json: expected.json is missing");
+    d.stderr_has("fix these first (`evals verify` lists every problem)");
+    assert_eq!(d.stdout, "");
+    // The rest of the suite still runs when the broken case is left out.
+    p.evals(&["compare", "--no-autosave", "-d", "animals"]).ok();
+
+    // assertions: a bad regex or an unknown assertion is refused, not scored.
+    let q = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            "request_types: [prompt]\nscorer: { kind: assertions }\nfake: { models: [echo] }\n",
+        )
+        .file(
+            "evals/datasets/d/cases.jsonl",
+            "{\"id\": \"re\", \"input\": \"x\", \"expect\": {\"regex\": \"(abc\"}}\n{\"id\": \"typo\", \"input\": \"x\", \"expect\": {\"containz\": [\"x\"]}}\n",
+        );
+    let d = q.evals(&["run", "--no-autosave"]).code(2);
+    d.stderr_has("evals/datasets/d/cases.jsonl:1: ");
+    d.stderr_has("evals/datasets/d/cases.jsonl:2: ");
+    d.stderr_has("did you mean 'contains'?");
+}
