@@ -1,4 +1,6 @@
-//! The diff report: a unified diff of each changed output against the baseline's.
+//! The diff report: a unified diff of each changed output against the baseline's, then
+//! each request that missed its cassette with its field-by-field diff against the nearest
+//! recording (the cassette layer writes that diff into the case's error).
 //!
 //! Outputs are compared as pretty-printed JSON (a string output as its text), so a diff
 //! shows the fields that moved, line by line, the way a reviewer reads a code change.
@@ -43,13 +45,21 @@ pub fn output_diff(d: &CaseDelta) -> Option<String> {
     )
 }
 
+/// Whether a case's error is a cassette miss (the cassette layer's wording).
+fn is_miss(error: &str) -> bool {
+    error.starts_with("no recording matches this request")
+        || error.starts_with("no cassette for this case")
+}
+
 impl Report for Diff {
     fn render(&self, run: &RunResult) -> String {
         let mut s = String::new();
-        let Some(c) = &run.comparison else {
-            return "no comparison: run `evals check --baseline REF` to diff outputs\n".into();
-        };
-        for d in &c.cases {
+        let cases = run
+            .comparison
+            .as_ref()
+            .map(|c| c.cases.as_slice())
+            .unwrap_or(&[]);
+        for d in cases {
             if let Some(diff) = output_diff(d) {
                 let _ = writeln!(
                     s,
@@ -64,7 +74,29 @@ impl Report for Diff {
             }
         }
         if s.is_empty() {
-            s.push_str("no output changed\n");
+            s.push_str(match run.comparison {
+                Some(_) => "no output changed\n",
+                None => "no comparison: run `evals check --baseline REF` to diff outputs\n",
+            });
+        }
+        let mut missed = String::new();
+        for e in &run.experiments {
+            for c in &e.cases {
+                if let Some(err) = c.error.as_ref().filter(|m| is_miss(m)) {
+                    let _ = writeln!(
+                        missed,
+                        "# {} · {} · {} (missed request)\n{}\n",
+                        contender_label(&e.contender),
+                        e.dataset,
+                        c.case,
+                        err.trim_end()
+                    );
+                }
+            }
+        }
+        if !missed.is_empty() {
+            s.push_str("\n## requests with no recording, against the nearest one\n\n");
+            s.push_str(&missed);
         }
         s
     }

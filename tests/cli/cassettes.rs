@@ -859,3 +859,26 @@ fn auto_without_the_key_replays_and_never_calls_keyless() {
         recorded
     );
 }
+
+#[test]
+fn the_diff_report_shows_each_missed_request_against_its_recording() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase, None);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(1));
+    p.evals(&["record", "--no-autosave"]).ok();
+    let uri = s.uri();
+    s.stop();
+    p.write(CONFIG, &config("Answer in JSON, please.", &local(&uri)));
+    p.evals(&["check", "--no-autosave", "--diff", "changes.diff"])
+        .code(1);
+    let diff = p.read("changes.diff");
+    assert!(
+        diff.contains("# local/m1 [max 64] · d · c0 (missed request)"),
+        "{diff}"
+    );
+    assert!(diff.contains("no recording matches this request"), "{diff}");
+    assert!(
+        diff.contains("-Answer in JSON.") && diff.contains("+Answer in JSON, please."),
+        "{diff}"
+    );
+}
