@@ -102,11 +102,36 @@ pub enum ScorerConfig {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum SchemaSource {
     File(String),
     Inline(Schema),
+}
+
+impl<'de> Deserialize<'de> for SchemaSource {
+    // By hand, not `untagged`: a typo inside an inline schema must reach the user as itself
+    // (`unknown field valeus`), not as "data did not match any variant".
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SchemaSource;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a schema (field: type, ...) or the path of a schema file")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<SchemaSource, E> {
+                Ok(SchemaSource::File(v.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<SchemaSource, A::Error> {
+                Schema::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(SchemaSource::Inline)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// One value or a list of them (`effort: low` or `effort: [low, high]`).
@@ -533,7 +558,7 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
                 .unwrap_or_default();
             let refs: Vec<&str> = expected.iter().map(String::as_str).collect();
             let section = loc
-                .and_then(|(l, _)| enclosing_key(text, l))
+                .and_then(|(l, c)| enclosing_key(text, l, c))
                 .map(|s| format!(" in {s}"))
                 .unwrap_or_default();
             let hint = match crate::suggest::did_you_mean(key, &refs) {
@@ -544,12 +569,37 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
             return format!("{at}: unknown key '{key}'{section}{hint}");
         }
     }
+    // serde: "unknown variant `integr`, expected one of `boolean`, `integer`, ..."
+    if let Some(rest) = raw.strip_prefix("unknown variant `")
+        && let Some((value, tail)) = rest.split_once('`')
+    {
+        let expected: Vec<String> = tail
+            .split_once("expected ")
+            .map(|(_, list)| {
+                list.trim_start_matches("one of ")
+                    .split(',')
+                    .map(|s| s.trim().trim_matches('`').to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let refs: Vec<&str> = expected.iter().map(String::as_str).collect();
+        let hint = match crate::suggest::did_you_mean(value, &refs) {
+            Some(s) => format!(" (did you mean '{s}'?)"),
+            None => format!(" (expected one of: {})", refs.join(", ")),
+        };
+        return format!("{at}: unknown value '{value}'{hint}");
+    }
+    if let Some(rest) = raw.strip_prefix("duplicate mapping key: ") {
+        let key = rest.split(',').next().unwrap_or(rest).trim();
+        return format!("{at}: key '{key}' appears twice; merge the two into one");
+    }
     if let Some(rest) = raw.strip_prefix("missing field `")
         && let Some((key, _)) = rest.split_once('`')
     {
         {
             let section = loc
-                .and_then(|(l, _)| enclosing_key(text, l))
+                .and_then(|(l, c)| enclosing_key(text, l, c))
                 .map(|s| format!(" in {s}"))
                 .unwrap_or_default();
             return format!("{at}: missing key '{key}'{section}: add it");
@@ -566,11 +616,35 @@ fn find_top_level_key(text: &str, key: &str) -> Option<(usize, usize)> {
     })
 }
 
-/// The key of the block that holds line `line` (1-based): the nearest line above with less
-/// indentation that ends a `key:`.
-fn enclosing_key(text: &str, line: usize) -> Option<String> {
+/// The key of the mapping that holds position `line`:`col` (1-based): an unclosed flow
+/// mapping on that line (`defaults: { temprature: 0.1 }`), else the nearest line above with
+/// less indentation that ends a `key:`.
+fn enclosing_key(text: &str, line: usize, col: usize) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
     let target = lines.get(line.checked_sub(1)?)?;
+    let mut open: Vec<String> = Vec::new();
+    let mut seen = String::new();
+    for ch in target.chars().take(col.saturating_sub(1)) {
+        match ch {
+            '{' => {
+                let before = seen.trim_end().trim_end_matches(':');
+                let key = before
+                    .rsplit(|c: char| c == '{' || c == ',' || c.is_whitespace())
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches("- ");
+                open.push(key.to_string());
+            }
+            '}' => {
+                open.pop();
+            }
+            _ => {}
+        }
+        seen.push(ch);
+    }
+    if let Some(key) = open.pop().filter(|k| !k.is_empty()) {
+        return Some(key);
+    }
     let indent = target.len() - target.trim_start().len();
     if indent == 0 {
         return None;

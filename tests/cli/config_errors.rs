@@ -188,3 +188,39 @@ fn a_made_up_fake_model_or_a_negative_weight_is_refused() {
         .code(2)
         .stderr_has("evals/datasets/d/cases.jsonl:1: weight -1 must be a positive number");
 }
+
+#[test]
+fn schema_typos_duplicate_keys_and_flow_style_name_the_key_and_the_fix() {
+    for (config, message) in [
+        (
+            "scorer:\n  kind: fields\n  schema:\n    count: integr\n",
+            "unknown value 'integr' (did you mean 'integer'?)",
+        ),
+        (
+            "scorer:\n  kind: fields\n  schema:\n    color: { type: enum, valeus: [red, blue] }\n",
+            "unknown key 'valeus'",
+        ),
+        (
+            "scorer: { kind: assertions }\nlocal: { base_url: http://x/v1, models: [a] }\nlocal: { base_url: http://y/v1, models: [b] }\n",
+            "evals/.llm-evals.config.yml:4:1: key 'local' appears twice; merge the two into one",
+        ),
+        (
+            "scorer: { kind: assertions }\ndefaults: { temprature: 0.1 }\n",
+            "evals/.llm-evals.config.yml:3:13: unknown key 'temprature' in defaults (did you mean 'temperature'?)",
+        ),
+    ] {
+        let p = Project::new()
+            .file(
+                "evals/.llm-evals.config.yml",
+                &format!("request_types: [prompt]\n{config}"),
+            )
+            .file(
+                "evals/datasets/d/cases.jsonl",
+                "{\"id\": \"a\", \"input\": \"x\"}\n",
+            );
+        let d = p.evals(&["cases"]).code(2);
+        d.stderr_has(message);
+        d.stderr_lacks("did not match any variant");
+        d.stderr_lacks("DuplicateKeyPolicy");
+    }
+}
