@@ -106,20 +106,25 @@ impl FieldsScorer {
     }
 
     /// The score of a reply that cannot be read as an object: every field invalid.
-    fn unusable(&self, got: Value) -> Score {
+    fn unusable(&self, case: &Case, got: Value) -> Score {
         let mut metrics = BTreeMap::new();
         metrics.insert("field_accuracy".to_string(), Some(0.0));
         metrics.insert("exact".to_string(), Some(0.0));
         metrics.insert("hallucinated_rate".to_string(), Some(0.0));
         metrics.insert("invalid_rate".to_string(), Some(1.0));
-        // Nothing was left null on purpose: restraint does not apply to garbage.
-        metrics.insert("restraint".to_string(), None);
+        // Of the fields the text never answers, an unusable reply left none null on purpose:
+        // restraint is 0 (none when no field is expected null, as for any reply).
+        let expects_null = match &case.expected {
+            Some(Value::Object(m)) => self.schema.keys().any(|k| m.get(k).is_none_or(Value::is_null)),
+            _ => false,
+        };
+        metrics.insert("restraint".to_string(), expects_null.then_some(0.0));
         Score {
             value: 0.0,
             metrics,
             diagnostics: vec![Diagnostic {
                 field: REPLY_FIELD.to_string(),
-                want: Value::Null,
+                want: Value::String("a JSON object with the schema's fields".to_string()),
                 got,
                 outcome: Outcome::Invalid.as_str().to_string(),
             }],
@@ -293,7 +298,7 @@ impl Scorer for FieldsScorer {
 
     fn score(&self, case: &Case, reply: &Reply) -> Score {
         if let Some(error) = &reply.error {
-            return self.unusable(Value::String(error.clone()));
+            return self.unusable(case, Value::String(error.clone()));
         }
         let Some(got) = reply_object(reply) else {
             let shown = reply
@@ -301,7 +306,7 @@ impl Scorer for FieldsScorer {
                 .clone()
                 .or_else(|| reply.raw.clone().map(Value::String))
                 .unwrap_or(Value::Null);
-            return self.unusable(shown);
+            return self.unusable(case, shown);
         };
         let empty = Map::new();
         let expected = match &case.expected {
@@ -763,12 +768,13 @@ mod tests {
         assert_eq!(metric(&score, "exact"), Some(0.0));
         assert_eq!(metric(&score, "invalid_rate"), Some(1.0));
         assert_eq!(metric(&score, "hallucinated_rate"), Some(0.0));
-        assert_eq!(score.metrics.get("restraint"), Some(&None));
+        // The vague case expects six fields null; an unusable reply left none null on purpose.
+        assert_eq!(score.metrics.get("restraint"), Some(&Some(0.0)));
         assert_eq!(
             score.diagnostics,
             vec![Diagnostic {
                 field: "(reply)".into(),
-                want: Value::Null,
+                want: json!("a JSON object with the schema's fields"),
                 got: json!("not JSON: expected value at line 1"),
                 outcome: "invalid".into(),
             }]
