@@ -30,6 +30,14 @@ fn scan(suite: Option<&Suite>, paths: &[PathBuf], out: &Out) -> Result<i32> {
             None => return Err(no_suite()),
         }
     } else {
+        for p in paths {
+            if !p.exists() {
+                return Err(crate::error::Error::Usage(format!(
+                    "{}: no such file or folder; pass cassette files or folders to scan",
+                    p.display()
+                )));
+            }
+        }
         paths.to_vec()
     };
     let secrets: Vec<String> = match suite {
@@ -171,6 +179,15 @@ fn prune(suite: &Suite, dry_run: bool, out: &Out) -> Result<i32> {
         } else {
             std::fs::remove_file(p).map_err(|e| crate::error::Error::io(p, e))?;
             out.line(&format!("removed {shown}"));
+            // Folders the removal emptied go too, up to the cassette folder.
+            let root = suite.cassette_dir();
+            let mut dir = p.parent();
+            while let Some(d) = dir.filter(|d| d.starts_with(&root) && *d != root.as_path()) {
+                if std::fs::remove_dir(d).is_err() {
+                    break;
+                }
+                dir = d.parent();
+            }
         }
     }
     if unused.is_empty() {

@@ -104,13 +104,13 @@ fn dispatch(cli: Cli, out: &Out) -> Result<i32> {
 /// Finds and loads the suite, then names it on stderr (the first thing a run prints).
 pub(crate) fn load_suite(g: &Global, out: &Out) -> Result<Suite> {
     let cwd = std::env::current_dir().map_err(|e| Error::io(PathBuf::from("."), e))?;
-    let suite = Suite::locate(
+    let suite = Suite::locate_with(
         &cwd,
         &Locate {
             config: g.config.clone(),
             no_search: g.no_search,
         },
+        |name, path| out.banner(name, path),
     )?;
-    out.banner(&suite.name, &suite.display_path);
     Ok(suite)
 }

@@ -115,7 +115,10 @@ impl FieldsScorer {
         // Of the fields the text never answers, an unusable reply left none null on purpose:
         // restraint is 0 (none when no field is expected null, as for any reply).
         let expects_null = match &case.expected {
-            Some(Value::Object(m)) => self.schema.keys().any(|k| m.get(k).is_none_or(Value::is_null)),
+            Some(Value::Object(m)) => self
+                .schema
+                .keys()
+                .any(|k| m.get(k).is_none_or(Value::is_null)),
             _ => false,
         };
         metrics.insert("restraint".to_string(), expects_null.then_some(0.0));

@@ -41,12 +41,26 @@ const KEY_VARS: &[&str] = &["OPENROUTER_API_KEY", "OPENAI_API_KEY", "TYPESAFE_AP
 impl Suite {
     /// Finds and loads the suite from `cwd`.
     pub fn locate(cwd: &Path, locate: &Locate) -> Result<Suite> {
+        Suite::locate_with(cwd, locate, |_, _| {})
+    }
+
+    /// Like [`Suite::locate`], calling `found(name, config path)` once the config is read,
+    /// before the cases load (so a run names its suite before any case error).
+    pub fn locate_with(
+        cwd: &Path,
+        locate: &Locate,
+        found: impl FnOnce(&str, &str),
+    ) -> Result<Suite> {
         let path = discovery::discover(cwd, locate)?;
-        Suite::load(&path, cwd)
+        Suite::load_with(&path, cwd, found)
     }
 
     /// Loads the suite whose config is `path`.
     pub fn load(path: &Path, cwd: &Path) -> Result<Suite> {
+        Suite::load_with(path, cwd, |_, _| {})
+    }
+
+    fn load_with(path: &Path, cwd: &Path, found: impl FnOnce(&str, &str)) -> Result<Suite> {
         let config_path = if path.is_absolute() {
             path.to_path_buf()
         } else {
@@ -162,6 +176,7 @@ impl Suite {
                 }
             }
         }
+        found(&name, &display_path);
         let env_files = load_env_files(&config.env_files, &root, &display_path)?;
         let cases = cases::load_cases(&root, cwd)?;
         Ok(Suite {

@@ -882,3 +882,47 @@ fn the_diff_report_shows_each_missed_request_against_its_recording() {
         "{diff}"
     );
 }
+
+#[test]
+fn prune_removes_the_folders_it_empties_and_scan_refuses_a_missing_path() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase, None);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(2));
+    p.evals(&["record", "--no-autosave"]).ok();
+    let uri = s.uri();
+    s.stop();
+    // The model is renamed: every cassette of m1 is unused now.
+    p.write(
+        CONFIG,
+        &config(
+            "Answer in JSON.",
+            &format!("local:\n  base_url: {uri}/v1\n  models: [m2]\n"),
+        ),
+    );
+    p.evals(&["cassettes", "prune"]).ok();
+    assert!(!p.path().join(CASSETTES).join("local").exists());
+    assert!(
+        p.path().join(CASSETTES).is_dir(),
+        "the cassette folder itself stays"
+    );
+
+    let d = p.evals(&["cassettes", "scan", "no/such/folder"]).code(2);
+    d.stderr_has("no/such/folder: no such file or folder");
+    d.stderr_lacks("hold a secret");
+}
+
+#[test]
+fn a_case_error_comes_after_the_suite_is_named() {
+    let p = suite(
+        "x",
+        "",
+        "{\"id\": \"a\", \"input\": \"x\"}\n{\"id\": \"a\", \"input\": \"y\"}\n",
+    );
+    let d = p.evals(&["cases"]).code(2);
+    assert!(
+        d.stderr
+            .starts_with("suite: tape (evals/.llm-evals.config.yml)\nerror: duplicate case id 'a'"),
+        "{}",
+        d.stderr
+    );
+}

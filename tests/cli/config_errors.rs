@@ -12,10 +12,18 @@ fn with_config(extra: &str) -> Project {
         .file("evals/datasets/d/cases.jsonl", MINI_CASES)
 }
 
+/// The error a broken suite gives, without the `suite:` line that names the suite first
+/// (printed once the config is read, before the cases load).
 fn error_of(p: &Project) -> String {
     let d = p.evals(&["cases"]).code(2);
     assert_eq!(d.stdout, "", "a config error prints nothing on stdout");
-    d.stderr
+    match d.stderr.strip_prefix("suite: ") {
+        Some(rest) => rest
+            .split_once('\n')
+            .map(|(_, e)| e.to_string())
+            .unwrap_or_default(),
+        None => d.stderr,
+    }
 }
 
 #[test]
