@@ -83,6 +83,12 @@ pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
         &run,
         plan.tolerance,
     );
+    if comparison.baseline.is_some()
+        && comparison.experiments.iter().all(|e| e.matched == 0)
+        && comparison.unchanged == 0
+    {
+        out.warn("the baseline shares no case with this run (every case is new, changed or removed): nothing was compared with it");
+    }
     let passed = comparison.verdict.passed;
     run.comparison = Some(comparison);
 
