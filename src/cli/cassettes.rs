@@ -103,8 +103,8 @@ fn entries(suite: &Suite) -> Result<(Vec<Entry>, Vec<PathBuf>)> {
                 let cassette =
                     load(&path).map_err(|e| crate::error::Error::Config(e.to_string()))?;
                 let predicted = adapter
-                    .prepare(case)
-                    .ok()
+                    .prompt()
+                    .and_then(|a| a.prepare(case).ok())
                     .and_then(|req| crate::provider::predict_request(c, &req))
                     .map(|r| fingerprint(&r, &suite.config.cassettes.ignore_fields));
                 match predicted {

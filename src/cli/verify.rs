@@ -1,6 +1,6 @@
 use super::args::SelectArgs;
 use super::output::Out;
-use crate::adapter::PromptAdapter;
+use crate::adapter::Adapter;
 use crate::error::{Result, exit};
 use crate::score::Scorer;
 use crate::suite::{Case, Suite, cases, discovery};
@@ -36,7 +36,7 @@ pub fn problems(
     suite: &Suite,
     picked: &[Case],
     scorer: &dyn Scorer,
-    adapter: Option<&PromptAdapter>,
+    adapter: Option<&Adapter>,
     all_loaded: bool,
 ) -> Vec<String> {
     let mut problems: Vec<String> = Vec::new();

@@ -10,7 +10,7 @@ use crate::results::Usage;
 use crate::suite::config::Pricing;
 use crate::suite::{Contender, ProviderKind};
 
-pub use openai::{build_request, parse_response};
+pub use openai::{build_request, forward_request, parse_response, usage_of};
 
 /// The models of the offline `fake` provider.
 pub const FAKE_MODELS: &[&str] = &["echo", "parrot"];
@@ -54,6 +54,11 @@ pub async fn complete(
             parse_response(contender, resp, pricing)
         }
     }
+}
+
+/// The fake provider's answer to a chat request (the gateway serves it to exec adapters).
+pub fn fake_complete(contender: &Contender, req: &ChatRequest) -> Completion {
+    fake::complete(contender, req)
 }
 
 /// The HTTP request a contender would send for `req` (used by `cassettes status`).

@@ -111,13 +111,7 @@ pub fn parse_response(
             .join(""),
         _ => String::new(),
     };
-    let u = resp.body.get("usage");
-    let num = |k: &str| u.and_then(|u| u.get(k)).and_then(Value::as_u64);
-    let mut usage = Usage {
-        input_tokens: num("prompt_tokens").or_else(|| num("input_tokens")),
-        output_tokens: num("completion_tokens").or_else(|| num("output_tokens")),
-        cost_usd: u.and_then(|u| u.get("cost")).and_then(Value::as_f64),
-    };
+    let mut usage = usage_of(&resp.body);
     if usage.cost_usd.is_none() {
         usage.cost_usd = price(&usage, pricing);
     }
@@ -138,4 +132,46 @@ fn excerpt(v: &Value) -> String {
         out.push('…');
     }
     out
+}
+
+/// A request an exec adapter sent to the gateway, made the contender's: its model, and its
+/// effort, temperature and max tokens where set, on the adapter's own body; the provider's
+/// URL and headers, with the real key.
+pub fn forward_request(c: &Contender, mut body: Value, key: Option<&str>) -> HttpRequest {
+    let template = build_request(
+        c,
+        &ChatRequest {
+            system: None,
+            user: String::new(),
+            json: false,
+        },
+        key,
+    );
+    if let (Value::Object(obj), Some(Value::Object(ours))) = (&mut body, template.body) {
+        for (k, v) in ours {
+            // The messages and response format are the adapter's; the model and the
+            // contender's settings are ours.
+            if k != "messages" {
+                obj.insert(k, v);
+            }
+        }
+        if c.info.max_tokens.is_some() && matches!(c.kind, ProviderKind::OpenAi { .. }) {
+            obj.remove("max_tokens");
+        }
+    }
+    HttpRequest {
+        body: Some(body),
+        ..template
+    }
+}
+
+/// Tokens and cost from an OpenAI-shaped response body.
+pub fn usage_of(body: &Value) -> Usage {
+    let u = body.get("usage");
+    let num = |k: &str| u.and_then(|u| u.get(k)).and_then(Value::as_u64);
+    Usage {
+        input_tokens: num("prompt_tokens").or_else(|| num("input_tokens")),
+        output_tokens: num("completion_tokens").or_else(|| num("output_tokens")),
+        cost_usd: u.and_then(|u| u.get("cost")).and_then(Value::as_f64),
+    }
 }

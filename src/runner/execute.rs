@@ -6,7 +6,9 @@ use tokio::sync::Semaphore;
 use super::control::{Control, RunStatus};
 use super::plan::RunPlan;
 use super::stats::aggregate;
-use crate::adapter::PromptAdapter;
+use crate::adapter::Adapter;
+use crate::adapter::exec::Pool;
+use crate::adapter::gateway::{Binding, Gateway, Spent};
 use crate::cassette::{CallError, CassetteKey, Limit, Route, SessionMeta, Transport};
 use crate::provider::{self, Completion};
 use crate::results::{CaseResult, ExperimentResult, Reply};
@@ -22,7 +24,7 @@ pub struct RunContext {
     /// API key values by environment variable name (absent in replay).
     pub keys: HashMap<String, String>,
     pub scorer: Arc<dyn Scorer>,
-    pub adapter: Arc<PromptAdapter>,
+    pub adapter: Arc<Adapter>,
     /// Called after each case finishes (progress bars).
     pub on_case: Option<OnCase>,
 }
@@ -49,8 +51,16 @@ pub fn execute(
     let ctx = Arc::new(ctx);
     let control = Arc::new(control);
     let experiments = rt.block_on(async {
+        let gateway = match ctx.adapter.as_ref() {
+            Adapter::Exec(_) => Some(Arc::new(Gateway::start().await.map_err(|e| {
+                crate::error::Error::Failed(format!(
+                    "cannot start the adapter gateway on 127.0.0.1: {e}"
+                ))
+            })?)),
+            Adapter::Prompt(_) => None,
+        };
         let signals = tokio::spawn(listen_for_signals(control.clone()));
-        let out = run_all(plan, ctx, control.clone()).await;
+        let out = run_all(plan, ctx, control.clone(), gateway).await;
         signals.abort();
         out
     })?;
@@ -100,6 +110,7 @@ async fn run_all(
     plan: &RunPlan,
     ctx: Arc<RunContext>,
     control: Arc<Control>,
+    gateway: Option<Arc<Gateway>>,
 ) -> crate::error::Result<Vec<ExperimentResult>> {
     let experiments_gate = Arc::new(Semaphore::new(
         plan.concurrency.unwrap_or(Semaphore::MAX_PERMITS),
@@ -122,17 +133,20 @@ async fn run_all(
                 .cloned()
                 .collect();
             let gate = experiments_gate.clone();
-            let ctx = ctx.clone();
+            let shared = Shared {
+                suite: plan.suite.clone(),
+                ctx: ctx.clone(),
+                control: control.clone(),
+                gateway: gateway.clone(),
+            };
             let contender = contender.clone();
-            let suite = plan.suite.clone();
             let p = plan.parallelism;
             let primary = primary.clone();
             let idx = index;
-            let control = control.clone();
             index += 1;
             handles.push(tokio::spawn(async move {
                 let _permit = gate.acquire_owned().await.ok();
-                let results = run_experiment(idx, &contender, cases, p, &suite, ctx, control).await;
+                let results = run_experiment(idx, &contender, cases, p, shared).await;
                 aggregate(contender.info.clone(), dataset, &primary, results, p)
             }));
         }
@@ -147,16 +161,30 @@ async fn run_all(
     Ok(out)
 }
 
+/// What every experiment of a run shares.
+struct Shared {
+    suite: Arc<crate::suite::Suite>,
+    ctx: Arc<RunContext>,
+    control: Arc<Control>,
+    gateway: Option<Arc<Gateway>>,
+}
+
 async fn run_experiment(
     idx: usize,
     contender: &Contender,
     cases: Vec<Case>,
     parallelism: usize,
-    suite: &Arc<crate::suite::Suite>,
-    ctx: Arc<RunContext>,
-    control: Arc<Control>,
+    shared: Shared,
 ) -> Vec<CaseResult> {
+    let Shared {
+        suite,
+        ctx,
+        control,
+        gateway,
+    } = shared;
     let gate = Arc::new(Semaphore::new(parallelism));
+    // An exec adapter's workers for this experiment: at most `-p`, reused case after case.
+    let exec = gateway.map(|g| (g, Arc::new(Pool::default())));
     let mut handles = Vec::with_capacity(cases.len());
     for case in cases {
         let gate = gate.clone();
@@ -164,13 +192,15 @@ async fn run_experiment(
         let contender = contender.clone();
         let suite = suite.clone();
         let control = control.clone();
+        let exec = exec.clone();
         handles.push(tokio::spawn(async move {
             let _permit = gate.acquire_owned().await.ok();
             if !control.may_start().await {
                 return None;
             }
+            let exec = exec.as_ref().map(|(g, p)| (g.as_ref(), p.as_ref()));
             let r = tokio::select! {
-                r = run_case(&contender, &case, &suite, &ctx) => r,
+                r = run_case(&contender, &case, &suite, &ctx, exec) => r,
                 _ = control.cancelled() => return None,
             };
             if let Some(cb) = &ctx.on_case {
@@ -198,6 +228,7 @@ pub async fn run_case(
     case: &Case,
     suite: &crate::suite::Suite,
     ctx: &RunContext,
+    exec: Option<(&Gateway, &Pool)>,
 ) -> CaseResult {
     let thresholds = suite.thresholds(case);
     let mut result = CaseResult {
@@ -219,7 +250,25 @@ pub async fn run_case(
         tags: case.tags.clone(),
         weight: case.weight,
     };
-    let request = match ctx.adapter.prepare(case) {
+    let prompt = match (ctx.adapter.as_ref(), exec) {
+        (Adapter::Prompt(p), _) => p,
+        (Adapter::Exec(adapter), Some((gateway, pool))) => {
+            match run_exec(contender, case, suite, ctx, adapter, gateway, pool).await {
+                Ok((reply, latency_s)) => {
+                    result.latency_s = Some(latency_s);
+                    result.duration_s = latency_s;
+                    score_into(&mut result, case, &reply, &thresholds, ctx.scorer.as_ref());
+                }
+                Err(e) => result.error = Some(e),
+            }
+            return result;
+        }
+        (Adapter::Exec(_), None) => {
+            result.error = Some("the exec adapter has no gateway in this run".into());
+            return result;
+        }
+    };
+    let request = match prompt.prepare(case) {
         Ok(r) => r,
         Err(e) => {
             result.error = Some(e);
@@ -236,20 +285,76 @@ pub async fn run_case(
     };
     result.latency_s = Some(completion.latency_s);
     result.duration_s = completion.latency_s;
-    let reply: Reply = ctx.adapter.parse(completion);
+    let reply: Reply = prompt.parse(completion);
     score_into(&mut result, case, &reply, &thresholds, ctx.scorer.as_ref());
     result
 }
 
-async fn call(
+/// One case through an exec adapter's worker: bind the worker's token to this case's
+/// contender and cassette session, hand it the case, read its answer. Returns the reply and
+/// the seconds spent in calls; `Err` is an error of the case (a crash, a transport failure
+/// or a cassette miss below the gateway).
+async fn run_exec(
     contender: &Contender,
     case: &Case,
-    request: &provider::ChatRequest,
     suite: &crate::suite::Suite,
     ctx: &RunContext,
-) -> Result<Completion, CallError> {
-    let key = cassette_key(contender, case);
-    let meta = SessionMeta {
+    adapter: &crate::adapter::ExecAdapter,
+    gateway: &Gateway,
+    pool: &Pool,
+) -> Result<(Reply, f64), String> {
+    let session = Arc::new(
+        ctx.transport
+            .session(
+                &cassette_key(contender, case),
+                session_meta(contender, case),
+            )
+            .map_err(|e| e.to_string())?,
+    );
+    let mut worker = pool.take(adapter, &gateway.base_url()).await?;
+    let spent = Arc::new(std::sync::Mutex::new(Spent::default()));
+    gateway.bind(
+        &worker.token,
+        Binding {
+            contender: contender.clone(),
+            session: session.clone(),
+            api_key: contender
+                .kind
+                .key_env()
+                .and_then(|k| ctx.keys.get(k))
+                .cloned(),
+            pricing: pricing(suite, contender).copied(),
+            spent: spent.clone(),
+        },
+    );
+    let answer = worker.ask(case, contender, adapter.case_timeout).await;
+    gateway.unbind(&worker.token);
+    if answer.is_ok() {
+        pool.put(worker).await;
+    }
+    let spent = spent
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    let finished = match Arc::try_unwrap(session) {
+        Ok(s) => s.finish().map(|_| ()).map_err(|e| e.to_string()),
+        Err(_) => Err("adapter: answered while one of its calls was still in flight".to_string()),
+    };
+    let mut reply = answer?;
+    if let Some(e) = spent.error {
+        return Err(e);
+    }
+    finished?;
+    if spent.calls > 0 {
+        // What the gateway measured (the recording's figures on replay), not what the
+        // adapter says it spent.
+        reply.usage = spent.usage;
+    }
+    Ok((reply, spent.latency_s))
+}
+
+fn session_meta(contender: &Contender, case: &Case) -> SessionMeta {
+    SessionMeta {
         case: case.key(),
         contender: contender.info.clone(),
         hint: format!(
@@ -259,19 +364,44 @@ async fn call(
             contender.id()
         ),
         route: route(contender),
-    };
-    let session = ctx.transport.session(&key, meta)?;
+    }
+}
+
+fn pricing<'a>(
+    suite: &'a crate::suite::Suite,
+    contender: &Contender,
+) -> Option<&'a crate::suite::config::Pricing> {
+    suite
+        .config
+        .pricing
+        .get(contender.id())
+        .or_else(|| suite.config.pricing.get(&contender.info.model))
+}
+
+async fn call(
+    contender: &Contender,
+    case: &Case,
+    request: &provider::ChatRequest,
+    suite: &crate::suite::Suite,
+    ctx: &RunContext,
+) -> Result<Completion, CallError> {
+    let session = ctx.transport.session(
+        &cassette_key(contender, case),
+        session_meta(contender, case),
+    )?;
     let api_key = contender
         .kind
         .key_env()
         .and_then(|k| ctx.keys.get(k))
         .map(String::as_str);
-    let pricing = suite
-        .config
-        .pricing
-        .get(contender.id())
-        .or_else(|| suite.config.pricing.get(&contender.info.model));
-    let completion = provider::complete(contender, request, api_key, pricing, &session).await;
+    let completion = provider::complete(
+        contender,
+        request,
+        api_key,
+        pricing(suite, contender),
+        &session,
+    )
+    .await;
     // Write the cassette even when the provider's answer was unusable: it is what happened.
     let finished = session.finish();
     let completion = completion?;

@@ -9,6 +9,7 @@ mod cassettes;
 mod comment;
 mod config_errors;
 mod discovery;
+mod exec;
 mod faults;
 mod gate;
 mod lineup;

@@ -1,0 +1,258 @@
+//! The exec adapter: your production prompt builder and parser, in any language.
+//!
+//! `evals` starts `command` (an argv list, never a shell string) as up to `-p` worker
+//! processes per experiment. A worker reads one JSON line per case on stdin,
+//! `{"id", "case": {"id", "dataset", "variant", "input", "metadata"}, "model": {"id",
+//! "provider", "effort", "temperature", "max_tokens"}}` (never the expected answer), and
+//! prints one JSON line back, `{"id", "output", "raw", "usage", "error"}`. It calls the model
+//! through the gateway (`OPENAI_BASE_URL`, with its own token as `OPENAI_API_KEY`). Its
+//! stderr goes to `log/adapter.<stamp>.log` beside `evals/`. A worker that exits, answers
+//! with something that is not the protocol, or takes too long is an error of that case (no
+//! score) and is replaced for the next case.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::Mutex;
+
+use crate::results::{Reply, Usage};
+use crate::suite::{Case, Contender, Suite};
+
+/// How to start workers.
+#[derive(Debug, Clone)]
+pub struct ExecAdapter {
+    pub command: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    /// Workers run here (the project folder), so relative paths in `command` work.
+    pub cwd: PathBuf,
+    /// Environment variables holding real keys: never handed to a worker.
+    pub withheld: Vec<String>,
+    /// Where workers' stderr goes.
+    pub log: PathBuf,
+    /// How long a worker may take over one case.
+    pub case_timeout: Duration,
+}
+
+impl ExecAdapter {
+    pub fn new(
+        suite: &Suite,
+        command: &[String],
+        env: &BTreeMap<String, String>,
+    ) -> crate::error::Result<ExecAdapter> {
+        if command.is_empty() || command[0].trim().is_empty() {
+            return Err(crate::error::Error::Config(format!(
+                "{}: adapter.command is empty: give the program and its arguments as a list, e.g. [python3, evals/adapter.py]",
+                suite.display_path
+            )));
+        }
+        let mut withheld: Vec<String> =
+            ["OPENROUTER_API_KEY", "OPENAI_API_KEY", "TYPESAFE_API_KEY"]
+                .map(String::from)
+                .to_vec();
+        withheld.extend(
+            suite
+                .config
+                .providers
+                .values()
+                .filter_map(|p| p.api_key_env.clone()),
+        );
+        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+        Ok(ExecAdapter {
+            command: command.to_vec(),
+            env: env.clone(),
+            cwd: suite.project_dir.clone(),
+            withheld,
+            log: suite
+                .project_dir
+                .join("log")
+                .join(format!("adapter.{stamp}.log")),
+            case_timeout: Duration::from_secs_f64(
+                suite.config.defaults.timeout.unwrap_or(120.0) * 5.0,
+            ),
+        })
+    }
+
+    fn spawn(&self, base_url: &str, token: &str) -> Result<Worker, String> {
+        let log = std::fs::create_dir_all(self.log.parent().unwrap_or(&self.cwd))
+            .and_then(|_| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&self.log)
+            })
+            .map(Stdio::from)
+            .unwrap_or_else(|_| Stdio::null());
+        let mut cmd = Command::new(&self.command[0]);
+        cmd.args(&self.command[1..])
+            .current_dir(&self.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .kill_on_drop(true);
+        for var in &self.withheld {
+            cmd.env_remove(var);
+        }
+        cmd.envs(&self.env)
+            .env("OPENAI_BASE_URL", base_url)
+            .env("EVALS_BASE_URL", base_url)
+            .env("OPENAI_API_KEY", token);
+        let mut child = cmd.spawn().map_err(|e| {
+            format!(
+                "adapter: cannot start {:?}: {e}; check adapter.command (it runs from {})",
+                self.command,
+                self.cwd.display()
+            )
+        })?;
+        let stdin = child.stdin.take().ok_or("adapter: no stdin")?;
+        let stdout = child.stdout.take().ok_or("adapter: no stdout")?;
+        Ok(Worker {
+            child,
+            stdin,
+            lines: BufReader::new(stdout).lines(),
+            token: token.to_string(),
+        })
+    }
+}
+
+/// One worker process and its gateway token.
+pub struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    pub token: String,
+}
+
+/// The idle workers of one experiment; at most `-p` exist, since at most `-p` cases run.
+pub struct Pool {
+    idle: Mutex<Vec<Worker>>,
+}
+
+impl Default for Pool {
+    fn default() -> Self {
+        Pool {
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl Pool {
+    /// An idle worker, or a new one.
+    pub async fn take(&self, adapter: &ExecAdapter, base_url: &str) -> Result<Worker, String> {
+        if let Some(w) = self.idle.lock().await.pop() {
+            return Ok(w);
+        }
+        let token = format!("evals-{}", uuid::Uuid::now_v7().simple());
+        adapter.spawn(base_url, &token)
+    }
+
+    /// Back to the pool after a clean answer (a broken worker is dropped, which kills it).
+    pub async fn put(&self, w: Worker) {
+        self.idle.lock().await.push(w);
+    }
+}
+
+/// What a worker prints for a case.
+#[derive(Debug, Deserialize)]
+struct Answer {
+    id: Value,
+    #[serde(default)]
+    output: Option<Value>,
+    #[serde(default)]
+    raw: Option<String>,
+    #[serde(default)]
+    usage: Option<Usage>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+/// The line a worker reads for a case: never the expected answer.
+pub fn request_line(case: &Case, contender: &Contender) -> String {
+    json!({
+        "id": case.key(),
+        "case": {
+            "id": case.id,
+            "dataset": case.dataset,
+            "variant": case.variant,
+            "input": case.input.to_value(),
+            "metadata": case.metadata,
+        },
+        "model": {
+            "id": contender.info.id,
+            "provider": contender.info.provider,
+            "effort": contender.info.effort,
+            "temperature": contender.temperature,
+            "max_tokens": contender.info.max_tokens,
+        },
+    })
+    .to_string()
+}
+
+impl Worker {
+    /// Sends a case and reads the answer. `Err` is a crashed or broken worker: an error of
+    /// the case. An answer with `error` is the model's failure (scored 0).
+    pub async fn ask(
+        &mut self,
+        case: &Case,
+        contender: &Contender,
+        timeout: Duration,
+    ) -> Result<Reply, String> {
+        let line = request_line(case, contender);
+        let write = async {
+            self.stdin.write_all(line.as_bytes()).await?;
+            self.stdin.write_all(b"\n").await?;
+            self.stdin.flush().await
+        };
+        if let Err(e) = write.await {
+            return Err(self
+                .crashed(&format!("could not write the case to the adapter: {e}"))
+                .await);
+        }
+        let read = tokio::time::timeout(timeout, self.lines.next_line()).await;
+        let text = match read {
+            Err(_) => {
+                return Err(format!(
+                    "adapter: no answer within {}s; it was stopped (see the adapter log)",
+                    timeout.as_secs()
+                ));
+            }
+            Ok(Err(e)) => {
+                return Err(self
+                    .crashed(&format!("could not read the adapter's answer: {e}"))
+                    .await);
+            }
+            Ok(Ok(None)) => return Err(self.crashed("the adapter closed its output").await),
+            Ok(Ok(Some(t))) => t,
+        };
+        let answer: Answer = serde_json::from_str(&text).map_err(|e| {
+            let shown: String = text.chars().take(120).collect();
+            format!("adapter: its answer is not the protocol's JSON line ({e}): {shown}")
+        })?;
+        let wanted = case.key();
+        if answer.id.as_str() != Some(wanted.as_str()) {
+            return Err(format!(
+                "adapter: answered id {} for case {wanted}",
+                answer.id
+            ));
+        }
+        Ok(Reply {
+            output: answer.output,
+            raw: answer.raw,
+            error: answer.error,
+            usage: answer.usage.unwrap_or_default(),
+        })
+    }
+
+    async fn crashed(&mut self, what: &str) -> String {
+        let status = match tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await {
+            Ok(Ok(s)) => format!(" ({s})"),
+            _ => String::new(),
+        };
+        format!("adapter crashed: {what}{status}; see the adapter log")
+    }
+}

@@ -1,0 +1,200 @@
+//! The gateway: an OpenAI-compatible endpoint `evals` serves on 127.0.0.1 for exec adapters.
+//!
+//! Each worker process gets its own token as `OPENAI_API_KEY`; while a worker is on a case,
+//! its token is bound to that case's contender and cassette session. A call is rewritten
+//! with the contender's model (and its effort, temperature and max tokens, where set) and
+//! sent to the contender's real provider, with the real key, through the cassette layer: an
+//! exec adapter's calls are recorded and replayed like any other. Unknown tokens are refused.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{Value, json};
+
+use crate::cassette::{CallError, Session};
+use crate::results::Usage;
+use crate::suite::config::Pricing;
+use crate::suite::{Contender, ProviderKind};
+
+/// What a token is bound to while its worker is on a case.
+pub struct Binding {
+    pub contender: Contender,
+    pub session: Arc<Session>,
+    pub api_key: Option<String>,
+    pub pricing: Option<Pricing>,
+    /// Usage and call latency summed over the case's calls.
+    pub spent: Arc<Mutex<Spent>>,
+}
+
+/// What a case's calls through the gateway cost.
+#[derive(Debug, Clone, Default)]
+pub struct Spent {
+    pub usage: Usage,
+    pub latency_s: f64,
+    pub calls: usize,
+    /// The first call that failed below the gateway (transport, cassette miss): the case's
+    /// error, whatever the adapter makes of the failed call.
+    pub error: Option<String>,
+}
+
+#[derive(Default)]
+struct Bindings {
+    by_token: Mutex<HashMap<String, Arc<Binding>>>,
+}
+
+/// A running gateway; dropped with the run's runtime.
+pub struct Gateway {
+    pub addr: SocketAddr,
+    bindings: Arc<Bindings>,
+}
+
+impl Gateway {
+    /// Serves on an ephemeral port of 127.0.0.1 (loopback only).
+    pub async fn start() -> std::io::Result<Gateway> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let bindings = Arc::new(Bindings::default());
+        let app = Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .route("/chat/completions", post(chat))
+            .with_state(bindings.clone());
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(Gateway { addr, bindings })
+    }
+
+    /// `http://127.0.0.1:PORT/v1`, handed to workers as `OPENAI_BASE_URL`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn bind(&self, token: &str, binding: Binding) {
+        let mut map = self
+            .bindings
+            .by_token
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.insert(token.to_string(), Arc::new(binding));
+    }
+
+    pub fn unbind(&self, token: &str) {
+        let mut map = self
+            .bindings
+            .by_token
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.remove(token);
+    }
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        axum::Json(json!({"error": {"message": message, "type": "evals_gateway"}})),
+    )
+        .into_response()
+}
+
+async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: String) -> Response {
+    let token = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    let binding = {
+        let map = bindings
+            .by_token
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.get(token).cloned()
+    };
+    let Some(b) = binding else {
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "unknown token: use the OPENAI_API_KEY evals gave this worker, while it is on a case",
+        );
+    };
+    let Ok(request) = serde_json::from_str::<Value>(&body) else {
+        return error(StatusCode::BAD_REQUEST, "the body is not JSON");
+    };
+    let result = match &b.contender.kind {
+        ProviderKind::Fake => Ok(fake_response(&b.contender, &request)),
+        ProviderKind::TypeSafe => Err(CallError::Transport(format!(
+            "{}: the typesafe provider cannot send requests yet",
+            b.contender.id()
+        ))),
+        _ => {
+            let req = crate::provider::forward_request(&b.contender, request, b.api_key.as_deref());
+            b.session.send(req).await
+        }
+    };
+    let mut spent = b
+        .spent
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    spent.calls += 1;
+    match result {
+        Ok(resp) => {
+            spent.latency_s += resp.latency.as_secs_f64();
+            let mut usage = crate::provider::usage_of(&resp.body);
+            if usage.cost_usd.is_none() {
+                usage.cost_usd = crate::provider::price(&usage, b.pricing.as_ref());
+            }
+            spent.usage.add(&usage);
+            let status = StatusCode::from_u16(resp.status).unwrap_or(StatusCode::BAD_GATEWAY);
+            (status, axum::Json(resp.body)).into_response()
+        }
+        Err(e) => {
+            let message = e.to_string();
+            spent.error.get_or_insert_with(|| message.clone());
+            error(StatusCode::BAD_GATEWAY, &message)
+        }
+    }
+}
+
+/// The fake provider behind the gateway: the same deterministic answers, OpenAI-shaped.
+fn fake_response(contender: &Contender, request: &Value) -> crate::cassette::HttpResponse {
+    let messages = request
+        .get("messages")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let text_of = |role: &str| {
+        messages
+            .iter()
+            .rev()
+            .find(|m| m.get("role").and_then(Value::as_str) == Some(role))
+            .and_then(|m| m.get("content").and_then(Value::as_str))
+            .map(str::to_string)
+    };
+    let completion = crate::provider::fake_complete(
+        contender,
+        &crate::provider::ChatRequest {
+            system: text_of("system"),
+            user: text_of("user").unwrap_or_default(),
+            json: false,
+        },
+    );
+    crate::cassette::HttpResponse {
+        status: 200,
+        headers: vec![],
+        body: json!({
+            "object": "chat.completion",
+            "model": contender.info.model,
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": completion.text}}],
+            "usage": {
+                "prompt_tokens": completion.usage.input_tokens,
+                "completion_tokens": completion.usage.output_tokens,
+                "cost": completion.usage.cost_usd,
+            },
+        }),
+        latency: std::time::Duration::ZERO,
+    }
+}
