@@ -149,7 +149,29 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
             }
             spent.usage.add(&usage);
             let status = StatusCode::from_u16(resp.status).unwrap_or(StatusCode::BAD_GATEWAY);
-            (status, axum::Json(resp.body)).into_response()
+            let content_type = resp
+                .headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+                .map(|(_, v)| v.clone());
+            match resp.body {
+                // A body that was not JSON (server-sent events of a `stream: true` call, or
+                // text) goes back as it came, with its content type.
+                Value::String(text)
+                    if content_type.as_deref().is_some_and(|t| !t.contains("json")) =>
+                {
+                    (
+                        status,
+                        [(
+                            axum::http::header::CONTENT_TYPE,
+                            content_type.unwrap_or_default(),
+                        )],
+                        text,
+                    )
+                        .into_response()
+                }
+                body => (status, axum::Json(body)).into_response(),
+            }
         }
         Err(e) => {
             let message = e.to_string();

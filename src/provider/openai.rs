@@ -165,13 +165,43 @@ pub fn forward_request(c: &Contender, mut body: Value, key: Option<&str>) -> Htt
     }
 }
 
-/// Tokens and cost from an OpenAI-shaped response body.
+/// Tokens and cost from an OpenAI-shaped response body, or from the last event that carries
+/// `usage` in a server-sent-events body (`stream: true`).
 pub fn usage_of(body: &Value) -> Usage {
+    if let Value::String(text) = body {
+        let last = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .filter(|v| v.get("usage").is_some_and(|u| !u.is_null()))
+            .last();
+        return last.map(|v| usage_of(&v)).unwrap_or_default();
+    }
     let u = body.get("usage");
     let num = |k: &str| u.and_then(|u| u.get(k)).and_then(Value::as_u64);
     Usage {
         input_tokens: num("prompt_tokens").or_else(|| num("input_tokens")),
         output_tokens: num("completion_tokens").or_else(|| num("output_tokens")),
         cost_usd: u.and_then(|u| u.get("cost")).and_then(Value::as_f64),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_is_read_from_a_body_or_from_the_last_stream_event_with_usage() {
+        let body =
+            serde_json::json!({"usage": {"prompt_tokens": 5, "completion_tokens": 2, "cost": 0.5}});
+        assert_eq!(usage_of(&body).input_tokens, Some(5));
+        let sse = Value::String(
+            "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":4}}\n\ndata: [DONE]\n".into(),
+        );
+        let u = usage_of(&sse);
+        assert_eq!(
+            (u.input_tokens, u.output_tokens, u.cost_usd),
+            (Some(9), Some(4), None)
+        );
     }
 }
