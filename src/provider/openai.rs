@@ -171,10 +171,10 @@ pub fn usage_of(body: &Value) -> Usage {
     if let Value::String(text) = body {
         let last = text
             .lines()
+            .rev()
             .filter_map(|l| l.strip_prefix("data:"))
             .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-            .filter(|v| v.get("usage").is_some_and(|u| !u.is_null()))
-            .last();
+            .find(|v| v.get("usage").is_some_and(|u| !u.is_null()));
         return last.map(|v| usage_of(&v)).unwrap_or_default();
     }
     let u = body.get("usage");
