@@ -51,6 +51,21 @@ impl ExecAdapter {
                 suite.display_path
             )));
         }
+        let program = &command[0];
+        let found = if program.contains('/') {
+            suite.project_dir.join(program).is_file()
+        } else {
+            std::env::var_os("PATH")
+                .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
+                .unwrap_or(false)
+        };
+        if !found {
+            return Err(crate::error::Error::Config(format!(
+                "{}: adapter.command: '{program}' is not a program here (not on PATH, nor a file relative to {}); install it or fix the path",
+                suite.display_path,
+                suite.project_dir.display()
+            )));
+        }
         let mut withheld: Vec<String> =
             ["OPENROUTER_API_KEY", "OPENAI_API_KEY", "TYPESAFE_API_KEY"]
                 .map(String::from)

@@ -221,3 +221,16 @@ fn an_exec_adapter_runs_offline_with_the_fake_model() {
         .ok();
     assert_eq!(d.cell("fake/echo", "field_accuracy"), "100.0%");
 }
+
+#[test]
+fn a_missing_adapter_program_is_a_config_error_before_anything_runs() {
+    let p = suite("http://127.0.0.1:9", &["red"]);
+    let config = p.read("evals/.llm-evals.config.yml").replace(
+        "[python3, evals/adapter.py]",
+        "[no-such-program-xyz, adapter.py]",
+    );
+    p.write("evals/.llm-evals.config.yml", &config);
+    p.evals(&["compare", "--no-autosave"]).code(2).stderr_has(
+        "evals/.llm-evals.config.yml: adapter.command: 'no-such-program-xyz' is not a program here",
+    );
+}
