@@ -143,6 +143,20 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
     match result {
         Ok(resp) => {
             spent.latency_s += resp.latency.as_secs_f64();
+            if !(200..300).contains(&resp.status) {
+                // A rejected key, a bad request, an exhausted rate limit: a failure of the
+                // call, not an answer of the model. The case errors, whatever the adapter
+                // makes of it (the adapter still gets the response, as it would in production).
+                let detail = resp
+                    .body
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| resp.body.to_string().chars().take(200).collect());
+                spent.error.get_or_insert_with(|| {
+                    format!("{}: HTTP {}: {detail}", b.contender.id(), resp.status)
+                });
+            }
             let mut usage = crate::provider::usage_of(&resp.body);
             if usage.cost_usd.is_none() {
                 usage.cost_usd = crate::provider::price(&usage, b.pricing.as_ref());

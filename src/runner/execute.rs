@@ -254,8 +254,9 @@ pub async fn run_case(
         (Adapter::Prompt(p), _) => p,
         (Adapter::Exec(adapter), Some((gateway, pool))) => {
             match run_exec(contender, case, suite, ctx, adapter, gateway, pool).await {
-                Ok((reply, latency_s)) => {
-                    result.latency_s = Some(latency_s);
+                Ok((reply, latency_s, calls)) => {
+                    // A case that made no call has no latency (it is not a 0 s call).
+                    result.latency_s = (calls > 0).then_some(latency_s);
                     result.duration_s = latency_s;
                     score_into(&mut result, case, &reply, &thresholds, ctx.scorer.as_ref());
                 }
@@ -302,7 +303,7 @@ async fn run_exec(
     adapter: &crate::adapter::ExecAdapter,
     gateway: &Gateway,
     pool: &Pool,
-) -> Result<(Reply, f64), String> {
+) -> Result<(Reply, f64, usize), String> {
     let session = Arc::new(
         ctx.transport
             .session(
@@ -350,7 +351,7 @@ async fn run_exec(
         // adapter says it spent.
         reply.usage = spent.usage;
     }
-    Ok((reply, spent.latency_s))
+    Ok((reply, spent.latency_s, spent.calls))
 }
 
 fn session_meta(contender: &Contender, case: &Case) -> SessionMeta {

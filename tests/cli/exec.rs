@@ -55,6 +55,10 @@ impl Respond for Answer {
             .as_str()
             .unwrap_or("")
             .to_string();
+        if q == "reject" {
+            return ResponseTemplate::new(401)
+                .set_body_json(json!({"error": {"message": "bad key"}}));
+        }
         let content = if q == "prose" {
             "Sure! It is blue.".to_string()
         } else {
@@ -116,7 +120,7 @@ fn an_exec_adapter_calls_through_the_gateway_recorded_then_replayed() {
         .code(1);
     d.stderr_has("1 cases errored");
     let requests = rt.block_on(server.received_requests()).unwrap();
-    // red, green, prose and forge's... no: forge never reaches the provider (unknown token).
+    // forge never reaches the provider (unknown token), crash never calls.
     assert_eq!(requests.len(), 3, "red, green and prose reach the provider");
     for r in &requests {
         let body: Value = serde_json::from_slice(&r.body).unwrap();
@@ -233,4 +237,28 @@ fn a_missing_adapter_program_is_a_config_error_before_anything_runs() {
     p.evals(&["compare", "--no-autosave"]).code(2).stderr_has(
         "evals/.llm-evals.config.yml: adapter.command: 'no-such-program-xyz' is not a program here",
     );
+}
+
+#[test]
+fn a_call_the_provider_rejects_errors_the_case_whatever_the_adapter_makes_of_it() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt.block_on(MockServer::start());
+    rt.block_on(
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(Answer)
+            .mount(&server),
+    );
+    let p = suite(&server.uri(), &["reject", "red"]);
+    let d = p
+        .evals(&["run", "--cassettes", "live", "--no-autosave"])
+        .env("LOCAL_KEY", "local-secret-key-123456")
+        .code(1);
+    // The adapter turned the 401 into an answer ("status 401"); it is still an error.
+    d.stdout_has("reject error: local/m1: HTTP 401: bad key");
+    assert_eq!(d.cell("local/m1", "errors"), "1");
+    assert_eq!(d.cell("local/m1", "field_accuracy"), "100.0%");
 }
