@@ -51,7 +51,19 @@ impl CassetteKey {
 }
 
 /// Keeps `[A-Za-z0-9._-]`, replaces anything else with `_`; never empty, never `.` or `..`.
+/// A part that had to change gets a short hash of the original, so two names that clean
+/// to the same text (`a b`, `a_b`) never share a file.
 pub(crate) fn sanitize_part(part: &str) -> String {
+    let clean = clean_part(part);
+    if clean == part {
+        return clean;
+    }
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(part.as_bytes());
+    format!("{clean}-{}", &hex::encode(digest)[..8])
+}
+
+fn clean_part(part: &str) -> String {
     let clean: String = part
         .chars()
         .map(|c| {
@@ -144,9 +156,14 @@ mod tests {
             key("vague/003").relative_path(),
             PathBuf::from("openrouter/openai__gpt-4o-mini/default/toy/vague/003.json")
         );
+        // A name that had to change carries a hash of the original: no two share a file.
         assert_eq!(
             key("refund window").relative_path(),
-            PathBuf::from("openrouter/openai__gpt-4o-mini/default/toy/refund_window.json")
+            PathBuf::from("openrouter/openai__gpt-4o-mini/default/toy/refund_window-15b168a5.json")
+        );
+        assert_ne!(
+            key("refund window").relative_path(),
+            key("refund_window").relative_path()
         );
     }
 
@@ -168,7 +185,9 @@ mod tests {
         }
         assert_eq!(
             key("../../etc").relative_path(),
-            PathBuf::from("openrouter/openai__gpt-4o-mini/default/toy/__/__/etc.json")
+            PathBuf::from(
+                "openrouter/openai__gpt-4o-mini/default/toy/__-5ec1f7e7/__-5ec1f7e7/etc.json"
+            )
         );
         let mut k = key("x");
         k.provider = "..".into();
@@ -183,10 +202,14 @@ mod tests {
     }
 
     #[test]
-    fn sanitize_keeps_safe_names_as_they_are() {
+    fn sanitize_keeps_safe_names_as_they_are_and_marks_changed_ones() {
         assert_eq!(sanitize_part("gpt-4.1_mini"), "gpt-4.1_mini");
-        assert_eq!(sanitize_part("llama3.2:latest"), "llama3.2_latest");
-        assert_eq!(sanitize_part("..."), "___");
+        assert_eq!(sanitize_part("llama3.2:latest"), "llama3.2_latest-17177962");
+        assert_ne!(
+            sanitize_part("llama3.2:latest"),
+            sanitize_part("llama3.2_latest")
+        );
+        assert!(sanitize_part("...").starts_with("___-"));
     }
 
     #[test]

@@ -360,9 +360,9 @@ fn session_meta(contender: &Contender, case: &Case) -> SessionMeta {
         contender: contender.info.clone(),
         hint: format!(
             "run `evals record -d {} -c {} -m {}` to record it",
-            case.dataset,
-            case.id,
-            contender.id()
+            shell_word(&case.dataset),
+            shell_word(&case.id),
+            shell_word(contender.id())
         ),
         route: route(contender),
     }
@@ -490,5 +490,30 @@ pub fn route(contender: &Contender) -> Route {
                 per_minute: rl.per_minute,
             })
             .collect(),
+    }
+}
+
+/// A word a shell reads back as itself: as it is when it is plain, else single-quoted.
+fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | ':' | '@' | '+' | ',')
+        });
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_word;
+
+    #[test]
+    fn hints_quote_what_a_shell_would_split() {
+        assert_eq!(shell_word("vague/003"), "vague/003");
+        assert_eq!(shell_word("a b"), "'a b'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
     }
 }
