@@ -110,6 +110,9 @@ impl ExecAdapter {
             .stdout(Stdio::piped())
             .stderr(log)
             .kill_on_drop(true);
+        // Its own process group, so everything it starts can be stopped with it.
+        #[cfg(unix)]
+        cmd.process_group(0);
         for var in &self.withheld {
             cmd.env_remove(var);
         }
@@ -206,6 +209,21 @@ pub fn request_line(case: &Case, contender: &Contender) -> String {
         },
     })
     .to_string()
+}
+
+impl Drop for Worker {
+    /// Stops the worker and everything it started (its process group): at the end of an
+    /// experiment, after a crash or a timeout, and on Ctrl-C.
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.child.id().and_then(|p| i32::try_from(p).ok()) {
+            // SAFETY: kill(2) with a negative pid signals that process group; it has no
+            // memory effects. The group is the worker's own (process_group(0) at spawn).
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
 }
 
 impl Worker {

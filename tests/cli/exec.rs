@@ -262,3 +262,59 @@ fn a_call_the_provider_rejects_errors_the_case_whatever_the_adapter_makes_of_it(
     assert_eq!(d.cell("local/m1", "errors"), "1");
     assert_eq!(d.cell("local/m1", "field_accuracy"), "100.0%");
 }
+
+#[test]
+fn ctrl_c_stops_workers_started_through_a_wrapper() {
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            "request_types: [prompt]\nadapter: { kind: exec, command: [sh, evals/run.sh] }\nscorer: { kind: assertions }\nfake: { models: [echo] }\n",
+        )
+        // The wrapper does not `exec`: the real worker is its child.
+        .file("evals/run.sh", "python3 evals/slow.py\n")
+        .file(
+            "evals/slow.py",
+            "import os, sys, time\nopen('evals/worker.pid', 'w').write(str(os.getpid()))\nfor line in sys.stdin:\n    time.sleep(60)\n",
+        )
+        .file("evals/datasets/d/cases.jsonl", "{\"id\": \"a\", \"input\": \"x\", \"expect\": {\"min_chars\": 1}}\n");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_evals"))
+        .args(["run", "--no-autosave"])
+        .current_dir(p.path())
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid_file = p.path().join("evals/worker.pid");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !pid_file.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let worker = p.read("evals/worker.pid");
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The worker (a grandchild of evals) is gone too.
+    let mut alive = true;
+    for _ in 0..50 {
+        // Gone, or a zombie waiting for init to reap it (it runs no more).
+        alive = std::fs::read_to_string(format!("/proc/{}/stat", worker.trim()))
+            .map(|stat| !stat.contains(") Z "))
+            .unwrap_or(false);
+        if !alive {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(!alive, "worker {worker} outlived evals");
+}
