@@ -26,6 +26,14 @@ fn no_suite() -> crate::error::Error {
 fn scan(suite: Option<&Suite>, paths: &[PathBuf], out: &Out) -> Result<i32> {
     let roots: Vec<PathBuf> = if paths.is_empty() {
         match suite {
+            // No cassettes yet (a new suite, fake models only): nothing to hold a secret.
+            Some(s) if !s.cassette_dir().exists() => {
+                out.note(&format!(
+                    "no cassettes yet in {}: nothing to scan",
+                    discovery::display_path(&s.cassette_dir(), &s.cwd)
+                ));
+                return Ok(exit::OK);
+            }
             Some(s) => vec![s.cassette_dir()],
             None => return Err(no_suite()),
         }
@@ -50,7 +58,19 @@ fn scan(suite: Option<&Suite>, paths: &[PathBuf], out: &Out) -> Result<i32> {
     };
     let findings = scan_paths(&roots, &secrets);
     let cwd = std::env::current_dir().unwrap_or_default();
-    let files: BTreeSet<&PathBuf> = findings.iter().map(|f| &f.path).collect();
+    // A file that could not be read is not a secret; it is reported apart.
+    let unreadable =
+        |f: &&crate::cassette::Finding| f.line == 0 && f.kind.starts_with("cannot read");
+    let files: BTreeSet<&PathBuf> = findings
+        .iter()
+        .filter(|f| !unreadable(f))
+        .map(|f| &f.path)
+        .collect();
+    let unread: BTreeSet<&PathBuf> = findings
+        .iter()
+        .filter(unreadable)
+        .map(|f| &f.path)
+        .collect();
     for f in &findings {
         out.line(&format!(
             "{}:{}: {}",
@@ -67,10 +87,18 @@ fn scan(suite: Option<&Suite>, paths: &[PathBuf], out: &Out) -> Result<i32> {
         out.note(&format!("no secrets found in {}", shown.join(", ")));
         Ok(exit::OK)
     } else {
-        out.note(&format!(
-            "{} files hold a secret: remove it, rotate the key, and re-record with a `cassettes.redact` pattern if needed",
-            files.len()
-        ));
+        if !files.is_empty() {
+            out.note(&format!(
+                "{} files hold a secret: remove it, rotate the key, and re-record with a `cassettes.redact` pattern if needed",
+                files.len()
+            ));
+        }
+        if !unread.is_empty() {
+            out.note(&format!(
+                "{} files could not be read, so they were not checked; fix their permissions and scan again",
+                unread.len()
+            ));
+        }
         Ok(exit::FAILED)
     }
 }
@@ -112,7 +140,8 @@ fn entries(suite: &Suite) -> Result<(Vec<Entry>, Vec<PathBuf>)> {
                         "recorded"
                     }
                     Some(_) => "stale",
-                    None => "recorded",
+                    // An exec adapter's requests cannot be predicted without running it.
+                    None => "unchecked",
                 }
             };
             rows.push(Entry {
@@ -157,10 +186,16 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
     out.line(&t.to_string());
     let count = |s: &str| rows.iter().filter(|r| r.status == s).count();
     let (missing, stale) = (count("missing"), count("stale"));
+    let unchecked = count("unchecked");
     out.line(&format!(
-        "{} recorded, {missing} missing, {stale} stale, {} unused",
+        "{} recorded, {missing} missing, {stale} stale, {} unused{}",
         count("recorded"),
-        unused.len()
+        unused.len(),
+        if unchecked > 0 {
+            format!(", {unchecked} unchecked (an exec adapter's requests are only known by running it: `evals run --cassettes replay` finds the stale ones)")
+        } else {
+            String::new()
+        }
     ));
     if missing + stale > 0 {
         out.note("run `evals record` (with -c/-m to pick cases and models) to record what is missing or stale");

@@ -318,3 +318,24 @@ fn ctrl_c_stops_workers_started_through_a_wrapper() {
     }
     assert!(!alive, "worker {worker} outlived evals");
 }
+
+#[test]
+fn cassette_status_says_it_cannot_check_an_exec_adapters_requests() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt.block_on(MockServer::start());
+    rt.block_on(
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(Answer)
+            .mount(&server),
+    );
+    let p = suite(&server.uri(), &["red"]);
+    p.evals(&["record", "--no-autosave"])
+        .env("LOCAL_KEY", "local-secret-key-123456")
+        .ok();
+    let d = p.evals(&["cassettes", "status"]).ok();
+    d.stdout_has("0 recorded, 0 missing, 0 stale, 0 unused, 1 unchecked");
+}

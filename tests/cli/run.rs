@@ -246,3 +246,12 @@ fn a_case_the_scorer_cannot_judge_refuses_the_run() {
     d.stderr_has("evals/datasets/d/cases.jsonl:2: ");
     d.stderr_has("did you mean 'contains'?");
 }
+
+#[test]
+fn a_new_suite_scans_clean_before_it_has_cassettes() {
+    let p = Project::new();
+    p.evals(&["init"]).ok();
+    p.evals(&["cassettes", "scan"])
+        .ok()
+        .stderr_has("no cassettes yet in evals/cassettes: nothing to scan");
+}
