@@ -137,6 +137,12 @@ pub struct RunArgs {
     /// Do not save a JSON snapshot of the run.
     #[arg(long)]
     pub no_autosave: bool,
+    /// Totals after the per-dataset tables: overall, per case variant across datasets, or both.
+    #[arg(long, value_enum, default_value_t = TotalsArg::Overall)]
+    pub totals: TotalsArg,
+    /// Accepted for llm-evals compatibility: results always stay local (no remote tracker).
+    #[arg(long)]
+    pub local: bool,
     /// Keep going when 100 calls in a row fail, without asking.
     #[arg(short = 'y', long)]
     pub yes: bool,
@@ -146,6 +152,24 @@ pub struct RunArgs {
     /// Record the run under this branch instead of the one git or CI reports.
     #[arg(long = "branch", value_name = "NAME")]
     pub branch: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum TotalsArg {
+    #[default]
+    Overall,
+    Variant,
+    Both,
+}
+
+impl From<TotalsArg> for crate::report::terminal::Totals {
+    fn from(t: TotalsArg) -> Self {
+        match t {
+            TotalsArg::Overall => Self::Overall,
+            TotalsArg::Variant => Self::Variant,
+            TotalsArg::Both => Self::Both,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -259,6 +283,9 @@ pub enum ReportFormat {
 pub struct RenderArgs {
     /// A JSON snapshot written by run/compare.
     pub file: PathBuf,
+    /// Totals after the per-dataset tables: overall, per case variant, or both.
+    #[arg(long, value_enum, default_value_t = TotalsArg::Overall)]
+    pub totals: TotalsArg,
     #[arg(long, value_enum, default_value_t = Format::Tui)]
     pub format: Format,
     #[arg(short = 'o', long = "output", value_name = "FILE")]

@@ -93,7 +93,11 @@ pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
     run.comparison = Some(comparison);
 
     write_reports(a, &run, out);
-    super::run::emit(&run, a.run.format, a.run.output.as_deref(), false, out)?;
+    let view = super::run::View {
+        breakdown: false,
+        totals: a.run.totals,
+    };
+    super::run::emit(&run, a.run.format, a.run.output.as_deref(), view, out)?;
     print_verdict(&run, out);
     Ok(match run.run.status.as_str() {
         "interrupted" => exit::INTERRUPTED,

@@ -32,7 +32,11 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
             if matches!(display, Some(Display::Browser | Display::Both)) {
                 out.warn("results.display: this evals has no browser report yet; showing the terminal leaderboard");
             }
-            emit(&run, a.format, a.output.as_deref(), command == "run", out)?;
+            let view = View {
+                breakdown: command == "run",
+                totals: a.totals,
+            };
+            emit(&run, a.format, a.output.as_deref(), view, out)?;
         }
     }
     if run.total_errors() > 0 {
@@ -228,12 +232,20 @@ pub fn execute(
     Ok((run, plan))
 }
 
+/// How the terminal report looks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct View {
+    /// The per-case breakdown first (`run`).
+    pub breakdown: bool,
+    pub totals: super::args::TotalsArg,
+}
+
 /// Writes the report to stdout or `-o FILE`.
 pub fn emit(
     run: &RunResult,
     format: Format,
     output: Option<&Path>,
-    breakdown: bool,
+    view: View,
     out: &Out,
 ) -> Result<()> {
     let text = match format {
@@ -241,7 +253,8 @@ pub fn emit(
         Format::Html => crate::report::html::Html.render(run),
         Format::Tui => Terminal {
             color: output.is_none() && out.color(),
-            breakdown,
+            breakdown: view.breakdown,
+            totals: view.totals.into(),
         }
         .render(run),
     };

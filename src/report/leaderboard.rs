@@ -100,6 +100,60 @@ fn rank(
     }
 }
 
+/// One table per case variant (`complete`, `vague`, ...), each contender's cases of that
+/// variant taken together across datasets (`--totals variant`).
+pub fn variant_standings(run: &RunResult) -> Vec<Standings> {
+    let primary = run
+        .primary_metric()
+        .map(|m| m.name.clone())
+        .unwrap_or_default();
+    let workers = run
+        .run
+        .settings
+        .get("parallelism")
+        .and_then(|p| p.as_u64())
+        .unwrap_or(1) as usize;
+    let mut variants: Vec<String> = run
+        .experiments
+        .iter()
+        .flat_map(|e| e.cases.iter().map(|c| c.variant.clone()))
+        .collect();
+    variants.sort();
+    variants.dedup();
+    variants
+        .into_iter()
+        .map(|v| {
+            let mut groups: Vec<(
+                crate::results::ContenderInfo,
+                Vec<crate::results::CaseResult>,
+            )> = Vec::new();
+            for e in &run.experiments {
+                let cases = e.cases.iter().filter(|c| c.variant == v).cloned();
+                match groups.iter_mut().find(|(k, _)| *k == e.contender) {
+                    Some((_, list)) => list.extend(cases),
+                    None => groups.push((e.contender.clone(), cases.collect())),
+                }
+            }
+            let rows = groups
+                .into_iter()
+                .filter(|(_, cases)| !cases.is_empty())
+                .map(|(contender, cases)| {
+                    crate::runner::aggregate(
+                        contender,
+                        format!("variant {v}"),
+                        &primary,
+                        cases,
+                        workers,
+                    )
+                })
+                .collect();
+            let mut s = rank(Some(v.clone()), rows, &run.run.weights);
+            s.dataset = Some(format!("variant {v}"));
+            s
+        })
+        .collect()
+}
+
 /// The cheapest error-free experiment within two points of the top score.
 pub fn best_value(rows: &[ExperimentResult]) -> Option<usize> {
     let top = rows

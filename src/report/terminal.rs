@@ -13,6 +13,18 @@ pub struct Terminal {
     pub color: bool,
     /// Print each case's score, metrics and the diagnostics of its misses first.
     pub breakdown: bool,
+    /// Which totals follow the per-dataset tables.
+    pub totals: Totals,
+}
+
+/// `--totals`: the overall table (contenders across every case), one table per case
+/// variant across datasets, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Totals {
+    #[default]
+    Overall,
+    Variant,
+    Both,
 }
 
 const PALETTE: &[AnsiColor] = &[
@@ -94,7 +106,14 @@ impl Report for Terminal {
         for s in &tables {
             self.standings(run, s, &metrics, &mut out);
         }
-        if let Some(s) = &overall {
+        if matches!(self.totals, Totals::Variant | Totals::Both) {
+            for s in super::leaderboard::variant_standings(run) {
+                self.standings(run, &s, &metrics, &mut out);
+            }
+        }
+        if matches!(self.totals, Totals::Overall | Totals::Both)
+            && let Some(s) = &overall
+        {
             self.standings(run, s, &metrics, &mut out);
         }
         let _ = writeln!(out, "glossary:");
@@ -141,6 +160,7 @@ impl Terminal {
     fn standings(&self, run: &RunResult, s: &Standings, metrics: &[&MetricDef], out: &mut String) {
         let weighted = !run.run.weights.is_empty();
         let title = match &s.dataset {
+            Some(d) if d.starts_with("variant ") => d.clone(),
             Some(d) => format!("dataset {d}"),
             None => "overall".to_string(),
         };

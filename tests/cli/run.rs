@@ -255,3 +255,23 @@ fn a_new_suite_scans_clean_before_it_has_cassettes() {
         .ok()
         .stderr_has("no cassettes yet in evals/cassettes: nothing to scan");
 }
+
+#[test]
+fn totals_variant_compares_each_case_folder_across_datasets() {
+    let p = Project::toy();
+    let d = p
+        .evals(&["compare", "--no-autosave", "--local", "--totals", "variant"])
+        .ok();
+    d.stdout_has("\nvariant clear\n")
+        .stdout_has("\nvariant vague\n");
+    d.stdout_lacks("\noverall\n");
+    let both = p
+        .evals(&["compare", "--no-autosave", "--totals", "both"])
+        .ok();
+    both.stdout_has("\nvariant vague\n")
+        .stdout_has("\noverall\n");
+    let default = p.evals(&["compare", "--no-autosave"]).ok();
+    default
+        .stdout_lacks("variant clear")
+        .stdout_has("\noverall\n");
+}
