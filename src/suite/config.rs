@@ -541,54 +541,28 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
         Some((l, c)) => format!("{}:{l}:{c}", path.display()),
         None => path.display().to_string(),
     };
-    // serde: "unknown field `temprature`, expected one of `effort`, `temperature`"
-    if let Some(rest) = raw.strip_prefix("unknown field `")
-        && let Some((key, tail)) = rest.split_once('`')
-    {
+    // serde: "unknown field `temprature`, expected one of `effort`, `temperature`", and
+    // "unknown variant `integr`, expected one of `boolean`, `integer`, ...".
+    for (prefix, what) in [("unknown field `", "key"), ("unknown variant `", "value")] {
+        if let Some(rest) = raw.strip_prefix(prefix)
+            && let Some((word, tail)) = rest.split_once('`')
         {
-            let expected: Vec<String> = tail
-                .split_once("expected ")
-                .map(|(_, list)| {
-                    list.trim_start_matches("one of ")
-                        .split(',')
-                        .map(|s| s.trim().trim_matches('`').to_string())
-                        .filter(|s| !s.is_empty())
-                        .collect()
-                })
-                .unwrap_or_default();
+            let expected = expected_names(tail);
             let refs: Vec<&str> = expected.iter().map(String::as_str).collect();
-            let section = loc
-                .and_then(|(l, c)| enclosing_key(text, l, c))
-                .map(|s| format!(" in {s}"))
-                .unwrap_or_default();
-            let hint = match crate::suggest::did_you_mean(key, &refs) {
+            let section = match what {
+                "key" => loc
+                    .and_then(|(l, c)| enclosing_key(text, l, c))
+                    .map(|s| format!(" in {s}"))
+                    .unwrap_or_default(),
+                _ => String::new(),
+            };
+            let hint = match crate::suggest::did_you_mean(word, &refs) {
                 Some(s) => format!(" (did you mean '{s}'?)"),
                 None if !refs.is_empty() => format!(" (expected one of: {})", refs.join(", ")),
                 None => String::new(),
             };
-            return format!("{at}: unknown key '{key}'{section}{hint}");
+            return format!("{at}: unknown {what} '{word}'{section}{hint}");
         }
-    }
-    // serde: "unknown variant `integr`, expected one of `boolean`, `integer`, ..."
-    if let Some(rest) = raw.strip_prefix("unknown variant `")
-        && let Some((value, tail)) = rest.split_once('`')
-    {
-        let expected: Vec<String> = tail
-            .split_once("expected ")
-            .map(|(_, list)| {
-                list.trim_start_matches("one of ")
-                    .split(',')
-                    .map(|s| s.trim().trim_matches('`').to_string())
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let refs: Vec<&str> = expected.iter().map(String::as_str).collect();
-        let hint = match crate::suggest::did_you_mean(value, &refs) {
-            Some(s) => format!(" (did you mean '{s}'?)"),
-            None => format!(" (expected one of: {})", refs.join(", ")),
-        };
-        return format!("{at}: unknown value '{value}'{hint}");
     }
     if let Some(rest) = raw.strip_prefix("duplicate mapping key: ") {
         let key = rest.split(',').next().unwrap_or(rest).trim();
@@ -606,6 +580,19 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
         }
     }
     format!("{at}: {raw}")
+}
+
+/// The names after serde's "expected one of": `` `a`, `b` `` → `[a, b]`.
+fn expected_names(tail: &str) -> Vec<String> {
+    tail.split_once("expected ")
+        .map(|(_, list)| {
+            list.trim_start_matches("one of ")
+                .split(',')
+                .map(|s| s.trim().trim_matches('`').to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Finds `key:` at the start of a line (a top-level key) and returns its 1-based position.
