@@ -62,9 +62,9 @@ pub fn resolve(
             .get("selection")
             .cloned()
             .unwrap_or(serde_json::Value::Null);
-        let compatible = runs
-            .iter()
-            .find(|b| b.suite_fingerprint == r.suite_fingerprint && b.selection == selection);
+        let compatible = runs.iter().find(|b| {
+            b.suite_fingerprint == r.suite_fingerprint && same_selection(&b.selection, &selection)
+        });
         let Some(latest) = compatible else {
             if newest.suite_fingerprint != r.suite_fingerprint {
                 return Err(Error::Baseline(format!(
@@ -114,6 +114,23 @@ fn store<'a>(history: Option<&'a History>, path: &Path) -> Result<&'a History> {
             path.display()
         ))
     })
+}
+
+/// Whether two runs selected the same; a run that narrowed nothing (or was stored before
+/// selections were recorded) selected everything.
+fn same_selection(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    fn everything(v: &serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::Null => true,
+            serde_json::Value::Object(m) => m.values().all(|x| match x {
+                serde_json::Value::Null => true,
+                serde_json::Value::Array(l) => l.is_empty(),
+                _ => false,
+            }),
+            _ => false,
+        }
+    }
+    a == b || (everything(a) && everything(b))
 }
 
 /// `-m a,b -d x` style, or `everything`.
@@ -166,6 +183,16 @@ mod tests {
         let path = dir.path().join("h.sqlite3");
         let h = History::open(&path).expect("open");
         (dir, h, path)
+    }
+
+    #[test]
+    fn a_run_that_narrowed_nothing_selected_everything() {
+        let empty =
+            serde_json::json!({"models": [], "datasets": [], "cases": [], "max_tokens": null});
+        assert!(same_selection(&serde_json::Value::Null, &empty));
+        let narrowed = serde_json::json!({"models": ["fake/echo"], "datasets": [], "cases": []});
+        assert!(!same_selection(&serde_json::Value::Null, &narrowed));
+        assert!(same_selection(&narrowed, &narrowed.clone()));
     }
 
     #[test]

@@ -59,6 +59,58 @@ struct CaseView {
 }
 
 #[derive(Serialize)]
+struct DeltaView {
+    contender: String,
+    dataset: String,
+    case: String,
+    status: String,
+    gated: bool,
+    scores: String,
+    why: String,
+    diff: Option<String>,
+}
+
+fn deltas(run: &RunResult) -> Vec<DeltaView> {
+    let Some(c) = &run.comparison else {
+        return vec![];
+    };
+    c.cases
+        .iter()
+        .map(|d| DeltaView {
+            contender: crate::results::contender_label(&d.contender),
+            dataset: d.dataset.clone(),
+            case: d.case.clone(),
+            status: d.status.as_str().to_string(),
+            gated: d.gated,
+            scores: format!("{} → {}", pct(d.baseline_score), pct(d.candidate_score)),
+            why: d
+                .error
+                .clone()
+                .map(|e| e.lines().next().unwrap_or("").to_string())
+                .or_else(|| {
+                    (!d.failed_thresholds.is_empty()).then(|| d.failed_thresholds.join(", "))
+                })
+                .or_else(|| {
+                    (!d.diagnostics.is_empty()).then(|| {
+                        d.diagnostics
+                            .iter()
+                            .map(|x| {
+                                format!(
+                                    "{}: want {}, got {} ({})",
+                                    x.field, x.want, x.got, x.outcome
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    })
+                })
+                .unwrap_or_default(),
+            diff: super::diff::output_diff(d),
+        })
+        .collect()
+}
+
+#[derive(Serialize)]
 struct ExperimentView {
     title: String,
     cases: Vec<CaseView>,
@@ -245,6 +297,12 @@ ul{margin:.3rem 0}.scroll{overflow-x:auto}dl{display:grid;grid-template-columns:
 <div class="meta">run <code>{{ run.id }}</code> · {{ run.command }} ({{ run.mode }}) · {{ run.status }} · started {{ run.started_at }}{% if run.branch %} · branch <code>{{ run.branch }}</code>{% endif %}{% if run.commit %} @ <code>{{ run.commit[:7] }}</code>{% endif %}</div>
 {% if verdict %}<div class="verdict {{ 'ok' if passed else 'bad' }}">{{ verdict }}</div>
 {% if reasons %}<ul>{% for r in reasons %}<li>{{ r }}</li>{% endfor %}</ul>{% endif %}{% endif %}
+{% if deltas %}<h2>Compared with the baseline</h2>
+<div class="scroll"><table class="sortable"><thead><tr><th class="l">status</th><th class="l">contender</th><th class="l">dataset</th><th class="l">case</th><th>baseline → this run</th><th class="l">why</th></tr></thead><tbody>
+{% for d in deltas %}<tr><td class="l {{ 'error' if d.gated else '' }}">{{ d.status }}</td><td class="l">{{ d.contender }}</td><td class="l">{{ d.dataset }}</td><td class="l">{{ d.case }}</td><td>{{ d.scores }}</td><td class="l">{{ d.why }}</td></tr>
+{% endfor %}</tbody></table></div>
+{% for d in deltas %}{% if d.diff %}<details><summary>{{ d.contender }} · {{ d.dataset }} · {{ d.case }}: output diff</summary><pre>{{ d.diff }}</pre></details>{% endif %}{% endfor %}
+{% endif %}
 {% if refused %}<p>Refused (never scored): {% for r in refused %}{{ r }}{% if not loop.last %}; {% endif %}{% endfor %}</p>{% endif %}
 {% for t in tables %}
 <h2>{{ t.title }}</h2>
@@ -322,6 +380,7 @@ impl Report for Html {
             verdict => verdict,
             passed => passed,
             reasons => reasons,
+            deltas => deltas(run),
         };
         env.get_template("report.html")
             .and_then(|t| t.render(ctx))
