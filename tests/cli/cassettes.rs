@@ -7,81 +7,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+use wiremock::{Request, Respond, ResponseTemplate};
 
-use crate::harness::{MINI_SCHEMA, Project};
-
-/// A mock server on loopback, with the runtime that drives the test's calls to it.
-struct Server {
-    rt: tokio::runtime::Runtime,
-    server: Option<MockServer>,
-}
-
-impl Server {
-    fn start() -> Self {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let server = rt.block_on(MockServer::start());
-        Server {
-            rt,
-            server: Some(server),
-        }
-    }
-
-    fn uri(&self) -> String {
-        self.server.as_ref().unwrap().uri()
-    }
-
-    /// Answers every POST to `route` with `responder`, at most/at least `expect` times if set.
-    fn answer(&self, route: &str, responder: impl Respond + 'static, expect: Option<u64>) {
-        let mut mock = Mock::given(method("POST"))
-            .and(path(route))
-            .respond_with(responder);
-        if let Some(n) = expect {
-            mock = mock.expect(n);
-        }
-        self.rt.block_on(mock.mount(self.server.as_ref().unwrap()));
-    }
-
-    /// How many requests reached the server.
-    fn hits(&self) -> usize {
-        self.rt
-            .block_on(self.server.as_ref().unwrap().received_requests())
-            .unwrap_or_default()
-            .len()
-    }
-
-    /// Shuts the server down (its port refuses connections from now on); a mock mounted
-    /// with an expectation is verified here.
-    fn stop(&mut self) {
-        if let Some(server) = self.server.take() {
-            self.rt.block_on(server.verify());
-            drop(server);
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        // Verify expectations without panicking twice when a test already failed.
-        if !std::thread::panicking() {
-            self.stop();
-        }
-    }
-}
-
-/// A chat completion answering `content`.
-fn chat(content: &str, usage: Value) -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_json(json!({
-        "id": "gen-1",
-        "object": "chat.completion",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": usage,
-    }))
-}
+use crate::harness::{MINI_SCHEMA, Project, copy_tree, files_under};
+use crate::mock::{Server, chat, post};
 
 /// The last message's content of an OpenAI-shaped request body.
 fn last_user_content(req: &Request) -> String {
@@ -166,16 +95,6 @@ fn local(uri: &str) -> String {
     format!("local:\n  base_url: {uri}/v1\n  models: [m1]\n")
 }
 
-/// Every file under `dir`, recursively.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(Result::unwrap)
-        .filter(|e| e.file_type().is_file())
-        .map(walkdir::DirEntry::into_path)
-        .collect()
-}
-
 /// The one file in `dir` that `before` did not list.
 fn new_file(dir: &Path, before: &[PathBuf]) -> PathBuf {
     let fresh: Vec<PathBuf> = files_under(dir)
@@ -201,7 +120,7 @@ fn normalized(snapshot: &str) -> String {
 #[test]
 fn recorded_run_replays_offline_to_the_same_snapshot_and_leaderboard() {
     let mut s = Server::start();
-    s.answer("/v1/chat/completions", PerCase, None);
+    s.answer("/v1/chat/completions", PerCase);
     let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(3));
     // The same argv both times (the mode comes from the environment), so only the run id,
     // the timestamps and the mode may differ between the two snapshots.
@@ -216,7 +135,7 @@ fn recorded_run_replays_offline_to_the_same_snapshot_and_leaderboard() {
 
     // Were a request to leave in replay, it would go to this server, which expects none.
     let mut guard = Server::start();
-    guard.answer("/v1/chat/completions", PerCase, Some(0));
+    guard.mount(post("/v1/chat/completions").respond_with(PerCase).expect(0));
     let before = files_under(&snaps);
     let replayed = p
         .evals(&argv)
@@ -264,7 +183,7 @@ fn recorded_run_replays_offline_to_the_same_snapshot_and_leaderboard() {
 #[test]
 fn a_changed_prompt_misses_in_replay_with_the_diff_and_the_record_hint() {
     let mut s = Server::start();
-    s.answer("/v1/chat/completions", PerCase, None);
+    s.answer("/v1/chat/completions", PerCase);
     let recorded_uri = s.uri();
     let providers = local(&recorded_uri);
     let p = suite(
@@ -315,7 +234,7 @@ fn a_changed_prompt_misses_in_replay_with_the_diff_and_the_record_hint() {
     // The hint does what it says: with a server again (behind the recorded URL), it
     // re-records that case alone, which then replays.
     let mut again = Server::start();
-    again.answer("/v1/chat/completions", PerCase, None);
+    again.answer("/v1/chat/completions", PerCase);
     p.evals(&[
         "record",
         "-d",
@@ -345,7 +264,7 @@ fn a_key_the_server_echoes_reaches_no_file_and_a_planted_one_fails_the_scan_unec
     assert_eq!(FAKE_KEY.len(), "sk-or-v1-".len() + 48);
     let hex = FAKE_KEY.trim_start_matches("sk-or-v1-");
     let mut s = Server::start();
-    s.answer("/api/v1/chat/completions", EchoAuth, None);
+    s.answer("/api/v1/chat/completions", EchoAuth);
     let p = suite(
         "Answer in JSON.",
         &format!(
@@ -451,7 +370,7 @@ fn a_custom_sections_key_of_no_known_shape_is_scrubbed_by_value() {
     // No known prefix: only the value read from `api_key_env` can find it.
     let key = "tape-5f0c1e2d3b4a59687766554433221100ffeeddccbbaa9988";
     let mut s = Server::start();
-    s.answer("/v1/chat/completions", EchoAuth, None);
+    s.answer("/v1/chat/completions", EchoAuth);
     let p = suite(
         "Answer in JSON.",
         &format!(
@@ -501,7 +420,7 @@ fn cassettes_scan_of_a_clean_folder_passes() {
 #[test]
 fn sixty_four_interleaved_cases_record_and_replay_each_its_own_answer() {
     let mut s = Server::start();
-    s.answer("/v1/chat/completions", PerCase, None);
+    s.answer("/v1/chat/completions", PerCase);
     let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(64));
     let recorded = p
         .evals(&[
@@ -554,7 +473,7 @@ fn sixty_four_interleaved_cases_record_and_replay_each_its_own_answer() {
 #[test]
 fn auto_on_ci_replays_and_a_missing_cassette_is_an_error_not_a_call() {
     let mut s = Server::start();
-    s.answer("/v1/chat/completions", PerCase, Some(0));
+    s.mount(post("/v1/chat/completions").respond_with(PerCase).expect(0));
     let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(1));
     for ci in ["1", "true"] {
         let d = p
@@ -575,7 +494,7 @@ fn auto_on_ci_replays_and_a_missing_cassette_is_an_error_not_a_call() {
 #[test]
 fn a_corrupt_or_future_format_cassette_is_an_error_naming_the_file() {
     let mut s = Server::start();
-    s.answer("/v1/chat/completions", PerCase, None);
+    s.answer("/v1/chat/completions", PerCase);
     let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(2));
     p.evals(&["record", "--no-autosave"]).ok();
     s.stop();
@@ -607,7 +526,7 @@ fn a_corrupt_or_future_format_cassette_is_an_error_naming_the_file() {
 #[test]
 fn a_record_run_leaves_only_whole_cassettes_and_no_temp_files() {
     let mut s = Server::start();
-    s.answer("/v1/chat/completions", PerCase, None);
+    s.answer("/v1/chat/completions", PerCase);
     let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(8));
     // Twice: the second run replaces every file in place.
     for _ in 0..2 {
@@ -636,7 +555,7 @@ fn a_record_run_leaves_only_whole_cassettes_and_no_temp_files() {
 #[test]
 fn prune_dry_run_lists_a_deleted_cases_cassette_and_prune_removes_it() {
     let mut s = Server::start();
-    s.answer("/v1/chat/completions", PerCase, None);
+    s.answer("/v1/chat/completions", PerCase);
     let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(3));
     p.evals(&["record", "--no-autosave"]).ok();
     s.stop();
@@ -674,20 +593,11 @@ fn the_bundled_tax_intake_suite_replays_offline_with_no_key() {
     let p = Project::new();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for part in ["fixtures/tax-intake", "cassettes/tax-intake"] {
-        let from = root.join(part);
-        for e in walkdir::WalkDir::new(&from) {
-            let e = e.unwrap();
-            let rel = e.path().strip_prefix(&from).unwrap();
-            if rel.starts_with("evals/results") || rel.starts_with(".evals") {
-                continue;
-            }
-            let dest = p.path().join(part).join(rel);
-            if e.file_type().is_dir() {
-                std::fs::create_dir_all(&dest).unwrap();
-            } else {
-                std::fs::copy(e.path(), &dest).unwrap();
-            }
-        }
+        copy_tree(
+            &root.join(part),
+            &p.path().join(part),
+            &["evals/results", ".evals"],
+        );
     }
     let d = p
         .evals(&["compare", "--no-autosave"])
@@ -734,7 +644,7 @@ impl Respond for RejectQuotingKey {
 #[test]
 fn a_rejection_quoting_the_key_errors_the_case_without_keeping_the_key() {
     let mut s = Server::start();
-    s.answer("/api/v1/chat/completions", RejectQuotingKey, None);
+    s.answer("/api/v1/chat/completions", RejectQuotingKey);
     let p = suite(
         "Answer in JSON.",
         &format!(
@@ -762,7 +672,7 @@ fn a_rejection_quoting_the_key_errors_the_case_without_keeping_the_key() {
 #[test]
 fn an_outage_while_recording_keeps_the_good_cassette() {
     let mut s = Server::start();
-    s.answer("/v1/chat/completions", PerCase, None);
+    s.answer("/v1/chat/completions", PerCase);
     let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(1));
     p.evals(&["record", "--no-autosave"]).ok();
     let good = p.read(&format!("{CASSETTES}/local/m1/max-64/d/c0.json"));
@@ -770,7 +680,7 @@ fn an_outage_while_recording_keeps_the_good_cassette() {
     s.stop();
     // The provider is down now: record again. The case errors, the cassette stays as it was.
     let mut down = Server::start();
-    down.answer("/v1/chat/completions", ResponseTemplate::new(503), None);
+    down.answer("/v1/chat/completions", ResponseTemplate::new(503));
     p.evals(&["record", "--no-autosave"])
         .env("EVALS_REDIRECT", &format!("{recorded_uri}={}", down.uri()))
         .code(1)
@@ -788,7 +698,7 @@ fn an_outage_while_recording_keeps_the_good_cassette() {
 fn a_live_run_keeps_an_echoed_key_out_of_results_and_history() {
     let hex = FAKE_KEY.trim_start_matches("sk-or-v1-");
     let mut s = Server::start();
-    s.answer("/api/v1/chat/completions", EchoAuth, None);
+    s.answer("/api/v1/chat/completions", EchoAuth);
     let p = suite(
         "Answer in JSON.",
         &format!(
@@ -836,7 +746,7 @@ fn a_live_run_keeps_an_echoed_key_out_of_results_and_history() {
 #[test]
 fn auto_without_the_key_replays_and_never_calls_keyless() {
     let mut s = Server::start();
-    s.answer("/v1/chat/completions", PerCase, None);
+    s.answer("/v1/chat/completions", PerCase);
     let providers = format!(
         "local:\n  base_url: {}/v1\n  api_key_env: TAPE_KEY\n  models: [m1]\n",
         s.uri()
@@ -863,7 +773,7 @@ fn auto_without_the_key_replays_and_never_calls_keyless() {
 #[test]
 fn the_diff_report_shows_each_missed_request_against_its_recording() {
     let mut s = Server::start();
-    s.answer("/v1/chat/completions", PerCase, None);
+    s.answer("/v1/chat/completions", PerCase);
     let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(1));
     p.evals(&["record", "--no-autosave"]).ok();
     let uri = s.uri();
@@ -886,7 +796,7 @@ fn the_diff_report_shows_each_missed_request_against_its_recording() {
 #[test]
 fn prune_removes_the_folders_it_empties_and_scan_refuses_a_missing_path() {
     let mut s = Server::start();
-    s.answer("/v1/chat/completions", PerCase, None);
+    s.answer("/v1/chat/completions", PerCase);
     let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(2));
     p.evals(&["record", "--no-autosave"]).ok();
     let uri = s.uri();

@@ -3,47 +3,12 @@
 
 use serde_json::{Value, json};
 use wiremock::matchers::{header, method, path, query_param};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::{Mock, ResponseTemplate};
 
 use crate::harness::Project;
+use crate::mock::Server;
 
 const TOKEN: &str = "ghs_0123456789abcdefghijABCDEFGHIJ012345";
-
-struct Api {
-    rt: tokio::runtime::Runtime,
-    server: MockServer,
-}
-
-impl Api {
-    fn start() -> Self {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let server = rt.block_on(MockServer::start());
-        Api { rt, server }
-    }
-
-    fn mount(&self, m: Mock) {
-        self.rt.block_on(m.mount(&self.server));
-    }
-
-    /// (method, path, body) of every request received.
-    fn seen(&self) -> Vec<(String, String, Value)> {
-        self.rt
-            .block_on(self.server.received_requests())
-            .unwrap_or_default()
-            .iter()
-            .map(|r| {
-                (
-                    r.method.to_string(),
-                    r.url.path().to_string(),
-                    serde_json::from_slice(&r.body).unwrap_or(Value::Null),
-                )
-            })
-            .collect()
-    }
-}
 
 fn project() -> Project {
     Project::new().file(
@@ -54,7 +19,7 @@ fn project() -> Project {
 
 #[test]
 fn a_first_comment_is_created_with_the_marker() {
-    let api = Api::start();
+    let api = Server::start();
     api.mount(
         Mock::given(method("GET"))
             .and(path("/repos/acme/app/issues/7/comments"))
@@ -76,7 +41,7 @@ fn a_first_comment_is_created_with_the_marker() {
         .evals(&["comment", "comment.md", "--pr", "7"])
         .env("GITHUB_TOKEN", TOKEN)
         .env("GITHUB_REPOSITORY", "acme/app")
-        .env("GITHUB_API_URL", &api.server.uri())
+        .env("GITHUB_API_URL", &api.uri())
         .ok();
     d.stderr_has("commented on #7: https://github.test/acme/app/pull/7#issuecomment-99");
     assert!(!d.stderr.contains(TOKEN) && !d.stdout.contains(TOKEN));
@@ -93,7 +58,7 @@ fn a_first_comment_is_created_with_the_marker() {
 
 #[test]
 fn the_marked_comment_is_updated_in_place_and_the_pr_comes_from_the_event() {
-    let api = Api::start();
+    let api = Server::start();
     let others: Vec<Value> = (0..100)
         .map(|i| json!({"id": i, "body": "unrelated"}))
         .collect();
@@ -126,7 +91,7 @@ fn the_marked_comment_is_updated_in_place_and_the_pr_comes_from_the_event() {
     p.evals(&["comment", "comment.md", "--repo", "acme/app"])
         .env("GITHUB_TOKEN", TOKEN)
         .env("GITHUB_EVENT_PATH", event.to_str().unwrap())
-        .env("GITHUB_API_URL", &api.server.uri())
+        .env("GITHUB_API_URL", &api.uri())
         .ok()
         .stderr_has("updated the comment on #12");
     let seen = api.seen();
@@ -142,10 +107,10 @@ fn the_marked_comment_is_updated_in_place_and_the_pr_comes_from_the_event() {
 
 #[test]
 fn without_a_token_nothing_is_sent_and_the_variable_is_named() {
-    let api = Api::start();
+    let api = Server::start();
     project()
         .evals(&["comment", "comment.md", "--pr", "7", "--repo", "acme/app"])
-        .env("GITHUB_API_URL", &api.server.uri())
+        .env("GITHUB_API_URL", &api.uri())
         .code(2)
         .stderr_has("GITHUB_TOKEN is not set");
     assert!(api.seen().is_empty());
@@ -153,7 +118,7 @@ fn without_a_token_nothing_is_sent_and_the_variable_is_named() {
 
 #[test]
 fn a_refusal_says_why_without_the_token() {
-    let api = Api::start();
+    let api = Server::start();
     api.mount(
         Mock::given(method("GET")).respond_with(
             ResponseTemplate::new(403)
@@ -163,7 +128,7 @@ fn a_refusal_says_why_without_the_token() {
     let d = project()
         .evals(&["comment", "comment.md", "--pr", "7", "--repo", "acme/app"])
         .env("GITHUB_TOKEN", TOKEN)
-        .env("GITHUB_API_URL", &api.server.uri())
+        .env("GITHUB_API_URL", &api.uri())
         .code(1);
     d.stderr_has("could not list the comments: HTTP 403 Forbidden: Resource not accessible by integration (does the token have `pull-requests: write`");
     assert!(!d.stderr.contains(TOKEN));

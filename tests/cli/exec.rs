@@ -3,10 +3,10 @@
 //! replayed like any other; crashes are errors of their case.
 
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+use wiremock::{Request, Respond, ResponseTemplate};
 
 use crate::harness::Project;
+use crate::mock::Server;
 
 /// The adapter: reads a case per line, asks the model through OPENAI_BASE_URL with
 /// OPENAI_API_KEY, parses the reply as JSON, prints the protocol line.
@@ -93,17 +93,8 @@ fn suite(base_url: &str, cases: &[&str]) -> Project {
 
 #[test]
 fn an_exec_adapter_calls_through_the_gateway_recorded_then_replayed() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = rt.block_on(MockServer::start());
-    rt.block_on(
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .respond_with(Answer)
-            .mount(&server),
-    );
+    let mut server = Server::start();
+    server.answer("/v1/chat/completions", Answer);
     let p = suite(&server.uri(), &["red", "green", "prose", "forge", "crash"]);
     let d = p
         .evals(&[
@@ -119,7 +110,7 @@ fn an_exec_adapter_calls_through_the_gateway_recorded_then_replayed() {
         .env("LOCAL_KEY", "local-secret-key-123456")
         .code(1);
     d.stderr_has("1 cases errored");
-    let requests = rt.block_on(server.received_requests()).unwrap();
+    let requests = server.requests();
     // forge never reaches the provider (unknown token), crash never calls.
     assert_eq!(requests.len(), 3, "red, green and prose reach the provider");
     for r in &requests {
@@ -184,7 +175,7 @@ fn an_exec_adapter_calls_through_the_gateway_recorded_then_replayed() {
     );
 
     // The server is gone: the adapter's calls replay from the cassettes, figure for figure.
-    drop(server);
+    server.stop();
     let rep = p
         .evals(&[
             "compare",
@@ -241,17 +232,8 @@ fn a_missing_adapter_program_is_a_config_error_before_anything_runs() {
 
 #[test]
 fn a_call_the_provider_rejects_errors_the_case_whatever_the_adapter_makes_of_it() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = rt.block_on(MockServer::start());
-    rt.block_on(
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .respond_with(Answer)
-            .mount(&server),
-    );
+    let server = Server::start();
+    server.answer("/v1/chat/completions", Answer);
     let p = suite(&server.uri(), &["reject", "red"]);
     let d = p
         .evals(&["run", "--cassettes", "live", "--no-autosave"])
@@ -321,17 +303,8 @@ fn ctrl_c_stops_workers_started_through_a_wrapper() {
 
 #[test]
 fn cassette_status_says_it_cannot_check_an_exec_adapters_requests() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = rt.block_on(MockServer::start());
-    rt.block_on(
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .respond_with(Answer)
-            .mount(&server),
-    );
+    let server = Server::start();
+    server.answer("/v1/chat/completions", Answer);
     let p = suite(&server.uri(), &["red"]);
     p.evals(&["record", "--no-autosave"])
         .env("LOCAL_KEY", "local-secret-key-123456")

@@ -7,37 +7,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use wiremock::matchers::{body_string_contains, method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::matchers::body_string_contains;
+use wiremock::{MockBuilder, ResponseTemplate};
 
-use crate::harness::Project;
-
-struct Server {
-    rt: tokio::runtime::Runtime,
-    server: MockServer,
-}
-
-impl Server {
-    fn start() -> Self {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let server = rt.block_on(MockServer::start());
-        Server { rt, server }
-    }
-
-    fn mount(&self, mock: Mock) {
-        self.rt.block_on(mock.mount(&self.server));
-    }
-
-    fn requests(&self) -> usize {
-        self.rt
-            .block_on(self.server.received_requests())
-            .unwrap_or_default()
-            .len()
-    }
-}
+use crate::harness::{Project, files_under};
+use crate::mock::{self, Server};
 
 fn chat(content: &str) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(json!({
@@ -46,8 +20,8 @@ fn chat(content: &str) -> ResponseTemplate {
     }))
 }
 
-fn post() -> wiremock::MockBuilder {
-    Mock::given(method("POST")).and(path("/v1/chat/completions"))
+fn post() -> MockBuilder {
+    mock::post("/v1/chat/completions")
 }
 
 /// A suite of `n` JSONL cases (`c00`, `c01`, ...) asking one model at `base_url`, each
@@ -80,7 +54,7 @@ fn a_429_with_retry_after_is_retried_and_succeeds() {
             .with_priority(1),
     );
     s.mount(post().respond_with(chat("ok")).with_priority(2));
-    let p = suite(&s.server.uri(), 1, "");
+    let p = suite(&s.uri(), 1, "");
     let started = Instant::now();
     let d = p
         .evals(&["run", "--cassettes", "live", "--no-autosave"])
@@ -89,7 +63,7 @@ fn a_429_with_retry_after_is_retried_and_succeeds() {
         started.elapsed() >= Duration::from_secs(1),
         "Retry-After: 1 was not honoured"
     );
-    assert_eq!(s.requests(), 2);
+    assert_eq!(s.hits(), 2);
     assert_eq!(d.cell("local/m1", "errors"), "0");
     assert_eq!(d.cell("local/m1", "pass_rate"), "100.0%");
 }
@@ -110,11 +84,11 @@ fn server_errors_are_retried_until_one_succeeds() {
             .with_priority(2),
     );
     s.mount(post().respond_with(chat("ok")).with_priority(3));
-    let p = suite(&s.server.uri(), 1, "");
+    let p = suite(&s.uri(), 1, "");
     let d = p
         .evals(&["run", "--cassettes", "live", "--no-autosave"])
         .ok();
-    assert_eq!(s.requests(), 4);
+    assert_eq!(s.hits(), 4);
     assert_eq!(d.cell("local/m1", "pass_rate"), "100.0%");
 }
 
@@ -122,11 +96,11 @@ fn server_errors_are_retried_until_one_succeeds() {
 fn exhausted_retries_are_errors_never_zero() {
     let s = Server::start();
     s.mount(post().respond_with(ResponseTemplate::new(502)));
-    let p = suite(&s.server.uri(), 1, "");
+    let p = suite(&s.uri(), 1, "");
     let d = p
         .evals(&["run", "--cassettes", "live", "--no-autosave"])
         .code(1);
-    assert_eq!(s.requests(), 5, "five attempts in all");
+    assert_eq!(s.hits(), 5, "five attempts in all");
     assert_eq!(d.cell("local/m1", "errors"), "1");
     assert_eq!(d.cell("local/m1", "pass_rate"), "-");
     d.stdout_has("HTTP 502");
@@ -138,11 +112,11 @@ fn a_garbage_body_is_an_error_and_not_retried() {
     s.mount(
         post().respond_with(ResponseTemplate::new(200).set_body_string("<html>bad gateway</html>")),
     );
-    let p = suite(&s.server.uri(), 1, "");
+    let p = suite(&s.uri(), 1, "");
     let d = p
         .evals(&["run", "--cassettes", "live", "--no-autosave"])
         .code(1);
-    assert_eq!(s.requests(), 1);
+    assert_eq!(s.hits(), 1);
     assert_eq!(d.cell("local/m1", "errors"), "1");
     d.stdout_has("response has no choices");
 }
@@ -151,7 +125,7 @@ fn a_garbage_body_is_an_error_and_not_retried() {
 fn a_call_hanging_past_the_timeout_errors_after_its_retries() {
     let s = Server::start();
     s.mount(post().respond_with(chat("ok").set_delay(Duration::from_secs(2))));
-    let p = suite(&s.server.uri(), 1, "defaults: { timeout: 0.2 }");
+    let p = suite(&s.uri(), 1, "defaults: { timeout: 0.2 }");
     let d = p
         .evals(&["run", "--cassettes", "live", "--no-autosave"])
         .code(1);
@@ -188,7 +162,7 @@ fn abort_after_stops_starting_calls_and_reports_what_finished() {
         ResponseTemplate::new(400).set_body_json(json!({"error": {"message": "bad model"}})),
     ));
     let p = suite(
-        &s.server.uri(),
+        &s.uri(),
         10,
         "errors: { abort_after: { total: 3, percent: 50 } }",
     );
@@ -207,11 +181,7 @@ fn abort_after_stops_starting_calls_and_reports_what_finished() {
         ])
         .code(1);
     d.stderr_has("errors.abort_after: 3 of 3 finished calls failed (100%)");
-    assert_eq!(
-        s.requests(),
-        3,
-        "nothing new started after the third failure"
-    );
+    assert_eq!(s.hits(), 3, "nothing new started after the third failure");
     let run = snapshot(&p, "out.json");
     assert_eq!(run["run"]["status"], "aborted");
     assert_eq!(run["experiments"][0]["cases"].as_array().unwrap().len(), 3);
@@ -223,7 +193,7 @@ fn a_hundred_failures_in_a_row_stop_when_nobody_can_be_asked() {
     s.mount(post().respond_with(
         ResponseTemplate::new(401).set_body_json(json!({"error": {"message": "no auth"}})),
     ));
-    let p = suite(&s.server.uri(), 130, "");
+    let p = suite(&s.uri(), 130, "");
     let d = p
         .evals(&[
             "run",
@@ -253,7 +223,7 @@ fn yes_keeps_going_past_a_hundred_failures_in_a_row() {
     s.mount(post().respond_with(
         ResponseTemplate::new(401).set_body_json(json!({"error": {"message": "no auth"}})),
     ));
-    let p = suite(&s.server.uri(), 130, "");
+    let p = suite(&s.uri(), 130, "");
     let d = p
         .evals(&[
             "run",
@@ -280,25 +250,10 @@ fn yes_keeps_going_past_a_hundred_failures_in_a_row() {
 }
 
 fn cassettes_in(dir: &Path) -> Vec<std::path::PathBuf> {
-    walk(dir)
+    files_under(dir)
         .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect()
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.extend(walk(&p));
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out
 }
 
 #[test]
@@ -311,7 +266,7 @@ fn sigint_mid_run_reports_what_finished_and_stores_an_interrupted_run() {
             .with_priority(1),
     );
     s.mount(post().respond_with(chat("ok")).with_priority(2));
-    let p = suite(&s.server.uri(), 0, "").file(
+    let p = suite(&s.uri(), 0, "").file(
         "evals/datasets/d/cases.jsonl",
         &(0..6)
             .map(|i| {
@@ -341,7 +296,7 @@ fn sigint_mid_run_reports_what_finished_and_stores_an_interrupted_run() {
         .unwrap();
     let cassettes = p.path().join("evals/cassettes");
     let deadline = Instant::now() + Duration::from_secs(20);
-    while (cassettes_in(&cassettes).len() < 2 || s.requests() < 6) && Instant::now() < deadline {
+    while (cassettes_in(&cassettes).len() < 2 || s.hits() < 6) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(
@@ -374,7 +329,7 @@ fn sigint_mid_run_reports_what_finished_and_stores_an_interrupted_run() {
         .collect();
     assert_eq!(cases, vec!["fast0", "fast1"]);
     // Cassettes stay whole: only the finished cases, each a complete file, no temp files.
-    let files = walk(&cassettes);
+    let files = files_under(&cassettes);
     assert_eq!(files.len(), 2, "{files:?}");
     for f in files {
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();

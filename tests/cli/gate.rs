@@ -8,10 +8,10 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::{Value, json};
-use wiremock::matchers::{body_string_contains, method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::matchers::body_string_contains;
 
 use crate::harness::{Project, Run};
+use crate::mock::{Server, chat, post};
 
 /// The one contender, as every report labels it.
 const CONTENDER: &str = "local/m1";
@@ -24,43 +24,6 @@ const FIELDS: [(&str, &str); 5] = [
     ("d", "delta"),
     ("e", "echo"),
 ];
-
-/// A mock OpenAI-compatible server on loopback and the runtime that drives it.
-struct Server {
-    rt: tokio::runtime::Runtime,
-    server: MockServer,
-}
-
-impl Server {
-    fn start() -> Self {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let server = rt.block_on(MockServer::start());
-        Server { rt, server }
-    }
-
-    /// Forgets every answer, then answers a request whose body holds `needle` with `reply`.
-    fn answer(&self, replies: &[(&str, String)]) {
-        self.rt.block_on(self.server.reset());
-        for (needle, content) in replies {
-            let body = json!({
-                "id": "gen-1",
-                "object": "chat.completion",
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 12, "completion_tokens": 20},
-            });
-            self.rt.block_on(
-                Mock::given(method("POST"))
-                    .and(path("/v1/chat/completions"))
-                    .and(body_string_contains(*needle))
-                    .respond_with(ResponseTemplate::new(200).set_body_json(body))
-                    .mount(&self.server),
-            );
-        }
-    }
-}
 
 /// The model's reply with the first `wrong` fields answered wrong (each worth 0.1).
 fn reply(wrong: usize) -> String {
@@ -109,7 +72,7 @@ impl Gate {
         let p = Project::new()
             .file(
                 "evals/.llm-evals.config.yml",
-                &config(&server.server.uri(), 1, "{{ input }}"),
+                &config(&server.uri(), 1, "{{ input }}"),
             )
             .file(
                 "evals/datasets/d/cases.jsonl",
@@ -158,8 +121,17 @@ impl Gate {
 
     /// From now on the model answers `steady` right and `slips` with `wrong` fields wrong.
     fn answers(&self, wrong: usize) {
-        self.server
-            .answer(&[("Case steady.", reply(0)), ("Case slips.", reply(wrong))]);
+        self.server.reset();
+        for (needle, content) in [("Case steady.", reply(0)), ("Case slips.", reply(wrong))] {
+            self.server.mount(
+                post("/v1/chat/completions")
+                    .and(body_string_contains(needle))
+                    .respond_with(chat(
+                        &content,
+                        json!({"prompt_tokens": 12, "completion_tokens": 20}),
+                    )),
+            );
+        }
     }
 
     fn evals(&self, args: &[&str]) -> Run {
@@ -375,7 +347,7 @@ fn a_baseline_with_another_suite_fingerprint_is_refused_with_the_reason() {
     g.git(&["checkout", "-q", "-b", "feature"]);
     g.p.write(
         "evals/.llm-evals.config.yml",
-        &config(&g.server.server.uri(), 2, "{{ input }}"),
+        &config(&g.server.uri(), 2, "{{ input }}"),
     );
     g.commit("scoring v2");
     let d = g.evals(&["check", "--baseline", "main"]).code(2);
@@ -570,7 +542,7 @@ fn a_case_that_now_errors_on_a_cassette_miss_regresses() {
     // A new prompt template, not re-recorded: every request misses in replay.
     g.p.write(
         "evals/.llm-evals.config.yml",
-        &config(&g.server.server.uri(), 1, "Question: {{ input }}"),
+        &config(&g.server.uri(), 1, "Question: {{ input }}"),
     );
     g.commit("new prompt");
     let d = check(&g, "0.9").code(1);

@@ -1,6 +1,7 @@
 //! A builder for one `evals` invocation in a temp project (after ripgrep's `tests/util.rs`
 //! and just's `tests/test.rs`): write files, set env and cwd, run, assert.
 
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -172,38 +173,22 @@ impl From<Output> for Done {
 
 impl Done {
     pub fn stderr_has(&self, s: &str) -> &Self {
-        assert!(
-            self.stderr.contains(s),
-            "stderr lacks {s:?}\n--- stderr\n{}",
-            self.stderr
-        );
+        holds("stderr", &self.stderr, s, true);
         self
     }
 
     pub fn stderr_lacks(&self, s: &str) -> &Self {
-        assert!(
-            !self.stderr.contains(s),
-            "stderr has {s:?}\n--- stderr\n{}",
-            self.stderr
-        );
+        holds("stderr", &self.stderr, s, false);
         self
     }
 
     pub fn stdout_has(&self, s: &str) -> &Self {
-        assert!(
-            self.stdout.contains(s),
-            "stdout lacks {s:?}\n--- stdout\n{}",
-            self.stdout
-        );
+        holds("stdout", &self.stdout, s, true);
         self
     }
 
     pub fn stdout_lacks(&self, s: &str) -> &Self {
-        assert!(
-            !self.stdout.contains(s),
-            "stdout has {s:?}\n--- stdout\n{}",
-            self.stdout
-        );
+        holds("stdout", &self.stdout, s, false);
         self
     }
 
@@ -249,6 +234,15 @@ impl Done {
     }
 }
 
+/// Asserts that the output `stream` (`text`) holds `s`, or (`want` false) does not.
+fn holds(stream: &str, text: &str, s: &str, want: bool) {
+    let verb = if want { "lacks" } else { "has" };
+    assert!(
+        text.contains(s) == want,
+        "{stream} {verb} {s:?}\n--- {stream}\n{text}"
+    );
+}
+
 /// The cells of a comfy-table row (`│ a ┆ b │`); empty for borders and other lines.
 pub fn cells(line: &str) -> Vec<String> {
     let t = line.trim();
@@ -261,11 +255,17 @@ pub fn cells(line: &str) -> Vec<String> {
         .collect()
 }
 
+/// A copy of the project `from` at `to`, less its `evals/results` and `evals/cassettes`.
 pub fn copy_dir(from: &Path, to: &Path) {
+    copy_tree(from, to, &["evals/results", "evals/cassettes"]);
+}
+
+/// A copy of the tree `from` at `to`, less the paths (relative to `from`) under `skip`.
+pub fn copy_tree(from: &Path, to: &Path, skip: &[&str]) {
     for e in walkdir::WalkDir::new(from) {
         let e = e.unwrap();
         let rel = e.path().strip_prefix(from).unwrap();
-        if rel.starts_with("evals/results") || rel.starts_with("evals/cassettes") {
+        if skip.iter().any(|s| rel.starts_with(s)) {
             continue;
         }
         let dest = to.join(rel);
@@ -275,6 +275,22 @@ pub fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(e.path(), &dest).unwrap();
         }
     }
+}
+
+/// Every file under `dir`, recursively; none while `dir` does not exist (yet).
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(|e| match e {
+            Ok(e) => Some(e),
+            Err(err) if err.io_error().map(std::io::Error::kind) == Some(ErrorKind::NotFound) => {
+                None
+            }
+            Err(err) => panic!("walk {}: {err}", dir.display()),
+        })
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+        .collect()
 }
 
 /// A minimal suite config with a fields scorer over one schema field `answer`.

@@ -3,6 +3,7 @@
 //! for every HTTP peer. No test touches the network.
 
 mod harness;
+mod mock;
 
 mod cases;
 mod cassettes;

@@ -3,77 +3,10 @@
 //! template variables.
 
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::ResponseTemplate;
 
 use crate::harness::{MINI_SCHEMA, Project};
-
-/// A mock server on loopback, with the runtime that drives the test's calls to it.
-struct Server {
-    rt: tokio::runtime::Runtime,
-    server: Option<MockServer>,
-}
-
-impl Server {
-    fn start() -> Self {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let server = rt.block_on(MockServer::start());
-        Server {
-            rt,
-            server: Some(server),
-        }
-    }
-
-    fn uri(&self) -> String {
-        self.server.as_ref().unwrap().uri()
-    }
-
-    /// Answers every POST to `route` with `resp`.
-    fn answer(&self, route: &str, resp: ResponseTemplate) {
-        self.rt.block_on(
-            Mock::given(method("POST"))
-                .and(path(route))
-                .respond_with(resp)
-                .mount(self.server.as_ref().unwrap()),
-        );
-    }
-
-    /// The JSON bodies received, in order.
-    fn bodies(&self) -> Vec<Value> {
-        self.rt
-            .block_on(self.server.as_ref().unwrap().received_requests())
-            .unwrap_or_default()
-            .iter()
-            .map(|r| serde_json::from_slice(&r.body).expect("json body"))
-            .collect()
-    }
-
-    fn headers(&self, name: &str) -> Vec<String> {
-        self.rt
-            .block_on(self.server.as_ref().unwrap().received_requests())
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|r| r.headers.get(name).map(|v| v.to_str().unwrap().to_string()))
-            .collect()
-    }
-
-    fn stop(&mut self) {
-        drop(self.server.take());
-    }
-}
-
-/// A chat completion answering `content`, with `usage`.
-fn chat(content: &str, usage: Value) -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_json(json!({
-        "id": "gen-1",
-        "object": "chat.completion",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": usage,
-    }))
-}
+use crate::mock::{Server, chat};
 
 /// A suite over `answer` with one JSONL case, and the provider sections in `providers`.
 fn suite(providers: &str) -> Project {
