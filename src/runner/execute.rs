@@ -59,7 +59,7 @@ pub fn execute(
             })?)),
             Adapter::Prompt(_) => None,
         };
-        let signals = tokio::spawn(listen_for_signals(control.clone()));
+        let signals = listen_for_signals(control.clone());
         let out = run_all(plan, ctx, control.clone(), gateway).await;
         signals.abort();
         out
@@ -79,31 +79,39 @@ pub fn execute(
     })
 }
 
-async fn listen_for_signals(control: Arc<Control>) {
+/// Installs the Ctrl-C / SIGTERM handlers now (before any work starts, so an early signal
+/// is never the default "kill"), and returns the task that waits for one.
+fn listen_for_signals(control: Arc<Control>) -> tokio::task::JoinHandle<()> {
     #[cfg(unix)]
-    {
+    let signals = {
         use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (
+        (
             signal(SignalKind::interrupt()),
             signal(SignalKind::terminate()),
-        ) else {
-            return;
-        };
-        tokio::select! {
-            _ = int.recv() => {}
-            _ = term.recv() => {}
+        )
+    };
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        {
+            let (Ok(mut int), Ok(mut term)) = signals else {
+                return;
+            };
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
         }
-    }
-    #[cfg(not(unix))]
-    {
-        if tokio::signal::ctrl_c().await.is_err() {
-            return;
+        #[cfg(not(unix))]
+        {
+            if tokio::signal::ctrl_c().await.is_err() {
+                return;
+            }
         }
-    }
-    control.notice(
-        "interrupted: stopping; in-flight calls are cancelled and what finished is reported",
-    );
-    control.interrupt();
+        control.notice(
+            "interrupted: stopping; in-flight calls are cancelled and what finished is reported",
+        );
+        control.interrupt();
+    })
 }
 
 async fn run_all(
