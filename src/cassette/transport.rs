@@ -493,11 +493,68 @@ impl Session {
     }
 
     /// The error of a replay miss: the diff against the nearest recording, and the hint.
+    /// The same case's cassettes under the contender's other settings folders
+    /// (`<provider>/<model>/<settings>/<dataset>/<case>.json`), loaded; unreadable ones skipped.
+    fn other_settings(&self) -> Vec<(PathBuf, Vec<Interaction>)> {
+        let Ok(rel) = self.path.strip_prefix(&self.options.dir) else {
+            return vec![];
+        };
+        let parts: Vec<&std::ffi::OsStr> = rel.iter().collect();
+        if parts.len() < 5 {
+            return vec![];
+        }
+        let model_dir = self.options.dir.join(parts[0]).join(parts[1]);
+        let rest: PathBuf = parts[3..].iter().collect();
+        let Ok(entries) = std::fs::read_dir(&model_dir) else {
+            return vec![];
+        };
+        let mut found: Vec<(PathBuf, Vec<Interaction>)> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name() != parts[2])
+            .map(|e| e.path().join(&rest))
+            .filter(|p| p.is_file())
+            .filter_map(|p| {
+                let text = std::fs::read_to_string(&p).ok()?;
+                let c = parse(&text, &p).ok()?;
+                Some((p, c.interactions))
+            })
+            .collect();
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        found
+    }
+
     fn miss(&self, request: &RecordedRequest) -> CallError {
         let path = self.path.display();
         let hint = &self.meta.hint;
         let Some(recorded) = self.recorded.as_ref() else {
-            return CallError::Miss(format!("no cassette for this case ({path})\n{hint}"));
+            // Settings are part of the path: a changed temperature or effort finds no file.
+            // Diff against the nearest recording of this case under other settings.
+            let ignore = &self.options.ignore_fields;
+            let best = self
+                .other_settings()
+                .into_iter()
+                .filter_map(|(other, interactions)| {
+                    let i = nearest(request, &interactions, ignore)?;
+                    let lines = describe_difference(&interactions[i].request, request, ignore);
+                    Some((lines.len(), other, lines))
+                })
+                .min_by_key(|(n, _, _)| *n);
+            return match best {
+                None => CallError::Miss(format!("no cassette for this case ({path})\n{hint}")),
+                Some((_, other, lines)) => {
+                    let mut message = format!(
+                        "no cassette for this case with these settings ({path}); nearest recording: {}\n",
+                        other.display()
+                    );
+                    for line in lines {
+                        message.push_str("  ");
+                        message.push_str(&line);
+                        message.push('\n');
+                    }
+                    message.push_str(hint);
+                    CallError::Miss(message)
+                }
+            };
         };
         let ignore = &self.options.ignore_fields;
         let mut message = format!("no recording matches this request ({path})\n");

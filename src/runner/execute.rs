@@ -366,12 +366,22 @@ fn session_meta(contender: &Contender, case: &Case) -> SessionMeta {
     SessionMeta {
         case: case.key(),
         contender: contender.info.clone(),
-        hint: format!(
-            "run `evals record -d {} -c {} -m {}` to record it",
-            shell_word(&case.dataset),
-            shell_word(&case.id),
-            shell_word(contender.id())
-        ),
+        hint: {
+            // The contender's own effort and temperature, so the hint records this one.
+            let mut settings = String::new();
+            if let Some(e) = &contender.info.effort {
+                settings.push_str(&format!(" -e {}", shell_word(e)));
+            }
+            if let Some(t) = &contender.info.temperature {
+                settings.push_str(&format!(" -t {}", shell_word(t)));
+            }
+            format!(
+                "run `evals record -d {} -c {} -m {}{settings}` to record it",
+                shell_word(&case.dataset),
+                shell_word(&case.id),
+                shell_word(contender.id())
+            )
+        },
         route: route(contender),
     }
 }

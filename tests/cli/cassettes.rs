@@ -836,3 +836,26 @@ fn a_case_error_comes_after_the_suite_is_named() {
         d.stderr
     );
 }
+
+#[test]
+fn a_changed_setting_misses_with_the_setting_diffed_against_the_recording() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase);
+    let uri = s.uri();
+    let p = suite(
+        "Answer in JSON.",
+        &format!(
+            "local:\n  base_url: {uri}/v1\n  models:\n    - model: m1\n      temperature: 0.1\n"
+        ),
+        &numbered_cases(1),
+    );
+    p.evals(&["record", "--no-autosave"]).ok();
+    s.stop();
+    let d = p
+        .evals(&["run", "--cassettes", "replay", "--no-autosave", "-t", "0.7"])
+        .code(1);
+    d.stdout_has("c0 error: no cassette for this case with these settings");
+    d.stdout_has("nearest recording: evals/cassettes/local/m1/temp-0.1.max-64/d/c0.json");
+    d.stdout_has("temperature: 0.1 → 0.7");
+    d.stdout_has("run `evals record -d d -c c0 -m local/m1 -t 0.7` to record it");
+}
