@@ -6,7 +6,7 @@
 //! "provider", "effort", "temperature", "max_tokens"}}` (never the expected answer), and
 //! prints one JSON line back, `{"id", "output", "raw", "usage", "error"}`. It calls the model
 //! through the gateway (`OPENAI_BASE_URL`, with its own token as `OPENAI_API_KEY`). Its
-//! stderr goes to `log/adapter.<stamp>.log` beside `evals/`. A worker that exits, answers
+//! stderr goes to the run's `log/<command>.warnings.<stamp>.log` beside `evals/`. A worker that exits, answers
 //! with something that is not the protocol, or takes too long is an error of that case (no
 //! score) and is replaced for the next case.
 
@@ -35,6 +35,8 @@ pub struct ExecAdapter {
     pub withheld: Vec<String>,
     /// Where workers' stderr goes.
     pub log: PathBuf,
+    /// Give workers our own stderr instead (it is the same log while progress bars draw).
+    pub inherit_stderr: bool,
     /// How long a worker may take over one case.
     pub case_timeout: Duration,
 }
@@ -87,22 +89,26 @@ impl ExecAdapter {
                 .project_dir
                 .join("log")
                 .join(format!("adapter.{stamp}.log")),
+            inherit_stderr: false,
             case_timeout: Duration::from_secs_f64(
                 suite.config.defaults.timeout.unwrap_or(120.0) * 5.0,
             ),
         })
     }
 
-    fn spawn(&self, base_url: &str, token: &str) -> Result<Worker, String> {
-        let log = std::fs::create_dir_all(self.log.parent().unwrap_or(&self.cwd))
-            .and_then(|_| {
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&self.log)
-            })
+    fn log_file(&self) -> Stdio {
+        std::fs::create_dir_all(self.log.parent().unwrap_or(&self.cwd))
+            .and_then(|_| std::fs::OpenOptions::new().create(true).append(true).open(&self.log))
             .map(Stdio::from)
-            .unwrap_or_else(|_| Stdio::null());
+            .unwrap_or_else(|_| Stdio::null())
+    }
+
+    fn spawn(&self, base_url: &str, token: &str) -> Result<Worker, String> {
+        let log = if self.inherit_stderr {
+            Stdio::inherit()
+        } else {
+            self.log_file()
+        };
         let mut cmd = Command::new(&self.command[0]);
         cmd.args(&self.command[1..])
             .current_dir(&self.cwd)

@@ -111,19 +111,29 @@ pub fn execute(
         )));
     }
     let mode = resolve_mode(a.cassettes.as_deref(), command)?;
-    let adapter = Arc::new(crate::adapter::build(suite)?);
+    let mut adapter = crate::adapter::build(suite)?;
     let (keys, mode) = resolve_keys(&plan, mode, suite, out)?;
     let transport = Arc::new(build_transport(suite, mode, &keys)?);
 
     let started_at = chrono::Utc::now();
     // Taken at the start, so ids order runs by when they started (baselines rely on it).
     let id = uuid::Uuid::now_v7().to_string();
-    let progress = super::progress::Progress::new(&plan);
+    // Where stderr goes while progress bars draw, and where an exec adapter's stderr goes.
+    let warnings_log = suite.project_dir.join("log").join(format!(
+        "{command}.warnings.{}.log",
+        started_at.format("%Y%m%dT%H%M%SZ")
+    ));
+    let progress = super::progress::Progress::new(&plan, &warnings_log);
+    if let crate::adapter::Adapter::Exec(exec) = &mut adapter {
+        exec.log = warnings_log.clone();
+        // While the bars draw, our stderr is that log already: workers share it.
+        exec.inherit_stderr = progress.capturing();
+    }
     let ctx = RunContext {
         transport,
         keys,
         scorer: scorer.clone(),
-        adapter,
+        adapter: Arc::new(adapter),
         on_case: progress.callback(),
     };
     let control = runner::Control::new(
@@ -142,7 +152,15 @@ pub fn execute(
     )
     .with_quiet(progress.quiet());
     let outcome = runner::execute(&plan, ctx, control)?;
-    progress.finish();
+    if let Some(log) = progress
+        .finish()
+        .or_else(|| super::progress::tidy_log(&warnings_log))
+    {
+        out.note(&format!(
+            "messages written to stderr during the run (libraries, the adapter) are in {}",
+            crate::suite::discovery::display_path(&log, &suite.cwd)
+        ));
+    }
     let status = outcome.status;
     let mut experiments = outcome.experiments;
     let weights: Vec<(String, f64)> = suite

@@ -49,9 +49,11 @@ struct Counts {
     streak: Vec<(String, String, String, String)>,
 }
 
-/// Runs a closure that writes to stderr with the progress bars hidden, so a notice never
-/// garbles them (the CLI passes one that suspends its bars; the default just runs it).
-pub type Quiet = std::sync::Arc<dyn Fn(&mut dyn FnMut()) + Send + Sync>;
+/// Runs a closure that writes to the user's terminal (the writer it is given) with the
+/// progress bars hidden, so a notice never garbles them. The CLI passes one that suspends its
+/// bars and writes where they draw (stderr itself goes to the warnings log meanwhile); the
+/// default writes to stderr.
+pub type Quiet = std::sync::Arc<dyn Fn(&mut dyn FnMut(&mut dyn std::io::Write)) + Send + Sync>;
 
 pub struct Control {
     quiet: Quiet,
@@ -78,7 +80,9 @@ impl Control {
         datasets: Vec<String>,
     ) -> Control {
         Control {
-            quiet: std::sync::Arc::new(|f: &mut dyn FnMut()| f()),
+            quiet: std::sync::Arc::new(|f: &mut dyn FnMut(&mut dyn std::io::Write)| {
+                f(&mut std::io::stderr())
+            }),
             stop: AtomicBool::new(false),
             status: Mutex::new(RunStatus::Completed),
             counts: Mutex::new(Counts::default()),
@@ -100,7 +104,9 @@ impl Control {
 
     /// Writes a line to stderr with the progress bars out of the way.
     pub fn notice(&self, line: &str) {
-        (self.quiet)(&mut || eprintln!("{line}"));
+        (self.quiet)(&mut |w: &mut dyn std::io::Write| {
+            let _ = writeln!(w, "{line}");
+        });
     }
 
     pub fn status(&self) -> RunStatus {
@@ -270,11 +276,10 @@ impl Control {
 
 async fn ask(quiet: Quiet) -> bool {
     tokio::task::spawn_blocking(move || {
-        use std::io::Write;
         let mut yes = false;
-        quiet(&mut || {
-            eprint!("keep going? another 100 failures in a row will ask again [y/N] ");
-            let _ = std::io::stderr().flush();
+        quiet(&mut |w: &mut dyn std::io::Write| {
+            let _ = write!(w, "keep going? another 100 failures in a row will ask again [y/N] ");
+            let _ = w.flush();
             let mut line = String::new();
             yes = std::io::stdin().read_line(&mut line).is_ok()
                 && matches!(line.trim(), "y" | "Y" | "yes");
