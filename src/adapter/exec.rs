@@ -98,7 +98,12 @@ impl ExecAdapter {
 
     fn log_file(&self) -> Stdio {
         std::fs::create_dir_all(self.log.parent().unwrap_or(&self.cwd))
-            .and_then(|_| std::fs::OpenOptions::new().create(true).append(true).open(&self.log))
+            .and_then(|_| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&self.log)
+            })
             .map(Stdio::from)
             .unwrap_or_else(|_| Stdio::null())
     }

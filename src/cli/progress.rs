@@ -59,6 +59,11 @@ impl Capture {
 
     /// Points fd 2 back at the terminal; returns the log if anything was written to it.
     fn stop(&self) -> Option<PathBuf> {
+        self.restore();
+        tidy_log(&self.log)
+    }
+
+    fn restore(&self) {
         #[cfg(unix)]
         {
             use std::os::fd::AsRawFd;
@@ -71,7 +76,13 @@ impl Capture {
                 libc::dup2(terminal.as_raw_fd(), 2);
             }
         }
-        tidy_log(&self.log)
+    }
+}
+
+impl Drop for Capture {
+    /// A run that stops on an error still gives stderr back before the error is printed.
+    fn drop(&mut self) {
+        self.restore();
     }
 }
 

@@ -278,7 +278,10 @@ async fn ask(quiet: Quiet) -> bool {
     tokio::task::spawn_blocking(move || {
         let mut yes = false;
         quiet(&mut |w: &mut dyn std::io::Write| {
-            let _ = write!(w, "keep going? another 100 failures in a row will ask again [y/N] ");
+            let _ = write!(
+                w,
+                "keep going? another 100 failures in a row will ask again [y/N] "
+            );
             let _ = w.flush();
             let mut line = String::new();
             yes = std::io::stdin().read_line(&mut line).is_ok()

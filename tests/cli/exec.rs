@@ -317,11 +317,18 @@ fn cassette_status_says_it_cannot_check_an_exec_adapters_requests() {
 fn on_a_terminal_stray_stderr_goes_to_the_warnings_log_not_across_the_bars() {
     // `script` (util-linux) gives evals a terminal for stderr, so progress bars draw.
     assert!(
-        std::process::Command::new("script").arg("--version").output().is_ok(),
+        std::process::Command::new("script")
+            .arg("--version")
+            .output()
+            .is_ok(),
         "this test needs `script` from util-linux (Debian's bsdutils)"
     );
     let cases: String = (0..6)
-        .map(|i| format!("{{\"id\": \"c{i}\", \"input\": \"x\", \"expect\": {{\"contains\": \"ok\"}}}}\n"))
+        .map(|i| {
+            format!(
+                "{{\"id\": \"c{i}\", \"input\": \"x\", \"expect\": {{\"contains\": \"ok\"}}}}\n"
+            )
+        })
         .collect();
     let p = Project::new()
         .file(
@@ -335,21 +342,46 @@ fn on_a_terminal_stray_stderr_goes_to_the_warnings_log_not_across_the_bars() {
         .file("evals/datasets/d/cases.jsonl", &cases);
     let evals = env!("CARGO_BIN_EXE_evals");
     let out = std::process::Command::new("script")
-        .args(["-qec", &format!("{evals} run --no-autosave > out.txt"), "typescript"])
+        .args([
+            "-qec",
+            &format!("{evals} run --no-autosave > out.txt"),
+            "typescript",
+        ])
         .current_dir(p.path())
         .env("NO_COLOR", "1")
         .env_remove("CI")
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let terminal = p.read("typescript");
     assert!(!terminal.contains("noise from the adapter"), "{terminal}");
-    assert!(terminal.contains("messages written to stderr during the run"), "{terminal}");
-    let logs: Vec<_> = std::fs::read_dir(p.path().join("log")).unwrap().flatten().collect();
+    assert!(
+        terminal.contains("messages written to stderr during the run"),
+        "{terminal}"
+    );
+    let logs: Vec<_> = std::fs::read_dir(p.path().join("log"))
+        .unwrap()
+        .flatten()
+        .collect();
     assert_eq!(logs.len(), 1);
     let name = logs[0].file_name().to_string_lossy().into_owned();
-    assert!(name.starts_with("run.warnings.") && name.ends_with(".log"), "{name}");
-    assert_eq!(p.read(&format!("log/{name}")).matches("noise from the adapter").count(), 6);
-    assert!(p.read("out.txt").contains("c5"), "the report still went to stdout");
+    assert!(
+        name.starts_with("run.warnings.") && name.ends_with(".log"),
+        "{name}"
+    );
+    assert_eq!(
+        p.read(&format!("log/{name}"))
+            .matches("noise from the adapter")
+            .count(),
+        6
+    );
+    assert!(
+        p.read("out.txt").contains("c5"),
+        "the report still went to stdout"
+    );
 }
