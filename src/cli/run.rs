@@ -149,6 +149,7 @@ pub fn execute(
             .map(|c| c.id().to_string())
             .collect(),
         plan.datasets(),
+        plan.cases.len(),
     )
     .with_quiet(progress.quiet());
     let outcome = runner::execute(&plan, ctx, control)?;

@@ -70,6 +70,8 @@ pub struct Control {
     /// Every model and dataset of the run, to say "all" when a streak hit them all.
     models: Vec<String>,
     datasets: Vec<String>,
+    /// How many distinct cases (`dataset/id`) the run has.
+    cases: usize,
 }
 
 impl Control {
@@ -78,6 +80,7 @@ impl Control {
         on_streak: OnStreak,
         models: Vec<String>,
         datasets: Vec<String>,
+        cases: usize,
     ) -> Control {
         Control {
             quiet: std::sync::Arc::new(|f: &mut dyn FnMut(&mut dyn std::io::Write)| {
@@ -93,6 +96,7 @@ impl Control {
             cancel: watch::Sender::new(false),
             models,
             datasets,
+            cases,
         }
     }
 
@@ -236,7 +240,10 @@ impl Control {
         };
         let models = set(|s| &s.0);
         let datasets = set(|s| &s.1);
-        let cases = set(|s| &s.2);
+        // Cases are named `dataset/id`: the same id may stand in several datasets.
+        let mut cases: Vec<String> = streak.iter().map(|s| format!("{}/{}", s.1, s.2)).collect();
+        cases.sort();
+        cases.dedup();
         let name = |found: &[String], all: &[String]| {
             if found.len() == all.len() && all.len() > 1 {
                 "all".to_string()
@@ -256,6 +263,10 @@ impl Control {
             "  datasets: {}\n",
             name(&datasets, &self.datasets)
         ));
+        if cases.len() == self.cases && self.cases > 1 {
+            out.push_str("  cases: all");
+            return out;
+        }
         let shown: Vec<&String> = cases.iter().take(10).collect();
         out.push_str(&format!(
             "  cases: {}{}",

@@ -339,3 +339,17 @@ fn sigint_mid_run_reports_what_finished_and_stores_an_interrupted_run() {
     let runs: Value = serde_json::from_str(&h.stdout).unwrap();
     assert_eq!(runs[0]["status"], "interrupted", "{runs}");
 }
+
+#[test]
+fn a_streak_that_hit_every_case_says_all() {
+    let s = Server::start();
+    s.mount(post().respond_with(
+        ResponseTemplate::new(401).set_body_json(json!({"error": {"message": "no auth"}})),
+    ));
+    let p = suite(&s.uri(), 100, "");
+    let d = p
+        .evals(&["run", "--cassettes", "live", "--no-autosave", "-p", "1"])
+        .code(1);
+    d.stderr_has("100 calls in a row failed; the run is paused");
+    d.stderr_has("  models: local/m1\n  datasets: d\n  cases: all\n");
+}
