@@ -18,7 +18,7 @@ mod weights;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 pub use args::Cli;
 use args::{Command, Global};
@@ -29,7 +29,22 @@ use crate::suite::{Locate, Suite};
 
 /// Parses `argv`, runs the command, and returns the exit code.
 pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
-    let cli = match Cli::try_parse_from(argv) {
+    let argv: Vec<OsString> = argv.into_iter().collect();
+    // `evals` or `llm-evals`: help, errors and `-V` speak with the name it was run by.
+    let bin = match argv
+        .first()
+        .and_then(|a| std::path::Path::new(a).file_stem())
+        .and_then(|s| s.to_str())
+    {
+        Some("llm-evals") => "llm-evals",
+        _ => "evals",
+    };
+    let parsed = Cli::command()
+        .name(bin)
+        .bin_name(bin)
+        .try_get_matches_from(argv)
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() {
@@ -42,7 +57,7 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
         }
     };
     let out = Out::new(cli.global.color);
-    match dispatch(cli, &out) {
+    match dispatch(cli, bin, &out) {
         Ok(code) => code,
         Err(e) => {
             out.error(&e.to_string());
@@ -51,14 +66,14 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
     }
 }
 
-fn dispatch(cli: Cli, out: &Out) -> Result<i32> {
+fn dispatch(cli: Cli, bin: &'static str, out: &Out) -> Result<i32> {
     let g = &cli.global;
     match cli.command {
         Command::Version => {
-            out.line(&format!("evals {}", env!("CARGO_PKG_VERSION")));
+            out.line(&format!("{bin} {}", env!("CARGO_PKG_VERSION")));
             Ok(exit::OK)
         }
-        Command::Completion { shell } => completion::run(shell, out),
+        Command::Completion { shell } => completion::run(shell, bin, out),
         Command::Init { dir } => init::run(dir.as_deref(), out),
         Command::Cases(sel) => cases::run(&load_suite(g, out)?, &sel, out),
         Command::Verify(sel) => verify::run(&load_suite(g, out)?, &sel, out),

@@ -157,26 +157,30 @@ impl Report for Markdown {
                 .push_str("\nThis run was not checked; run `evals check`.\n");
             return out.text;
         };
-        let short = |s: &Option<String>| {
-            s.as_deref()
-                .map(|s| s.get(..7).unwrap_or(s).to_string())
-                .unwrap_or_else(|| "?".into())
+        // `on `main` @ `abc1234``, or nothing of what git could not tell.
+        let place = |branch: &Option<String>, commit: &Option<String>| {
+            let mut s = String::new();
+            if let Some(b) = branch {
+                s.push_str(&format!(" on `{b}`"));
+            }
+            if let Some(c) = commit {
+                s.push_str(&format!(" @ `{}`", c.get(..7).unwrap_or(c)));
+            }
+            s
         };
         let _ = write!(
             out.text,
-            "\nRun `{}` on `{}` @ `{}`",
+            "\nRun `{}`{}",
             run.run.id,
-            run.run.branch.as_deref().unwrap_or("?"),
-            short(&run.run.commit)
+            place(&run.run.branch, &run.run.commit)
         );
         match &c.baseline {
             Some(b) => {
                 let _ = writeln!(
                     out.text,
-                    " against baseline `{}` on `{}` @ `{}`; tolerance {:.1} points; {} unchanged.",
+                    " against baseline `{}`{}; tolerance {:.1} points; {} unchanged.",
                     b.id,
-                    b.branch.as_deref().unwrap_or("?"),
-                    short(&b.commit),
+                    place(&b.branch, &b.commit),
                     c.tolerance * 100.0,
                     plural(c.unchanged, "case", "cases")
                 );

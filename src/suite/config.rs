@@ -632,6 +632,15 @@ fn enclosing_key(text: &str, line: usize, col: usize) -> Option<String> {
     if let Some(key) = open.pop().filter(|k| !k.is_empty()) {
         return Some(key);
     }
+    // An error placed on a section's own line (`adapter:` at column 1: serde reports a
+    // tagged section's unknown key there) is about that section.
+    if col <= 1
+        && !target.starts_with(' ')
+        && !target.starts_with('#')
+        && let Some((key, _)) = target.split_once(':')
+    {
+        return Some(key.trim().to_string());
+    }
     let indent = target.len() - target.trim_start().len();
     if indent == 0 {
         return None;
