@@ -232,3 +232,14 @@ fn schema_typos_duplicate_keys_and_flow_style_name_the_key_and_the_fix() {
         d.stderr_lacks("DuplicateKeyPolicy");
     }
 }
+
+#[test]
+fn an_unknown_key_in_the_adapter_names_the_section() {
+    let p = Project::new().file(
+        "evals/.llm-evals.config.yml",
+        "request_types: [prompt]\nscorer: { kind: assertions }\nadapter:\n  kind: prompt\n  sytem: hi\n",
+    );
+    p.evals(&["cases"])
+        .code(2)
+        .stderr_has("unknown key 'sytem' in adapter (did you mean 'system'?)");
+}

@@ -379,3 +379,36 @@ fn env_files_supply_a_key_the_environment_lacks_and_never_override_it() {
         ["Bearer sk-or-from-env-file", "Bearer sk-or-from-shell"]
     );
 }
+
+#[test]
+fn the_openai_section_sends_max_completion_tokens_and_its_key() {
+    let s = Server::start();
+    s.answer(
+        "/v1/chat/completions",
+        chat(
+            r#"{"answer": "x"}"#,
+            json!({"prompt_tokens": 1, "completion_tokens": 1}),
+        ),
+    );
+    let p = suite(&format!(
+        "openai:\n  base_url: {}/v1\n  models:\n    - model: gpt-x\n      effort: low\n",
+        s.uri()
+    ));
+    let d = p
+        .evals(LIVE)
+        .env("OPENAI_API_KEY", "sk-test-openai-0001")
+        .ok();
+    assert_eq!(d.cell("openai/gpt-x", "field_accuracy"), "100.0%");
+    assert_eq!(s.headers("authorization"), ["Bearer sk-test-openai-0001"]);
+    let body = &s.bodies()[0];
+    assert_eq!(body["model"], "gpt-x");
+    assert_eq!(body["max_completion_tokens"], 64);
+    assert_eq!(body["reasoning_effort"], "low");
+    assert!(
+        body.get("max_tokens").is_none() && body.get("reasoning").is_none(),
+        "{body}"
+    );
+    p.evals(LIVE)
+        .code(2)
+        .stderr_has("OPENAI_API_KEY is not set: openai/gpt-x needs it for live calls");
+}

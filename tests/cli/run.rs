@@ -275,3 +275,96 @@ fn totals_variant_compares_each_case_folder_across_datasets() {
         .stdout_lacks("variant clear")
         .stdout_has("\noverall\n");
 }
+
+#[test]
+fn both_binaries_say_their_version_and_complete_their_own_name() {
+    let version = env!("CARGO_PKG_VERSION");
+    let p = Project::new();
+    p.evals(&["-V"])
+        .ok()
+        .stdout_has(&format!("evals {version}\n"));
+    p.evals(&["version"])
+        .ok()
+        .stdout_has(&format!("evals {version}\n"));
+    let llm = std::process::Command::new(env!("CARGO_BIN_EXE_llm-evals"))
+        .arg("-V")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&llm.stdout),
+        format!("llm-evals {version}\n")
+    );
+    for shell in ["bash", "zsh", "fish"] {
+        let d = p.evals(&["completion", shell]).ok();
+        assert!(
+            d.stdout.contains("evals") && d.stdout.contains("compare"),
+            "{shell}"
+        );
+    }
+}
+
+#[test]
+fn weights_prints_each_columns_direction_and_real_share() {
+    let d = Project::toy().evals(&["weights"]).ok();
+    // The toy suite weighs score 5, exact 3, errors -4, cost -1: 13 in all.
+    assert!(d.row("score").contains(&"↑ higher is better".to_string()));
+    assert_eq!(d.cell("score", "share"), "38.5%");
+    assert_eq!(d.cell("errors", "share"), "30.8%");
+    assert!(d.row("cost").contains(&"↓ lower is better".to_string()));
+    assert_eq!(d.cell("restraint", "weight"), "-");
+    let none = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            "request_types: [prompt]\nscorer: { kind: assertions }\nfake: { models: [echo] }\n",
+        )
+        .evals(&["weights"])
+        .code(2);
+    none.stderr_has("has no weighted_score: add `weighted_score:");
+}
+
+#[test]
+fn run_n_shows_the_matrix_and_calls_nothing() {
+    let p = Project::toy();
+    let d = p.evals(&["run", "-n", "-m", "fake/echo"]).ok();
+    d.stdout_has("1 contenders × 2 datasets = 2 experiments, 8 calls");
+    assert!(
+        !p.path().join("evals/results").exists(),
+        "nothing ran, nothing saved"
+    );
+}
+
+#[test]
+fn the_branch_comes_from_ci_variables_first_and_a_history_failure_only_warns() {
+    let p = Project::toy();
+    let d = p
+        .evals(&[
+            "compare",
+            "--no-autosave",
+            "--format",
+            "json",
+            "-o",
+            "r.json",
+        ])
+        .env("GITHUB_HEAD_REF", "feature-x")
+        .env("GITHUB_SHA", "0123456789abcdef")
+        .ok();
+    d.stderr_has("stored run");
+    let run: serde_json::Value = serde_json::from_str(&p.read("r.json")).unwrap();
+    assert_eq!(run["run"]["branch"], "feature-x");
+    assert_eq!(run["run"]["commit"], "0123456789abcdef");
+    // A history that cannot be written loses nothing else.
+    p.write("blocker", "a file where the history folder would be");
+    let d = p
+        .evals(&[
+            "compare",
+            "--history",
+            "blocker/h.sqlite3",
+            "--format",
+            "json",
+            "-o",
+            "r2.json",
+        ])
+        .ok();
+    d.stderr_has("warning: could not store the run in the history");
+    assert!(p.read("r2.json").contains("\"format\": 1"));
+}
