@@ -353,3 +353,47 @@ fn a_streak_that_hit_every_case_says_all() {
     d.stderr_has("100 calls in a row failed; the run is paused");
     d.stderr_has("  models: local/m1\n  datasets: d\n  cases: all\n");
 }
+
+#[test]
+fn rate_limited_calls_wait_but_the_wait_is_not_latency() {
+    let s = Server::start();
+    s.mount(post().respond_with(chat("ok")));
+    // One call at once, then 600 a minute: 4 cases wait 0, 0.1, 0.2 and 0.3 s.
+    let p = suite(&s.uri(), 4, "");
+    let config = p.read("evals/.llm-evals.config.yml");
+    p.write(
+        "evals/.llm-evals.config.yml",
+        &config.replace(
+            "  models: [m1]\n",
+            "  rate_limit: { burst: 1, per_minute: 600 }\n  models: [m1]\n",
+        ),
+    );
+    let started = Instant::now();
+    let d = p
+        .evals(&[
+            "run",
+            "--cassettes",
+            "live",
+            "--no-autosave",
+            "-p",
+            "4",
+            "-m",
+            "local/m1",
+            "--format",
+            "json",
+            "-o",
+            "r.json",
+        ])
+        .ok();
+    d.stderr_has("wrote r.json");
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "the limit made calls wait"
+    );
+    let run: Value = serde_json::from_str(&p.read("r.json")).unwrap();
+    let e = &run["experiments"][0];
+    let latency = e["latency"]["mean_s"].as_f64().unwrap();
+    let time = e["time_s"].as_f64().unwrap();
+    assert!(latency < 0.1, "waiting counted as latency: {latency}");
+    assert!(time < 0.25, "waiting counted in time: {time}");
+}
