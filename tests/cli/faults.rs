@@ -397,3 +397,37 @@ fn rate_limited_calls_wait_but_the_wait_is_not_latency() {
     assert!(latency < 0.1, "waiting counted as latency: {latency}");
     assert!(time < 0.25, "waiting counted in time: {time}");
 }
+
+#[test]
+fn abort_after_lets_in_flight_calls_finish_and_reports_them() {
+    let s = Server::start();
+    s.mount(
+        post().respond_with(
+            ResponseTemplate::new(400)
+                .set_body_json(json!({"error": {"message": "bad model"}}))
+                .set_delay(Duration::from_millis(50)),
+        ),
+    );
+    let p = suite(&s.uri(), 30, "errors: { abort_after: { total: 3 } }");
+    let d = p
+        .evals(&[
+            "run",
+            "--cassettes",
+            "live",
+            "--no-autosave",
+            "-p",
+            "3",
+            "--format",
+            "json",
+            "-o",
+            "out.json",
+        ])
+        .code(1);
+    d.stderr_has("errors.abort_after: ");
+    let run = snapshot(&p, "out.json");
+    assert_eq!(run["run"]["status"], "aborted");
+    let finished = run["experiments"][0]["cases"].as_array().unwrap().len();
+    // Every call that started finished and is reported; nothing new started after the abort.
+    assert_eq!(finished, s.hits());
+    assert!((3..30).contains(&finished), "{finished}");
+}
