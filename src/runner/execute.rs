@@ -130,16 +130,26 @@ async fn run_all(
         .find(|m| m.primary)
         .map(|m| m.name)
         .unwrap_or_default();
+    // Each dataset's cases once, shared by every contender's experiment.
+    let by_dataset: Vec<(String, Arc<Vec<Case>>)> = plan
+        .datasets()
+        .into_iter()
+        .map(|d| {
+            let cases = plan
+                .cases
+                .iter()
+                .filter(|c| c.dataset == d)
+                .cloned()
+                .collect();
+            (d, Arc::new(cases))
+        })
+        .collect();
     let mut handles = Vec::new();
     let mut index = 0usize;
     for contender in &plan.lineup.contenders {
-        for dataset in plan.datasets() {
-            let cases: Vec<Case> = plan
-                .cases
-                .iter()
-                .filter(|c| c.dataset == dataset)
-                .cloned()
-                .collect();
+        for (dataset, cases) in &by_dataset {
+            let dataset = dataset.clone();
+            let cases = cases.clone();
             let gate = experiments_gate.clone();
             let shared = Shared {
                 suite: plan.suite.clone(),
@@ -177,10 +187,13 @@ struct Shared {
     gateway: Option<Arc<Gateway>>,
 }
 
+/// Runs one experiment's cases on `parallelism` workers pulling from one queue (a bounded
+/// queue: only `-p` cases exist in flight, whatever the suite's size). Results come back in
+/// case order; cases that never started (a stop) are left out.
 async fn run_experiment(
     idx: usize,
     contender: &Contender,
-    cases: Vec<Case>,
+    cases: Arc<Vec<Case>>,
     parallelism: usize,
     shared: Shared,
 ) -> Vec<CaseResult> {
@@ -190,44 +203,75 @@ async fn run_experiment(
         control,
         gateway,
     } = shared;
-    let gate = Arc::new(Semaphore::new(parallelism));
     // An exec adapter's workers for this experiment: at most `-p`, reused case after case.
     let exec = gateway.map(|g| (g, Arc::new(Pool::default())));
-    let mut handles = Vec::with_capacity(cases.len());
-    for case in cases {
-        let gate = gate.clone();
-        let ctx = ctx.clone();
+    let n = cases.len();
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let slots: Arc<std::sync::Mutex<Vec<Option<CaseResult>>>> =
+        Arc::new(std::sync::Mutex::new(vec![None; n]));
+    let mut workers = Vec::with_capacity(parallelism.min(n));
+    for _ in 0..parallelism.min(n) {
+        let (cases, ctx, suite, control, exec, next, slots) = (
+            cases.clone(),
+            ctx.clone(),
+            suite.clone(),
+            control.clone(),
+            exec.clone(),
+            next.clone(),
+            slots.clone(),
+        );
         let contender = contender.clone();
-        let suite = suite.clone();
-        let control = control.clone();
-        let exec = exec.clone();
-        handles.push(tokio::spawn(async move {
-            let _permit = gate.acquire_owned().await.ok();
-            if !control.may_start().await {
-                return None;
+        workers.push(tokio::spawn(async move {
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if i >= n || !control.may_start().await {
+                    break;
+                }
+                // Each case in a task of its own, so a bug that panics loses one case only.
+                let task = {
+                    let (cases, ctx, suite, control, exec, contender) = (
+                        cases.clone(),
+                        ctx.clone(),
+                        suite.clone(),
+                        control.clone(),
+                        exec.clone(),
+                        contender.clone(),
+                    );
+                    tokio::spawn(async move {
+                        let exec = exec.as_ref().map(|(g, p)| (g.as_ref(), p.as_ref()));
+                        tokio::select! {
+                            r = run_case(&contender, &cases[i], &suite, &ctx, exec) => Some(r),
+                            _ = control.cancelled() => None,
+                        }
+                    })
+                };
+                match task.await {
+                    Ok(Some(r)) => {
+                        if let Some(cb) = &ctx.on_case {
+                            cb(idx, &r);
+                        }
+                        control
+                            .finished(contender.id(), &cases[i].dataset, &r)
+                            .await;
+                        let mut slots = slots
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
+                        slots[i] = Some(r);
+                    }
+                    // Cancelled: the run is stopping.
+                    Ok(None) => break,
+                    Err(e) => control.notice(&format!("error: a case task crashed: {e}")),
+                }
             }
-            let exec = exec.as_ref().map(|(g, p)| (g.as_ref(), p.as_ref()));
-            let r = tokio::select! {
-                r = run_case(&contender, &case, &suite, &ctx, exec) => r,
-                _ = control.cancelled() => return None,
-            };
-            if let Some(cb) = &ctx.on_case {
-                cb(idx, &r);
-            }
-            control.finished(contender.id(), &case.dataset, &r).await;
-            Some(r)
         }));
     }
-    let mut out = Vec::with_capacity(handles.len());
-    for h in handles {
-        match h.await {
-            Ok(Some(r)) => out.push(r),
-            Ok(None) => {}
-            // A panicking case task is a bug; say so and keep the rest of the run.
-            Err(e) => eprintln!("error: a case task crashed: {e}"),
-        }
+    for w in workers {
+        let _ = w.await;
     }
-    out
+    let mut slots = slots
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    slots.drain(..).flatten().collect()
 }
 
 /// One case for one contender: prepare, call through the cassette session, parse, score.

@@ -55,7 +55,8 @@ impl RunPlan {
             ),
         };
         Ok(RunPlan {
-            suite: Arc::new(suite.clone()),
+            // The runner reads settings from the suite and cases from the plan.
+            suite: Arc::new(suite.without_cases()),
             lineup,
             cases,
             parallelism,

@@ -195,6 +195,25 @@ impl Suite {
         })
     }
 
+    /// The suite without its cases: what a run needs beside the cases it selected (so a
+    /// large suite's cases are not held twice).
+    pub fn without_cases(&self) -> Suite {
+        Suite {
+            name: self.name.clone(),
+            config_path: self.config_path.clone(),
+            display_path: self.display_path.clone(),
+            root: self.root.clone(),
+            project_dir: self.project_dir.clone(),
+            cwd: self.cwd.clone(),
+            config: self.config.clone(),
+            request_types: self.request_types.clone(),
+            adapter: self.adapter.clone(),
+            scorers: self.scorers.clone(),
+            cases: CaseSet::default(),
+            env_files: self.env_files.clone(),
+        }
+    }
+
     /// A variable from the environment, else from the suite's `env_files`.
     pub fn env(&self, name: &str) -> Option<String> {
         std::env::var(name)
