@@ -68,17 +68,7 @@ impl ExecAdapter {
                 suite.project_dir.display()
             )));
         }
-        let mut withheld: Vec<String> =
-            ["OPENROUTER_API_KEY", "OPENAI_API_KEY", "TYPESAFE_API_KEY"]
-                .map(String::from)
-                .to_vec();
-        withheld.extend(
-            suite
-                .config
-                .providers
-                .values()
-                .filter_map(|p| p.api_key_env.clone()),
-        );
+        let withheld = suite.key_vars();
         let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
         Ok(ExecAdapter {
             command: command.to_vec(),

@@ -546,11 +546,7 @@ impl Session {
                         "no cassette for this case with these settings ({path}); nearest recording: {}\n",
                         other.display()
                     );
-                    for line in lines {
-                        message.push_str("  ");
-                        message.push_str(&line);
-                        message.push('\n');
-                    }
+                    push_indented(&mut message, &lines);
                     message.push_str(hint);
                     CallError::Miss(message)
                 }
@@ -572,15 +568,20 @@ impl Session {
                          used: it was sent more often than when recorded\n"
                     ));
                 }
-                for line in lines {
-                    message.push_str("  ");
-                    message.push_str(&line);
-                    message.push('\n');
-                }
+                push_indented(&mut message, &lines);
             }
         }
         message.push_str(hint);
         CallError::Miss(message)
+    }
+}
+
+/// The lines of a miss's diff, indented under its first line.
+fn push_indented(message: &mut String, lines: &[String]) {
+    for line in lines {
+        message.push_str("  ");
+        message.push_str(line);
+        message.push('\n');
     }
 }
 

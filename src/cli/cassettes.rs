@@ -50,7 +50,7 @@ fn scan(suite: Option<&Suite>, paths: &[PathBuf], out: &Out) -> Result<i32> {
     };
     let secrets: Vec<String> = match suite {
         Some(s) => s.secret_values(),
-        None => ["OPENROUTER_API_KEY", "OPENAI_API_KEY", "TYPESAFE_API_KEY"]
+        None => crate::suite::KEY_VARS
             .iter()
             .filter_map(|v| std::env::var(v).ok())
             .filter(|v| !v.is_empty())

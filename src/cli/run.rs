@@ -11,7 +11,7 @@ use super::output::Out;
 use crate::cassette::{CassetteOptions, LiveClient, Mode, Transport};
 use crate::error::{Error, Result, exit};
 use crate::report::{Report, json::Json, terminal::Terminal};
-use crate::results::{RunInfo, RunResult, SNAPSHOT_FORMAT};
+use crate::results::{ExperimentResult, RunInfo, RunResult, SNAPSHOT_FORMAT};
 use crate::runner::{self, RunContext, RunPlan};
 use crate::suite::{ProviderKind, Suite};
 
@@ -171,22 +171,21 @@ pub fn execute(
         .map(|w| w.weights.iter().map(|(k, v)| (k.clone(), *v)).collect())
         .unwrap_or_default();
     if !weights.is_empty() {
+        // The weighted score is relative to a table: one per dataset. Experiments are moved
+        // into each table and back, not cloned (they hold every case result).
+        let mut slots: Vec<Option<ExperimentResult>> = experiments.drain(..).map(Some).collect();
         for d in plan.datasets() {
-            let mut rows: Vec<_> = experiments
-                .iter()
-                .filter(|e| e.dataset == d)
-                .cloned()
+            let idx: Vec<usize> = (0..slots.len())
+                .filter(|&i| slots[i].as_ref().is_some_and(|e| e.dataset == d))
                 .collect();
+            let mut rows: Vec<ExperimentResult> =
+                idx.iter().filter_map(|&i| slots[i].take()).collect();
             crate::score::weighted::apply(&mut rows, &weights);
-            for r in rows {
-                if let Some(e) = experiments
-                    .iter_mut()
-                    .find(|e| e.dataset == r.dataset && e.contender == r.contender)
-                {
-                    e.wscore = r.wscore;
-                }
+            for (i, r) in idx.into_iter().zip(rows) {
+                slots[i] = Some(r);
             }
         }
+        experiments = slots.into_iter().flatten().collect();
     }
     let mut metrics = scorer.metrics();
     metrics.sort_by_key(|m| !m.primary);

@@ -36,7 +36,7 @@ pub struct Suite {
 }
 
 /// Variables that hold API keys whatever the suite says.
-const KEY_VARS: &[&str] = &["OPENROUTER_API_KEY", "OPENAI_API_KEY", "TYPESAFE_API_KEY"];
+pub const KEY_VARS: &[&str] = &["OPENROUTER_API_KEY", "OPENAI_API_KEY", "TYPESAFE_API_KEY"];
 
 impl Suite {
     /// Finds and loads the suite from `cwd`.
@@ -225,17 +225,23 @@ impl Suite {
     /// The values of every API key this suite could use: scrubbed from everything written,
     /// and looked for by the secret scan.
     pub fn secret_values(&self) -> Vec<String> {
-        let mut vars: Vec<&str> = KEY_VARS.to_vec();
+        let mut out: Vec<String> = self.key_vars().iter().filter_map(|v| self.env(v)).collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The environment variables that hold this suite's API keys: the providers' own and
+    /// every `api_key_env`.
+    pub fn key_vars(&self) -> Vec<String> {
+        let mut vars: Vec<String> = KEY_VARS.iter().map(|v| v.to_string()).collect();
         vars.extend(
             self.config
                 .providers
                 .values()
-                .filter_map(|p| p.api_key_env.as_deref()),
+                .filter_map(|p| p.api_key_env.clone()),
         );
-        let mut out: Vec<String> = vars.into_iter().filter_map(|v| self.env(v)).collect();
-        out.sort();
-        out.dedup();
-        out
+        vars
     }
 
     /// The suite fingerprint: scorer config, schema, thresholds and `version`, hashed from
