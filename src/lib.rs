@@ -14,5 +14,6 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod score;
+pub mod secrets;
 pub mod suggest;
 pub mod suite;

@@ -17,7 +17,7 @@ mod fingerprint;
 mod format;
 mod http;
 mod matcher;
-mod redact;
+pub(crate) mod redact;
 mod store;
 mod transport;
 

@@ -1,15 +1,18 @@
-//! Keeping secrets out of cassettes: scrubbing before a write, and scanning what is written.
+//! Keeping secrets in the process: one pattern table, one scrubber, one scan.
 //!
 //! Scrubbing replaces the value of every secret the caller names (the API keys the suite
-//! uses) and every `redact` pattern with `[REDACTED]`, in URLs and in every JSON string and
-//! key of request and response bodies. The scan then looks for anything that still looks
-//! like a credential (known key prefixes, bearer tokens, JWTs, the secret values
-//! themselves); a cassette that holds one is not written. Findings name the kind of secret
-//! and where it is, never the secret.
+//! uses, and everything [`crate::secrets`] knows) in each form it may take on the way out
+//! (raw, trimmed, JSON-escaped, `\u`-escaped, percent-encoded, base64-encoded) and every
+//! `redact` pattern with `[REDACTED]`. The egress scrubber also replaces what the pattern
+//! table recognises (known key prefixes, bearer tokens, JWTs, private keys, passwords in
+//! URLs). The scan looks for the same things; a cassette that holds one is not written, and
+//! `evals cassettes scan` reports it. Findings name the kind of secret and where it is,
+//! never the secret.
 
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
+use base64::Engine as _;
 use regex::Regex;
 use serde_json::{Map, Value};
 
@@ -18,7 +21,7 @@ pub const REDACTED: &str = "[REDACTED]";
 
 /// Secret values shorter than this are neither scrubbed nor scanned for: replacing every
 /// `1234` in every body would mangle recordings, and no real key is that short.
-const MIN_SECRET_LEN: usize = 8;
+pub(crate) const MIN_SECRET_LEN: usize = 8;
 
 /// A secret found in a file: where, and what kind (never the value).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,7 +47,8 @@ struct Pattern {
     plausible: fn(&str) -> bool,
 }
 
-/// A table row: kind, regex, plausibility check.
+/// A table row: kind, regex, plausibility check. A regex with a group named `s` marks the
+/// secret part of its match (`Bearer <s>`, `https://user:<s>@`): only that is replaced.
 type PatternSpec = (&'static str, &'static str, fn(&str) -> bool);
 
 fn always(_: &str) -> bool {
@@ -61,51 +65,105 @@ fn not_prose(token: &str) -> bool {
     !prose
 }
 
-/// Most specific first: a later pattern's match that overlaps an earlier one is not reported
-/// again (an OpenRouter key is not also an "OpenAI-style key").
+/// A token that mixes letters and digits: `xai-` followed by a word is prose, a key is not.
+fn has_digit(token: &str) -> bool {
+    token.bytes().any(|b| b.is_ascii_digit())
+}
+
+/// What already says `[REDACTED]` is not a secret (`https://user:[REDACTED]@host`).
+fn not_redacted(token: &str) -> bool {
+    !token.contains(REDACTED)
+}
+
+/// The one table of credential shapes: the write-time refusal, the egress scrubber and
+/// `evals cassettes scan` all read it. Most specific first: a later pattern's match that
+/// overlaps an earlier one is not reported again (an OpenRouter key is not also an
+/// "OpenAI-style key").
+pub(crate) const PATTERN_TABLE: &[PatternSpec] = &[
+    (
+        "OpenRouter key (sk-or-v1-…)",
+        r"\bsk-or-v1-[A-Za-z0-9_-]{20,}",
+        always,
+    ),
+    (
+        "Anthropic key (sk-ant-…)",
+        r"\bsk-ant-[A-Za-z0-9_-]{20,}",
+        always,
+    ),
+    (
+        "Stripe key (sk_live_…, rk_live_…)",
+        r"\b[rs]k_live_[A-Za-z0-9]{20,}",
+        always,
+    ),
+    (
+        "OpenAI-style key (sk-…)",
+        r"\bsk-[A-Za-z0-9_-]{20,}",
+        not_prose,
+    ),
+    (
+        "AWS access key id (AKIA…)",
+        r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+        always,
+    ),
+    (
+        "AWS secret access key",
+        r#"(?i)aws_?secret(?:_?access)?_?key["']?\s*[:=]\s*["']?(?P<s>[A-Za-z0-9/+=]{40})\b"#,
+        always,
+    ),
+    (
+        "GitHub token (ghp_/gho_/ghu_/ghs_/ghr_…)",
+        r"\bgh[pousr]_[A-Za-z0-9]{30,}",
+        always,
+    ),
+    (
+        "GitHub token (github_pat_…)",
+        r"\bgithub_pat_[A-Za-z0-9_]{30,}",
+        always,
+    ),
+    ("Google API key (AIza…)", r"\bAIza[0-9A-Za-z_-]{35}", always),
+    (
+        "Hugging Face token (hf_…)",
+        r"\bhf_[A-Za-z0-9]{30,}",
+        always,
+    ),
+    ("Groq key (gsk_…)", r"\bgsk_[A-Za-z0-9]{40,}", always),
+    ("xAI key (xai-…)", r"\bxai-[A-Za-z0-9]{40,}", has_digit),
+    (
+        "Slack token (xox?-…)",
+        r"\bxox[abeoprs]-[A-Za-z0-9-]{10,}",
+        always,
+    ),
+    (
+        "Azure api-key header",
+        r#"(?i)\bapi-key["']?\s*[:=]\s*["']?(?P<s>[A-Za-z0-9]{32,})\b"#,
+        always,
+    ),
+    (
+        "private key block (-----BEGIN … PRIVATE KEY-----)",
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----",
+        always,
+    ),
+    (
+        "password in a URL (scheme://user:password@)",
+        r"\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:(?P<s>[^/\s:@]{3,})@",
+        not_redacted,
+    ),
+    (
+        "bearer token (Bearer …)",
+        r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/=-]{20,})",
+        always,
+    ),
+    (
+        "JWT (eyJ….eyJ….…)",
+        r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}",
+        always,
+    ),
+];
+
 static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
-    let table: [PatternSpec; 9] = [
-        (
-            "OpenRouter key (sk-or-v1-…)",
-            r"\bsk-or-v1-[A-Za-z0-9_-]{20,}",
-            always,
-        ),
-        (
-            "Anthropic key (sk-ant-…)",
-            r"\bsk-ant-[A-Za-z0-9_-]{20,}",
-            always,
-        ),
-        (
-            "OpenAI-style key (sk-…)",
-            r"\bsk-[A-Za-z0-9_-]{20,}",
-            not_prose,
-        ),
-        ("AWS access key id (AKIA…)", r"\bAKIA[0-9A-Z]{16}\b", always),
-        ("GitHub token (ghp_…)", r"\bghp_[A-Za-z0-9]{30,}", always),
-        (
-            "GitHub token (github_pat_…)",
-            r"\bgithub_pat_[A-Za-z0-9_]{30,}",
-            always,
-        ),
-        (
-            "Slack token (xoxb-…)",
-            r"\bxox[abprs]-[A-Za-z0-9-]{10,}",
-            always,
-        ),
-        (
-            "bearer token (Bearer …)",
-            r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{20,}",
-            always,
-        ),
-        (
-            "JWT (eyJ….eyJ….…)",
-            r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}",
-            always,
-        ),
-    ];
-    table
-        .into_iter()
-        .map(|(kind, re, plausible)| Pattern {
+    PATTERN_TABLE
+        .iter()
+        .map(|&(kind, re, plausible)| Pattern {
             kind,
             regex: Regex::new(re).expect("built-in secret patterns are valid regexes"),
             plausible,
@@ -113,105 +171,237 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         .collect()
 });
 
+/// Every pattern of the table at once: most text holds none, and one pass says so.
+static ANY_PATTERN: LazyLock<Regex> = LazyLock::new(|| {
+    let alternation: Vec<String> = PATTERN_TABLE
+        .iter()
+        .map(|(_, re, _)| format!("(?:{})", re.replace("(?P<s>", "(?:")))
+        .collect();
+    Regex::new(&alternation.join("|")).expect("built-in secret patterns are valid regexes")
+});
+
 const SECRET_VALUE: &str = "secret value from the environment (one of the suite's API keys)";
 
-/// Scrubs secrets out of what is about to be written, and scans text for any left.
+/// Each form a secret value may take in what leaves the process: as it is, trimmed (a
+/// server that trims the header echoes the key without its space), JSON-escaped, fully
+/// `\u`-escaped, percent-encoded (upper and lower hex) and base64-encoded (standard and
+/// URL-safe, padded or not, and the stable middle of its encoding at the other two byte
+/// offsets of a longer base64 text). Forms shorter than [`MIN_SECRET_LEN`] are left out.
+pub(crate) fn encoded_forms(value: &str) -> Vec<String> {
+    let mut forms: Vec<String> = Vec::new();
+    let trimmed = value.trim();
+    for v in [value, trimmed] {
+        if v.len() < MIN_SECRET_LEN {
+            continue;
+        }
+        forms.push(v.to_string());
+        let json = serde_json::to_string(v).unwrap_or_default();
+        forms.push(json[1..json.len() - 1].to_string());
+        let unicode: String = v.encode_utf16().map(|u| format!("\\u{u:04x}")).collect();
+        forms.push(unicode.to_uppercase().replace("\\U", "\\u"));
+        forms.push(unicode);
+        let mut upper = String::new();
+        let mut lower = String::new();
+        for b in v.bytes() {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                upper.push(b as char);
+                lower.push(b as char);
+            } else {
+                upper.push_str(&format!("%{b:02X}"));
+                lower.push_str(&format!("%{b:02x}"));
+            }
+        }
+        forms.push(upper);
+        forms.push(lower);
+        forms.push(upper_plus(v));
+        for engine in [
+            &base64::engine::general_purpose::STANDARD,
+            &base64::engine::general_purpose::URL_SAFE,
+        ] {
+            let whole = engine.encode(v);
+            forms.push(whole.trim_end_matches('=').to_string());
+            forms.push(whole);
+            // Inside a longer base64 text the value starts 1 or 2 bytes into a group: the
+            // characters that depend on the value alone are the same whatever surrounds it.
+            for shift in 1..3usize {
+                let mut bytes = vec![0u8; shift];
+                bytes.extend_from_slice(v.as_bytes());
+                let enc = engine.encode(&bytes);
+                let skip = (shift * 8).div_ceil(6);
+                let stable = (bytes.len() / 3) * 4;
+                if stable > skip + MIN_SECRET_LEN {
+                    forms.push(enc[skip..stable].to_string());
+                }
+            }
+        }
+    }
+    forms.retain(|f| f.len() >= MIN_SECRET_LEN);
+    forms.sort();
+    forms.dedup();
+    forms
+}
+
+/// Form-encoding (`application/x-www-form-urlencoded`) writes a space as `+`.
+fn upper_plus(v: &str) -> String {
+    let mut out = String::new();
+    for b in v.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else if b == b' ' {
+            out.push('+');
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Scrubs secrets out of what is about to leave the process, and scans text for any left.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Redactor {
-    /// Longest first, so a secret that contains another is replaced whole.
-    secrets: Vec<String>,
+    /// Every encoded form of every secret, longest first, so a secret that contains another
+    /// is replaced whole.
+    needles: Vec<String>,
+    /// The needles as one alternation (`None` when there are none).
+    needle_regex: Option<Regex>,
     patterns: Vec<Regex>,
+    /// Also replace what the pattern table recognises (the egress scrubber does; the
+    /// cassette writer refuses instead, so a recording is never silently altered).
+    table: bool,
 }
 
 impl Redactor {
     pub fn new(secrets: &[String], patterns: &[Regex]) -> Redactor {
-        let mut secrets: Vec<String> = secrets
-            .iter()
-            .filter(|s| s.len() >= MIN_SECRET_LEN)
-            .cloned()
-            .collect();
-        secrets.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-        secrets.dedup();
+        let mut needles: Vec<String> = secrets.iter().flat_map(|s| encoded_forms(s)).collect();
+        needles.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        needles.dedup();
+        let needle_regex = if needles.is_empty() {
+            None
+        } else {
+            let alternation: Vec<String> = needles.iter().map(|n| regex::escape(n)).collect();
+            Some(
+                regex::RegexBuilder::new(&alternation.join("|"))
+                    .size_limit(64 << 20)
+                    .build()
+                    .expect("escaped literals form a valid regex"),
+            )
+        };
         Redactor {
-            secrets,
+            needles,
+            needle_regex,
             patterns: patterns.to_vec(),
+            table: false,
         }
+    }
+
+    /// A redactor that also replaces everything the pattern table recognises.
+    pub fn with_table(mut self) -> Redactor {
+        self.table = true;
+        self
     }
 
     pub fn is_empty(&self) -> bool {
-        self.secrets.is_empty() && self.patterns.is_empty()
+        self.needles.is_empty() && self.patterns.is_empty() && !self.table
     }
 
-    pub fn scrub_str(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for secret in &self.secrets {
-            if out.contains(secret.as_str()) {
-                out = out.replace(secret.as_str(), REDACTED);
-            }
+    /// `text` with every secret replaced; borrowed when there was none.
+    pub fn scrub<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        use std::borrow::Cow;
+        let mut out: Cow<'a, str> = Cow::Borrowed(text);
+        if let Some(re) = &self.needle_regex
+            && re.is_match(&out)
+        {
+            out = Cow::Owned(re.replace_all(&out, REDACTED).into_owned());
         }
         for pattern in &self.patterns {
             if pattern.is_match(&out) {
-                out = pattern.replace_all(&out, REDACTED).into_owned();
+                out = Cow::Owned(pattern.replace_all(&out, REDACTED).into_owned());
+            }
+        }
+        if self.table && ANY_PATTERN.is_match(&out) {
+            for pattern in PATTERNS.iter() {
+                if !pattern.regex.is_match(&out) {
+                    continue;
+                }
+                let replaced = pattern.regex.replace_all(&out, |c: &regex::Captures| {
+                    let whole = c.get(0).expect("group 0");
+                    if !(pattern.plausible)(whole.as_str()) {
+                        return whole.as_str().to_string();
+                    }
+                    match c.name("s") {
+                        Some(s) => format!(
+                            "{}{REDACTED}{}",
+                            &whole.as_str()[..s.start() - whole.start()],
+                            &whole.as_str()[s.end() - whole.start()..]
+                        ),
+                        None => REDACTED.to_string(),
+                    }
+                });
+                out = Cow::Owned(replaced.into_owned());
             }
         }
         out
     }
 
+    pub fn scrub_str(&self, text: &str) -> String {
+        self.scrub(text).into_owned()
+    }
+
     /// A copy of `value` with every string and every object key scrubbed.
     pub fn scrub_value(&self, value: &Value) -> Value {
+        let mut v = value.clone();
+        self.scrub_in_place(&mut v);
+        v
+    }
+
+    /// Scrubs every string and every object key of `value` where it is.
+    pub fn scrub_in_place(&self, value: &mut Value) {
         if self.is_empty() {
-            return value.clone();
+            return;
         }
         match value {
-            Value::String(s) => Value::String(self.scrub_str(s)),
-            Value::Array(items) => {
-                Value::Array(items.iter().map(|v| self.scrub_value(v)).collect())
-            }
-            Value::Object(map) => {
-                let mut out = Map::new();
-                for (k, v) in map {
-                    out.insert(self.scrub_str(k), self.scrub_value(v));
+            Value::String(s) => {
+                if let std::borrow::Cow::Owned(o) = self.scrub(s) {
+                    *s = o;
                 }
-                Value::Object(out)
             }
-            other => other.clone(),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.scrub_in_place(v)),
+            Value::Object(map) => {
+                let dirty = map.keys().any(|k| self.scrub(k) != k.as_str());
+                if dirty {
+                    let old = std::mem::take(map);
+                    let mut out = Map::new();
+                    for (k, mut v) in old {
+                        self.scrub_in_place(&mut v);
+                        out.insert(self.scrub_str(&k), v);
+                    }
+                    *map = out;
+                } else {
+                    map.values_mut().for_each(|v| self.scrub_in_place(v));
+                }
+            }
+            _ => {}
         }
     }
 
     /// Every line of `text` that holds something like a credential, with its kind.
     pub fn scan_text(&self, text: &str) -> Vec<TextFinding> {
-        scan_text(text, &self.secrets)
+        scan_needles(text, &self.needles)
     }
 }
 
 fn scan_text(text: &str, secrets: &[String]) -> Vec<TextFinding> {
-    // A secret inside a JSON string may appear escaped (`"` → `\"`), so look for both forms.
-    let needles: Vec<String> = secrets
-        .iter()
-        .filter(|s| s.len() >= MIN_SECRET_LEN)
-        .flat_map(|s| {
-            let escaped = serde_json::to_string(s).unwrap_or_default();
-            let escaped = escaped.trim_matches('"').to_string();
-            [s.clone(), escaped]
-        })
-        .collect();
+    let needles: Vec<String> = secrets.iter().flat_map(|s| encoded_forms(s)).collect();
+    scan_needles(text, &needles)
+}
+
+fn scan_needles(text: &str, needles: &[String]) -> Vec<TextFinding> {
     let mut findings = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let mut spans: Vec<(usize, usize)> = Vec::new();
         let mut kinds: Vec<&'static str> = Vec::new();
-        for pattern in PATTERNS.iter() {
-            for m in pattern.regex.find_iter(line) {
-                let overlaps = spans.iter().any(|&(s, e)| m.start() < e && s < m.end());
-                if overlaps || !(pattern.plausible)(m.as_str()) {
-                    continue;
-                }
-                spans.push((m.start(), m.end()));
-                if !kinds.contains(&pattern.kind) {
-                    kinds.push(pattern.kind);
-                }
-            }
-        }
-        for needle in &needles {
+        // Values first: a known key is named as one even where a pattern would match too.
+        for needle in needles {
             for (start, _) in line.match_indices(needle.as_str()) {
                 let end = start + needle.len();
                 if spans.iter().any(|&(s, e)| start < e && s < end) {
@@ -223,6 +413,20 @@ fn scan_text(text: &str, secrets: &[String]) -> Vec<TextFinding> {
                 }
             }
         }
+        if ANY_PATTERN.is_match(line) {
+            for pattern in PATTERNS.iter() {
+                for m in pattern.regex.find_iter(line) {
+                    let overlaps = spans.iter().any(|&(s, e)| m.start() < e && s < m.end());
+                    if overlaps || !(pattern.plausible)(m.as_str()) {
+                        continue;
+                    }
+                    spans.push((m.start(), m.end()));
+                    if !kinds.contains(&pattern.kind) {
+                        kinds.push(pattern.kind);
+                    }
+                }
+            }
+        }
         findings.extend(kinds.into_iter().map(|kind| TextFinding {
             line: index + 1,
             kind,
@@ -230,7 +434,6 @@ fn scan_text(text: &str, secrets: &[String]) -> Vec<TextFinding> {
     }
     findings
 }
-
 /// Scans files, and every file under each folder, for secrets: known key prefixes, bearer
 /// tokens, JWTs, and the `extra_secrets` values. A file that cannot be read is reported with
 /// line 0 and the reason, so a scan never passes by not looking.
@@ -292,39 +495,170 @@ mod tests {
 
     const OR_KEY: &str = "sk-or-v1-0123456789abcdef0123456789abcdef01234567";
 
+    /// One sample per row of the pattern table: the text, the kind the scan names, and the
+    /// secret part the egress scrubber must remove.
+    const SAMPLES: &[(&str, &str, &str)] = &[
+        (OR_KEY, "OpenRouter key (sk-or-v1-…)", OR_KEY),
+        (
+            "key sk-proj-AbCdEf0123456789AbCdEf0123456789",
+            "OpenAI-style key (sk-…)",
+            "sk-proj-AbCdEf0123456789AbCdEf0123456789",
+        ),
+        (
+            "sk-ant-api03-AbCdEf0123456789AbCdEf01",
+            "Anthropic key (sk-ant-…)",
+            "sk-ant-api03-AbCdEf0123456789AbCdEf01",
+        ),
+        (
+            "stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc and rk_live_4eC39HqLyjWDarjtT1zdp7dc",
+            "Stripe key (sk_live_…, rk_live_…)",
+            "4eC39HqLyjWDarjtT1zdp7dc",
+        ),
+        (
+            "AKIAIOSFODNN7EXAMPLE",
+            "AWS access key id (AKIA…)",
+            "AKIAIOSFODNN7EXAMPLE",
+        ),
+        (
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "AWS secret access key",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        ),
+        (
+            "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+            "GitHub token (ghp_/gho_/ghu_/ghs_/ghr_…)",
+            "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+        ),
+        (
+            "actions token ghs_0123456789abcdefghijABCDEFGHIJ012345",
+            "GitHub token (ghp_/gho_/ghu_/ghs_/ghr_…)",
+            "ghs_0123456789abcdefghijABCDEFGHIJ012345",
+        ),
+        (
+            "oauth gho_0123456789abcdefghijABCDEFGHIJ012345 user ghu_0123456789abcdefghijABCDEFGHIJ012345",
+            "GitHub token (ghp_/gho_/ghu_/ghs_/ghr_…)",
+            "0123456789abcdefghijABCDEFGHIJ012345",
+        ),
+        (
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUV",
+            "GitHub token (github_pat_…)",
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+        ),
+        (
+            "GET https://generativelanguage.googleapis.com/v1beta/models?key=AIzaSyA-0123456789abcdefghijklmnopqrstu",
+            "Google API key (AIza…)",
+            "AIzaSyA-0123456789abcdefghijklmnopqrstu",
+        ),
+        (
+            "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
+            "Hugging Face token (hf_…)",
+            "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
+        ),
+        (
+            "gsk_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOp",
+            "Groq key (gsk_…)",
+            "gsk_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOp",
+        ),
+        (
+            "xai-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCd",
+            "xAI key (xai-…)",
+            "xai-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        ),
+        (
+            "xoxb-1234567890-abcdef and xoxp-1234567890-abcdef",
+            "Slack token (xox?-…)",
+            "1234567890-abcdef",
+        ),
+        (
+            r#""api-key": "0123456789abcdef0123456789abcdef""#,
+            "Azure api-key header",
+            "0123456789abcdef0123456789abcdef",
+        ),
+        (
+            "-----BEGIN RSA PRIVATE KEY-----",
+            "private key block (-----BEGIN … PRIVATE KEY-----)",
+            "BEGIN RSA PRIVATE KEY",
+        ),
+        (
+            "DATABASE_URL=postgres://admin:hunter2hunter2@db.internal:5432/app",
+            "password in a URL (scheme://user:password@)",
+            "hunter2hunter2",
+        ),
+        (
+            r#""authorization": "Bearer abcdefghijklmnopqrstuvwxyz012345""#,
+            "bearer token (Bearer …)",
+            "abcdefghijklmnopqrstuvwxyz012345",
+        ),
+        (
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+            "JWT (eyJ….eyJ….…)",
+            "dozjgNryP4J3jVmNHl0w5N",
+        ),
+    ];
+
     #[test]
-    fn known_key_shapes_are_found_and_named() {
-        assert_eq!(kinds(OR_KEY), vec!["OpenRouter key (sk-or-v1-…)"]);
+    fn every_pattern_is_found_named_and_scrubbed() {
+        let egress = Redactor::new(&[], &[]).with_table();
+        for &(text, kind, secret) in SAMPLES {
+            assert_eq!(kinds(text), vec![kind], "scan of {text}");
+            let scrubbed = egress.scrub_str(text);
+            assert!(
+                !scrubbed.contains(secret),
+                "{kind}: {scrubbed} still holds {secret}"
+            );
+            assert!(scrubbed.contains(REDACTED), "{kind}: {scrubbed}");
+            assert!(
+                kinds(&scrubbed).is_empty(),
+                "{kind}: {scrubbed} still scans"
+            );
+        }
+        // Every row of the table has a sample.
+        for (kind, _, _) in PATTERN_TABLE {
+            assert!(
+                SAMPLES.iter().any(|s| s.1 == *kind),
+                "no sample for pattern {kind}"
+            );
+        }
+        // The part around a marked secret stays readable.
         assert_eq!(
-            kinds("key sk-proj-AbCdEf0123456789AbCdEf0123456789"),
-            vec!["OpenAI-style key (sk-…)"]
+            egress.scrub_str("postgres://admin:hunter2hunter2@db/app"),
+            "postgres://admin:[REDACTED]@db/app"
         );
         assert_eq!(
-            kinds("sk-ant-api03-AbCdEf0123456789AbCdEf01"),
-            vec!["Anthropic key (sk-ant-…)"]
+            egress.scrub_str("Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345"),
+            "Authorization: Bearer [REDACTED]"
         );
-        assert_eq!(
-            kinds("AKIAIOSFODNN7EXAMPLE"),
-            vec!["AWS access key id (AKIA…)"]
-        );
-        assert_eq!(
-            kinds("ghp_0123456789abcdefghijABCDEFGHIJ012345"),
-            vec!["GitHub token (ghp_…)"]
-        );
-        assert_eq!(
-            kinds("xoxb-1234567890-abcdef"),
-            vec!["Slack token (xoxb-…)"]
-        );
-        assert_eq!(
-            kinds(r#""authorization": "Bearer abcdefghijklmnopqrstuvwxyz012345""#),
-            vec!["bearer token (Bearer …)"]
-        );
-        assert_eq!(
-            kinds(
-                "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
-            ),
-            vec!["JWT (eyJ….eyJ….…)"]
-        );
+    }
+
+    #[test]
+    fn known_values_are_found_in_every_encoding() {
+        use base64::Engine as _;
+        let key = "sekrit/value+with=odd chars";
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let forms = [
+            key.to_string(),
+            "sekrit%2Fvalue%2Bwith%3Dodd%20chars".to_string(),
+            "sekrit%2fvalue%2bwith%3dodd%20chars".to_string(),
+            "sekrit%2Fvalue%2Bwith%3Dodd+chars".to_string(),
+            b64.encode(key),
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(key),
+            // Inside a longer base64 text, at each byte offset.
+            b64.encode(format!("user:{key}")),
+            b64.encode(format!("ab{key}xyz")),
+            key.encode_utf16().map(|u| format!("\\u{u:04x}")).collect(),
+            key.encode_utf16().map(|u| format!("\\u{u:04X}")).collect(),
+        ];
+        let r = Redactor::new(&[format!("  {key}\n")], &[]);
+        for form in &forms {
+            let text = format!("echo: {form} done");
+            assert_eq!(r.scan_text(&text).len(), 1, "scan missed {form}");
+            let scrubbed = r.scrub_str(&text);
+            assert!(
+                scrubbed.contains(REDACTED),
+                "scrub missed {form}: {scrubbed}"
+            );
+            assert!(r.scan_text(&scrubbed).is_empty(), "{scrubbed}");
+        }
     }
 
     #[test]
