@@ -61,8 +61,12 @@ pub fn read_to_string(path: &Path) -> Result<String> {
 
 /// Writes a file atomically: a temp file in the same folder, then a rename, so a reader
 /// (or a killed process) sees the old content or the new, never half of it.
+///
+/// Everything written passes through the egress scrubber ([`crate::secrets::scrub`]): no
+/// file this process writes holds a secret it knows.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     use std::io::Write;
+    let contents = crate::secrets::scrub_bytes(contents);
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -78,7 +82,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
             .set_permissions(std::fs::Permissions::from_mode(0o644))
             .map_err(|e| Error::io(path, e))?;
     }
-    tmp.write_all(contents).map_err(|e| Error::io(path, e))?;
+    tmp.write_all(&contents).map_err(|e| Error::io(path, e))?;
     tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())

@@ -145,7 +145,7 @@ pub(crate) const PATTERN_TABLE: &[PatternSpec] = &[
     ),
     (
         "password in a URL (scheme://user:password@)",
-        r"\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:(?P<s>[^/\s:@]{3,})@",
+        r#"\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@"'<>\\]+:(?P<s>[^/\s:@"'<>\\]{3,})@"#,
         not_redacted,
     ),
     (
@@ -160,12 +160,18 @@ pub(crate) const PATTERN_TABLE: &[PatternSpec] = &[
     ),
 ];
 
+/// A table regex as compiled: ASCII word boundaries (a Unicode `\b` makes the fast engines
+/// give up on non-ASCII text, and model output is full of it).
+fn compiled(re: &str) -> String {
+    re.replace(r"\b", r"(?-u:\b)")
+}
+
 static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
     PATTERN_TABLE
         .iter()
         .map(|&(kind, re, plausible)| Pattern {
             kind,
-            regex: Regex::new(re).expect("built-in secret patterns are valid regexes"),
+            regex: Regex::new(&compiled(re)).expect("built-in secret patterns are valid regexes"),
             plausible,
         })
         .collect()
@@ -175,7 +181,7 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
 static ANY_PATTERN: LazyLock<Regex> = LazyLock::new(|| {
     let alternation: Vec<String> = PATTERN_TABLE
         .iter()
-        .map(|(_, re, _)| format!("(?:{})", re.replace("(?P<s>", "(?:")))
+        .map(|(_, re, _)| format!("(?:{})", compiled(re).replace("(?P<s>", "(?:")))
         .collect();
     Regex::new(&alternation.join("|")).expect("built-in secret patterns are valid regexes")
 });

@@ -48,14 +48,10 @@ fn scan(suite: Option<&Suite>, paths: &[PathBuf], out: &Out) -> Result<i32> {
         }
         paths.to_vec()
     };
-    let secrets: Vec<String> = match suite {
-        Some(s) => s.secret_values(),
-        None => crate::suite::KEY_VARS
-            .iter()
-            .filter_map(|v| std::env::var(v).ok())
-            .filter(|v| !v.is_empty())
-            .collect(),
-    };
+    // Every value the process knows to be secret: the suite's keys (set or in env_files),
+    // and every secret-named variable of the environment (GITHUB_TOKEN, *_KEY, ...).
+    let mut secrets: Vec<String> = suite.map(Suite::secret_values).unwrap_or_default();
+    secrets.extend(crate::secrets::known());
     let findings = scan_paths(&roots, &secrets);
     let cwd = std::env::current_dir().unwrap_or_default();
     // A file that could not be read is not a secret; it is reported apart.

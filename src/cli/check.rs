@@ -138,7 +138,9 @@ fn write_reports(a: &CheckArgs, run: &RunResult, out: &Out) {
             .create(true)
             .append(true)
             .open(p)
-            .and_then(|mut f| f.write_all(format!("{markdown}\n").as_bytes()));
+            .and_then(|mut f| {
+                f.write_all(crate::secrets::scrub(&format!("{markdown}\n")).as_bytes())
+            });
         if let Err(e) = appended {
             out.warn(&format!(
                 "{}: could not append the job summary: {e}; unset GITHUB_STEP_SUMMARY or fix the file",

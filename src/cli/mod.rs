@@ -101,6 +101,15 @@ fn dispatch(cli: Cli, bin: &'static str, out: &Out) -> Result<i32> {
         Command::Export(a) => history::export(g, &a, out),
         Command::Report(a) => history::report(g, &a, out),
         Command::Comment(a) => {
+            // The suite's keys (and its env_files' secrets) are scrubbed from the comment
+            // too, when there is a suite here; a comment needs none.
+            if let Ok(cwd) = std::env::current_dir() {
+                let locate = Locate {
+                    config: g.config.clone(),
+                    no_search: g.no_search,
+                };
+                let _ = Suite::locate(&cwd, &locate);
+            }
             let markdown = crate::error::read_to_string(&a.file)?;
             let target = crate::report::github::Target::from_env(a.pr, a.repo.clone())?;
             match crate::report::github::post(&target, &markdown)? {

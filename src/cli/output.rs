@@ -1,5 +1,6 @@
 //! Where output goes: data to stdout, progress/warnings/errors to stderr, color only when
-//! asked or on a terminal (`NO_COLOR`, `TERM=dumb` honoured).
+//! asked or on a terminal (`NO_COLOR`, `TERM=dumb` honoured). Everything printed passes
+//! through the egress scrubber first.
 
 use std::io::{IsTerminal, Write};
 
@@ -36,6 +37,7 @@ impl Out {
 
     /// Writes to stdout; a closed pipe is not an error.
     pub fn text(&self, s: &str) {
+        let s = crate::secrets::scrub(s);
         let mut so = std::io::stdout().lock();
         let _ = so.write_all(s.as_bytes());
         let _ = so.flush();
@@ -46,6 +48,7 @@ impl Out {
     }
 
     fn err_styled(&self, style: Style, label: &str, msg: &str) {
+        let msg = crate::secrets::scrub(msg);
         let mut se = std::io::stderr().lock();
         if self.color_stderr {
             let _ = writeln!(se, "{style}{label}{style:#} {msg}");
@@ -71,6 +74,7 @@ impl Out {
     }
 
     pub fn note(&self, msg: &str) {
+        let msg = crate::secrets::scrub(msg);
         let mut se = std::io::stderr().lock();
         let _ = writeln!(se, "{msg}");
     }

@@ -327,6 +327,7 @@ fn resolve_keys(
         };
         match suite.env(var) {
             Some(v) => {
+                check_key_value(suite, var, &v)?;
                 keys.insert(var.to_string(), v);
             }
             None => {
@@ -355,6 +356,37 @@ fn resolve_keys(
         }
     }
     Ok((keys, mode))
+}
+
+/// A key goes into a header: whitespace in it (a trailing newline from `$(cat key)`, a
+/// space pasted with it) is a config error naming the variable, never a call that fails
+/// five times with "failed to parse header value".
+fn check_key_value(suite: &Suite, var: &str, value: &str) -> Result<()> {
+    let Some(bad) = value.chars().find(|c| c.is_whitespace() || c.is_control()) else {
+        return Ok(());
+    };
+    let what = match bad {
+        '\n' | '\r' => "a newline",
+        '\t' => "a tab",
+        ' ' => "a space",
+        _ if bad.is_control() => "a control character",
+        _ => "whitespace",
+    };
+    let place = if value.starts_with(bad) {
+        "at its start"
+    } else if value.ends_with(bad) {
+        "at its end"
+    } else {
+        "inside it"
+    };
+    let from = if std::env::var(var).is_ok_and(|v| !v.is_empty()) {
+        "the environment".to_string()
+    } else {
+        format!("the env_files of {}", suite.display_path)
+    };
+    Err(Error::Config(format!(
+        "{var} (from {from}) has {what} {place}: an API key must not contain whitespace; set it again without it (e.g. export {var}=\"$(tr -d '[:space:]' < keyfile)\")"
+    )))
 }
 
 /// The cassette transport for this run, with the live client below it.
@@ -393,6 +425,8 @@ pub fn build_transport(
     let live = LiveClient::new(timeout, redirects).map_err(|e| Error::Failed(e.to_string()))?;
     // Keys named by the suite but not needed by this run are still scrubbed if set.
     let mut secrets = suite.secret_values();
+    // And every other secret in play (GITHUB_TOKEN, another provider's key, env_files).
+    secrets.extend(crate::secrets::known());
     for v in keys.values() {
         if !secrets.contains(v) {
             secrets.push(v.clone());

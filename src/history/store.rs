@@ -153,11 +153,16 @@ impl History {
     pub fn insert(&mut self, run: &RunResult) -> Result<()> {
         let path = self.path.clone();
         let e = |e: rusqlite::Error| sql_err(&path, e);
+        // Every text column passes through the egress scrubber: no row holds a secret.
+        use crate::secrets::scrub;
         let snapshot = serde_json::to_string(run).map_err(|err| {
             Error::Failed(format!("could not serialize run {}: {err}", run.run.id))
         })?;
+        let snapshot = scrub(&snapshot);
         let argv = serde_json::to_string(&run.run.argv).unwrap_or_else(|_| "[]".into());
+        let argv = scrub(&argv);
         let settings = run.run.settings.to_string();
+        let settings = scrub(&settings);
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -167,7 +172,7 @@ impl History {
             "INSERT INTO runs (id, suite, suite_fingerprint, branch, \"commit\", command, mode, argv, settings, started_at, finished_at, status, snapshot)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
-                r.id, r.suite, r.suite_fingerprint, r.branch, r.commit, r.command, r.mode, argv,
+                r.id, scrub(&r.suite), r.suite_fingerprint, r.branch.as_deref().map(scrub), r.commit, r.command, r.mode, argv,
                 settings, r.started_at, r.finished_at, r.status, snapshot
             ],
         )
@@ -193,8 +198,8 @@ impl History {
                 let experiment_id = experiment
                     .insert(params![
                         r.id,
-                        x.contender.key(),
-                        x.dataset,
+                        scrub(&x.contender.key()),
+                        scrub(&x.dataset),
                         x.score,
                         x.cases_total as i64,
                         x.errors as i64,
@@ -206,15 +211,17 @@ impl History {
                     let case_id = case_result
                         .insert(params![
                             experiment_id,
-                            c.case,
+                            scrub(&c.case),
                             c.fingerprint,
                             c.score,
                             c.passed,
-                            c.error
+                            c.error.as_deref().map(scrub)
                         ])
                         .map_err(e)?;
                     for (name, value) in &c.metrics {
-                        metric.execute(params![case_id, name, value]).map_err(e)?;
+                        metric
+                            .execute(params![case_id, scrub(name), value])
+                            .map_err(e)?;
                     }
                 }
             }

@@ -83,6 +83,8 @@ fn pr_from_event(path: Option<String>) -> Result<u64> {
 
 /// Creates the comment, or updates the one that carries the marker.
 pub fn post(target: &Target, markdown: &str) -> Result<Posted> {
+    // The request body leaves the process: it passes through the egress scrubber.
+    let markdown = crate::secrets::scrub(markdown);
     let body = if markdown.contains(MARKER) {
         markdown.to_string()
     } else {

@@ -178,8 +178,15 @@ impl Suite {
         }
         found(&name, &display_path);
         let env_files = load_env_files(&config.env_files, &root, &display_path)?;
+        // The egress scrubber learns the suite's secrets before anything can print them.
+        crate::secrets::register(
+            env_files
+                .iter()
+                .filter(|(k, _)| crate::secrets::is_secret_name(k))
+                .map(|(_, v)| v.clone()),
+        );
         let cases = cases::load_cases(&root, cwd)?;
-        Ok(Suite {
+        let suite = Suite {
             name,
             config_path,
             display_path,
@@ -192,7 +199,9 @@ impl Suite {
             scorers,
             cases,
             env_files,
-        })
+        };
+        crate::secrets::register(suite.secret_values());
+        Ok(suite)
     }
 
     /// The suite without its cases: what a run needs beside the cases it selected (so a

@@ -16,5 +16,6 @@ mod gate;
 mod lineup;
 mod providers;
 mod run;
+mod secrets;
 mod snapshots;
 mod verify;
