@@ -29,6 +29,7 @@ use crate::suite::{Locate, Suite};
 
 /// Parses `argv`, runs the command, and returns the exit code.
 pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
+    scrub_panics();
     let argv: Vec<OsString> = argv.into_iter().collect();
     // `evals` or `llm-evals`: help, errors and `-V` speak with the name it was run by.
     let bin = match argv
@@ -52,7 +53,15 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
             } else {
                 exit::OK
             };
-            let _ = e.print();
+            // An argument echoed back may be a key pasted in the wrong place.
+            let plain = e.render().to_string();
+            match crate::secrets::scrub(&plain) {
+                std::borrow::Cow::Borrowed(_) => {
+                    let _ = e.print();
+                }
+                std::borrow::Cow::Owned(scrubbed) if e.use_stderr() => eprint!("{scrubbed}"),
+                std::borrow::Cow::Owned(scrubbed) => print!("{scrubbed}"),
+            }
             return code;
         }
     };
@@ -123,6 +132,31 @@ fn dispatch(cli: Cli, bin: &'static str, out: &Out) -> Result<i32> {
             Ok(exit::OK)
         }
     }
+}
+
+/// A panic's message may quote what it was handling: it is scrubbed like any other output.
+fn scrub_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned());
+        match payload {
+            Some(message) if crate::secrets::scrub(&message) != message.as_str() => {
+                let at = info
+                    .location()
+                    .map(|l| format!(" at {}:{}", l.file(), l.line()))
+                    .unwrap_or_default();
+                eprintln!(
+                    "evals panicked{at}: {} (this is a bug: please report it)",
+                    crate::secrets::scrub(&message)
+                );
+            }
+            _ => default(info),
+        }
+    }));
 }
 
 /// Finds and loads the suite, then names it on stderr (the first thing a run prints).

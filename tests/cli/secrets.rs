@@ -425,3 +425,14 @@ fn a_key_with_whitespace_is_a_config_error_naming_the_variable() {
         .code(2);
     d.stderr_has("LOCAL_KEY (from the environment) has a newline at its end");
 }
+
+#[test]
+fn a_key_pasted_as_an_argument_is_not_echoed_by_the_usage_error() {
+    let p = Project::new();
+    let d = p
+        .evals(&["check", "--tolerance", GITHUB_TOKEN])
+        .env("GITHUB_TOKEN", GITHUB_TOKEN)
+        .code(2);
+    d.stderr_has("invalid value '[REDACTED]' for '--tolerance");
+    assert!(!d.stderr.contains(GITHUB_TOKEN), "{}", d.stderr);
+}
