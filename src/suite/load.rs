@@ -178,7 +178,7 @@ impl Suite {
         }
         found(&name, &display_path);
         let env_files = load_env_files(&config.env_files, &root, &display_path)?;
-        let cases = cases::load_cases(&root, cwd)?;
+        let cases = cases::load_cases(&root, &project_dir, cwd)?;
         Ok(Suite {
             name,
             config_path,

@@ -17,4 +17,6 @@ mod lineup;
 mod providers;
 mod run;
 mod snapshots;
+#[cfg(unix)]
+mod symlinks;
 mod verify;
