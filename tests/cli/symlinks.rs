@@ -1,14 +1,14 @@
 //! Symlinks in a suite's datasets (issue 9, item 7): followed while they stay inside the
 //! project, refused (exit 2) when they point outside it or at nothing, a problem when they
 //! loop; `cassettes status` counts a linked case's recordings as used, and `prune` keeps
-//! them.
+//! them and refuses to run while case discovery reports a problem.
 
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
 use serde_json::json;
 
-use crate::harness::{MINI_SCHEMA, Project, cells};
+use crate::harness::{MINI_SCHEMA, Project, cells, files_under};
 use crate::mock::{Server, chat};
 
 const CONFIG: &str = "evals/.llm-evals.config.yml";
@@ -251,4 +251,40 @@ fn status_counts_a_symlinked_cases_recording_as_used_and_prune_keeps_it() {
     assert!(p.path().join(&b).is_file(), "prune removed {b}");
     p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
         .ok();
+}
+
+#[test]
+fn prune_refuses_while_case_discovery_reports_a_problem_and_deletes_nothing() {
+    let (p, b) = recorded();
+    // Case b is gone (its recording is unused) and a loop stands in case discovery.
+    std::fs::remove_dir_all(p.path().join(CASES).join("b")).unwrap();
+    link(&p, "..", &format!("{CASES}/a/up"));
+    let before = files_under(&p.path().join(CASSETTES));
+    assert_eq!(before.len(), 2);
+    for argv in [&["cassettes", "prune"][..], &["cassettes", "prune", "-n"]] {
+        let d = p.evals(argv).code(2);
+        d.stderr_has("refusing to prune");
+        d.stderr_has(&format!("{CASES}/a/up: symlink loops"));
+        d.stderr_has("run `evals verify`");
+        assert_eq!(d.stdout, "", "nothing listed or removed");
+    }
+    assert_eq!(files_under(&p.path().join(CASSETTES)), before);
+    assert!(p.path().join(&b).is_file());
+    p.evals(&["cassettes", "status"])
+        .ok()
+        .stdout_has("1 recorded, 0 missing, 0 stale, 1 unused")
+        .stderr_has("an unused recording may belong to a case it could not find");
+
+    // With the loop gone, prune does its job; a problem of a case that loaded (an empty
+    // input) hides no case, so it does not stop it.
+    std::fs::remove_file(p.path().join(CASES).join("a/up")).unwrap();
+    p.write(&format!("{CASES}/a/input.txt"), "");
+    p.evals(&["cassettes", "prune"])
+        .ok()
+        .stdout_has(&format!("removed {b}"));
+    assert!(
+        p.path()
+            .join(format!("{CASSETTES}/local/m1/max-64/d/a.json"))
+            .is_file()
+    );
 }
