@@ -155,6 +155,32 @@ fn entries(suite: &Suite) -> Result<(Vec<Entry>, Vec<PathBuf>)> {
     Ok((rows, unused))
 }
 
+/// The problems case discovery reported that belong to no case it loaded (a symlink loop,
+/// an input.txt outside a variant folder): behind each may be a case whose recordings
+/// would look unused. A problem of a loaded case (an empty input) hides nothing.
+fn discovery_problems(suite: &Suite) -> Vec<&str> {
+    suite
+        .cases
+        .problems
+        .iter()
+        .filter(|p| !suite.cases.cases.iter().any(|c| c.key() == p.case))
+        .map(|p| p.message.as_str())
+        .collect()
+}
+
+/// `prune` deletes only what no case needs, so it runs only when every case was found.
+fn refuse_unless_every_case_found(suite: &Suite) -> Result<()> {
+    let problems = discovery_problems(suite);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(crate::error::Error::Config(format!(
+        "refusing to prune: case discovery reported {} problems, so a recording could look unused while its case exists:\n  {}\nfix them (run `evals verify` to list every problem) and prune again",
+        problems.len(),
+        problems.join("\n  ")
+    )))
+}
+
 fn status(suite: &Suite, out: &Out) -> Result<i32> {
     let (rows, unused) = entries(suite)?;
     let mut t = table(vec![
@@ -193,6 +219,13 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
             String::new()
         }
     ));
+    let hidden = discovery_problems(suite);
+    if !unused.is_empty() && !hidden.is_empty() {
+        out.note(&format!(
+            "case discovery reported {} problems (run `evals verify` to list them): an unused recording may belong to a case it could not find",
+            hidden.len()
+        ));
+    }
     if missing + stale > 0 {
         out.note("run `evals record` (with -c/-m to pick cases and models) to record what is missing or stale");
         Ok(exit::FAILED)
@@ -202,6 +235,7 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
 }
 
 fn prune(suite: &Suite, dry_run: bool, out: &Out) -> Result<i32> {
+    refuse_unless_every_case_found(suite)?;
     let (_, unused) = entries(suite)?;
     for p in &unused {
         let shown = discovery::display_path(p, &suite.cwd);

@@ -1,12 +1,14 @@
 //! Cases from disk (`datasets/<dataset>/cases/<variant>/[NNN/]input.txt`) and from JSONL.
 
 use std::collections::{BTreeMap, HashMap};
+use std::fs::FileType;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::case::{Case, CaseInput};
+use super::links::{Found, Links, Step};
 use crate::error::{Error, Result};
 
 /// A case that loaded but has a problem `verify` reports (and `run` refuses).
@@ -26,44 +28,104 @@ pub struct CaseSet {
     pub datasets: Vec<String>,
 }
 
-/// Loads the cases under `<root>/datasets`. `base` is what paths in messages are relative to.
-pub fn load_cases(root: &Path, base: &Path) -> Result<CaseSet> {
-    let datasets_dir = root.join("datasets");
+/// Loads the cases under `<root>/datasets`. `project` is the folder holding `evals/`: a
+/// symlink is followed while its target stays inside it (or inside `root`). `base` is what
+/// paths in messages are relative to.
+pub fn load_cases(root: &Path, project: &Path, base: &Path) -> Result<CaseSet> {
+    let links = Links::new(project, root, base);
     let mut set = CaseSet::default();
-    let Ok(rd) = std::fs::read_dir(&datasets_dir) else {
-        return Ok(set);
-    };
-    let mut dataset_dirs: Vec<PathBuf> = rd
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
-        .map(|e| e.path())
-        .filter(|p| {
-            !p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        })
-        .collect();
-    dataset_dirs.sort();
-    for dir in dataset_dirs {
-        let dataset = dir
+    let mut above = links.steps_to(root);
+    let datasets_dir = root.join("datasets");
+    match links.resolve(&datasets_dir, &above, false)? {
+        Found::Dir(real) => above.push(Step {
+            real,
+            shown: datasets_dir.clone(),
+        }),
+        Found::Loop(message) => {
+            set.problems.push(CaseProblem {
+                case: "?".into(),
+                file: datasets_dir,
+                message,
+            });
+            return Ok(set);
+        }
+        Found::Absent | Found::File => return Ok(set),
+    }
+    let mut dataset_dirs: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for (path, own) in sorted_entries(&datasets_dir)? {
+        if path
             .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        {
+            continue;
+        }
+        match links.resolve_typed(&path, own, &above, false)? {
+            Found::Dir(real) => dataset_dirs.push((path, real)),
+            Found::Loop(message) => set.problems.push(CaseProblem {
+                case: format!("{}/?", file_name(&path)),
+                file: path,
+                message,
+            }),
+            Found::Absent | Found::File => {}
+        }
+    }
+    for (dir, real) in dataset_dirs {
+        let dataset = file_name(&dir);
         set.datasets.push(dataset.clone());
+        above.push(Step {
+            real,
+            shown: dir.clone(),
+        });
         let mut cases = Vec::new();
         let cases_dir = dir.join("cases");
-        if cases_dir.is_dir() {
-            load_disk_cases(&dataset, &cases_dir, base, &mut cases, &mut set.problems)?;
+        let mut inputs = Vec::new();
+        match links.resolve(&cases_dir, &above, false)? {
+            Found::Dir(real) => {
+                above.push(Step {
+                    real,
+                    shown: cases_dir.clone(),
+                });
+                find_inputs(
+                    &dataset,
+                    &cases_dir,
+                    &links,
+                    &mut above,
+                    &mut inputs,
+                    &mut set.problems,
+                )?;
+                above.pop();
+            }
+            Found::Loop(message) => set.problems.push(CaseProblem {
+                case: format!("{dataset}/?"),
+                file: cases_dir.clone(),
+                message,
+            }),
+            Found::Absent | Found::File => {}
         }
-        let mut jsonl: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .map_err(|e| Error::io(&dir, e))?
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.is_file())
-            .collect();
-        jsonl.sort();
-        for file in jsonl {
-            load_jsonl(&dataset, &file, base, &mut cases)?;
+        load_disk_cases(
+            &dataset,
+            &cases_dir,
+            &inputs,
+            &links,
+            base,
+            &mut cases,
+            &mut set.problems,
+        )?;
+        for (file, own) in sorted_entries(&dir)? {
+            if file.extension().is_none_or(|x| x != "jsonl") {
+                continue;
+            }
+            match links.resolve_typed(&file, own, &above, true)? {
+                Found::File => load_jsonl(&dataset, &file, base, &mut cases)?,
+                Found::Loop(message) => set.problems.push(CaseProblem {
+                    case: format!("{dataset}/?"),
+                    file: file.clone(),
+                    message,
+                }),
+                Found::Absent | Found::Dir(_) => {}
+            }
         }
+        above.pop();
         check_duplicates(&cases, base)?;
         cases.sort_by(|a, b| a.id.cmp(&b.id));
         set.cases.extend(cases);
@@ -71,26 +133,77 @@ pub fn load_cases(root: &Path, base: &Path) -> Result<CaseSet> {
     Ok(set)
 }
 
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The entries of `dir` with their own types (a symlink's is "symlink"), sorted by name.
+fn sorted_entries(dir: &Path) -> Result<Vec<(PathBuf, FileType)>> {
+    let mut entries: Vec<(PathBuf, FileType)> = std::fs::read_dir(dir)
+        .map_err(|e| Error::io(dir, e))?
+        .map(|e| {
+            let e = e.map_err(|e| Error::io(dir, e))?;
+            let path = e.path();
+            let own = e.file_type().map_err(|err| Error::io(&path, err))?;
+            Ok((path, own))
+        })
+        .collect::<Result<_>>()?;
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(entries)
+}
+
+/// Every `input.txt` below `dir` (whose real folder is the last of `above`), depth first
+/// by name, through symlinks that stay inside the project; a loop is a problem.
+fn find_inputs(
+    dataset: &str,
+    dir: &Path,
+    links: &Links,
+    above: &mut Vec<Step>,
+    out: &mut Vec<PathBuf>,
+    problems: &mut Vec<CaseProblem>,
+) -> Result<()> {
+    for (path, own) in sorted_entries(dir)? {
+        let is_input = path.file_name().is_some_and(|n| n == "input.txt");
+        match links.resolve_typed(&path, own, above, is_input)? {
+            Found::File if is_input => out.push(path),
+            Found::Dir(real) => {
+                above.push(Step {
+                    real,
+                    shown: path.clone(),
+                });
+                find_inputs(dataset, &path, links, above, out, problems)?;
+                above.pop();
+            }
+            Found::Loop(message) => problems.push(CaseProblem {
+                case: format!("{dataset}/?"),
+                file: path,
+                message,
+            }),
+            Found::File | Found::Absent => {}
+        }
+    }
+    Ok(())
+}
+
 fn rel(path: &Path, base: &Path) -> String {
     super::discovery::display_path(path, base)
 }
 
+/// The cases of the `inputs` found below `cases_dir`: each with the expected.json and
+/// metadata.json beside it.
 fn load_disk_cases(
     dataset: &str,
     cases_dir: &Path,
+    inputs: &[PathBuf],
+    links: &Links,
     base: &Path,
     out: &mut Vec<Case>,
     problems: &mut Vec<CaseProblem>,
 ) -> Result<()> {
-    for entry in walkdir::WalkDir::new(cases_dir).sort_by_file_name() {
-        let entry = entry.map_err(|e| {
-            let path = e.path().unwrap_or(cases_dir).to_path_buf();
-            Error::io(&path, std::io::Error::other(e.to_string()))
-        })?;
-        if entry.file_name() != "input.txt" || !entry.file_type().is_file() {
-            continue;
-        }
-        let input_path = entry.path();
+    for input_path in inputs {
+        let input_path = input_path.as_path();
         let folder = input_path.parent().unwrap_or(cases_dir);
         let folder_name = folder
             .file_name()
@@ -129,8 +242,26 @@ fn load_disk_cases(
                 ),
             });
         }
+        // A case file that is a loop is reported like any other unreadable one.
+        let mut beside = |name: &str| -> Result<Option<PathBuf>> {
+            let path = folder.join(name);
+            Ok(match links.resolve(&path, &[], true)? {
+                Found::File => Some(path),
+                Found::Loop(message) => {
+                    problems.push(CaseProblem {
+                        case: key.clone(),
+                        file: path,
+                        message,
+                    });
+                    None
+                }
+                Found::Absent | Found::Dir(_) => None,
+            })
+        };
+        let expected_file = beside("expected.json")?;
+        let meta_file = beside("metadata.json")?;
         let expected_path = folder.join("expected.json");
-        let expected = if expected_path.is_file() {
+        let expected = if expected_file.is_some() {
             let text = crate::error::read_to_string(&expected_path)?;
             match serde_json::from_str::<Value>(&text) {
                 Ok(v) => Some(v),
@@ -154,7 +285,7 @@ fn load_disk_cases(
         };
         let mut metadata = Map::new();
         let meta_path = folder.join("metadata.json");
-        if meta_path.is_file() {
+        if meta_file.is_some() {
             let text = crate::error::read_to_string(&meta_path)?;
             match serde_json::from_str::<Value>(&text) {
                 Ok(Value::Object(m)) => metadata = m,

@@ -185,7 +185,7 @@ impl Suite {
                 .filter(|(k, _)| crate::secrets::is_secret_name(k))
                 .map(|(_, v)| v.clone()),
         );
-        let cases = cases::load_cases(&root, cwd)?;
+        let cases = cases::load_cases(&root, &project_dir, cwd)?;
         let suite = Suite {
             name,
             config_path,

@@ -1,10 +1,12 @@
-//! The suite: config (YAML → validated model), discovery, cases (disk + JSONL), lineup.
+//! The suite: config (YAML → validated model), discovery, cases (disk + JSONL; links.rs
+//! judges the symlinks among them), lineup.
 
 mod case;
 pub mod cases;
 pub mod config;
 pub mod discovery;
 pub mod lineup;
+mod links;
 mod load;
 pub mod schema;
 

@@ -18,4 +18,6 @@ mod providers;
 mod run;
 mod secrets;
 mod snapshots;
+#[cfg(unix)]
+mod symlinks;
 mod verify;
