@@ -155,15 +155,14 @@ fn entries(suite: &Suite) -> Result<(Vec<Entry>, Vec<PathBuf>)> {
     Ok((rows, unused))
 }
 
-/// The problems case discovery reported that belong to no case it loaded (a symlink loop,
-/// an input.txt outside a variant folder): behind each may be a case whose recordings
-/// would look unused. A problem of a loaded case (an empty input) hides nothing.
+/// Every problem case discovery reported (a symlink loop, an input.txt outside a variant
+/// folder, an unreadable case): behind any of them may be a case whose recordings would
+/// look unused, so `prune` trusts the case list only when there is none.
 fn discovery_problems(suite: &Suite) -> Vec<&str> {
     suite
         .cases
         .problems
         .iter()
-        .filter(|p| !suite.cases.cases.iter().any(|c| c.key() == p.case))
         .map(|p| p.message.as_str())
         .collect()
 }
@@ -175,8 +174,13 @@ fn refuse_unless_every_case_found(suite: &Suite) -> Result<()> {
         return Ok(());
     }
     Err(crate::error::Error::Config(format!(
-        "refusing to prune: case discovery reported {} problems, so a recording could look unused while its case exists:\n  {}\nfix them (run `evals verify` to list every problem) and prune again",
+        "refusing to prune: case discovery reported {} {}, so a recording could look unused while its case exists:\n  {}\nfix them (run `evals verify` to list every problem) and prune again",
         problems.len(),
+        if problems.len() == 1 {
+            "problem"
+        } else {
+            "problems"
+        },
         problems.join("\n  ")
     )))
 }

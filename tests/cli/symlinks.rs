@@ -275,10 +275,15 @@ fn prune_refuses_while_case_discovery_reports_a_problem_and_deletes_nothing() {
         .stdout_has("1 recorded, 0 missing, 0 stale, 1 unused")
         .stderr_has("an unused recording may belong to a case it could not find");
 
-    // With the loop gone, prune does its job; a problem of a case that loaded (an empty
-    // input) hides no case, so it does not stop it.
+    // Any problem stops it, even one of a case that loaded (an empty input).
     std::fs::remove_file(p.path().join(CASES).join("a/up")).unwrap();
     p.write(&format!("{CASES}/a/input.txt"), "");
+    p.evals(&["cassettes", "prune"])
+        .code(2)
+        .stderr_has("refusing to prune: case discovery reported 1 problem,");
+    assert_eq!(files_under(&p.path().join(CASSETTES)), before);
+    // With every problem gone, prune does its job.
+    p.write(&format!("{CASES}/a/input.txt"), "a question");
     p.evals(&["cassettes", "prune"])
         .ok()
         .stdout_has(&format!("removed {b}"));
