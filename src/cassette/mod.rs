@@ -27,7 +27,7 @@ pub use format::{
 };
 pub use http::{CallError, HttpRequest, HttpResponse, Limit, Route};
 pub use redact::{Finding, REDACTED, scan_paths};
-pub use store::{CassetteKey, list_files};
+pub use store::{CassetteKey, list_files, list_partial_files};
 pub use transport::{
     CassetteOptions, LiveClient, Mode, Session, SessionMeta, Transport, Upstream, UpstreamFuture,
 };

@@ -96,6 +96,21 @@ pub fn list_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Every temp file a killed write left under `dir` (`.evals-tmp-*.partial`, see
+/// [`crate::error::write_atomic`]), sorted; they are never cassettes, and `git add` would
+/// commit them.
+pub fn list_partial_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| crate::error::is_partial_write(&e.file_name().to_string_lossy()))
+        .map(walkdir::DirEntry::into_path)
+        .collect();
+    files.sort();
+    files
+}
+
 /// Serializes, scans for secrets, and writes atomically. A secret still present after
 /// scrubbing stops the write; the error names its kind, never its value.
 pub(crate) fn write(
@@ -225,5 +240,36 @@ mod tests {
             vec![dir.path().join("a/b/c.json"), dir.path().join("a/d.json")]
         );
         assert!(list_files(&dir.path().join("missing")).is_empty());
+    }
+
+    #[test]
+    fn partial_files_are_the_temp_files_of_interrupted_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        for name in [
+            "a/b/c.json",
+            "a/b/.evals-tmp-Xy12ab.partial",
+            "a/.tmpAbC123",
+            "a/.tmp-notes",
+            "a/evals-tmp-x.partial",
+            "a/.evals-tmp-x.json",
+        ] {
+            std::fs::write(dir.path().join(name), "{").unwrap();
+        }
+        assert_eq!(
+            list_partial_files(dir.path()),
+            vec![
+                dir.path().join("a/.tmpAbC123"),
+                dir.path().join("a/b/.evals-tmp-Xy12ab.partial"),
+            ]
+        );
+        // A partial file is never taken for a cassette.
+        assert_eq!(
+            list_files(dir.path()),
+            vec![
+                dir.path().join("a/.evals-tmp-x.json"),
+                dir.path().join("a/b/c.json")
+            ]
+        );
     }
 }

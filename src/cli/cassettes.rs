@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::args::CassettesCommand;
 use super::output::{Out, table};
-use crate::cassette::{fingerprint, list_files, load, scan_paths};
+use crate::cassette::{fingerprint, list_files, list_partial_files, load, scan_paths};
 use crate::error::{Result, exit};
 use crate::runner::cassette_key;
 use crate::suite::{Overrides, ProviderKind, Suite, discovery, lineup};
@@ -161,6 +161,7 @@ fn entries(suite: &Suite) -> Result<(Vec<Entry>, Vec<PathBuf>)> {
 
 fn status(suite: &Suite, out: &Out) -> Result<i32> {
     let (rows, unused) = entries(suite)?;
+    let partial = list_partial_files(&suite.cassette_dir());
     let mut t = table(vec![
         "status".into(),
         "contender".into(),
@@ -183,6 +184,14 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
             discovery::display_path(p, &suite.cwd),
         ]);
     }
+    for p in &partial {
+        t.add_row(vec![
+            "partial".into(),
+            "-".into(),
+            "-".into(),
+            discovery::display_path(p, &suite.cwd),
+        ]);
+    }
     out.line(&t.to_string());
     let count = |s: &str| rows.iter().filter(|r| r.status == s).count();
     let (missing, stale) = (count("missing"), count("stale"));
@@ -197,6 +206,13 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
             String::new()
         }
     ));
+    if !partial.is_empty() {
+        out.note(&format!(
+            "{} partial {} left by an interrupted write: run `evals cassettes prune`",
+            partial.len(),
+            if partial.len() == 1 { "file" } else { "files" }
+        ));
+    }
     if missing + stale > 0 {
         out.note("run `evals record` (with -c/-m to pick cases and models) to record what is missing or stale");
         Ok(exit::FAILED)
@@ -205,9 +221,11 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
     }
 }
 
+/// Removes the unused cassettes and the partial files interrupted writes left.
 fn prune(suite: &Suite, dry_run: bool, out: &Out) -> Result<i32> {
     let (_, unused) = entries(suite)?;
-    for p in &unused {
+    let partial = list_partial_files(&suite.cassette_dir());
+    for p in unused.iter().chain(&partial) {
         let shown = discovery::display_path(p, &suite.cwd);
         if dry_run {
             out.line(&format!("would remove {shown}"));
@@ -225,7 +243,7 @@ fn prune(suite: &Suite, dry_run: bool, out: &Out) -> Result<i32> {
             }
         }
     }
-    if unused.is_empty() {
+    if unused.is_empty() && partial.is_empty() {
         out.note("no unused cassettes");
     }
     Ok(exit::OK)

@@ -859,3 +859,80 @@ fn a_changed_setting_misses_with_the_setting_diffed_against_the_recording() {
     d.stdout_has("temperature: 0.1 → 0.7");
     d.stdout_has("run `evals record -d d -c c0 -m local/m1 -t 0.7` to record it");
 }
+
+#[test]
+fn status_reports_the_partial_files_of_a_killed_write_and_prune_removes_them() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(1));
+    p.evals(&["record", "--no-autosave"]).ok();
+    s.stop();
+    // What `kill -9` in the middle of a write leaves: the temp file, half written.
+    let partial = format!("{CASSETTES}/local/m1/max-64/d/.evals-tmp-Ab12Cd.partial");
+    p.write(&partial, "{\n  \"format\": 1,\n  \"inter");
+
+    let d = p.evals(&["cassettes", "status"]).ok();
+    d.stdout_has("1 recorded, 0 missing, 0 stale, 0 unused")
+        .stderr_has("1 partial file left by an interrupted write: run `evals cassettes prune`");
+    assert!(
+        d.stdout
+            .lines()
+            .any(|l| l.contains("partial") && l.contains(&partial)),
+        "{}",
+        d.stdout
+    );
+
+    let d = p.evals(&["cassettes", "prune", "-n"]).ok();
+    assert_eq!(d.stdout, format!("would remove {partial}\n"));
+    assert!(p.path().join(&partial).is_file());
+    let d = p.evals(&["cassettes", "prune"]).ok();
+    assert_eq!(d.stdout, format!("removed {partial}\n"));
+    assert!(!p.path().join(&partial).exists());
+    // The cassette beside it is untouched and still replays.
+    assert!(
+        p.path()
+            .join(CASSETTES)
+            .join("local/m1/max-64/d/c0.json")
+            .is_file()
+    );
+    p.evals(&["cassettes", "status"])
+        .ok()
+        .stderr_lacks("partial");
+    p.evals(&["compare", "--cassettes", "replay", "--no-autosave"])
+        .ok();
+}
+
+#[test]
+fn the_gitignore_of_init_keeps_partial_files_out_of_git() {
+    let p = Project::new();
+    p.evals(&["init"]).ok().stderr_has("wrote evals/.gitignore");
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(p.path())
+            .output()
+            .expect("git")
+    };
+    assert!(git(&["init", "-q"]).status.success());
+    p.write(
+        "evals/cassettes/local/m1/default/d/.evals-tmp-Ab12Cd.partial",
+        "{",
+    );
+    p.write("evals/cassettes/local/m1/default/d/c0.json", "{}");
+    let ignored = git(&[
+        "check-ignore",
+        "-q",
+        "evals/cassettes/local/m1/default/d/.evals-tmp-Ab12Cd.partial",
+    ]);
+    assert_eq!(
+        ignored.status.code(),
+        Some(0),
+        "the partial file is not ignored"
+    );
+    let kept = git(&[
+        "check-ignore",
+        "-q",
+        "evals/cassettes/local/m1/default/d/c0.json",
+    ]);
+    assert_eq!(kept.status.code(), Some(1), "a cassette is ignored");
+}
