@@ -125,9 +125,25 @@ pub(crate) fn write(
         ))
     })?;
     if let Some(finding) = redactor.scan_text(&text).into_iter().next() {
+        let (place, fix) = match where_secret(cassette, redactor) {
+            Some(Part::Request) => (
+                " in a request",
+                "keep the secret out of the request (a prompt or a case input holds it), \
+                 or add a `cassettes.redact` pattern for it",
+            ),
+            Some(Part::Response) => (
+                " in a response",
+                "the server sent it back in its response (the request was scrubbed): add a \
+                 `cassettes.redact` pattern for it",
+            ),
+            None => (
+                "",
+                "add a `cassettes.redact` pattern for it, or keep it out of the case id and \
+                 the contender's name",
+            ),
+        };
         return Err(CallError::Cassette(format!(
-            "refusing to write {}: it would contain {} (line {}); add a `redact` pattern \
-             for it, or keep the secret out of the request",
+            "refusing to write {}: it would contain {} (line {}){place}; {fix}",
             path.display(),
             with_article(finding.kind),
             finding.line
@@ -135,6 +151,31 @@ pub(crate) fn write(
     }
     crate::error::write_atomic(path, text.as_bytes())
         .map_err(|e| CallError::Cassette(format!("cannot write cassette: {e}")))
+}
+
+/// The part of a cassette a secret is in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Part {
+    Request,
+    Response,
+}
+
+/// Where the first secret the scan finds in `cassette` is: a request (URL, headers, body)
+/// or a response; `None` when it is in neither (the case id, the contender).
+fn where_secret(cassette: &Cassette, redactor: &Redactor) -> Option<Part> {
+    let holds = |v: serde_json::Result<String>| {
+        v.map(|text| !redactor.scan_text(&text).is_empty())
+            .unwrap_or(false)
+    };
+    cassette.interactions.iter().find_map(|i| {
+        if holds(serde_json::to_string_pretty(&i.request)) {
+            Some(Part::Request)
+        } else if holds(serde_json::to_string_pretty(&i.response)) {
+            Some(Part::Response)
+        } else {
+            None
+        }
+    })
 }
 
 fn with_article(kind: &str) -> String {

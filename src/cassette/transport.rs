@@ -938,9 +938,37 @@ mod tests {
             )),
             "{message}"
         );
+        assert!(
+            message.ends_with(
+                "in a response; the server sent it back in its response (the request was \
+                 scrubbed): add a `cassettes.redact` pattern for it"
+            ),
+            "{message}"
+        );
         assert!(!message.contains(&leaked));
         assert!(!message.contains("a1b2c3d4e5"));
         assert!(!path.exists());
+    }
+
+    #[tokio::test]
+    async fn a_secret_in_a_request_stops_the_write_and_says_to_keep_it_out_of_the_request() {
+        let dir = tempfile::tempdir().unwrap();
+        // Not a key the suite knows (so not scrubbed), but one the scan recognises.
+        let leaked = format!("sk-or-v1-{}", "f0e1d2c3b4".repeat(4));
+        let recorder = Transport::new(Mode::Record, options(dir.path()), Counter::new(Value::Null));
+        let session = recorder.session(&key("leak"), meta("leak")).unwrap();
+        let mut req = prompt(1);
+        req.body = Some(json!({"prompt": 1, "messages": [{"content": format!("use {leaked}")}]}));
+        session.send(req).await.unwrap();
+        let message = session.finish().unwrap_err().to_string();
+        assert!(
+            message.ends_with(
+                "in a request; keep the secret out of the request (a prompt or a case input \
+                 holds it), or add a `cassettes.redact` pattern for it"
+            ),
+            "{message}"
+        );
+        assert!(!message.contains("f0e1d2c3b4"));
     }
 
     #[tokio::test]
