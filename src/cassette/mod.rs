@@ -25,7 +25,7 @@ pub use fingerprint::fingerprint;
 pub use format::{
     Cassette, FORMAT, Interaction, RecordedRequest, RecordedResponse, RecordedUsage, load,
 };
-pub use http::{CallError, HttpRequest, HttpResponse, Limit, Route};
+pub use http::{Accept, CallError, HttpRequest, HttpResponse, Limit, Route, Verdict, any_2xx};
 pub use redact::{Finding, REDACTED, scan_paths};
 pub use store::{CassetteKey, list_files, list_partial_files};
 pub use transport::{

@@ -20,7 +20,7 @@ use super::fingerprint::fingerprint;
 use super::format::{
     Cassette, FORMAT, Interaction, RecordedRequest, RecordedResponse, RecordedUsage, parse,
 };
-use super::http::{CallError, HttpRequest, HttpResponse, Route};
+use super::http::{Accept, CallError, HttpRequest, HttpResponse, Route, Verdict};
 use super::matcher::{Matcher, describe_difference, nearest};
 use super::redact::Redactor;
 use super::store::{self, CassetteKey};
@@ -112,9 +112,12 @@ pub struct SessionMeta {
 pub type UpstreamFuture<'a> =
     Pin<Box<dyn Future<Output = Result<HttpResponse, CallError>> + Send + 'a>>;
 
-/// Sends requests for real. The runner wraps it with retries/rate limits later.
+/// Sends requests for real. The runner wraps it with retries/rate limits later. `accept`
+/// is the provider's judgement of a 2xx response (a retry layer retries a transient
+/// failure); the client itself has no use for it.
 pub trait Upstream: Send + Sync {
-    fn send<'a>(&'a self, req: HttpRequest, route: &'a Route) -> UpstreamFuture<'a>;
+    fn send<'a>(&'a self, req: HttpRequest, route: &'a Route, accept: Accept)
+    -> UpstreamFuture<'a>;
 }
 
 /// The real HTTP client: a `reqwest::Client` with a per-call timeout.
@@ -240,7 +243,12 @@ impl LiveClient {
 }
 
 impl Upstream for LiveClient {
-    fn send<'a>(&'a self, req: HttpRequest, _route: &'a Route) -> UpstreamFuture<'a> {
+    fn send<'a>(
+        &'a self,
+        req: HttpRequest,
+        _route: &'a Route,
+        _accept: Accept,
+    ) -> UpstreamFuture<'a> {
         Box::pin(self.send_now(req))
     }
 }
@@ -313,6 +321,7 @@ impl Transport {
                 matcher,
                 exchanged: Vec::new(),
                 fetched_live: false,
+                failed: false,
             }),
         })
     }
@@ -337,6 +346,9 @@ struct State {
     exchanged: Vec<Interaction>,
     /// Whether any request went upstream (auto writes only then).
     fetched_live: bool,
+    /// Whether a live call failed (a transport error, a non-2xx status, a 2xx the provider
+    /// does not accept): the case errors, so its cassette is left as it was.
+    failed: bool,
 }
 
 impl Session {
@@ -346,20 +358,22 @@ impl Session {
     }
 
     /// Answers `req` from the cassette or upstream, as the mode says. Replayed responses
-    /// carry the recorded latency; recorded ones the latency as written (whole ms).
-    pub async fn send(&self, req: HttpRequest) -> Result<HttpResponse, CallError> {
+    /// carry the recorded latency; recorded ones the latency as written (whole ms). Only a
+    /// 2xx that `accept` (the provider's judgement) takes for a success is recorded; any
+    /// other response is returned for the caller to turn into the case's error.
+    pub async fn send(&self, req: HttpRequest, accept: Accept) -> Result<HttpResponse, CallError> {
         match self.mode {
             Mode::Live => {
                 // Nothing is written, but the results and the history are: scrub them too.
                 let mut response = self
                     .upstream
-                    .send(req, &self.meta.route)
+                    .send(req, &self.meta.route, accept)
                     .await
                     .map_err(|e| self.scrub_error(e))?;
                 response.body = self.redactor.scrub_value(&response.body);
                 Ok(response)
             }
-            Mode::Record => self.fetch(req).await,
+            Mode::Record => self.fetch(req, accept).await,
             Mode::Replay => {
                 let recorded = self.scrubbed_request(&req);
                 let fp = fingerprint(&recorded.to_http(), &self.options.ignore_fields);
@@ -373,7 +387,7 @@ impl Session {
                 let fp = fingerprint(&recorded.to_http(), &self.options.ignore_fields);
                 match self.replay(&fp) {
                     Some(response) => Ok(response),
-                    None => self.fetch(req).await,
+                    None => self.fetch(req, accept).await,
                 }
             }
         }
@@ -382,14 +396,17 @@ impl Session {
     /// Writes the cassette when the mode and the session call for it, and returns its path.
     /// Record writes every exchange of the session (nothing if there was none), replacing
     /// the old file; auto writes (hits and new exchanges, in order) only if something was
-    /// fetched live; replay and live write nothing. A secret still present after scrubbing
-    /// stops the write with an error naming its kind.
+    /// fetched live; replay and live write nothing. A session in which a live call failed
+    /// writes nothing either: its case errors, and the old cassette (a good one, or none)
+    /// stays as it was. A secret still present after scrubbing stops the write with an error
+    /// naming its kind.
     pub fn finish(self) -> Result<Option<PathBuf>, CallError> {
         let state = self
             .state
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
         let write = match self.mode {
+            _ if state.failed => false,
             Mode::Record => !state.exchanged.is_empty(),
             Mode::Auto => state.fetched_live,
             Mode::Replay | Mode::Live => false,
@@ -424,14 +441,17 @@ impl Session {
         Some(interaction.to_response())
     }
 
-    async fn fetch(&self, req: HttpRequest) -> Result<HttpResponse, CallError> {
+    async fn fetch(&self, req: HttpRequest, accept: Accept) -> Result<HttpResponse, CallError> {
         let request = self.scrubbed_request(&req);
         let fp = fingerprint(&request.to_http(), &self.options.ignore_fields);
-        let mut response = self
-            .upstream
-            .send(req, &self.meta.route)
-            .await
-            .map_err(|e| self.scrub_error(e))?;
+        let sent = self.upstream.send(req, &self.meta.route, accept).await;
+        let mut response = match sent {
+            Ok(r) => r,
+            Err(e) => {
+                self.lock().failed = true;
+                return Err(self.scrub_error(e));
+            }
+        };
         let latency_ms = u64::try_from(response.latency.as_millis()).unwrap_or(u64::MAX);
         // Report what replay will report, so a recorded run and its replay agree exactly:
         // the latency as written, and the body as scrubbed (a key the server echoes back
@@ -439,9 +459,13 @@ impl Session {
         response.latency = Duration::from_millis(latency_ms);
         let usage = RecordedUsage::from_body(&response.body);
         response.body = self.redactor.scrub_value(&response.body);
-        if !(200..300).contains(&response.status) {
-            // A failure (an outage, a rate limit, a bad key) is not what the model answers:
-            // it is never recorded, so it can neither replace a good cassette nor replay.
+        if !(200..300).contains(&response.status)
+            || matches!(accept(&response), Verdict::Failure { .. })
+        {
+            // A failure (an outage, a rate limit, a bad key, a 200 holding garbage or an
+            // error object) is not what the model answers: it is never recorded, so it can
+            // neither replace a good cassette nor replay.
+            self.lock().failed = true;
             return Ok(response);
         }
         let interaction = Interaction {
@@ -594,7 +618,7 @@ mod tests {
     use wiremock::{Mock, MockServer, ResponseTemplate};
 
     use super::*;
-    use crate::cassette::load;
+    use crate::cassette::{any_2xx, load};
 
     const KEY: &str = "sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef";
     const CANONICAL: &str = "https://openrouter.example/api/v1";
@@ -662,7 +686,12 @@ mod tests {
     struct NoNetwork;
 
     impl Upstream for NoNetwork {
-        fn send<'a>(&'a self, req: HttpRequest, _route: &'a Route) -> UpstreamFuture<'a> {
+        fn send<'a>(
+            &'a self,
+            req: HttpRequest,
+            _route: &'a Route,
+            _accept: Accept,
+        ) -> UpstreamFuture<'a> {
             Box::pin(async move {
                 Err(CallError::Transport(format!(
                     "network used for {}",
@@ -688,7 +717,12 @@ mod tests {
     }
 
     impl Upstream for Counter {
-        fn send<'a>(&'a self, req: HttpRequest, _route: &'a Route) -> UpstreamFuture<'a> {
+        fn send<'a>(
+            &'a self,
+            req: HttpRequest,
+            _route: &'a Route,
+            _accept: Accept,
+        ) -> UpstreamFuture<'a> {
             Box::pin(async move {
                 let n = self.calls.fetch_add(1, Ordering::SeqCst);
                 let echo = req.body.as_ref().and_then(|b| b.get("prompt")).cloned();
@@ -737,7 +771,7 @@ mod tests {
         let recorder = Transport::new(Mode::Record, options(dir.path()), Arc::new(live));
         let session = recorder.session(&key("vague"), meta("vague")).unwrap();
         let recorded = session
-            .send(chat("You extract tax facts.", 0.1))
+            .send(chat("You extract tax facts.", 0.1), any_2xx)
             .await
             .unwrap();
         assert!(recorded.latency >= Duration::from_millis(60));
@@ -782,7 +816,7 @@ mod tests {
         let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
         let session = player.session(&key("vague"), meta("vague")).unwrap();
         let replayed = session
-            .send(chat("You extract tax facts.", 0.1))
+            .send(chat("You extract tax facts.", 0.1), any_2xx)
             .await
             .unwrap();
         assert_eq!(replayed.status, 200);
@@ -798,19 +832,22 @@ mod tests {
         let recorder = Transport::new(Mode::Record, options(dir.path()), Counter::new(Value::Null));
         let session = recorder.session(&key("vague"), meta("vague")).unwrap();
         session
-            .send(chat("You extract tax facts.\nAnswer in JSON.", 0.1))
+            .send(
+                chat("You extract tax facts.\nAnswer in JSON.", 0.1),
+                any_2xx,
+            )
             .await
             .unwrap();
-        session.send(prompt(1)).await.unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
         session.finish().unwrap();
 
         let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
         let session = player.session(&key("vague"), meta("vague")).unwrap();
         let err = session
-            .send(chat(
-                "You extract tax facts. Be brief.\nAnswer in JSON.",
-                0.7,
-            ))
+            .send(
+                chat("You extract tax facts. Be brief.\nAnswer in JSON.", 0.7),
+                any_2xx,
+            )
             .await
             .unwrap_err();
         let CallError::Miss(message) = err else {
@@ -839,7 +876,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
         let session = player.session(&key("new"), meta("new")).unwrap();
-        let err = session.send(prompt(1)).await.unwrap_err();
+        let err = session.send(prompt(1), any_2xx).await.unwrap_err();
         let path = dir
             .path()
             .join("openrouter/openai__gpt-4o-mini/default/toy/new.json");
@@ -859,7 +896,7 @@ mod tests {
         let session = recorder.session(&key("many"), meta("many")).unwrap();
         // 64 requests, pairs sharing a fingerprint (prompt i/2), each with its own response n=i.
         for i in 0..64 {
-            let response = session.send(prompt(i / 2)).await.unwrap();
+            let response = session.send(prompt(i / 2), any_2xx).await.unwrap();
             assert_eq!(response.body["n"], i);
         }
         session.finish().unwrap();
@@ -871,9 +908,9 @@ mod tests {
         for i in 0..64usize {
             let p = if i % 2 == 0 { i / 2 } else { 31 - i / 2 };
             let session = Arc::clone(&session);
-            handles.push(tokio::spawn(
-                async move { (p, session.send(prompt(p)).await) },
-            ));
+            handles.push(tokio::spawn(async move {
+                (p, session.send(prompt(p), any_2xx).await)
+            }));
         }
         let mut used = Vec::new();
         for handle in handles {
@@ -890,7 +927,7 @@ mod tests {
         }
         used.sort_unstable();
         assert_eq!(used, (0..64).collect::<Vec<u64>>());
-        let err = session.send(prompt(0)).await.unwrap_err();
+        let err = session.send(prompt(0), any_2xx).await.unwrap_err();
         assert!(
             err.to_string()
                 .contains("sent more often than when recorded"),
@@ -904,13 +941,13 @@ mod tests {
         let recorder = Transport::new(Mode::Record, options(dir.path()), Counter::new(Value::Null));
         let session = recorder.session(&key("repeat"), meta("repeat")).unwrap();
         for _ in 0..3 {
-            session.send(prompt(7)).await.unwrap();
+            session.send(prompt(7), any_2xx).await.unwrap();
         }
         session.finish().unwrap();
         let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
         let session = player.session(&key("repeat"), meta("repeat")).unwrap();
         for n in 0..3 {
-            assert_eq!(session.send(prompt(7)).await.unwrap().body["n"], n);
+            assert_eq!(session.send(prompt(7), any_2xx).await.unwrap().body["n"], n);
         }
     }
 
@@ -924,7 +961,7 @@ mod tests {
             Counter::new(json!(format!("here is a key: {leaked}"))),
         );
         let session = recorder.session(&key("leak"), meta("leak")).unwrap();
-        session.send(prompt(1)).await.unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
         let err = session.finish().unwrap_err();
         let message = err.to_string();
         assert!(matches!(err, CallError::Cassette(_)));
@@ -959,7 +996,7 @@ mod tests {
         let session = recorder.session(&key("leak"), meta("leak")).unwrap();
         let mut req = prompt(1);
         req.body = Some(json!({"prompt": 1, "messages": [{"content": format!("use {leaked}")}]}));
-        session.send(req).await.unwrap();
+        session.send(req, any_2xx).await.unwrap();
         let message = session.finish().unwrap_err().to_string();
         assert!(
             message.ends_with(
@@ -980,7 +1017,7 @@ mod tests {
         let recorder = Transport::new(Mode::Record, opts, Counter::new(json!(leaked)));
         let session = recorder.session(&key("leak"), meta("leak")).unwrap();
         // The recording run gets the scrubbed body too, as its replay will.
-        let response = session.send(prompt(1)).await.unwrap();
+        let response = session.send(prompt(1), any_2xx).await.unwrap();
         assert_eq!(response.body["extra"], "[REDACTED]");
         let path = session.finish().unwrap().unwrap();
         let text = std::fs::read_to_string(path).unwrap();
@@ -993,22 +1030,22 @@ mod tests {
         let upstream = Counter::new(Value::Null);
         let recorder = Transport::new(Mode::Record, options(dir.path()), upstream.clone());
         let session = recorder.session(&key("auto"), meta("auto")).unwrap();
-        session.send(prompt(1)).await.unwrap();
-        session.send(prompt(2)).await.unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
+        session.send(prompt(2), any_2xx).await.unwrap();
         let path = session.finish().unwrap().unwrap();
         let before = std::fs::read_to_string(&path).unwrap();
 
         // Everything recorded: nothing fetched, nothing written.
         let auto = Transport::new(Mode::Auto, options(dir.path()), upstream.clone());
         let session = auto.session(&key("auto"), meta("auto")).unwrap();
-        assert_eq!(session.send(prompt(1)).await.unwrap().body["n"], 0);
+        assert_eq!(session.send(prompt(1), any_2xx).await.unwrap().body["n"], 0);
         assert_eq!(session.finish().unwrap(), None);
         assert_eq!(upstream.calls.load(Ordering::SeqCst), 2);
 
         // One hit, one miss: the miss goes upstream, the file holds both in order.
         let session = auto.session(&key("auto"), meta("auto")).unwrap();
-        assert_eq!(session.send(prompt(2)).await.unwrap().body["n"], 1);
-        assert_eq!(session.send(prompt(3)).await.unwrap().body["n"], 2);
+        assert_eq!(session.send(prompt(2), any_2xx).await.unwrap().body["n"], 1);
+        assert_eq!(session.send(prompt(3), any_2xx).await.unwrap().body["n"], 2);
         assert_eq!(session.finish().unwrap(), Some(path.clone()));
         assert_eq!(upstream.calls.load(Ordering::SeqCst), 3);
         let after = load(&path).unwrap();
@@ -1022,7 +1059,7 @@ mod tests {
 
         // No cassette at all: auto records.
         let session = auto.session(&key("fresh"), meta("fresh")).unwrap();
-        session.send(prompt(9)).await.unwrap();
+        session.send(prompt(9), any_2xx).await.unwrap();
         assert!(session.finish().unwrap().is_some());
     }
 
@@ -1031,18 +1068,112 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let live = Transport::new(Mode::Live, options(dir.path()), Counter::new(Value::Null));
         let session = live.session(&key("live"), meta("live")).unwrap();
-        session.send(prompt(1)).await.unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
         assert_eq!(session.finish().unwrap(), None);
         assert!(list_files_in(dir.path()).is_empty());
 
         let recorder = Transport::new(Mode::Record, options(dir.path()), Arc::new(NoNetwork));
         let session = recorder.session(&key("down"), meta("down")).unwrap();
         assert!(matches!(
-            session.send(prompt(1)).await,
+            session.send(prompt(1), any_2xx).await,
             Err(CallError::Transport(_))
         ));
         assert_eq!(session.finish().unwrap(), None);
         assert!(list_files_in(dir.path()).is_empty());
+    }
+
+    /// A provider's judgement for the tests: a body whose `extra` says "bad" is no success.
+    fn refuse_bad(r: &HttpResponse) -> Verdict {
+        if r.body["extra"] == "bad" {
+            Verdict::Failure {
+                reason: "provider error: bad".into(),
+                transient: false,
+            }
+        } else {
+            Verdict::Success
+        }
+    }
+
+    #[tokio::test]
+    async fn a_2xx_the_provider_refuses_is_returned_but_never_replaces_a_good_cassette() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = Transport::new(Mode::Record, options(dir.path()), Counter::new(Value::Null));
+        let session = good.session(&key("c"), meta("c")).unwrap();
+        session.send(prompt(1), refuse_bad).await.unwrap();
+        session.send(prompt(2), refuse_bad).await.unwrap();
+        let path = session.finish().unwrap().unwrap();
+        let before = std::fs::read(&path).unwrap();
+
+        // Record again against a server answering 200 with an error body: the caller gets
+        // the response (to make it the case's error), nothing is written.
+        let bad = Transport::new(
+            Mode::Record,
+            options(dir.path()),
+            Counter::new(json!("bad")),
+        );
+        let session = bad.session(&key("c"), meta("c")).unwrap();
+        let response = session.send(prompt(1), refuse_bad).await.unwrap();
+        assert_eq!(response.body["extra"], "bad");
+        assert_eq!(session.finish().unwrap(), None);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+
+        // Auto: a hit, then a miss answered badly: nothing is written either.
+        let auto = Transport::new(Mode::Auto, options(dir.path()), Counter::new(json!("bad")));
+        let session = auto.session(&key("c"), meta("c")).unwrap();
+        session.send(prompt(1), refuse_bad).await.unwrap();
+        session.send(prompt(3), refuse_bad).await.unwrap();
+        assert_eq!(session.finish().unwrap(), None);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+
+        // And a fresh case answered badly gets no cassette at all.
+        let session = bad.session(&key("new"), meta("new")).unwrap();
+        session.send(prompt(1), refuse_bad).await.unwrap();
+        assert_eq!(session.finish().unwrap(), None);
+        assert!(!bad.path(&key("new")).exists());
+    }
+
+    /// Answers well, except the request whose prompt is 2: an outage.
+    struct DownOnTwo;
+
+    impl Upstream for DownOnTwo {
+        fn send<'a>(
+            &'a self,
+            req: HttpRequest,
+            _route: &'a Route,
+            _accept: Accept,
+        ) -> UpstreamFuture<'a> {
+            Box::pin(async move {
+                let p = req.body.as_ref().and_then(|b| b.get("prompt")).cloned();
+                if p == Some(json!(2)) {
+                    return Err(CallError::Transport("HTTP 503 (after 5 attempts)".into()));
+                }
+                Ok(HttpResponse {
+                    status: 200,
+                    headers: vec![],
+                    body: json!({"echo": p}),
+                    latency: Duration::from_millis(5),
+                })
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_case_whose_call_failed_keeps_its_old_cassette_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = Transport::new(Mode::Record, options(dir.path()), Counter::new(Value::Null));
+        let session = good.session(&key("c"), meta("c")).unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
+        session.send(prompt(2), any_2xx).await.unwrap();
+        let path = session.finish().unwrap().unwrap();
+        let before = std::fs::read(&path).unwrap();
+        // The first call works, the second fails: the case errors, and a cassette of the
+        // first alone would only make its replay miss the second.
+        let flaky = Transport::new(Mode::Record, options(dir.path()), Arc::new(DownOnTwo));
+        let session = flaky.session(&key("c"), meta("c")).unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
+        assert!(session.send(prompt(2), any_2xx).await.is_err());
+        assert_eq!(session.finish().unwrap(), None);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
     }
 
     fn list_files_in(dir: &std::path::Path) -> Vec<PathBuf> {
@@ -1117,7 +1248,7 @@ mod tests {
         let client = LiveClient::new(Duration::from_millis(200), vec![]).unwrap();
         let url = format!("{}/chat/completions", server.uri());
         let err = client
-            .send(prompt_to(&url), &Route::default())
+            .send(prompt_to(&url), &Route::default(), any_2xx)
             .await
             .unwrap_err();
         assert_eq!(
@@ -1131,7 +1262,7 @@ mod tests {
         };
         let url = format!("http://127.0.0.1:{port}/v1");
         let err = client
-            .send(prompt_to(&url), &Route::default())
+            .send(prompt_to(&url), &Route::default(), any_2xx)
             .await
             .unwrap_err();
         assert_eq!(
@@ -1153,7 +1284,7 @@ mod tests {
             .await;
         let client = LiveClient::new(Duration::from_secs(5), vec![]).unwrap();
         let response = client
-            .send(prompt_to(&server.uri()), &Route::default())
+            .send(prompt_to(&server.uri()), &Route::default(), any_2xx)
             .await
             .unwrap();
         assert_eq!(response.status, 429);

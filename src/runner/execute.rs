@@ -465,7 +465,8 @@ async fn call(
         &session,
     )
     .await;
-    // Write the cassette even when the provider's answer was unusable: it is what happened.
+    // Finish whatever the answer: a session whose call failed (or whose 2xx the provider
+    // refused) writes nothing, so the old cassette stays; a good one is written.
     let finished = session.finish();
     let completion = completion?;
     finished?;

@@ -936,3 +936,167 @@ fn the_gitignore_of_init_keeps_partial_files_out_of_git() {
     ]);
     assert_eq!(kept.status.code(), Some(1), "a cassette is ignored");
 }
+
+const C0: &str = "evals/cassettes/local/m1/max-64/d/c0.json";
+
+/// A suite of one case recorded well; returns it, its cassette's bytes and the URL it was
+/// recorded against (the server is stopped).
+fn recorded_once() -> (Project, String, String) {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(1));
+    p.evals(&["record", "--no-autosave"]).ok();
+    let uri = s.uri();
+    s.stop();
+    let good = p.read(C0);
+    (p, good, uri)
+}
+
+/// The one case of a JSON report: (errors of the experiment, the case's score and error).
+fn only_case(p: &Project, report: &str) -> (u64, Value, String) {
+    let v: Value = serde_json::from_str(&p.read(report)).unwrap();
+    let e = &v["experiments"][0];
+    let c = &e["cases"][0];
+    (
+        e["errors"].as_u64().unwrap(),
+        c["score"].clone(),
+        c["error"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+#[test]
+fn a_200_that_is_no_completion_errors_the_case_and_leaves_the_good_cassette_byte_for_byte() {
+    let (p, good, recorded_uri) = recorded_once();
+    let bad_bodies = [
+        (
+            ResponseTemplate::new(200).set_body_string("<html>502 Bad Gateway</html>"),
+            "local/m1: response is not JSON: <html>502 Bad Gateway</html>",
+        ),
+        (
+            ResponseTemplate::new(200).set_body_json(json!({"error": {
+                "message": "You exceeded your current quota",
+                "type": "insufficient_quota", "code": "insufficient_quota"}})),
+            "local/m1: provider error (insufficient_quota): You exceeded your current quota",
+        ),
+        (
+            ResponseTemplate::new(200)
+                .set_body_json(json!({"id": "gen-2", "object": "chat.completion"})),
+            "local/m1: response has no choices: {",
+        ),
+    ];
+    for (body, message) in bad_bodies {
+        let mut down = Server::start();
+        down.answer("/v1/chat/completions", body);
+        let redirect = format!("{recorded_uri}={}", down.uri());
+        let d = p
+            .evals(&[
+                "record",
+                "--format",
+                "json",
+                "-o",
+                "rec.json",
+                "--no-autosave",
+            ])
+            .env("EVALS_REDIRECT", &redirect)
+            .output();
+        assert_eq!(p.read(C0), good, "{message}");
+        assert_eq!(d.code, 1, "{}", d.stderr);
+        d.stderr_has("1 cases errored")
+            .stderr_has(&format!("local/m1 · d · c0: {message}"));
+        assert_eq!(
+            down.hits(),
+            1,
+            "{message}: a permanent failure is not retried"
+        );
+        let (errors, score, error) = only_case(&p, "rec.json");
+        assert_eq!((errors, score), (1, Value::Null), "an error, never a 0");
+        assert!(error.starts_with(message), "{error}");
+
+        // Auto mode: a changed prompt misses, goes upstream, gets the same: no write.
+        p.write(
+            CONFIG,
+            &config("Answer in JSON, please.", &local(&recorded_uri)),
+        );
+        p.evals(&["run", "--cassettes", "auto", "--no-autosave"])
+            .env("EVALS_REDIRECT", &redirect)
+            .code(1)
+            .stdout_has(message);
+        assert_eq!(down.hits(), 2);
+        assert_eq!(p.read(C0), good, "{message}");
+        p.write(CONFIG, &config("Answer in JSON.", &local(&recorded_uri)));
+        down.stop();
+    }
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .ok();
+}
+
+#[test]
+fn a_200_carrying_a_transient_error_object_is_retried_and_only_the_answer_recorded() {
+    let (p, good, recorded_uri) = recorded_once();
+    let overloaded = || {
+        ResponseTemplate::new(200).set_body_json(json!({"error": {
+            "code": 502, "message": "upstream overloaded"}}))
+    };
+    // Overloaded for good: five attempts, then an error; the old cassette stays.
+    let mut down = Server::start();
+    down.answer("/v1/chat/completions", overloaded());
+    let d = p
+        .evals(&["record", "--no-autosave"])
+        .env("EVALS_REDIRECT", &format!("{recorded_uri}={}", down.uri()))
+        .output();
+    assert_eq!(p.read(C0), good);
+    assert_eq!(down.hits(), 5, "retried like a 5xx");
+    assert_eq!(d.code, 1);
+    d.stderr_has("local/m1 · d · c0: provider error (502): upstream overloaded (after 5 attempts)");
+    down.stop();
+
+    // Overloaded twice, then an answer: recorded, with the answer alone.
+    let mut flaky = Server::start();
+    flaky.mount(
+        post("/v1/chat/completions")
+            .respond_with(overloaded())
+            .up_to_n_times(2)
+            .with_priority(1),
+    );
+    flaky.mount(
+        post("/v1/chat/completions")
+            .respond_with(chat(r#"{"answer": "fresh"}"#, json!({"prompt_tokens": 1})))
+            .with_priority(2),
+    );
+    p.evals(&["record", "--no-autosave"])
+        .env("EVALS_REDIRECT", &format!("{recorded_uri}={}", flaky.uri()))
+        .code(0);
+    assert_eq!(flaky.hits(), 3);
+    flaky.stop();
+    let cassette: Value = serde_json::from_str(&p.read(C0)).unwrap();
+    let interactions = cassette["interactions"].as_array().unwrap();
+    assert_eq!(interactions.len(), 1);
+    assert!(
+        interactions[0]["response"]["body"]["error"].is_null(),
+        "{cassette}"
+    );
+    assert_eq!(
+        interactions[0]["response"]["body"]["choices"][0]["message"]["content"],
+        r#"{"answer": "fresh"}"#
+    );
+}
+
+#[test]
+fn a_completion_with_error_null_is_an_answer() {
+    let mut s = Server::start();
+    s.answer(
+        "/v1/chat/completions",
+        ResponseTemplate::new(200).set_body_json(json!({
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "{\"answer\": \"a0\"}"}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+            "error": null,
+        })),
+    );
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(1));
+    let d = p.evals(&["record", "--no-autosave"]).ok();
+    assert_eq!(d.cell("local/m1", "errors"), "0");
+    s.stop();
+    assert!(p.path().join(C0).is_file());
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .ok();
+}
