@@ -29,5 +29,6 @@ pub use http::{Accept, CallError, HttpRequest, HttpResponse, Limit, Route, Verdi
 pub use redact::{Finding, REDACTED, scan_paths};
 pub use store::{CassetteKey, list_files, list_partial_files};
 pub use transport::{
-    CassetteOptions, LiveClient, Mode, Session, SessionMeta, Transport, Upstream, UpstreamFuture,
+    CassetteOptions, LiveClient, Mode, Session, SessionMeta, Transport, UNWRITTEN_NAMED, Upstream,
+    UpstreamFuture,
 };

@@ -111,18 +111,36 @@ pub fn list_partial_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Why a cassette was not written.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum WriteError {
+    /// The cassette itself is refused: it would hold a secret (or cannot be serialized).
+    Refused(CallError),
+    /// The file system would not take it (a read-only folder, a full disk); names the file.
+    Io(String),
+}
+
+impl From<WriteError> for CallError {
+    fn from(e: WriteError) -> CallError {
+        match e {
+            WriteError::Refused(e) => e,
+            WriteError::Io(m) => CallError::Cassette(m),
+        }
+    }
+}
+
 /// Serializes, scans for secrets, and writes atomically. A secret still present after
 /// scrubbing stops the write; the error names its kind, never its value.
 pub(crate) fn write(
     path: &Path,
     cassette: &Cassette,
     redactor: &Redactor,
-) -> Result<(), CallError> {
+) -> Result<(), WriteError> {
     let text = cassette.to_pretty_json().map_err(|e| {
-        CallError::Cassette(format!(
+        WriteError::Refused(CallError::Cassette(format!(
             "{}: cannot serialize cassette: {e}",
             path.display()
-        ))
+        )))
     })?;
     if let Some(finding) = redactor.scan_text(&text).into_iter().next() {
         let (place, fix) = match where_secret(cassette, redactor) {
@@ -142,15 +160,24 @@ pub(crate) fn write(
                  the contender's name",
             ),
         };
-        return Err(CallError::Cassette(format!(
+        return Err(WriteError::Refused(CallError::Cassette(format!(
             "refusing to write {}: it would contain {} (line {}){place}; {fix}",
             path.display(),
             with_article(finding.kind),
             finding.line
-        )));
+        ))));
     }
-    crate::error::write_atomic(path, text.as_bytes())
-        .map_err(|e| CallError::Cassette(format!("cannot write cassette: {e}")))
+    crate::error::write_atomic(path, text.as_bytes()).map_err(|e| {
+        let why = match e {
+            // The file itself is named first; a folder that could not be made, after it.
+            crate::error::Error::Io { path: p, source } if p != path => {
+                format!("{}: {source}", p.display())
+            }
+            crate::error::Error::Io { source, .. } => source.to_string(),
+            other => other.to_string(),
+        };
+        WriteError::Io(format!("cannot write cassette {}: {why}", path.display()))
+    })
 }
 
 /// The part of a cassette a secret is in.

@@ -23,7 +23,7 @@ use super::format::{
 use super::http::{Accept, CallError, HttpRequest, HttpResponse, Route, Verdict};
 use super::matcher::{Matcher, describe_difference, nearest};
 use super::redact::Redactor;
-use super::store::{self, CassetteKey};
+use super::store::{self, CassetteKey, WriteError};
 use crate::results::ContenderInfo;
 
 /// Request headers that may be written to a cassette; everything else (auth, SDK
@@ -267,6 +267,20 @@ pub struct Transport {
     options: Arc<CassetteOptions>,
     redactor: Arc<Redactor>,
     upstream: Arc<dyn Upstream>,
+    unwritten: Arc<Mutex<Unwritten>>,
+}
+
+/// How many unwritten cassettes [`Transport::take_unwritten`] names, at most.
+pub const UNWRITTEN_NAMED: usize = 10;
+
+/// The cassettes `auto` could not write (a read-only folder, a full disk), each file once:
+/// a recording failure never breaks a run, but it is not silent either.
+#[derive(Debug, Default)]
+struct Unwritten {
+    /// Why each file was not written, in the order they failed.
+    files: Vec<(PathBuf, String)>,
+    /// How many of them [`Transport::take_unwritten`] has handed out.
+    taken: usize,
 }
 
 impl Transport {
@@ -277,11 +291,42 @@ impl Transport {
             options: Arc::new(options),
             redactor: Arc::new(redactor),
             upstream,
+            unwritten: Arc::default(),
         }
     }
 
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+
+    /// How many unwritten cassettes [`Transport::take_unwritten`] names, at most.
+    pub const UNWRITTEN_NAMED: usize = 10;
+
+    /// The cassettes `auto` could not write since the last call, each file once, as
+    /// "cannot write cassette FILE: why"; the first [`UNWRITTEN_NAMED`] only, so a read-only
+    /// folder does not print a line per case ([`Transport::unwritten_count`] has them all).
+    /// Their cases were scored all the same.
+    pub fn take_unwritten(&self) -> Vec<String> {
+        let mut u = self
+            .unwritten
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let end = u.files.len().min(UNWRITTEN_NAMED);
+        let fresh = u.files[u.taken.min(end)..end]
+            .iter()
+            .map(|(_, why)| why.clone())
+            .collect();
+        u.taken = end;
+        fresh
+    }
+
+    /// How many cassettes `auto` could not write in all.
+    pub fn unwritten_count(&self) -> usize {
+        self.unwritten
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .files
+            .len()
     }
 
     /// The cassette file of `key`.
@@ -316,6 +361,7 @@ impl Transport {
             options: Arc::clone(&self.options),
             redactor: Arc::clone(&self.redactor),
             upstream: Arc::clone(&self.upstream),
+            unwritten: Arc::clone(&self.unwritten),
             recorded: recorded_interactions,
             state: Mutex::new(State {
                 matcher,
@@ -335,6 +381,7 @@ pub struct Session {
     options: Arc<CassetteOptions>,
     redactor: Arc<Redactor>,
     upstream: Arc<dyn Upstream>,
+    unwritten: Arc<Mutex<Unwritten>>,
     /// The cassette as loaded; `None` when there was none (or the mode reads none).
     recorded: Option<Vec<Interaction>>,
     state: Mutex<State>,
@@ -399,7 +446,9 @@ impl Session {
     /// fetched live; replay and live write nothing. A session in which a live call failed
     /// writes nothing either: its case errors, and the old cassette (a good one, or none)
     /// stays as it was. A secret still present after scrubbing stops the write with an error
-    /// naming its kind.
+    /// naming its kind, in every mode. A file the file system refuses (a read-only folder, a
+    /// full disk) is an error in record, whose job is the write; in auto it is noted for the
+    /// run to warn about ([`Transport::take_unwritten`]) and the case goes on to be scored.
     pub fn finish(self) -> Result<Option<PathBuf>, CallError> {
         let state = self
             .state
@@ -423,8 +472,20 @@ impl Session {
             evals_version: env!("CARGO_PKG_VERSION").to_string(),
             interactions: state.exchanged,
         };
-        store::write(&self.path, &cassette, &self.redactor)?;
-        Ok(Some(self.path))
+        match store::write(&self.path, &cassette, &self.redactor) {
+            Ok(()) => Ok(Some(self.path)),
+            Err(WriteError::Io(why)) if self.mode == Mode::Auto => {
+                let mut u = self
+                    .unwritten
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                if !u.files.iter().any(|(p, _)| *p == self.path) {
+                    u.files.push((self.path, why));
+                }
+                Ok(None)
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -1174,6 +1235,62 @@ mod tests {
         assert!(session.send(prompt(2), any_2xx).await.is_err());
         assert_eq!(session.finish().unwrap(), None);
         assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+
+    /// A cassette folder no write can reach, not even root's: procfs takes no new folders.
+    #[cfg(target_os = "linux")]
+    const UNWRITABLE: &str = "/proc/evals-test-no-such-folder/cassettes";
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn auto_notes_a_cassette_it_cannot_write_once_and_goes_on_record_errors() {
+        let dir = std::path::Path::new(UNWRITABLE);
+        let auto = Transport::new(Mode::Auto, options(dir), Counter::new(Value::Null));
+        let path = auto.path(&key("c"));
+        for _ in 0..2 {
+            // The same file twice: noted once.
+            let session = auto.session(&key("c"), meta("c")).unwrap();
+            session.send(prompt(1), any_2xx).await.unwrap();
+            assert_eq!(session.finish().unwrap(), None);
+        }
+        let notes = auto.take_unwritten();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with(&format!("cannot write cassette {}: ", path.display())),
+            "{}",
+            notes[0]
+        );
+        assert!(auto.take_unwritten().is_empty(), "handed out once");
+        assert_eq!(auto.unwritten_count(), 1);
+
+        // Record's job is the write: the same failure is the case's error.
+        let record = Transport::new(Mode::Record, options(dir), Counter::new(Value::Null));
+        let session = record.session(&key("c"), meta("c")).unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
+        let err = session.finish().unwrap_err();
+        assert!(matches!(err, CallError::Cassette(_)));
+        assert!(
+            err.to_string()
+                .starts_with(&format!("cannot write cassette {}: ", path.display())),
+            "{err}"
+        );
+        assert_eq!(record.unwritten_count(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_secret_refused_at_write_is_an_error_in_auto_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let leaked = format!("sk-or-v1-{}", "a1b2c3d4e5".repeat(4));
+        let auto = Transport::new(Mode::Auto, options(dir.path()), Counter::new(json!(leaked)));
+        let session = auto.session(&key("leak"), meta("leak")).unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
+        let err = session.finish().unwrap_err();
+        assert!(err.to_string().starts_with("refusing to write "), "{err}");
+        assert_eq!(
+            auto.unwritten_count(),
+            0,
+            "a secret is never a mere warning"
+        );
     }
 
     fn list_files_in(dir: &std::path::Path) -> Vec<PathBuf> {

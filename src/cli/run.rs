@@ -130,7 +130,7 @@ pub fn execute(
         exec.inherit_stderr = progress.capturing();
     }
     let ctx = RunContext {
-        transport,
+        transport: transport.clone(),
         keys,
         scorer: scorer.clone(),
         adapter: Arc::new(adapter),
@@ -153,6 +153,30 @@ pub fn execute(
     )
     .with_quiet(progress.quiet());
     let outcome = runner::execute(&plan, ctx, control)?;
+    let unwritten = transport.unwritten_count();
+    if unwritten > 0 {
+        // Each file was named as it failed (the first few); this is the count, at the end.
+        let named = if unwritten > crate::cassette::UNWRITTEN_NAMED {
+            format!(
+                "the first {} are named above",
+                crate::cassette::UNWRITTEN_NAMED
+            )
+        } else {
+            "named above".to_string()
+        };
+        let (what, whose) = if unwritten == 1 {
+            ("cassette", "its case is not recorded, but its answer was")
+        } else {
+            (
+                "cassettes",
+                "their cases are not recorded, but their answers were",
+            )
+        };
+        out.warn(&format!(
+            "{unwritten} {what} could not be written ({named}): {whose} scored; make the \
+             cassette folder writable (or free some disk space) and run again to record them"
+        ));
+    }
     if let Some(log) = progress
         .finish()
         .or_else(|| super::progress::tidy_log(&warnings_log))

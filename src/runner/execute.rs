@@ -247,6 +247,13 @@ async fn run_experiment(
                 };
                 match task.await {
                     Ok(Some(r)) => {
+                        // A cassette auto mode could not write: said once per file, and
+                        // the case was scored all the same.
+                        for why in ctx.transport.take_unwritten() {
+                            control.notice(&format!(
+                                "warning: {why}; the answer was scored but not recorded"
+                            ));
+                        }
                         if let Some(cb) = &ctx.on_case {
                             cb(idx, &r);
                         }

@@ -1100,3 +1100,43 @@ fn a_completion_with_error_null_is_an_answer() {
     p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
         .ok();
 }
+
+/// A cassette folder no write can reach, not even root's (tests run as root, which chmod
+/// does not stop): procfs takes no new folders.
+#[cfg(target_os = "linux")]
+const UNWRITABLE: &str = "/proc/evals-test-no-such-folder/cassettes";
+
+#[cfg(target_os = "linux")]
+#[test]
+fn auto_warns_once_per_cassette_it_cannot_write_and_scores_the_answers_record_errors() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase);
+    let providers = format!("{}cassettes:\n  dir: {UNWRITABLE}\n", local(&s.uri()));
+    let p = suite("Answer in JSON.", &providers, &numbered_cases(2));
+    let d = p
+        .evals(&["run", "--cassettes", "auto", "--no-autosave"])
+        .ok();
+    assert_eq!(s.hits(), 2);
+    assert_eq!(d.cell("local/m1", "errors"), "0");
+    assert_eq!(d.cell("local/m1", "field_accuracy"), "100.0%");
+    for case in ["c0", "c1"] {
+        let warning =
+            format!("warning: cannot write cassette {UNWRITABLE}/local/m1/max-64/d/{case}.json: ");
+        assert_eq!(
+            d.stderr.matches(&warning).count(),
+            1,
+            "{warning}\n--- stderr\n{}",
+            d.stderr
+        );
+    }
+    d.stderr_has("the answer was scored but not recorded").stderr_has(
+        "warning: 2 cassettes could not be written (named above): their cases are not recorded, but their answers were scored",
+    );
+
+    // `record` is there to write: the same failure errors each case.
+    let d = p.evals(&["record", "--no-autosave"]).code(1);
+    d.stderr_has("2 cases errored").stderr_has(&format!(
+        "local/m1 · d · c0: cannot write cassette {UNWRITABLE}/local/m1/max-64/d/c0.json: "
+    ));
+    d.stderr_lacks("could not be written (named above)");
+}
