@@ -62,6 +62,25 @@ pub enum CallError {
     /// The cassette could not be read or written (corrupt, future format, secret found).
     #[error("{0}")]
     Cassette(String),
+    /// The response (live or recorded) is over `cassettes.max_response_bytes`: not
+    /// retried, not recorded.
+    #[error("{0}")]
+    TooLarge(String),
+}
+
+/// `8.0 MiB`, `1.9 KiB`, `1000 bytes`: a size as a person reads it.
+pub fn human_bytes(n: u64) -> String {
+    const KIB: f64 = 1024.0;
+    let f = n as f64;
+    if f < KIB {
+        format!("{n} bytes")
+    } else if f < KIB * KIB {
+        format!("{:.1} KiB", f / KIB)
+    } else if f < KIB * KIB * KIB {
+        format!("{:.1} MiB", f / (KIB * KIB))
+    } else {
+        format!("{:.1} GiB", f / (KIB * KIB * KIB))
+    }
 }
 
 /// How a live call is scheduled: the vendor it pauses on a retry, and the rate limits it

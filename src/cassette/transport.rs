@@ -20,7 +20,7 @@ use super::fingerprint::fingerprint;
 use super::format::{
     Cassette, FORMAT, Interaction, RecordedRequest, RecordedResponse, RecordedUsage, parse,
 };
-use super::http::{Accept, CallError, HttpRequest, HttpResponse, Route, Verdict};
+use super::http::{Accept, CallError, HttpRequest, HttpResponse, Route, Verdict, human_bytes};
 use super::matcher::{Matcher, describe_difference, nearest};
 use super::redact::Redactor;
 use super::store::{self, CassetteKey, WriteError};
@@ -82,8 +82,11 @@ impl FromStr for Mode {
     }
 }
 
+/// The largest response body accepted by default (`cassettes.max_response_bytes`): 8 MiB.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 8 * 1024 * 1024;
+
 /// Where cassettes live and what to leave out of them.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CassetteOptions {
     /// The cassette folder (`evals/cassettes`).
     pub dir: PathBuf,
@@ -94,6 +97,35 @@ pub struct CassetteOptions {
     /// Secret values (the API keys the suite uses) scrubbed before a write, and refused if
     /// still present. Values shorter than 8 characters are ignored.
     pub secrets: Vec<String>,
+    /// A recorded response body larger than this is an error of its case on replay (the
+    /// live client refuses one while reading it, see [`LiveClient::with_max_response_bytes`]).
+    pub max_response_bytes: u64,
+}
+
+impl Default for CassetteOptions {
+    fn default() -> Self {
+        CassetteOptions {
+            dir: PathBuf::new(),
+            ignore_fields: Vec::new(),
+            redact: Vec::new(),
+            secrets: Vec::new(),
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+        }
+    }
+}
+
+/// The error of a response body over the limit; `size` is what is known of it (`None`:
+/// more than `over`, which is how far it was read).
+fn too_large(what: &str, size: Option<u64>, over: u64, limit: u64) -> CallError {
+    let size = match size {
+        Some(n) => human_bytes(n),
+        None => format!("over {}", human_bytes(over)),
+    };
+    CallError::TooLarge(format!(
+        "{what} is {size}, over cassettes.max_response_bytes ({}): raise it in the config \
+         if this is expected",
+        human_bytes(limit)
+    ))
 }
 
 /// What a cassette records about its case, and the hint a miss ends with.
@@ -120,13 +152,19 @@ pub trait Upstream: Send + Sync {
     -> UpstreamFuture<'a>;
 }
 
-/// The real HTTP client: a `reqwest::Client` with a per-call timeout.
+/// The real HTTP client: a `reqwest::Client` with a per-call timeout and a cap on the size
+/// of a response body.
 #[derive(Debug, Clone)]
 pub struct LiveClient {
     client: reqwest::Client,
     timeout: Duration,
     redirects: Vec<(String, String)>,
+    max_response_bytes: u64,
 }
+
+/// How far past the limit an oversized body is still counted (never kept) for the figure
+/// its error gives; a longer one is "over" this.
+const COUNT_OVERSIZED_UP_TO: u64 = 1024 * 1024 * 1024;
 
 impl LiveClient {
     /// A client whose calls time out after `timeout`. A request whose URL starts with the
@@ -146,7 +184,15 @@ impl LiveClient {
             client,
             timeout,
             redirects,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         })
+    }
+
+    /// Refuses a response body over `limit` bytes while reading it, so a huge one is never
+    /// held whole: an error of the case naming its size (`cassettes.max_response_bytes`).
+    pub fn with_max_response_bytes(mut self, limit: u64) -> LiveClient {
+        self.max_response_bytes = limit;
+        self
     }
 
     fn target_url(&self, url: &str) -> String {
@@ -184,7 +230,7 @@ impl LiveClient {
             builder = builder.body(bytes);
         }
         let started = Instant::now();
-        let response = builder
+        let mut response = builder
             .send()
             .await
             .map_err(|e| CallError::Transport(format!("{what}: {}", self.describe(&e))))?;
@@ -199,10 +245,34 @@ impl LiveClient {
                 )
             })
             .collect();
-        let text = response
-            .text()
-            .await
-            .map_err(|e| CallError::Transport(format!("{what}: {}", self.describe(&e))))?;
+        let limit = self.max_response_bytes;
+        let subject = format!("{what}: the response");
+        if let Some(length) = response.content_length()
+            && length > limit
+        {
+            return Err(too_large(&subject, Some(length), limit, limit));
+        }
+        // Read chunk by chunk: a body that passes the limit is dropped there, then only
+        // counted (for the figure of the error), never held whole.
+        let mut body: Vec<u8> = Vec::new();
+        let mut seen: u64 = 0;
+        let read_error =
+            |e: reqwest::Error| CallError::Transport(format!("{what}: {}", self.describe(&e)));
+        while let Some(chunk) = response.chunk().await.map_err(read_error)? {
+            seen += chunk.len() as u64;
+            if seen > limit {
+                body = Vec::new();
+                if seen > COUNT_OVERSIZED_UP_TO {
+                    return Err(too_large(&subject, None, seen, limit));
+                }
+                continue;
+            }
+            body.extend_from_slice(&chunk);
+        }
+        if seen > limit {
+            return Err(too_large(&subject, Some(seen), limit, limit));
+        }
+        let text = String::from_utf8_lossy(&body).into_owned();
         let latency = started.elapsed();
         let body = match serde_json::from_str::<Value>(&text) {
             Ok(json) => json,
@@ -425,7 +495,7 @@ impl Session {
                 let recorded = self.scrubbed_request(&req);
                 let fp = fingerprint(&recorded.to_http(), &self.options.ignore_fields);
                 match self.replay(&fp) {
-                    Some(response) => Ok(response),
+                    Some(response) => response,
                     None => Err(self.miss(&recorded)),
                 }
             }
@@ -433,7 +503,7 @@ impl Session {
                 let recorded = self.scrubbed_request(&req);
                 let fp = fingerprint(&recorded.to_http(), &self.options.ignore_fields);
                 match self.replay(&fp) {
-                    Some(response) => Ok(response),
+                    Some(response) => response,
                     None => self.fetch(req, accept).await,
                 }
             }
@@ -492,14 +562,23 @@ impl Session {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn replay(&self, fp: &str) -> Option<HttpResponse> {
+    /// The recording of `fp` next in line, if any; one whose response is over
+    /// `max_response_bytes` (recorded before the limit, or under a higher one) is an error.
+    fn replay(&self, fp: &str) -> Option<Result<HttpResponse, CallError>> {
         let recorded = self.recorded.as_ref()?;
         let mut state = self.lock();
         let interaction = recorded.get(state.matcher.take(fp)?)?;
+        let size = body_size(&interaction.response.body);
+        let limit = self.options.max_response_bytes;
+        if size > limit {
+            state.failed = true;
+            let subject = format!("{}: the recorded response", self.path.display());
+            return Some(Err(too_large(&subject, Some(size), limit, limit)));
+        }
         if self.mode == Mode::Auto {
             state.exchanged.push(interaction.clone());
         }
-        Some(interaction.to_response())
+        Some(Ok(interaction.to_response()))
     }
 
     async fn fetch(&self, req: HttpRequest, accept: Accept) -> Result<HttpResponse, CallError> {
@@ -550,6 +629,7 @@ impl Session {
     fn scrub_error(&self, e: CallError) -> CallError {
         match e {
             CallError::Transport(m) => CallError::Transport(self.redactor.scrub_str(&m)),
+            CallError::TooLarge(m) => CallError::TooLarge(self.redactor.scrub_str(&m)),
             other => other,
         }
     }
@@ -661,6 +741,29 @@ impl Session {
     }
 }
 
+/// The size of a body as it came over the wire: a text body's bytes, a JSON one's compact
+/// serialization (counted, not built).
+fn body_size(body: &Value) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    match body {
+        Value::String(text) => text.len() as u64,
+        other => {
+            let mut count = Count(0);
+            let _ = serde_json::to_writer(&mut count, other);
+            count.0
+        }
+    }
+}
+
 /// The lines of a miss's diff, indented under its first line.
 fn push_indented(message: &mut String, lines: &[String]) {
     for line in lines {
@@ -720,6 +823,7 @@ mod tests {
             ignore_fields: vec!["user".into()],
             redact: vec![],
             secrets: vec![KEY.into()],
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         }
     }
 
@@ -1417,6 +1521,121 @@ mod tests {
             "application/json"
         );
         assert_eq!(sent.body_json::<Value>().unwrap(), json!({"prompt": 1}));
+    }
+
+    #[tokio::test]
+    async fn live_client_refuses_a_body_over_the_limit_with_its_size() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_body_string("x".repeat(3000)))
+            .mount(&server)
+            .await;
+        let url = server.uri();
+        let client = LiveClient::new(Duration::from_secs(5), vec![])
+            .unwrap()
+            .with_max_response_bytes(2048);
+        let err = client
+            .send(prompt_to(&url), &Route::default(), any_2xx)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            CallError::TooLarge(format!(
+                "POST {url}: the response is 2.9 KiB, over cassettes.max_response_bytes \
+                 (2.0 KiB): raise it in the config if this is expected"
+            ))
+        );
+        // At the limit it is an answer.
+        let client = client.with_max_response_bytes(3000);
+        let ok = client
+            .send(prompt_to(&url), &Route::default(), any_2xx)
+            .await
+            .unwrap();
+        assert_eq!(ok.body, json!("x".repeat(3000)));
+    }
+
+    /// Serves one chunked response (no Content-Length) of `chunks` chunks of `size` bytes.
+    async fn chunked_server(chunks: usize, size: usize) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buf = vec![0u8; 4096];
+            let _ = socket.read(&mut buf).await;
+            let head =
+                "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\n";
+            if socket.write_all(head.as_bytes()).await.is_err() {
+                return;
+            }
+            let chunk = format!("{size:x}\r\n{}\r\n", "y".repeat(size));
+            for _ in 0..chunks {
+                if socket.write_all(chunk.as_bytes()).await.is_err() {
+                    return;
+                }
+            }
+            let _ = socket.write_all(b"0\r\n\r\n").await;
+        });
+        format!("http://{addr}/v1")
+    }
+
+    #[tokio::test]
+    async fn live_client_reads_a_body_of_unknown_length_up_to_the_limit_only() {
+        // 50 chunks of 64 KiB, no Content-Length: 3.1 MiB, over a 1 MiB limit.
+        let url = chunked_server(50, 64 * 1024).await;
+        let client = LiveClient::new(Duration::from_secs(10), vec![])
+            .unwrap()
+            .with_max_response_bytes(1024 * 1024);
+        let err = client
+            .send(prompt_to(&url), &Route::default(), any_2xx)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            CallError::TooLarge(format!(
+                "POST {url}: the response is 3.1 MiB, over cassettes.max_response_bytes \
+                 (1.0 MiB): raise it in the config if this is expected"
+            ))
+        );
+        let url = chunked_server(4, 1000).await;
+        let ok = client
+            .send(prompt_to(&url), &Route::default(), any_2xx)
+            .await
+            .unwrap();
+        assert_eq!(ok.body, json!("y".repeat(4000)));
+    }
+
+    #[tokio::test]
+    async fn replaying_a_response_over_the_limit_is_an_error_naming_the_cassette() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = json!("z".repeat(5000));
+        let recorder = Transport::new(Mode::Record, options(dir.path()), Counter::new(big));
+        let session = recorder.session(&key("big"), meta("big")).unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
+        let path = session.finish().unwrap().unwrap();
+
+        let mut small = options(dir.path());
+        small.max_response_bytes = 4096;
+        for mode in [Mode::Replay, Mode::Auto] {
+            let player = Transport::new(mode, small.clone(), Arc::new(NoNetwork));
+            let session = player.session(&key("big"), meta("big")).unwrap();
+            let err = session.send(prompt(1), any_2xx).await.unwrap_err();
+            let CallError::TooLarge(message) = err else {
+                panic!("{mode}: {err:?}");
+            };
+            assert!(
+                message.starts_with(&format!(
+                    "{}: the recorded response is 4.9 KiB, over cassettes.max_response_bytes (4.0 KiB)",
+                    path.display()
+                )),
+                "{message}"
+            );
+            assert_eq!(session.finish().unwrap(), None);
+        }
+        // Under the default limit it replays.
+        let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let session = player.session(&key("big"), meta("big")).unwrap();
+        assert!(session.send(prompt(1), any_2xx).await.is_ok());
     }
 
     fn prompt_to(url: &str) -> HttpRequest {

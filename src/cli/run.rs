@@ -414,7 +414,14 @@ pub fn build_transport(
                 .collect()
         })
         .unwrap_or_default();
-    let live = LiveClient::new(timeout, redirects).map_err(|e| Error::Failed(e.to_string()))?;
+    let max_response_bytes = suite
+        .config
+        .cassettes
+        .max_response_bytes
+        .unwrap_or(crate::cassette::DEFAULT_MAX_RESPONSE_BYTES);
+    let live = LiveClient::new(timeout, redirects)
+        .map_err(|e| Error::Failed(e.to_string()))?
+        .with_max_response_bytes(max_response_bytes);
     // Keys named by the suite but not needed by this run are still scrubbed if set.
     let mut secrets = suite.secret_values();
     for v in keys.values() {
@@ -435,6 +442,7 @@ pub fn build_transport(
             ignore_fields: suite.config.cassettes.ignore_fields.clone(),
             redact,
             secrets,
+            max_response_bytes,
         },
         Arc::new(crate::runner::Scheduled::new(
             Arc::new(live),

@@ -494,7 +494,11 @@ pub fn score_into(
     result.diagnostics = score.diagnostics;
     result.reply_error = reply.error.clone();
     result.output = reply.output.clone();
-    result.raw = reply.raw.clone();
+    // The raw text only where it says more than the output: a reply is not kept twice.
+    result.raw = reply
+        .raw
+        .clone()
+        .filter(|raw| !crate::results::raw_is_output(raw, reply.output.as_ref()));
     result.usage = reply.usage.clone();
     let mut failed = Vec::new();
     if score.passed == Some(false) {

@@ -1140,3 +1140,121 @@ fn auto_warns_once_per_cassette_it_cannot_write_and_scores_the_answers_record_er
     ));
     d.stderr_lacks("could not be written (named above)");
 }
+
+/// Answers `case N` with `{"answer": "aN", "pad": ...}` padded with `pad` bytes.
+struct Padded(usize);
+
+impl Respond for Padded {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let n = last_user_content(req)
+            .trim_start_matches("case ")
+            .to_string();
+        let content = json!({"answer": format!("a{n}"), "pad": "x".repeat(self.0)}).to_string();
+        ResponseTemplate::new(200).set_body_json(padded_body(&content))
+    }
+}
+
+fn padded_body(content: &str) -> Value {
+    json!({
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 2},
+    })
+}
+
+#[test]
+fn a_reply_over_max_response_bytes_errors_its_case_with_the_figure_live_and_on_replay() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", Padded(5000));
+    let content = json!({"answer": "a0", "pad": "x".repeat(5000)}).to_string();
+    let size = serde_json::to_vec(&padded_body(&content)).unwrap().len();
+    let figure = format!("{:.1} KiB", size as f64 / 1024.0);
+    let limited = format!(
+        "{}cassettes:\n  max_response_bytes: 4096\n",
+        local(&s.uri())
+    );
+    let p = suite("Answer in JSON.", &limited, &numbered_cases(1));
+
+    let d = p
+        .evals(&[
+            "record",
+            "--format",
+            "json",
+            "-o",
+            "rec.json",
+            "--no-autosave",
+        ])
+        .code(1);
+    d.stderr_has(&format!(
+        "the response is {figure}, over cassettes.max_response_bytes (4.0 KiB): raise it in the config if this is expected"
+    ));
+    assert_eq!(s.hits(), 1, "not retried");
+    let (errors, score, _) = only_case(&p, "rec.json");
+    assert_eq!((errors, score), (1, Value::Null), "an error, never a 0");
+    assert!(!p.path().join(C0).exists(), "nothing recorded");
+
+    // Under the default (8 MiB) it records; a lower limit then refuses the recording too.
+    p.write(CONFIG, &config("Answer in JSON.", &local(&s.uri())));
+    p.evals(&["record", "--no-autosave"]).ok();
+    s.stop();
+    p.write(CONFIG, &config("Answer in JSON.", &limited));
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .code(1)
+        .stdout_has(&format!(
+            "{C0}: the recorded response is {figure}, over cassettes.max_response_bytes (4.0 KiB)"
+        ));
+    p.write(CONFIG, &config("Answer in JSON.", &local(&s.uri())));
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .ok();
+}
+
+#[test]
+fn max_response_bytes_of_zero_is_a_config_error() {
+    let p = suite(
+        "Answer in JSON.",
+        &format!(
+            "{}cassettes:\n  max_response_bytes: 0\n",
+            local("http://127.0.0.1:9")
+        ),
+        &numbered_cases(1),
+    );
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .code(2)
+        .stderr_has("evals/.llm-evals.config.yml: cassettes.max_response_bytes is 0: give the largest response body a call may return, in bytes");
+}
+
+/// Answers `case 0` with bare JSON and `case 1` with the same in a Markdown fence.
+struct FencedOnOne;
+
+impl Respond for FencedOnOne {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let content = match last_user_content(req).as_str() {
+            "case 0" => r#"{"answer": "a0"}"#.to_string(),
+            _ => "```json\n{\"answer\": \"a1\"}\n```".to_string(),
+        };
+        ResponseTemplate::new(200).set_body_json(padded_body(&content))
+    }
+}
+
+#[test]
+fn results_keep_raw_only_where_it_differs_from_output() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", FencedOnOne);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(2));
+    p.evals(&["record", "--destination", "snaps"]).ok();
+    s.stop();
+    let snap = files_under(&p.path().join("snaps"));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&snap[0]).unwrap()).unwrap();
+    let cases = v["experiments"][0]["cases"].as_array().unwrap();
+    assert_eq!(cases[0]["output"], json!({"answer": "a0"}));
+    assert!(
+        cases[0].get("raw").is_none(),
+        "raw kept twice: {}",
+        cases[0]
+    );
+    assert_eq!(cases[1]["output"], json!({"answer": "a1"}));
+    assert_eq!(cases[1]["raw"], "```json\n{\"answer\": \"a1\"}\n```");
+    // The history holds the same.
+    let d = p.evals(&["export", v["run"]["id"].as_str().unwrap()]).ok();
+    let stored: Value = serde_json::from_str(&d.stdout).unwrap();
+    assert_eq!(stored["experiments"], v["experiments"]);
+}
