@@ -1109,7 +1109,7 @@ const UNWRITABLE: &str = "/proc/evals-test-no-such-folder/cassettes";
 #[cfg(target_os = "linux")]
 #[test]
 fn auto_warns_once_per_cassette_it_cannot_write_and_scores_the_answers_record_errors() {
-    let mut s = Server::start();
+    let s = Server::start();
     s.answer("/v1/chat/completions", PerCase);
     let providers = format!("{}cassettes:\n  dir: {UNWRITABLE}\n", local(&s.uri()));
     let p = suite("Answer in JSON.", &providers, &numbered_cases(2));
