@@ -59,6 +59,23 @@ pub fn read_to_string(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
 }
 
+/// How the temp file of [`write_atomic`] is named: `.evals-tmp-XXXXXX.partial`, so what a
+/// killed write leaves behind is recognisable (`evals cassettes status` reports it, `prune`
+/// removes it, and the `.gitignore` of `evals init` keeps it out of git).
+pub const TEMP_PREFIX: &str = ".evals-tmp-";
+/// See [`TEMP_PREFIX`].
+pub const TEMP_SUFFIX: &str = ".partial";
+
+/// Whether a file name is a temp file [`write_atomic`] left behind: `.evals-tmp-*.partial`,
+/// or the `.tmpXXXXXX` of evals versions that used tempfile's default name.
+pub fn is_partial_write(name: &str) -> bool {
+    if name.starts_with(TEMP_PREFIX) && name.ends_with(TEMP_SUFFIX) {
+        return true;
+    }
+    name.strip_prefix(".tmp")
+        .is_some_and(|rest| rest.len() == 6 && rest.chars().all(|c| c.is_ascii_alphanumeric()))
+}
+
 /// Writes a file atomically: a temp file in the same folder, then a rename, so a reader
 /// (or a killed process) sees the old content or the new, never half of it.
 ///
@@ -72,7 +89,11 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .suffix(TEMP_SUFFIX)
+        .tempfile_in(dir)
+        .map_err(|e| Error::io(dir, e))?;
     // A temp file is private (0600); the file it becomes is an ordinary one (cassettes are
     // committed, reports uploaded by CI), so give it the usual 0644.
     #[cfg(unix)]

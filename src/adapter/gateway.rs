@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::{Value, json};
 
-use crate::cassette::{CallError, Session};
+use crate::cassette::{CallError, Session, Verdict};
 use crate::results::Usage;
 use crate::suite::config::Pricing;
 use crate::suite::{Contender, ProviderKind};
@@ -132,7 +132,7 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
         ))),
         _ => {
             let req = crate::provider::forward_request(&b.contender, request, b.api_key.as_deref());
-            b.session.send(req).await
+            b.session.send(req, crate::provider::accept_forwarded).await
         }
     };
     let mut spent = b
@@ -156,6 +156,13 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
                 spent.error.get_or_insert_with(|| {
                     format!("{}: HTTP {}: {detail}", b.contender.id(), resp.status)
                 });
+            } else if let Verdict::Failure { reason, .. } = crate::provider::accept_forwarded(&resp)
+            {
+                // A 200 holding garbage or an error object: not an answer either (and not
+                // recorded). The adapter gets it as it came.
+                spent
+                    .error
+                    .get_or_insert_with(|| format!("{}: {reason}", b.contender.id()));
             }
             let mut usage = crate::provider::usage_of(&resp.body);
             if usage.cost_usd.is_none() {

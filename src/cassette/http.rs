@@ -26,6 +26,30 @@ pub struct HttpResponse {
     pub latency: Duration,
 }
 
+/// A provider's judgement of a 2xx response: whether it is the provider's success shape.
+/// Only a success is recorded, so a recording always replays as one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Success,
+    /// Not a usable answer (not JSON, an error object, no choices): an error of the case,
+    /// never recorded. `transient`: the provider says another attempt may succeed (an
+    /// overloaded or failing server), so it is retried like a 5xx.
+    Failure {
+        reason: String,
+        transient: bool,
+    },
+}
+
+/// How the provider that built a request judges its 2xx responses. It goes with the request
+/// through the cassette layer and the retries below it, which thereby know a success
+/// without knowing the provider (providers, in turn, never know about cassettes).
+pub type Accept = fn(&HttpResponse) -> Verdict;
+
+/// Takes every 2xx response for a success: for callers with no shape to check.
+pub fn any_2xx(_: &HttpResponse) -> Verdict {
+    Verdict::Success
+}
+
 /// Why a request got no response. Every variant is an *error* of the case (no score).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CallError {
@@ -38,6 +62,25 @@ pub enum CallError {
     /// The cassette could not be read or written (corrupt, future format, secret found).
     #[error("{0}")]
     Cassette(String),
+    /// The response (live or recorded) is over `cassettes.max_response_bytes`: not
+    /// retried, not recorded.
+    #[error("{0}")]
+    TooLarge(String),
+}
+
+/// `8.0 MiB`, `1.9 KiB`, `1000 bytes`: a size as a person reads it.
+pub fn human_bytes(n: u64) -> String {
+    const KIB: f64 = 1024.0;
+    let f = n as f64;
+    if f < KIB {
+        format!("{n} bytes")
+    } else if f < KIB * KIB {
+        format!("{:.1} KiB", f / KIB)
+    } else if f < KIB * KIB * KIB {
+        format!("{:.1} MiB", f / (KIB * KIB))
+    } else {
+        format!("{:.1} GiB", f / (KIB * KIB * KIB))
+    }
 }
 
 /// How a live call is scheduled: the vendor it pauses on a retry, and the rate limits it

@@ -25,9 +25,12 @@ pub use fingerprint::fingerprint;
 pub use format::{
     Cassette, FORMAT, Interaction, RecordedRequest, RecordedResponse, RecordedUsage, load,
 };
-pub use http::{CallError, HttpRequest, HttpResponse, Limit, Route};
+pub use http::{
+    Accept, CallError, HttpRequest, HttpResponse, Limit, Route, Verdict, any_2xx, human_bytes,
+};
 pub use redact::{Finding, REDACTED, scan_paths};
-pub use store::{CassetteKey, list_files};
+pub use store::{CassetteKey, list_files, list_partial_files};
 pub use transport::{
-    CassetteOptions, LiveClient, Mode, Session, SessionMeta, Transport, Upstream, UpstreamFuture,
+    CassetteOptions, DEFAULT_MAX_RESPONSE_BYTES, LiveClient, Mode, Session, SessionMeta, Transport,
+    UNWRITTEN_NAMED, Upstream, UpstreamFuture,
 };

@@ -96,30 +96,113 @@ pub fn list_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Every temp file a killed write left under `dir` (`.evals-tmp-*.partial`, see
+/// [`crate::error::write_atomic`]), sorted; they are never cassettes, and `git add` would
+/// commit them.
+pub fn list_partial_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| crate::error::is_partial_write(&e.file_name().to_string_lossy()))
+        .map(walkdir::DirEntry::into_path)
+        .collect();
+    files.sort();
+    files
+}
+
+/// Why a cassette was not written.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum WriteError {
+    /// The cassette itself is refused: it would hold a secret (or cannot be serialized).
+    Refused(CallError),
+    /// The file system would not take it (a read-only folder, a full disk); names the file.
+    Io(String),
+}
+
+impl From<WriteError> for CallError {
+    fn from(e: WriteError) -> CallError {
+        match e {
+            WriteError::Refused(e) => e,
+            WriteError::Io(m) => CallError::Cassette(m),
+        }
+    }
+}
+
 /// Serializes, scans for secrets, and writes atomically. A secret still present after
 /// scrubbing stops the write; the error names its kind, never its value.
 pub(crate) fn write(
     path: &Path,
     cassette: &Cassette,
     redactor: &Redactor,
-) -> Result<(), CallError> {
+) -> Result<(), WriteError> {
     let text = cassette.to_pretty_json().map_err(|e| {
-        CallError::Cassette(format!(
+        WriteError::Refused(CallError::Cassette(format!(
             "{}: cannot serialize cassette: {e}",
             path.display()
-        ))
+        )))
     })?;
     if let Some(finding) = redactor.scan_text(&text).into_iter().next() {
-        return Err(CallError::Cassette(format!(
-            "refusing to write {}: it would contain {} (line {}); add a `redact` pattern \
-             for it, or keep the secret out of the request",
+        let (place, fix) = match where_secret(cassette, redactor) {
+            Some(Part::Request) => (
+                " in a request",
+                "keep the secret out of the request (a prompt or a case input holds it), \
+                 or add a `cassettes.redact` pattern for it",
+            ),
+            Some(Part::Response) => (
+                " in a response",
+                "the server sent it back in its response (the request was scrubbed): add a \
+                 `cassettes.redact` pattern for it",
+            ),
+            None => (
+                "",
+                "add a `cassettes.redact` pattern for it, or keep it out of the case id and \
+                 the contender's name",
+            ),
+        };
+        return Err(WriteError::Refused(CallError::Cassette(format!(
+            "refusing to write {}: it would contain {} (line {}){place}; {fix}",
             path.display(),
             with_article(finding.kind),
             finding.line
-        )));
+        ))));
     }
-    crate::error::write_atomic(path, text.as_bytes())
-        .map_err(|e| CallError::Cassette(format!("cannot write cassette: {e}")))
+    crate::error::write_atomic(path, text.as_bytes()).map_err(|e| {
+        let why = match e {
+            // The file itself is named first; a folder that could not be made, after it.
+            crate::error::Error::Io { path: p, source } if p != path => {
+                format!("{}: {source}", p.display())
+            }
+            crate::error::Error::Io { source, .. } => source.to_string(),
+            other => other.to_string(),
+        };
+        WriteError::Io(format!("cannot write cassette {}: {why}", path.display()))
+    })
+}
+
+/// The part of a cassette a secret is in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Part {
+    Request,
+    Response,
+}
+
+/// Where the first secret the scan finds in `cassette` is: a request (URL, headers, body)
+/// or a response; `None` when it is in neither (the case id, the contender).
+fn where_secret(cassette: &Cassette, redactor: &Redactor) -> Option<Part> {
+    let holds = |v: serde_json::Result<String>| {
+        v.map(|text| !redactor.scan_text(&text).is_empty())
+            .unwrap_or(false)
+    };
+    cassette.interactions.iter().find_map(|i| {
+        if holds(serde_json::to_string_pretty(&i.request)) {
+            Some(Part::Request)
+        } else if holds(serde_json::to_string_pretty(&i.response)) {
+            Some(Part::Response)
+        } else {
+            None
+        }
+    })
 }
 
 fn with_article(kind: &str) -> String {
@@ -225,5 +308,36 @@ mod tests {
             vec![dir.path().join("a/b/c.json"), dir.path().join("a/d.json")]
         );
         assert!(list_files(&dir.path().join("missing")).is_empty());
+    }
+
+    #[test]
+    fn partial_files_are_the_temp_files_of_interrupted_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        for name in [
+            "a/b/c.json",
+            "a/b/.evals-tmp-Xy12ab.partial",
+            "a/.tmpAbC123",
+            "a/.tmp-notes",
+            "a/evals-tmp-x.partial",
+            "a/.evals-tmp-x.json",
+        ] {
+            std::fs::write(dir.path().join(name), "{").unwrap();
+        }
+        assert_eq!(
+            list_partial_files(dir.path()),
+            vec![
+                dir.path().join("a/.tmpAbC123"),
+                dir.path().join("a/b/.evals-tmp-Xy12ab.partial"),
+            ]
+        );
+        // A partial file is never taken for a cassette.
+        assert_eq!(
+            list_files(dir.path()),
+            vec![
+                dir.path().join("a/.evals-tmp-x.json"),
+                dir.path().join("a/b/c.json")
+            ]
+        );
     }
 }

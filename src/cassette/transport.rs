@@ -20,10 +20,10 @@ use super::fingerprint::fingerprint;
 use super::format::{
     Cassette, FORMAT, Interaction, RecordedRequest, RecordedResponse, RecordedUsage, parse,
 };
-use super::http::{CallError, HttpRequest, HttpResponse, Route};
+use super::http::{Accept, CallError, HttpRequest, HttpResponse, Route, Verdict, human_bytes};
 use super::matcher::{Matcher, describe_difference, nearest};
 use super::redact::Redactor;
-use super::store::{self, CassetteKey};
+use super::store::{self, CassetteKey, WriteError};
 use crate::results::ContenderInfo;
 
 /// Request headers that may be written to a cassette; everything else (auth, SDK
@@ -82,8 +82,11 @@ impl FromStr for Mode {
     }
 }
 
+/// The largest response body accepted by default (`cassettes.max_response_bytes`): 8 MiB.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 8 * 1024 * 1024;
+
 /// Where cassettes live and what to leave out of them.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CassetteOptions {
     /// The cassette folder (`evals/cassettes`).
     pub dir: PathBuf,
@@ -94,6 +97,35 @@ pub struct CassetteOptions {
     /// Secret values (the API keys the suite uses) scrubbed before a write, and refused if
     /// still present. Values shorter than 8 characters are ignored.
     pub secrets: Vec<String>,
+    /// A recorded response body larger than this is an error of its case on replay (the
+    /// live client refuses one while reading it, see [`LiveClient::with_max_response_bytes`]).
+    pub max_response_bytes: u64,
+}
+
+impl Default for CassetteOptions {
+    fn default() -> Self {
+        CassetteOptions {
+            dir: PathBuf::new(),
+            ignore_fields: Vec::new(),
+            redact: Vec::new(),
+            secrets: Vec::new(),
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+        }
+    }
+}
+
+/// The error of a response body over the limit; `size` is what is known of it (`None`:
+/// more than `over`, which is how far it was read).
+fn too_large(what: &str, size: Option<u64>, over: u64, limit: u64) -> CallError {
+    let size = match size {
+        Some(n) => human_bytes(n),
+        None => format!("over {}", human_bytes(over)),
+    };
+    CallError::TooLarge(format!(
+        "{what} is {size}, over cassettes.max_response_bytes ({}): raise it in the config \
+         if this is expected",
+        human_bytes(limit)
+    ))
 }
 
 /// What a cassette records about its case, and the hint a miss ends with.
@@ -112,18 +144,27 @@ pub struct SessionMeta {
 pub type UpstreamFuture<'a> =
     Pin<Box<dyn Future<Output = Result<HttpResponse, CallError>> + Send + 'a>>;
 
-/// Sends requests for real. The runner wraps it with retries/rate limits later.
+/// Sends requests for real. The runner wraps it with retries/rate limits later. `accept`
+/// is the provider's judgement of a 2xx response (a retry layer retries a transient
+/// failure); the client itself has no use for it.
 pub trait Upstream: Send + Sync {
-    fn send<'a>(&'a self, req: HttpRequest, route: &'a Route) -> UpstreamFuture<'a>;
+    fn send<'a>(&'a self, req: HttpRequest, route: &'a Route, accept: Accept)
+    -> UpstreamFuture<'a>;
 }
 
-/// The real HTTP client: a `reqwest::Client` with a per-call timeout.
+/// The real HTTP client: a `reqwest::Client` with a per-call timeout and a cap on the size
+/// of a response body.
 #[derive(Debug, Clone)]
 pub struct LiveClient {
     client: reqwest::Client,
     timeout: Duration,
     redirects: Vec<(String, String)>,
+    max_response_bytes: u64,
 }
+
+/// How far past the limit an oversized body is still counted (never kept) for the figure
+/// its error gives; a longer one is "over" this.
+const COUNT_OVERSIZED_UP_TO: u64 = 1024 * 1024 * 1024;
 
 impl LiveClient {
     /// A client whose calls time out after `timeout`. A request whose URL starts with the
@@ -143,7 +184,15 @@ impl LiveClient {
             client,
             timeout,
             redirects,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         })
+    }
+
+    /// Refuses a response body over `limit` bytes while reading it, so a huge one is never
+    /// held whole: an error of the case naming its size (`cassettes.max_response_bytes`).
+    pub fn with_max_response_bytes(mut self, limit: u64) -> LiveClient {
+        self.max_response_bytes = limit;
+        self
     }
 
     fn target_url(&self, url: &str) -> String {
@@ -181,7 +230,7 @@ impl LiveClient {
             builder = builder.body(bytes);
         }
         let started = Instant::now();
-        let response = builder
+        let mut response = builder
             .send()
             .await
             .map_err(|e| CallError::Transport(format!("{what}: {}", self.describe(&e))))?;
@@ -196,10 +245,34 @@ impl LiveClient {
                 )
             })
             .collect();
-        let text = response
-            .text()
-            .await
-            .map_err(|e| CallError::Transport(format!("{what}: {}", self.describe(&e))))?;
+        let limit = self.max_response_bytes;
+        let subject = format!("{what}: the response");
+        if let Some(length) = response.content_length()
+            && length > limit
+        {
+            return Err(too_large(&subject, Some(length), limit, limit));
+        }
+        // Read chunk by chunk: a body that passes the limit is dropped there, then only
+        // counted (for the figure of the error), never held whole.
+        let mut body: Vec<u8> = Vec::new();
+        let mut seen: u64 = 0;
+        let read_error =
+            |e: reqwest::Error| CallError::Transport(format!("{what}: {}", self.describe(&e)));
+        while let Some(chunk) = response.chunk().await.map_err(read_error)? {
+            seen += chunk.len() as u64;
+            if seen > limit {
+                body = Vec::new();
+                if seen > COUNT_OVERSIZED_UP_TO {
+                    return Err(too_large(&subject, None, seen, limit));
+                }
+                continue;
+            }
+            body.extend_from_slice(&chunk);
+        }
+        if seen > limit {
+            return Err(too_large(&subject, Some(seen), limit, limit));
+        }
+        let text = String::from_utf8_lossy(&body).into_owned();
         let latency = started.elapsed();
         let body = match serde_json::from_str::<Value>(&text) {
             Ok(json) => json,
@@ -240,7 +313,12 @@ impl LiveClient {
 }
 
 impl Upstream for LiveClient {
-    fn send<'a>(&'a self, req: HttpRequest, _route: &'a Route) -> UpstreamFuture<'a> {
+    fn send<'a>(
+        &'a self,
+        req: HttpRequest,
+        _route: &'a Route,
+        _accept: Accept,
+    ) -> UpstreamFuture<'a> {
         Box::pin(self.send_now(req))
     }
 }
@@ -259,6 +337,20 @@ pub struct Transport {
     options: Arc<CassetteOptions>,
     redactor: Arc<Redactor>,
     upstream: Arc<dyn Upstream>,
+    unwritten: Arc<Mutex<Unwritten>>,
+}
+
+/// How many unwritten cassettes [`Transport::take_unwritten`] names, at most.
+pub const UNWRITTEN_NAMED: usize = 10;
+
+/// The cassettes `auto` could not write (a read-only folder, a full disk), each file once:
+/// a recording failure never breaks a run, but it is not silent either.
+#[derive(Debug, Default)]
+struct Unwritten {
+    /// Why each file was not written, in the order they failed.
+    files: Vec<(PathBuf, String)>,
+    /// How many of them [`Transport::take_unwritten`] has handed out.
+    taken: usize,
 }
 
 impl Transport {
@@ -269,11 +361,42 @@ impl Transport {
             options: Arc::new(options),
             redactor: Arc::new(redactor),
             upstream,
+            unwritten: Arc::default(),
         }
     }
 
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+
+    /// How many unwritten cassettes [`Transport::take_unwritten`] names, at most.
+    pub const UNWRITTEN_NAMED: usize = 10;
+
+    /// The cassettes `auto` could not write since the last call, each file once, as
+    /// "cannot write cassette FILE: why"; the first [`UNWRITTEN_NAMED`] only, so a read-only
+    /// folder does not print a line per case ([`Transport::unwritten_count`] has them all).
+    /// Their cases were scored all the same.
+    pub fn take_unwritten(&self) -> Vec<String> {
+        let mut u = self
+            .unwritten
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let end = u.files.len().min(UNWRITTEN_NAMED);
+        let fresh = u.files[u.taken.min(end)..end]
+            .iter()
+            .map(|(_, why)| why.clone())
+            .collect();
+        u.taken = end;
+        fresh
+    }
+
+    /// How many cassettes `auto` could not write in all.
+    pub fn unwritten_count(&self) -> usize {
+        self.unwritten
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .files
+            .len()
     }
 
     /// The cassette file of `key`.
@@ -308,11 +431,13 @@ impl Transport {
             options: Arc::clone(&self.options),
             redactor: Arc::clone(&self.redactor),
             upstream: Arc::clone(&self.upstream),
+            unwritten: Arc::clone(&self.unwritten),
             recorded: recorded_interactions,
             state: Mutex::new(State {
                 matcher,
                 exchanged: Vec::new(),
                 fetched_live: false,
+                failed: false,
             }),
         })
     }
@@ -326,6 +451,7 @@ pub struct Session {
     options: Arc<CassetteOptions>,
     redactor: Arc<Redactor>,
     upstream: Arc<dyn Upstream>,
+    unwritten: Arc<Mutex<Unwritten>>,
     /// The cassette as loaded; `None` when there was none (or the mode reads none).
     recorded: Option<Vec<Interaction>>,
     state: Mutex<State>,
@@ -337,6 +463,9 @@ struct State {
     exchanged: Vec<Interaction>,
     /// Whether any request went upstream (auto writes only then).
     fetched_live: bool,
+    /// Whether a live call failed (a transport error, a non-2xx status, a 2xx the provider
+    /// does not accept): the case errors, so its cassette is left as it was.
+    failed: bool,
 }
 
 impl Session {
@@ -346,25 +475,27 @@ impl Session {
     }
 
     /// Answers `req` from the cassette or upstream, as the mode says. Replayed responses
-    /// carry the recorded latency; recorded ones the latency as written (whole ms).
-    pub async fn send(&self, req: HttpRequest) -> Result<HttpResponse, CallError> {
+    /// carry the recorded latency; recorded ones the latency as written (whole ms). Only a
+    /// 2xx that `accept` (the provider's judgement) takes for a success is recorded; any
+    /// other response is returned for the caller to turn into the case's error.
+    pub async fn send(&self, req: HttpRequest, accept: Accept) -> Result<HttpResponse, CallError> {
         match self.mode {
             Mode::Live => {
                 // Nothing is written, but the results and the history are: scrub them too.
                 let mut response = self
                     .upstream
-                    .send(req, &self.meta.route)
+                    .send(req, &self.meta.route, accept)
                     .await
                     .map_err(|e| self.scrub_error(e))?;
                 response.body = self.redactor.scrub_value(&response.body);
                 Ok(response)
             }
-            Mode::Record => self.fetch(req).await,
+            Mode::Record => self.fetch(req, accept).await,
             Mode::Replay => {
                 let recorded = self.scrubbed_request(&req);
                 let fp = fingerprint(&recorded.to_http(), &self.options.ignore_fields);
                 match self.replay(&fp) {
-                    Some(response) => Ok(response),
+                    Some(response) => response,
                     None => Err(self.miss(&recorded)),
                 }
             }
@@ -372,8 +503,8 @@ impl Session {
                 let recorded = self.scrubbed_request(&req);
                 let fp = fingerprint(&recorded.to_http(), &self.options.ignore_fields);
                 match self.replay(&fp) {
-                    Some(response) => Ok(response),
-                    None => self.fetch(req).await,
+                    Some(response) => response,
+                    None => self.fetch(req, accept).await,
                 }
             }
         }
@@ -382,14 +513,19 @@ impl Session {
     /// Writes the cassette when the mode and the session call for it, and returns its path.
     /// Record writes every exchange of the session (nothing if there was none), replacing
     /// the old file; auto writes (hits and new exchanges, in order) only if something was
-    /// fetched live; replay and live write nothing. A secret still present after scrubbing
-    /// stops the write with an error naming its kind.
+    /// fetched live; replay and live write nothing. A session in which a live call failed
+    /// writes nothing either: its case errors, and the old cassette (a good one, or none)
+    /// stays as it was. A secret still present after scrubbing stops the write with an error
+    /// naming its kind, in every mode. A file the file system refuses (a read-only folder, a
+    /// full disk) is an error in record, whose job is the write; in auto it is noted for the
+    /// run to warn about ([`Transport::take_unwritten`]) and the case goes on to be scored.
     pub fn finish(self) -> Result<Option<PathBuf>, CallError> {
         let state = self
             .state
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
         let write = match self.mode {
+            _ if state.failed => false,
             Mode::Record => !state.exchanged.is_empty(),
             Mode::Auto => state.fetched_live,
             Mode::Replay | Mode::Live => false,
@@ -406,32 +542,56 @@ impl Session {
             evals_version: env!("CARGO_PKG_VERSION").to_string(),
             interactions: state.exchanged,
         };
-        store::write(&self.path, &cassette, &self.redactor)?;
-        Ok(Some(self.path))
+        match store::write(&self.path, &cassette, &self.redactor) {
+            Ok(()) => Ok(Some(self.path)),
+            Err(WriteError::Io(why)) if self.mode == Mode::Auto => {
+                let mut u = self
+                    .unwritten
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                if !u.files.iter().any(|(p, _)| *p == self.path) {
+                    u.files.push((self.path, why));
+                }
+                Ok(None)
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn replay(&self, fp: &str) -> Option<HttpResponse> {
+    /// The recording of `fp` next in line, if any; one whose response is over
+    /// `max_response_bytes` (recorded before the limit, or under a higher one) is an error.
+    fn replay(&self, fp: &str) -> Option<Result<HttpResponse, CallError>> {
         let recorded = self.recorded.as_ref()?;
         let mut state = self.lock();
         let interaction = recorded.get(state.matcher.take(fp)?)?;
+        let size = body_size(&interaction.response.body);
+        let limit = self.options.max_response_bytes;
+        if size > limit {
+            state.failed = true;
+            let subject = format!("{}: the recorded response", self.path.display());
+            return Some(Err(too_large(&subject, Some(size), limit, limit)));
+        }
         if self.mode == Mode::Auto {
             state.exchanged.push(interaction.clone());
         }
-        Some(interaction.to_response())
+        Some(Ok(interaction.to_response()))
     }
 
-    async fn fetch(&self, req: HttpRequest) -> Result<HttpResponse, CallError> {
+    async fn fetch(&self, req: HttpRequest, accept: Accept) -> Result<HttpResponse, CallError> {
         let request = self.scrubbed_request(&req);
         let fp = fingerprint(&request.to_http(), &self.options.ignore_fields);
-        let mut response = self
-            .upstream
-            .send(req, &self.meta.route)
-            .await
-            .map_err(|e| self.scrub_error(e))?;
+        let sent = self.upstream.send(req, &self.meta.route, accept).await;
+        let mut response = match sent {
+            Ok(r) => r,
+            Err(e) => {
+                self.lock().failed = true;
+                return Err(self.scrub_error(e));
+            }
+        };
         let latency_ms = u64::try_from(response.latency.as_millis()).unwrap_or(u64::MAX);
         // Report what replay will report, so a recorded run and its replay agree exactly:
         // the latency as written, and the body as scrubbed (a key the server echoes back
@@ -439,9 +599,13 @@ impl Session {
         response.latency = Duration::from_millis(latency_ms);
         let usage = RecordedUsage::from_body(&response.body);
         response.body = self.redactor.scrub_value(&response.body);
-        if !(200..300).contains(&response.status) {
-            // A failure (an outage, a rate limit, a bad key) is not what the model answers:
-            // it is never recorded, so it can neither replace a good cassette nor replay.
+        if !(200..300).contains(&response.status)
+            || matches!(accept(&response), Verdict::Failure { .. })
+        {
+            // A failure (an outage, a rate limit, a bad key, a 200 holding garbage or an
+            // error object) is not what the model answers: it is never recorded, so it can
+            // neither replace a good cassette nor replay.
+            self.lock().failed = true;
             return Ok(response);
         }
         let interaction = Interaction {
@@ -465,6 +629,7 @@ impl Session {
     fn scrub_error(&self, e: CallError) -> CallError {
         match e {
             CallError::Transport(m) => CallError::Transport(self.redactor.scrub_str(&m)),
+            CallError::TooLarge(m) => CallError::TooLarge(self.redactor.scrub_str(&m)),
             other => other,
         }
     }
@@ -576,6 +741,29 @@ impl Session {
     }
 }
 
+/// The size of a body as it came over the wire: a text body's bytes, a JSON one's compact
+/// serialization (counted, not built).
+fn body_size(body: &Value) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    match body {
+        Value::String(text) => text.len() as u64,
+        other => {
+            let mut count = Count(0);
+            let _ = serde_json::to_writer(&mut count, other);
+            count.0
+        }
+    }
+}
+
 /// The lines of a miss's diff, indented under its first line.
 fn push_indented(message: &mut String, lines: &[String]) {
     for line in lines {
@@ -594,7 +782,7 @@ mod tests {
     use wiremock::{Mock, MockServer, ResponseTemplate};
 
     use super::*;
-    use crate::cassette::load;
+    use crate::cassette::{any_2xx, load};
 
     const KEY: &str = "sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef";
     const CANONICAL: &str = "https://openrouter.example/api/v1";
@@ -635,6 +823,7 @@ mod tests {
             ignore_fields: vec!["user".into()],
             redact: vec![],
             secrets: vec![KEY.into()],
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         }
     }
 
@@ -662,7 +851,12 @@ mod tests {
     struct NoNetwork;
 
     impl Upstream for NoNetwork {
-        fn send<'a>(&'a self, req: HttpRequest, _route: &'a Route) -> UpstreamFuture<'a> {
+        fn send<'a>(
+            &'a self,
+            req: HttpRequest,
+            _route: &'a Route,
+            _accept: Accept,
+        ) -> UpstreamFuture<'a> {
             Box::pin(async move {
                 Err(CallError::Transport(format!(
                     "network used for {}",
@@ -688,7 +882,12 @@ mod tests {
     }
 
     impl Upstream for Counter {
-        fn send<'a>(&'a self, req: HttpRequest, _route: &'a Route) -> UpstreamFuture<'a> {
+        fn send<'a>(
+            &'a self,
+            req: HttpRequest,
+            _route: &'a Route,
+            _accept: Accept,
+        ) -> UpstreamFuture<'a> {
             Box::pin(async move {
                 let n = self.calls.fetch_add(1, Ordering::SeqCst);
                 let echo = req.body.as_ref().and_then(|b| b.get("prompt")).cloned();
@@ -737,7 +936,7 @@ mod tests {
         let recorder = Transport::new(Mode::Record, options(dir.path()), Arc::new(live));
         let session = recorder.session(&key("vague"), meta("vague")).unwrap();
         let recorded = session
-            .send(chat("You extract tax facts.", 0.1))
+            .send(chat("You extract tax facts.", 0.1), any_2xx)
             .await
             .unwrap();
         assert!(recorded.latency >= Duration::from_millis(60));
@@ -782,7 +981,7 @@ mod tests {
         let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
         let session = player.session(&key("vague"), meta("vague")).unwrap();
         let replayed = session
-            .send(chat("You extract tax facts.", 0.1))
+            .send(chat("You extract tax facts.", 0.1), any_2xx)
             .await
             .unwrap();
         assert_eq!(replayed.status, 200);
@@ -798,19 +997,22 @@ mod tests {
         let recorder = Transport::new(Mode::Record, options(dir.path()), Counter::new(Value::Null));
         let session = recorder.session(&key("vague"), meta("vague")).unwrap();
         session
-            .send(chat("You extract tax facts.\nAnswer in JSON.", 0.1))
+            .send(
+                chat("You extract tax facts.\nAnswer in JSON.", 0.1),
+                any_2xx,
+            )
             .await
             .unwrap();
-        session.send(prompt(1)).await.unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
         session.finish().unwrap();
 
         let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
         let session = player.session(&key("vague"), meta("vague")).unwrap();
         let err = session
-            .send(chat(
-                "You extract tax facts. Be brief.\nAnswer in JSON.",
-                0.7,
-            ))
+            .send(
+                chat("You extract tax facts. Be brief.\nAnswer in JSON.", 0.7),
+                any_2xx,
+            )
             .await
             .unwrap_err();
         let CallError::Miss(message) = err else {
@@ -839,7 +1041,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
         let session = player.session(&key("new"), meta("new")).unwrap();
-        let err = session.send(prompt(1)).await.unwrap_err();
+        let err = session.send(prompt(1), any_2xx).await.unwrap_err();
         let path = dir
             .path()
             .join("openrouter/openai__gpt-4o-mini/default/toy/new.json");
@@ -859,7 +1061,7 @@ mod tests {
         let session = recorder.session(&key("many"), meta("many")).unwrap();
         // 64 requests, pairs sharing a fingerprint (prompt i/2), each with its own response n=i.
         for i in 0..64 {
-            let response = session.send(prompt(i / 2)).await.unwrap();
+            let response = session.send(prompt(i / 2), any_2xx).await.unwrap();
             assert_eq!(response.body["n"], i);
         }
         session.finish().unwrap();
@@ -871,9 +1073,9 @@ mod tests {
         for i in 0..64usize {
             let p = if i % 2 == 0 { i / 2 } else { 31 - i / 2 };
             let session = Arc::clone(&session);
-            handles.push(tokio::spawn(
-                async move { (p, session.send(prompt(p)).await) },
-            ));
+            handles.push(tokio::spawn(async move {
+                (p, session.send(prompt(p), any_2xx).await)
+            }));
         }
         let mut used = Vec::new();
         for handle in handles {
@@ -890,7 +1092,7 @@ mod tests {
         }
         used.sort_unstable();
         assert_eq!(used, (0..64).collect::<Vec<u64>>());
-        let err = session.send(prompt(0)).await.unwrap_err();
+        let err = session.send(prompt(0), any_2xx).await.unwrap_err();
         assert!(
             err.to_string()
                 .contains("sent more often than when recorded"),
@@ -904,13 +1106,13 @@ mod tests {
         let recorder = Transport::new(Mode::Record, options(dir.path()), Counter::new(Value::Null));
         let session = recorder.session(&key("repeat"), meta("repeat")).unwrap();
         for _ in 0..3 {
-            session.send(prompt(7)).await.unwrap();
+            session.send(prompt(7), any_2xx).await.unwrap();
         }
         session.finish().unwrap();
         let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
         let session = player.session(&key("repeat"), meta("repeat")).unwrap();
         for n in 0..3 {
-            assert_eq!(session.send(prompt(7)).await.unwrap().body["n"], n);
+            assert_eq!(session.send(prompt(7), any_2xx).await.unwrap().body["n"], n);
         }
     }
 
@@ -924,7 +1126,7 @@ mod tests {
             Counter::new(json!(format!("here is a key: {leaked}"))),
         );
         let session = recorder.session(&key("leak"), meta("leak")).unwrap();
-        session.send(prompt(1)).await.unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
         let err = session.finish().unwrap_err();
         let message = err.to_string();
         assert!(matches!(err, CallError::Cassette(_)));
@@ -938,9 +1140,37 @@ mod tests {
             )),
             "{message}"
         );
+        assert!(
+            message.ends_with(
+                "in a response; the server sent it back in its response (the request was \
+                 scrubbed): add a `cassettes.redact` pattern for it"
+            ),
+            "{message}"
+        );
         assert!(!message.contains(&leaked));
         assert!(!message.contains("a1b2c3d4e5"));
         assert!(!path.exists());
+    }
+
+    #[tokio::test]
+    async fn a_secret_in_a_request_stops_the_write_and_says_to_keep_it_out_of_the_request() {
+        let dir = tempfile::tempdir().unwrap();
+        // Not a key the suite knows (so not scrubbed), but one the scan recognises.
+        let leaked = format!("sk-or-v1-{}", "f0e1d2c3b4".repeat(4));
+        let recorder = Transport::new(Mode::Record, options(dir.path()), Counter::new(Value::Null));
+        let session = recorder.session(&key("leak"), meta("leak")).unwrap();
+        let mut req = prompt(1);
+        req.body = Some(json!({"prompt": 1, "messages": [{"content": format!("use {leaked}")}]}));
+        session.send(req, any_2xx).await.unwrap();
+        let message = session.finish().unwrap_err().to_string();
+        assert!(
+            message.ends_with(
+                "in a request; keep the secret out of the request (a prompt or a case input \
+                 holds it), or add a `cassettes.redact` pattern for it"
+            ),
+            "{message}"
+        );
+        assert!(!message.contains("f0e1d2c3b4"));
     }
 
     #[tokio::test]
@@ -952,7 +1182,7 @@ mod tests {
         let recorder = Transport::new(Mode::Record, opts, Counter::new(json!(leaked)));
         let session = recorder.session(&key("leak"), meta("leak")).unwrap();
         // The recording run gets the scrubbed body too, as its replay will.
-        let response = session.send(prompt(1)).await.unwrap();
+        let response = session.send(prompt(1), any_2xx).await.unwrap();
         assert_eq!(response.body["extra"], "[REDACTED]");
         let path = session.finish().unwrap().unwrap();
         let text = std::fs::read_to_string(path).unwrap();
@@ -965,22 +1195,22 @@ mod tests {
         let upstream = Counter::new(Value::Null);
         let recorder = Transport::new(Mode::Record, options(dir.path()), upstream.clone());
         let session = recorder.session(&key("auto"), meta("auto")).unwrap();
-        session.send(prompt(1)).await.unwrap();
-        session.send(prompt(2)).await.unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
+        session.send(prompt(2), any_2xx).await.unwrap();
         let path = session.finish().unwrap().unwrap();
         let before = std::fs::read_to_string(&path).unwrap();
 
         // Everything recorded: nothing fetched, nothing written.
         let auto = Transport::new(Mode::Auto, options(dir.path()), upstream.clone());
         let session = auto.session(&key("auto"), meta("auto")).unwrap();
-        assert_eq!(session.send(prompt(1)).await.unwrap().body["n"], 0);
+        assert_eq!(session.send(prompt(1), any_2xx).await.unwrap().body["n"], 0);
         assert_eq!(session.finish().unwrap(), None);
         assert_eq!(upstream.calls.load(Ordering::SeqCst), 2);
 
         // One hit, one miss: the miss goes upstream, the file holds both in order.
         let session = auto.session(&key("auto"), meta("auto")).unwrap();
-        assert_eq!(session.send(prompt(2)).await.unwrap().body["n"], 1);
-        assert_eq!(session.send(prompt(3)).await.unwrap().body["n"], 2);
+        assert_eq!(session.send(prompt(2), any_2xx).await.unwrap().body["n"], 1);
+        assert_eq!(session.send(prompt(3), any_2xx).await.unwrap().body["n"], 2);
         assert_eq!(session.finish().unwrap(), Some(path.clone()));
         assert_eq!(upstream.calls.load(Ordering::SeqCst), 3);
         let after = load(&path).unwrap();
@@ -994,7 +1224,7 @@ mod tests {
 
         // No cassette at all: auto records.
         let session = auto.session(&key("fresh"), meta("fresh")).unwrap();
-        session.send(prompt(9)).await.unwrap();
+        session.send(prompt(9), any_2xx).await.unwrap();
         assert!(session.finish().unwrap().is_some());
     }
 
@@ -1003,18 +1233,168 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let live = Transport::new(Mode::Live, options(dir.path()), Counter::new(Value::Null));
         let session = live.session(&key("live"), meta("live")).unwrap();
-        session.send(prompt(1)).await.unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
         assert_eq!(session.finish().unwrap(), None);
         assert!(list_files_in(dir.path()).is_empty());
 
         let recorder = Transport::new(Mode::Record, options(dir.path()), Arc::new(NoNetwork));
         let session = recorder.session(&key("down"), meta("down")).unwrap();
         assert!(matches!(
-            session.send(prompt(1)).await,
+            session.send(prompt(1), any_2xx).await,
             Err(CallError::Transport(_))
         ));
         assert_eq!(session.finish().unwrap(), None);
         assert!(list_files_in(dir.path()).is_empty());
+    }
+
+    /// A provider's judgement for the tests: a body whose `extra` says "bad" is no success.
+    fn refuse_bad(r: &HttpResponse) -> Verdict {
+        if r.body["extra"] == "bad" {
+            Verdict::Failure {
+                reason: "provider error: bad".into(),
+                transient: false,
+            }
+        } else {
+            Verdict::Success
+        }
+    }
+
+    #[tokio::test]
+    async fn a_2xx_the_provider_refuses_is_returned_but_never_replaces_a_good_cassette() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = Transport::new(Mode::Record, options(dir.path()), Counter::new(Value::Null));
+        let session = good.session(&key("c"), meta("c")).unwrap();
+        session.send(prompt(1), refuse_bad).await.unwrap();
+        session.send(prompt(2), refuse_bad).await.unwrap();
+        let path = session.finish().unwrap().unwrap();
+        let before = std::fs::read(&path).unwrap();
+
+        // Record again against a server answering 200 with an error body: the caller gets
+        // the response (to make it the case's error), nothing is written.
+        let bad = Transport::new(
+            Mode::Record,
+            options(dir.path()),
+            Counter::new(json!("bad")),
+        );
+        let session = bad.session(&key("c"), meta("c")).unwrap();
+        let response = session.send(prompt(1), refuse_bad).await.unwrap();
+        assert_eq!(response.body["extra"], "bad");
+        assert_eq!(session.finish().unwrap(), None);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+
+        // Auto: a hit, then a miss answered badly: nothing is written either.
+        let auto = Transport::new(Mode::Auto, options(dir.path()), Counter::new(json!("bad")));
+        let session = auto.session(&key("c"), meta("c")).unwrap();
+        session.send(prompt(1), refuse_bad).await.unwrap();
+        session.send(prompt(3), refuse_bad).await.unwrap();
+        assert_eq!(session.finish().unwrap(), None);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+
+        // And a fresh case answered badly gets no cassette at all.
+        let session = bad.session(&key("new"), meta("new")).unwrap();
+        session.send(prompt(1), refuse_bad).await.unwrap();
+        assert_eq!(session.finish().unwrap(), None);
+        assert!(!bad.path(&key("new")).exists());
+    }
+
+    /// Answers well, except the request whose prompt is 2: an outage.
+    struct DownOnTwo;
+
+    impl Upstream for DownOnTwo {
+        fn send<'a>(
+            &'a self,
+            req: HttpRequest,
+            _route: &'a Route,
+            _accept: Accept,
+        ) -> UpstreamFuture<'a> {
+            Box::pin(async move {
+                let p = req.body.as_ref().and_then(|b| b.get("prompt")).cloned();
+                if p == Some(json!(2)) {
+                    return Err(CallError::Transport("HTTP 503 (after 5 attempts)".into()));
+                }
+                Ok(HttpResponse {
+                    status: 200,
+                    headers: vec![],
+                    body: json!({"echo": p}),
+                    latency: Duration::from_millis(5),
+                })
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_case_whose_call_failed_keeps_its_old_cassette_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = Transport::new(Mode::Record, options(dir.path()), Counter::new(Value::Null));
+        let session = good.session(&key("c"), meta("c")).unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
+        session.send(prompt(2), any_2xx).await.unwrap();
+        let path = session.finish().unwrap().unwrap();
+        let before = std::fs::read(&path).unwrap();
+        // The first call works, the second fails: the case errors, and a cassette of the
+        // first alone would only make its replay miss the second.
+        let flaky = Transport::new(Mode::Record, options(dir.path()), Arc::new(DownOnTwo));
+        let session = flaky.session(&key("c"), meta("c")).unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
+        assert!(session.send(prompt(2), any_2xx).await.is_err());
+        assert_eq!(session.finish().unwrap(), None);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+
+    /// A cassette folder no write can reach, not even root's: procfs takes no new folders.
+    #[cfg(target_os = "linux")]
+    const UNWRITABLE: &str = "/proc/evals-test-no-such-folder/cassettes";
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn auto_notes_a_cassette_it_cannot_write_once_and_goes_on_record_errors() {
+        let dir = std::path::Path::new(UNWRITABLE);
+        let auto = Transport::new(Mode::Auto, options(dir), Counter::new(Value::Null));
+        let path = auto.path(&key("c"));
+        for _ in 0..2 {
+            // The same file twice: noted once.
+            let session = auto.session(&key("c"), meta("c")).unwrap();
+            session.send(prompt(1), any_2xx).await.unwrap();
+            assert_eq!(session.finish().unwrap(), None);
+        }
+        let notes = auto.take_unwritten();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with(&format!("cannot write cassette {}: ", path.display())),
+            "{}",
+            notes[0]
+        );
+        assert!(auto.take_unwritten().is_empty(), "handed out once");
+        assert_eq!(auto.unwritten_count(), 1);
+
+        // Record's job is the write: the same failure is the case's error.
+        let record = Transport::new(Mode::Record, options(dir), Counter::new(Value::Null));
+        let session = record.session(&key("c"), meta("c")).unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
+        let err = session.finish().unwrap_err();
+        assert!(matches!(err, CallError::Cassette(_)));
+        assert!(
+            err.to_string()
+                .starts_with(&format!("cannot write cassette {}: ", path.display())),
+            "{err}"
+        );
+        assert_eq!(record.unwritten_count(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_secret_refused_at_write_is_an_error_in_auto_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let leaked = format!("sk-or-v1-{}", "a1b2c3d4e5".repeat(4));
+        let auto = Transport::new(Mode::Auto, options(dir.path()), Counter::new(json!(leaked)));
+        let session = auto.session(&key("leak"), meta("leak")).unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
+        let err = session.finish().unwrap_err();
+        assert!(err.to_string().starts_with("refusing to write "), "{err}");
+        assert_eq!(
+            auto.unwritten_count(),
+            0,
+            "a secret is never a mere warning"
+        );
     }
 
     fn list_files_in(dir: &std::path::Path) -> Vec<PathBuf> {
@@ -1089,7 +1469,7 @@ mod tests {
         let client = LiveClient::new(Duration::from_millis(200), vec![]).unwrap();
         let url = format!("{}/chat/completions", server.uri());
         let err = client
-            .send(prompt_to(&url), &Route::default())
+            .send(prompt_to(&url), &Route::default(), any_2xx)
             .await
             .unwrap_err();
         assert_eq!(
@@ -1103,7 +1483,7 @@ mod tests {
         };
         let url = format!("http://127.0.0.1:{port}/v1");
         let err = client
-            .send(prompt_to(&url), &Route::default())
+            .send(prompt_to(&url), &Route::default(), any_2xx)
             .await
             .unwrap_err();
         assert_eq!(
@@ -1125,7 +1505,7 @@ mod tests {
             .await;
         let client = LiveClient::new(Duration::from_secs(5), vec![]).unwrap();
         let response = client
-            .send(prompt_to(&server.uri()), &Route::default())
+            .send(prompt_to(&server.uri()), &Route::default(), any_2xx)
             .await
             .unwrap();
         assert_eq!(response.status, 429);
@@ -1141,6 +1521,121 @@ mod tests {
             "application/json"
         );
         assert_eq!(sent.body_json::<Value>().unwrap(), json!({"prompt": 1}));
+    }
+
+    #[tokio::test]
+    async fn live_client_refuses_a_body_over_the_limit_with_its_size() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_body_string("x".repeat(3000)))
+            .mount(&server)
+            .await;
+        let url = server.uri();
+        let client = LiveClient::new(Duration::from_secs(5), vec![])
+            .unwrap()
+            .with_max_response_bytes(2048);
+        let err = client
+            .send(prompt_to(&url), &Route::default(), any_2xx)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            CallError::TooLarge(format!(
+                "POST {url}: the response is 2.9 KiB, over cassettes.max_response_bytes \
+                 (2.0 KiB): raise it in the config if this is expected"
+            ))
+        );
+        // At the limit it is an answer.
+        let client = client.with_max_response_bytes(3000);
+        let ok = client
+            .send(prompt_to(&url), &Route::default(), any_2xx)
+            .await
+            .unwrap();
+        assert_eq!(ok.body, json!("x".repeat(3000)));
+    }
+
+    /// Serves one chunked response (no Content-Length) of `chunks` chunks of `size` bytes.
+    async fn chunked_server(chunks: usize, size: usize) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buf = vec![0u8; 4096];
+            let _ = socket.read(&mut buf).await;
+            let head =
+                "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\n";
+            if socket.write_all(head.as_bytes()).await.is_err() {
+                return;
+            }
+            let chunk = format!("{size:x}\r\n{}\r\n", "y".repeat(size));
+            for _ in 0..chunks {
+                if socket.write_all(chunk.as_bytes()).await.is_err() {
+                    return;
+                }
+            }
+            let _ = socket.write_all(b"0\r\n\r\n").await;
+        });
+        format!("http://{addr}/v1")
+    }
+
+    #[tokio::test]
+    async fn live_client_reads_a_body_of_unknown_length_up_to_the_limit_only() {
+        // 50 chunks of 64 KiB, no Content-Length: 3.1 MiB, over a 1 MiB limit.
+        let url = chunked_server(50, 64 * 1024).await;
+        let client = LiveClient::new(Duration::from_secs(10), vec![])
+            .unwrap()
+            .with_max_response_bytes(1024 * 1024);
+        let err = client
+            .send(prompt_to(&url), &Route::default(), any_2xx)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            CallError::TooLarge(format!(
+                "POST {url}: the response is 3.1 MiB, over cassettes.max_response_bytes \
+                 (1.0 MiB): raise it in the config if this is expected"
+            ))
+        );
+        let url = chunked_server(4, 1000).await;
+        let ok = client
+            .send(prompt_to(&url), &Route::default(), any_2xx)
+            .await
+            .unwrap();
+        assert_eq!(ok.body, json!("y".repeat(4000)));
+    }
+
+    #[tokio::test]
+    async fn replaying_a_response_over_the_limit_is_an_error_naming_the_cassette() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = json!("z".repeat(5000));
+        let recorder = Transport::new(Mode::Record, options(dir.path()), Counter::new(big));
+        let session = recorder.session(&key("big"), meta("big")).unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
+        let path = session.finish().unwrap().unwrap();
+
+        let mut small = options(dir.path());
+        small.max_response_bytes = 4096;
+        for mode in [Mode::Replay, Mode::Auto] {
+            let player = Transport::new(mode, small.clone(), Arc::new(NoNetwork));
+            let session = player.session(&key("big"), meta("big")).unwrap();
+            let err = session.send(prompt(1), any_2xx).await.unwrap_err();
+            let CallError::TooLarge(message) = err else {
+                panic!("{mode}: {err:?}");
+            };
+            assert!(
+                message.starts_with(&format!(
+                    "{}: the recorded response is 4.9 KiB, over cassettes.max_response_bytes (4.0 KiB)",
+                    path.display()
+                )),
+                "{message}"
+            );
+            assert_eq!(session.finish().unwrap(), None);
+        }
+        // Under the default limit it replays.
+        let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let session = player.session(&key("big"), meta("big")).unwrap();
+        assert!(session.send(prompt(1), any_2xx).await.is_ok());
     }
 
     fn prompt_to(url: &str) -> HttpRequest {

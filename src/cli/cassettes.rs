@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::args::CassettesCommand;
 use super::output::{Out, table};
-use crate::cassette::{fingerprint, list_files, load, scan_paths};
+use crate::cassette::{fingerprint, list_files, list_partial_files, load, scan_paths};
 use crate::error::{Result, exit};
 use crate::runner::cassette_key;
 use crate::suite::{Overrides, ProviderKind, Suite, discovery, lineup};
@@ -187,6 +187,7 @@ fn refuse_unless_every_case_found(suite: &Suite) -> Result<()> {
 
 fn status(suite: &Suite, out: &Out) -> Result<i32> {
     let (rows, unused) = entries(suite)?;
+    let partial = list_partial_files(&suite.cassette_dir());
     let mut t = table(vec![
         "status".into(),
         "contender".into(),
@@ -209,6 +210,14 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
             discovery::display_path(p, &suite.cwd),
         ]);
     }
+    for p in &partial {
+        t.add_row(vec![
+            "partial".into(),
+            "-".into(),
+            "-".into(),
+            discovery::display_path(p, &suite.cwd),
+        ]);
+    }
     out.line(&t.to_string());
     let count = |s: &str| rows.iter().filter(|r| r.status == s).count();
     let (missing, stale) = (count("missing"), count("stale"));
@@ -226,8 +235,16 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
     let hidden = discovery_problems(suite);
     if !unused.is_empty() && !hidden.is_empty() {
         out.note(&format!(
-            "case discovery reported {} problems (run `evals verify` to list them): an unused recording may belong to a case it could not find",
-            hidden.len()
+            "case discovery reported {} {} (run `evals verify` to list them): an unused recording may belong to a case it could not find",
+            hidden.len(),
+            if hidden.len() == 1 { "problem" } else { "problems" }
+        ));
+    }
+    if !partial.is_empty() {
+        out.note(&format!(
+            "{} partial {} left by an interrupted write: run `evals cassettes prune`",
+            partial.len(),
+            if partial.len() == 1 { "file" } else { "files" }
         ));
     }
     if missing + stale > 0 {
@@ -238,10 +255,12 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
     }
 }
 
+/// Removes the unused cassettes and the partial files interrupted writes left.
 fn prune(suite: &Suite, dry_run: bool, out: &Out) -> Result<i32> {
     refuse_unless_every_case_found(suite)?;
     let (_, unused) = entries(suite)?;
-    for p in &unused {
+    let partial = list_partial_files(&suite.cassette_dir());
+    for p in unused.iter().chain(&partial) {
         let shown = discovery::display_path(p, &suite.cwd);
         if dry_run {
             out.line(&format!("would remove {shown}"));
@@ -259,7 +278,7 @@ fn prune(suite: &Suite, dry_run: bool, out: &Out) -> Result<i32> {
             }
         }
     }
-    if unused.is_empty() {
+    if unused.is_empty() && partial.is_empty() {
         out.note("no unused cassettes");
     }
     Ok(exit::OK)

@@ -49,6 +49,9 @@ const CASES: &str = r#"{"id": "refund", "input": "I was charged twice for order 
 {"id": "vague", "input": "Something is off with my thing.\n\nAnswer: {\"category\": \"other\", \"urgent\": null, \"order_id\": null}", "expected": {"category": "other", "urgent": null, "order_id": null}}
 "#;
 
+/// Keeps what evals writes but never means to commit out of git.
+const GITIGNORE: &str = "# Temp files a killed write left behind (`evals cassettes prune` removes them).\n.evals-tmp-*.partial\n";
+
 /// Writes the suite under `dir/evals/`; refuses to overwrite anything.
 pub fn run(dir: Option<&Path>, out: &Out) -> Result<i32> {
     let cwd = std::env::current_dir().map_err(|e| Error::io(PathBuf::from("."), e))?;
@@ -58,13 +61,14 @@ pub fn run(dir: Option<&Path>, out: &Out) -> Result<i32> {
         .map(|n| n.to_string_lossy().into_owned())
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| "my-evals".into());
-    let files: [(&str, String); 3] = [
+    let files: [(&str, String); 4] = [
         (
             "evals/.llm-evals.config.yml",
             CONFIG.replace("{name}", &name),
         ),
         ("evals/prompts/system.md", SYSTEM.to_string()),
         ("evals/datasets/tickets/cases.jsonl", CASES.to_string()),
+        ("evals/.gitignore", GITIGNORE.to_string()),
     ];
     for (rel, _) in &files {
         let p = root.join(rel);

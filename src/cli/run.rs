@@ -130,7 +130,7 @@ pub fn execute(
         exec.inherit_stderr = progress.capturing();
     }
     let ctx = RunContext {
-        transport,
+        transport: transport.clone(),
         keys,
         scorer: scorer.clone(),
         adapter: Arc::new(adapter),
@@ -153,6 +153,30 @@ pub fn execute(
     )
     .with_quiet(progress.quiet());
     let outcome = runner::execute(&plan, ctx, control)?;
+    let unwritten = transport.unwritten_count();
+    if unwritten > 0 {
+        // Each file was named as it failed (the first few); this is the count, at the end.
+        let named = if unwritten > crate::cassette::UNWRITTEN_NAMED {
+            format!(
+                "the first {} are named above",
+                crate::cassette::UNWRITTEN_NAMED
+            )
+        } else {
+            "named above".to_string()
+        };
+        let (what, whose) = if unwritten == 1 {
+            ("cassette", "its case is not recorded, but its answer was")
+        } else {
+            (
+                "cassettes",
+                "their cases are not recorded, but their answers were",
+            )
+        };
+        out.warn(&format!(
+            "{unwritten} {what} could not be written ({named}): {whose} scored; make the \
+             cassette folder writable (or free some disk space) and run again to record them"
+        ));
+    }
     if let Some(log) = progress
         .finish()
         .or_else(|| super::progress::tidy_log(&warnings_log))
@@ -422,7 +446,14 @@ pub fn build_transport(
                 .collect()
         })
         .unwrap_or_default();
-    let live = LiveClient::new(timeout, redirects).map_err(|e| Error::Failed(e.to_string()))?;
+    let max_response_bytes = suite
+        .config
+        .cassettes
+        .max_response_bytes
+        .unwrap_or(crate::cassette::DEFAULT_MAX_RESPONSE_BYTES);
+    let live = LiveClient::new(timeout, redirects)
+        .map_err(|e| Error::Failed(e.to_string()))?
+        .with_max_response_bytes(max_response_bytes);
     // Keys named by the suite but not needed by this run are still scrubbed if set.
     let mut secrets = suite.secret_values();
     // And every other secret in play (GITHUB_TOKEN, another provider's key, env_files).
@@ -445,6 +476,7 @@ pub fn build_transport(
             ignore_fields: suite.config.cassettes.ignore_fields.clone(),
             redact,
             secrets,
+            max_response_bytes,
         },
         Arc::new(crate::runner::Scheduled::new(
             Arc::new(live),

@@ -15,6 +15,9 @@ pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
     for p in &problems {
         out.line(p);
     }
+    for w in large_inputs(suite, &picked) {
+        out.warn(&w);
+    }
     if problems.is_empty() {
         out.note(&format!("verified {} cases: no problems", picked.len()));
         Ok(exit::OK)
@@ -75,4 +78,29 @@ fn expected_file(c: &Case, suite: &Suite) -> String {
     }
     let p = c.source.with_file_name("expected.json");
     discovery::display_path(&p, &suite.cwd)
+}
+
+/// An `input.txt` over this many bytes is a warning: every call sends it, every result and
+/// every cassette holds it.
+pub const LARGE_INPUT_BYTES: u64 = 1024 * 1024;
+
+/// A warning for each picked case whose `input.txt` is over [`LARGE_INPUT_BYTES`], naming the
+/// file and its size. Not a problem: a long document may be the point of the case.
+fn large_inputs(suite: &Suite, picked: &[Case]) -> Vec<String> {
+    picked
+        .iter()
+        .filter(|c| c.line.is_none())
+        .filter_map(|c| {
+            let size = std::fs::metadata(&c.source).ok()?.len();
+            (size > LARGE_INPUT_BYTES).then(|| {
+                format!(
+                    "{}: the input is {}, over {}: every call sends it and every result and \
+                     cassette keeps it; trim it if the case does not need it all",
+                    discovery::display_path(&c.source, &suite.cwd),
+                    crate::cassette::human_bytes(size),
+                    crate::cassette::human_bytes(LARGE_INPUT_BYTES)
+                )
+            })
+        })
+        .collect()
 }

@@ -10,7 +10,9 @@ use crate::results::Usage;
 use crate::suite::config::Pricing;
 use crate::suite::{Contender, ProviderKind};
 
-pub use openai::{build_request, forward_request, parse_response, usage_of};
+pub use openai::{
+    accept, accept_forwarded, build_request, forward_request, parse_response, usage_of,
+};
 
 /// The models of the offline `fake` provider.
 pub const FAKE_MODELS: &[&str] = &["echo", "parrot"];
@@ -50,7 +52,7 @@ pub async fn complete(
         ))),
         _ => {
             let http = build_request(contender, req, key);
-            let resp = session.send(http).await?;
+            let resp = session.send(http, accept).await?;
             parse_response(contender, resp, pricing)
         }
     }

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{ChatRequest, Completion, price};
-use crate::cassette::{CallError, HttpRequest, HttpResponse};
+use crate::cassette::{CallError, HttpRequest, HttpResponse, Verdict};
 use crate::results::Usage;
 use crate::suite::config::Pricing;
 use crate::suite::{Contender, ProviderKind};
@@ -63,44 +63,154 @@ pub fn build_request(c: &Contender, req: &ChatRequest, key: Option<&str>) -> Htt
     }
 }
 
-/// Reads a chat completion. A non-2xx status or an `error` body is a transport failure (an
-/// error of the case, never a 0); an empty answer is the model's and is left to the adapter.
+/// Whether a 2xx response is a chat completion: a JSON body with a choice and no error
+/// object (`"error": null` is none). The cassette layer records only what this accepts, and
+/// the retries retry what it calls transient.
+pub fn accept(resp: &HttpResponse) -> Verdict {
+    match &resp.body {
+        Value::String(_) => Verdict::Failure {
+            reason: format!("response is not JSON: {}", excerpt(&resp.body)),
+            transient: false,
+        },
+        body => accept_json(body),
+    }
+}
+
+/// [`accept`] for a call an exec adapter made through the gateway, which may ask for a
+/// stream (`stream: true`): server-sent events are a success unless one carries an error.
+pub fn accept_forwarded(resp: &HttpResponse) -> Verdict {
+    let Value::String(text) = &resp.body else {
+        return accept_json(&resp.body);
+    };
+    let events: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .collect();
+    if events.is_empty() {
+        return accept(resp);
+    }
+    for event in events {
+        if let Ok(v) = serde_json::from_str::<Value>(event)
+            && let Some(e) = error_object(&v)
+        {
+            return failure_of(e);
+        }
+    }
+    Verdict::Success
+}
+
+fn accept_json(body: &Value) -> Verdict {
+    if let Some(e) = error_object(body) {
+        return failure_of(e);
+    }
+    match body.get("choices").and_then(|c| c.get(0)) {
+        Some(_) => Verdict::Success,
+        None => Verdict::Failure {
+            reason: format!("response has no choices: {}", excerpt(body)),
+            transient: false,
+        },
+    }
+}
+
+/// The body's `error`, when it holds one: `null` (or `false`, or `""`) is no error.
+fn error_object(body: &Value) -> Option<&Value> {
+    body.get("error").filter(|e| match e {
+        Value::Null | Value::Bool(false) => false,
+        Value::String(s) => !s.trim().is_empty(),
+        _ => true,
+    })
+}
+
+/// A 2xx carrying an error object: an error of the case, retried when its code or type says
+/// the server failed or is overloaded (OpenRouter relays an upstream's 502 or 529 so; others
+/// say `server_error`, `overloaded_error`), never when the key, the quota or the request is
+/// the problem.
+fn failure_of(error: &Value) -> Verdict {
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| excerpt(error));
+    let words: Vec<String> = ["code", "type", "status"]
+        .iter()
+        .filter_map(|k| error.get(*k))
+        .filter_map(|v| match v {
+            Value::String(s) => Some(s.to_ascii_lowercase()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+        .collect();
+    const PERMANENT: &[&str] = &[
+        "quota",
+        "billing",
+        "invalid",
+        "auth",
+        "permission",
+        "forbidden",
+        "not_found",
+        "context_length",
+        "content_filter",
+        "moderation",
+    ];
+    const TRANSIENT: &[&str] = &[
+        "server_error",
+        "overloaded",
+        "internal",
+        "unavailable",
+        "timeout",
+        "timed_out",
+        "rate_limit",
+        "bad_gateway",
+        "try_again",
+    ];
+    let permanent = words
+        .iter()
+        .any(|w| PERMANENT.iter().any(|p| w.contains(p)));
+    let transient = !permanent
+        && words.iter().any(|w| match w.parse::<u16>() {
+            Ok(code) => code == 408 || code == 429 || (500..600).contains(&code),
+            Err(_) => TRANSIENT.iter().any(|t| w.contains(t)),
+        });
+    let kind = words.first().map(|w| format!(" ({w})")).unwrap_or_default();
+    Verdict::Failure {
+        reason: format!("provider error{kind}: {message}"),
+        transient,
+    }
+}
+
+/// Reads a chat completion. A non-2xx status, or a 2xx that [`accept`] refuses (not JSON, an
+/// error object, no choices), is a transport failure (an error of the case, never a 0); an
+/// empty answer is the model's and is left to the adapter.
 pub fn parse_response(
     c: &Contender,
     resp: HttpResponse,
     pricing: Option<&Pricing>,
 ) -> Result<Completion, CallError> {
     let latency_s = resp.latency.as_secs_f64();
-    let err_message = |v: &Value| -> Option<String> {
-        let e = v.get("error")?;
-        Some(
-            e.get("message")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| e.to_string()),
-        )
-    };
     if !(200..300).contains(&resp.status) {
-        let detail = err_message(&resp.body).unwrap_or_else(|| excerpt(&resp.body));
+        let detail = error_object(&resp.body)
+            .map(|e| {
+                e.get("message")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| excerpt(e))
+            })
+            .unwrap_or_else(|| excerpt(&resp.body));
         return Err(CallError::Transport(format!(
             "{}: HTTP {}: {detail}",
             c.id(),
             resp.status
         )));
     }
-    if let Some(m) = err_message(&resp.body) {
-        return Err(CallError::Transport(format!(
-            "{}: provider error: {m}",
-            c.id()
-        )));
+    if let Verdict::Failure { reason, .. } = accept(&resp) {
+        return Err(CallError::Transport(format!("{}: {reason}", c.id())));
     }
-    let Some(choice) = resp.body.get("choices").and_then(|c| c.get(0)) else {
-        return Err(CallError::Transport(format!(
-            "{}: response has no choices: {}",
-            c.id(),
-            excerpt(&resp.body)
-        )));
-    };
+    let choice = resp
+        .body
+        .get("choices")
+        .and_then(|c| c.get(0))
+        .unwrap_or(&Value::Null);
     let message = choice.get("message").cloned().unwrap_or(Value::Null);
     let text = match message.get("content") {
         Some(Value::String(s)) => s.clone(),
@@ -189,6 +299,103 @@ pub fn usage_of(body: &Value) -> Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ok(body: Value) -> HttpResponse {
+        HttpResponse {
+            status: 200,
+            headers: vec![],
+            body,
+            latency: std::time::Duration::ZERO,
+        }
+    }
+
+    fn verdict(body: Value) -> (bool, bool) {
+        match accept(&ok(body)) {
+            Verdict::Success => (true, false),
+            Verdict::Failure { transient, .. } => (false, transient),
+        }
+    }
+
+    #[test]
+    fn a_completion_is_accepted_and_error_null_is_no_error() {
+        let choices = json!([{"message": {"content": "hi"}}]);
+        assert_eq!(verdict(json!({"choices": choices})), (true, false));
+        assert_eq!(
+            verdict(json!({"choices": choices, "error": null})),
+            (true, false)
+        );
+    }
+
+    #[test]
+    fn garbage_no_choices_and_error_objects_are_failures_transient_only_when_the_server_says() {
+        assert_eq!(verdict(json!("<html>bad gateway</html>")), (false, false));
+        assert_eq!(verdict(json!({"id": "gen-1"})), (false, false));
+        assert_eq!(verdict(json!({"choices": []})), (false, false));
+        for transient in [
+            json!({"code": 502, "message": "upstream failed"}),
+            json!({"code": "529", "message": "overloaded"}),
+            json!({"type": "server_error", "message": "The server had an error"}),
+            json!({"type": "overloaded_error", "message": "Overloaded"}),
+            json!({"code": "rate_limit_exceeded", "message": "slow down"}),
+        ] {
+            assert_eq!(
+                verdict(json!({"error": transient.clone()})),
+                (false, true),
+                "{transient}"
+            );
+        }
+        for permanent in [
+            json!({"code": "insufficient_quota", "type": "insufficient_quota", "message": "You exceeded your current quota"}),
+            json!({"code": "invalid_api_key", "type": "invalid_request_error", "message": "Incorrect API key"}),
+            json!({"code": 401, "message": "No auth credentials found"}),
+            json!({"code": 402, "message": "Insufficient credits"}),
+            json!({"message": "something"}),
+            json!("a bare string"),
+        ] {
+            assert_eq!(
+                verdict(json!({"error": permanent.clone(), "choices": [{}]})),
+                (false, false),
+                "{permanent}"
+            );
+        }
+        let Verdict::Failure { reason, .. } = accept(&ok(
+            json!({"error": {"code": 502, "message": "upstream failed"}}),
+        )) else {
+            panic!()
+        };
+        assert_eq!(reason, "provider error (502): upstream failed");
+    }
+
+    #[test]
+    fn a_forwarded_stream_is_accepted_unless_an_event_carries_an_error() {
+        let sse = |events: &[&str]| {
+            let text: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+            accept_forwarded(&ok(Value::String(text)))
+        };
+        assert_eq!(
+            sse(&[r#"{"choices":[{"delta":{"content":"hi"}}]}"#, "[DONE]"]),
+            Verdict::Success
+        );
+        assert!(matches!(
+            sse(&[r#"{"error":{"code":502,"message":"upstream died"}}"#]),
+            Verdict::Failure {
+                transient: true,
+                ..
+            }
+        ));
+        assert!(matches!(
+            accept_forwarded(&ok(json!("<html>oops</html>"))),
+            Verdict::Failure {
+                transient: false,
+                ..
+            }
+        ));
+        // The provider itself never asks for a stream: events are not its success shape.
+        assert!(matches!(
+            accept(&ok(Value::String("data: {}\n\n".into()))),
+            Verdict::Failure { .. }
+        ));
+    }
 
     #[test]
     fn usage_is_read_from_a_body_or_from_the_last_stream_event_with_usage() {

@@ -132,6 +132,9 @@ pub struct CaseResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_error: Option<String>,
     pub output: Option<Value>,
+    /// The model's text, only where it differs from `output` (prose around the JSON, a
+    /// code fence, an answer that did not parse); absent, it is the output (see
+    /// [`raw_is_output`]), so a reader wanting the text falls back to `output`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<String>,
     pub diagnostics: Vec<Diagnostic>,
@@ -147,6 +150,16 @@ pub struct CaseResult {
 
 fn one() -> f64 {
     1.0
+}
+
+/// Whether a reply's raw text says nothing its output does not: the same string, or JSON
+/// that parses to the same value (whitespace aside). Then only the output is kept.
+pub fn raw_is_output(raw: &str, output: Option<&Value>) -> bool {
+    match output {
+        None => false,
+        Some(Value::String(s)) => s == raw,
+        Some(v) => serde_json::from_str::<Value>(raw).is_ok_and(|parsed| parsed == *v),
+    }
 }
 
 /// Latency of the calls that worked.
@@ -229,5 +242,26 @@ impl RunResult {
 
     pub fn total_errors(&self) -> usize {
         self.experiments.iter().map(|e| e.errors).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn raw_is_output_when_it_adds_nothing() {
+        assert!(raw_is_output("blue", Some(&json!("blue"))));
+        assert!(raw_is_output("{\"a\": 1}", Some(&json!({"a": 1}))));
+        assert!(raw_is_output(" {\n  \"a\": 1\n}\n", Some(&json!({"a": 1}))));
+        assert!(!raw_is_output(
+            "```json\n{\"a\": 1}\n```",
+            Some(&json!({"a": 1}))
+        ));
+        assert!(!raw_is_output("Sure! {\"a\": 1}", Some(&json!({"a": 1}))));
+        assert!(!raw_is_output("not json", None));
+        assert!(!raw_is_output("blue ", Some(&json!("blue"))));
     }
 }

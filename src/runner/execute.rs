@@ -247,6 +247,13 @@ async fn run_experiment(
                 };
                 match task.await {
                     Ok(Some(r)) => {
+                        // A cassette auto mode could not write: said once per file, and
+                        // the case was scored all the same.
+                        for why in ctx.transport.take_unwritten() {
+                            control.notice(&format!(
+                                "warning: {why}; the answer was scored but not recorded"
+                            ));
+                        }
                         if let Some(cb) = &ctx.on_case {
                             cb(idx, &r);
                         }
@@ -465,7 +472,8 @@ async fn call(
         &session,
     )
     .await;
-    // Write the cassette even when the provider's answer was unusable: it is what happened.
+    // Finish whatever the answer: a session whose call failed (or whose 2xx the provider
+    // refused) writes nothing, so the old cassette stays; a good one is written.
     let finished = session.finish();
     let completion = completion?;
     finished?;
@@ -486,7 +494,11 @@ pub fn score_into(
     result.diagnostics = score.diagnostics;
     result.reply_error = reply.error.clone();
     result.output = reply.output.clone();
-    result.raw = reply.raw.clone();
+    // The raw text only where it says more than the output: a reply is not kept twice.
+    result.raw = reply
+        .raw
+        .clone()
+        .filter(|raw| !crate::results::raw_is_output(raw, reply.output.as_ref()));
     result.usage = reply.usage.clone();
     let mut failed = Vec::new();
     if score.passed == Some(false) {

@@ -1,10 +1,11 @@
-//! Retries: a typed policy. 429, 408, 500, 502, 503, 504, 529 and dropped connections or
-//! timeouts are retried, up to 5 attempts in all, after `Retry-After` (seconds or an HTTP
+//! Retries: a typed policy. 429, 408, 500, 502, 503, 504, 529, a 2xx the provider calls a
+//! transient failure (an error object saying the server failed or is overloaded), and
+//! dropped connections or timeouts are retried, up to 5 attempts in all, after `Retry-After` (seconds or an HTTP
 //! date) or else 1, 2, 4, 8 seconds with jitter. A wait over 5 minutes is not retried.
 
 use std::time::Duration;
 
-use crate::cassette::{CallError, HttpResponse};
+use crate::cassette::{Accept, CallError, HttpResponse, Verdict};
 
 /// Statuses worth another attempt.
 pub const RETRY_STATUSES: &[u16] = &[408, 429, 500, 502, 503, 504, 529];
@@ -58,14 +59,25 @@ impl RetryPolicy {
         p
     }
 
-    /// Decides after attempt number `attempt` (1-based). `seed` varies the jitter.
+    /// Decides after attempt number `attempt` (1-based). `accept` is the provider's
+    /// judgement of a 2xx response; `seed` varies the jitter.
     pub fn decide(
         &self,
         attempt: u32,
         result: &Result<HttpResponse, CallError>,
+        accept: Accept,
         seed: u64,
     ) -> Decision {
         let (what, asked) = match result {
+            Ok(r) if (200..300).contains(&r.status) => match accept(r) {
+                Verdict::Failure {
+                    reason,
+                    transient: true,
+                } => (reason, retry_after(r)),
+                // A success, or a failure another attempt would not mend (a bad key, no
+                // quota, garbage): the caller makes it the case's error.
+                _ => return Decision::Accept,
+            },
             Ok(r) if !RETRY_STATUSES.contains(&r.status) => return Decision::Accept,
             Ok(r) => (format!("HTTP {}", r.status), retry_after(r)),
             Err(CallError::Transport(m)) => (m.clone(), None),
@@ -73,6 +85,9 @@ impl RetryPolicy {
         };
         if attempt >= self.max_attempts {
             return match result {
+                Ok(r) if (200..300).contains(&r.status) => {
+                    Decision::GiveUp(format!("{what} (after {attempt} attempts)"))
+                }
                 Ok(r) => Decision::GiveUp(format!(
                     "{what} (after {attempt} attempts){}",
                     error_detail(&r.body)
@@ -151,6 +166,7 @@ fn unit(seed: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cassette::any_2xx;
 
     fn status(s: u16, retry_after: Option<&str>) -> Result<HttpResponse, CallError> {
         Ok(HttpResponse {
@@ -166,9 +182,18 @@ mod tests {
     #[test]
     fn success_and_client_errors_are_answers() {
         let p = RetryPolicy::default();
-        assert_eq!(p.decide(1, &status(200, None), 0), Decision::Accept);
-        assert_eq!(p.decide(1, &status(400, None), 0), Decision::Accept);
-        assert_eq!(p.decide(1, &status(401, None), 0), Decision::Accept);
+        assert_eq!(
+            p.decide(1, &status(200, None), any_2xx, 0),
+            Decision::Accept
+        );
+        assert_eq!(
+            p.decide(1, &status(400, None), any_2xx, 0),
+            Decision::Accept
+        );
+        assert_eq!(
+            p.decide(1, &status(401, None), any_2xx, 0),
+            Decision::Accept
+        );
     }
 
     #[test]
@@ -176,7 +201,7 @@ mod tests {
         let p = RetryPolicy::default();
         for s in RETRY_STATUSES {
             for (attempt, base) in [(1u32, 1.0f64), (2, 2.0), (3, 4.0), (4, 8.0)] {
-                let Decision::Retry(w) = p.decide(attempt, &status(*s, None), 7) else {
+                let Decision::Retry(w) = p.decide(attempt, &status(*s, None), any_2xx, 7) else {
                     panic!("{s} attempt {attempt} not retried");
                 };
                 assert!(
@@ -191,14 +216,14 @@ mod tests {
     fn five_attempts_in_all() {
         let p = RetryPolicy::default();
         assert_eq!(
-            p.decide(5, &status(503, None), 0),
+            p.decide(5, &status(503, None), any_2xx, 0),
             Decision::GiveUp("HTTP 503 (after 5 attempts)".into())
         );
         let e: Result<HttpResponse, CallError> =
             Err(CallError::Transport("connection reset".into()));
-        assert!(matches!(p.decide(4, &e, 0), Decision::Retry(_)));
+        assert!(matches!(p.decide(4, &e, any_2xx, 0), Decision::Retry(_)));
         assert_eq!(
-            p.decide(5, &e, 0),
+            p.decide(5, &e, any_2xx, 0),
             Decision::GiveUp("connection reset (after 5 attempts)".into())
         );
     }
@@ -207,11 +232,11 @@ mod tests {
     fn retry_after_seconds_and_dates_are_honoured() {
         let p = RetryPolicy::default();
         assert_eq!(
-            p.decide(1, &status(429, Some("3")), 0),
+            p.decide(1, &status(429, Some("3")), any_2xx, 0),
             Decision::Retry(Duration::from_secs(3))
         );
         let soon = (chrono::Utc::now() + chrono::Duration::seconds(20)).to_rfc2822();
-        let Decision::Retry(w) = p.decide(1, &status(429, Some(&soon)), 0) else {
+        let Decision::Retry(w) = p.decide(1, &status(429, Some(&soon)), any_2xx, 0) else {
             panic!()
         };
         assert!(
@@ -223,16 +248,63 @@ mod tests {
     #[test]
     fn a_wait_over_five_minutes_is_not_retried() {
         let p = RetryPolicy::default();
-        let Decision::GiveUp(m) = p.decide(1, &status(429, Some("600")), 0) else {
+        let Decision::GiveUp(m) = p.decide(1, &status(429, Some("600")), any_2xx, 0) else {
             panic!()
         };
         assert!(m.contains("600s") && m.contains("not retried"), "{m}");
+    }
+
+    /// A provider's judgement for the tests: the body names the verdict.
+    fn by_body(r: &HttpResponse) -> Verdict {
+        match r.body.as_str() {
+            Some("overloaded") => Verdict::Failure {
+                reason: "provider error (overloaded_error): Overloaded".into(),
+                transient: true,
+            },
+            Some("no quota") => Verdict::Failure {
+                reason: "provider error (insufficient_quota): no quota".into(),
+                transient: false,
+            },
+            _ => Verdict::Success,
+        }
+    }
+
+    fn ok_with(body: &str) -> Result<HttpResponse, CallError> {
+        Ok(HttpResponse {
+            status: 200,
+            headers: vec![],
+            body: serde_json::json!(body),
+            latency: Duration::ZERO,
+        })
+    }
+
+    #[test]
+    fn a_2xx_the_provider_calls_transient_is_retried_like_a_5xx_and_a_permanent_one_is_not() {
+        let p = RetryPolicy {
+            jitter: 0.0,
+            ..RetryPolicy::default()
+        };
+        assert_eq!(
+            p.decide(1, &ok_with("overloaded"), by_body, 0),
+            Decision::Retry(Duration::from_secs(1))
+        );
+        assert_eq!(
+            p.decide(5, &ok_with("overloaded"), by_body, 0),
+            Decision::GiveUp(
+                "provider error (overloaded_error): Overloaded (after 5 attempts)".into()
+            )
+        );
+        assert_eq!(
+            p.decide(1, &ok_with("no quota"), by_body, 0),
+            Decision::Accept
+        );
+        assert_eq!(p.decide(1, &ok_with("fine"), by_body, 0), Decision::Accept);
     }
 
     #[test]
     fn cassette_misses_are_not_retried() {
         let p = RetryPolicy::default();
         let e: Result<HttpResponse, CallError> = Err(CallError::Miss("no recording".into()));
-        assert_eq!(p.decide(1, &e, 0), Decision::Accept);
+        assert_eq!(p.decide(1, &e, any_2xx, 0), Decision::Accept);
     }
 }

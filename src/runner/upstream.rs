@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use super::ratelimit::RateLimits;
 use super::retry::{Decision, RetryPolicy};
-use crate::cassette::{CallError, HttpRequest, Route, Upstream, UpstreamFuture};
+use crate::cassette::{Accept, CallError, HttpRequest, Route, Upstream, UpstreamFuture};
 
 /// Wraps an upstream with the run's rate limits and retry policy.
 pub struct Scheduled {
@@ -55,6 +55,7 @@ impl Scheduled {
         &self,
         req: HttpRequest,
         route: &Route,
+        accept: Accept,
     ) -> Result<crate::cassette::HttpResponse, CallError> {
         let seed = self.calls.fetch_add(1, Ordering::Relaxed);
         let mut attempt = 1u32;
@@ -63,8 +64,8 @@ impl Scheduled {
                 tokio::time::sleep_until(until).await;
             }
             self.limits.acquire(&route.limits).await;
-            let result = self.inner.send(req.clone(), route).await;
-            match self.policy.decide(attempt, &result, seed) {
+            let result = self.inner.send(req.clone(), route, accept).await;
+            match self.policy.decide(attempt, &result, accept, seed) {
                 Decision::Accept => return result,
                 Decision::GiveUp(message) => return Err(CallError::Transport(message)),
                 Decision::Retry(wait) => {
@@ -77,8 +78,13 @@ impl Scheduled {
 }
 
 impl Upstream for Scheduled {
-    fn send<'a>(&'a self, req: HttpRequest, route: &'a Route) -> UpstreamFuture<'a> {
-        Box::pin(self.send_now(req, route))
+    fn send<'a>(
+        &'a self,
+        req: HttpRequest,
+        route: &'a Route,
+        accept: Accept,
+    ) -> UpstreamFuture<'a> {
+        Box::pin(self.send_now(req, route, accept))
     }
 }
 
@@ -88,7 +94,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::cassette::HttpResponse;
+    use crate::cassette::{HttpResponse, any_2xx};
 
     /// Answers from a script, one response per call, and notes when each call came.
     struct Script {
@@ -98,7 +104,12 @@ mod tests {
     }
 
     impl Upstream for Script {
-        fn send<'a>(&'a self, req: HttpRequest, _route: &'a Route) -> UpstreamFuture<'a> {
+        fn send<'a>(
+            &'a self,
+            req: HttpRequest,
+            _route: &'a Route,
+            _accept: Accept,
+        ) -> UpstreamFuture<'a> {
             Box::pin(async move {
                 self.seen
                     .lock()
@@ -146,7 +157,7 @@ mod tests {
         });
         let s = Arc::new(Scheduled::new(script.clone(), RetryPolicy::default()));
         let r = route("openrouter/openai");
-        let first = s.send(req("a"), &r).await.unwrap();
+        let first = s.send(req("a"), &r, any_2xx).await.unwrap();
         assert_eq!(first.status, 200);
         // Another worker's call to the same vendor after the pause was set... waits out the
         // rest of it; one to another vendor would not.
@@ -169,7 +180,7 @@ mod tests {
                 ..RetryPolicy::default()
             },
         );
-        let err = s.send(req("a"), &route("v")).await.unwrap_err();
+        let err = s.send(req("a"), &route("v"), any_2xx).await.unwrap_err();
         assert_eq!(
             err,
             CallError::Transport("connection reset (after 5 attempts)".into())
@@ -193,8 +204,8 @@ mod tests {
         });
         let s = Scheduled::new(script.clone(), RetryPolicy::default());
         s.pause("slow", Instant::now() + Duration::from_secs(5));
-        s.send(req("other"), &route("fast")).await.unwrap();
-        s.send(req("held"), &route("slow")).await.unwrap();
+        s.send(req("other"), &route("fast"), any_2xx).await.unwrap();
+        s.send(req("held"), &route("slow"), any_2xx).await.unwrap();
         let seen = script.seen.lock().unwrap().clone();
         assert_eq!(seen[0], ("other".to_string(), Duration::ZERO));
         assert_eq!(seen[1], ("held".to_string(), Duration::from_secs(5)));

@@ -315,6 +315,10 @@ pub struct CassettesConfig {
     pub ignore_fields: Vec<String>,
     #[serde(default)]
     pub redact: Vec<String>,
+    /// The largest response body a call may return, live or replayed (default 8 MiB): a
+    /// larger one errors its case instead of growing the cassette, the results and the
+    /// history by its size.
+    pub max_response_bytes: Option<u64>,
 }
 
 /// Dollars per million tokens.

@@ -142,6 +142,12 @@ impl Suite {
                 "{display_path}: defaults.timeout is {t}: give the seconds a call may take, e.g. 120"
             )));
         }
+        if config.cassettes.max_response_bytes == Some(0) {
+            return Err(Error::Config(format!(
+                "{display_path}: cassettes.max_response_bytes is 0: give the largest response \
+                 body a call may return, in bytes (default 8388608, 8 MiB)"
+            )));
+        }
         for p in &config.cassettes.redact {
             if let Err(e) = regex::Regex::new(p) {
                 return Err(Error::Config(format!(

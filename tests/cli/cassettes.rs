@@ -859,3 +859,402 @@ fn a_changed_setting_misses_with_the_setting_diffed_against_the_recording() {
     d.stdout_has("temperature: 0.1 → 0.7");
     d.stdout_has("run `evals record -d d -c c0 -m local/m1 -t 0.7` to record it");
 }
+
+#[test]
+fn status_reports_the_partial_files_of_a_killed_write_and_prune_removes_them() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(1));
+    p.evals(&["record", "--no-autosave"]).ok();
+    s.stop();
+    // What `kill -9` in the middle of a write leaves: the temp file, half written.
+    let partial = format!("{CASSETTES}/local/m1/max-64/d/.evals-tmp-Ab12Cd.partial");
+    p.write(&partial, "{\n  \"format\": 1,\n  \"inter");
+
+    let d = p.evals(&["cassettes", "status"]).ok();
+    d.stdout_has("1 recorded, 0 missing, 0 stale, 0 unused")
+        .stderr_has("1 partial file left by an interrupted write: run `evals cassettes prune`");
+    assert!(
+        d.stdout
+            .lines()
+            .any(|l| l.contains("partial") && l.contains(&partial)),
+        "{}",
+        d.stdout
+    );
+
+    let d = p.evals(&["cassettes", "prune", "-n"]).ok();
+    assert_eq!(d.stdout, format!("would remove {partial}\n"));
+    assert!(p.path().join(&partial).is_file());
+    let d = p.evals(&["cassettes", "prune"]).ok();
+    assert_eq!(d.stdout, format!("removed {partial}\n"));
+    assert!(!p.path().join(&partial).exists());
+    // The cassette beside it is untouched and still replays.
+    assert!(
+        p.path()
+            .join(CASSETTES)
+            .join("local/m1/max-64/d/c0.json")
+            .is_file()
+    );
+    p.evals(&["cassettes", "status"])
+        .ok()
+        .stderr_lacks("partial");
+    p.evals(&["compare", "--cassettes", "replay", "--no-autosave"])
+        .ok();
+}
+
+#[test]
+fn the_gitignore_of_init_keeps_partial_files_out_of_git() {
+    let p = Project::new();
+    p.evals(&["init"]).ok().stderr_has("wrote evals/.gitignore");
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(p.path())
+            .output()
+            .expect("git")
+    };
+    assert!(git(&["init", "-q"]).status.success());
+    p.write(
+        "evals/cassettes/local/m1/default/d/.evals-tmp-Ab12Cd.partial",
+        "{",
+    );
+    p.write("evals/cassettes/local/m1/default/d/c0.json", "{}");
+    let ignored = git(&[
+        "check-ignore",
+        "-q",
+        "evals/cassettes/local/m1/default/d/.evals-tmp-Ab12Cd.partial",
+    ]);
+    assert_eq!(
+        ignored.status.code(),
+        Some(0),
+        "the partial file is not ignored"
+    );
+    let kept = git(&[
+        "check-ignore",
+        "-q",
+        "evals/cassettes/local/m1/default/d/c0.json",
+    ]);
+    assert_eq!(kept.status.code(), Some(1), "a cassette is ignored");
+}
+
+const C0: &str = "evals/cassettes/local/m1/max-64/d/c0.json";
+
+/// A suite of one case recorded well; returns it, its cassette's bytes and the URL it was
+/// recorded against (the server is stopped).
+fn recorded_once() -> (Project, String, String) {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(1));
+    p.evals(&["record", "--no-autosave"]).ok();
+    let uri = s.uri();
+    s.stop();
+    let good = p.read(C0);
+    (p, good, uri)
+}
+
+/// The one case of a JSON report: (errors of the experiment, the case's score and error).
+fn only_case(p: &Project, report: &str) -> (u64, Value, String) {
+    let v: Value = serde_json::from_str(&p.read(report)).unwrap();
+    let e = &v["experiments"][0];
+    let c = &e["cases"][0];
+    (
+        e["errors"].as_u64().unwrap(),
+        c["score"].clone(),
+        c["error"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+#[test]
+fn a_200_that_is_no_completion_errors_the_case_and_leaves_the_good_cassette_byte_for_byte() {
+    let (p, good, recorded_uri) = recorded_once();
+    let bad_bodies = [
+        (
+            ResponseTemplate::new(200).set_body_string("<html>502 Bad Gateway</html>"),
+            "local/m1: response is not JSON: <html>502 Bad Gateway</html>",
+        ),
+        (
+            ResponseTemplate::new(200).set_body_json(json!({"error": {
+                "message": "You exceeded your current quota",
+                "type": "insufficient_quota", "code": "insufficient_quota"}})),
+            "local/m1: provider error (insufficient_quota): You exceeded your current quota",
+        ),
+        (
+            ResponseTemplate::new(200)
+                .set_body_json(json!({"id": "gen-2", "object": "chat.completion"})),
+            "local/m1: response has no choices: {",
+        ),
+    ];
+    for (body, message) in bad_bodies {
+        let mut down = Server::start();
+        down.answer("/v1/chat/completions", body);
+        let redirect = format!("{recorded_uri}={}", down.uri());
+        let d = p
+            .evals(&[
+                "record",
+                "--format",
+                "json",
+                "-o",
+                "rec.json",
+                "--no-autosave",
+            ])
+            .env("EVALS_REDIRECT", &redirect)
+            .output();
+        assert_eq!(p.read(C0), good, "{message}");
+        assert_eq!(d.code, 1, "{}", d.stderr);
+        d.stderr_has("1 cases errored")
+            .stderr_has(&format!("local/m1 · d · c0: {message}"));
+        assert_eq!(
+            down.hits(),
+            1,
+            "{message}: a permanent failure is not retried"
+        );
+        let (errors, score, error) = only_case(&p, "rec.json");
+        assert_eq!((errors, score), (1, Value::Null), "an error, never a 0");
+        assert!(error.starts_with(message), "{error}");
+
+        // Auto mode: a changed prompt misses, goes upstream, gets the same: no write.
+        p.write(
+            CONFIG,
+            &config("Answer in JSON, please.", &local(&recorded_uri)),
+        );
+        p.evals(&["run", "--cassettes", "auto", "--no-autosave"])
+            .env("EVALS_REDIRECT", &redirect)
+            .code(1)
+            .stdout_has(message);
+        assert_eq!(down.hits(), 2);
+        assert_eq!(p.read(C0), good, "{message}");
+        p.write(CONFIG, &config("Answer in JSON.", &local(&recorded_uri)));
+        down.stop();
+    }
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .ok();
+}
+
+#[test]
+fn a_200_carrying_a_transient_error_object_is_retried_and_only_the_answer_recorded() {
+    let (p, good, recorded_uri) = recorded_once();
+    let overloaded = || {
+        ResponseTemplate::new(200).set_body_json(json!({"error": {
+            "code": 502, "message": "upstream overloaded"}}))
+    };
+    // Overloaded for good: five attempts, then an error; the old cassette stays.
+    let mut down = Server::start();
+    down.answer("/v1/chat/completions", overloaded());
+    let d = p
+        .evals(&["record", "--no-autosave"])
+        .env("EVALS_REDIRECT", &format!("{recorded_uri}={}", down.uri()))
+        .output();
+    assert_eq!(p.read(C0), good);
+    assert_eq!(down.hits(), 5, "retried like a 5xx");
+    assert_eq!(d.code, 1);
+    d.stderr_has("local/m1 · d · c0: provider error (502): upstream overloaded (after 5 attempts)");
+    down.stop();
+
+    // Overloaded twice, then an answer: recorded, with the answer alone.
+    let mut flaky = Server::start();
+    flaky.mount(
+        post("/v1/chat/completions")
+            .respond_with(overloaded())
+            .up_to_n_times(2)
+            .with_priority(1),
+    );
+    flaky.mount(
+        post("/v1/chat/completions")
+            .respond_with(chat(r#"{"answer": "fresh"}"#, json!({"prompt_tokens": 1})))
+            .with_priority(2),
+    );
+    p.evals(&["record", "--no-autosave"])
+        .env("EVALS_REDIRECT", &format!("{recorded_uri}={}", flaky.uri()))
+        .code(0);
+    assert_eq!(flaky.hits(), 3);
+    flaky.stop();
+    let cassette: Value = serde_json::from_str(&p.read(C0)).unwrap();
+    let interactions = cassette["interactions"].as_array().unwrap();
+    assert_eq!(interactions.len(), 1);
+    assert!(
+        interactions[0]["response"]["body"]["error"].is_null(),
+        "{cassette}"
+    );
+    assert_eq!(
+        interactions[0]["response"]["body"]["choices"][0]["message"]["content"],
+        r#"{"answer": "fresh"}"#
+    );
+}
+
+#[test]
+fn a_completion_with_error_null_is_an_answer() {
+    let mut s = Server::start();
+    s.answer(
+        "/v1/chat/completions",
+        ResponseTemplate::new(200).set_body_json(json!({
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "{\"answer\": \"a0\"}"}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+            "error": null,
+        })),
+    );
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(1));
+    let d = p.evals(&["record", "--no-autosave"]).ok();
+    assert_eq!(d.cell("local/m1", "errors"), "0");
+    s.stop();
+    assert!(p.path().join(C0).is_file());
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .ok();
+}
+
+/// A cassette folder no write can reach, not even root's (tests run as root, which chmod
+/// does not stop): procfs takes no new folders.
+#[cfg(target_os = "linux")]
+const UNWRITABLE: &str = "/proc/evals-test-no-such-folder/cassettes";
+
+#[cfg(target_os = "linux")]
+#[test]
+fn auto_warns_once_per_cassette_it_cannot_write_and_scores_the_answers_record_errors() {
+    let s = Server::start();
+    s.answer("/v1/chat/completions", PerCase);
+    let providers = format!("{}cassettes:\n  dir: {UNWRITABLE}\n", local(&s.uri()));
+    let p = suite("Answer in JSON.", &providers, &numbered_cases(2));
+    let d = p
+        .evals(&["run", "--cassettes", "auto", "--no-autosave"])
+        .ok();
+    assert_eq!(s.hits(), 2);
+    assert_eq!(d.cell("local/m1", "errors"), "0");
+    assert_eq!(d.cell("local/m1", "field_accuracy"), "100.0%");
+    for case in ["c0", "c1"] {
+        let warning =
+            format!("warning: cannot write cassette {UNWRITABLE}/local/m1/max-64/d/{case}.json: ");
+        assert_eq!(
+            d.stderr.matches(&warning).count(),
+            1,
+            "{warning}\n--- stderr\n{}",
+            d.stderr
+        );
+    }
+    d.stderr_has("the answer was scored but not recorded").stderr_has(
+        "warning: 2 cassettes could not be written (named above): their cases are not recorded, but their answers were scored",
+    );
+
+    // `record` is there to write: the same failure errors each case.
+    let d = p.evals(&["record", "--no-autosave"]).code(1);
+    d.stderr_has("2 cases errored").stderr_has(&format!(
+        "local/m1 · d · c0: cannot write cassette {UNWRITABLE}/local/m1/max-64/d/c0.json: "
+    ));
+    d.stderr_lacks("could not be written (named above)");
+}
+
+/// Answers `case N` with `{"answer": "aN", "pad": ...}` padded with `pad` bytes.
+struct Padded(usize);
+
+impl Respond for Padded {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let n = last_user_content(req)
+            .trim_start_matches("case ")
+            .to_string();
+        let content = json!({"answer": format!("a{n}"), "pad": "x".repeat(self.0)}).to_string();
+        ResponseTemplate::new(200).set_body_json(padded_body(&content))
+    }
+}
+
+fn padded_body(content: &str) -> Value {
+    json!({
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 2},
+    })
+}
+
+#[test]
+fn a_reply_over_max_response_bytes_errors_its_case_with_the_figure_live_and_on_replay() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", Padded(5000));
+    let content = json!({"answer": "a0", "pad": "x".repeat(5000)}).to_string();
+    let size = serde_json::to_vec(&padded_body(&content)).unwrap().len();
+    let figure = format!("{:.1} KiB", size as f64 / 1024.0);
+    let limited = format!(
+        "{}cassettes:\n  max_response_bytes: 4096\n",
+        local(&s.uri())
+    );
+    let p = suite("Answer in JSON.", &limited, &numbered_cases(1));
+
+    let d = p
+        .evals(&[
+            "record",
+            "--format",
+            "json",
+            "-o",
+            "rec.json",
+            "--no-autosave",
+        ])
+        .code(1);
+    d.stderr_has(&format!(
+        "the response is {figure}, over cassettes.max_response_bytes (4.0 KiB): raise it in the config if this is expected"
+    ));
+    assert_eq!(s.hits(), 1, "not retried");
+    let (errors, score, _) = only_case(&p, "rec.json");
+    assert_eq!((errors, score), (1, Value::Null), "an error, never a 0");
+    assert!(!p.path().join(C0).exists(), "nothing recorded");
+
+    // Under the default (8 MiB) it records; a lower limit then refuses the recording too.
+    p.write(CONFIG, &config("Answer in JSON.", &local(&s.uri())));
+    p.evals(&["record", "--no-autosave"]).ok();
+    s.stop();
+    p.write(CONFIG, &config("Answer in JSON.", &limited));
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .code(1)
+        .stdout_has(&format!(
+            "{C0}: the recorded response is {figure}, over cassettes.max_response_bytes (4.0 KiB)"
+        ));
+    p.write(CONFIG, &config("Answer in JSON.", &local(&s.uri())));
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .ok();
+}
+
+#[test]
+fn max_response_bytes_of_zero_is_a_config_error() {
+    let p = suite(
+        "Answer in JSON.",
+        &format!(
+            "{}cassettes:\n  max_response_bytes: 0\n",
+            local("http://127.0.0.1:9")
+        ),
+        &numbered_cases(1),
+    );
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .code(2)
+        .stderr_has("evals/.llm-evals.config.yml: cassettes.max_response_bytes is 0: give the largest response body a call may return, in bytes");
+}
+
+/// Answers `case 0` with bare JSON and `case 1` with the same in a Markdown fence.
+struct FencedOnOne;
+
+impl Respond for FencedOnOne {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let content = match last_user_content(req).as_str() {
+            "case 0" => r#"{"answer": "a0"}"#.to_string(),
+            _ => "```json\n{\"answer\": \"a1\"}\n```".to_string(),
+        };
+        ResponseTemplate::new(200).set_body_json(padded_body(&content))
+    }
+}
+
+#[test]
+fn results_keep_raw_only_where_it_differs_from_output() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", FencedOnOne);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(2));
+    p.evals(&["record", "--destination", "snaps"]).ok();
+    s.stop();
+    let snap = files_under(&p.path().join("snaps"));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&snap[0]).unwrap()).unwrap();
+    let cases = v["experiments"][0]["cases"].as_array().unwrap();
+    assert_eq!(cases[0]["output"], json!({"answer": "a0"}));
+    assert!(
+        cases[0].get("raw").is_none(),
+        "raw kept twice: {}",
+        cases[0]
+    );
+    assert_eq!(cases[1]["output"], json!({"answer": "a1"}));
+    assert_eq!(cases[1]["raw"], "```json\n{\"answer\": \"a1\"}\n```");
+    // The history holds the same.
+    let d = p.evals(&["export", v["run"]["id"].as_str().unwrap()]).ok();
+    let stored: Value = serde_json::from_str(&d.stdout).unwrap();
+    assert_eq!(stored["experiments"], v["experiments"]);
+}

@@ -33,7 +33,7 @@ for line in sys.stdin:
     token = "forged" if q == "forge" else os.environ["OPENAI_API_KEY"]
     status, resp = ask(q, token)
     out = {"id": msg["id"], "usage": None}
-    if status != 200:
+    if status != 200 or "choices" not in resp:
         out["output"] = {"answer": "status %d" % status}
     else:
         raw = resp["choices"][0]["message"]["content"]
@@ -384,4 +384,39 @@ fn on_a_terminal_stray_stderr_goes_to_the_warnings_log_not_across_the_bars() {
         p.read("out.txt").contains("c5"),
         "the report still went to stdout"
     );
+}
+
+#[test]
+fn a_200_error_body_through_the_gateway_errors_the_case_and_is_not_recorded() {
+    let mut server = Server::start();
+    server.answer("/v1/chat/completions", Answer);
+    let p = suite(&server.uri(), &["red"]);
+    p.evals(&["record", "--no-autosave"])
+        .env("LOCAL_KEY", "local-secret-key-123456")
+        .ok();
+    let recorded_uri = server.uri();
+    server.stop();
+    let files = crate::harness::files_under(&p.path().join("evals/cassettes"));
+    assert_eq!(files.len(), 1, "{files:?}");
+    let good = std::fs::read_to_string(&files[0]).unwrap();
+
+    let mut down = Server::start();
+    down.answer(
+        "/v1/chat/completions",
+        ResponseTemplate::new(200).set_body_json(json!({"error": {
+            "message": "Insufficient credits", "code": 402}})),
+    );
+    let d = p
+        .evals(&["record", "--no-autosave"])
+        .env("LOCAL_KEY", "local-secret-key-123456")
+        .env("EVALS_REDIRECT", &format!("{recorded_uri}={}", down.uri()))
+        .output();
+    assert_eq!(std::fs::read_to_string(&files[0]).unwrap(), good);
+    assert_eq!(d.code, 1, "{}", d.stderr);
+    // The adapter made an answer of it ("status 200"); the case errors all the same.
+    d.stderr_has("local/m1 · d · red: local/m1: provider error (402): Insufficient credits");
+    assert_eq!(down.hits(), 1);
+    down.stop();
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .ok();
 }

@@ -118,7 +118,7 @@ fn a_garbage_body_is_an_error_and_not_retried() {
         .code(1);
     assert_eq!(s.hits(), 1);
     assert_eq!(d.cell("local/m1", "errors"), "1");
-    d.stdout_has("response has no choices");
+    d.stdout_has("local/m1: response is not JSON: <html>bad gateway</html>");
 }
 
 #[test]

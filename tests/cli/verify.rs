@@ -66,3 +66,20 @@ fn a_bad_case_outside_the_selection_does_not_fail_verify() {
         .ok()
         .stderr_has("verified 4 cases: no problems");
 }
+
+#[test]
+fn an_input_over_a_mebibyte_is_a_warning_naming_the_file_and_its_size() {
+    let big = "A dog. ".repeat(200_000); // 1.3 MiB
+    let d = toy_with_dog(
+        &big,
+        r#"{"kind": "animal", "name": "dog", "legs": 4, "warm": true}"#,
+    )
+    .evals(&["verify"])
+    .ok();
+    d.stderr_has(&format!(
+        "warning: {DOG}/input.txt: the input is 1.3 MiB, over 1.0 MiB: every call sends it"
+    ))
+    .stderr_has("verified 9 cases: no problems");
+    // The cases under the limit are not named.
+    assert_eq!(d.stderr.matches("warning:").count(), 1, "{}", d.stderr);
+}
