@@ -101,7 +101,7 @@ fn dispatch(cli: Cli, bin: &'static str, out: &Out) -> Result<i32> {
         Command::Export(a) => history::export(g, &a, out),
         Command::Report(a) => history::report(g, &a, out),
         Command::Comment(a) => {
-            let markdown = crate::error::read_to_string(&a.file)?;
+            let markdown = crate::error::read_text(&a.file, &a.file.display().to_string())?;
             let target = crate::report::github::Target::from_env(a.pr, a.repo.clone())?;
             match crate::report::github::post(&target, &markdown)? {
                 crate::report::github::Posted::Created(url) => {

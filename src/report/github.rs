@@ -66,7 +66,7 @@ fn pr_from_event(path: Option<String>) -> Result<u64> {
                 .into(),
         ));
     };
-    let text = crate::error::read_to_string(std::path::Path::new(&path))?;
+    let text = crate::error::read_text(std::path::Path::new(&path), &path)?;
     let event: Value = serde_json::from_str(&text)
         .map_err(|e| Error::Usage(format!("{path}: not a GitHub event payload: {e}")))?;
     event

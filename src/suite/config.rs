@@ -499,7 +499,7 @@ impl Config {
 
     /// Reads and parses a config file.
     pub fn load(path: &Path) -> Result<Config> {
-        let text = crate::error::read_to_string(path)?;
+        let text = crate::error::read_text(path, &path.display().to_string())?;
         Config::parse(&text, path)
     }
 }
