@@ -304,7 +304,7 @@ fn resolve_scorer(s: &ScorerConfig, root: &Path, cwd: &Path) -> Result<ScorerCon
                     Error::Config(format!("{shown}:{}:{}: {}", e.line(), e.column(), e))
                 })?
             } else {
-                serde_saphyr::from_str(&text).map_err(|e| {
+                serde_saphyr::from_str_with_options(&text, super::yaml::options()).map_err(|e| {
                     Error::Config(super::config::yaml_error(&text, Path::new(&shown), &e))
                 })?
             };

@@ -7,6 +7,7 @@ pub mod discovery;
 pub mod lineup;
 mod load;
 pub mod schema;
+mod yaml;
 
 pub use case::{Case, CaseInput};
 pub use cases::{CaseProblem, CaseSet, Selection};

@@ -61,14 +61,81 @@ fn broken_yaml_names_file_line_and_column() {
     let p = Project::new()
         .file(
             "evals/.llm-evals.config.yml",
-            "suite: x\nrequest_types: [prompt\nfake: {models: [echo]}\n",
+            "suite: x\nrequest_types: [prompt]\nfake:\n  models: [echo]\n   bad: indent\n",
         )
         .file("evals/datasets/d/cases.jsonl", MINI_CASES);
     let e = error_of(&p);
     assert!(
-        e.starts_with("error: evals/.llm-evals.config.yml:3:5: "),
+        e.starts_with("error: evals/.llm-evals.config.yml:5:"),
         "{e}"
     );
+}
+
+#[test]
+fn an_unclosed_bracket_names_where_it_was_opened() {
+    for (text, want) in [
+        // Closed nowhere: the parser gives up on the next line, at `fake:`.
+        (
+            "suite: x\nrequest_types: [prompt\nfake: {models: [echo]}\n",
+            "error: evals/.llm-evals.config.yml:2:16: this '[' is not closed: add the ']' that ends it (the YAML parser gave up at line 3, column 5)\n",
+        ),
+        (
+            "suite: x\nrequest_types: [prompt]\nfake: {models: [echo]\nscorer: { kind: assertions }\n",
+            "error: evals/.llm-evals.config.yml:3:7: this '{' is not closed: add the '}' that ends it (the YAML parser gave up at line 4, column 1)\n",
+        ),
+        // At the end of the file.
+        (
+            "suite: x\nrequest_types: [prompt]\nfake:\n  models: [echo, \n",
+            "error: evals/.llm-evals.config.yml:4:11: this '[' is not closed: add the ']' that ends it\n",
+        ),
+        // Closed by the wrong bracket.
+        (
+            "suite: x\nrequest_types: [prompt]\nfake: {models: [echo}\n",
+            "error: evals/.llm-evals.config.yml:3:16: this '[' is not closed: add the ']' that ends it",
+        ),
+    ] {
+        let p = Project::new()
+            .file("evals/.llm-evals.config.yml", text)
+            .file("evals/datasets/d/cases.jsonl", MINI_CASES);
+        let e = error_of(&p);
+        assert!(e.starts_with(want), "{text:?}\nwant {want:?}\ngot  {e:?}");
+    }
+    // A bracket that is closed, around another mistake, is not blamed.
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            "suite: x\nrequest_types: [\n  prompt,\n  \"a\" \"b\",\n]\n",
+        )
+        .file("evals/datasets/d/cases.jsonl", MINI_CASES);
+    let e = error_of(&p);
+    assert!(
+        e.starts_with("error: evals/.llm-evals.config.yml:4:") && !e.contains("not closed"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_alias_bomb_says_the_yaml_expands_past_the_node_limit() {
+    // Nine levels of ten aliases each: a billion nodes from a dozen lines.
+    let mut bomb =
+        String::from("version:\n  - &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for i in 1..9 {
+        let refs = vec![format!("*l{}", i - 1); 10].join(", ");
+        bomb.push_str(&format!("  - &l{i} [{refs}]\n"));
+    }
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &mini_config("bomb").replace("suite: bomb\n", &format!("suite: bomb\n{bomb}")),
+        )
+        .file("evals/datasets/d/cases.jsonl", MINI_CASES);
+    let e = error_of(&p);
+    assert!(
+        e.starts_with("error: evals/.llm-evals.config.yml:")
+            && e.contains(": the YAML expands past 50000 nodes (aliases that repeat each other?)"),
+        "{e}"
+    );
+    assert!(!e.contains("budget breached"), "{e}");
 }
 
 #[test]
