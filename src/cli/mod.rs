@@ -11,6 +11,7 @@ mod output;
 mod plan;
 mod progress;
 mod render;
+mod report_file;
 mod run;
 mod verify;
 mod weights;

@@ -16,6 +16,7 @@ mod gate;
 mod history;
 mod lineup;
 mod providers;
+mod reports;
 mod run;
 mod snapshots;
 mod verify;
