@@ -188,7 +188,7 @@ fn print_verdict(run: &RunResult, out: &Out) {
     let Some(c) = &run.comparison else {
         return;
     };
-    let line = crate::report::markdown::verdict_line(run).replace("**", "");
+    let line = crate::report::markdown::verdict_text(run);
     if c.verdict.passed {
         out.note(&line);
     } else {
