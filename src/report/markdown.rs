@@ -569,7 +569,7 @@ mod tests {
         // Our one diff stays one block, holding the whole answer, closed where we close it.
         assert_eq!(blocks.len(), 1, "{md}");
         assert!(blocks[0].iter().any(|l| l.contains("+worse")), "{md}");
-        assert!(blocks[0].iter().any(|l| *l == " ```"), "{md}");
+        assert!(blocks[0].contains(&" ```"), "{md}");
         assert!(blocks[0].iter().any(|l| l.contains("</details>")), "{md}");
         // Inside a code span nothing renders as Markdown, HTML or a mention.
         let text = outside
