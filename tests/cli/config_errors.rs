@@ -408,3 +408,20 @@ fn a_schema_file_template_or_env_file_that_is_not_utf8_is_a_config_error() {
         ));
     }
 }
+
+#[test]
+fn a_utf16_case_file_says_it_is_utf16() {
+    // What Windows editors save as "Unicode": a byte-order mark, then two bytes a letter.
+    let mut bytes = vec![0xFF, 0xFE];
+    bytes.extend(
+        "say {\"answer\": \"x\"}\n"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes),
+    );
+    let p = with_config("");
+    write_bytes(&p, "evals/datasets/x/cases/a/input.txt", &bytes);
+    assert_eq!(
+        error_of(&p),
+        "error: evals/datasets/x/cases/a/input.txt: the file is UTF-16, not UTF-8: save it as UTF-8\n"
+    );
+}
