@@ -34,7 +34,8 @@ impl PromptAdapter {
             if !t.contains('\n') && !t.contains("{{") {
                 let p = resolve_path(&suite.root, t.trim());
                 if p.is_file() {
-                    return crate::error::read_to_string(&p);
+                    let shown = crate::suite::discovery::display_path(&p, &suite.cwd);
+                    return crate::error::read_text(&p, &shown);
                 }
                 if Path::new(t.trim())
                     .extension()

@@ -1,11 +1,13 @@
 //! `evals check`: replay, store the run, compare it with its baseline, write the reports,
-//! and turn the verdict into the exit code (0 passed, 1 failed, 2 no usable baseline).
+//! and turn the verdict into the exit code (0 passed, 1 failed, 2 no usable baseline or a
+//! report file that cannot be written).
 
 use std::io::Write;
 use std::path::Path;
 
 use super::args::{CheckArgs, MissingBaselineArg};
 use super::output::Out;
+use super::report_file::ReportFile;
 use crate::error::{Error, Result, exit};
 use crate::gate::{self, MissingBaseline};
 use crate::history::History;
@@ -64,7 +66,8 @@ pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
                         MissingBaseline::Fail => {
                             // The reports are still worth having: write them without a comparison.
                             run.comparison = Some(gate::compare(None, &run, plan.tolerance));
-                            write_reports(a, &run, out);
+                            // Exit 2 either way; the reasons that reports failed are printed.
+                            let _ = write_reports(a, &run, out);
                             return Err(Error::Baseline(reason));
                         }
                         MissingBaseline::Pass => {
@@ -92,43 +95,74 @@ pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
     let passed = comparison.verdict.passed;
     run.comparison = Some(comparison);
 
-    write_reports(a, &run, out);
+    let mut written = write_reports(a, &run, out);
     let view = super::run::View {
         breakdown: false,
         totals: a.run.totals,
     };
-    super::run::emit(&run, a.run.format, a.run.output.as_deref(), view, out)?;
+    if let Err(e) = super::run::emit(&run, a.run.format, a.run.output.as_deref(), view, out) {
+        out.error(&e.to_string());
+        written = false;
+    }
     print_verdict(&run, out);
     Ok(match run.run.status.as_str() {
         "interrupted" => exit::INTERRUPTED,
+        // A report asked for and not written is a bad flag, whatever the verdict.
+        _ if !written => exit::USAGE,
         "aborted" => exit::FAILED,
         _ if passed => exit::OK,
         _ => exit::FAILED,
     })
 }
 
-/// Writes each report asked for, and the Markdown to `$GITHUB_STEP_SUMMARY`. A report that
-/// cannot be written warns: the verdict and the other reports still stand.
-fn write_reports(a: &CheckArgs, run: &RunResult, out: &Out) {
+/// Writes each report asked for, and the Markdown to `$GITHUB_STEP_SUMMARY`; false when a
+/// report could not be written (each such error is printed, and the other reports are
+/// written all the same).
+fn write_reports(a: &CheckArgs, run: &RunResult, out: &Out) -> bool {
     let markdown = Markdown::default().render(run);
     // Rendered only when asked for.
     type Render<'a> = Box<dyn Fn() -> String + 'a>;
-    let files: [(Option<&Path>, Render); 5] = [
-        (a.markdown.as_deref(), Box::new(|| markdown.clone())),
-        (a.junit.as_deref(), Box::new(|| Junit.render(run))),
-        (a.diff.as_deref(), Box::new(|| Diff.render(run))),
-        (a.json.as_deref(), Box::new(|| Json.render(run))),
+    let file = |flag, kind, example| ReportFile {
+        flag,
+        kind,
+        example,
+    };
+    let files: [(Option<&Path>, ReportFile, Render); 5] = [
+        (
+            a.markdown.as_deref(),
+            file("--markdown", "Markdown report", "pr.md"),
+            Box::new(|| markdown.clone()),
+        ),
+        (
+            a.junit.as_deref(),
+            file("--junit", "JUnit report", "junit.xml"),
+            Box::new(|| Junit.render(run)),
+        ),
+        (
+            a.diff.as_deref(),
+            file("--diff", "diff report", "pr.diff"),
+            Box::new(|| Diff.render(run)),
+        ),
+        (
+            a.json.as_deref(),
+            file("--json", "JSON report", "run.json"),
+            Box::new(|| Json.render(run)),
+        ),
         (
             a.html.as_deref(),
+            file("--html", "HTML report", "report.html"),
             Box::new(|| crate::report::html::Html.render(run)),
         ),
     ];
-    for (path, render) in files {
+    let mut written = true;
+    for (path, file, render) in files {
         if let Some(p) = path {
-            let text = render();
-            match crate::error::write_atomic(p, text.as_bytes()) {
+            match file.write(p, &render()) {
                 Ok(()) => out.note(&format!("wrote {}", p.display())),
-                Err(e) => out.warn(&format!("could not write the report: {e}")),
+                Err(e) => {
+                    out.error(&e.to_string());
+                    written = false;
+                }
             }
         }
     }
@@ -148,6 +182,7 @@ fn write_reports(a: &CheckArgs, run: &RunResult, out: &Out) {
             ));
         }
     }
+    written
 }
 
 /// The verdict on stderr: a line, then the reasons.
@@ -155,7 +190,7 @@ fn print_verdict(run: &RunResult, out: &Out) {
     let Some(c) = &run.comparison else {
         return;
     };
-    let line = crate::report::markdown::verdict_line(run).replace("**", "");
+    let line = crate::report::markdown::verdict_text(run);
     if c.verdict.passed {
         out.note(&line);
     } else {

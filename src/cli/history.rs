@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::args::{ExportArgs, Global, HistoryArgs, ReportArgs, ReportFormat};
 use super::output::{Out, align_right, table};
+use super::report_file::ReportFile;
 use crate::error::{Error, Result, exit};
 use crate::history::{History, RunFilter};
 use crate::report::{Report, diff::Diff, json::Json, junit::Junit, markdown::Markdown};
@@ -30,11 +31,11 @@ fn open_existing(path: &Path) -> Result<History> {
     History::open(path)
 }
 
-/// Writes `text` to `-o FILE` or stdout.
-fn write(text: &str, output: Option<&Path>, out: &Out) -> Result<()> {
+/// Writes `text` (the `file` report) to `-o FILE` or stdout.
+fn write(text: &str, file: ReportFile, output: Option<&Path>, out: &Out) -> Result<()> {
     match output {
         Some(p) => {
-            crate::error::write_atomic(p, text.as_bytes())?;
+            file.write(p, text)?;
             out.note(&format!("wrote {}", p.display()));
         }
         None => out.text(text),
@@ -105,7 +106,12 @@ pub fn export(g: &Global, a: &ExportArgs, out: &Out) -> Result<i32> {
     let path = history_path(g, a.history.as_deref(), out)?;
     let h = open_existing(&path)?;
     let run = get(&h, &path, &a.run)?;
-    write(&Json.render(&run), a.output.as_deref(), out)?;
+    let file = ReportFile {
+        flag: "-o",
+        kind: "JSON snapshot",
+        example: "run.json",
+    };
+    write(&Json.render(&run), file, a.output.as_deref(), out)?;
     Ok(exit::OK)
 }
 
@@ -145,13 +151,22 @@ pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
     } else if run.comparison.is_none() {
         run.comparison = Some(crate::gate::compare(None, &run, a.tolerance));
     }
-    let text = match a.format {
-        ReportFormat::Md => Markdown::default().render(&run),
-        ReportFormat::Junit => Junit.render(&run),
-        ReportFormat::Json => Json.render(&run),
-        ReportFormat::Diff => Diff.render(&run),
-        ReportFormat::Html => crate::report::html::Html.render(&run),
+    let (text, kind, example) = match a.format {
+        ReportFormat::Md => (Markdown::default().render(&run), "Markdown report", "pr.md"),
+        ReportFormat::Junit => (Junit.render(&run), "JUnit report", "junit.xml"),
+        ReportFormat::Json => (Json.render(&run), "JSON report", "run.json"),
+        ReportFormat::Diff => (Diff.render(&run), "diff report", "pr.diff"),
+        ReportFormat::Html => (
+            crate::report::html::Html.render(&run),
+            "HTML report",
+            "report.html",
+        ),
     };
-    write(&text, a.output.as_deref(), out)?;
+    let file = ReportFile {
+        flag: "-o",
+        kind,
+        example,
+    };
+    write(&text, file, a.output.as_deref(), out)?;
     Ok(exit::OK)
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::args::{Format, RunArgs};
 use super::output::Out;
+use super::report_file::ReportFile;
 use crate::cassette::{CassetteOptions, LiveClient, Mode, Transport};
 use crate::error::{Error, Result, exit};
 use crate::report::{Report, json::Json, terminal::Terminal};
@@ -302,7 +303,17 @@ pub fn emit(
     };
     match output {
         Some(p) => {
-            crate::error::write_atomic(p, text.as_bytes())?;
+            let (kind, example) = match format {
+                Format::Json => ("JSON report", "run.json"),
+                Format::Html => ("HTML report", "report.html"),
+                Format::Tui => ("report", "report.txt"),
+            };
+            ReportFile {
+                flag: "-o",
+                kind,
+                example,
+            }
+            .write(p, &text)?;
             out.note(&format!("wrote {}", p.display()));
         }
         None => out.text(&text),

@@ -346,10 +346,41 @@ impl History {
 }
 
 fn sql_err(path: &Path, e: rusqlite::Error) -> Error {
-    Error::Failed(format!(
-        "{}: history store: {e}; check the file is writable, or pass --history with another file",
-        path.display()
-    ))
+    // Named as the user would type it: relative to where they are, when it is below.
+    let shown = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| path.to_path_buf());
+    let shown = shown.display().to_string();
+    let damaged = match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => Some("not a SQLite database"),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt) => Some("a damaged SQLite database"),
+        _ => None,
+    };
+    match damaged {
+        // Not a problem of the run: the file is not what a history is (exit 2), and moving
+        // it aside keeps it for whoever wants to look at it.
+        Some(what) => {
+            let q = shell_quote(&shown);
+            let bad = shell_quote(&format!("{shown}.bad"));
+            Error::Config(format!(
+                "{shown}: {what}, so not a run history: move it aside (`mv {q} {bad}`; the next run starts a new one) or pass --history PATH"
+            ))
+        }
+        None => Error::Failed(format!(
+            "{shown}: history store: {e}; check the file is writable, or pass --history with another file"
+        )),
+    }
+}
+
+/// `path` as one shell word.
+fn shell_quote(path: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+=:@%,".contains(c);
+    if !path.is_empty() && path.chars().all(plain) {
+        path.to_string()
+    } else {
+        format!("'{}'", path.replace('\'', "'\\''"))
+    }
 }
 
 #[cfg(test)]

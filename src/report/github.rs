@@ -8,11 +8,19 @@ use serde_json::{Value, json};
 use super::markdown::MARKER;
 use crate::error::{Error, Result};
 
+/// GitHub's REST API, unless `GITHUB_API_URL` says otherwise.
+const DEFAULT_API: &str = "https://api.github.com";
+
+/// How long one API call may take.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Where the comment goes and with which token.
 #[derive(Debug, Clone)]
 pub struct Target {
     /// `https://api.github.com` or `GITHUB_API_URL` (GitHub Enterprise).
     pub api_url: String,
+    /// Whether `api_url` came from `GITHUB_API_URL` (what an unreachable API's message names).
+    pub api_url_from_env: bool,
     /// `owner/name`.
     pub repo: String,
     pub pr: u64,
@@ -46,12 +54,15 @@ impl Target {
             Some(n) => n,
             None => pr_from_event(var("GITHUB_EVENT_PATH"))?,
         };
-        let api_url = var("GITHUB_API_URL")
-            .unwrap_or_else(|| "https://api.github.com".into())
+        let from_env = var("GITHUB_API_URL");
+        let api_url_from_env = from_env.is_some();
+        let api_url = from_env
+            .unwrap_or_else(|| DEFAULT_API.into())
             .trim_end_matches('/')
             .to_string();
         Ok(Target {
             api_url,
+            api_url_from_env,
             repo,
             pr,
             token,
@@ -66,7 +77,7 @@ fn pr_from_event(path: Option<String>) -> Result<u64> {
                 .into(),
         ));
     };
-    let text = crate::error::read_to_string(std::path::Path::new(&path))?;
+    let text = crate::error::read_text(std::path::Path::new(&path), &path)?;
     let event: Value = serde_json::from_str(&text)
         .map_err(|e| Error::Usage(format!("{path}: not a GitHub event payload: {e}")))?;
     event
@@ -100,7 +111,7 @@ pub fn post(target: &Target, markdown: &str) -> Result<Posted> {
 
 async fn post_async(t: &Target, body: &str) -> Result<Posted> {
     let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
+        .timeout(TIMEOUT)
         .user_agent(concat!("llm-evals/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| Error::Failed(format!("cannot start the HTTP client: {e}")))?;
@@ -119,8 +130,8 @@ async fn post_async(t: &Target, body: &str) -> Result<Posted> {
         );
         let resp = send(client.get(&url))
             .await
-            .map_err(|e| http_error("list the comments", &e))?;
-        let comments: Vec<Value> = read(resp, "list the comments").await?;
+            .map_err(|e| http_error(t, "list the comments", &e))?;
+        let comments: Vec<Value> = read(t, resp, "list the comments").await?;
         existing = comments
             .iter()
             .find(|c| {
@@ -139,16 +150,16 @@ async fn post_async(t: &Target, body: &str) -> Result<Posted> {
             let url = format!("{}/repos/{}/issues/comments/{id}", t.api_url, t.repo);
             let resp = send(client.patch(&url).json(&payload))
                 .await
-                .map_err(|e| http_error("update the comment", &e))?;
-            let c: Value = read(resp, "update the comment").await?;
+                .map_err(|e| http_error(t, "update the comment", &e))?;
+            let c: Value = read(t, resp, "update the comment").await?;
             Ok(Posted::Updated(html_url(&c)))
         }
         None => {
             let url = format!("{}/repos/{}/issues/{}/comments", t.api_url, t.repo, t.pr);
             let resp = send(client.post(&url).json(&payload))
                 .await
-                .map_err(|e| http_error("create the comment", &e))?;
-            let c: Value = read(resp, "create the comment").await?;
+                .map_err(|e| http_error(t, "create the comment", &e))?;
+            let c: Value = read(t, resp, "create the comment").await?;
             Ok(Posted::Created(html_url(&c)))
         }
     }
@@ -161,14 +172,81 @@ fn html_url(c: &Value) -> String {
         .to_string()
 }
 
-fn http_error(what: &str, e: &reqwest::Error) -> Error {
-    // reqwest errors carry the URL, never the token.
-    Error::Failed(format!("could not {what}: {e}"))
+/// A call that got no answer, said as what happened (connection refused, DNS, TLS, timeout)
+/// to which API, and where that URL comes from. Never the token: it is in no error.
+fn http_error(t: &Target, what: &str, e: &reqwest::Error) -> Error {
+    let api = &t.api_url;
+    let hint = if t.api_url_from_env {
+        format!(
+            "{api} (GITHUB_API_URL): check that GITHUB_API_URL is the GitHub API (GitHub Enterprise: https://HOST/api/v3), or unset it for {DEFAULT_API}"
+        )
+    } else {
+        format!(
+            "{api}: check that this machine reaches it (GitHub Enterprise: set GITHUB_API_URL to https://HOST/api/v3)"
+        )
+    };
+    Error::Failed(format!("could not {what}: {}", failure(e, api, &hint)))
 }
 
-async fn read<T: serde::de::DeserializeOwned>(resp: reqwest::Response, what: &str) -> Result<T> {
+/// The cause of a failed call, from reqwest's error and its chain of sources; `at` names
+/// the API and the fix.
+fn failure(e: &reqwest::Error, api: &str, at: &str) -> String {
+    // An io::Error's source() skips the error it wraps (rustls's, another io::Error):
+    // step into it instead.
+    let mut chain: Vec<&(dyn std::error::Error + 'static)> = Vec::new();
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = next {
+        chain.push(err);
+        next = match err
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+        {
+            Some(inner) => Some(inner),
+            None => err.source(),
+        };
+    }
+    let innermost = chain.last().map(|e| e.to_string()).unwrap_or_default();
+    let timed_out = || format!("timed out after {}s waiting for {at}", TIMEOUT.as_secs());
+    if e.is_timeout() {
+        return timed_out();
+    }
+    for err in &chain {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => {
+                    return format!("connection refused by {at}");
+                }
+                std::io::ErrorKind::ConnectionReset => return format!("connection reset by {at}"),
+                std::io::ErrorKind::TimedOut => return timed_out(),
+                _ => {}
+            }
+        }
+        if let Some(tls) = err.downcast_ref::<rustls::Error>() {
+            return format!("TLS failure ({tls}) with {at}");
+        }
+        // hyper's connector says "dns error" around the resolver's own error.
+        if err.to_string() == "dns error" {
+            let host = reqwest::Url::parse(api)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_string))
+                .unwrap_or_else(|| api.to_string());
+            return format!("DNS lookup of {host} failed ({innermost}) for {at}");
+        }
+    }
+    if e.is_connect() {
+        format!("cannot connect ({innermost}) to {at}")
+    } else {
+        format!("{innermost}, from {at}")
+    }
+}
+
+async fn read<T: serde::de::DeserializeOwned>(
+    t: &Target,
+    resp: reqwest::Response,
+    what: &str,
+) -> Result<T> {
     let status = resp.status();
-    let text = resp.text().await.map_err(|e| http_error(what, &e))?;
+    let text = resp.text().await.map_err(|e| http_error(t, what, &e))?;
     if !status.is_success() {
         let message = serde_json::from_str::<Value>(&text)
             .ok()
@@ -190,4 +268,58 @@ async fn read<T: serde::de::DeserializeOwned>(resp: reqwest::Response, what: &st
             "could not {what}: GitHub answered something unexpected: {e}"
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A resolver that finds no address, as a DNS failure looks to reqwest (no network).
+    struct NoSuchHost;
+
+    impl reqwest::dns::Resolve for NoSuchHost {
+        fn resolve(&self, _: reqwest::dns::Name) -> reqwest::dns::Resolving {
+            Box::pin(async { Err("Name or service not known".into()) })
+        }
+    }
+
+    #[test]
+    fn a_dns_failure_names_the_host_and_where_the_url_came_from() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let api = "http://ghe.example.test/api/v3";
+        let e = rt.block_on(async {
+            reqwest::Client::builder()
+                .dns_resolver(NoSuchHost)
+                .build()
+                .unwrap()
+                .get(format!("{api}/repos/a/b/issues/1/comments"))
+                .send()
+                .await
+                .unwrap_err()
+        });
+        let target = |from_env| Target {
+            api_url: api.into(),
+            api_url_from_env: from_env,
+            repo: "a/b".into(),
+            pr: 1,
+            token: "t".into(),
+        };
+        assert_eq!(
+            http_error(&target(true), "list the comments", &e).to_string(),
+            format!(
+                "could not list the comments: DNS lookup of ghe.example.test failed (Name or service not known) for {api} (GITHUB_API_URL): check that GITHUB_API_URL is the GitHub API (GitHub Enterprise: https://HOST/api/v3), or unset it for https://api.github.com"
+            )
+        );
+        assert!(
+            http_error(&target(false), "list the comments", &e)
+                .to_string()
+                .ends_with(&format!(
+                    "for {api}: check that this machine reaches it (GitHub Enterprise: set GITHUB_API_URL to https://HOST/api/v3)"
+                ))
+        );
+    }
 }

@@ -365,7 +365,7 @@ impl Report for Html {
         tables.extend(per_dataset.iter().map(|s| table(run, s)));
         let (verdict, passed, reasons) = match &run.comparison {
             Some(c) => (
-                Some(super::markdown::verdict_line(run).replace("**", "")),
+                Some(super::markdown::verdict_text(run)),
                 c.verdict.passed,
                 c.verdict.reasons.clone(),
             ),

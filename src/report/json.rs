@@ -17,7 +17,7 @@ impl Report for Json {
 
 /// Reads a snapshot, naming the file in every error.
 pub fn load(path: &std::path::Path) -> Result<RunResult> {
-    let text = crate::error::read_to_string(path)?;
+    let text = crate::error::read_text(path, &path.display().to_string())?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         Error::Usage(format!(
             "{}:{}:{}: not a JSON snapshot: {e}",

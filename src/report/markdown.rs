@@ -41,9 +41,110 @@ fn points(v: Option<f64>) -> String {
         .unwrap_or_else(|| "–".into())
 }
 
-/// Makes text safe inside a table cell.
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+/// A zero-width space: after `@` or `#` it keeps GitHub from reading a mention or an issue
+/// reference, and shows nothing.
+const ZWSP: &str = "&#8203;";
+
+/// Text we did not write (model answers, errors, names from the suite) as Markdown that
+/// renders as that text: HTML as entities, the punctuation of emphasis, links and images
+/// escaped, mentions (`@user`) and issue references (`#12`) broken. A code span the text
+/// opens and closes on one line is kept as it is: inside one nothing is Markdown, HTML or a
+/// mention, and our own hints (``run `evals record -c x` ``) still read as code.
+fn text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + s.len() / 8);
+    let mut rest = s;
+    while let Some(i) = rest.find('`') {
+        out.push_str(&escape(&rest[..i], true));
+        let run = rest[i..].len() - rest[i..].trim_start_matches('`').len();
+        let body = &rest[i + run..];
+        match closing_run(body, run) {
+            Some(j) => {
+                out.push_str(&rest[i..i + run + j + run]);
+                rest = &body[j + run..];
+            }
+            // No span: the backticks are text.
+            None => {
+                out.push_str(&"\\`".repeat(run));
+                rest = body;
+            }
+        }
+    }
+    out.push_str(&escape(rest, true));
+    out
+}
+
+/// Where in `body`, before its first newline, a run of exactly `n` backticks starts: the
+/// end of a code span opened by `n` (CommonMark's rule, kept to one line).
+fn closing_run(body: &str, n: usize) -> Option<usize> {
+    let line = body.split('\n').next().unwrap_or("");
+    let mut from = 0;
+    while let Some(k) = line[from..].find('`') {
+        let start = from + k;
+        let len = line[start..].len() - line[start..].trim_start_matches('`').len();
+        if len == n {
+            return Some(start);
+        }
+        from = start + len;
+    }
+    None
+}
+
+/// Text inside the raw HTML we write (`<summary>`): entities, no mention; one line, since
+/// a blank line would end the HTML block.
+fn html(s: &str) -> String {
+    escape(s, false)
+}
+
+/// `s` with HTML as entities and mentions broken; for Markdown (`markdown`), its inline
+/// punctuation escaped; for HTML, quotes as entities and newlines as spaces.
+fn escape(s: &str, markdown: bool) -> String {
+    let mut out = String::with_capacity(s.len() + s.len() / 8);
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\\' | '`' | '*' | '_' | '~' | '[' | ']' if markdown => {
+                out.push('\\');
+                out.push(c);
+            }
+            '"' if !markdown => out.push_str("&quot;"),
+            '\n' | '\r' if !markdown => out.push(' '),
+            '@' | '#' => {
+                out.push(c);
+                if chars.peek().is_some_and(char::is_ascii_alphanumeric) {
+                    out.push_str(ZWSP);
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The longest run of backticks in `s`.
+fn longest_backtick_run(s: &str) -> usize {
+    s.split(|c| c != '`').map(str::len).max().unwrap_or(0)
+}
+
+/// `s` as a code span: fenced by more backticks than it holds, padded when it starts or
+/// ends with one (CommonMark strips one space each side). Inside, nothing is Markdown, HTML
+/// or a mention.
+fn code(s: &str) -> String {
+    let s = s.replace(['\n', '\r'], " ");
+    let fence = "`".repeat(longest_backtick_run(&s) + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{s}{pad}{fence}")
+}
+
+/// Markdown made one table cell: a `|` would end it, a newline the row.
+fn cell(md: &str) -> String {
+    md.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -52,6 +153,18 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 
 /// `**evals check: 2 regressions, 1 error** in tax-intake (main → feature-x)`.
 pub fn verdict_line(run: &RunResult) -> String {
+    let (head, suite, span) = verdict(run);
+    format!("**{head}** in {} ({})", text(&suite), text(&span))
+}
+
+/// The verdict line as plain text, for the terminal and the HTML report.
+pub fn verdict_text(run: &RunResult) -> String {
+    let (head, suite, span) = verdict(run);
+    format!("{head} in {suite} ({span})")
+}
+
+/// The verdict, the suite and the branches compared.
+fn verdict(run: &RunResult) -> (String, String, String) {
     let from = run
         .comparison
         .as_ref()
@@ -85,7 +198,7 @@ pub fn verdict_line(run: &RunResult) -> String {
             format!("evals check: {}", parts.join(", "))
         }
     };
-    format!("**{head}** in {} ({span})", run.run.suite)
+    (head, run.run.suite.clone(), span)
 }
 
 fn count(c: &Comparison, f: impl Fn(&CaseDelta) -> bool) -> usize {
@@ -117,22 +230,25 @@ fn case_row(d: &CaseDelta) -> String {
         .iter()
         .map(|g| {
             format!(
-                "`{}`: want {} got {} ({})",
-                g.field, g.want, g.got, g.outcome
+                "{}: want {} got {} ({})",
+                code(&g.field),
+                text(&g.want.to_string()),
+                text(&g.got.to_string()),
+                text(&g.outcome)
             )
         })
         .collect();
     let mut why = diags.join("; ");
     if let Some(e) = &d.error {
-        why = format!("error: {e}");
+        why = format!("error: {}", text(e));
     } else if !d.failed_thresholds.is_empty() && why.is_empty() {
-        why = d.failed_thresholds.join(", ");
+        why = text(&d.failed_thresholds.join(", "));
     }
     format!(
-        "| {} | {} | `{}` | {} | {} → {} | {} | {} |\n",
-        cell(&contender_label(&d.contender)),
-        cell(&d.dataset),
-        cell(&d.case),
+        "| {} | {} | {} | {} | {} → {} | {} | {} |\n",
+        cell(&text(&contender_label(&d.contender))),
+        cell(&text(&d.dataset)),
+        cell(&code(&d.case)),
         d.status.as_str(),
         pct(d.baseline_score),
         pct(d.candidate_score),
@@ -161,25 +277,25 @@ impl Report for Markdown {
         let place = |branch: &Option<String>, commit: &Option<String>| {
             let mut s = String::new();
             if let Some(b) = branch {
-                s.push_str(&format!(" on `{b}`"));
+                s.push_str(&format!(" on {}", code(b)));
             }
             if let Some(c) = commit {
-                s.push_str(&format!(" @ `{}`", c.get(..7).unwrap_or(c)));
+                s.push_str(&format!(" @ {}", code(c.get(..7).unwrap_or(c))));
             }
             s
         };
         let _ = write!(
             out.text,
-            "\nRun `{}`{}",
-            run.run.id,
+            "\nRun {}{}",
+            code(&run.run.id),
             place(&run.run.branch, &run.run.commit)
         );
         match &c.baseline {
             Some(b) => {
                 let _ = writeln!(
                     out.text,
-                    " against baseline `{}`{}; tolerance {:.1} points; {} unchanged.",
-                    b.id,
+                    " against baseline {}{}; tolerance {:.1} points; {} unchanged.",
+                    code(&b.id),
                     place(&b.branch, &b.commit),
                     c.tolerance * 100.0,
                     plural(c.unchanged, "case", "cases")
@@ -193,7 +309,7 @@ impl Report for Markdown {
             out.text.push('\n');
             for r in &c.verdict.reasons {
                 // Continuation lines indented, so a multi-line reason stays one list item.
-                out.push(&format!("- {}\n", r.replace('\n', "\n  ")));
+                out.push(&format!("- {}\n", text(r).replace('\n', "\n  ")));
             }
         }
         if !c.experiments.is_empty() {
@@ -201,8 +317,8 @@ impl Report for Markdown {
             for e in &c.experiments {
                 out.push(&format!(
                     "| {} | {} | {} | {} | {} | {} | {} |\n",
-                    cell(&contender_label(&e.contender)),
-                    cell(&e.dataset),
+                    cell(&text(&contender_label(&e.contender))),
+                    cell(&text(&e.dataset)),
                     pct(e.baseline),
                     pct(e.candidate),
                     points(e.delta),
@@ -224,12 +340,14 @@ impl Report for Markdown {
             // An errored case has no output; its diff would only show the baseline's leaving.
             for d in gated.iter().filter(|d| d.candidate_output.is_some()) {
                 if let Some(diff) = output_diff(d) {
+                    // Inside a fence, text is neither Markdown nor HTML; only a line of as
+                    // many backticks would end it, so the fence is longer than any run.
+                    let fence = "`".repeat(longest_backtick_run(&diff).max(2) + 1);
                     out.push(&format!(
-                        "\n<details><summary>{} · {} · <code>{}</code>: output diff</summary>\n\n```diff\n{}```\n\n</details>\n",
-                        contender_label(&d.contender),
-                        d.dataset,
-                        d.case,
-                        diff.replace("```", "`\u{200b}``")
+                        "\n<details><summary>{} · {} · <code>{}</code>: output diff</summary>\n\n{fence}diff\n{diff}{fence}\n\n</details>\n",
+                        html(&contender_label(&d.contender)),
+                        html(&d.dataset),
+                        html(&d.case),
                     ));
                 }
             }
@@ -346,6 +464,167 @@ mod tests {
             Some("**evals check passed** in tax-intake (main, no baseline)")
         );
         assert_eq!(md.lines().nth(1), Some(MARKER));
+    }
+
+    /// Model text that would break out of the comment: raw HTML, a comment, the end of our
+    /// `<details>`, a fence closer (alone on a line, indented like a diff's context line), a
+    /// code span, a link, an image, a mention, an issue reference, a table cell.
+    const EVIL: &str = "<img src=x onerror=alert(1)> </details> <!-- hidden --> @octocat and #1\n```\n`<b>code</b>` [click](https://evil.test) ![i](https://evil.test/i.png) a|b *em* it`s";
+
+    /// A check whose regressed case answered [`EVIL`] (in its output and its diagnostics)
+    /// and whose errored case's error is [`EVIL`] too.
+    fn hostile() -> RunResult {
+        let mut before = case("evil", Some(0.9), Some(true));
+        before.output = Some(serde_json::json!(format!("fine\n```\n{EVIL}")));
+        let base = run(
+            "base",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![before, case("crash", Some(0.9), Some(true))],
+        );
+        let mut evil = case("evil", Some(0.5), Some(false));
+        evil.failed_thresholds = vec!["accuracy 0.50 < 0.80".into()];
+        evil.output = Some(serde_json::json!(format!("worse\n```\n{EVIL} {EVIL}")));
+        evil.diagnostics = vec![Diagnostic {
+            field: "answer`s".into(),
+            want: serde_json::json!("fine"),
+            got: serde_json::json!(EVIL),
+            outcome: "wrong".into(),
+        }];
+        let mut crash = case("crash", None, None);
+        crash.error = Some(format!("adapter crashed: {EVIL}"));
+        let mut cand = run("cand", "feature", "2026-01-02T00:00:00Z", vec![evil, crash]);
+        let info = BaselineInfo {
+            id: "base".into(),
+            branch: Some("main".into()),
+            commit: None,
+            started_at: "2026-01-01T00:00:00Z".into(),
+            reference: "main".into(),
+        };
+        cand.comparison = Some(compare(Some((&base, info)), &cand, 0.02));
+        cand
+    }
+
+    /// The lines outside fenced code blocks, and the fenced blocks' lines, read the way
+    /// CommonMark does: a fence closes at a line of at least as many backticks, indented
+    /// up to three spaces.
+    fn outside_and_inside_fences(md: &str) -> (Vec<&str>, Vec<Vec<&str>>) {
+        let (mut outside, mut blocks) = (Vec::new(), Vec::new());
+        let mut fence: Option<(usize, Vec<&str>)> = None;
+        for line in md.lines() {
+            let indent = line.len() - line.trim_start_matches(' ').len();
+            let t = line.trim_start_matches(' ');
+            let ticks = t.len() - t.trim_start_matches('`').len();
+            match &mut fence {
+                None if indent <= 3 && ticks >= 3 => fence = Some((ticks, Vec::new())),
+                None => outside.push(line),
+                Some((n, _)) if indent <= 3 && ticks >= *n && t[ticks..].trim().is_empty() => {
+                    blocks.push(fence.take().unwrap().1);
+                }
+                Some((_, body)) => body.push(line),
+            }
+        }
+        assert!(fence.is_none(), "a fence is never closed:\n{md}");
+        (outside, blocks)
+    }
+
+    /// `line` with each code span (a backtick run, not backslash-escaped, up to the next
+    /// run of as many) replaced by `CODE`, as CommonMark reads it.
+    fn without_code_spans(line: &str) -> String {
+        let mut out = String::new();
+        let mut chars = line.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\\' => {
+                    out.push(c);
+                    if let Some((_, n)) = chars.next() {
+                        out.push(n);
+                    }
+                }
+                '`' => {
+                    let run = line[i..].len() - line[i..].trim_start_matches('`').len();
+                    for _ in 1..run {
+                        chars.next();
+                    }
+                    match closing_run(&line[i + run..], run) {
+                        Some(j) => {
+                            out.push_str("CODE");
+                            while chars.peek().is_some_and(|&(k, _)| k < i + run + j + run) {
+                                chars.next();
+                            }
+                        }
+                        None => out.push_str(&line[i..i + run]),
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn model_text_never_reaches_the_comment_as_markdown_or_html() {
+        let md = Markdown::default().render(&hostile());
+        let (outside, blocks) = outside_and_inside_fences(&md);
+        // Our one diff stays one block, holding the whole answer, closed where we close it.
+        assert_eq!(blocks.len(), 1, "{md}");
+        assert!(blocks[0].iter().any(|l| l.contains("+worse")), "{md}");
+        assert!(blocks[0].contains(&" ```"), "{md}");
+        assert!(blocks[0].iter().any(|l| l.contains("</details>")), "{md}");
+        // Inside a code span nothing renders as Markdown, HTML or a mention.
+        let text = outside
+            .iter()
+            .map(|l| without_code_spans(l))
+            .collect::<Vec<_>>()
+            .join("\n");
+        // Every `<` outside the fences opens one of our own tags or the marker.
+        let ours = [
+            "<details>",
+            "<summary>",
+            "</summary>",
+            "<code>",
+            "</code>",
+            "</details>",
+            MARKER,
+        ];
+        for (i, _) in text.match_indices('<') {
+            assert!(
+                ours.iter().any(|t| text[i..].starts_with(t)),
+                "raw HTML from the model at {:?}\n{md}",
+                &text[i..text.len().min(i + 30)]
+            );
+        }
+        assert_eq!(text.matches("<details>").count(), 1, "{md}");
+        assert_eq!(text.matches("</details>").count(), 1, "{md}");
+        assert_eq!(text.matches("<!--").count(), 1, "only the marker: {md}");
+        // No mention, issue reference, link or image is left to render (`&#` opens an
+        // entity: every `&` of the model's is `&amp;`).
+        for (i, c) in text.char_indices() {
+            let next = text[i + c.len_utf8()..].chars().next();
+            if c == '@' || (c == '#' && !text[..i].ends_with('&')) {
+                assert!(
+                    !next.is_some_and(|n| n.is_ascii_alphanumeric()),
+                    "a live {c} at {:?}\n{md}",
+                    &text[i..text.len().min(i + 20)]
+                );
+            }
+        }
+        let unescaped = text.replace("\\[", "").replace("\\]", "");
+        assert!(
+            !unescaped.contains("](") && !unescaped.contains("!["),
+            "{md}"
+        );
+        assert!(!text.contains("*em*"), "{md}");
+        // The row of the regressed case keeps its seven cells.
+        let row = outside
+            .iter()
+            .find(|l| l.contains("| regressed |"))
+            .unwrap_or_else(|| panic!("{md}"));
+        let bars = row
+            .char_indices()
+            .filter(|&(i, c)| c == '|' && !row[..i].ends_with('\\'))
+            .count();
+        assert_eq!(bars, 8, "{row}");
     }
 
     #[test]

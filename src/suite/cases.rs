@@ -231,7 +231,7 @@ fn load_disk_cases(
             (folder_name.clone(), folder_name)
         };
         let key = format!("{dataset}/{id}");
-        let input = crate::error::read_to_string(input_path)?;
+        let input = crate::error::read_text(input_path, &rel(input_path, base))?;
         if input.trim().is_empty() {
             problems.push(CaseProblem {
                 case: key.clone(),
@@ -262,7 +262,7 @@ fn load_disk_cases(
         let meta_file = beside("metadata.json")?;
         let expected_path = folder.join("expected.json");
         let expected = if expected_file.is_some() {
-            let text = crate::error::read_to_string(&expected_path)?;
+            let text = crate::error::read_text(&expected_path, &rel(&expected_path, base))?;
             match serde_json::from_str::<Value>(&text) {
                 Ok(v) => Some(v),
                 Err(e) => {
@@ -286,7 +286,7 @@ fn load_disk_cases(
         let mut metadata = Map::new();
         let meta_path = folder.join("metadata.json");
         if meta_file.is_some() {
-            let text = crate::error::read_to_string(&meta_path)?;
+            let text = crate::error::read_text(&meta_path, &rel(&meta_path, base))?;
             match serde_json::from_str::<Value>(&text) {
                 Ok(Value::Object(m)) => metadata = m,
                 Ok(_) => {
@@ -380,7 +380,7 @@ const JSONL_KEYS: &[&str] = &[
 ];
 
 fn load_jsonl(dataset: &str, file: &Path, base: &Path, out: &mut Vec<Case>) -> Result<()> {
-    let text = crate::error::read_to_string(file)?;
+    let text = crate::error::read_text(file, &rel(file, base))?;
     for (i, line) in text.lines().enumerate() {
         let lineno = i + 1;
         if line.trim().is_empty() {

@@ -497,19 +497,50 @@ impl<'de> Deserialize<'de> for Config {
 impl Config {
     /// Parses a config file's text; `path` is used in error messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config> {
-        serde_saphyr::from_str::<Config>(text)
+        serde_saphyr::from_str_with_options::<Config>(text, super::yaml::options())
             .map_err(|e| Error::Config(yaml_error(text, path, &e)))
     }
 
     /// Reads and parses a config file.
     pub fn load(path: &Path) -> Result<Config> {
-        let text = crate::error::read_to_string(path)?;
+        let text = crate::error::read_text(path, &path.display().to_string())?;
         Config::parse(&text, path)
     }
 }
 
 /// Turns a serde-saphyr error into `file:line:col: message (did you mean ...?)`.
 pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> String {
+    let loc = e
+        .location()
+        .map(|l| (l.line() as usize, l.column() as usize));
+    let at = match loc {
+        Some((l, c)) => format!("{}:{l}:{c}", path.display()),
+        None => path.display().to_string(),
+    };
+    let inner = super::yaml::innermost(e);
+    if let serde_saphyr::Error::Budget { breach, .. } = inner {
+        return format!("{at}: {}", super::yaml::budget_message(breach));
+    }
+    // A syntax error (not a value of the wrong shape) inside a `[` or `{` the file never
+    // closes is about that bracket: name where it opened.
+    if !matches!(inner, serde_saphyr::Error::Message { .. })
+        && let Some(u) = super::yaml::unclosed_flow(text)
+    {
+        let gave_up = match loc {
+            Some((l, c)) if l != u.line => {
+                format!(" (the YAML parser gave up at line {l}, column {c})")
+            }
+            _ => String::new(),
+        };
+        return format!(
+            "{}:{}:{}: this '{}' is not closed: add the '{}' that ends it{gave_up}",
+            path.display(),
+            u.line,
+            u.column,
+            u.open,
+            u.close()
+        );
+    }
     let raw = match e {
         serde_saphyr::Error::Message { msg, .. } => msg.clone(),
         other => {
@@ -526,10 +557,6 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
             }
         }
     };
-    let loc = e
-        .location()
-        .map(|l| (l.line() as usize, l.column() as usize));
-
     if let Some(key) = raw.strip_prefix(UNKNOWN_TOP) {
         let (line, col) = find_top_level_key(text, key).unwrap_or((1, 1));
         let mut known: Vec<&str> = SETTING_KEYS.to_vec();
@@ -541,10 +568,6 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
         return format!("{}:{line}:{col}: unknown key '{key}'{hint}", path.display());
     }
 
-    let at = match loc {
-        Some((l, c)) => format!("{}:{l}:{c}", path.display()),
-        None => path.display().to_string(),
-    };
     // serde: "unknown field `temprature`, expected one of `effort`, `temperature`", and
     // "unknown variant `integr`, expected one of `boolean`, `integer`, ...".
     for (prefix, what) in [("unknown field `", "key"), ("unknown variant `", "value")] {

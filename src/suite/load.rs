@@ -67,7 +67,7 @@ impl Suite {
             cwd.join(path)
         };
         let display_path = discovery::display_path(&config_path, cwd);
-        let text = crate::error::read_to_string(&config_path)?;
+        let text = crate::error::read_text(&config_path, &display_path)?;
         let config = Config::parse(&text, Path::new(&display_path))?;
         let root = config_path.parent().unwrap_or(Path::new(".")).to_path_buf();
         let project_dir = discovery::project_dir(&config_path);
@@ -183,7 +183,7 @@ impl Suite {
             }
         }
         found(&name, &display_path);
-        let env_files = load_env_files(&config.env_files, &root, &display_path)?;
+        let env_files = load_env_files(&config.env_files, &root, cwd, &display_path)?;
         // The egress scrubber learns the suite's secrets before anything can print them.
         crate::secrets::register(
             env_files
@@ -313,13 +313,13 @@ fn resolve_scorer(s: &ScorerConfig, root: &Path, cwd: &Path) -> Result<ScorerCon
         } => {
             let path = super::config::resolve_path(root, f);
             let shown = discovery::display_path(&path, cwd);
-            let text = crate::error::read_to_string(&path)?;
+            let text = crate::error::read_text(&path, &shown)?;
             let schema: Schema = if path.extension().is_some_and(|e| e == "json") {
                 serde_json::from_str(&text).map_err(|e| {
                     Error::Config(format!("{shown}:{}:{}: {}", e.line(), e.column(), e))
                 })?
             } else {
-                serde_saphyr::from_str(&text).map_err(|e| {
+                serde_saphyr::from_str_with_options(&text, super::yaml::options()).map_err(|e| {
                     Error::Config(super::config::yaml_error(&text, Path::new(&shown), &e))
                 })?
             };
@@ -333,13 +333,19 @@ fn resolve_scorer(s: &ScorerConfig, root: &Path, cwd: &Path) -> Result<ScorerCon
 
 /// Reads `KEY=VALUE` lines (`export`, quotes and `#` comments allowed) from each file, in
 /// order; a missing file is skipped (a `.env` is rarely committed, so CI has none).
-fn load_env_files(files: &[String], root: &Path, shown: &str) -> Result<BTreeMap<String, String>> {
+fn load_env_files(
+    files: &[String],
+    root: &Path,
+    cwd: &Path,
+    shown: &str,
+) -> Result<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
     for f in files {
         let path = super::config::resolve_path(root, f);
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        if !path.exists() {
             continue;
-        };
+        }
+        let text = crate::error::read_text(&path, &discovery::display_path(&path, cwd))?;
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -349,7 +355,7 @@ fn load_env_files(files: &[String], root: &Path, shown: &str) -> Result<BTreeMap
             let Some((k, v)) = line.split_once('=') else {
                 return Err(Error::Config(format!(
                     "{}:{}: expected KEY=VALUE (listed in env_files of {shown})",
-                    path.display(),
+                    discovery::display_path(&path, cwd),
                     i + 1
                 )));
             };

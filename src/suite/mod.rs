@@ -9,6 +9,7 @@ pub mod lineup;
 mod links;
 mod load;
 pub mod schema;
+mod yaml;
 
 pub use case::{Case, CaseInput};
 pub use cases::{CaseProblem, CaseSet, Selection};

@@ -133,3 +133,41 @@ fn a_refusal_says_why_without_the_token() {
     d.stderr_has("could not list the comments: HTTP 403 Forbidden: Resource not accessible by integration (does the token have `pull-requests: write`");
     assert!(!d.stderr.contains(TOKEN));
 }
+
+/// A loopback port nothing listens on: bound, read, and let go.
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+#[test]
+fn an_unreachable_api_says_connection_refused_and_names_the_url_and_variable() {
+    let api = format!("http://127.0.0.1:{}", closed_port());
+    let d = project()
+        .evals(&["comment", "comment.md", "--pr", "7", "--repo", "acme/app"])
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("GITHUB_API_URL", &api)
+        .code(1);
+    d.stderr_has(&format!(
+        "error: could not list the comments: connection refused by {api} (GITHUB_API_URL): check that GITHUB_API_URL is the GitHub API (GitHub Enterprise: https://HOST/api/v3), or unset it for https://api.github.com\n"
+    ));
+    d.stderr_lacks("error sending request");
+    assert!(!d.stderr.contains(TOKEN));
+}
+
+#[test]
+fn an_api_that_does_not_speak_tls_says_tls_failure() {
+    // wiremock answers plain HTTP; asked for https, the handshake fails.
+    let server = Server::start();
+    let api = server.uri().replace("http://", "https://");
+    let d = project()
+        .evals(&["comment", "comment.md", "--pr", "7", "--repo", "acme/app"])
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("GITHUB_API_URL", &api)
+        .code(1);
+    d.stderr_has("error: could not list the comments: TLS failure (");
+    d.stderr_has(&format!(
+        ") with {api} (GITHUB_API_URL): check that GITHUB_API_URL is the GitHub API"
+    ));
+    d.stderr_lacks("error sending request");
+}

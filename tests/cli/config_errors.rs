@@ -61,14 +61,81 @@ fn broken_yaml_names_file_line_and_column() {
     let p = Project::new()
         .file(
             "evals/.llm-evals.config.yml",
-            "suite: x\nrequest_types: [prompt\nfake: {models: [echo]}\n",
+            "suite: x\nrequest_types: [prompt]\nfake:\n  models: [echo]\n   bad: indent\n",
         )
         .file("evals/datasets/d/cases.jsonl", MINI_CASES);
     let e = error_of(&p);
     assert!(
-        e.starts_with("error: evals/.llm-evals.config.yml:3:5: "),
+        e.starts_with("error: evals/.llm-evals.config.yml:5:"),
         "{e}"
     );
+}
+
+#[test]
+fn an_unclosed_bracket_names_where_it_was_opened() {
+    for (text, want) in [
+        // Closed nowhere: the parser gives up on the next line, at `fake:`.
+        (
+            "suite: x\nrequest_types: [prompt\nfake: {models: [echo]}\n",
+            "error: evals/.llm-evals.config.yml:2:16: this '[' is not closed: add the ']' that ends it (the YAML parser gave up at line 3, column 5)\n",
+        ),
+        (
+            "suite: x\nrequest_types: [prompt]\nfake: {models: [echo]\nscorer: { kind: assertions }\n",
+            "error: evals/.llm-evals.config.yml:3:7: this '{' is not closed: add the '}' that ends it (the YAML parser gave up at line 4, column 1)\n",
+        ),
+        // At the end of the file.
+        (
+            "suite: x\nrequest_types: [prompt]\nfake:\n  models: [echo, \n",
+            "error: evals/.llm-evals.config.yml:4:11: this '[' is not closed: add the ']' that ends it\n",
+        ),
+        // Closed by the wrong bracket.
+        (
+            "suite: x\nrequest_types: [prompt]\nfake: {models: [echo}\n",
+            "error: evals/.llm-evals.config.yml:3:16: this '[' is not closed: add the ']' that ends it",
+        ),
+    ] {
+        let p = Project::new()
+            .file("evals/.llm-evals.config.yml", text)
+            .file("evals/datasets/d/cases.jsonl", MINI_CASES);
+        let e = error_of(&p);
+        assert!(e.starts_with(want), "{text:?}\nwant {want:?}\ngot  {e:?}");
+    }
+    // A bracket that is closed, around another mistake, is not blamed.
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            "suite: x\nrequest_types: [\n  prompt,\n  \"a\" \"b\",\n]\n",
+        )
+        .file("evals/datasets/d/cases.jsonl", MINI_CASES);
+    let e = error_of(&p);
+    assert!(
+        e.starts_with("error: evals/.llm-evals.config.yml:4:") && !e.contains("not closed"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_alias_bomb_says_the_yaml_expands_past_the_node_limit() {
+    // Nine levels of ten aliases each: a billion nodes from a dozen lines.
+    let mut bomb =
+        String::from("version:\n  - &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for i in 1..9 {
+        let refs = vec![format!("*l{}", i - 1); 10].join(", ");
+        bomb.push_str(&format!("  - &l{i} [{refs}]\n"));
+    }
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &mini_config("bomb").replace("suite: bomb\n", &format!("suite: bomb\n{bomb}")),
+        )
+        .file("evals/datasets/d/cases.jsonl", MINI_CASES);
+    let e = error_of(&p);
+    assert!(
+        e.starts_with("error: evals/.llm-evals.config.yml:")
+            && e.contains(": the YAML expands past 50000 nodes (aliases that repeat each other?)"),
+        "{e}"
+    );
+    assert!(!e.contains("budget breached"), "{e}");
 }
 
 #[test]
@@ -242,4 +309,119 @@ fn an_unknown_key_in_the_adapter_names_the_section() {
     p.evals(&["cases"])
         .code(2)
         .stderr_has("unknown key 'sytem' in adapter (did you mean 'system'?)");
+}
+
+/// Writes raw bytes (not UTF-8) to `rel` in the project.
+fn write_bytes(p: &Project, rel: &str, bytes: &[u8]) {
+    let path = p.path().join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// `prefix` then a Latin-1 `é` (0xE9, not UTF-8) then `rest`, with the line of the bad
+/// byte, its 1-based byte in that line and its offset in the file.
+fn latin1(prefix: &str, rest: &str) -> (Vec<u8>, usize, usize, usize) {
+    let mut bytes = prefix.as_bytes().to_vec();
+    let offset = bytes.len();
+    bytes.push(0xE9);
+    bytes.extend_from_slice(rest.as_bytes());
+    let line = prefix.matches('\n').count() + 1;
+    let byte = offset - prefix.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (bytes, line, byte, offset)
+}
+
+#[test]
+fn a_config_that_is_not_utf8_names_the_line_and_offset_and_exits_2() {
+    let (bytes, line, byte, offset) = latin1(&mini_config("latin"), "# caf\nend: x\n");
+    let p = Project::new().file("evals/datasets/d/cases.jsonl", MINI_CASES);
+    write_bytes(&p, "evals/.llm-evals.config.yml", &bytes);
+    assert_eq!(
+        error_of(&p),
+        format!(
+            "error: evals/.llm-evals.config.yml:{line}: not UTF-8 (byte {byte} of the line, offset {offset} in the file): save the file as UTF-8\n"
+        )
+    );
+}
+
+#[test]
+fn case_files_and_datasets_that_are_not_utf8_name_the_file_line_and_offset() {
+    for (rel, prefix, rest) in [
+        (
+            "evals/datasets/x/cases/a/input.txt",
+            "first line\nsecond\nab",
+            "cd\n",
+        ),
+        (
+            "evals/datasets/x/cases/a/expected.json",
+            "{\"answer\": \"caf",
+            "\"}\n",
+        ),
+        (
+            "evals/datasets/x/cases/a/metadata.json",
+            "{\n  \"difficulty\": \"h",
+            "\"\n}\n",
+        ),
+        (
+            "evals/datasets/d/cases.jsonl",
+            &format!("{MINI_CASES}{{\"id\": \"two\", \"input\": \"caf"),
+            "\"}\n",
+        ),
+    ] {
+        let (bytes, line, byte, offset) = latin1(prefix, rest);
+        let p = with_config("")
+            .file(
+                "evals/datasets/x/cases/a/input.txt",
+                "say {\"answer\": \"x\"}\n",
+            )
+            .file(
+                "evals/datasets/x/cases/a/expected.json",
+                "{\"answer\": \"x\"}\n",
+            );
+        write_bytes(&p, rel, &bytes);
+        assert_eq!(
+            error_of(&p),
+            format!(
+                "error: {rel}:{line}: not UTF-8 (byte {byte} of the line, offset {offset} in the file): save the file as UTF-8\n"
+            ),
+            "{rel}"
+        );
+    }
+}
+
+#[test]
+fn a_schema_file_template_or_env_file_that_is_not_utf8_is_a_config_error() {
+    let config = "suite: latin\nrequest_types: [prompt]\nenv_files: [.env]\nadapter: { kind: prompt, system: prompts/system.md, user: \"{{ input }}\", json: true }\nscorer: { kind: fields, schema: schema.yml }\nfake:\n  models: [echo]\n";
+    for rel in ["evals/schema.yml", "evals/prompts/system.md", "evals/.env"] {
+        let p = Project::new()
+            .file("evals/.llm-evals.config.yml", config)
+            .file("evals/datasets/d/cases.jsonl", MINI_CASES)
+            .file("evals/schema.yml", "answer: string\n")
+            .file("evals/prompts/system.md", "Answer in JSON.\n")
+            .file("evals/.env", "A=1\n");
+        let (bytes, line, byte, offset) = latin1("# caf", "\nB=2\n");
+        write_bytes(&p, rel, &bytes);
+        let d = p
+            .evals(&["run", "--no-autosave", "--history", "h.sqlite3"])
+            .code(2);
+        d.stderr_has(&format!(
+            "{rel}:{line}: not UTF-8 (byte {byte} of the line, offset {offset} in the file): save the file as UTF-8"
+        ));
+    }
+}
+
+#[test]
+fn a_utf16_case_file_says_it_is_utf16() {
+    // What Windows editors save as "Unicode": a byte-order mark, then two bytes a letter.
+    let mut bytes = vec![0xFF, 0xFE];
+    bytes.extend(
+        "say {\"answer\": \"x\"}\n"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes),
+    );
+    let p = with_config("");
+    write_bytes(&p, "evals/datasets/x/cases/a/input.txt", &bytes);
+    assert_eq!(
+        error_of(&p),
+        "error: evals/datasets/x/cases/a/input.txt: the file is UTF-16, not UTF-8: save it as UTF-8\n"
+    );
 }

@@ -1,0 +1,68 @@
+//! Writing a report to the file a flag names (`--junit`, `--markdown`, `--diff`, `--html`,
+//! `--json`, `-o`). Every flag fails alike: a path that cannot be written is a usage error
+//! (exit 2) naming the flag, the path, the report and the fix, never a bare `os error`.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// A report and the flag that asked for it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReportFile<'a> {
+    /// `--junit`, `-o`.
+    pub flag: &'a str,
+    /// `JUnit report`: what the message says could not be written.
+    pub kind: &'a str,
+    /// `junit.xml`: the file name a fix suggests when the path is a folder.
+    pub example: &'a str,
+}
+
+impl ReportFile<'_> {
+    /// Writes `text` to `path` atomically (the old file, or none, until the new one is whole).
+    pub fn write(&self, path: &Path, text: &str) -> Result<()> {
+        crate::error::write_atomic(path, text.as_bytes()).map_err(|e| self.error(path, &e))
+    }
+
+    fn error(&self, path: &Path, e: &Error) -> Error {
+        let ReportFile {
+            flag,
+            kind,
+            example,
+        } = *self;
+        let shown = path.display();
+        let why = if path.is_dir() {
+            format!(
+                "{shown} is a folder; pass a file path, e.g. {flag} {}",
+                path.join(example).display()
+            )
+        } else if let Some(file) = file_in_the_way(path) {
+            let file = file.display();
+            format!("{file} is a file, not a folder; pass another path, or move {file} aside")
+        } else {
+            match e {
+                Error::Io { source, .. } => match source.kind() {
+                    std::io::ErrorKind::PermissionDenied => {
+                        "permission denied; pass a path you can write".to_string()
+                    }
+                    std::io::ErrorKind::ReadOnlyFilesystem => {
+                        "the file system is read-only; pass a path on another".to_string()
+                    }
+                    _ => source.to_string(),
+                },
+                other => other.to_string(),
+            }
+        };
+        Error::Usage(format!(
+            "{flag} {shown}: cannot write the {kind} there: {why}"
+        ))
+    }
+}
+
+/// The nearest existing ancestor of `path`, when it is not a folder.
+fn file_in_the_way(path: &Path) -> Option<&Path> {
+    path.ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty())
+        .find(|a| a.exists())
+        .filter(|a| !a.is_dir())
+}
