@@ -5,12 +5,28 @@
 //! `{"id", "case": {"id", "dataset", "variant", "input", "metadata"}, "model": {"id",
 //! "provider", "effort", "temperature", "max_tokens"}}` (never the expected answer), and
 //! prints one JSON line back, `{"id", "output", "raw", "usage", "error"}`. It calls the model
-//! through the gateway (`OPENAI_BASE_URL`, with its own token as `OPENAI_API_KEY`). Its
-//! stderr goes to the run's `log/<command>.warnings.<stamp>.log` beside `evals/`. A worker that exits, answers
-//! with something that is not the protocol, or takes too long is an error of that case (no
-//! score) and is replaced for the next case.
+//! through the gateway (`OPENAI_BASE_URL`, with its own token as `OPENAI_API_KEY`). A worker
+//! that exits, answers with something that is not the protocol, or takes too long is an
+//! error of that case (no score) and is replaced for the next case.
+//!
+//! # What a worker gets
+//!
+//! Its environment is built from nothing (`env_clear`), never inherited whole, so keys in
+//! evals' environment (`GITHUB_TOKEN`, `ANTHROPIC_API_KEY`, the suite's own) stay there:
+//!
+//! - from evals' environment, when set: [`BASIC_ENV`] (`PATH`, `HOME`, `USER`, `LOGNAME`,
+//!   `SHELL`, `LANG`, `LANGUAGE`, `TZ`, `TMPDIR`, `TERM`, the XDG base folders; `SYSTEMROOT`
+//!   and friends on Windows) and every `LC_*`, none of them secret-named;
+//! - the variables the config names in `adapter.pass_env` (copied from evals' environment
+//!   when set; never one of the suite's API key variables);
+//! - the adapter's `env:` map, as written;
+//! - `OPENAI_BASE_URL` and `EVALS_BASE_URL` (the gateway) and `OPENAI_API_KEY` (the
+//!   worker's own gateway token, worthless anywhere else).
+//!
+//! Its stderr goes to the run's `log/<command>.warnings.<stamp>.log` beside `evals/`.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
@@ -24,15 +40,55 @@ use tokio::sync::Mutex;
 use crate::results::{Reply, Usage};
 use crate::suite::{Case, Contender, Suite};
 
+/// Variables a worker gets from evals' environment whatever the config says (when set),
+/// besides every `LC_*`: where programs and home are, who it runs as, locale, time zone,
+/// temp folder, terminal type. None holds a secret.
+pub const BASIC_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TMPDIR",
+    "TERM",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_RUNTIME_DIR",
+    #[cfg(windows)]
+    "SYSTEMROOT",
+    #[cfg(windows)]
+    "SYSTEMDRIVE",
+    #[cfg(windows)]
+    "WINDIR",
+    #[cfg(windows)]
+    "COMSPEC",
+    #[cfg(windows)]
+    "PATHEXT",
+    #[cfg(windows)]
+    "TEMP",
+    #[cfg(windows)]
+    "TMP",
+    #[cfg(windows)]
+    "USERPROFILE",
+    #[cfg(windows)]
+    "APPDATA",
+    #[cfg(windows)]
+    "LOCALAPPDATA",
+];
+
 /// How to start workers.
 #[derive(Debug, Clone)]
 pub struct ExecAdapter {
     pub command: Vec<String>,
     pub env: BTreeMap<String, String>,
+    /// Variables copied from evals' environment (`adapter.pass_env`).
+    pub pass_env: Vec<String>,
     /// Workers run here (the project folder), so relative paths in `command` work.
     pub cwd: PathBuf,
-    /// Environment variables holding real keys: never handed to a worker.
-    pub withheld: Vec<String>,
     /// Where workers' stderr goes.
     pub log: PathBuf,
     /// Give workers our own stderr instead (it is the same log while progress bars draw).
@@ -46,6 +102,7 @@ impl ExecAdapter {
         suite: &Suite,
         command: &[String],
         env: &BTreeMap<String, String>,
+        pass_env: &[String],
     ) -> crate::error::Result<ExecAdapter> {
         if command.is_empty() || command[0].trim().is_empty() {
             return Err(crate::error::Error::Config(format!(
@@ -68,13 +125,12 @@ impl ExecAdapter {
                 suite.project_dir.display()
             )));
         }
-        let withheld = suite.key_vars();
         let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
         Ok(ExecAdapter {
             command: command.to_vec(),
             env: env.clone(),
+            pass_env: pass_env.to_vec(),
             cwd: suite.project_dir.clone(),
-            withheld,
             log: suite
                 .project_dir
                 .join("log")
@@ -84,6 +140,38 @@ impl ExecAdapter {
                 suite.config.defaults.timeout.unwrap_or(120.0) * 5.0,
             ),
         })
+    }
+
+    /// A worker's whole environment, from evals' own (`parent`): see the module docs.
+    pub(crate) fn worker_env(
+        &self,
+        parent: impl IntoIterator<Item = (OsString, OsString)>,
+        base_url: &str,
+        token: &str,
+    ) -> BTreeMap<OsString, OsString> {
+        let mut out: BTreeMap<OsString, OsString> = parent
+            .into_iter()
+            .filter(|(k, _)| {
+                k.to_str().is_some_and(|k| {
+                    let basic = BASIC_ENV.contains(&k) || k.starts_with("LC_");
+                    (basic && !crate::secrets::is_secret_name(k))
+                        || self.pass_env.iter().any(|p| p == k)
+                })
+            })
+            .collect();
+        out.extend(
+            self.env
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+        );
+        for (k, v) in [
+            ("OPENAI_BASE_URL", base_url),
+            ("EVALS_BASE_URL", base_url),
+            ("OPENAI_API_KEY", token),
+        ] {
+            out.insert(k.into(), v.into());
+        }
+        out
     }
 
     fn log_file(&self) -> Stdio {
@@ -110,17 +198,12 @@ impl ExecAdapter {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(log)
-            .kill_on_drop(true);
+            .kill_on_drop(true)
+            .env_clear()
+            .envs(self.worker_env(std::env::vars_os(), base_url, token));
         // Its own process group, so everything it starts can be stopped with it.
         #[cfg(unix)]
         cmd.process_group(0);
-        for var in &self.withheld {
-            cmd.env_remove(var);
-        }
-        cmd.envs(&self.env)
-            .env("OPENAI_BASE_URL", base_url)
-            .env("EVALS_BASE_URL", base_url)
-            .env("OPENAI_API_KEY", token);
         let mut child = cmd.spawn().map_err(|e| {
             format!(
                 "adapter: cannot start {:?}: {e}; check adapter.command (it runs from {})",
@@ -288,5 +371,50 @@ impl Worker {
             _ => String::new(),
         };
         format!("adapter crashed: {what}{status}; see the adapter log")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_environment_is_the_allow_list_pass_env_env_and_the_gateway() {
+        let adapter = ExecAdapter {
+            command: vec!["w".into()],
+            env: [("FROM_CONFIG".to_string(), "1".to_string())].into(),
+            pass_env: vec!["MY_SETTING".into()],
+            cwd: PathBuf::from("."),
+            log: PathBuf::from("log/adapter.log"),
+            inherit_stderr: false,
+            case_timeout: Duration::from_secs(1),
+        };
+        let parent = [
+            ("PATH", "/bin"),
+            ("LC_ALL", "C"),
+            ("LC_SECRET_TOKEN", "x"),
+            ("MY_SETTING", "on"),
+            ("GITHUB_TOKEN", "t"),
+            ("OPENAI_API_KEY", "sk-real"),
+            ("UNLISTED", "u"),
+        ]
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let env = adapter.worker_env(parent, "http://127.0.0.1:1", "evals-token");
+        let got: Vec<(&str, &str)> = env
+            .iter()
+            .map(|(k, v)| (k.to_str().unwrap(), v.to_str().unwrap()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("EVALS_BASE_URL", "http://127.0.0.1:1"),
+                ("FROM_CONFIG", "1"),
+                ("LC_ALL", "C"),
+                ("MY_SETTING", "on"),
+                ("OPENAI_API_KEY", "evals-token"),
+                ("OPENAI_BASE_URL", "http://127.0.0.1:1"),
+                ("PATH", "/bin"),
+            ]
+        );
     }
 }

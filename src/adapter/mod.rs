@@ -48,8 +48,12 @@ pub fn build(suite: &Suite) -> Result<Adapter> {
             user.as_deref(),
             *json,
         )?)),
-        AdapterConfig::Exec { command, env } => {
-            Ok(Adapter::Exec(ExecAdapter::new(suite, command, env)?))
-        }
+        AdapterConfig::Exec {
+            command,
+            env,
+            pass_env,
+        } => Ok(Adapter::Exec(ExecAdapter::new(
+            suite, command, env, pass_env,
+        )?)),
     }
 }

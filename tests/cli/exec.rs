@@ -385,3 +385,102 @@ fn on_a_terminal_stray_stderr_goes_to_the_warnings_log_not_across_the_bars() {
         "the report still went to stdout"
     );
 }
+
+/// A suite of `cases` (ids; each input is its id) whose exec adapter is `script`, run as
+/// `python3 evals/w.py` with `adapter_extra` added to the adapter's mapping.
+fn worker_suite(script: &str, adapter_extra: &str, cases: &[&str]) -> Project {
+    let lines: String = cases
+        .iter()
+        .map(|c| {
+            format!("{{\"id\": \"{c}\", \"input\": \"{c}\", \"expect\": {{\"min_chars\": 1}}}}\n")
+        })
+        .collect();
+    Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &format!(
+                "request_types: [prompt]\nadapter:\n  kind: exec\n  command: [python3, evals/w.py]\n{adapter_extra}scorer: {{ kind: assertions }}\nfake: {{ models: [echo] }}\n"
+            ),
+        )
+        .file("evals/w.py", script)
+        .file("evals/datasets/d/cases.jsonl", &lines)
+}
+
+#[test]
+fn a_worker_gets_an_allow_listed_environment_not_evals_secrets() {
+    let p = worker_suite(
+        "import json, os, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    names = sorted(os.environ)\n    print(json.dumps({'id': m['id'], 'output': ' '.join(names) + ' | MY_SETTING=' + os.environ.get('MY_SETTING', '')}), flush=True)\n",
+        "  pass_env: [MY_SETTING, NOT_SET_ANYWHERE]\n  env: { FROM_CONFIG: \"1\" }\n",
+        &["a"],
+    );
+    let home = p.path().to_string_lossy().into_owned();
+    p.evals(&["run", "--no-autosave", "--format", "json", "-o", "out.json"])
+        .env("GITHUB_TOKEN", "ghp_notarealtoken0123456789abcdefghijklmn")
+        .env("ANTHROPIC_API_KEY", "sk-ant-not-a-real-key-0123456789")
+        .env("SOME_SERVICE_TOKEN", "service-token-0123456789")
+        .env("PLAIN_BUT_UNLISTED", "x")
+        .env("MY_SETTING", "on")
+        .env("HOME", &home)
+        .ok();
+    let out: Value = serde_json::from_str(&p.read("out.json")).unwrap();
+    let seen = out["experiments"][0]["cases"][0]["output"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (names, my_setting) = seen.split_once(" | ").unwrap();
+    let names: Vec<&str> = names.split(' ').collect();
+    for absent in [
+        "GITHUB_TOKEN",
+        "ANTHROPIC_API_KEY",
+        "SOME_SERVICE_TOKEN",
+        "PLAIN_BUT_UNLISTED",
+        "NOT_SET_ANYWHERE",
+    ] {
+        assert!(
+            !names.contains(&absent),
+            "the worker got {absent}: {names:?}"
+        );
+    }
+    for present in [
+        "PATH",
+        "HOME",
+        "MY_SETTING",
+        "FROM_CONFIG",
+        "OPENAI_BASE_URL",
+        "EVALS_BASE_URL",
+        "OPENAI_API_KEY",
+    ] {
+        assert!(
+            names.contains(&present),
+            "the worker lacks {present}: {names:?}"
+        );
+    }
+    assert_eq!(my_setting, "MY_SETTING=on", "pass_env copies the value");
+}
+
+#[test]
+fn pass_env_names_variables_and_only_on_an_exec_adapter() {
+    let script = "import sys\n";
+    let bad_name = worker_suite(
+        script,
+        "  pass_env:\n    - MY_SETTING\n    - MY-SETTING\n",
+        &["a"],
+    );
+    bad_name
+        .evals(&["run", "--no-autosave"])
+        .code(2)
+        .stderr_has("error: evals/.llm-evals.config.yml:7:7: adapter.pass_env: 'MY-SETTING' is not a variable name (letters, digits and _, not starting with a digit); list each variable by its full name");
+    let key = worker_suite(script, "  pass_env: [OPENROUTER_API_KEY]\n", &["a"]);
+    key.evals(&["run", "--no-autosave"])
+        .code(2)
+        .stderr_has("evals/.llm-evals.config.yml:5:14: adapter.pass_env: 'OPENROUTER_API_KEY' holds the suite's API key, which workers never get");
+    let prompt = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            "request_types: [prompt]\nadapter:\n  kind: prompt\n  user: '{{ input }}'\n  pass_env: [MY_SETTING]\nscorer: { kind: assertions }\nfake: { models: [echo] }\n",
+        )
+        .file("evals/datasets/d/cases.jsonl", "{\"id\": \"a\", \"input\": \"x\"}\n");
+    prompt.evals(&["run", "--no-autosave"]).code(2).stderr_has(
+        "error: evals/.llm-evals.config.yml:5:3: unknown key 'pass_env' in adapter ('pass_env' is a key of `kind: exec` adapters; remove it, or change the kind)",
+    );
+}
