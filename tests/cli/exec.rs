@@ -459,6 +459,61 @@ fn a_worker_gets_an_allow_listed_environment_not_evals_secrets() {
 }
 
 #[test]
+fn a_worker_cannot_read_evals_environment_or_memory_through_proc() {
+    let p = worker_suite(
+        r#"import json, os, sys
+def attempt(what):
+    try:
+        with open('/proc/%d/%s' % (os.getppid(), what), 'rb') as f:
+            f.read(1)
+        return 'read'
+    except Exception as e:
+        return type(e).__name__
+for line in sys.stdin:
+    m = json.loads(line)
+    out = 'environ: %s; mem: %s' % (attempt('environ'), attempt('mem'))
+    print(json.dumps({'id': m['id'], 'output': out}), flush=True)
+"#,
+        "",
+        &["a"],
+    );
+    // The worker runs as the same user as evals; root reads every process whatever it
+    // says, so as root evals is run as `nobody`.
+    let evals = env!("CARGO_BIN_EXE_evals");
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    let mut cmd = if String::from_utf8_lossy(&uid.stdout).trim() == "0" {
+        use std::os::unix::fs::PermissionsExt;
+        for e in walkdir::WalkDir::new(p.path()) {
+            let e = e.unwrap();
+            std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        }
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", evals]);
+        c
+    } else {
+        std::process::Command::new(evals)
+    };
+    let out = cmd
+        .args(["run", "--no-autosave", "--format", "json", "-o", "out.json"])
+        .current_dir(p.path())
+        .env("NO_COLOR", "1")
+        .env("SOME_SERVICE_TOKEN", "service-token-0123456789")
+        .output()
+        .expect("run evals (as root this needs setpriv, from util-linux)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(&p.read("out.json")).unwrap();
+    assert_eq!(
+        report["experiments"][0]["cases"][0]["output"],
+        "environ: PermissionError; mem: PermissionError",
+        "evals is not dumpable: its environment and memory are closed to its workers"
+    );
+}
+
+#[test]
 fn pass_env_names_variables_and_only_on_an_exec_adapter() {
     let script = "import sys\n";
     let bad_name = worker_suite(
