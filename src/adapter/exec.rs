@@ -23,19 +23,27 @@
 //! - `OPENAI_BASE_URL` and `EVALS_BASE_URL` (the gateway) and `OPENAI_API_KEY` (the
 //!   worker's own gateway token, worthless anywhere else).
 //!
-//! Its stderr goes to the run's `log/<command>.warnings.<stamp>.log` beside `evals/`.
+//! Its stderr is piped, read line by line, scrubbed of every known secret and credential
+//! pattern ([`crate::secrets::scrub`]) and written to the run's
+//! `log/<command>.warnings.<stamp>.log` (or evals' own stderr while progress bars draw,
+//! which is that same log). It runs in its own process group; when it stops (the end of its
+//! experiment, a crash, a timeout, Ctrl-C) that group is killed.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::Mutex;
+use tokio::task::JoinHandle;
 
 use crate::results::{Reply, Usage};
 use crate::suite::{Case, Contender, Suite};
@@ -80,6 +88,16 @@ pub const BASIC_ENV: &[&str] = &[
     "LOCALAPPDATA",
 ];
 
+/// Where workers' stderr goes, scrubbed line by line; `shown` is how messages name it.
+#[derive(Debug, Clone)]
+pub enum StderrTo {
+    /// Appended to this file.
+    File { path: PathBuf, shown: String },
+    /// Written to evals' own stderr (the terminal, or the warnings log while progress bars
+    /// draw).
+    Stderr { shown: String },
+}
+
 /// How to start workers.
 #[derive(Debug, Clone)]
 pub struct ExecAdapter {
@@ -90,11 +108,11 @@ pub struct ExecAdapter {
     /// Workers run here (the project folder), so relative paths in `command` work.
     pub cwd: PathBuf,
     /// Where workers' stderr goes.
-    pub log: PathBuf,
-    /// Give workers our own stderr instead (it is the same log while progress bars draw).
-    pub inherit_stderr: bool,
+    pub stderr: StderrTo,
     /// How long a worker may take over one case.
     pub case_timeout: Duration,
+    /// The stderr readers of stopped workers, still writing what was left in the pipe.
+    readers: Arc<std::sync::Mutex<Vec<JoinHandle<()>>>>,
 }
 
 impl ExecAdapter {
@@ -126,19 +144,20 @@ impl ExecAdapter {
             )));
         }
         let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+        let log = PathBuf::from("log").join(format!("adapter.{stamp}.log"));
         Ok(ExecAdapter {
             command: command.to_vec(),
             env: env.clone(),
             pass_env: pass_env.to_vec(),
             cwd: suite.project_dir.clone(),
-            log: suite
-                .project_dir
-                .join("log")
-                .join(format!("adapter.{stamp}.log")),
-            inherit_stderr: false,
+            stderr: StderrTo::File {
+                path: suite.project_dir.join(&log),
+                shown: log.display().to_string(),
+            },
             case_timeout: Duration::from_secs_f64(
                 suite.config.defaults.timeout.unwrap_or(120.0) * 5.0,
             ),
+            readers: Arc::default(),
         })
     }
 
@@ -174,30 +193,13 @@ impl ExecAdapter {
         out
     }
 
-    fn log_file(&self) -> Stdio {
-        std::fs::create_dir_all(self.log.parent().unwrap_or(&self.cwd))
-            .and_then(|_| {
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&self.log)
-            })
-            .map(Stdio::from)
-            .unwrap_or_else(|_| Stdio::null())
-    }
-
     fn spawn(&self, base_url: &str, token: &str) -> Result<Worker, String> {
-        let log = if self.inherit_stderr {
-            Stdio::inherit()
-        } else {
-            self.log_file()
-        };
         let mut cmd = Command::new(&self.command[0]);
         cmd.args(&self.command[1..])
             .current_dir(&self.cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(log)
+            .stderr(Stdio::piped())
             .kill_on_drop(true)
             .env_clear()
             .envs(self.worker_env(std::env::vars_os(), base_url, token));
@@ -213,12 +215,105 @@ impl ExecAdapter {
         })?;
         let stdin = child.stdin.take().ok_or("adapter: no stdin")?;
         let stdout = child.stdout.take().ok_or("adapter: no stdout")?;
+        let stderr = child.stderr.take().ok_or("adapter: no stderr")?;
+        let (sink, shown) = self.sink();
+        let written = Arc::new(AtomicUsize::new(0));
         Ok(Worker {
             child,
             stdin,
             lines: BufReader::new(stdout).lines(),
             token: token.to_string(),
+            reader: Some(tokio::spawn(forward_stderr(stderr, sink, written.clone()))),
+            stderr_lines: written,
+            stderr_shown: shown,
+            readers: self.readers.clone(),
         })
+    }
+
+    /// Where one worker's stderr lines go, and how messages name it.
+    fn sink(&self) -> (Sink, String) {
+        match &self.stderr {
+            StderrTo::Stderr { shown } => (Sink::Stderr, shown.clone()),
+            StderrTo::File { path, shown } => {
+                let file =
+                    std::fs::create_dir_all(path.parent().unwrap_or(&self.cwd)).and_then(|_| {
+                        std::fs::OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            .open(path)
+                    });
+                match file {
+                    Ok(f) => (Sink::File(f), shown.clone()),
+                    // Not lost: evals' own stderr, named as such.
+                    Err(e) => (
+                        Sink::Stderr,
+                        format!("evals' stderr ({shown} could not be opened: {e})"),
+                    ),
+                }
+            }
+        }
+    }
+
+    /// Waits (two seconds at most) for the stderr readers of the run's workers to write
+    /// the last lines. Call once every worker is gone, before the run reports.
+    pub async fn finish(&self) {
+        let readers = std::mem::take(
+            &mut *self
+                .readers
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+        for r in readers {
+            let _ = tokio::time::timeout_at(deadline, r).await;
+        }
+    }
+}
+
+/// Where a worker's stderr lines are written.
+enum Sink {
+    File(std::fs::File),
+    Stderr,
+}
+
+impl Sink {
+    fn write(&mut self, line: &[u8]) {
+        // One write per line, so lines of workers sharing the log never interleave. A
+        // write that fails (a full disk) loses that line only.
+        let _ = match self {
+            Sink::File(f) => f.write_all(line),
+            Sink::Stderr => std::io::stderr().lock().write_all(line),
+        };
+    }
+}
+
+/// The longest stderr line scrubbed whole; a longer one is written in pieces this long.
+const MAX_LINE: u64 = 1 << 20;
+
+/// Copies a worker's stderr to `sink` line by line, each scrubbed of secrets, until the
+/// pipe closes (the worker and everything it started are gone). A last line without a
+/// newline is written with one. Counts the lines in `written`.
+async fn forward_stderr(stderr: ChildStderr, mut sink: Sink, written: Arc<AtomicUsize>) {
+    let mut reader = BufReader::new(stderr);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match (&mut reader)
+            .take(MAX_LINE)
+            .read_until(b'\n', &mut buf)
+            .await
+        {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        }
+        let text = String::from_utf8_lossy(&buf);
+        let mut line = crate::secrets::scrub(&text).into_owned();
+        line.push('\n');
+        sink.write(line.as_bytes());
+        written.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -228,6 +323,13 @@ pub struct Worker {
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
     pub token: String,
+    /// The task copying its stderr, until it is done.
+    reader: Option<JoinHandle<()>>,
+    stderr_lines: Arc<AtomicUsize>,
+    /// Where its stderr goes, as messages name it.
+    stderr_shown: String,
+    /// The adapter's readers of stopped workers (this one's joins them when it stops).
+    readers: Arc<std::sync::Mutex<Vec<JoinHandle<()>>>>,
 }
 
 /// The idle workers of one experiment; at most `-p` exist, since at most `-p` cases run.
@@ -296,16 +398,16 @@ pub fn request_line(case: &Case, contender: &Contender) -> String {
 }
 
 impl Drop for Worker {
-    /// Stops the worker and everything it started (its process group): at the end of an
-    /// experiment, after a crash or a timeout, and on Ctrl-C.
+    /// Stops the worker and everything it started: at the end of an experiment, after a
+    /// crash or a timeout, and on Ctrl-C. Its stderr reader finishes on its own (the pipe
+    /// closes once they are all gone) and is joined by [`ExecAdapter::finish`].
     fn drop(&mut self) {
-        #[cfg(unix)]
-        if let Some(pid) = self.child.id().and_then(|p| i32::try_from(p).ok()) {
-            // SAFETY: kill(2) with a negative pid signals that process group; it has no
-            // memory effects. The group is the worker's own (process_group(0) at spawn).
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
+        self.kill_all();
+        if let Some(r) = self.reader.take() {
+            self.readers
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(r);
         }
     }
 }
@@ -333,8 +435,9 @@ impl Worker {
         let read = tokio::time::timeout(timeout, self.lines.next_line()).await;
         let text = match read {
             Err(_) => {
+                let stderr = self.stop().await;
                 return Err(format!(
-                    "adapter: no answer within {}s; it was stopped (see the adapter log)",
+                    "adapter: no answer within {}s; it was stopped ({stderr})",
                     timeout.as_secs()
                 ));
             }
@@ -370,7 +473,42 @@ impl Worker {
             Ok(Ok(s)) => format!(" ({s})"),
             _ => String::new(),
         };
-        format!("adapter crashed: {what}{status}; see the adapter log")
+        let stderr = self.stop().await;
+        format!("adapter crashed: {what}{status}; {stderr}")
+    }
+
+    /// Stops the worker and what it started, lets its stderr reader write the last lines
+    /// (a second at most), and says where they went.
+    async fn stop(&mut self) -> String {
+        self.kill_all();
+        if let Some(r) = self.reader.as_mut()
+            && tokio::time::timeout(Duration::from_secs(1), r)
+                .await
+                .is_ok()
+        {
+            self.reader = None;
+        }
+        match self.stderr_lines.load(Ordering::SeqCst) {
+            0 => "it wrote nothing on stderr".to_string(),
+            n => format!(
+                "its stderr ({n} line{}) went to {}",
+                if n == 1 { "" } else { "s" },
+                self.stderr_shown
+            ),
+        }
+    }
+
+    /// Kills the worker's process group.
+    fn kill_all(&mut self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.child.id().and_then(|p| i32::try_from(p).ok()) {
+            // SAFETY: kill(2) with a negative pid signals that process group; it has no
+            // memory effects. The group is the worker's own (process_group(0) at spawn),
+            // and it is still alive (tokio has not reaped it: `id()` is `Some`).
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
     }
 }
 
@@ -385,9 +523,11 @@ mod tests {
             env: [("FROM_CONFIG".to_string(), "1".to_string())].into(),
             pass_env: vec!["MY_SETTING".into()],
             cwd: PathBuf::from("."),
-            log: PathBuf::from("log/adapter.log"),
-            inherit_stderr: false,
+            stderr: StderrTo::Stderr {
+                shown: "the terminal".into(),
+            },
             case_timeout: Duration::from_secs(1),
+            readers: Arc::default(),
         };
         let parent = [
             ("PATH", "/bin"),

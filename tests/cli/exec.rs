@@ -337,7 +337,7 @@ fn on_a_terminal_stray_stderr_goes_to_the_warnings_log_not_across_the_bars() {
         )
         .file(
             "evals/a.py",
-            "import json, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    print('noise from the adapter', file=sys.stderr, flush=True)\n    print(json.dumps({'id': m['id'], 'output': 'ok'}), flush=True)\n",
+            "import json, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    print('noise from the adapter', file=sys.stderr, flush=True)\n    print('token planted-terminal-token-0123456789', file=sys.stderr, flush=True)\n    print(json.dumps({'id': m['id'], 'output': 'ok'}), flush=True)\n",
         )
         .file("evals/datasets/d/cases.jsonl", &cases);
     let evals = env!("CARGO_BIN_EXE_evals");
@@ -349,6 +349,7 @@ fn on_a_terminal_stray_stderr_goes_to_the_warnings_log_not_across_the_bars() {
         ])
         .current_dir(p.path())
         .env("NO_COLOR", "1")
+        .env("GITHUB_TOKEN", "planted-terminal-token-0123456789")
         .env_remove("CI")
         .stdin(std::process::Stdio::null())
         .output()
@@ -374,12 +375,11 @@ fn on_a_terminal_stray_stderr_goes_to_the_warnings_log_not_across_the_bars() {
         name.starts_with("run.warnings.") && name.ends_with(".log"),
         "{name}"
     );
-    assert_eq!(
-        p.read(&format!("log/{name}"))
-            .matches("noise from the adapter")
-            .count(),
-        6
-    );
+    let log = p.read(&format!("log/{name}"));
+    assert_eq!(log.matches("noise from the adapter").count(), 6);
+    // Workers' stderr is scrubbed on its way into the log, like everything evals writes.
+    assert!(!log.contains("planted-terminal-token"), "{log}");
+    assert_eq!(log.matches("token [REDACTED]\n").count(), 6, "{log}");
     assert!(
         p.read("out.txt").contains("c5"),
         "the report still went to stdout"
@@ -456,6 +456,87 @@ fn a_worker_gets_an_allow_listed_environment_not_evals_secrets() {
         );
     }
     assert_eq!(my_setting, "MY_SETTING=on", "pass_env copies the value");
+}
+
+/// The one warnings log of a run that wrote to it.
+fn warnings_log(p: &Project) -> (String, String) {
+    let logs: Vec<_> = std::fs::read_dir(p.path().join("log"))
+        .expect("a log folder")
+        .flatten()
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    let name = format!("log/{}", logs[0].file_name().to_string_lossy());
+    let text = p.read(&name);
+    (name, text)
+}
+
+#[test]
+fn a_secret_a_worker_prints_on_stderr_is_redacted_in_the_warnings_log() {
+    let planted = "planted-github-token-0123456789abcdef";
+    let p = worker_suite(
+        &format!(
+            "import json, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    print('my token is {planted}', file=sys.stderr, flush=True)\n    for i in range(5000):\n        print('line %d of what a chatty worker leaves in the pipe' % i, file=sys.stderr)\n    sys.stderr.write('last words, no newline')\n    sys.stderr.flush()\n    print(json.dumps({{'id': m['id'], 'output': 'ok'}}), flush=True)\n"
+        ),
+        "",
+        &["a"],
+    );
+    p.evals(&["run", "--no-autosave"])
+        .env("GITHUB_TOKEN", planted)
+        .ok()
+        .stderr_has("messages written to stderr during the run");
+    let (name, log) = warnings_log(&p);
+    assert!(!log.contains(planted), "{name} holds the secret:\n{log}");
+    assert!(log.contains("my token is [REDACTED]\n"), "{name}:\n{log}");
+    // Every line is written before the run reports, the last one too (it had no newline).
+    assert_eq!(
+        log.matches(" of what a chatty worker leaves in the pipe\n")
+            .count(),
+        5000
+    );
+    assert!(log.ends_with(
+        "line 4999 of what a chatty worker leaves in the pipe\nlast words, no newline\n"
+    ));
+}
+
+#[test]
+fn a_crashed_worker_says_where_its_stderr_went() {
+    let p = worker_suite(
+        "import json, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    if m['case']['id'] == 'loud':\n        print('something broke', file=sys.stderr)\n    sys.exit(3)\n",
+        "",
+        &["loud", "quiet"],
+    );
+    p.evals(&[
+        "run",
+        "--no-autosave",
+        "-p",
+        "1",
+        "--format",
+        "json",
+        "-o",
+        "out.json",
+    ])
+    .code(1);
+    let out: Value = serde_json::from_str(&p.read("out.json")).unwrap();
+    let cases = out["experiments"][0]["cases"].as_array().unwrap();
+    let error = |id: &str| {
+        cases.iter().find(|c| c["case"] == id).unwrap()["error"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (name, log) = warnings_log(&p);
+    assert_eq!(log, "something broke\n");
+    let loud = error("loud");
+    assert!(
+        loud.starts_with("adapter crashed: the adapter closed its output")
+            && loud.ends_with(&format!("; its stderr (1 line) went to {name}")),
+        "{loud}"
+    );
+    let quiet = error("quiet");
+    assert!(
+        quiet.ends_with("; it wrote nothing on stderr") && !quiet.contains("log"),
+        "never a log that does not exist: {quiet}"
+    );
 }
 
 #[test]
