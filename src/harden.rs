@@ -4,8 +4,8 @@
 //! same user. Non-dumpable, its `/proc/<pid>/environ`, `mem` and the like are closed to
 //! processes of that user (root still reads them), and it cannot be ptrace-attached
 //! without privilege. As a child subreaper it adopts the orphaned descendants of its
-//! workers (one that calls `setsid` after its parent exits) instead of init,
-//! so they can be found and ended with them.
+//! workers (one that calls `setsid` after its parent exits), so
+//! [`crate::adapter::exec`] can end and reap them; see `adapter/reap.rs`.
 
 /// Makes this process non-dumpable and a child subreaper (`prctl`; Linux only, best
 /// effort: a kernel that refuses leaves the process as it was). Call it first thing.

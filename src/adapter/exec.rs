@@ -27,7 +27,9 @@
 //! pattern ([`crate::secrets::scrub`]) and written to the run's
 //! `log/<command>.warnings.<stamp>.log` (or evals' own stderr while progress bars draw,
 //! which is that same log). It runs in its own process group; when it stops (the end of its
-//! experiment, a crash, a timeout, Ctrl-C) that group is killed.
+//! experiment, a crash, a timeout, Ctrl-C) that group is killed, and on Linux everything it
+//! started is found and ended too, even a descendant that left the group with `setsid`
+//! (see `reap.rs`).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -213,6 +215,8 @@ impl ExecAdapter {
                 self.cwd.display()
             )
         })?;
+        #[cfg(target_os = "linux")]
+        let ident = child.id().and_then(super::reap::started);
         let stdin = child.stdin.take().ok_or("adapter: no stdin")?;
         let stdout = child.stdout.take().ok_or("adapter: no stdout")?;
         let stderr = child.stderr.take().ok_or("adapter: no stderr")?;
@@ -227,6 +231,8 @@ impl ExecAdapter {
             stderr_lines: written,
             stderr_shown: shown,
             readers: self.readers.clone(),
+            #[cfg(target_os = "linux")]
+            ident,
         })
     }
 
@@ -254,9 +260,12 @@ impl ExecAdapter {
         }
     }
 
-    /// Waits (two seconds at most) for the stderr readers of the run's workers to write
+    /// Ends what is left of the run's workers: on Linux, every descendant evals adopted
+    /// (see `reap.rs`); then waits (two seconds at most) for the stderr readers to write
     /// the last lines. Call once every worker is gone, before the run reports.
     pub async fn finish(&self) {
+        #[cfg(target_os = "linux")]
+        super::reap::sweep();
         let readers = std::mem::take(
             &mut *self
                 .readers
@@ -330,6 +339,8 @@ pub struct Worker {
     stderr_shown: String,
     /// The adapter's readers of stopped workers (this one's joins them when it stops).
     readers: Arc<std::sync::Mutex<Vec<JoinHandle<()>>>>,
+    #[cfg(target_os = "linux")]
+    ident: Option<super::reap::Ident>,
 }
 
 /// The idle workers of one experiment; at most `-p` exist, since at most `-p` cases run.
@@ -432,7 +443,26 @@ impl Worker {
                 .crashed(&format!("could not write the case to the adapter: {e}"))
                 .await);
         }
-        let read = tokio::time::timeout(timeout, self.lines.next_line()).await;
+        // The worker's exit is watched, not only its output: a child it started (and that
+        // outlives it) holds the pipe open, and the crash would wait for the timeout.
+        // Closed output wins a tie (`biased`): a worker's files close before it exits.
+        let read = tokio::time::timeout(timeout, async {
+            tokio::select! {
+                biased;
+                line = self.lines.next_line() => (line, false),
+                _ = self.child.wait() => {
+                    // An answer printed just before exiting is still read.
+                    let line = tokio::time::timeout(
+                        Duration::from_millis(200),
+                        self.lines.next_line(),
+                    )
+                    .await
+                    .unwrap_or(Ok(None));
+                    (line, true)
+                }
+            }
+        })
+        .await;
         let text = match read {
             Err(_) => {
                 let stderr = self.stop().await;
@@ -441,13 +471,16 @@ impl Worker {
                     timeout.as_secs()
                 ));
             }
-            Ok(Err(e)) => {
+            Ok((Err(e), _)) => {
                 return Err(self
                     .crashed(&format!("could not read the adapter's answer: {e}"))
                     .await);
             }
-            Ok(Ok(None)) => return Err(self.crashed("the adapter closed its output").await),
-            Ok(Ok(Some(t))) => t,
+            Ok((Ok(None), false)) => {
+                return Err(self.crashed("the adapter closed its output").await);
+            }
+            Ok((Ok(None), true)) => return Err(self.crashed("the adapter exited").await),
+            Ok((Ok(Some(t)), _)) => t,
         };
         let answer: Answer = serde_json::from_str(&text).map_err(|e| {
             let shown: String = text.chars().take(120).collect();
@@ -498,8 +531,13 @@ impl Worker {
         }
     }
 
-    /// Kills the worker's process group.
+    /// Kills the worker's process group and, on Linux, its whole lineage (`reap.rs`).
     fn kill_all(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let Some(ident) = self.ident {
+            super::reap::stop(ident, &self.token);
+            return;
+        }
         #[cfg(unix)]
         if let Some(pid) = self.child.id().and_then(|p| i32::try_from(p).ok()) {
             // SAFETY: kill(2) with a negative pid signals that process group; it has no

@@ -6,6 +6,8 @@
 pub mod exec;
 pub mod gateway;
 mod prompt;
+#[cfg(target_os = "linux")]
+mod reap;
 
 pub use exec::ExecAdapter;
 pub use prompt::PromptAdapter;

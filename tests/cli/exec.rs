@@ -406,6 +406,18 @@ fn worker_suite(script: &str, adapter_extra: &str, cases: &[&str]) -> Project {
         .file("evals/datasets/d/cases.jsonl", &lines)
 }
 
+/// The one warnings log of a run that wrote to it.
+fn warnings_log(p: &Project) -> (String, String) {
+    let logs: Vec<_> = std::fs::read_dir(p.path().join("log"))
+        .expect("a log folder")
+        .flatten()
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    let name = format!("log/{}", logs[0].file_name().to_string_lossy());
+    let text = p.read(&name);
+    (name, text)
+}
+
 #[test]
 fn a_worker_gets_an_allow_listed_environment_not_evals_secrets() {
     let p = worker_suite(
@@ -456,18 +468,6 @@ fn a_worker_gets_an_allow_listed_environment_not_evals_secrets() {
         );
     }
     assert_eq!(my_setting, "MY_SETTING=on", "pass_env copies the value");
-}
-
-/// The one warnings log of a run that wrote to it.
-fn warnings_log(p: &Project) -> (String, String) {
-    let logs: Vec<_> = std::fs::read_dir(p.path().join("log"))
-        .expect("a log folder")
-        .flatten()
-        .collect();
-    assert_eq!(logs.len(), 1, "{logs:?}");
-    let name = format!("log/{}", logs[0].file_name().to_string_lossy());
-    let text = p.read(&name);
-    (name, text)
 }
 
 #[test]
@@ -537,6 +537,133 @@ fn a_crashed_worker_says_where_its_stderr_went() {
         quiet.ends_with("; it wrote nothing on stderr") && !quiet.contains("log"),
         "never a log that does not exist: {quiet}"
     );
+}
+
+/// Whether `pid` still exists (running, or a zombie nobody reaped).
+fn exists(pid: &str) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+#[test]
+fn descendants_that_leave_the_workers_process_group_do_not_outlive_the_run() {
+    // Case `setsid`: a child that calls setsid (its own session and group) and sleeps.
+    // Case `daemon`: a classic double fork: the middle process exits at once, so the
+    // sleeper is nobody's child but evals' (a subreaper), and holds the worker's stderr.
+    // Case `bare`: the same, then exec'd with an empty environment (no trace of the
+    // worker's token left): ended when the run's workers are all gone.
+    let p = worker_suite(
+        r#"import json, os, subprocess, sys, time
+def wait_for(path):
+    for _ in range(500):
+        if os.path.exists(path):
+            return
+        time.sleep(0.02)
+for line in sys.stdin:
+    m = json.loads(line)
+    case = m['case']['id']
+    pidfile = 'evals/%s.pid' % case
+    sleeper = "import os, time; open('%s.tmp', 'w').write(str(os.getpid())); os.rename('%s.tmp', '%s'); time.sleep(60)" % (pidfile, pidfile, pidfile)
+    if case == 'setsid':
+        subprocess.Popen([sys.executable, '-c', 'import os; os.setsid(); ' + sleeper])
+    else:
+        child = os.fork()
+        if child == 0:
+            os.setsid()
+            if os.fork() == 0:
+                env = {} if case == 'bare' else dict(os.environ)
+                os.execve(sys.executable, [sys.executable, '-c', sleeper], env)
+            os._exit(0)
+        os.waitpid(child, 0)
+    wait_for(pidfile)
+    print(json.dumps({'id': m['id'], 'output': 'ok'}), flush=True)
+"#,
+        "",
+        &["setsid", "daemon", "bare"],
+    );
+    let done = p.evals(&["run", "--no-autosave", "-p", "1"]).output();
+    let pids: Vec<String> = ["setsid", "daemon", "bare"]
+        .iter()
+        .filter_map(|c| std::fs::read_to_string(p.path().join(format!("evals/{c}.pid"))).ok())
+        .collect();
+    let alive: Vec<&String> = pids.iter().filter(|pid| exists(pid)).collect();
+    for pid in &alive {
+        // Don't leave them sleeping on the machine when the test fails.
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid])
+            .status();
+    }
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    assert_eq!(pids.len(), 3, "every sleeper started");
+    assert!(
+        alive.is_empty(),
+        "{alive:?} outlived evals (or were left as zombies)"
+    );
+}
+
+#[test]
+fn a_crashed_workers_setsid_child_is_ended_and_reaped_while_the_run_goes_on() {
+    // Worker of case `a` starts a child that calls setsid, then hangs; the test kills that
+    // worker (a crash). Worker of case `b` holds the run open until the test releases it.
+    let p = worker_suite(
+        r#"import json, os, subprocess, sys, time
+for line in sys.stdin:
+    m = json.loads(line)
+    if m['case']['id'] == 'a':
+        subprocess.Popen([sys.executable, '-c', "import os, time; os.setsid(); open('evals/child.tmp', 'w').write(str(os.getpid())); os.rename('evals/child.tmp', 'evals/child.pid'); time.sleep(60)"])
+        open('evals/worker.tmp', 'w').write(str(os.getpid()))
+        os.rename('evals/worker.tmp', 'evals/worker.pid')
+        time.sleep(60)
+    while not os.path.exists('evals/release'):
+        time.sleep(0.02)
+    print(json.dumps({'id': m['id'], 'output': 'ok'}), flush=True)
+"#,
+        "",
+        &["a", "b"],
+    );
+    let running = p.evals(&["run", "--no-autosave", "-p", "2"]).spawn();
+    let read_pid = |name: &str| {
+        let path = p.path().join(name);
+        for _ in 0..1000 {
+            if let Ok(pid) = std::fs::read_to_string(&path) {
+                return pid;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("{name} never appeared");
+    };
+    let child = read_pid("evals/child.pid");
+    let worker = read_pid("evals/worker.pid");
+    std::process::Command::new("kill")
+        .args(["-9", &worker])
+        .status()
+        .unwrap();
+    // evals sees the crash, ends the child (now its own, adopted) and reaps it: no zombie.
+    let mut state = String::new();
+    for _ in 0..250 {
+        state = std::fs::read_to_string(format!("/proc/{child}/stat"))
+            .map(|s| {
+                s.rsplit_once(") ")
+                    .map(|(_, r)| r[..1].to_string())
+                    .unwrap_or_default()
+            })
+            .unwrap_or_else(|_| "gone".to_string());
+        if state == "gone" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    p.write("evals/release", "");
+    let done = running.wait();
+    if state != "gone" {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &child])
+            .status();
+    }
+    assert_eq!(
+        state, "gone",
+        "the crashed worker's child is still there (state {state})"
+    );
+    assert_eq!(done.code, 1, "{}", done.stderr);
 }
 
 #[test]
