@@ -8,6 +8,7 @@ pub mod cassette;
 pub mod cli;
 pub mod error;
 pub mod gate;
+pub mod harden;
 pub mod history;
 pub mod provider;
 pub mod report;

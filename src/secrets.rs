@@ -6,7 +6,7 @@
 //! suite's API keys and the secret-named values of its `env_files` (registered when the
 //! suite loads), and whatever a library caller [`register`]s. It replaces each of them in
 //! every form (raw, trimmed, JSON-, `\u`-, percent- and base64-encoded) and everything the
-//! pattern table of [`crate::cassette::redact`] recognises with `[REDACTED]`.
+//! pattern table of `cassette::redact` recognises with `[REDACTED]`.
 //!
 //! The sinks call it: [`crate::error::write_atomic`] (reports, snapshots, cassettes,
 //! exports), the history store's rows, the terminal output, the warnings log (exec

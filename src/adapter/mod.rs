@@ -6,6 +6,8 @@
 pub mod exec;
 pub mod gateway;
 mod prompt;
+#[cfg(target_os = "linux")]
+mod reap;
 
 pub use exec::ExecAdapter;
 pub use prompt::PromptAdapter;
@@ -48,8 +50,12 @@ pub fn build(suite: &Suite) -> Result<Adapter> {
             user.as_deref(),
             *json,
         )?)),
-        AdapterConfig::Exec { command, env } => {
-            Ok(Adapter::Exec(ExecAdapter::new(suite, command, env)?))
-        }
+        AdapterConfig::Exec {
+            command,
+            env,
+            pass_env,
+        } => Ok(Adapter::Exec(ExecAdapter::new(
+            suite, command, env, pass_env,
+        )?)),
     }
 }

@@ -30,6 +30,7 @@ use crate::suite::{Locate, Suite};
 
 /// Parses `argv`, runs the command, and returns the exit code.
 pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
+    crate::harden::harden_process();
     scrub_panics();
     let argv: Vec<OsString> = argv.into_iter().collect();
     // `evals` or `llm-evals`: help, errors and `-V` speak with the name it was run by.

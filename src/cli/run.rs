@@ -126,9 +126,16 @@ pub fn execute(
     ));
     let progress = super::progress::Progress::new(&plan, &warnings_log);
     if let crate::adapter::Adapter::Exec(exec) = &mut adapter {
-        exec.log = warnings_log.clone();
-        // While the bars draw, our stderr is that log already: workers share it.
-        exec.inherit_stderr = progress.capturing();
+        let shown = crate::suite::discovery::display_path(&warnings_log, &suite.cwd);
+        exec.stderr = if progress.capturing() {
+            // While the bars draw, our stderr is that log already: workers share it.
+            crate::adapter::exec::StderrTo::Stderr { shown }
+        } else {
+            crate::adapter::exec::StderrTo::File {
+                path: warnings_log.clone(),
+                shown,
+            }
+        };
     }
     let ctx = RunContext {
         transport: transport.clone(),

@@ -60,7 +60,12 @@ pub fn execute(
             Adapter::Prompt(_) => None,
         };
         let signals = listen_for_signals(control.clone());
-        let out = run_all(plan, ctx, control.clone(), gateway).await;
+        let out = run_all(plan, ctx.clone(), control.clone(), gateway).await;
+        // Every worker is gone: end what they left behind and write the last of their
+        // stderr before anything reports.
+        if let Adapter::Exec(exec) = ctx.adapter.as_ref() {
+            exec.finish().await;
+        }
         signals.abort();
         out
     })?;

@@ -81,8 +81,21 @@ pub enum AdapterConfig {
         command: Vec<String>,
         #[serde(default)]
         env: BTreeMap<String, String>,
+        /// Variables copied from evals' environment into the workers' (which otherwise get
+        /// only an allow-list: see [`crate::adapter::exec`]).
+        #[serde(default)]
+        pass_env: Vec<String>,
     },
 }
+
+/// Keys only one adapter kind takes: a key of the other kind is named as such.
+const ADAPTER_KEYS: &[(&str, &[&str])] = &[
+    ("prompt", &["system", "user", "json"]),
+    ("exec", &["command", "env", "pass_env"]),
+];
+
+/// Variables evals sets for every exec worker itself: `pass_env` cannot name them.
+pub const GATEWAY_VARS: &[&str] = &["OPENAI_BASE_URL", "EVALS_BASE_URL", "OPENAI_API_KEY"];
 
 /// `scorer:` — what good means.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -497,8 +510,48 @@ impl<'de> Deserialize<'de> for Config {
 impl Config {
     /// Parses a config file's text; `path` is used in error messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config> {
-        serde_saphyr::from_str_with_options::<Config>(text, super::yaml::options())
-            .map_err(|e| Error::Config(yaml_error(text, path, &e)))
+        let config = serde_saphyr::from_str_with_options::<Config>(text, super::yaml::options())
+            .map_err(|e| Error::Config(yaml_error(text, path, &e)))?;
+        config.check_pass_env(text, path)?;
+        Ok(config)
+    }
+
+    /// `adapter.pass_env` names variables, never one holding the suite's API keys (workers
+    /// call the model through the gateway with a token of their own) nor one evals sets.
+    fn check_pass_env(&self, text: &str, path: &Path) -> Result<()> {
+        let Some(AdapterConfig::Exec { pass_env, .. }) = &self.adapter else {
+            return Ok(());
+        };
+        let key_vars: Vec<&str> = crate::suite::KEY_VARS
+            .iter()
+            .copied()
+            .chain(
+                self.providers
+                    .values()
+                    .filter_map(|p| p.api_key_env.as_deref()),
+            )
+            .collect();
+        for name in pass_env {
+            let problem = if !is_env_name(name) {
+                format!(
+                    "'{name}' is not a variable name (letters, digits and _, not starting with a digit); list each variable by its full name"
+                )
+            } else if key_vars.contains(&name.as_str()) {
+                format!(
+                    "'{name}' holds the suite's API key, which workers never get (they call the model through the gateway with a token of their own); remove it"
+                )
+            } else if GATEWAY_VARS.contains(&name.as_str()) {
+                format!("'{name}' is set by evals for every worker (the gateway); remove it")
+            } else {
+                continue;
+            };
+            let (line, col) = find_list_item(text, "pass_env", name).unwrap_or((1, 1));
+            return Err(Error::Config(format!(
+                "{}:{line}:{col}: adapter.pass_env: {problem}",
+                path.display()
+            )));
+        }
+        Ok(())
     }
 
     /// Reads and parses a config file.
@@ -583,10 +636,31 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
                     .unwrap_or_default(),
                 _ => String::new(),
             };
-            let hint = match crate::suggest::did_you_mean(word, &refs) {
-                Some(s) => format!(" (did you mean '{s}'?)"),
-                None if !refs.is_empty() => format!(" (expected one of: {})", refs.join(", ")),
-                None => String::new(),
+            // `pass_env` under `kind: prompt` is a key of the other kind, not a typo.
+            let other_kind = match what {
+                "key" if section == " in adapter" => ADAPTER_KEYS
+                    .iter()
+                    .find(|(_, keys)| keys.contains(&word))
+                    .map(|(kind, _)| *kind),
+                _ => None,
+            };
+            let hint = match (other_kind, crate::suggest::did_you_mean(word, &refs)) {
+                (Some(kind), _) => format!(
+                    " ('{word}' is a key of `kind: {kind}` adapters; remove it, or change the kind)"
+                ),
+                (None, Some(s)) => format!(" (did you mean '{s}'?)"),
+                (None, None) if !refs.is_empty() => {
+                    format!(" (expected one of: {})", refs.join(", "))
+                }
+                (None, None) => String::new(),
+            };
+            // A tagged section (`adapter:`, `scorer:`) is reported at its own line: point
+            // at the key itself when it can be found below.
+            let at = match loc {
+                Some((l, 1)) if what == "key" => find_key_below(text, l, word)
+                    .map(|(l, c)| format!("{}:{l}:{c}", path.display()))
+                    .unwrap_or(at),
+                _ => at,
             };
             return format!("{at}: unknown {what} '{word}'{section}{hint}");
         }
@@ -607,6 +681,65 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
         }
     }
     format!("{at}: {raw}")
+}
+
+/// `key:` written in the section that starts on `line` (1-based): its position, if found.
+fn find_key_below(text: &str, line: usize, key: &str) -> Option<(usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let first = lines.get(line.checked_sub(1)?)?;
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    for (i, l) in lines.iter().enumerate().skip(line - 1) {
+        // The section ends where the next top-level key starts.
+        if i + 1 > line && !l.starts_with([' ', '\t', '#', '}', ']']) && !l.trim().is_empty() {
+            break;
+        }
+        let skip = if i + 1 == line {
+            first.find(':')? + 1
+        } else {
+            0
+        };
+        for (at, _) in l.match_indices(key).filter(|(at, _)| *at >= skip) {
+            let before = l[..at].chars().next_back();
+            let after = l[at + key.len()..].trim_start();
+            if before.is_none_or(|c| !is_word(c)) && after.starts_with(':') {
+                return Some((i + 1, at + 1));
+            }
+        }
+    }
+    None
+}
+
+/// A POSIX-style environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.
+fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Where `item` is written in the list under `key:` (1-based), the first time after the
+/// key; the key itself when the item cannot be found.
+fn find_list_item(text: &str, key: &str, item: &str) -> Option<(usize, usize)> {
+    let pos = |offset: usize| {
+        let before = &text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+        (line, col)
+    };
+    let start = text
+        .match_indices(key)
+        .find(|(i, _)| text[i + key.len()..].trim_start().starts_with(':'))?
+        .0;
+    let rest = &text[start..];
+    let found = rest
+        .match_indices(item)
+        .find(|(i, _)| {
+            let ok = |c: Option<char>| c.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'));
+            ok(rest[..*i].chars().next_back()) && ok(rest[i + item.len()..].chars().next())
+        })
+        .map(|(i, _)| start + i);
+    Some(pos(found.unwrap_or(start)))
 }
 
 /// The names after serde's "expected one of": `` `a`, `b` `` → `[a, b]`.

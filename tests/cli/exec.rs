@@ -337,7 +337,7 @@ fn on_a_terminal_stray_stderr_goes_to_the_warnings_log_not_across_the_bars() {
         )
         .file(
             "evals/a.py",
-            "import json, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    print('noise from the adapter', file=sys.stderr, flush=True)\n    print(json.dumps({'id': m['id'], 'output': 'ok'}), flush=True)\n",
+            "import json, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    print('noise from the adapter', file=sys.stderr, flush=True)\n    print('token planted-terminal-token-0123456789', file=sys.stderr, flush=True)\n    print(json.dumps({'id': m['id'], 'output': 'ok'}), flush=True)\n",
         )
         .file("evals/datasets/d/cases.jsonl", &cases);
     let evals = env!("CARGO_BIN_EXE_evals");
@@ -349,6 +349,7 @@ fn on_a_terminal_stray_stderr_goes_to_the_warnings_log_not_across_the_bars() {
         ])
         .current_dir(p.path())
         .env("NO_COLOR", "1")
+        .env("GITHUB_TOKEN", "planted-terminal-token-0123456789")
         .env_remove("CI")
         .stdin(std::process::Stdio::null())
         .output()
@@ -374,12 +375,11 @@ fn on_a_terminal_stray_stderr_goes_to_the_warnings_log_not_across_the_bars() {
         name.starts_with("run.warnings.") && name.ends_with(".log"),
         "{name}"
     );
-    assert_eq!(
-        p.read(&format!("log/{name}"))
-            .matches("noise from the adapter")
-            .count(),
-        6
-    );
+    let log = p.read(&format!("log/{name}"));
+    assert_eq!(log.matches("noise from the adapter").count(), 6);
+    // Workers' stderr is scrubbed on its way into the log, like everything evals writes.
+    assert!(!log.contains("planted-terminal-token"), "{log}");
+    assert_eq!(log.matches("token [REDACTED]\n").count(), 6, "{log}");
     assert!(
         p.read("out.txt").contains("c5"),
         "the report still went to stdout"
@@ -419,4 +419,366 @@ fn a_200_error_body_through_the_gateway_errors_the_case_and_is_not_recorded() {
     down.stop();
     p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
         .ok();
+}
+
+/// A suite of `cases` (ids; each input is its id) whose exec adapter is `script`, run as
+/// `python3 evals/w.py` with `adapter_extra` added to the adapter's mapping.
+fn worker_suite(script: &str, adapter_extra: &str, cases: &[&str]) -> Project {
+    let lines: String = cases
+        .iter()
+        .map(|c| {
+            format!("{{\"id\": \"{c}\", \"input\": \"{c}\", \"expect\": {{\"min_chars\": 1}}}}\n")
+        })
+        .collect();
+    Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &format!(
+                "request_types: [prompt]\nadapter:\n  kind: exec\n  command: [python3, evals/w.py]\n{adapter_extra}scorer: {{ kind: assertions }}\nfake: {{ models: [echo] }}\n"
+            ),
+        )
+        .file("evals/w.py", script)
+        .file("evals/datasets/d/cases.jsonl", &lines)
+}
+
+/// The one warnings log of a run that wrote to it.
+fn warnings_log(p: &Project) -> (String, String) {
+    let logs: Vec<_> = std::fs::read_dir(p.path().join("log"))
+        .expect("a log folder")
+        .flatten()
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    let name = format!("log/{}", logs[0].file_name().to_string_lossy());
+    let text = p.read(&name);
+    (name, text)
+}
+
+#[test]
+fn a_worker_gets_an_allow_listed_environment_not_evals_secrets() {
+    let p = worker_suite(
+        "import json, os, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    names = sorted(os.environ)\n    print(json.dumps({'id': m['id'], 'output': ' '.join(names) + ' | MY_SETTING=' + os.environ.get('MY_SETTING', '')}), flush=True)\n",
+        "  pass_env: [MY_SETTING, NOT_SET_ANYWHERE]\n  env: { FROM_CONFIG: \"1\" }\n",
+        &["a"],
+    );
+    let home = p.path().to_string_lossy().into_owned();
+    p.evals(&["run", "--no-autosave", "--format", "json", "-o", "out.json"])
+        .env("GITHUB_TOKEN", "ghp_notarealtoken0123456789abcdefghijklmn")
+        .env("ANTHROPIC_API_KEY", "sk-ant-not-a-real-key-0123456789")
+        .env("SOME_SERVICE_TOKEN", "service-token-0123456789")
+        .env("PLAIN_BUT_UNLISTED", "x")
+        .env("MY_SETTING", "on")
+        .env("HOME", &home)
+        .ok();
+    let out: Value = serde_json::from_str(&p.read("out.json")).unwrap();
+    let seen = out["experiments"][0]["cases"][0]["output"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (names, my_setting) = seen.split_once(" | ").unwrap();
+    let names: Vec<&str> = names.split(' ').collect();
+    for absent in [
+        "GITHUB_TOKEN",
+        "ANTHROPIC_API_KEY",
+        "SOME_SERVICE_TOKEN",
+        "PLAIN_BUT_UNLISTED",
+        "NOT_SET_ANYWHERE",
+    ] {
+        assert!(
+            !names.contains(&absent),
+            "the worker got {absent}: {names:?}"
+        );
+    }
+    for present in [
+        "PATH",
+        "HOME",
+        "MY_SETTING",
+        "FROM_CONFIG",
+        "OPENAI_BASE_URL",
+        "EVALS_BASE_URL",
+        "OPENAI_API_KEY",
+    ] {
+        assert!(
+            names.contains(&present),
+            "the worker lacks {present}: {names:?}"
+        );
+    }
+    assert_eq!(my_setting, "MY_SETTING=on", "pass_env copies the value");
+}
+
+#[test]
+fn a_secret_a_worker_prints_on_stderr_is_redacted_in_the_warnings_log() {
+    let planted = "planted-github-token-0123456789abcdef";
+    let p = worker_suite(
+        &format!(
+            "import json, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    print('my token is {planted}', file=sys.stderr, flush=True)\n    for i in range(5000):\n        print('line %d of what a chatty worker leaves in the pipe' % i, file=sys.stderr)\n    sys.stderr.write('last words, no newline')\n    sys.stderr.flush()\n    print(json.dumps({{'id': m['id'], 'output': 'ok'}}), flush=True)\n"
+        ),
+        "",
+        &["a"],
+    );
+    p.evals(&["run", "--no-autosave"])
+        .env("GITHUB_TOKEN", planted)
+        .ok()
+        .stderr_has("messages written to stderr during the run");
+    let (name, log) = warnings_log(&p);
+    assert!(!log.contains(planted), "{name} holds the secret:\n{log}");
+    assert!(log.contains("my token is [REDACTED]\n"), "{name}:\n{log}");
+    // Every line is written before the run reports, the last one too (it had no newline).
+    assert_eq!(
+        log.matches(" of what a chatty worker leaves in the pipe\n")
+            .count(),
+        5000
+    );
+    assert!(log.ends_with(
+        "line 4999 of what a chatty worker leaves in the pipe\nlast words, no newline\n"
+    ));
+}
+
+#[test]
+fn a_crashed_worker_says_where_its_stderr_went() {
+    let p = worker_suite(
+        "import json, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    if m['case']['id'] == 'loud':\n        print('something broke', file=sys.stderr)\n    sys.exit(3)\n",
+        "",
+        &["loud", "quiet"],
+    );
+    p.evals(&[
+        "run",
+        "--no-autosave",
+        "-p",
+        "1",
+        "--format",
+        "json",
+        "-o",
+        "out.json",
+    ])
+    .code(1);
+    let out: Value = serde_json::from_str(&p.read("out.json")).unwrap();
+    let cases = out["experiments"][0]["cases"].as_array().unwrap();
+    let error = |id: &str| {
+        cases.iter().find(|c| c["case"] == id).unwrap()["error"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (name, log) = warnings_log(&p);
+    assert_eq!(log, "something broke\n");
+    let loud = error("loud");
+    assert!(
+        loud.starts_with("adapter crashed: the adapter closed its output")
+            && loud.ends_with(&format!("; its stderr (1 line) went to {name}")),
+        "{loud}"
+    );
+    let quiet = error("quiet");
+    assert!(
+        quiet.ends_with("; it wrote nothing on stderr") && !quiet.contains("log"),
+        "never a log that does not exist: {quiet}"
+    );
+}
+
+/// Whether `pid` still exists (running, or a zombie nobody reaped).
+fn exists(pid: &str) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+#[test]
+fn descendants_that_leave_the_workers_process_group_do_not_outlive_the_run() {
+    // Case `setsid`: a child that calls setsid (its own session and group) and sleeps.
+    // Case `daemon`: a classic double fork: the middle process exits at once, so the
+    // sleeper is nobody's child but evals' (a subreaper), and holds the worker's stderr.
+    // Case `bare`: the same, then exec'd with an empty environment (no trace of the
+    // worker's token left): ended when the run's workers are all gone.
+    let p = worker_suite(
+        r#"import json, os, subprocess, sys, time
+def wait_for(path):
+    for _ in range(500):
+        if os.path.exists(path):
+            return
+        time.sleep(0.02)
+for line in sys.stdin:
+    m = json.loads(line)
+    case = m['case']['id']
+    pidfile = 'evals/%s.pid' % case
+    sleeper = "import os, time; open('%s.tmp', 'w').write(str(os.getpid())); os.rename('%s.tmp', '%s'); time.sleep(60)" % (pidfile, pidfile, pidfile)
+    if case == 'setsid':
+        subprocess.Popen([sys.executable, '-c', 'import os; os.setsid(); ' + sleeper])
+    else:
+        child = os.fork()
+        if child == 0:
+            os.setsid()
+            if os.fork() == 0:
+                env = {} if case == 'bare' else dict(os.environ)
+                os.execve(sys.executable, [sys.executable, '-c', sleeper], env)
+            os._exit(0)
+        os.waitpid(child, 0)
+    wait_for(pidfile)
+    print(json.dumps({'id': m['id'], 'output': 'ok'}), flush=True)
+"#,
+        "",
+        &["setsid", "daemon", "bare"],
+    );
+    let done = p.evals(&["run", "--no-autosave", "-p", "1"]).output();
+    let pids: Vec<String> = ["setsid", "daemon", "bare"]
+        .iter()
+        .filter_map(|c| std::fs::read_to_string(p.path().join(format!("evals/{c}.pid"))).ok())
+        .collect();
+    let alive: Vec<&String> = pids.iter().filter(|pid| exists(pid)).collect();
+    for pid in &alive {
+        // Don't leave them sleeping on the machine when the test fails.
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid])
+            .status();
+    }
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    assert_eq!(pids.len(), 3, "every sleeper started");
+    assert!(
+        alive.is_empty(),
+        "{alive:?} outlived evals (or were left as zombies)"
+    );
+}
+
+#[test]
+fn a_crashed_workers_setsid_child_is_ended_and_reaped_while_the_run_goes_on() {
+    // Worker of case `a` starts a child that calls setsid, then hangs; the test kills that
+    // worker (a crash). Worker of case `b` holds the run open until the test releases it.
+    let p = worker_suite(
+        r#"import json, os, subprocess, sys, time
+for line in sys.stdin:
+    m = json.loads(line)
+    if m['case']['id'] == 'a':
+        subprocess.Popen([sys.executable, '-c', "import os, time; os.setsid(); open('evals/child.tmp', 'w').write(str(os.getpid())); os.rename('evals/child.tmp', 'evals/child.pid'); time.sleep(60)"])
+        open('evals/worker.tmp', 'w').write(str(os.getpid()))
+        os.rename('evals/worker.tmp', 'evals/worker.pid')
+        time.sleep(60)
+    while not os.path.exists('evals/release'):
+        time.sleep(0.02)
+    print(json.dumps({'id': m['id'], 'output': 'ok'}), flush=True)
+"#,
+        "",
+        &["a", "b"],
+    );
+    let running = p.evals(&["run", "--no-autosave", "-p", "2"]).spawn();
+    let read_pid = |name: &str| {
+        let path = p.path().join(name);
+        for _ in 0..1000 {
+            if let Ok(pid) = std::fs::read_to_string(&path) {
+                return pid;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("{name} never appeared");
+    };
+    let child = read_pid("evals/child.pid");
+    let worker = read_pid("evals/worker.pid");
+    std::process::Command::new("kill")
+        .args(["-9", &worker])
+        .status()
+        .unwrap();
+    // evals sees the crash, ends the child (now its own, adopted) and reaps it: no zombie.
+    let mut state = String::new();
+    for _ in 0..250 {
+        state = std::fs::read_to_string(format!("/proc/{child}/stat"))
+            .map(|s| {
+                s.rsplit_once(") ")
+                    .map(|(_, r)| r[..1].to_string())
+                    .unwrap_or_default()
+            })
+            .unwrap_or_else(|_| "gone".to_string());
+        if state == "gone" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    p.write("evals/release", "");
+    let done = running.wait();
+    if state != "gone" {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &child])
+            .status();
+    }
+    assert_eq!(
+        state, "gone",
+        "the crashed worker's child is still there (state {state})"
+    );
+    assert_eq!(done.code, 1, "{}", done.stderr);
+}
+
+#[test]
+fn a_worker_cannot_read_evals_environment_or_memory_through_proc() {
+    let p = worker_suite(
+        r#"import json, os, sys
+def attempt(what):
+    try:
+        with open('/proc/%d/%s' % (os.getppid(), what), 'rb') as f:
+            f.read(1)
+        return 'read'
+    except Exception as e:
+        return type(e).__name__
+for line in sys.stdin:
+    m = json.loads(line)
+    out = 'environ: %s; mem: %s' % (attempt('environ'), attempt('mem'))
+    print(json.dumps({'id': m['id'], 'output': out}), flush=True)
+"#,
+        "",
+        &["a"],
+    );
+    // The worker runs as the same user as evals; root reads every process whatever it
+    // says, so as root evals is run as `nobody`.
+    let evals = env!("CARGO_BIN_EXE_evals");
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    let mut cmd = if String::from_utf8_lossy(&uid.stdout).trim() == "0" {
+        use std::os::unix::fs::PermissionsExt;
+        for e in walkdir::WalkDir::new(p.path()) {
+            let e = e.unwrap();
+            std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        }
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", evals]);
+        c
+    } else {
+        std::process::Command::new(evals)
+    };
+    let out = cmd
+        .args(["run", "--no-autosave", "--format", "json", "-o", "out.json"])
+        .current_dir(p.path())
+        .env("NO_COLOR", "1")
+        .env("SOME_SERVICE_TOKEN", "service-token-0123456789")
+        .output()
+        .expect("run evals (as root this needs setpriv, from util-linux)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(&p.read("out.json")).unwrap();
+    assert_eq!(
+        report["experiments"][0]["cases"][0]["output"],
+        "environ: PermissionError; mem: PermissionError",
+        "evals is not dumpable: its environment and memory are closed to its workers"
+    );
+}
+
+#[test]
+fn pass_env_names_variables_and_only_on_an_exec_adapter() {
+    let script = "import sys\n";
+    let bad_name = worker_suite(
+        script,
+        "  pass_env:\n    - MY_SETTING\n    - MY-SETTING\n",
+        &["a"],
+    );
+    bad_name
+        .evals(&["run", "--no-autosave"])
+        .code(2)
+        .stderr_has("error: evals/.llm-evals.config.yml:7:7: adapter.pass_env: 'MY-SETTING' is not a variable name (letters, digits and _, not starting with a digit); list each variable by its full name");
+    let key = worker_suite(script, "  pass_env: [OPENROUTER_API_KEY]\n", &["a"]);
+    key.evals(&["run", "--no-autosave"])
+        .code(2)
+        .stderr_has("evals/.llm-evals.config.yml:5:14: adapter.pass_env: 'OPENROUTER_API_KEY' holds the suite's API key, which workers never get");
+    let prompt = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            "request_types: [prompt]\nadapter:\n  kind: prompt\n  user: '{{ input }}'\n  pass_env: [MY_SETTING]\nscorer: { kind: assertions }\nfake: { models: [echo] }\n",
+        )
+        .file("evals/datasets/d/cases.jsonl", "{\"id\": \"a\", \"input\": \"x\"}\n");
+    prompt.evals(&["run", "--no-autosave"]).code(2).stderr_has(
+        "error: evals/.llm-evals.config.yml:5:3: unknown key 'pass_env' in adapter ('pass_env' is a key of `kind: exec` adapters; remove it, or change the kind)",
+    );
 }
