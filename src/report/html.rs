@@ -142,26 +142,8 @@ fn table(run: &RunResult, s: &Standings) -> Table {
         .enumerate()
         .map(|(i, e)| row(i, e, &metrics, weighted))
         .collect();
-    let best_value_text = match s.best_value {
-        Some(i) => {
-            let e = &s.rows[i];
-            format!(
-                "best value: {} — {} at {}",
-                label(e),
-                pct(e.score),
-                money(e.cost_usd)
-            )
-        }
-        None => "best value: none (every experiment had errors)".into(),
-    };
-    let best_weighted_text = weighted.then(|| match s.best_weighted {
-        Some(i) => format!(
-            "best weighted: {} — wscore {}",
-            label(&s.rows[i]),
-            pct(s.rows[i].wscore)
-        ),
-        None => "best weighted: none (an experiment with errors cannot be best)".into(),
-    });
+    let best_value_text = super::leaderboard::best_value_text(s, &label);
+    let best_weighted_text = weighted.then(|| super::leaderboard::best_weighted_text(s, &label));
     Table {
         best_weighted_text,
         title: match &s.dataset {
@@ -170,8 +152,8 @@ fn table(run: &RunResult, s: &Standings) -> Table {
         },
         header,
         rows,
-        best_value: s.best_value,
-        best_weighted: s.best_weighted,
+        best_value: s.best_value.row,
+        best_weighted: s.best_weighted.row,
         best_value_text,
     }
 }

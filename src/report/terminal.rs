@@ -213,8 +213,7 @@ impl Terminal {
             }
         }
         let _ = writeln!(out, "{t}");
-        let label = |i: usize| {
-            let e = &s.rows[i];
+        let label = |e: &ExperimentResult| {
             format!(
                 "{} ({} effort, temp {})",
                 self.model(run, e),
@@ -222,38 +221,9 @@ impl Terminal {
                 e.contender.temperature.as_deref().unwrap_or("default")
             )
         };
-        match s.best_value {
-            Some(i) => {
-                let e = &s.rows[i];
-                let _ = writeln!(
-                    out,
-                    "best value: {} — {} at {}",
-                    label(i),
-                    pct(e.score),
-                    money(e.cost_usd)
-                );
-            }
-            None => {
-                let _ = writeln!(out, "best value: none (every experiment had errors)");
-            }
-        }
+        let _ = writeln!(out, "{}", super::leaderboard::best_value_text(s, &label));
         if weighted {
-            match s.best_weighted {
-                Some(i) => {
-                    let _ = writeln!(
-                        out,
-                        "best weighted: {} — wscore {}",
-                        label(i),
-                        pct(s.rows[i].wscore)
-                    );
-                }
-                None => {
-                    let _ = writeln!(
-                        out,
-                        "best weighted: none (an experiment with errors cannot be best)"
-                    );
-                }
-            }
+            let _ = writeln!(out, "{}", super::leaderboard::best_weighted_text(s, &label));
         }
         let _ = writeln!(out);
     }

@@ -13,6 +13,7 @@ mod discovery;
 mod exec;
 mod faults;
 mod gate;
+mod leaderboard;
 mod lineup;
 mod providers;
 mod run;
