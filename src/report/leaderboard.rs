@@ -90,6 +90,18 @@ pub fn standings(run: &RunResult) -> (Vec<Standings>, Option<Standings>) {
     (tables, overall)
 }
 
+/// With one dataset the overall standings would repeat its table row for row: reports print
+/// this line where the overall table goes instead.
+pub fn overall_note(tables: &[Standings]) -> Option<String> {
+    match tables {
+        [only] => only
+            .dataset
+            .as_ref()
+            .map(|d| format!("overall: the same as the table of dataset {d} (the only dataset)")),
+        _ => None,
+    }
+}
+
 fn rank(
     dataset: Option<String>,
     mut rows: Vec<ExperimentResult>,

@@ -1,5 +1,6 @@
 //! The terminal report: the per-case breakdown (for `run`), one leaderboard per dataset
-//! with its best value, the overall leaderboard, and a glossary of the metrics.
+//! with its best value, the overall leaderboard (with one dataset, a line saying it is that
+//! dataset's table), and a glossary of the metrics.
 
 use std::fmt::Write;
 
@@ -111,10 +112,12 @@ impl Report for Terminal {
                 self.standings(run, &s, &metrics, &mut out);
             }
         }
-        if matches!(self.totals, Totals::Overall | Totals::Both)
-            && let Some(s) = &overall
-        {
-            self.standings(run, s, &metrics, &mut out);
+        if matches!(self.totals, Totals::Overall | Totals::Both) {
+            if let Some(s) = &overall {
+                self.standings(run, s, &metrics, &mut out);
+            } else if let Some(note) = super::leaderboard::overall_note(&tables) {
+                let _ = writeln!(out, "{note}\n");
+            }
         }
         let _ = writeln!(out, "glossary:");
         for m in &metrics {

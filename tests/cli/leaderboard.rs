@@ -153,3 +153,45 @@ fn best_value_within_two_points_of_a_top_with_errors_names_the_top_too() {
         "best value: {M2} — 98.2% at -; the top, {M1} at 100.0%, had 1 error\n"
     ));
 }
+
+#[test]
+fn one_dataset_says_the_overall_standings_are_its_table() {
+    let p = Project::toy();
+    let d = p.evals(&["compare", "--no-autosave", "-d", "animals"]).ok();
+    d.stdout_has("dataset animals\n")
+        .stdout_has("\noverall: the same as the table of dataset animals (the only dataset)\n");
+    // The HTML report says so where its overall table would be.
+    p.evals(&[
+        "compare",
+        "--no-autosave",
+        "-d",
+        "animals",
+        "--format",
+        "html",
+        "-o",
+        "one.html",
+    ])
+    .ok();
+    let html = p.read("one.html");
+    assert!(
+        html.contains("<h2>overall</h2>\n<div class=\"note\">overall: the same as the table of dataset animals (the only dataset)</div>"),
+        "{html}"
+    );
+    // `--totals variant` asks for no overall standings: no note either.
+    p.evals(&[
+        "compare",
+        "--no-autosave",
+        "-d",
+        "animals",
+        "--totals",
+        "variant",
+    ])
+    .ok()
+    .stdout_lacks("overall");
+    // Two datasets: the overall table itself, and no note.
+    Project::toy()
+        .evals(&["compare", "--no-autosave"])
+        .ok()
+        .stdout_has("\noverall\n")
+        .stdout_lacks("the only dataset");
+}
