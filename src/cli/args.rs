@@ -185,7 +185,8 @@ pub enum Format {
 pub struct CheckArgs {
     #[command(flatten)]
     pub run: RunArgs,
-    /// Compare with this baseline: a branch (its latest earlier run), a run id, or FILE.json.
+    /// Compare with this baseline: a branch (its latest earlier run), a run (# or id from
+    /// `evals history`), or FILE.json.
     #[arg(long, value_name = "REF")]
     pub baseline: Option<String>,
     /// How far (0..1) an experiment's mean primary score may fall before it regresses.
@@ -240,7 +241,7 @@ pub struct HistoryArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct ExportArgs {
-    /// The run id (see `evals history`).
+    /// The run: its # or id from `evals history` (a unique prefix of the id will do).
     pub run: String,
     /// Write to FILE instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]

@@ -59,7 +59,7 @@ pub fn list(g: &Global, a: &HistoryArgs, out: &Out) -> Result<i32> {
     }
     let mut t = table(
         [
-            "id", "started", "branch", "commit", "suite", "command", "mode", "cases", "score",
+            "#", "id", "started", "branch", "commit", "suite", "command", "mode", "cases", "score",
             "errors", "status",
         ]
         .map(String::from)
@@ -67,6 +67,7 @@ pub fn list(g: &Global, a: &HistoryArgs, out: &Out) -> Result<i32> {
     );
     for r in &runs {
         t.add_row(vec![
+            r.number.to_string(),
             r.id.clone(),
             r.started_at.clone(),
             r.branch.clone().unwrap_or_default(),
@@ -83,7 +84,7 @@ pub fn list(g: &Global, a: &HistoryArgs, out: &Out) -> Result<i32> {
             r.status.clone(),
         ]);
     }
-    align_right(&mut t, [7, 8, 9]);
+    align_right(&mut t, [0, 8, 9, 10]);
     out.line(&t.to_string());
     if runs.is_empty() {
         out.note(&format!("no runs match in {}", path.display()));
@@ -91,13 +92,16 @@ pub fn list(g: &Global, a: &HistoryArgs, out: &Out) -> Result<i32> {
     Ok(exit::OK)
 }
 
-fn get(h: &History, path: &Path, id: &str) -> Result<RunResult> {
-    h.get(id)?.ok_or_else(|| {
+/// The run `reference` names: its number, its id, or a unique prefix of its id.
+fn get(h: &History, path: &Path, reference: &str) -> Result<RunResult> {
+    let missing = || {
         Error::Usage(format!(
-            "no run {id} in {}; list runs with `evals history`",
+            "no run {reference} in {}; list runs with `evals history`",
             path.display()
         ))
-    })
+    };
+    let id = h.find(reference)?.ok_or_else(missing)?;
+    h.get(&id)?.ok_or_else(missing)
 }
 
 /// `evals export RUN -o run.json`.

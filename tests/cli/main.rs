@@ -16,6 +16,7 @@ mod gate;
 mod leaderboard;
 mod lineup;
 mod providers;
+mod report;
 mod run;
 mod secrets;
 mod snapshots;
