@@ -253,14 +253,28 @@ pub struct ExportArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct ReportArgs {
-    /// A run id (see `evals history`) or a JSON snapshot file.
+    /// A run: its # or id from `evals history` (a unique prefix of the id will do), or a JSON
+    /// snapshot file.
     pub run: String,
-    /// Compare with this baseline: a branch, a run id, or FILE.json.
+    /// Compare with this baseline: a run (# or id), a branch (its latest earlier run), or FILE.json.
     #[arg(long, value_name = "REF")]
     pub baseline: Option<String>,
     /// How far (0..1) an experiment's mean primary score may fall before it regresses.
-    #[arg(long, default_value_t = 0.02, value_name = "FRACTION")]
+    #[arg(
+        long,
+        visible_alias = "max-regression",
+        default_value_t = 0.02,
+        value_name = "FRACTION"
+    )]
     pub tolerance: f64,
+    /// Gate as `check` does: exit 1 on a regression, a failed threshold or an error, 2 when
+    /// the baseline is unusable (without it, report exits 0 whatever it found).
+    #[arg(long)]
+    pub fail_on_regression: bool,
+    /// Also fail on any case whose score dropped at all, inside the tolerance or not (implies
+    /// --fail-on-regression; needs --baseline).
+    #[arg(long)]
+    pub fail_on_case_regression: bool,
     #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
     pub format: ReportFormat,
     /// Write to FILE instead of stdout.

@@ -113,7 +113,8 @@ pub fn export(g: &Global, a: &ExportArgs, out: &Out) -> Result<i32> {
     Ok(exit::OK)
 }
 
-/// `evals report RUN [--baseline REF] --format md|junit|json|diff`.
+/// `evals report RUN [--baseline REF] --format md|junit|json|diff|html`; with
+/// `--fail-on-regression`, the exit code is `check`'s verdict on the two runs.
 pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
     if !(0.0..=1.0).contains(&a.tolerance) {
         return Err(Error::Usage(format!(
@@ -121,6 +122,16 @@ pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
             a.tolerance
         )));
     }
+    if a.fail_on_case_regression && a.baseline.is_none() {
+        return Err(Error::Usage(
+            "--fail-on-case-regression needs --baseline REF: a case's score can only drop against a baseline".into(),
+        ));
+    }
+    let gate = a.fail_on_regression || a.fail_on_case_regression;
+    let rules = crate::gate::Rules {
+        tolerance: a.tolerance,
+        fail_on_case_decline: a.fail_on_case_regression,
+    };
     let file = Path::new(&a.run);
     let needs_store = !file.exists() || a.baseline.is_some();
     let store = if needs_store {
@@ -145,9 +156,15 @@ pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
             None => (None, PathBuf::new()),
         };
         let (b, info) = crate::gate::resolve(reference, &run, h, &path)?;
-        run.comparison = Some(crate::gate::compare(Some((&b, info)), &run, a.tolerance));
+        let comparison = crate::gate::compare_with(Some((&b, info)), &run, rules);
+        if comparison.compared_nothing() {
+            out.warn(super::check::NOTHING_COMPARED);
+        }
+        run.comparison = Some(comparison);
     } else if run.comparison.is_none() {
-        run.comparison = Some(crate::gate::compare(None, &run, a.tolerance));
+        // No baseline: thresholds and errors alone, as `check` without one. A snapshot
+        // written by `check --json` keeps the comparison (and the verdict) it was written with.
+        run.comparison = Some(crate::gate::compare_with(None, &run, rules));
     }
     let text = match a.format {
         ReportFormat::Md => Markdown::default().render(&run),
@@ -157,5 +174,26 @@ pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
         ReportFormat::Html => crate::report::html::Html.render(&run),
     };
     write(&text, a.output.as_deref(), out)?;
-    Ok(exit::OK)
+    let passed = run.comparison.as_ref().is_none_or(|c| c.verdict.passed);
+    if !gate {
+        if a.baseline.is_some() && !passed {
+            let line = crate::report::markdown::verdict_line(&run).replace("**", "");
+            out.note(&format!("{line}; add --fail-on-regression to exit 1 on it"));
+        }
+        return Ok(exit::OK);
+    }
+    super::check::print_verdict(&run, out);
+    // A run that did not finish cannot pass a gate, as `check` fails an aborted run.
+    let complete = run.run.status == "completed";
+    if !complete {
+        out.error(&format!(
+            "run {} is {}: only a completed run can pass",
+            run.run.id, run.run.status
+        ));
+    }
+    Ok(if passed && complete {
+        exit::OK
+    } else {
+        exit::FAILED
+    })
 }

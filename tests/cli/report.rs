@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::gate::Gate;
+use crate::gate::{CONTENDER, Gate};
 
 /// `main`: run 1 records, run 2 checks; `feature`: run 3 records worse answers.
 fn three_runs() -> (Gate, Vec<String>) {
@@ -65,4 +65,116 @@ fn report_and_export_take_a_run_number_an_id_or_a_unique_prefix() {
         .code(2)
         .stderr_has("no run 9 in ")
         .stderr_has("list runs with `evals history`");
+}
+
+#[test]
+fn report_gates_two_stored_runs_exactly_as_check_does() {
+    let (g, ids) = three_runs();
+    let reason = format!(
+        "{CONTENDER} · d: mean score fell 9.0 points (100.0% → 91.0%), more than the 2.0-point tolerance"
+    );
+    // LLMEvalForge's `compare --baseline 2 --candidate 3 --max-regression 0.02`.
+    let d = g
+        .evals(&[
+            "report",
+            "3",
+            "--baseline",
+            "2",
+            "--max-regression",
+            "0.02",
+            "--fail-on-regression",
+            "-o",
+            "pr.md",
+        ])
+        .code(1);
+    d.stderr_has("error: evals check: 1 regression in gate (main → feature)")
+        .stderr_has(&reason);
+    assert!(
+        g.read("pr.md")
+            .starts_with("**evals check: 1 regression** in gate (main → feature)")
+    );
+    // `check` on the same answers says the same and exits the same.
+    let check = g
+        .evals(&["check", "--baseline", "main", "--tolerance", "0.02"])
+        .code(1);
+    check
+        .stderr_has("error: evals check: 1 regression in gate (main → feature)")
+        .stderr_has(&reason);
+
+    // RubyLLM's `report RUN_ID --baseline BASELINE_ID`, ids in full, a looser tolerance.
+    g.evals(&[
+        "report",
+        &ids[2],
+        "--baseline",
+        &ids[1],
+        "--tolerance",
+        "0.2",
+        "--fail-on-regression",
+    ])
+    .ok()
+    .stderr_has("evals check passed in gate (main → feature)");
+    // Two runs of the same answers.
+    g.evals(&["report", "2", "--baseline", "1", "--fail-on-regression"])
+        .ok();
+    // A baseline that does not exist: 2, as check.
+    g.evals(&["report", "3", "--baseline", "nope", "--fail-on-regression"])
+        .code(2)
+        .stderr_has("no completed run of suite gate on branch nope");
+}
+
+#[test]
+fn fail_on_case_regression_fails_on_any_case_whose_score_dropped() {
+    let (g, _) = three_runs();
+    // Inside a 20-point tolerance and above its 80% threshold, `slips` still dropped.
+    let d = g
+        .evals(&[
+            "report",
+            "3",
+            "--baseline",
+            "2",
+            "--max-regression",
+            "0.2",
+            "--fail-on-case-regression",
+            "--format",
+            "junit",
+            "-o",
+            "junit.xml",
+        ])
+        .code(1);
+    d.stderr_has("error: evals check: 1 regression in gate (main → feature)")
+        .stderr_has(&format!(
+            "{CONTENDER} · d · slips: score fell 18.0 points (100.0% → 82.0%); --fail-on-case-regression fails any drop"
+        ));
+    let junit = g.read("junit.xml");
+    assert!(
+        junit.contains("message=\"declined: score 100.0% → 82.0% (-18.0 points); --fail-on-case-regression fails any drop\""),
+        "{junit}"
+    );
+    // Without the flag the same comparison passes.
+    g.evals(&[
+        "report",
+        "3",
+        "--baseline",
+        "2",
+        "--max-regression",
+        "0.2",
+        "--fail-on-regression",
+    ])
+    .ok();
+    // A drop needs a baseline to drop from.
+    g.evals(&["report", "3", "--fail-on-case-regression"])
+        .code(2)
+        .stderr_has("--fail-on-case-regression needs --baseline REF");
+}
+
+#[test]
+fn without_fail_on_regression_report_exits_0_and_says_how_to_gate() {
+    let (g, _) = three_runs();
+    let d = g
+        .evals(&["report", "3", "--baseline", "2", "-o", "pr.md"])
+        .ok();
+    d.stderr_has(
+        "evals check: 1 regression in gate (main → feature); add --fail-on-regression to exit 1 on it",
+    );
+    assert!(g.read("pr.md").starts_with("**evals check: 1 regression**"));
 }
