@@ -254,8 +254,8 @@ pub struct ExportArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ReportArgs {
     /// A run: its # or id from `evals history` (a unique prefix of the id will do), or a JSON
-    /// snapshot file.
-    pub run: String,
+    /// snapshot file (default: the latest run of this suite).
+    pub run: Option<String>,
     /// Compare with this baseline: a run (# or id), a branch (its latest earlier run), or FILE.json.
     #[arg(long, value_name = "REF")]
     pub baseline: Option<String>,
@@ -275,11 +275,13 @@ pub struct ReportArgs {
     /// --fail-on-regression; needs --baseline).
     #[arg(long)]
     pub fail_on_case_regression: bool,
-    #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
-    pub format: ReportFormat,
-    /// Write to FILE instead of stdout.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    /// The format (default: from the extension of -o FILE, else md).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Write to FILE instead of stdout (.md, .xml, .json, .diff, .html pick the format); -o
+    /// alone writes a stamped file under results.destination.
+    #[arg(short = 'o', long = "output", value_name = "FILE", num_args = 0..=1)]
+    pub output: Option<Option<PathBuf>>,
     /// The history store (default: <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
     pub history: Option<PathBuf>,
@@ -294,6 +296,51 @@ pub enum ReportFormat {
     Html,
 }
 
+impl ReportFormat {
+    /// The format a file name asks for: `.md`, `.xml`, `.json`, `.diff`/`.patch`, `.html`.
+    pub fn from_extension(ext: &str) -> Option<ReportFormat> {
+        Some(match ext {
+            "md" | "markdown" => ReportFormat::Md,
+            "xml" => ReportFormat::Junit,
+            "json" => ReportFormat::Json,
+            "diff" | "patch" => ReportFormat::Diff,
+            "html" | "htm" => ReportFormat::Html,
+            _ => return None,
+        })
+    }
+
+    /// The extension of a file written in this format.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ReportFormat::Md => "md",
+            ReportFormat::Junit => "xml",
+            ReportFormat::Json => "json",
+            ReportFormat::Diff => "diff",
+            ReportFormat::Html => "html",
+        }
+    }
+}
+
+impl Format {
+    /// The format a file name asks for: `.html`, `.json`; anything else gets the leaderboard.
+    pub fn from_extension(ext: &str) -> Format {
+        match ext {
+            "html" | "htm" => Format::Html,
+            "json" => Format::Json,
+            _ => Format::Tui,
+        }
+    }
+
+    /// The extension of a file written in this format.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Tui => "txt",
+            Format::Json => "json",
+            Format::Html => "html",
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct RenderArgs {
     /// A JSON snapshot written by run/compare.
@@ -301,10 +348,14 @@ pub struct RenderArgs {
     /// Totals after the per-dataset tables: overall, per case variant, or both.
     #[arg(long, value_enum, default_value_t = TotalsArg::Overall)]
     pub totals: TotalsArg,
-    #[arg(long, value_enum, default_value_t = Format::Tui)]
-    pub format: Format,
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    /// The format (default: from the extension of -o FILE; the leaderboard on stdout; html
+    /// for -o alone).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Write to FILE instead of stdout (.html and .json pick the format); -o alone writes a
+    /// stamped HTML file under results.destination.
+    #[arg(short = 'o', long = "output", value_name = "FILE", num_args = 0..=1)]
+    pub output: Option<Option<PathBuf>>,
 }
 
 #[derive(Debug, Subcommand)]

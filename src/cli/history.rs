@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::args::{ExportArgs, Global, HistoryArgs, ReportArgs, ReportFormat};
 use super::output::{Out, align_right, table};
+use super::target::Target;
 use crate::error::{Error, Result, exit};
 use crate::history::{History, RunFilter};
 use crate::report::{Report, diff::Diff, json::Json, junit::Junit, markdown::Markdown};
@@ -113,7 +114,8 @@ pub fn export(g: &Global, a: &ExportArgs, out: &Out) -> Result<i32> {
     Ok(exit::OK)
 }
 
-/// `evals report RUN [--baseline REF] --format md|junit|json|diff|html`; with
+/// `evals report [RUN] [--baseline REF] [--format md|junit|json|diff|html] [-o [FILE]]`: the
+/// latest run of this suite without RUN, the format from `-o FILE`'s extension; with
 /// `--fail-on-regression`, the exit code is `check`'s verdict on the two runs.
 pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
     if !(0.0..=1.0).contains(&a.tolerance) {
@@ -132,23 +134,60 @@ pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
         tolerance: a.tolerance,
         fail_on_case_decline: a.fail_on_case_regression,
     };
-    let file = Path::new(&a.run);
-    let needs_store = !file.exists() || a.baseline.is_some();
+    let target = Target::new(&a.output);
+    let format = a
+        .format
+        .or_else(|| {
+            target
+                .extension()
+                .as_deref()
+                .and_then(ReportFormat::from_extension)
+        })
+        .unwrap_or(ReportFormat::Md);
+    let file = a.run.as_deref().map(Path::new).filter(|p| p.exists());
+    let needs_store = file.is_none() || a.baseline.is_some();
+    // The suite: for its latest run, for `-o` alone (its results folder), for its history.
+    let suite = if a.run.is_none()
+        || target == Target::Stamped
+        || (needs_store && a.history.is_none())
+    {
+        Some(super::load_suite(g, out).map_err(|e| {
+            let why = if a.run.is_none() {
+                "report without RUN reports the latest run of this suite, and there is no suite here; name a run from `evals history` or a snapshot file"
+            } else if target == Target::Stamped {
+                "-o without a file writes under the suite's results.destination, and there is no suite here; give -o FILE"
+            } else {
+                "the history is the suite's .evals/history.sqlite3; pass --history PATH, or run where the suite is"
+            };
+            Error::Usage(format!("{e}\n{why}"))
+        })?)
+    } else {
+        None
+    };
     let store = if needs_store {
-        let path = history_path(g, a.history.as_deref(), out)?;
+        let path = match (&a.history, &suite) {
+            (Some(p), _) => p.clone(),
+            (None, Some(s)) => History::default_path(&s.project_dir),
+            (None, None) => unreachable!("the suite is loaded when the history is its own"),
+        };
         Some((open_existing(&path)?, path))
     } else {
         None
     };
-    let mut run = match (&store, file.exists()) {
-        (_, true) => crate::report::json::load(file)?,
-        (Some((h, path)), false) => get(h, path, &a.run)?,
-        (None, false) => {
-            return Err(Error::Usage(format!(
-                "{}: no such run or file; list runs with `evals history`",
-                a.run
-            )));
+    let mut run = match (file, &a.run, &store, &suite) {
+        (Some(f), _, _, _) => crate::report::json::load(f)?,
+        (None, Some(reference), Some((h, path)), _) => get(h, path, reference)?,
+        (None, None, Some((h, path)), Some(suite)) => {
+            let id = h.latest(Some(&suite.name))?.ok_or_else(|| {
+                Error::Usage(format!(
+                    "no run of suite {} in {} yet; run `evals check` (or any run) first",
+                    suite.name,
+                    path.display()
+                ))
+            })?;
+            get(h, path, &id)?
         }
+        _ => unreachable!("a run without a snapshot file is read from the store"),
     };
     if let Some(reference) = &a.baseline {
         let (h, path) = match &store {
@@ -166,14 +205,25 @@ pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
         // written by `check --json` keeps the comparison (and the verdict) it was written with.
         run.comparison = Some(crate::gate::compare_with(None, &run, rules));
     }
-    let text = match a.format {
+    let text = match format {
         ReportFormat::Md => Markdown::default().render(&run),
         ReportFormat::Junit => Junit.render(&run),
         ReportFormat::Json => Json.render(&run),
         ReportFormat::Diff => Diff.render(&run),
         ReportFormat::Html => crate::report::html::Html.render(&run),
     };
-    write(&text, a.output.as_deref(), out)?;
+    let path = match (target, &suite) {
+        (Target::Stdout, _) => None,
+        (Target::File(p), _) => Some(p),
+        (Target::Stamped, Some(suite)) => Some(super::target::stamped(
+            suite,
+            "report",
+            &run,
+            format.extension(),
+        )),
+        (Target::Stamped, None) => unreachable!("-o alone loads the suite"),
+    };
+    write(&text, path.as_deref(), out)?;
     let passed = run.comparison.as_ref().is_none_or(|c| c.verdict.passed);
     if !gate {
         if a.baseline.is_some() && !passed {

@@ -1,4 +1,5 @@
-//! `evals history` and `evals report` over stored runs, as the seeds' users gate two runs:
+//! `evals history`, `evals report` and `evals render` over stored runs and snapshots, as
+//! the seeds' users write their reports and gate two runs:
 //! LLMEvalForge's `compare --baseline 1 --candidate 2 --max-regression 0.02
 //! --fail-on-case-regression` and RubyLLM's `report RUN_ID --baseline BASELINE_ID`.
 //! The runs come from the gate's suite (`gate.rs`): `main` records and checks, `feature`
@@ -7,6 +8,7 @@
 use serde_json::Value;
 
 use crate::gate::{CONTENDER, Gate};
+use crate::harness::Project;
 
 /// `main`: run 1 records, run 2 checks; `feature`: run 3 records worse answers.
 fn three_runs() -> (Gate, Vec<String>) {
@@ -177,4 +179,134 @@ fn without_fail_on_regression_report_exits_0_and_says_how_to_gate() {
         "evals check: 1 regression in gate (main → feature); add --fail-on-regression to exit 1 on it",
     );
     assert!(g.read("pr.md").starts_with("**evals check: 1 regression**"));
+}
+
+#[test]
+fn report_without_a_run_reports_the_latest_run_of_this_suite() {
+    let (g, ids) = three_runs();
+    // A newer run of another suite in the same history is not this suite's latest.
+    let history = g.path().join(".evals/history.sqlite3");
+    Project::toy()
+        .evals(&[
+            "check",
+            "--no-autosave",
+            "--history",
+            history.to_str().unwrap(),
+        ])
+        .ok();
+    // RubyLLM's `report --format html --output report.html`.
+    g.evals(&["report", "--format", "html", "--output", "report.html"])
+        .ok()
+        .stderr_has("wrote report.html");
+    let html = g.read("report.html");
+    assert!(html.starts_with("<!doctype html>"), "{html}");
+    assert!(
+        html.contains(&format!("run <code>{}</code>", ids[2])),
+        "{html}"
+    );
+    // And gated: the latest run against main.
+    g.evals(&["report", "--baseline", "main", "--fail-on-regression"])
+        .code(1)
+        .stderr_has("error: evals check: 1 regression in gate (main → feature)");
+    // Outside any suite there is no "this suite" to take the latest run of.
+    Project::new()
+        .evals(&["report", "--history", history.to_str().unwrap()])
+        .code(2)
+        .stderr_has("report without RUN reports the latest run of this suite");
+}
+
+#[test]
+fn render_and_report_take_the_format_from_the_output_file() {
+    let p = Project::toy();
+    p.evals(&[
+        "compare",
+        "--no-autosave",
+        "--format",
+        "json",
+        "-o",
+        "results.json",
+    ])
+    .ok();
+    // The seed's `render results.json -o report.html`.
+    p.evals(&["render", "results.json", "-o", "report.html"])
+        .ok()
+        .stderr_has("wrote report.html");
+    assert!(p.read("report.html").starts_with("<!doctype html>"));
+    p.evals(&["render", "results.json", "-o", "again.json"])
+        .ok();
+    let again: Value = serde_json::from_str(&p.read("again.json")).unwrap();
+    let first: Value = serde_json::from_str(&p.read("results.json")).unwrap();
+    assert_eq!(again, first);
+    p.evals(&["render", "results.json", "-o", "board.txt"]).ok();
+    assert!(p.read("board.txt").starts_with("dataset animals\n"));
+    // --format says what to write, whatever the file is called.
+    p.evals(&[
+        "render",
+        "results.json",
+        "--format",
+        "tui",
+        "-o",
+        "text.html",
+    ])
+    .ok();
+    assert!(p.read("text.html").starts_with("dataset animals\n"));
+    // render has no Markdown; report has.
+    p.evals(&["render", "results.json", "-o", "report.md"])
+        .code(2)
+        .stderr_has("render writes the leaderboard (tui), json or html; for Markdown run `evals report results.json -o report.md`");
+    p.evals(&["report", "results.json", "-o", "report.md"]).ok();
+    assert!(p.read("report.md").starts_with("**evals check"));
+    for (file, starts) in [
+        ("r.html", "<!doctype html>"),
+        ("r.json", "{"),
+        ("junit.xml", "<?xml"),
+        ("r.md", "**evals check"),
+    ] {
+        p.evals(&["report", "results.json", "-o", file]).ok();
+        let text = p.read(file);
+        assert!(text.starts_with(starts), "{file}: {text}");
+    }
+}
+
+#[test]
+fn output_without_a_file_writes_a_stamped_file_under_results_destination() {
+    let p = Project::toy();
+    let config = p.read("evals/.llm-evals.config.yml");
+    p.write(
+        "evals/.llm-evals.config.yml",
+        &format!("{config}\nresults: {{ destination: out/reports }}\n"),
+    );
+    p.evals(&[
+        "compare",
+        "--no-autosave",
+        "--format",
+        "json",
+        "-o",
+        "results.json",
+    ])
+    .ok();
+    let id = serde_json::from_str::<Value>(&p.read("results.json")).unwrap()["run"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let short = &id[id.len() - 8..];
+    let written = |d: &crate::harness::Done, ext: &str| -> String {
+        let line = d
+            .stderr
+            .lines()
+            .find(|l| l.starts_with("wrote out/reports/"))
+            .unwrap_or_else(|| panic!("no `wrote out/reports/...`\n{}", d.stderr));
+        let rel = line.trim_start_matches("wrote ").to_string();
+        assert!(rel.ends_with(&format!("-{short}.{ext}")), "{rel}");
+        rel
+    };
+    let d = p.evals(&["render", "results.json", "-o"]).ok();
+    let html = written(&d, "html");
+    assert!(html.contains("-render-"), "{html}");
+    assert!(p.read(&html).starts_with("<!doctype html>"));
+    // report: the latest run, Markdown unless --format says otherwise.
+    let d = p.evals(&["report", "-o"]).ok();
+    assert!(p.read(&written(&d, "md")).starts_with("**evals check"));
+    let d = p.evals(&["report", "--format", "junit", "-o"]).ok();
+    assert!(p.read(&written(&d, "xml")).starts_with("<?xml"));
 }
