@@ -54,11 +54,12 @@ pub enum Command {
     Record(RunArgs),
     /// Replay, store the run, compare it with a baseline and gate: exit 0 passed, 1 regressed, 2 no baseline.
     Check(CheckArgs),
-    /// List the stored runs, newest first.
+    /// List the stored runs, newest first, each with its # (`evals report 3 --baseline 2`).
     History(HistoryArgs),
     /// Write a stored run's JSON snapshot (a baseline for `check --baseline FILE.json`).
     Export(ExportArgs),
-    /// Render a stored run, optionally compared with a baseline, as md, junit, json, diff or html.
+    /// Render a stored run (default: the latest), optionally compared with a baseline, as md,
+    /// junit, json, diff or html; with --fail-on-regression, exit as `check` would.
     Report(ReportArgs),
     /// Put a check's Markdown on the pull request as one comment, updated in place.
     Comment(CommentArgs),
