@@ -54,11 +54,12 @@ pub enum Command {
     Record(RunArgs),
     /// Replay, store the run, compare it with a baseline and gate: exit 0 passed, 1 regressed, 2 no baseline.
     Check(CheckArgs),
-    /// List the stored runs, newest first.
+    /// List the stored runs, newest first, each with its # (`evals report 3 --baseline 2`).
     History(HistoryArgs),
     /// Write a stored run's JSON snapshot (a baseline for `check --baseline FILE.json`).
     Export(ExportArgs),
-    /// Render a stored run, optionally compared with a baseline, as md, junit, json, diff or html.
+    /// Render a stored run (default: the latest), optionally compared with a baseline, as md,
+    /// junit, json, diff or html; with --fail-on-regression, exit as `check` would.
     Report(ReportArgs),
     /// Put a check's Markdown on the pull request as one comment, updated in place.
     Comment(CommentArgs),
@@ -185,7 +186,8 @@ pub enum Format {
 pub struct CheckArgs {
     #[command(flatten)]
     pub run: RunArgs,
-    /// Compare with this baseline: a branch (its latest earlier run), a run id, or FILE.json.
+    /// Compare with this baseline: a branch (its latest earlier run), a run (# or id from
+    /// `evals history`), or FILE.json.
     #[arg(long, value_name = "REF")]
     pub baseline: Option<String>,
     /// How far (0..1) an experiment's mean primary score may fall before it regresses.
@@ -240,7 +242,7 @@ pub struct HistoryArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct ExportArgs {
-    /// The run id (see `evals history`).
+    /// The run: its # or id from `evals history` (a unique prefix of the id will do).
     pub run: String,
     /// Write to FILE instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -252,19 +254,35 @@ pub struct ExportArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct ReportArgs {
-    /// A run id (see `evals history`) or a JSON snapshot file.
-    pub run: String,
-    /// Compare with this baseline: a branch, a run id, or FILE.json.
+    /// A run: its # or id from `evals history` (a unique prefix of the id will do), or a JSON
+    /// snapshot file (default: the latest run of this suite).
+    pub run: Option<String>,
+    /// Compare with this baseline: a run (# or id), a branch (its latest earlier run), or FILE.json.
     #[arg(long, value_name = "REF")]
     pub baseline: Option<String>,
     /// How far (0..1) an experiment's mean primary score may fall before it regresses.
-    #[arg(long, default_value_t = 0.02, value_name = "FRACTION")]
+    #[arg(
+        long,
+        visible_alias = "max-regression",
+        default_value_t = 0.02,
+        value_name = "FRACTION"
+    )]
     pub tolerance: f64,
-    #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
-    pub format: ReportFormat,
-    /// Write to FILE instead of stdout.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    /// Gate as `check` does: exit 1 on a regression, a failed threshold or an error, 2 when
+    /// the baseline is unusable (without it, report exits 0 whatever it found).
+    #[arg(long)]
+    pub fail_on_regression: bool,
+    /// Also fail on any case whose score dropped at all, inside the tolerance or not (implies
+    /// --fail-on-regression; needs --baseline).
+    #[arg(long)]
+    pub fail_on_case_regression: bool,
+    /// The format (default: from the extension of -o FILE, else md).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Write to FILE instead of stdout (.md, .xml, .json, .diff, .html pick the format); -o
+    /// alone writes a stamped file under results.destination.
+    #[arg(short = 'o', long = "output", value_name = "FILE", num_args = 0..=1)]
+    pub output: Option<Option<PathBuf>>,
     /// The history store (default: <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
     pub history: Option<PathBuf>,
@@ -279,6 +297,51 @@ pub enum ReportFormat {
     Html,
 }
 
+impl ReportFormat {
+    /// The format a file name asks for: `.md`, `.xml`, `.json`, `.diff`/`.patch`, `.html`.
+    pub fn from_extension(ext: &str) -> Option<ReportFormat> {
+        Some(match ext {
+            "md" | "markdown" => ReportFormat::Md,
+            "xml" => ReportFormat::Junit,
+            "json" => ReportFormat::Json,
+            "diff" | "patch" => ReportFormat::Diff,
+            "html" | "htm" => ReportFormat::Html,
+            _ => return None,
+        })
+    }
+
+    /// The extension of a file written in this format.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ReportFormat::Md => "md",
+            ReportFormat::Junit => "xml",
+            ReportFormat::Json => "json",
+            ReportFormat::Diff => "diff",
+            ReportFormat::Html => "html",
+        }
+    }
+}
+
+impl Format {
+    /// The format a file name asks for: `.html`, `.json`; anything else gets the leaderboard.
+    pub fn from_extension(ext: &str) -> Format {
+        match ext {
+            "html" | "htm" => Format::Html,
+            "json" => Format::Json,
+            _ => Format::Tui,
+        }
+    }
+
+    /// The extension of a file written in this format.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Tui => "txt",
+            Format::Json => "json",
+            Format::Html => "html",
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct RenderArgs {
     /// A JSON snapshot written by run/compare.
@@ -286,10 +349,14 @@ pub struct RenderArgs {
     /// Totals after the per-dataset tables: overall, per case variant, or both.
     #[arg(long, value_enum, default_value_t = TotalsArg::Overall)]
     pub totals: TotalsArg,
-    #[arg(long, value_enum, default_value_t = Format::Tui)]
-    pub format: Format,
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    /// The format (default: from the extension of -o FILE; the leaderboard on stdout; html
+    /// for -o alone).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Write to FILE instead of stdout (.html and .json pick the format); -o alone writes a
+    /// stamped HTML file under results.destination.
+    #[arg(short = 'o', long = "output", value_name = "FILE", num_args = 0..=1)]
+    pub output: Option<Option<PathBuf>>,
 }
 
 #[derive(Debug, Subcommand)]

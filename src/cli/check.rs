@@ -86,11 +86,8 @@ pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
         &run,
         plan.tolerance,
     );
-    if comparison.baseline.is_some()
-        && comparison.experiments.iter().all(|e| e.matched == 0)
-        && comparison.unchanged == 0
-    {
-        out.warn("the baseline shares no case with this run (every case is new, changed or removed): nothing was compared with it");
+    if comparison.compared_nothing() {
+        out.warn(NOTHING_COMPARED);
     }
     let passed = comparison.verdict.passed;
     run.comparison = Some(comparison);
@@ -185,8 +182,11 @@ fn write_reports(a: &CheckArgs, run: &RunResult, out: &Out) -> bool {
     written
 }
 
+/// The warning when a baseline shares no case with the run.
+pub(super) const NOTHING_COMPARED: &str = "the baseline shares no case with this run (every case is new, changed or removed): nothing was compared with it";
+
 /// The verdict on stderr: a line, then the reasons.
-fn print_verdict(run: &RunResult, out: &Out) {
+pub(super) fn print_verdict(run: &RunResult, out: &Out) {
     let Some(c) = &run.comparison else {
         return;
     };

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use super::args::{ExportArgs, Global, HistoryArgs, ReportArgs, ReportFormat};
 use super::output::{Out, align_right, table};
 use super::report_file::ReportFile;
+use super::target::Target;
 use crate::error::{Error, Result, exit};
 use crate::history::{History, RunFilter};
 use crate::report::{Report, diff::Diff, json::Json, junit::Junit, markdown::Markdown};
@@ -60,7 +61,7 @@ pub fn list(g: &Global, a: &HistoryArgs, out: &Out) -> Result<i32> {
     }
     let mut t = table(
         [
-            "id", "started", "branch", "commit", "suite", "command", "mode", "cases", "score",
+            "#", "id", "started", "branch", "commit", "suite", "command", "mode", "cases", "score",
             "errors", "status",
         ]
         .map(String::from)
@@ -68,6 +69,7 @@ pub fn list(g: &Global, a: &HistoryArgs, out: &Out) -> Result<i32> {
     );
     for r in &runs {
         t.add_row(vec![
+            r.number.to_string(),
             r.id.clone(),
             r.started_at.clone(),
             r.branch.clone().unwrap_or_default(),
@@ -84,7 +86,7 @@ pub fn list(g: &Global, a: &HistoryArgs, out: &Out) -> Result<i32> {
             r.status.clone(),
         ]);
     }
-    align_right(&mut t, [7, 8, 9]);
+    align_right(&mut t, [0, 8, 9, 10]);
     out.line(&t.to_string());
     if runs.is_empty() {
         out.note(&format!("no runs match in {}", path.display()));
@@ -92,13 +94,16 @@ pub fn list(g: &Global, a: &HistoryArgs, out: &Out) -> Result<i32> {
     Ok(exit::OK)
 }
 
-fn get(h: &History, path: &Path, id: &str) -> Result<RunResult> {
-    h.get(id)?.ok_or_else(|| {
+/// The run `reference` names: its number, its id, or a unique prefix of its id.
+fn get(h: &History, path: &Path, reference: &str) -> Result<RunResult> {
+    let missing = || {
         Error::Usage(format!(
-            "no run {id} in {}; list runs with `evals history`",
+            "no run {reference} in {}; list runs with `evals history`",
             path.display()
         ))
-    })
+    };
+    let id = h.find(reference)?.ok_or_else(missing)?;
+    h.get(&id)?.ok_or_else(missing)
 }
 
 /// `evals export RUN -o run.json`.
@@ -115,7 +120,9 @@ pub fn export(g: &Global, a: &ExportArgs, out: &Out) -> Result<i32> {
     Ok(exit::OK)
 }
 
-/// `evals report RUN [--baseline REF] --format md|junit|json|diff`.
+/// `evals report [RUN] [--baseline REF] [--format md|junit|json|diff|html] [-o [FILE]]`: the
+/// latest run of this suite without RUN, the format from `-o FILE`'s extension; with
+/// `--fail-on-regression`, the exit code is `check`'s verdict on the two runs.
 pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
     if !(0.0..=1.0).contains(&a.tolerance) {
         return Err(Error::Usage(format!(
@@ -123,23 +130,70 @@ pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
             a.tolerance
         )));
     }
-    let file = Path::new(&a.run);
-    let needs_store = !file.exists() || a.baseline.is_some();
+    if a.fail_on_case_regression && a.baseline.is_none() {
+        return Err(Error::Usage(
+            "--fail-on-case-regression needs --baseline REF: a case's score can only drop against a baseline".into(),
+        ));
+    }
+    let gate = a.fail_on_regression || a.fail_on_case_regression;
+    let rules = crate::gate::Rules {
+        tolerance: a.tolerance,
+        fail_on_case_decline: a.fail_on_case_regression,
+    };
+    let target = Target::new(&a.output);
+    let format = a
+        .format
+        .or_else(|| {
+            target
+                .extension()
+                .as_deref()
+                .and_then(ReportFormat::from_extension)
+        })
+        .unwrap_or(ReportFormat::Md);
+    let file = a.run.as_deref().map(Path::new).filter(|p| p.exists());
+    let needs_store = file.is_none() || a.baseline.is_some();
+    // The suite: for its latest run, for `-o` alone (its results folder), for its history.
+    let suite = if a.run.is_none()
+        || target == Target::Stamped
+        || (needs_store && a.history.is_none())
+    {
+        Some(super::load_suite(g, out).map_err(|e| {
+            let why = if a.run.is_none() {
+                "report without RUN reports the latest run of this suite, and there is no suite here; name a run from `evals history` or a snapshot file"
+            } else if target == Target::Stamped {
+                "-o without a file writes under the suite's results.destination, and there is no suite here; give -o FILE"
+            } else {
+                "the history is the suite's .evals/history.sqlite3; pass --history PATH, or run where the suite is"
+            };
+            Error::Usage(format!("{e}\n{why}"))
+        })?)
+    } else {
+        None
+    };
     let store = if needs_store {
-        let path = history_path(g, a.history.as_deref(), out)?;
+        let path = match (&a.history, &suite) {
+            (Some(p), _) => p.clone(),
+            (None, Some(s)) => History::default_path(&s.project_dir),
+            (None, None) => unreachable!("the suite is loaded when the history is its own"),
+        };
         Some((open_existing(&path)?, path))
     } else {
         None
     };
-    let mut run = match (&store, file.exists()) {
-        (_, true) => crate::report::json::load(file)?,
-        (Some((h, path)), false) => get(h, path, &a.run)?,
-        (None, false) => {
-            return Err(Error::Usage(format!(
-                "{}: no such run or file; list runs with `evals history`",
-                a.run
-            )));
+    let mut run = match (file, &a.run, &store, &suite) {
+        (Some(f), _, _, _) => crate::report::json::load(f)?,
+        (None, Some(reference), Some((h, path)), _) => get(h, path, reference)?,
+        (None, None, Some((h, path)), Some(suite)) => {
+            let id = h.latest(Some(&suite.name))?.ok_or_else(|| {
+                Error::Usage(format!(
+                    "no run of suite {} in {} yet; run `evals check` (or any run) first",
+                    suite.name,
+                    path.display()
+                ))
+            })?;
+            get(h, path, &id)?
         }
+        _ => unreachable!("a run without a snapshot file is read from the store"),
     };
     if let Some(reference) = &a.baseline {
         let (h, path) = match &store {
@@ -147,11 +201,17 @@ pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
             None => (None, PathBuf::new()),
         };
         let (b, info) = crate::gate::resolve(reference, &run, h, &path)?;
-        run.comparison = Some(crate::gate::compare(Some((&b, info)), &run, a.tolerance));
+        let comparison = crate::gate::compare_with(Some((&b, info)), &run, rules);
+        if comparison.compared_nothing() {
+            out.warn(super::check::NOTHING_COMPARED);
+        }
+        run.comparison = Some(comparison);
     } else if run.comparison.is_none() {
-        run.comparison = Some(crate::gate::compare(None, &run, a.tolerance));
+        // No baseline: thresholds and errors alone, as `check` without one. A snapshot
+        // written by `check --json` keeps the comparison (and the verdict) it was written with.
+        run.comparison = Some(crate::gate::compare_with(None, &run, rules));
     }
-    let (text, kind, example) = match a.format {
+    let (text, kind, example) = match format {
         ReportFormat::Md => (Markdown::default().render(&run), "Markdown report", "pr.md"),
         ReportFormat::Junit => (Junit.render(&run), "JUnit report", "junit.xml"),
         ReportFormat::Json => (Json.render(&run), "JSON report", "run.json"),
@@ -167,6 +227,38 @@ pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
         kind,
         example,
     };
-    write(&text, file, a.output.as_deref(), out)?;
-    Ok(exit::OK)
+    let path = match (target, &suite) {
+        (Target::Stdout, _) => None,
+        (Target::File(p), _) => Some(p),
+        (Target::Stamped, Some(suite)) => Some(super::target::stamped(
+            suite,
+            "report",
+            &run,
+            format.extension(),
+        )),
+        (Target::Stamped, None) => unreachable!("-o alone loads the suite"),
+    };
+    write(&text, file, path.as_deref(), out)?;
+    let passed = run.comparison.as_ref().is_none_or(|c| c.verdict.passed);
+    if !gate {
+        if a.baseline.is_some() && !passed {
+            let line = crate::report::markdown::verdict_line(&run).replace("**", "");
+            out.note(&format!("{line}; add --fail-on-regression to exit 1 on it"));
+        }
+        return Ok(exit::OK);
+    }
+    super::check::print_verdict(&run, out);
+    // A run that did not finish cannot pass a gate, as `check` fails an aborted run.
+    let complete = run.run.status == "completed";
+    if !complete {
+        out.error(&format!(
+            "run {} is {}: only a completed run can pass",
+            run.run.id, run.run.status
+        ));
+    }
+    Ok(if passed && complete {
+        exit::OK
+    } else {
+        exit::FAILED
+    })
 }

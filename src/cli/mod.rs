@@ -13,6 +13,7 @@ mod progress;
 mod render;
 mod report_file;
 mod run;
+mod target;
 mod verify;
 mod weights;
 
@@ -97,7 +98,7 @@ fn dispatch(cli: Cli, bin: &'static str, out: &Out) -> Result<i32> {
         Command::Run(a) => run::run(&load_suite(g, out)?, &a, "run", out),
         Command::Compare(a) => run::run(&load_suite(g, out)?, &a, "compare", out),
         Command::Record(a) => run::run(&load_suite(g, out)?, &a, "record", out),
-        Command::Render(a) => render::run(&a, out),
+        Command::Render(a) => render::run(g, &a, out),
         Command::Cassettes { command } => {
             let scan_paths_given =
                 matches!(&command, args::CassettesCommand::Scan { paths } if !paths.is_empty());

@@ -1,14 +1,59 @@
-use super::args::RenderArgs;
-use super::output::Out;
-use crate::error::{Result, exit};
+//! `evals render FILE.json`: re-prints a saved run; calls nothing.
 
-/// `evals render FILE.json`: re-prints a saved run; calls nothing.
-pub fn run(a: &RenderArgs, out: &Out) -> Result<i32> {
+use super::args::{Format, Global, RenderArgs};
+use super::output::Out;
+use super::target::Target;
+use crate::error::{Error, Result, exit};
+
+/// Renders the snapshot to stdout, `-o FILE` (the format from its extension unless
+/// `--format` says) or, for `-o` alone, a stamped HTML file under `results.destination`.
+pub fn run(g: &Global, a: &RenderArgs, out: &Out) -> Result<i32> {
+    let target = Target::new(&a.output);
+    let ext = target.extension();
+    if a.format.is_none() && matches!(ext.as_deref(), Some("md" | "markdown")) {
+        return Err(Error::Usage(format!(
+            "render writes the leaderboard (tui), json or html; for Markdown run `evals report {} -o {}`",
+            a.file.display(),
+            target_display(&target)
+        )));
+    }
+    let format = match (a.format, &target) {
+        (Some(f), _) => f,
+        (None, Target::Stamped) => Format::Html,
+        (None, _) => ext
+            .as_deref()
+            .map(Format::from_extension)
+            .unwrap_or_default(),
+    };
     let run = crate::report::json::load(&a.file)?;
+    let path = match target {
+        Target::Stdout => None,
+        Target::File(p) => Some(p),
+        Target::Stamped => {
+            let suite = super::load_suite(g, out).map_err(|e| {
+                Error::Usage(format!(
+                    "{e}\n-o without a file writes under the suite's results.destination, and there is no suite here; give -o FILE"
+                ))
+            })?;
+            Some(super::target::stamped(
+                &suite,
+                "render",
+                &run,
+                format.extension(),
+            ))
+        }
+    };
     let view = super::run::View {
         breakdown: false,
         totals: a.totals,
     };
-    super::run::emit(&run, a.format, a.output.as_deref(), view, out)?;
+    super::run::emit(&run, format, path.as_deref(), view, out)?;
     Ok(exit::OK)
+}
+
+fn target_display(t: &Target) -> String {
+    match t {
+        Target::File(p) => p.display().to_string(),
+        _ => "FILE.md".into(),
+    }
 }

@@ -518,18 +518,8 @@ fn store_run(suite: &Suite, a: &RunArgs, run: &RunResult) -> Result<PathBuf> {
 }
 
 fn save_snapshot(suite: &Suite, dest: Option<&Path>, run: &RunResult) -> Result<PathBuf> {
-    let dir = match (dest, &suite.config.results.destination) {
-        (Some(d), _) => suite.cwd.join(d),
-        (None, Some(d)) => suite.project_dir.join(d),
-        (None, None) => suite.root.join("results"),
-    };
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
-    let short = run
-        .run
-        .id
-        .get(run.run.id.len().saturating_sub(8)..)
-        .unwrap_or("");
-    let path = dir.join(format!("{stamp}-{}-{short}.json", run.run.command));
+    let dir = super::target::results_dir(suite, dest);
+    let path = dir.join(super::target::stamped_name(&run.run.command, run, "json"));
     crate::error::write_atomic(&path, Json.render(run).as_bytes())?;
     Ok(path)
 }

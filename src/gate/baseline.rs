@@ -1,4 +1,5 @@
-//! Resolving `--baseline`: a JSON snapshot file, a run id in the history, or a branch.
+//! Resolving `--baseline`: a JSON snapshot file, a run in the history (its number, `3` or
+//! `#3`, its id, or a unique prefix of its id), or else a branch.
 //!
 //! A branch means the latest completed run of the same suite on that branch that started
 //! no later than this run, this run excluded. If that run has another suite fingerprint
@@ -35,11 +36,27 @@ pub fn resolve(
         return Err(Error::Baseline(format!(
             "{reference}: no such file; pass a snapshot written by `evals export` or `evals check --json FILE` (or pass --missing-baseline pass)"
         )));
-    } else if uuid::Uuid::parse_str(reference).is_ok() {
+    } else if uuid::Uuid::parse_str(reference).is_ok() || is_run_number(reference) {
         let h = store(history, history_path)?;
-        h.get(reference)?.ok_or_else(|| {
+        let id = h.find(reference)?;
+        id.map(|id| h.get(&id))
+            .transpose()?
+            .flatten()
+            .ok_or_else(|| {
+                Error::Baseline(format!(
+                    "no run {reference} in {}; list runs with `evals history` (or pass --missing-baseline pass)",
+                    history_path.display()
+                ))
+            })?
+    } else if let Some(id) = match history {
+        // A unique prefix of a run id; anything else is a branch.
+        Some(h) => h.find(reference)?,
+        None => None,
+    } {
+        let h = store(history, history_path)?;
+        h.get(&id)?.ok_or_else(|| {
             Error::Baseline(format!(
-                "no run {reference} in {}; list runs with `evals history` (or pass --missing-baseline pass)",
+                "run {id} vanished from {} while it was read; run the command again",
                 history_path.display()
             ))
         })?
@@ -105,6 +122,12 @@ pub fn resolve(
         reference: reference.to_string(),
     };
     Ok((found, info))
+}
+
+/// `3` or `#3`: a run's number in the history, never a branch.
+fn is_run_number(reference: &str) -> bool {
+    let digits = reference.strip_prefix('#').unwrap_or(reference);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn store<'a>(history: Option<&'a History>, path: &Path) -> Result<&'a History> {
@@ -263,5 +286,21 @@ mod tests {
         assert_eq!(got.0, b);
         let missing = uuid::Uuid::now_v7().to_string();
         assert!(resolve(&missing, &me, Some(&h), &p).is_err());
+    }
+
+    #[test]
+    fn a_run_number_and_an_id_prefix_resolve_and_a_missing_number_is_no_branch() {
+        let (_d, mut h, p) = setup();
+        let id = uuid::Uuid::now_v7().to_string();
+        h.insert(&run(&id, "main", "2026-01-01T00:00:00Z", vec![]))
+            .expect("insert");
+        let me = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
+        for reference in ["1", "#1", &id[..20]] {
+            let (b, info) = resolve(reference, &me, Some(&h), &p).expect(reference);
+            assert_eq!(b.run.id, id);
+            assert_eq!(info.reference, reference);
+        }
+        let e = resolve("7", &me, Some(&h), &p).expect_err("no run 7");
+        assert!(e.to_string().starts_with("no run 7 in "), "{e}");
     }
 }

@@ -4,8 +4,9 @@
 //! (2) a case that met its thresholds in the baseline and now does not regressed, whatever
 //! the tolerance; (3) a case that now errors (a cassette miss included) regressed; (4) a
 //! case failing its thresholds, or erroring, fails the check on every run, baseline or not.
-//! Improvements, declines, new, changed and removed cases are reported, never gated. Cases
-//! compare only where their fingerprints match.
+//! Improvements, declines, new, changed and removed cases are reported, never gated, except
+//! that [`Rules::fail_on_case_decline`] (`report --fail-on-case-regression`) gates any
+//! decline. Cases compare only where their fingerprints match.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -17,12 +18,40 @@ use crate::results::{
 /// Scores closer than this are the same score (they went through JSON and sums).
 const EPS: f64 = 1e-9;
 
+/// What the gate fails on beyond the four rules.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rules {
+    /// How far (0..=1) an experiment's mean primary score may fall (rule 1).
+    pub tolerance: f64,
+    /// Also fail on any compared case whose score dropped at all (`--fail-on-case-regression`).
+    pub fail_on_case_decline: bool,
+}
+
+impl Rules {
+    pub fn tolerance(tolerance: f64) -> Rules {
+        Rules {
+            tolerance,
+            fail_on_case_decline: false,
+        }
+    }
+}
+
 /// Compares `run` with `baseline` (none: thresholds and errors alone) and gives the verdict.
 pub fn compare(
     baseline: Option<(&RunResult, BaselineInfo)>,
     run: &RunResult,
     tolerance: f64,
 ) -> Comparison {
+    compare_with(baseline, run, Rules::tolerance(tolerance))
+}
+
+/// [`compare`] under `rules`.
+pub fn compare_with(
+    baseline: Option<(&RunResult, BaselineInfo)>,
+    run: &RunResult,
+    rules: Rules,
+) -> Comparison {
+    let tolerance = rules.tolerance;
     let base_name = baseline
         .as_ref()
         .map(|(_, info)| {
@@ -58,7 +87,10 @@ pub fn compare(
         let mut matched = Vec::new();
         for c in &exp.cases {
             let b = base_cases.get(c.case.as_str()).copied();
-            let d = case_delta(exp, b, c, baseline.is_some());
+            let mut d = case_delta(exp, b, c, baseline.is_some());
+            if rules.fail_on_case_decline && d.status == CaseStatus::Declined {
+                d.gated = true;
+            }
             if let (Some(b), Some(cs), Some(bs)) = (b, c.score, b.and_then(|b| b.score))
                 && b.fingerprint == c.fingerprint
             {
@@ -217,6 +249,13 @@ fn case_reason(label: &str, d: &CaseDelta, base: &str) -> String {
         CaseStatus::Regressed => format!(
             "{at}: met its thresholds on {base}, now fails ({})",
             d.failed_thresholds.join(", ")
+        ),
+        // Gated only under --fail-on-case-regression; a threshold failure says so first.
+        CaseStatus::Declined if d.candidate_passed != Some(false) => format!(
+            "{at}: score fell {:.1} points ({} → {}); --fail-on-case-regression fails any drop",
+            -d.delta().unwrap_or(0.0) * 100.0,
+            pct(d.baseline_score),
+            pct(d.candidate_score)
         ),
         _ => format!(
             "{at}: fails its thresholds ({})",
@@ -403,5 +442,41 @@ mod tests {
         // The mean is over matched cases only: the changed case's 1.0 → 0.0 does not count.
         assert_eq!(c.experiments[0].matched, 2);
         assert!(c.experiments[0].delta.is_some_and(|d| d > 0.0));
+    }
+
+    #[test]
+    fn fail_on_case_decline_gates_any_drop_of_a_compared_case() {
+        let b = run(
+            "b",
+            "main",
+            T0,
+            vec![
+                case("a", Some(0.8), Some(true)),
+                case("b", Some(0.8), Some(true)),
+            ],
+        );
+        let n = run(
+            "n",
+            "f",
+            T0,
+            vec![
+                case("a", Some(0.79), Some(true)),
+                case("b", Some(0.9), Some(true)),
+            ],
+        );
+        assert!(check(&b, &n, 0.5).verdict.passed);
+        let strict = Rules {
+            tolerance: 0.5,
+            fail_on_case_decline: true,
+        };
+        let c = compare_with(Some((&b, info(&b))), &n, strict);
+        assert!(!c.verdict.passed);
+        assert_eq!(
+            c.verdict.reasons,
+            [
+                "fake/echo [temp 0] · tax · a: score fell 1.0 points (80.0% → 79.0%); --fail-on-case-regression fails any drop"
+            ]
+        );
+        assert_eq!(status(&c, "b"), Some(CaseStatus::Improved));
     }
 }

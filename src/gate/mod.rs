@@ -8,4 +8,4 @@ pub mod baseline;
 pub mod compare;
 
 pub use baseline::{MissingBaseline, resolve};
-pub use compare::compare;
+pub use compare::{Rules, compare, compare_with};

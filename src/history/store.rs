@@ -16,7 +16,10 @@ use crate::error::{Error, Result};
 use crate::results::RunResult;
 
 /// Numbered migrations; `user_version` holds how many have run.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_init.sql"),
+    include_str!("migrations/0002_run_numbers.sql"),
+];
 
 /// How long a writer waits for another process's lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -30,6 +33,8 @@ pub struct History {
 /// One line of `evals history`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunSummary {
+    /// The run's number in this store: 1, 2, 3 in the order runs were stored; never reused.
+    pub number: i64,
     pub id: String,
     pub started_at: String,
     pub branch: Option<String>,
@@ -169,8 +174,9 @@ impl History {
             .map_err(e)?;
         let r = &run.run;
         tx.execute(
-            "INSERT INTO runs (id, suite, suite_fingerprint, branch, \"commit\", command, mode, argv, settings, started_at, finished_at, status, snapshot)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            "INSERT INTO runs (id, suite, suite_fingerprint, branch, \"commit\", command, mode, argv, settings, started_at, finished_at, status, snapshot, number)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
+                     (SELECT COALESCE(MAX(number), 0) + 1 FROM runs))",
             params![
                 r.id, scrub(&r.suite), r.suite_fingerprint, r.branch.as_deref().map(scrub), r.commit, r.command, r.mode, argv,
                 settings, r.started_at, r.finished_at, r.status, snapshot
@@ -250,6 +256,96 @@ impl History {
         })
     }
 
+    /// The id of the run `reference` names: its number (`3` or `#3`), its id, or a unique
+    /// prefix of its id (at least 4 characters). `None` when no run matches; a prefix that
+    /// matches several runs is an error listing them.
+    pub fn find(&self, reference: &str) -> Result<Option<String>> {
+        let r = reference.trim();
+        let digits = r.strip_prefix('#').unwrap_or(r);
+        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            let Ok(n) = digits.parse::<i64>() else {
+                return Ok(None);
+            };
+            return self
+                .conn
+                .query_row("SELECT id FROM runs WHERE number = ?1", [n], |row| {
+                    row.get(0)
+                })
+                .optional()
+                .map_err(|e| self.err(e));
+        }
+        let exact: Option<String> = self
+            .conn
+            .query_row("SELECT id FROM runs WHERE id = ?1", [r], |row| row.get(0))
+            .optional()
+            .map_err(|e| self.err(e))?;
+        if exact.is_some() {
+            return Ok(exact);
+        }
+        let prefix_like = r.len() >= 4 && r.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-');
+        if !prefix_like {
+            return Ok(None);
+        }
+        // `>=` and `<` on the prefix, not LIKE: ids are lowercase hex, and LIKE would treat
+        // `_` and `%` as patterns and ignore case.
+        let lower = r.to_ascii_lowercase();
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, number FROM runs WHERE id >= ?1 AND substr(id, 1, ?2) = ?1
+                 ORDER BY number LIMIT 6",
+            )
+            .map_err(|e| self.err(e))?;
+        let found = stmt
+            .query_map(params![lower, lower.len() as i64], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, Option<i64>>(1)?))
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))?;
+        match found.as_slice() {
+            [] => Ok(None),
+            [(id, _)] => Ok(Some(id.clone())),
+            many => {
+                let count: i64 = self
+                    .conn
+                    .query_row(
+                        "SELECT COUNT(*) FROM runs WHERE substr(id, 1, ?2) = ?1",
+                        params![lower, lower.len() as i64],
+                        |row| row.get(0),
+                    )
+                    .map_err(|e| self.err(e))?;
+                let listed: Vec<String> = many
+                    .iter()
+                    .take(5)
+                    .map(|(id, n)| match n {
+                        Some(n) => format!("#{n} {id}"),
+                        None => id.clone(),
+                    })
+                    .collect();
+                let more = if count > 5 { ", ..." } else { "" };
+                Err(Error::Usage(format!(
+                    "run id prefix {r} matches {count} runs in {} ({}{more}): give more of the id, or the run's number from `evals history`",
+                    self.path.display(),
+                    listed.join(", ")
+                )))
+            }
+        }
+    }
+
+    /// The id of the newest run (of `suite`, when given).
+    pub fn latest(&self, suite: Option<&str>) -> Result<Option<String>> {
+        Ok(self
+            .list(&RunFilter {
+                suite: suite.map(str::to_string),
+                branch: None,
+                limit: Some(1),
+            })?
+            .into_iter()
+            .next()
+            .map(|r| r.id))
+    }
+
     /// The latest completed run of `suite` on `branch` that started before the run
     /// `exclude_id`, which started at `before`: its id and suite fingerprint. Never a run
     /// from the future: `started_at` has whole seconds, so within `before`'s second the
@@ -315,7 +411,7 @@ impl History {
             .conn
             .prepare(
                 "SELECT r.id, r.started_at, r.branch, r.\"commit\", r.suite, r.command, r.mode, r.status,
-                        COALESCE(SUM(x.cases_total), 0), AVG(x.score), COALESCE(SUM(x.errors), 0)
+                        COALESCE(SUM(x.cases_total), 0), AVG(x.score), COALESCE(SUM(x.errors), 0), r.number
                  FROM runs r LEFT JOIN experiments x ON x.run_id = r.id
                  WHERE (?1 IS NULL OR r.suite = ?1) AND (?2 IS NULL OR r.branch = ?2)
                  GROUP BY r.id
@@ -326,6 +422,7 @@ impl History {
         let rows = stmt
             .query_map(params![filter.suite, filter.branch, limit], |r| {
                 Ok(RunSummary {
+                    number: r.get(11)?,
                     id: r.get(0)?,
                     started_at: r.get(1)?,
                     branch: r.get(2)?,
@@ -650,6 +747,72 @@ pub(crate) mod tests {
             .expect("list")
             .len(),
             1
+        );
+    }
+
+    #[test]
+    fn runs_stored_before_numbers_existed_are_numbered_by_when_they_started() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("h.sqlite3");
+        {
+            // A history written by a version without migration 0002.
+            let conn = Connection::open(&path).expect("open");
+            conn.execute_batch(MIGRATIONS[0]).expect("0001");
+            conn.execute_batch("PRAGMA user_version = 1")
+                .expect("version");
+            for (id, started) in [("b", "2026-01-02T00:00:00Z"), ("a", "2026-01-01T00:00:00Z")] {
+                conn.execute(
+                    "INSERT INTO runs (id, suite, suite_fingerprint, command, mode, argv, settings, started_at, status, snapshot)
+                     VALUES (?1, 's', 'fp', 'check', 'replay', '[]', '{}', ?2, 'completed', '{}')",
+                    params![id, started],
+                )
+                .expect("insert");
+            }
+        }
+        let mut h = History::open(&path).expect("migrate");
+        h.insert(&run("c", "main", "2025-12-31T00:00:00Z", vec![]))
+            .expect("insert");
+        let numbers: Vec<(String, i64)> = h
+            .list(&RunFilter::default())
+            .expect("list")
+            .into_iter()
+            .map(|r| (r.id, r.number))
+            .collect();
+        // A new run takes the next number, whenever it started.
+        assert_eq!(
+            numbers,
+            [
+                ("b".to_string(), 2),
+                ("a".to_string(), 1),
+                ("c".to_string(), 3)
+            ]
+        );
+    }
+
+    #[test]
+    fn find_takes_a_number_an_id_or_a_unique_prefix() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut h = History::open(&dir.path().join("h.sqlite3")).expect("open");
+        for id in ["0198aa-1111", "0198aa-2222", "0198bb-3333"] {
+            h.insert(&run(id, "main", "2026-01-01T00:00:00Z", vec![]))
+                .expect("insert");
+        }
+        let find = |r: &str| h.find(r).expect("find");
+        assert_eq!(find("2").as_deref(), Some("0198aa-2222"));
+        assert_eq!(find("#3").as_deref(), Some("0198bb-3333"));
+        assert_eq!(find("4"), None);
+        assert_eq!(find("0198aa-1111").as_deref(), Some("0198aa-1111"));
+        assert_eq!(find("0198B").as_deref(), Some("0198bb-3333"));
+        assert_eq!(find("0198aa-2").as_deref(), Some("0198aa-2222"));
+        assert_eq!(find("019"), None, "under 4 characters is no prefix");
+        assert_eq!(find("main"), None);
+        let e = h.find("0198a").expect_err("ambiguous");
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string()
+                .starts_with("run id prefix 0198a matches 2 runs in ")
+                && e.to_string().contains("(#1 0198aa-1111, #2 0198aa-2222)"),
+            "{e}"
         );
     }
 }

@@ -142,26 +142,8 @@ fn table(run: &RunResult, s: &Standings) -> Table {
         .enumerate()
         .map(|(i, e)| row(i, e, &metrics, weighted))
         .collect();
-    let best_value_text = match s.best_value {
-        Some(i) => {
-            let e = &s.rows[i];
-            format!(
-                "best value: {} — {} at {}",
-                label(e),
-                pct(e.score),
-                money(e.cost_usd)
-            )
-        }
-        None => "best value: none (every experiment had errors)".into(),
-    };
-    let best_weighted_text = weighted.then(|| match s.best_weighted {
-        Some(i) => format!(
-            "best weighted: {} — wscore {}",
-            label(&s.rows[i]),
-            pct(s.rows[i].wscore)
-        ),
-        None => "best weighted: none (an experiment with errors cannot be best)".into(),
-    });
+    let best_value_text = super::leaderboard::best_value_text(s, &label);
+    let best_weighted_text = weighted.then(|| super::leaderboard::best_weighted_text(s, &label));
     Table {
         best_weighted_text,
         title: match &s.dataset {
@@ -170,8 +152,8 @@ fn table(run: &RunResult, s: &Standings) -> Table {
         },
         header,
         rows,
-        best_value: s.best_value,
-        best_weighted: s.best_weighted,
+        best_value: s.best_value.row,
+        best_weighted: s.best_weighted.row,
         best_value_text,
     }
 }
@@ -304,6 +286,8 @@ ul{margin:.3rem 0}.scroll{overflow-x:auto}dl{display:grid;grid-template-columns:
 {% for d in deltas %}{% if d.diff %}<details><summary>{{ d.contender }} · {{ d.dataset }} · {{ d.case }}: output diff</summary><pre>{{ d.diff }}</pre></details>{% endif %}{% endfor %}
 {% endif %}
 {% if refused %}<p>Refused (never scored): {% for r in refused %}{{ r }}{% if not loop.last %}; {% endif %}{% endfor %}</p>{% endif %}
+{% if overall_note %}<h2>overall</h2>
+<div class="note">{{ overall_note }}</div>{% endif %}
 {% for t in tables %}
 <h2>{{ t.title }}</h2>
 <div class="scroll"><table class="sortable"><thead><tr>{% for h in t.header %}<th class="{{ 'l' if loop.index in [2,3,4] else '' }}">{{ h }}</th>{% endfor %}</tr></thead><tbody>
@@ -358,6 +342,7 @@ impl Report for Html {
             return format!("<!doctype html><p>report template error: {e}</p>\n");
         }
         let (per_dataset, overall) = standings(run);
+        let overall_note = super::leaderboard::overall_note(&per_dataset);
         let mut tables: Vec<Table> = Vec::new();
         if let Some(o) = &overall {
             tables.push(table(run, o));
@@ -375,6 +360,7 @@ impl Report for Html {
             run => &run.run,
             metrics => metrics_in_order(run),
             tables => tables,
+            overall_note => overall_note,
             experiments => experiments(run),
             refused => &run.run.refused,
             verdict => verdict,

@@ -53,6 +53,17 @@ impl Report for Junit {
                     ))
                     .set_type("regression");
                     s
+                } else if let Some(d) = d.filter(|d| d.gated && d.status == CaseStatus::Declined)
+                    && c.passed != Some(false)
+                {
+                    // Gated only under --fail-on-case-regression.
+                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    s.set_message(format!(
+                        "declined: score {}; --fail-on-case-regression fails any drop",
+                        score_change(d.baseline_score, c.score)
+                    ))
+                    .set_type("regression");
+                    s
                 } else if c.passed == Some(false) {
                     let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
                     s.set_message(format!(

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::terminal::{money, pct};
 use crate::results::{ExperimentResult, Latency, MetricDef, RunResult};
 use crate::score::weighted;
 
@@ -40,11 +41,36 @@ pub struct Standings {
     /// `None` for the overall table.
     pub dataset: Option<String>,
     pub rows: Vec<ExperimentResult>,
-    /// Index into `rows` of the best value (cheapest error-free within two points of the top).
-    pub best_value: Option<usize>,
-    /// Index into `rows` of the best weighted score.
-    pub best_weighted: Option<usize>,
+    /// The best value: the cheapest error-free experiment within two points of the top score.
+    pub best_value: Pick,
+    /// The best weighted score: the highest `wscore` without errors (weighted suites only).
+    pub best_weighted: Pick,
 }
+
+/// A table's verdict on one question ("best value", "best weighted"): the row named, and the
+/// table's top when it had errors, so a report never names a row beside a better one
+/// without a word. Indexes are into [`Standings::rows`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pick {
+    /// The row named best; never one with errors.
+    pub row: Option<usize>,
+    /// The table's top (errors included) when it had errors and so could not be named.
+    pub top_with_errors: Option<usize>,
+    /// The highest error-free row, when none qualified as `row`.
+    pub best_error_free: Option<usize>,
+}
+
+/// How a [`Pick`] chooses among error-free rows.
+#[derive(Debug, Clone, Copy)]
+enum Rule {
+    /// The cheapest within this much of the table's top value.
+    CheapestWithin(f64),
+    /// The highest.
+    Highest,
+}
+
+/// How far under the table's top score the best value may be: two points.
+const BEST_VALUE_WITHIN: f64 = 0.02;
 
 /// Per-dataset standings, then the overall one (only when there is more than one dataset).
 pub fn standings(run: &RunResult) -> (Vec<Standings>, Option<Standings>) {
@@ -62,6 +88,18 @@ pub fn standings(run: &RunResult) -> (Vec<Standings>, Option<Standings>) {
     let overall =
         (tables.len() > 1).then(|| rank(None, overall_rows(&run.experiments), &run.run.weights));
     (tables, overall)
+}
+
+/// With one dataset the overall standings would repeat its table row for row: reports print
+/// this line where the overall table goes instead.
+pub fn overall_note(tables: &[Standings]) -> Option<String> {
+    match tables {
+        [only] => only
+            .dataset
+            .as_ref()
+            .map(|d| format!("overall: the same as the table of dataset {d} (the only dataset)")),
+        _ => None,
+    }
 }
 
 fn rank(
@@ -88,9 +126,9 @@ fn rank(
     });
     let best_value = best_value(&rows);
     let best_weighted = if weights.is_empty() {
-        None
+        Pick::default()
     } else {
-        weighted::best(&rows)
+        pick(&rows, |e| e.wscore, Rule::Highest)
     };
     Standings {
         dataset,
@@ -154,26 +192,119 @@ pub fn variant_standings(run: &RunResult) -> Vec<Standings> {
         .collect()
 }
 
-/// The cheapest error-free experiment within two points of the top score.
-pub fn best_value(rows: &[ExperimentResult]) -> Option<usize> {
-    let top = rows
-        .iter()
-        .filter(|e| e.errors == 0)
-        .filter_map(|e| e.score)
-        .fold(f64::NEG_INFINITY, f64::max);
-    if !top.is_finite() {
-        return None;
+/// The best value: the cheapest error-free experiment within two points of the table's top
+/// score, the top itself included whether or not it had errors.
+pub fn best_value(rows: &[ExperimentResult]) -> Pick {
+    pick(rows, |e| e.score, Rule::CheapestWithin(BEST_VALUE_WITHIN))
+}
+
+/// The one place a table names its best: `value` read from each row, the top taken over
+/// every row (ties go to the one with fewer errors, then the first), the pick among the
+/// error-free rows only.
+fn pick(
+    rows: &[ExperimentResult],
+    value: impl Fn(&ExperimentResult) -> Option<f64>,
+    rule: Rule,
+) -> Pick {
+    let highest = |error_free: bool| {
+        rows.iter()
+            .enumerate()
+            .filter(|(_, e)| !error_free || e.errors == 0)
+            .filter_map(|(i, e)| value(e).filter(|v| v.is_finite()).map(|v| (i, v, e.errors)))
+            .fold(None, |acc: Option<(usize, f64, usize)>, x| match acc {
+                Some(a) if a.1 > x.1 || (a.1 == x.1 && a.2 <= x.2) => Some(a),
+                _ => Some(x),
+            })
+    };
+    let Some((top, top_value, top_errors)) = highest(false) else {
+        return Pick::default();
+    };
+    let row = match rule {
+        Rule::Highest => highest(true).map(|(i, _, _)| i),
+        Rule::CheapestWithin(within) => rows
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                e.errors == 0 && value(e).is_some_and(|v| v >= top_value - within - 1e-12)
+            })
+            .min_by(|(_, a), (_, b)| {
+                a.cost_usd
+                    .unwrap_or(f64::INFINITY)
+                    .total_cmp(&b.cost_usd.unwrap_or(f64::INFINITY))
+                    .then(value(b).unwrap_or(0.0).total_cmp(&value(a).unwrap_or(0.0)))
+            })
+            .map(|(i, _)| i),
+    };
+    Pick {
+        row,
+        top_with_errors: (top_errors > 0).then_some(top),
+        best_error_free: if row.is_none() {
+            highest(true).map(|(i, _, _)| i)
+        } else {
+            None
+        },
     }
-    rows.iter()
-        .enumerate()
-        .filter(|(_, e)| e.errors == 0 && e.score.is_some_and(|s| s >= top - 0.02 - 1e-12))
-        .min_by(|(_, a), (_, b)| {
-            a.cost_usd
-                .unwrap_or(f64::INFINITY)
-                .total_cmp(&b.cost_usd.unwrap_or(f64::INFINITY))
-                .then(b.score.unwrap_or(0.0).total_cmp(&a.score.unwrap_or(0.0)))
-        })
-        .map(|(i, _)| i)
+}
+
+/// `the top, x at 100.0%, had 1 error`: what a report adds when the top could not be named.
+fn top_note(
+    s: &Standings,
+    p: &Pick,
+    label: &dyn Fn(&ExperimentResult) -> String,
+    value: &dyn Fn(&ExperimentResult) -> String,
+) -> Option<String> {
+    p.top_with_errors.map(|i| {
+        let e = &s.rows[i];
+        format!(
+            "the top, {} at {}, had {} error{}",
+            label(e),
+            value(e),
+            e.errors,
+            if e.errors == 1 { "" } else { "s" }
+        )
+    })
+}
+
+/// The best-value line under a table, the same in every report; `label` names a row.
+pub fn best_value_text(s: &Standings, label: &dyn Fn(&ExperimentResult) -> String) -> String {
+    let at = |e: &ExperimentResult| format!("{} at {}", pct(e.score), money(e.cost_usd));
+    let top = top_note(s, &s.best_value, label, &|e| pct(e.score));
+    match (s.best_value.row, top, s.best_value.best_error_free) {
+        (Some(i), None, _) => format!("best value: {} — {}", label(&s.rows[i]), at(&s.rows[i])),
+        (Some(i), Some(top), _) => {
+            format!(
+                "best value: {} — {}; {top}",
+                label(&s.rows[i]),
+                at(&s.rows[i])
+            )
+        }
+        (None, Some(top), Some(j)) => format!(
+            "best value: none within two points of the top: {top}; best error-free: {} — {}",
+            label(&s.rows[j]),
+            at(&s.rows[j])
+        ),
+        (None, _, _) => "best value: none (every experiment had errors)".into(),
+    }
+}
+
+/// The best-weighted line under a table of a weighted suite.
+pub fn best_weighted_text(s: &Standings, label: &dyn Fn(&ExperimentResult) -> String) -> String {
+    let top = top_note(s, &s.best_weighted, label, &|e| {
+        format!("wscore {}", pct(e.wscore))
+    });
+    match (s.best_weighted.row, top) {
+        (Some(i), None) => format!(
+            "best weighted: {} — wscore {}",
+            label(&s.rows[i]),
+            pct(s.rows[i].wscore)
+        ),
+        (Some(i), Some(top)) => format!(
+            "best weighted: {} — wscore {}; {top}",
+            label(&s.rows[i]),
+            pct(s.rows[i].wscore)
+        ),
+        (None, _) => "best weighted: none (an experiment with errors cannot be best)".into(),
+    }
 }
 
 /// One row per contender over every dataset: means weighted by scored cases, sums of errors,
@@ -252,4 +383,91 @@ pub fn overall_rows(experiments: &[ExperimentResult]) -> Vec<ExperimentResult> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::store::tests::experiment as stored;
+
+    fn row(id: &str, score: f64, errors: usize, cost: f64) -> ExperimentResult {
+        let mut e = stored(vec![]);
+        e.contender.id = id.into();
+        e.score = Some(score);
+        e.wscore = Some(score);
+        e.errors = errors;
+        e.cost_usd = Some(cost);
+        e
+    }
+
+    fn standings(rows: Vec<ExperimentResult>) -> Standings {
+        Standings {
+            dataset: Some("d".into()),
+            best_value: best_value(&rows),
+            best_weighted: pick(&rows, |e| e.wscore, Rule::Highest),
+            rows,
+        }
+    }
+
+    fn name(e: &ExperimentResult) -> String {
+        e.contender.id.clone()
+    }
+
+    #[test]
+    fn best_value_is_the_cheapest_within_two_points_of_the_top() {
+        let s = standings(vec![
+            row("top", 1.0, 0, 0.5),
+            row("close", 0.98, 0, 0.1),
+            row("cheap", 0.5, 0, 0.0),
+        ]);
+        assert_eq!(s.best_value.row, Some(1));
+        assert_eq!(s.best_value.top_with_errors, None);
+        assert_eq!(
+            best_value_text(&s, &name),
+            "best value: close — 98.0% at $0.1000"
+        );
+    }
+
+    #[test]
+    fn a_top_with_errors_is_named_and_bounds_the_best_value() {
+        let s = standings(vec![row("flaky", 1.0, 2, 0.5), row("weak", 0.2, 0, 0.0)]);
+        assert_eq!(
+            s.best_value.row, None,
+            "20% is not within two points of 100%"
+        );
+        assert_eq!(
+            best_value_text(&s, &name),
+            "best value: none within two points of the top: the top, flaky at 100.0%, had 2 errors; best error-free: weak — 20.0% at $0"
+        );
+        assert_eq!(
+            best_weighted_text(&s, &name),
+            "best weighted: weak — wscore 20.0%; the top, flaky at wscore 100.0%, had 2 errors"
+        );
+        // A tie with the top goes to the row without errors: nothing to add.
+        let s = standings(vec![row("flaky", 1.0, 1, 0.5), row("steady", 1.0, 0, 0.6)]);
+        assert_eq!(
+            best_value_text(&s, &name),
+            "best value: steady — 100.0% at $0.6000"
+        );
+        let s = standings(vec![row("flaky", 1.0, 1, 0.5), row("broken", 0.9, 3, 0.6)]);
+        assert_eq!(
+            best_value_text(&s, &name),
+            "best value: none (every experiment had errors)"
+        );
+    }
+
+    #[test]
+    fn an_experiment_with_errors_cannot_be_best_weighted() {
+        let mut rows = vec![
+            row("flaky", 0.99, 1, 0.0),
+            row("steady", 0.7, 0, 0.0),
+            row("better", 0.8, 0, 0.0),
+        ];
+        assert_eq!(pick(&rows, |e| e.wscore, Rule::Highest).row, Some(2));
+        rows[2].wscore = None;
+        assert_eq!(pick(&rows, |e| e.wscore, Rule::Highest).row, Some(1));
+        rows[1].errors = 1;
+        let p = pick(&rows, |e| e.wscore, Rule::Highest);
+        assert_eq!((p.row, p.top_with_errors), (None, Some(0)));
+    }
 }

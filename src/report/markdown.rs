@@ -179,11 +179,17 @@ fn verdict(run: &RunResult) -> (String, String, String) {
         None => "evals check: not compared".to_string(),
         Some(c) if c.verdict.passed => "evals check passed".to_string(),
         Some(c) => {
+            // A decline is gated only under --fail-on-case-regression: a regression then.
+            let dropped = |d: &CaseDelta| {
+                d.gated && d.status == CaseStatus::Declined && d.candidate_passed != Some(false)
+            };
             let regressions = c.experiments.iter().filter(|e| e.regressed).count()
-                + count(c, |d| d.status == CaseStatus::Regressed);
+                + count(c, |d| d.status == CaseStatus::Regressed || dropped(d));
             let errors = count(c, |d| d.status == CaseStatus::Errored);
             let failed = count(c, |d| {
-                d.gated && !matches!(d.status, CaseStatus::Regressed | CaseStatus::Errored)
+                d.gated
+                    && !dropped(d)
+                    && !matches!(d.status, CaseStatus::Regressed | CaseStatus::Errored)
             });
             let mut parts = Vec::new();
             if regressions > 0 {

@@ -1,5 +1,6 @@
 //! The terminal report: the per-case breakdown (for `run`), one leaderboard per dataset
-//! with its best value, the overall leaderboard, and a glossary of the metrics.
+//! with its best value, the overall leaderboard (with one dataset, a line saying it is that
+//! dataset's table), and a glossary of the metrics.
 
 use std::fmt::Write;
 
@@ -111,10 +112,12 @@ impl Report for Terminal {
                 self.standings(run, &s, &metrics, &mut out);
             }
         }
-        if matches!(self.totals, Totals::Overall | Totals::Both)
-            && let Some(s) = &overall
-        {
-            self.standings(run, s, &metrics, &mut out);
+        if matches!(self.totals, Totals::Overall | Totals::Both) {
+            if let Some(s) = &overall {
+                self.standings(run, s, &metrics, &mut out);
+            } else if let Some(note) = super::leaderboard::overall_note(&tables) {
+                let _ = writeln!(out, "{note}\n");
+            }
         }
         let _ = writeln!(out, "glossary:");
         for m in &metrics {
@@ -213,8 +216,7 @@ impl Terminal {
             }
         }
         let _ = writeln!(out, "{t}");
-        let label = |i: usize| {
-            let e = &s.rows[i];
+        let label = |e: &ExperimentResult| {
             format!(
                 "{} ({} effort, temp {})",
                 self.model(run, e),
@@ -222,38 +224,9 @@ impl Terminal {
                 e.contender.temperature.as_deref().unwrap_or("default")
             )
         };
-        match s.best_value {
-            Some(i) => {
-                let e = &s.rows[i];
-                let _ = writeln!(
-                    out,
-                    "best value: {} — {} at {}",
-                    label(i),
-                    pct(e.score),
-                    money(e.cost_usd)
-                );
-            }
-            None => {
-                let _ = writeln!(out, "best value: none (every experiment had errors)");
-            }
-        }
+        let _ = writeln!(out, "{}", super::leaderboard::best_value_text(s, &label));
         if weighted {
-            match s.best_weighted {
-                Some(i) => {
-                    let _ = writeln!(
-                        out,
-                        "best weighted: {} — wscore {}",
-                        label(i),
-                        pct(s.rows[i].wscore)
-                    );
-                }
-                None => {
-                    let _ = writeln!(
-                        out,
-                        "best weighted: none (an experiment with errors cannot be best)"
-                    );
-                }
-            }
+            let _ = writeln!(out, "{}", super::leaderboard::best_weighted_text(s, &label));
         }
         let _ = writeln!(out);
     }

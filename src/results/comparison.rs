@@ -24,6 +24,16 @@ pub struct Comparison {
     pub verdict: Verdict,
 }
 
+impl Comparison {
+    /// A baseline was given but shares no case with the run: every case is new, changed or
+    /// removed, so nothing was compared with it.
+    pub fn compared_nothing(&self) -> bool {
+        self.baseline.is_some()
+            && self.experiments.iter().all(|e| e.matched == 0)
+            && self.unchanged == 0
+    }
+}
+
 /// Which run was the baseline and how it was named.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BaselineInfo {

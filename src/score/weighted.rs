@@ -135,21 +135,6 @@ pub fn apply(experiments: &mut [ExperimentResult], weights: &[(String, f64)]) {
     }
 }
 
-/// The experiment with the highest weighted score among those without errors; ties go to
-/// the first.
-pub fn best(experiments: &[ExperimentResult]) -> Option<usize> {
-    experiments
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.errors == 0)
-        .filter_map(|(i, e)| e.wscore.map(|w| (i, w)))
-        .fold(None, |acc: Option<(usize, f64)>, (i, w)| match acc {
-            Some((_, bw)) if bw >= w => acc,
-            _ => Some((i, w)),
-        })
-        .map(|(i, _)| i)
-}
-
 /// The value a weight reads from an experiment; `None` when unknown.
 fn raw(e: &ExperimentResult, name: &str) -> Option<f64> {
     match name {
@@ -410,32 +395,6 @@ mod tests {
         apply(&mut table, &weights(&[("exact", 1.0)]));
         assert_eq!(table[0].wscore, None);
         assert!(close(table[1].wscore, 1.0));
-    }
-
-    #[test]
-    fn an_experiment_with_errors_cannot_be_best() {
-        let mut table = vec![
-            ExperimentResult {
-                score: Some(0.99),
-                errors: 1,
-                ..experiment("flaky")
-            },
-            ExperimentResult {
-                score: Some(0.7),
-                ..experiment("steady")
-            },
-            ExperimentResult {
-                score: Some(0.8),
-                ..experiment("better")
-            },
-        ];
-        apply(&mut table, &weights(&[("score", 1.0)]));
-        assert!(close(table[0].wscore, 0.99));
-        assert_eq!(best(&table), Some(2));
-        table[2].wscore = None;
-        assert_eq!(best(&table), Some(1));
-        table[1].errors = 1;
-        assert_eq!(best(&table), None);
     }
 
     #[test]

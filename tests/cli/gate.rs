@@ -14,7 +14,7 @@ use crate::harness::{Project, Run};
 use crate::mock::{Server, chat, post};
 
 /// The one contender, as every report labels it.
-const CONTENDER: &str = "local/m1";
+pub(crate) const CONTENDER: &str = "local/m1";
 
 /// The fields every case expects: five, so one wrong field costs 18 points.
 const FIELDS: [(&str, &str); 5] = [
@@ -38,7 +38,7 @@ fn reply(wrong: usize) -> String {
     Value::Object(fields).to_string()
 }
 
-fn config(uri: &str, version: u32, user: &str) -> String {
+pub(crate) fn config(uri: &str, version: u32, user: &str) -> String {
     let schema: String = FIELDS
         .iter()
         .map(|(k, _)| format!("    {k}: string\n"))
@@ -48,7 +48,7 @@ fn config(uri: &str, version: u32, user: &str) -> String {
     )
 }
 
-fn case_line(id: &str) -> String {
+pub(crate) fn case_line(id: &str) -> String {
     let expected: serde_json::Map<String, Value> = FIELDS
         .iter()
         .map(|(k, v)| (k.to_string(), json!(v)))
@@ -61,13 +61,13 @@ fn case_line(id: &str) -> String {
 
 /// A suite in a git repo on `main`: cases `steady` (always answered right) and `slips`
 /// (answered with `slips` fields wrong), the model behind a wiremock server.
-struct Gate {
-    server: Server,
-    p: Project,
+pub(crate) struct Gate {
+    pub(crate) server: Server,
+    pub(crate) p: Project,
 }
 
 impl Gate {
-    fn new() -> Gate {
+    pub(crate) fn new() -> Gate {
         let server = Server::start();
         let p = Project::new()
             .file(
@@ -87,7 +87,7 @@ impl Gate {
         g
     }
 
-    fn git(&self, args: &[&str]) -> String {
+    pub(crate) fn git(&self, args: &[&str]) -> String {
         let out = Command::new("git")
             .args(["-c", "user.name=t", "-c", "user.email=t@t"])
             .args([
@@ -110,17 +110,17 @@ impl Gate {
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     }
 
-    fn commit(&self, msg: &str) {
+    pub(crate) fn commit(&self, msg: &str) {
         self.git(&["add", "-A"]);
         self.git(&["commit", "-q", "--allow-empty", "-m", msg]);
     }
 
-    fn head(&self) -> String {
+    pub(crate) fn head(&self) -> String {
         self.git(&["rev-parse", "HEAD"])
     }
 
     /// From now on the model answers `steady` right and `slips` with `wrong` fields wrong.
-    fn answers(&self, wrong: usize) {
+    pub(crate) fn answers(&self, wrong: usize) {
         self.server.reset();
         for (needle, content) in [("Case steady.", reply(0)), ("Case slips.", reply(wrong))] {
             self.server.mount(
@@ -134,20 +134,20 @@ impl Gate {
         }
     }
 
-    fn evals(&self, args: &[&str]) -> Run {
+    pub(crate) fn evals(&self, args: &[&str]) -> Run {
         self.p.evals(args)
     }
 
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.p.path()
     }
 
-    fn read(&self, rel: &str) -> String {
+    pub(crate) fn read(&self, rel: &str) -> String {
         self.p.read(rel)
     }
 
     /// `main`'s history: `record` (live, cassettes written), then `check` (replayed).
-    fn on_main(&self) {
+    pub(crate) fn on_main(&self) {
         self.evals(&["record"]).ok();
         self.commit("cassettes");
         self.evals(&["check"])
@@ -157,7 +157,7 @@ impl Gate {
 
     /// Branches `feature` off `main`, the model now getting `wrong` fields of `slips`
     /// wrong, and re-records its cassettes.
-    fn feature(&self, wrong: usize) {
+    pub(crate) fn feature(&self, wrong: usize) {
         self.git(&["checkout", "-q", "-b", "feature"]);
         self.answers(wrong);
         self.evals(&["record"]).ok();
@@ -165,7 +165,7 @@ impl Gate {
     }
 
     /// `evals history --json`, filtered by `args`.
-    fn history(&self, args: &[&str]) -> Vec<Value> {
+    pub(crate) fn history(&self, args: &[&str]) -> Vec<Value> {
         let mut argv = vec!["history", "--json"];
         argv.extend(args);
         let d = self.evals(&argv).ok();
@@ -177,7 +177,7 @@ impl Gate {
     }
 
     /// The id of the latest run on `main` (`check`'s baseline).
-    fn latest_main_id(&self) -> String {
+    pub(crate) fn latest_main_id(&self) -> String {
         self.history(&["--branch", "main"])[0]["id"]
             .as_str()
             .unwrap()

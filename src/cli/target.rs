@@ -1,0 +1,70 @@
+//! Where `render` and `report` write, and in what format: `-o FILE` (the format from
+//! `--format`, else from the file's extension), `-o` alone (a stamped file under the
+//! suite's `results.destination`, the folder run snapshots are saved in), or stdout.
+
+use std::path::{Path, PathBuf};
+
+use crate::results::RunResult;
+use crate::suite::Suite;
+
+/// `-o`, as clap reads it: absent, given alone, or given a file.
+pub type OutputFlag = Option<Option<PathBuf>>;
+
+/// Where the report goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Stdout,
+    File(PathBuf),
+    /// `-o` without a file: a stamped name under `results.destination`.
+    Stamped,
+}
+
+impl Target {
+    pub fn new(flag: &OutputFlag) -> Target {
+        match flag {
+            None => Target::Stdout,
+            Some(None) => Target::Stamped,
+            Some(Some(p)) if p.as_os_str().is_empty() => Target::Stamped,
+            Some(Some(p)) => Target::File(p.clone()),
+        }
+    }
+
+    /// The file's extension, lowercase (`report.HTML` → `html`).
+    pub fn extension(&self) -> Option<String> {
+        match self {
+            Target::File(p) => p
+                .extension()
+                .and_then(|e| e.to_str())
+                .map(str::to_ascii_lowercase),
+            _ => None,
+        }
+    }
+}
+
+/// The folder run snapshots are saved in: `--destination` (from the working directory),
+/// else `results.destination` (from the project), else `evals/results`.
+pub fn results_dir(suite: &Suite, destination: Option<&Path>) -> PathBuf {
+    match (destination, &suite.config.results.destination) {
+        (Some(d), _) => suite.cwd.join(d),
+        (None, Some(d)) => suite.project_dir.join(d),
+        (None, None) => suite.root.join("results"),
+    }
+}
+
+/// `20261201T094713Z-<command>-<the run id's last 8>.<ext>`: when, what wrote it, which run.
+pub fn stamped_name(command: &str, run: &RunResult, ext: &str) -> String {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    let id = &run.run.id;
+    let short = id.get(id.len().saturating_sub(8)..).unwrap_or("");
+    format!("{stamp}-{command}-{short}.{ext}")
+}
+
+/// The file `-o` alone writes: a stamped name under `results.destination`, relative to the
+/// working directory when it is inside it (so `wrote evals/results/...` reads short).
+pub fn stamped(suite: &Suite, command: &str, run: &RunResult, ext: &str) -> PathBuf {
+    let path = results_dir(suite, None).join(stamped_name(command, run, ext));
+    match path.strip_prefix(&suite.cwd) {
+        Ok(rel) => rel.to_path_buf(),
+        Err(_) => path,
+    }
+}
