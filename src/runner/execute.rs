@@ -370,6 +370,7 @@ async fn run_exec(
         &worker.token,
         Binding {
             contender: contender.clone(),
+            case: case.clone(),
             session: session.clone(),
             api_key: contender
                 .kind
@@ -459,6 +460,7 @@ async fn call(
         .map(String::as_str);
     let completion = provider::complete(
         contender,
+        case,
         request,
         api_key,
         pricing(suite, contender),

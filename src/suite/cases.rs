@@ -187,6 +187,7 @@ fn load_disk_cases(
             weight: 1.0,
             metadata,
             minimum_scores,
+            mock_response: None,
             source: input_path.to_path_buf(),
             line: None,
         });
@@ -235,6 +236,8 @@ struct JsonlCase {
     metadata: Map<String, Value>,
     #[serde(default)]
     minimum_scores: BTreeMap<String, f64>,
+    #[serde(default)]
+    mock_response: Option<Value>,
 }
 
 const JSONL_KEYS: &[&str] = &[
@@ -246,6 +249,7 @@ const JSONL_KEYS: &[&str] = &[
     "weight",
     "metadata",
     "minimum_scores",
+    "mock_response",
 ];
 
 fn load_jsonl(dataset: &str, file: &Path, base: &Path, out: &mut Vec<Case>) -> Result<()> {
@@ -318,6 +322,11 @@ fn load_jsonl(dataset: &str, file: &Path, base: &Path, out: &mut Vec<Case>) -> R
             weight: c.weight.unwrap_or(1.0),
             metadata: c.metadata,
             minimum_scores: c.minimum_scores,
+            mock_response: match c.mock_response {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(s),
+                Some(other) => Some(other.to_string()),
+            },
             source: file.to_path_buf(),
             line: Some(lineno),
         });

@@ -12,6 +12,7 @@ mod config_errors;
 mod discovery;
 mod exec;
 mod faults;
+mod forge;
 mod gate;
 mod lineup;
 mod providers;
