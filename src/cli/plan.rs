@@ -6,7 +6,7 @@ use super::args::RunArgs;
 use super::output::{Out, align_right, table};
 use crate::error::{Error, Result, exit};
 use crate::runner::RunPlan;
-use crate::suite::{Overrides, Suite, cases, lineup};
+use crate::suite::{Overrides, ProviderKind, Suite, cases, lineup};
 
 /// Builds the plan for a command (`run`, `compare`, `record`, `check`).
 pub fn build(suite: &Suite, a: &RunArgs, command: &str) -> Result<RunPlan> {
@@ -62,6 +62,7 @@ pub fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
         "effort".into(),
         "temp".into(),
         "max_tokens".into(),
+        "$/M in/out".into(),
     ];
     header.extend(per_dataset.keys().map(|d| d.to_string()));
     header.push("calls".into());
@@ -79,13 +80,14 @@ pub fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
                 .max_tokens
                 .map(|m| m.to_string())
                 .unwrap_or_else(|| "-".into()),
+            price_per_million(suite, c),
         ];
         row.extend(per_dataset.values().map(|n| n.to_string()));
         row.push(plan.cases.len().to_string());
         t.add_row(row);
     }
     let n = per_dataset.len();
-    align_right(&mut t, 4..(6 + n));
+    align_right(&mut t, 4..(7 + n));
     out.line(&t.to_string());
     let experiments = plan.lineup.contenders.len() * n;
     let calls = plan.lineup.contenders.len() * plan.cases.len();
@@ -99,4 +101,14 @@ pub fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
         plan.parallelism
     ));
     Ok(exit::OK)
+}
+
+/// Dollars per million input/output tokens (`0.042/0`): the suite's `pricing:`, else what
+/// the provider ships with; `free` for the offline providers, `-` when unknown.
+fn price_per_million(suite: &Suite, c: &crate::suite::Contender) -> String {
+    match crate::runner::pricing(suite, c) {
+        Some(p) => format!("{}/{}", p.input, p.output),
+        None if matches!(c.kind, ProviderKind::Fake | ProviderKind::Mock) => "free".into(),
+        None => "-".into(),
+    }
 }

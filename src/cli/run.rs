@@ -13,7 +13,7 @@ use crate::error::{Error, Result, exit};
 use crate::report::{Report, json::Json, terminal::Terminal};
 use crate::results::{ExperimentResult, RunInfo, RunResult, SNAPSHOT_FORMAT};
 use crate::runner::{self, RunContext, RunPlan};
-use crate::suite::{ProviderKind, Suite};
+use crate::suite::Suite;
 
 /// Runs a command end to end and returns its exit code.
 pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> {
@@ -316,12 +316,6 @@ fn resolve_keys(
     let mut mode = mode;
     let cassette_dir = suite.cassette_dir();
     for c in &plan.lineup.contenders {
-        if matches!(c.kind, ProviderKind::TypeSafe) {
-            return Err(Error::Usage(format!(
-                "{}: the typesafe provider cannot send requests yet (it has a catalog and pricing only); drop it with -m",
-                c.id()
-            )));
-        }
         let Some(var) = c.kind.key_env() else {
             continue;
         };
@@ -329,6 +323,14 @@ fn resolve_keys(
             Some(v) => {
                 check_key_value(suite, var, &v)?;
                 keys.insert(var.to_string(), v);
+            }
+            // A provider with a key but no recordings (typesafe) cannot replay: it needs
+            // its key whatever the mode.
+            None if !c.kind.records() => {
+                return Err(Error::Usage(format!(
+                    "{var} is not set: {} needs it (export {var}=...)",
+                    c.id()
+                )));
             }
             None => {
                 let needed = match mode {

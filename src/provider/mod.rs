@@ -5,6 +5,7 @@
 mod fake;
 mod mock;
 mod openai;
+mod typesafe;
 
 use crate::cassette::{CallError, HttpRequest, Session};
 use crate::results::Usage;
@@ -17,13 +18,16 @@ pub use openai::{build_request, forward_request, parse_response, usage_of};
 pub const FAKE_MODELS: &[&str] = &["echo", "parrot"];
 /// The models of the `mock` provider.
 pub use mock::MODELS as MOCK_MODELS;
+/// TypeSafe's catalog, shipped in the binary.
+pub use typesafe::MODELS as TYPESAFE_MODELS;
 
-/// The models a provider has, when the binary knows them (`fake`, `mock`);
+/// The models a provider has, when the binary knows them (`fake`, `mock`, `typesafe`);
 /// `None` for the ones that serve whatever their server has.
 pub fn catalog(kind: &ProviderKind) -> Option<&'static [&'static str]> {
     match kind {
         ProviderKind::Fake => Some(FAKE_MODELS),
         ProviderKind::Mock => Some(MOCK_MODELS),
+        ProviderKind::TypeSafe => Some(TYPESAFE_MODELS),
         _ => None,
     }
 }
@@ -47,6 +51,15 @@ pub fn unknown_model(kind: &ProviderKind, section: &str, id: &str, model: &str) 
     Some(format!(
         "{id}: the {section} provider has the {models} {list}; there is no '{model}'{hint}"
     ))
+}
+
+/// Prices shipped with the binary, for a provider that reports no cost (TypeSafe); the
+/// suite's `pricing:` beats them.
+pub fn builtin_pricing(kind: &ProviderKind) -> Option<Pricing> {
+    match kind {
+        ProviderKind::TypeSafe => Some(typesafe::PRICING),
+        _ => None,
+    }
 }
 
 /// What the adapter asks of a model.
@@ -81,10 +94,7 @@ pub async fn complete(
     match &contender.kind {
         ProviderKind::Fake => Ok(fake::complete(contender, req)),
         ProviderKind::Mock => mock::complete(contender, case, req),
-        ProviderKind::TypeSafe => Err(CallError::Transport(format!(
-            "{}: the typesafe provider cannot send requests yet (no typesafe consumer); it has a catalog and pricing only",
-            contender.id()
-        ))),
+        ProviderKind::TypeSafe => Err(typesafe::complete(contender)),
         _ => {
             let http = build_request(contender, req, key);
             let resp = session.send(http).await?;
@@ -103,10 +113,7 @@ pub fn offline_complete(
     match contender.kind {
         ProviderKind::Fake => Some(Ok(fake::complete(contender, req))),
         ProviderKind::Mock => Some(mock::complete(contender, case, req)),
-        ProviderKind::TypeSafe => Some(Err(CallError::Transport(format!(
-            "{}: the typesafe provider cannot send requests yet",
-            contender.id()
-        )))),
+        ProviderKind::TypeSafe => Some(Err(typesafe::complete(contender))),
         _ => None,
     }
 }
@@ -132,10 +139,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn typesafe_is_priced_by_its_input_tokens_alone() {
+        let usage = Usage {
+            input_tokens: Some(2_000_000),
+            output_tokens: Some(5_000),
+            cost_usd: None,
+        };
+        let cost = price(&usage, builtin_pricing(&ProviderKind::TypeSafe).as_ref());
+        assert!((cost.unwrap() - 0.084).abs() < 1e-12, "{cost:?}");
+        assert_eq!(builtin_pricing(&ProviderKind::Fake), None);
+    }
+
+    #[test]
     fn an_unknown_model_names_the_ones_there_are() {
         assert_eq!(
             unknown_model(&ProviderKind::Fake, "fake", "fake/ech", "ech"),
             Some("fake/ech: the fake provider has the models echo and parrot; there is no 'ech' (did you mean 'echo'?)".into())
+        );
+        assert_eq!(
+            unknown_model(&ProviderKind::TypeSafe, "typesafe", "typesafe/jev-lates", "jev-lates"),
+            Some("typesafe/jev-lates: the typesafe provider has the models jev-latest and jev-preview; there is no 'jev-lates' (did you mean 'jev-latest'?)".into())
         );
         assert_eq!(
             unknown_model(&ProviderKind::Mock, "mock", "mock/mock", "mock"),

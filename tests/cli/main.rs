@@ -19,4 +19,5 @@ mod providers;
 mod run;
 mod secrets;
 mod snapshots;
+mod typesafe;
 mod verify;
