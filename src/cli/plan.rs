@@ -46,8 +46,29 @@ pub fn build(suite: &Suite, a: &RunArgs, command: &str) -> Result<RunPlan> {
     RunPlan::new(suite, lineup, cases, a.parallelism, a.concurrency, command)
 }
 
+/// `--min-score` and `--min-pass-rate`, each a fraction (LLMEvalForge writes `0.95`).
+pub fn limits(a: &RunArgs) -> Result<crate::gate::Limits> {
+    for (flag, v) in [
+        ("--min-score", a.min_score),
+        ("--min-pass-rate", a.min_pass_rate),
+    ] {
+        if let Some(v) = v
+            && !(0.0..=1.0).contains(&v)
+        {
+            return Err(Error::Usage(format!(
+                "{flag} {v}: expected a fraction between 0 and 1 (0.95 is 95%)"
+            )));
+        }
+    }
+    Ok(crate::gate::Limits {
+        min_score: a.min_score,
+        min_pass_rate: a.min_pass_rate,
+    })
+}
+
 /// `-n`: the experiment matrix and the number of calls; calls nothing, needs no key.
 pub fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
+    limits(a)?;
     let plan = build(suite, a, "compare")?;
     for r in &plan.lineup.refused {
         out.warn(&r.to_string());

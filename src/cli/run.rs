@@ -17,11 +17,20 @@ use crate::suite::Suite;
 
 /// Runs a command end to end and returns its exit code.
 pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> {
+    // `record` refreshes recordings: it reports thresholds but never gates on them.
+    let gates = command != "record";
+    if !gates && (a.min_score.is_some() || a.min_pass_rate.is_some()) {
+        return Err(Error::Usage(
+            "--min-score and --min-pass-rate gate run, compare and check; record does not gate (run `evals check` after it)".into(),
+        ));
+    }
     let (run, _) = execute(suite, a, command, out)?;
+    // Thresholds gate every run, by the rule `check` applies (with no baseline).
+    let failed = crate::gate::threshold_failures(&run);
     let code = match run.run.status.as_str() {
         "interrupted" => exit::INTERRUPTED,
         "aborted" => exit::FAILED,
-        _ if run.total_errors() > 0 => exit::FAILED,
+        _ if run.total_errors() > 0 || (gates && !failed.is_empty()) => exit::FAILED,
         _ => exit::OK,
     };
     use crate::suite::config::Display;
@@ -74,6 +83,22 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
             }
         }
     }
+    if !failed.is_empty() {
+        if gates {
+            out.error("thresholds failed:");
+        } else {
+            out.warn("thresholds failed (record does not gate; `evals check` will):");
+        }
+        for line in failed.iter().take(10) {
+            out.note(&format!("  {line}"));
+        }
+        if failed.len() > 10 {
+            out.note(&format!(
+                "  and {} more; `evals run` marks each failing case, `evals check --markdown FILE` lists them all",
+                failed.len() - 10
+            ));
+        }
+    }
     Ok(code)
 }
 
@@ -84,6 +109,7 @@ pub fn execute(
     command: &str,
     out: &Out,
 ) -> Result<(RunResult, RunPlan)> {
+    let limits = super::plan::limits(a)?;
     let plan = super::plan::build(suite, a, command)?;
     for r in &plan.lineup.refused {
         out.warn(&r.to_string());
@@ -190,6 +216,26 @@ pub fn execute(
     let mut metrics = scorer.metrics();
     metrics.sort_by_key(|m| !m.primary);
     let git = crate::history::git::detect(&suite.project_dir);
+    let mut settings = serde_json::json!({
+        "contenders": plan.lineup.contenders.iter().map(|c| &c.info).collect::<Vec<_>>(),
+        "cases": plan.cases.iter().map(|c| c.key()).collect::<Vec<_>>(),
+        "parallelism": plan.parallelism,
+        "concurrency": plan.concurrency,
+        "cassettes": mode.to_string(),
+        // What the flags narrowed or changed; a baseline must have selected the same.
+        "selection": {
+            "models": a.models,
+            "datasets": a.select.datasets,
+            "cases": a.select.cases,
+            "efforts": a.efforts,
+            "temperatures": a.temperatures,
+            "max_tokens": a.max_tokens,
+        },
+    });
+    if !limits.is_empty() {
+        // The floors this run was gated by, so a report of it later gates it the same.
+        settings["limits"] = serde_json::json!(limits);
+    }
     let run = RunResult {
         format: SNAPSHOT_FORMAT,
         run: RunInfo {
@@ -207,22 +253,7 @@ pub fn execute(
                 chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             ),
             status: status.label().into(),
-            settings: serde_json::json!({
-                "contenders": plan.lineup.contenders.iter().map(|c| &c.info).collect::<Vec<_>>(),
-                "cases": plan.cases.iter().map(|c| c.key()).collect::<Vec<_>>(),
-                "parallelism": plan.parallelism,
-                "concurrency": plan.concurrency,
-                "cassettes": mode.to_string(),
-                // What the flags narrowed or changed; a baseline must have selected the same.
-                "selection": {
-                    "models": a.models,
-                    "datasets": a.select.datasets,
-                    "cases": a.select.cases,
-                    "efforts": a.efforts,
-                    "temperatures": a.temperatures,
-                    "max_tokens": a.max_tokens,
-                },
-            }),
+            settings,
             metrics,
             weights,
             refused: plan.lineup.refused.iter().map(|r| r.to_string()).collect(),

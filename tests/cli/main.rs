@@ -19,5 +19,6 @@ mod providers;
 mod run;
 mod secrets;
 mod snapshots;
+mod thresholds;
 mod typesafe;
 mod verify;
