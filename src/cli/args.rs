@@ -95,6 +95,9 @@ pub struct SelectArgs {
     /// Only this case or variant: `vague`, `vague/003` (repeatable).
     #[arg(short = 'c', long = "case", value_delimiter = ',')]
     pub cases: Vec<String>,
+    /// Only cases carrying this tag (JSONL `tags`; repeat for more: any of them matches).
+    #[arg(long = "tag", value_name = "TAG", value_delimiter = ',')]
+    pub tags: Vec<String>,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -232,6 +232,10 @@ pub fn execute(
             "max_tokens": a.max_tokens,
         },
     });
+    if !a.select.tags.is_empty() {
+        // Only when given, so the selections of runs made without it stay as they were.
+        settings["selection"]["tags"] = serde_json::json!(a.select.tags);
+    }
     if !limits.is_empty() {
         // The floors this run was gated by, so a report of it later gates it the same.
         settings["limits"] = serde_json::json!(limits);

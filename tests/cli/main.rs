@@ -19,6 +19,7 @@ mod providers;
 mod run;
 mod secrets;
 mod snapshots;
+mod tags;
 mod thresholds;
 mod typesafe;
 mod verify;
