@@ -20,11 +20,13 @@ use serde_json::{Value, json};
 use crate::cassette::{CallError, Session, Verdict};
 use crate::results::Usage;
 use crate::suite::config::Pricing;
-use crate::suite::{Contender, ProviderKind};
+use crate::suite::{Case, Contender};
 
 /// What a token is bound to while its worker is on a case.
 pub struct Binding {
     pub contender: Contender,
+    /// The case the worker is on (an offline provider answers from it: `mock_response`).
+    pub case: Case,
     pub session: Arc<Session>,
     pub api_key: Option<String>,
     pub pricing: Option<Pricing>,
@@ -124,16 +126,11 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
     let Ok(request) = serde_json::from_str::<Value>(&body) else {
         return error(StatusCode::BAD_REQUEST, "the body is not JSON");
     };
-    let result = match &b.contender.kind {
-        ProviderKind::Fake => Ok(fake_response(&b.contender, &request)),
-        ProviderKind::TypeSafe => Err(CallError::Transport(format!(
-            "{}: the typesafe provider cannot send requests yet",
-            b.contender.id()
-        ))),
-        _ => {
-            let req = crate::provider::forward_request(&b.contender, request, b.api_key.as_deref());
-            b.session.send(req, crate::provider::accept_forwarded).await
-        }
+    let result = if b.contender.kind.records() {
+        let req = crate::provider::forward_request(&b.contender, request, b.api_key.as_deref());
+        b.session.send(req, crate::provider::accept_forwarded).await
+    } else {
+        offline_response(&b.contender, &b.case, &request)
     };
     let mut spent = b
         .spent
@@ -202,8 +199,12 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
     }
 }
 
-/// The fake provider behind the gateway: the same deterministic answers, OpenAI-shaped.
-fn fake_response(contender: &Contender, request: &Value) -> crate::cassette::HttpResponse {
+/// An offline provider behind the gateway (`fake`, `mock`): the same answers, OpenAI-shaped.
+fn offline_response(
+    contender: &Contender,
+    case: &Case,
+    request: &Value,
+) -> Result<crate::cassette::HttpResponse, CallError> {
     let messages = request
         .get("messages")
         .and_then(Value::as_array)
@@ -217,15 +218,19 @@ fn fake_response(contender: &Contender, request: &Value) -> crate::cassette::Htt
             .and_then(|m| m.get("content").and_then(Value::as_str))
             .map(str::to_string)
     };
-    let completion = crate::provider::fake_complete(
-        contender,
-        &crate::provider::ChatRequest {
-            system: text_of("system"),
-            user: text_of("user").unwrap_or_default(),
-            json: false,
-        },
-    );
-    crate::cassette::HttpResponse {
+    let req = crate::provider::ChatRequest {
+        system: text_of("system"),
+        user: text_of("user").unwrap_or_default(),
+        json: false,
+    };
+    let completion =
+        crate::provider::offline_complete(contender, case, &req).unwrap_or_else(|| {
+            Err(CallError::Transport(format!(
+                "{}: this provider sends requests; it has no offline answer",
+                contender.id()
+            )))
+        })?;
+    Ok(crate::cassette::HttpResponse {
         status: 200,
         headers: vec![],
         body: json!({
@@ -239,5 +244,5 @@ fn fake_response(contender: &Contender, request: &Value) -> crate::cassette::Htt
             },
         }),
         latency: std::time::Duration::ZERO,
-    }
+    })
 }

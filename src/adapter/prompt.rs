@@ -10,8 +10,8 @@ use crate::suite::config::{SchemaSource, ScorerConfig, resolve_path};
 use crate::suite::{Case, CaseInput, Suite};
 
 /// The built-in adapter: `system`/`user` templates (files beside the config, or inline),
-/// `{{ input }}`, `{{ vars.x }}`, `{{ schema }}`, `{{ metadata.x }}`; `json: true` asks for
-/// and parses a JSON object.
+/// `{{ input }}`, `{{ vars.x }}` (or `{{ x }}`, as LLMEvalForge templates write it),
+/// `{{ schema }}`, `{{ metadata.x }}`; `json: true` asks for and parses a JSON object.
 pub struct PromptAdapter {
     env: Environment<'static>,
     has_system: bool,
@@ -89,13 +89,23 @@ impl PromptAdapter {
         } else {
             serde_json::to_string_pretty(&self.schema).unwrap_or_default()
         };
-        let ctx = json!({
+        // An object input's variables are also top-level names (`{{ question }}`); the
+        // adapter's own names (`input`, `vars`, `schema`, `metadata`, `case`) win over them.
+        let mut ctx = match &vars {
+            Value::Object(v) => v.clone(),
+            _ => serde_json::Map::new(),
+        };
+        let own = json!({
             "input": case.input.as_text(),
             "vars": vars,
             "schema": schema_text,
             "metadata": case.metadata,
             "case": { "id": case.id, "dataset": case.dataset, "variant": case.variant },
         });
+        if let Value::Object(own) = own {
+            ctx.extend(own);
+        }
+        let ctx = Value::Object(ctx);
         let render = |name: &str| -> std::result::Result<String, String> {
             let t = self.env.get_template(name).map_err(|e| e.to_string())?;
             t.render(&ctx).map_err(|e| {
@@ -107,8 +117,13 @@ impl PromptAdapter {
                         .collect();
                     missing.sort();
                     if !missing.is_empty() {
+                        let fix = match &case.input {
+                            CaseInput::Vars(_) => "add it to the case's input or fix the template",
+                            // A text input has no variables to hold it.
+                            CaseInput::Text(_) => "this case's input is text, which only `{{ input }}` holds: give it an object input with that key, or fix the template",
+                        };
                         return format!(
-                            "template '{name}' uses {} but this case has no such value; add it to the case's input or fix the template",
+                            "template '{name}' uses {} but this case has no such value; {fix}",
                             missing.iter().map(|m| format!("`{{{{ {m} }}}}`")).collect::<Vec<_>>().join(", ")
                         );
                     }

@@ -46,9 +46,9 @@ pub enum Command {
     Cases(SelectArgs),
     /// Offline checks of inputs, expected.json and the scorer; exit 1 on any problem.
     Verify(SelectArgs),
-    /// Run experiments with the per-case breakdown, then the leaderboard.
+    /// Run experiments with the per-case breakdown, then the leaderboard; exit 1 on an error or a failed threshold.
     Run(RunArgs),
-    /// Run the lineup and print the leaderboard.
+    /// Run the lineup and print the leaderboard; exit 1 on an error or a failed threshold.
     Compare(RunArgs),
     /// Call the models live and rewrite the cassettes of the cases that ran.
     Record(RunArgs),
@@ -96,6 +96,9 @@ pub struct SelectArgs {
     /// Only this case or variant: `vague`, `vague/003` (repeatable).
     #[arg(short = 'c', long = "case", value_delimiter = ',')]
     pub cases: Vec<String>,
+    /// Only cases carrying this tag (JSONL `tags`; repeat for more: any of them matches).
+    #[arg(long = "tag", value_name = "TAG", value_delimiter = ',')]
+    pub tags: Vec<String>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -153,6 +156,13 @@ pub struct RunArgs {
     /// Record the run under this branch instead of the one git or CI reports.
     #[arg(long = "branch", value_name = "NAME")]
     pub branch: Option<String>,
+    /// Exit 1 when an experiment's mean score (its primary metric) is below FRACTION.
+    #[arg(long, value_name = "FRACTION")]
+    pub min_score: Option<f64>,
+    /// Exit 1 when the share of an experiment's cases that pass is below FRACTION (a failing
+    /// case alone then no longer fails the run; without it, every case must pass).
+    #[arg(long, value_name = "FRACTION")]
+    pub min_pass_rate: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

@@ -7,13 +7,19 @@ use crate::suite::{Overrides, Selection, Suite, cases, lineup};
 pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
     let scorer = crate::score::build(suite)?;
     let picked = cases::select(&suite.cases, &selection(sel))?;
-    let mut t = table(vec![
+    // A tags column when the suite's cases carry any (the shape does not change with -d).
+    let tagged = suite.cases.cases.iter().any(|c| !c.tags.is_empty());
+    let mut header = vec![
         "dataset".into(),
         "case".into(),
         "difficulty".into(),
         "expects".into(),
         "words".into(),
-    ]);
+    ];
+    if tagged {
+        header.push("tags".into());
+    }
+    let mut t = table(header);
     for c in &picked {
         let difficulty = c
             .metadata
@@ -24,13 +30,21 @@ pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
                     .unwrap_or_else(|| v.to_string())
             })
             .unwrap_or_else(|| "-".into());
-        t.add_row(vec![
+        let mut row = vec![
             c.dataset.clone(),
             c.id.clone(),
             difficulty,
             scorer.summary(c),
             c.input.word_count().to_string(),
-        ]);
+        ];
+        if tagged {
+            row.push(if c.tags.is_empty() {
+                "-".into()
+            } else {
+                c.tags.join(", ")
+            });
+        }
+        t.add_row(row);
     }
     align_right(&mut t, [4]);
     out.line(&t.to_string());
@@ -56,5 +70,6 @@ pub fn selection(sel: &SelectArgs) -> Selection {
     Selection {
         datasets: sel.datasets.clone(),
         cases: sel.cases.clone(),
+        tags: sel.tags.clone(),
     }
 }

@@ -8,7 +8,7 @@ use super::output::{Out, table};
 use crate::cassette::{fingerprint, list_files, list_partial_files, load, scan_paths};
 use crate::error::{Result, exit};
 use crate::runner::cassette_key;
-use crate::suite::{Overrides, ProviderKind, Suite, discovery, lineup};
+use crate::suite::{Overrides, Suite, discovery, lineup};
 
 pub fn run(suite: Option<&Suite>, cmd: &CassettesCommand, out: &Out) -> Result<i32> {
     match cmd {
@@ -115,7 +115,7 @@ fn entries(suite: &Suite) -> Result<(Vec<Entry>, Vec<PathBuf>)> {
     let mut expected: BTreeSet<PathBuf> = BTreeSet::new();
     let mut rows = Vec::new();
     for c in &lineup.contenders {
-        if matches!(c.kind, ProviderKind::Fake | ProviderKind::TypeSafe) {
+        if !c.kind.records() {
             continue;
         }
         for case in &suite.cases.cases {

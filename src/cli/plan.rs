@@ -6,7 +6,7 @@ use super::args::RunArgs;
 use super::output::{Out, align_right, table};
 use crate::error::{Error, Result, exit};
 use crate::runner::RunPlan;
-use crate::suite::{Overrides, Suite, cases, lineup};
+use crate::suite::{Overrides, ProviderKind, Suite, cases, lineup};
 
 /// Builds the plan for a command (`run`, `compare`, `record`, `check`).
 pub fn build(suite: &Suite, a: &RunArgs, command: &str) -> Result<RunPlan> {
@@ -46,8 +46,29 @@ pub fn build(suite: &Suite, a: &RunArgs, command: &str) -> Result<RunPlan> {
     RunPlan::new(suite, lineup, cases, a.parallelism, a.concurrency, command)
 }
 
+/// `--min-score` and `--min-pass-rate`, each a fraction (LLMEvalForge writes `0.95`).
+pub fn limits(a: &RunArgs) -> Result<crate::gate::Limits> {
+    for (flag, v) in [
+        ("--min-score", a.min_score),
+        ("--min-pass-rate", a.min_pass_rate),
+    ] {
+        if let Some(v) = v
+            && !(0.0..=1.0).contains(&v)
+        {
+            return Err(Error::Usage(format!(
+                "{flag} {v}: expected a fraction between 0 and 1 (0.95 is 95%)"
+            )));
+        }
+    }
+    Ok(crate::gate::Limits {
+        min_score: a.min_score,
+        min_pass_rate: a.min_pass_rate,
+    })
+}
+
 /// `-n`: the experiment matrix and the number of calls; calls nothing, needs no key.
 pub fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
+    limits(a)?;
     let plan = build(suite, a, "compare")?;
     for r in &plan.lineup.refused {
         out.warn(&r.to_string());
@@ -62,6 +83,7 @@ pub fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
         "effort".into(),
         "temp".into(),
         "max_tokens".into(),
+        "$/M in/out".into(),
     ];
     header.extend(per_dataset.keys().map(|d| d.to_string()));
     header.push("calls".into());
@@ -79,13 +101,14 @@ pub fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
                 .max_tokens
                 .map(|m| m.to_string())
                 .unwrap_or_else(|| "-".into()),
+            price_per_million(suite, c),
         ];
         row.extend(per_dataset.values().map(|n| n.to_string()));
         row.push(plan.cases.len().to_string());
         t.add_row(row);
     }
     let n = per_dataset.len();
-    align_right(&mut t, 4..(6 + n));
+    align_right(&mut t, 4..(7 + n));
     out.line(&t.to_string());
     let experiments = plan.lineup.contenders.len() * n;
     let calls = plan.lineup.contenders.len() * plan.cases.len();
@@ -99,4 +122,14 @@ pub fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
         plan.parallelism
     ));
     Ok(exit::OK)
+}
+
+/// Dollars per million input/output tokens (`0.042/0`): the suite's `pricing:`, else what
+/// the provider ships with; `free` for the offline providers, `-` when unknown.
+fn price_per_million(suite: &Suite, c: &crate::suite::Contender) -> String {
+    match crate::runner::pricing(suite, c) {
+        Some(p) => format!("{}/{}", p.input, p.output),
+        None if matches!(c.kind, ProviderKind::Fake | ProviderKind::Mock) => "free".into(),
+        None => "-".into(),
+    }
 }

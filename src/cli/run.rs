@@ -14,15 +14,24 @@ use crate::error::{Error, Result, exit};
 use crate::report::{Report, json::Json, terminal::Terminal};
 use crate::results::{ExperimentResult, RunInfo, RunResult, SNAPSHOT_FORMAT};
 use crate::runner::{self, RunContext, RunPlan};
-use crate::suite::{ProviderKind, Suite};
+use crate::suite::Suite;
 
 /// Runs a command end to end and returns its exit code.
 pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> {
+    // `record` refreshes recordings: it reports thresholds but never gates on them.
+    let gates = command != "record";
+    if !gates && (a.min_score.is_some() || a.min_pass_rate.is_some()) {
+        return Err(Error::Usage(
+            "--min-score and --min-pass-rate gate run, compare and check; record does not gate (run `evals check` after it)".into(),
+        ));
+    }
     let (run, _) = execute(suite, a, command, out)?;
+    // Thresholds gate every run, by the rule `check` applies (with no baseline).
+    let failed = crate::gate::threshold_failures(&run);
     let code = match run.run.status.as_str() {
         "interrupted" => exit::INTERRUPTED,
         "aborted" => exit::FAILED,
-        _ if run.total_errors() > 0 => exit::FAILED,
+        _ if run.total_errors() > 0 || (gates && !failed.is_empty()) => exit::FAILED,
         _ => exit::OK,
     };
     use crate::suite::config::Display;
@@ -75,6 +84,22 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
             }
         }
     }
+    if !failed.is_empty() {
+        if gates {
+            out.error("thresholds failed:");
+        } else {
+            out.warn("thresholds failed (record does not gate; `evals check` will):");
+        }
+        for line in failed.iter().take(10) {
+            out.note(&format!("  {line}"));
+        }
+        if failed.len() > 10 {
+            out.note(&format!(
+                "  and {} more; `evals run` marks each failing case, `evals check --markdown FILE` lists them all",
+                failed.len() - 10
+            ));
+        }
+    }
     Ok(code)
 }
 
@@ -85,6 +110,7 @@ pub fn execute(
     command: &str,
     out: &Out,
 ) -> Result<(RunResult, RunPlan)> {
+    let limits = super::plan::limits(a)?;
     let plan = super::plan::build(suite, a, command)?;
     for r in &plan.lineup.refused {
         out.warn(&r.to_string());
@@ -222,6 +248,30 @@ pub fn execute(
     let mut metrics = scorer.metrics();
     metrics.sort_by_key(|m| !m.primary);
     let git = crate::history::git::detect(&suite.project_dir);
+    let mut settings = serde_json::json!({
+        "contenders": plan.lineup.contenders.iter().map(|c| &c.info).collect::<Vec<_>>(),
+        "cases": plan.cases.iter().map(|c| c.key()).collect::<Vec<_>>(),
+        "parallelism": plan.parallelism,
+        "concurrency": plan.concurrency,
+        "cassettes": mode.to_string(),
+        // What the flags narrowed or changed; a baseline must have selected the same.
+        "selection": {
+            "models": a.models,
+            "datasets": a.select.datasets,
+            "cases": a.select.cases,
+            "efforts": a.efforts,
+            "temperatures": a.temperatures,
+            "max_tokens": a.max_tokens,
+        },
+    });
+    if !a.select.tags.is_empty() {
+        // Only when given, so the selections of runs made without it stay as they were.
+        settings["selection"]["tags"] = serde_json::json!(a.select.tags);
+    }
+    if !limits.is_empty() {
+        // The floors this run was gated by, so a report of it later gates it the same.
+        settings["limits"] = serde_json::json!(limits);
+    }
     let run = RunResult {
         format: SNAPSHOT_FORMAT,
         run: RunInfo {
@@ -239,22 +289,7 @@ pub fn execute(
                 chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             ),
             status: status.label().into(),
-            settings: serde_json::json!({
-                "contenders": plan.lineup.contenders.iter().map(|c| &c.info).collect::<Vec<_>>(),
-                "cases": plan.cases.iter().map(|c| c.key()).collect::<Vec<_>>(),
-                "parallelism": plan.parallelism,
-                "concurrency": plan.concurrency,
-                "cassettes": mode.to_string(),
-                // What the flags narrowed or changed; a baseline must have selected the same.
-                "selection": {
-                    "models": a.models,
-                    "datasets": a.select.datasets,
-                    "cases": a.select.cases,
-                    "efforts": a.efforts,
-                    "temperatures": a.temperatures,
-                    "max_tokens": a.max_tokens,
-                },
-            }),
+            settings,
             metrics,
             weights,
             refused: plan.lineup.refused.iter().map(|r| r.to_string()).collect(),
@@ -358,12 +393,6 @@ fn resolve_keys(
     let mut mode = mode;
     let cassette_dir = suite.cassette_dir();
     for c in &plan.lineup.contenders {
-        if matches!(c.kind, ProviderKind::TypeSafe) {
-            return Err(Error::Usage(format!(
-                "{}: the typesafe provider cannot send requests yet (it has a catalog and pricing only); drop it with -m",
-                c.id()
-            )));
-        }
         let Some(var) = c.kind.key_env() else {
             continue;
         };
@@ -371,6 +400,14 @@ fn resolve_keys(
             Some(v) => {
                 check_key_value(suite, var, &v)?;
                 keys.insert(var.to_string(), v);
+            }
+            // A provider with a key but no recordings (typesafe) cannot replay: it needs
+            // its key whatever the mode.
+            None if !c.kind.records() => {
+                return Err(Error::Usage(format!(
+                    "{var} is not set: {} needs it (export {var}=...)",
+                    c.id()
+                )));
             }
             None => {
                 let needed = match mode {

@@ -10,7 +10,7 @@ pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
     let scorer = crate::score::build(suite)?;
     let picked = cases::select(&suite.cases, &super::cases::selection(sel))?;
     let adapter = crate::adapter::build(suite)?;
-    let everything = sel.datasets.is_empty() && sel.cases.is_empty();
+    let everything = sel.datasets.is_empty() && sel.cases.is_empty() && sel.tags.is_empty();
     let problems = problems(suite, &picked, scorer.as_ref(), Some(&adapter), everything);
     for p in &problems {
         out.line(p);

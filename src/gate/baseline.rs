@@ -72,7 +72,7 @@ pub fn resolve(
             )));
         };
         // Compatible: the same suite fingerprint, and the same selection of models, datasets,
-        // cases and settings (a narrowed `run -m x -c y` on main is no baseline for a full
+        // cases, tags and settings (a narrowed `run -m x -c y` on main is no baseline for a full
         // check). The newest compatible run wins.
         let selection = r
             .settings
@@ -165,6 +165,7 @@ fn describe_selection(v: &serde_json::Value) -> String {
         ("cases", "-c"),
         ("efforts", "-e"),
         ("temperatures", "-t"),
+        ("tags", "--tag"),
     ] {
         if let Some(list) = v
             .get(key)

@@ -3,13 +3,16 @@
 //! (1) an experiment whose mean primary score fell by more than the tolerance regressed;
 //! (2) a case that met its thresholds in the baseline and now does not regressed, whatever
 //! the tolerance; (3) a case that now errors (a cassette miss included) regressed; (4) a
-//! case failing its thresholds, or erroring, fails the check on every run, baseline or not.
+//! case failing its thresholds, or erroring, fails the check on every run, baseline or not
+//! (with `--min-pass-rate`, the share of passing cases is the rule instead of each case,
+//! and `--min-score` sets a floor on each experiment's mean: see [`Limits`]).
 //! Improvements, declines, new, changed and removed cases are reported, never gated, except
 //! that [`Rules::fail_on_case_decline`] (`report --fail-on-case-regression`) gates any
 //! decline. Cases compare only where their fingerprints match.
 
 use std::collections::{BTreeMap, HashSet};
 
+use super::Limits;
 use crate::results::{
     BaselineInfo, CaseDelta, CaseResult, CaseStatus, Comparison, ExperimentDelta, ExperimentResult,
     RunResult, Verdict, contender_label,
@@ -75,6 +78,7 @@ pub fn compare_with(
     let mut unchanged = 0;
     let mut reasons = Vec::new();
     let mut seen = HashSet::new();
+    let limits = Limits::of(run);
 
     for exp in &run.experiments {
         let key = (exp.contender.key(), exp.dataset.clone());
@@ -87,7 +91,7 @@ pub fn compare_with(
         let mut matched = Vec::new();
         for c in &exp.cases {
             let b = base_cases.get(c.case.as_str()).copied();
-            let mut d = case_delta(exp, b, c, baseline.is_some());
+            let mut d = case_delta(exp, b, c, baseline.is_some(), limits.each_case_gates());
             if rules.fail_on_case_decline && d.status == CaseStatus::Declined {
                 d.gated = true;
             }
@@ -105,6 +109,7 @@ pub fn compare_with(
                 cases.push(d);
             }
         }
+        reasons.extend(limits.misses(&label, exp));
         if let Some(b) = base {
             let ours: HashSet<&str> = exp.cases.iter().map(|c| c.case.as_str()).collect();
             for bc in b.cases.iter().filter(|bc| !ours.contains(bc.case.as_str())) {
@@ -165,11 +170,32 @@ pub fn compare_with(
     }
 }
 
+/// Rule (4) for a run with no baseline (`run`, `compare`), errors left out (each is its
+/// own failure, reported apart): the cases failing their thresholds and the experiments
+/// missing the run's limits, one line each, as `check` words them.
+pub fn threshold_failures(run: &RunResult) -> Vec<String> {
+    let limits = Limits::of(run);
+    let mut out = Vec::new();
+    for exp in &run.experiments {
+        let label = format!("{} · {}", contender_label(&exp.contender), exp.dataset);
+        if limits.each_case_gates() {
+            for c in &exp.cases {
+                if c.error.is_none() && c.passed == Some(false) {
+                    out.push(fails_reason(&label, &c.case, &c.failed_thresholds));
+                }
+            }
+        }
+        out.extend(limits.misses(&label, exp));
+    }
+    out
+}
+
 fn case_delta(
     exp: &ExperimentResult,
     b: Option<&CaseResult>,
     c: &CaseResult,
     has_baseline: bool,
+    each_case_gates: bool,
 ) -> CaseDelta {
     let comparable = b.is_some_and(|b| b.fingerprint == c.fingerprint);
     let status = if c.error.is_some() {
@@ -194,8 +220,8 @@ fn case_delta(
         // No baseline at all: only failures are worth listing.
         CaseStatus::Unchanged
     };
-    let gated =
-        matches!(status, CaseStatus::Regressed | CaseStatus::Errored) || c.passed == Some(false);
+    let gated = matches!(status, CaseStatus::Regressed | CaseStatus::Errored)
+        || (each_case_gates && c.passed == Some(false));
     let diagnostics = c
         .diagnostics
         .iter()
@@ -257,11 +283,15 @@ fn case_reason(label: &str, d: &CaseDelta, base: &str) -> String {
             pct(d.baseline_score),
             pct(d.candidate_score)
         ),
-        _ => format!(
-            "{at}: fails its thresholds ({})",
-            d.failed_thresholds.join(", ")
-        ),
+        _ => fails_reason(label, &d.case, &d.failed_thresholds),
     }
+}
+
+fn fails_reason(label: &str, case: &str, failed: &[String]) -> String {
+    format!(
+        "{label} · {case}: fails its thresholds ({})",
+        failed.join(", ")
+    )
 }
 
 /// Weighted means of the baseline and candidate scores over the matched cases.
@@ -396,6 +426,83 @@ mod tests {
         assert_eq!(c.verdict.reasons.len(), 1);
         assert!(
             c.verdict.reasons[0].contains("fake/echo [temp 0] · tax · b: fails its thresholds")
+        );
+    }
+
+    #[test]
+    fn run_and_compare_gate_by_the_same_rule_as_check_less_its_errors() {
+        let mut err = case("e", None, None);
+        err.error = Some("HTTP 500".into());
+        let mut fail = case("b", Some(0.1), Some(false));
+        fail.failed_thresholds = vec!["accuracy 0.1 < 0.8".into()];
+        let n = run(
+            "n",
+            "f",
+            T0,
+            vec![case("a", Some(1.0), Some(true)), fail, err],
+        );
+        let checked = compare(None, &n, 0.02).verdict.reasons;
+        assert_eq!(checked.len(), 2, "{checked:?}");
+        assert_eq!(
+            threshold_failures(&n),
+            vec!["fake/echo [temp 0] · tax · b: fails its thresholds (accuracy 0.1 < 0.8)"]
+        );
+        assert!(checked.contains(&threshold_failures(&n)[0]));
+    }
+
+    #[test]
+    fn min_pass_rate_gates_the_share_and_min_score_the_mean() {
+        let mut n = run(
+            "n",
+            "f",
+            T0,
+            vec![
+                case("a", Some(1.0), Some(true)),
+                case("b", Some(1.0), Some(true)),
+                case("c", Some(0.4), Some(false)),
+            ],
+        );
+        let with = |n: &mut RunResult, limits: serde_json::Value| {
+            n.run.settings = serde_json::json!({ "limits": limits });
+            (
+                threshold_failures(n),
+                compare(None, n, 0.02).verdict.reasons,
+            )
+        };
+        // 2 of 3 pass: enough for 0.6, and the failing case no longer gates alone.
+        let (failed, checked) = with(&mut n, serde_json::json!({"min_pass_rate": 0.6}));
+        assert!(
+            failed.is_empty() && checked.is_empty(),
+            "{failed:?} {checked:?}"
+        );
+        let (failed, checked) = with(&mut n, serde_json::json!({"min_pass_rate": 0.7}));
+        assert_eq!(
+            failed,
+            vec![
+                "fake/echo [temp 0] · tax: pass rate 66.7% (2 of 3 cases passed) is below --min-pass-rate 70.0%"
+            ]
+        );
+        assert_eq!(checked, failed);
+        // The mean is 0.8: --min-score 0.8 passes (inclusive), 0.81 does not.
+        let (failed, _) = with(
+            &mut n,
+            serde_json::json!({"min_pass_rate": 0.6, "min_score": 0.8}),
+        );
+        assert!(failed.is_empty(), "{failed:?}");
+        let (failed, _) = with(
+            &mut n,
+            serde_json::json!({"min_pass_rate": 0.6, "min_score": 0.81}),
+        );
+        assert_eq!(
+            failed,
+            vec!["fake/echo [temp 0] · tax: mean score 80.0% is below --min-score 81.0%"]
+        );
+        // --min-score alone leaves each case to pass.
+        let (failed, _) = with(&mut n, serde_json::json!({"min_score": 0.5}));
+        assert_eq!(failed.len(), 1);
+        assert!(
+            failed[0].contains("· c: fails its thresholds"),
+            "{failed:?}"
         );
     }
 

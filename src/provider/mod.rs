@@ -3,12 +3,14 @@
 //! replays (see `cassette`).
 
 mod fake;
+mod mock;
 mod openai;
+mod typesafe;
 
 use crate::cassette::{CallError, HttpRequest, Session};
 use crate::results::Usage;
 use crate::suite::config::Pricing;
-use crate::suite::{Contender, ProviderKind};
+use crate::suite::{Case, Contender, ProviderKind};
 
 pub use openai::{
     accept, accept_forwarded, build_request, forward_request, parse_response, usage_of,
@@ -16,6 +18,51 @@ pub use openai::{
 
 /// The models of the offline `fake` provider.
 pub const FAKE_MODELS: &[&str] = &["echo", "parrot"];
+/// The models of the `mock` provider.
+pub use mock::MODELS as MOCK_MODELS;
+/// TypeSafe's catalog, shipped in the binary.
+pub use typesafe::MODELS as TYPESAFE_MODELS;
+
+/// The models a provider has, when the binary knows them (`fake`, `mock`, `typesafe`);
+/// `None` for the ones that serve whatever their server has.
+pub fn catalog(kind: &ProviderKind) -> Option<&'static [&'static str]> {
+    match kind {
+        ProviderKind::Fake => Some(FAKE_MODELS),
+        ProviderKind::Mock => Some(MOCK_MODELS),
+        ProviderKind::TypeSafe => Some(TYPESAFE_MODELS),
+        _ => None,
+    }
+}
+
+/// Why contender `id` (model `model` of `section`) cannot be, naming the models its provider
+/// has; `None` when the provider has it or serves any model.
+pub fn unknown_model(kind: &ProviderKind, section: &str, id: &str, model: &str) -> Option<String> {
+    let known = catalog(kind)?;
+    if known.contains(&model) {
+        return None;
+    }
+    let hint = crate::suggest::did_you_mean(model, known)
+        .map(|s| format!(" (did you mean '{s}'?)"))
+        .unwrap_or_default();
+    let list = match known {
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [] => "none".to_string(),
+    };
+    let models = if known.len() == 1 { "model" } else { "models" };
+    Some(format!(
+        "{id}: the {section} provider has the {models} {list}; there is no '{model}'{hint}"
+    ))
+}
+
+/// Prices shipped with the binary, for a provider that reports no cost (TypeSafe); the
+/// suite's `pricing:` beats them.
+pub fn builtin_pricing(kind: &ProviderKind) -> Option<Pricing> {
+    match kind {
+        ProviderKind::TypeSafe => Some(typesafe::PRICING),
+        _ => None,
+    }
+}
 
 /// What the adapter asks of a model.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,10 +82,12 @@ pub struct Completion {
     pub latency_s: f64,
 }
 
-/// Calls one contender: builds the request, sends it through the cassette session, reads
-/// the answer. `key` is the API key value (none in replay, where nothing is sent).
+/// Calls one contender for one case: builds the request, sends it through the cassette
+/// session, reads the answer. `key` is the API key value (none in replay, where nothing is
+/// sent). The offline providers answer in the process and send nothing to the session.
 pub async fn complete(
     contender: &Contender,
+    case: &Case,
     req: &ChatRequest,
     key: Option<&str>,
     pricing: Option<&Pricing>,
@@ -46,10 +95,8 @@ pub async fn complete(
 ) -> Result<Completion, CallError> {
     match &contender.kind {
         ProviderKind::Fake => Ok(fake::complete(contender, req)),
-        ProviderKind::TypeSafe => Err(CallError::Transport(format!(
-            "{}: the typesafe provider cannot send requests yet (no typesafe consumer); it has a catalog and pricing only",
-            contender.id()
-        ))),
+        ProviderKind::Mock => mock::complete(contender, case, req),
+        ProviderKind::TypeSafe => Err(typesafe::complete(contender)),
         _ => {
             let http = build_request(contender, req, key);
             let resp = session.send(http, accept).await?;
@@ -58,17 +105,27 @@ pub async fn complete(
     }
 }
 
-/// The fake provider's answer to a chat request (the gateway serves it to exec adapters).
-pub fn fake_complete(contender: &Contender, req: &ChatRequest) -> Completion {
-    fake::complete(contender, req)
+/// An offline provider's answer to a chat request for a case (the gateway serves it to exec
+/// adapters); `None` for a provider that sends requests.
+pub fn offline_complete(
+    contender: &Contender,
+    case: &Case,
+    req: &ChatRequest,
+) -> Option<Result<Completion, CallError>> {
+    match contender.kind {
+        ProviderKind::Fake => Some(Ok(fake::complete(contender, req))),
+        ProviderKind::Mock => Some(mock::complete(contender, case, req)),
+        ProviderKind::TypeSafe => Some(Err(typesafe::complete(contender))),
+        _ => None,
+    }
 }
 
 /// The HTTP request a contender would send for `req` (used by `cassettes status`).
 pub fn predict_request(contender: &Contender, req: &ChatRequest) -> Option<HttpRequest> {
-    match contender.kind {
-        ProviderKind::Fake | ProviderKind::TypeSafe => None,
-        _ => Some(build_request(contender, req, None)),
-    }
+    contender
+        .kind
+        .records()
+        .then(|| build_request(contender, req, None))
 }
 
 /// Cost from `pricing:` (dollars per million tokens) when the provider reported none.
@@ -77,4 +134,42 @@ pub fn price(usage: &Usage, pricing: Option<&Pricing>) -> Option<f64> {
     let i = usage.input_tokens? as f64;
     let o = usage.output_tokens? as f64;
     Some((i * p.input + o * p.output) / 1_000_000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typesafe_is_priced_by_its_input_tokens_alone() {
+        let usage = Usage {
+            input_tokens: Some(2_000_000),
+            output_tokens: Some(5_000),
+            cost_usd: None,
+        };
+        let cost = price(&usage, builtin_pricing(&ProviderKind::TypeSafe).as_ref());
+        assert!((cost.unwrap() - 0.084).abs() < 1e-12, "{cost:?}");
+        assert_eq!(builtin_pricing(&ProviderKind::Fake), None);
+    }
+
+    #[test]
+    fn an_unknown_model_names_the_ones_there_are() {
+        assert_eq!(
+            unknown_model(&ProviderKind::Fake, "fake", "fake/ech", "ech"),
+            Some("fake/ech: the fake provider has the models echo and parrot; there is no 'ech' (did you mean 'echo'?)".into())
+        );
+        assert_eq!(
+            unknown_model(&ProviderKind::TypeSafe, "typesafe", "typesafe/jev-lates", "jev-lates"),
+            Some("typesafe/jev-lates: the typesafe provider has the models jev-latest and jev-preview; there is no 'jev-lates' (did you mean 'jev-latest'?)".into())
+        );
+        assert_eq!(
+            unknown_model(&ProviderKind::Mock, "mock", "mock/mock", "mock"),
+            None
+        );
+        let custom = ProviderKind::Custom {
+            base_url: "http://x".into(),
+            api_key_env: None,
+        };
+        assert_eq!(unknown_model(&custom, "local", "local/any", "any"), None);
+    }
 }

@@ -191,6 +191,14 @@ fn verdict(run: &RunResult) -> (String, String, String) {
                     && !dropped(d)
                     && !matches!(d.status, CaseStatus::Regressed | CaseStatus::Errored)
             });
+            let regressed_experiments = c.experiments.iter().filter(|e| e.regressed).count();
+            // The rest of the reasons are experiments missing the run's limits
+            // (`--min-score`, `--min-pass-rate`): failed thresholds too.
+            let failed = failed
+                + c.verdict
+                    .reasons
+                    .len()
+                    .saturating_sub(regressed_experiments + count(c, |d| d.gated));
             let mut parts = Vec::new();
             if regressions > 0 {
                 parts.push(plural(regressions, "regression", "regressions"));

@@ -382,13 +382,14 @@ async fn run_exec(
         &worker.token,
         Binding {
             contender: contender.clone(),
+            case: case.clone(),
             session: session.clone(),
             api_key: contender
                 .kind
                 .key_env()
                 .and_then(|k| ctx.keys.get(k))
                 .cloned(),
-            pricing: pricing(suite, contender).copied(),
+            pricing: pricing(suite, contender),
             spent: spent.clone(),
         },
     );
@@ -442,15 +443,19 @@ fn session_meta(contender: &Contender, case: &Case) -> SessionMeta {
     }
 }
 
-fn pricing<'a>(
-    suite: &'a crate::suite::Suite,
+/// The suite's `pricing:` for a contender (by id, then by model), else the price shipped
+/// with its provider.
+pub fn pricing(
+    suite: &crate::suite::Suite,
     contender: &Contender,
-) -> Option<&'a crate::suite::config::Pricing> {
+) -> Option<crate::suite::config::Pricing> {
     suite
         .config
         .pricing
         .get(contender.id())
         .or_else(|| suite.config.pricing.get(&contender.info.model))
+        .copied()
+        .or_else(|| provider::builtin_pricing(&contender.kind))
 }
 
 async fn call(
@@ -471,9 +476,10 @@ async fn call(
         .map(String::as_str);
     let completion = provider::complete(
         contender,
+        case,
         request,
         api_key,
-        pricing(suite, contender),
+        pricing(suite, contender).as_ref(),
         &session,
     )
     .await;

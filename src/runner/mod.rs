@@ -10,7 +10,9 @@ mod stats;
 mod upstream;
 
 pub use control::{Control, OnStreak, Quiet, RunStatus};
-pub use execute::{OnCase, RunContext, RunOutcome, cassette_key, execute, run_case, score_into};
+pub use execute::{
+    OnCase, RunContext, RunOutcome, cassette_key, execute, pricing, run_case, score_into,
+};
 pub use plan::RunPlan;
 pub use ratelimit::RateLimits;
 pub use stats::{aggregate, makespan};

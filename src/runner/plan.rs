@@ -25,17 +25,9 @@ impl RunPlan {
         concurrency: Option<usize>,
         command: &str,
     ) -> Result<RunPlan> {
-        for c in &lineup.contenders {
-            if matches!(c.kind, crate::suite::ProviderKind::Fake)
-                && !crate::provider::FAKE_MODELS.contains(&c.info.model.as_str())
-            {
-                return Err(Error::Usage(format!(
-                    "{}: the fake provider has the models {}; there is no '{}'",
-                    c.id(),
-                    crate::provider::FAKE_MODELS.join(" and "),
-                    c.info.model
-                )));
-            }
+        // The config's entries were checked when it loaded: these came from `-m`.
+        if let Some(why) = lineup.unknown.first() {
+            return Err(Error::Usage(why.clone()));
         }
         if parallelism == Some(0) {
             return Err(Error::Usage("-p 0: parallelism must be at least 1".into()));

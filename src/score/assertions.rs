@@ -433,23 +433,15 @@ impl Scorer for AssertionsScorer {
             diagnostics: vec![diagnostic],
             passed: Some(false),
         };
-        if checks.is_empty() {
-            // `verify` reports it; a case that checks nothing must not pass silently.
-            return zero(Diagnostic {
-                field: "(expect)".to_string(),
-                want: Value::String("at least one assertion".to_string()),
-                got: Value::Null,
-                outcome: "failed".to_string(),
-            });
-        }
         if let Some(error) = &reply.error {
             return zero(Diagnostic {
                 field: "(reply)".to_string(),
                 want: Value::Null,
-                got: Value::String(format!(
-                    "{error} (all {} failed)",
-                    plural(checks.len(), "assertion")
-                )),
+                got: Value::String(if checks.is_empty() {
+                    error.clone()
+                } else {
+                    format!("{error} (all {} failed)", plural(checks.len(), "assertion"))
+                }),
                 outcome: "failed".to_string(),
             });
         }
@@ -465,8 +457,13 @@ impl Scorer for AssertionsScorer {
                 });
             }
         }
+        // No assertions: a usable reply is all the case asks for (LLMEvalForge scores it 1.0).
         let total = checks.len();
-        let pass_rate = (total - diagnostics.len()) as f64 / total as f64;
+        let pass_rate = if total == 0 {
+            1.0
+        } else {
+            (total - diagnostics.len()) as f64 / total as f64
+        };
         let all = if diagnostics.is_empty() { 1.0 } else { 0.0 };
         Score {
             value: pass_rate,
@@ -492,20 +489,22 @@ impl Scorer for AssertionsScorer {
         }
         let (checks, found) = self.parse(&self.merged(case));
         problems.extend(found);
-        if checks.is_empty() && problems.is_empty() {
-            let mut problem =
-                "no assertions (add `expect` to the case or `scorer.expect`)".to_string();
-            if case.expected.is_some() {
-                problem
-                    .push_str("; `expected` alone checks nothing, use `expect: { equals: ... }`");
-            }
-            problems.push(problem);
+        // A case with no assertions passes on any usable reply; one that gives an `expected`
+        // answer surely meant it to be checked.
+        if checks.is_empty() && problems.is_empty() && case.expected.is_some() {
+            problems.push(
+                "no assertions, and `expected` alone checks nothing: use `expect: { equals: ... }` (or add `scorer.expect`)"
+                    .to_string(),
+            );
         }
         problems
     }
 
     fn summary(&self, case: &Case) -> String {
-        plural(self.parse(&self.merged(case)).0.len(), "assertion")
+        match self.parse(&self.merged(case)).0.len() {
+            0 => "none: a reply passes".to_string(),
+            n => plural(n, "assertion"),
+        }
     }
 }
 
@@ -530,6 +529,7 @@ mod tests {
             weight: 1.0,
             metadata: Map::new(),
             minimum_scores: BTreeMap::new(),
+            mock_response: None,
             source: PathBuf::from("datasets/support.jsonl"),
             line: Some(3),
         }
@@ -812,19 +812,31 @@ mod tests {
     }
 
     #[test]
-    fn verify_a_case_without_assertions() {
+    fn a_case_without_assertions_passes_on_a_usable_reply() {
         let mut c = case(json!({}));
+        c.expect = None;
+        assert_eq!(scorer().verify(&c), Vec::<String>::new());
+        let s = scorer().score(&c, &text("anything"));
+        assert_eq!((s.value, s.passed), (1.0, Some(true)));
+        assert_eq!(s.metrics.get("passed"), Some(&Some(1.0)));
+        assert!(s.diagnostics.is_empty());
+        let unusable = Reply {
+            error: Some("empty reply".into()),
+            ..Reply::default()
+        };
+        let s = scorer().score(&c, &unusable);
+        assert_eq!((s.value, s.passed), (0.0, Some(false)));
+        assert_eq!(s.diagnostics[0].got, json!("empty reply"));
+        // With an `expected` answer and nothing to check it, verify says so.
         c.expected = Some(json!("30 days"));
         assert_eq!(
             scorer().verify(&c),
             vec![
-                "no assertions (add `expect` to the case or `scorer.expect`); `expected` alone \
-                 checks nothing, use `expect: { equals: ... }`"
+                "no assertions, and `expected` alone checks nothing: use `expect: { equals: ... \
+                 }` (or add `scorer.expect`)"
                     .to_string()
             ]
         );
-        let s = scorer().score(&c, &text("30 days"));
-        assert_eq!(s.value, 0.0);
     }
 
     #[test]

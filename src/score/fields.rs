@@ -511,6 +511,7 @@ mod tests {
             weight: 1.0,
             metadata: Map::new(),
             minimum_scores: BTreeMap::new(),
+            mock_response: None,
             source: PathBuf::from("cases/vague/input.txt"),
             line: None,
         }

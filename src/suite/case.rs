@@ -63,6 +63,10 @@ pub struct Case {
     pub metadata: Map<String, Value>,
     /// Per-case thresholds, overriding the suite's.
     pub minimum_scores: BTreeMap<String, f64>,
+    /// What the `mock` provider answers (LLMEvalForge's `mock_response`; a JSON value other
+    /// than a string is its JSON text). Not part of the case fingerprint: like a recording,
+    /// it is the answer, not the question.
+    pub mock_response: Option<String>,
     /// Where it came from: the input file or the JSONL file, with the line for JSONL.
     pub source: PathBuf,
     pub line: Option<usize>,

@@ -318,6 +318,7 @@ fn load_disk_cases(
             weight: 1.0,
             metadata,
             minimum_scores,
+            mock_response: None,
             source: input_path.to_path_buf(),
             line: None,
         });
@@ -366,6 +367,8 @@ struct JsonlCase {
     metadata: Map<String, Value>,
     #[serde(default)]
     minimum_scores: BTreeMap<String, f64>,
+    #[serde(default)]
+    mock_response: Option<Value>,
 }
 
 const JSONL_KEYS: &[&str] = &[
@@ -377,6 +380,7 @@ const JSONL_KEYS: &[&str] = &[
     "weight",
     "metadata",
     "minimum_scores",
+    "mock_response",
 ];
 
 fn load_jsonl(dataset: &str, file: &Path, base: &Path, out: &mut Vec<Case>) -> Result<()> {
@@ -449,6 +453,11 @@ fn load_jsonl(dataset: &str, file: &Path, base: &Path, out: &mut Vec<Case>) -> R
             weight: c.weight.unwrap_or(1.0),
             metadata: c.metadata,
             minimum_scores: c.minimum_scores,
+            mock_response: match c.mock_response {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(s),
+                Some(other) => Some(other.to_string()),
+            },
             source: file.to_path_buf(),
             line: Some(lineno),
         });
@@ -476,16 +485,18 @@ fn check_duplicates(cases: &[Case], base: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `-d` and `-c` selection.
+/// `-d`, `-c` and `--tag` selection.
 #[derive(Debug, Clone, Default)]
 pub struct Selection {
     pub datasets: Vec<String>,
     pub cases: Vec<String>,
+    /// A case carrying any of these tags is selected.
+    pub tags: Vec<String>,
 }
 
 impl Selection {
     pub fn is_empty(&self) -> bool {
-        self.datasets.is_empty() && self.cases.is_empty()
+        self.datasets.is_empty() && self.cases.is_empty() && self.tags.is_empty()
     }
 }
 
@@ -509,8 +520,30 @@ pub fn select(set: &CaseSet, sel: &Selection) -> Result<Vec<Case>> {
         .iter()
         .filter(|c| sel.datasets.is_empty() || sel.datasets.contains(&c.dataset))
         .filter(|c| sel.cases.is_empty() || sel.cases.iter().any(|s| matches_case(c, s)))
+        .filter(|c| sel.tags.is_empty() || c.tags.iter().any(|t| sel.tags.contains(t)))
         .cloned()
         .collect();
+    if picked.is_empty() {
+        // Tags are free-form, and any of them selects: one no case carries is named only
+        // when nothing was selected at all (the likely typo).
+        let mut known: Vec<&str> = set
+            .cases
+            .iter()
+            .flat_map(|c| c.tags.iter().map(String::as_str))
+            .collect();
+        known.sort_unstable();
+        known.dedup();
+        if let Some(t) = sel.tags.iter().find(|t| !known.contains(&t.as_str())) {
+            let hint = match crate::suggest::did_you_mean(t, &known) {
+                Some(s) => format!("did you mean '{s}'? tags: {}", known.join(", ")),
+                None if known.is_empty() => {
+                    "no case has tags; a JSONL line carries them as \"tags\": [...]".to_string()
+                }
+                None => format!("tags: {}", known.join(", ")),
+            };
+            return Err(Error::Usage(format!("no case carries tag '{t}' ({hint})")));
+        }
+    }
     if !sel.cases.is_empty() {
         for s in &sel.cases {
             if !set.cases.iter().any(|c| matches_case(c, s)) {

@@ -2,7 +2,7 @@
 //!
 //! Parsing is strict: an unknown key is an error naming the file, the line and column,
 //! and the closest known key. Provider sections are the top-level keys that are not
-//! settings: `openrouter`, `openai`, `fake`, `typesafe`, or any name with a `base_url`.
+//! settings: `openrouter`, `openai`, `fake`, `mock`, `typesafe`, or any name with a `base_url`.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -36,7 +36,7 @@ pub const SETTING_KEYS: &[&str] = &[
 ];
 
 /// Providers the tool knows by name.
-pub const KNOWN_PROVIDERS: &[&str] = &["openrouter", "openai", "fake", "typesafe"];
+pub const KNOWN_PROVIDERS: &[&str] = &["openrouter", "openai", "fake", "mock", "typesafe"];
 
 /// The request types providers produce; a suite names the ones its adapter sends.
 pub const REQUEST_TYPES: &[&str] = &["prompt", "typesafe"];
@@ -616,7 +616,7 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
         known.extend_from_slice(KNOWN_PROVIDERS);
         let hint = match crate::suggest::did_you_mean(key, &known) {
             Some(s) => format!(" (did you mean '{s}'?)"),
-            None => " (a custom provider section needs base_url; known keys: settings like defaults, scorer, adapter, and providers openrouter, openai, fake, typesafe)".to_string(),
+            None => " (a custom provider section needs base_url; known keys: settings like defaults, scorer, adapter, and providers openrouter, openai, fake, mock, typesafe)".to_string(),
         };
         return format!("{}:{line}:{col}: unknown key '{key}'{hint}", path.display());
     }

@@ -21,6 +21,8 @@ pub enum ProviderKind {
         api_key_env: Option<String>,
     },
     Fake,
+    /// LLMEvalForge's mock: each case answered with its own `mock_response`.
+    Mock,
     TypeSafe,
 }
 
@@ -48,6 +50,7 @@ impl ProviderKind {
                 base_url: url(OPENAI_URL),
             },
             "fake" => ProviderKind::Fake,
+            "mock" => ProviderKind::Mock,
             "typesafe" => ProviderKind::TypeSafe,
             _ => ProviderKind::Custom {
                 base_url: url(""),
@@ -70,9 +73,18 @@ impl ProviderKind {
             ProviderKind::OpenRouter { .. } => Some("OPENROUTER_API_KEY"),
             ProviderKind::OpenAi { .. } => Some("OPENAI_API_KEY"),
             ProviderKind::Custom { api_key_env, .. } => api_key_env.as_deref(),
-            ProviderKind::Fake => None,
+            ProviderKind::Fake | ProviderKind::Mock => None,
             ProviderKind::TypeSafe => Some("TYPESAFE_API_KEY"),
         }
+    }
+
+    /// Whether its calls go through the cassette layer; the offline providers (`fake`,
+    /// `mock`) answer in the process, and `typesafe` cannot send yet: nothing to record.
+    pub fn records(&self) -> bool {
+        !matches!(
+            self,
+            ProviderKind::Fake | ProviderKind::Mock | ProviderKind::TypeSafe
+        )
     }
 }
 
@@ -140,6 +152,9 @@ pub struct Overrides {
 pub struct Lineup {
     pub contenders: Vec<Contender>,
     pub refused: Vec<Refusal>,
+    /// Entries naming a model their provider does not have (`fake`, `mock` and `typesafe`
+    /// know their models), each with the ones it has: a config or usage error, never run.
+    pub unknown: Vec<String>,
 }
 
 /// One lineup entry before its settings multiply.
@@ -226,7 +241,7 @@ fn bare_entry(config: &Config, id: &str) -> Entry {
             ProviderKind::for_section(name, p.base_url.as_deref(), p.api_key_env.as_deref()),
             rest.to_string(),
         ),
-        None if prefix == "fake" || prefix == "typesafe" => (
+        None if matches!(prefix, "fake" | "mock" | "typesafe") => (
             prefix.to_string(),
             ProviderKind::for_section(prefix, None, None),
             rest.to_string(),
@@ -308,6 +323,12 @@ pub fn expand(config: &Config, overrides: &Overrides) -> Lineup {
     let default_temps = temp_values(&config.defaults.temperature).unwrap_or_else(|| vec![None]);
     let mut lineup = Lineup::default();
     for e in chosen {
+        if let Some(why) = crate::provider::unknown_model(&e.kind, &e.section, &e.id, &e.model) {
+            if !lineup.unknown.contains(&why) {
+                lineup.unknown.push(why);
+            }
+            continue;
+        }
         let rt = e.kind.request_type();
         if !request_types.iter().any(|t| t == rt) {
             let r = Refusal {

@@ -162,6 +162,10 @@ impl Suite {
         }
         super::lineup::check_rate_limits(&config)
             .map_err(|e| Error::Config(format!("{display_path}: {e}")))?;
+        let lineup = super::lineup::expand(&config, &super::lineup::Overrides::default());
+        if let Some(why) = lineup.unknown.first() {
+            return Err(Error::Config(format!("{display_path}: {why}")));
+        }
         for (name, p) in &config.providers {
             let limits = std::iter::once(p.rate_limit)
                 .chain(

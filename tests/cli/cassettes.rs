@@ -603,8 +603,12 @@ fn the_bundled_tax_intake_suite_replays_offline_with_no_key() {
         .evals(&["compare", "--no-autosave"])
         .cwd(p.path().join("fixtures/tax-intake"))
         .env("CI", "1")
-        .ok();
+        .code(1);
     d.stderr_lacks("cases errored");
+    // No error: the exit 1 is the recorded llama missing a threshold, which gates compare too.
+    d.stderr_has("error: thresholds failed:
+  meta-llama/llama-3.1-8b-instruct [temp 0.1, max 8192] · tax-preparation · partial: fails its thresholds (field_accuracy 0 < 0.5)
+");
     let rows: Vec<Vec<String>> = d
         .stdout
         .lines()

@@ -10,6 +10,11 @@ pub fn toy_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/toy")
 }
 
+/// LLMEvalForge's README example as a suite: its dataset and template, the mock provider.
+pub fn forge_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/forge")
+}
+
 /// Environment variables a test must not inherit from the machine running it.
 const SCRUBBED: &[&str] = &[
     "OPENROUTER_API_KEY",
@@ -43,6 +48,13 @@ impl Project {
     pub fn toy() -> Self {
         let p = Project::new();
         copy_dir(&toy_dir(), p.path());
+        p
+    }
+
+    /// A temp copy of `fixtures/forge` (LLMEvalForge's example project).
+    pub fn forge() -> Self {
+        let p = Project::new();
+        copy_dir(&forge_dir(), p.path());
         p
     }
 

@@ -24,7 +24,8 @@ fn matrix(d: &Done) -> Vec<(String, String, String)> {
     d.stdout
         .lines()
         .map(cells)
-        .filter(|c| c.len() == 8 && c[0] != "model")
+        // model, provider, effort, temp, max_tokens, $/M in/out, two datasets, calls.
+        .filter(|c| c.len() == 9 && c[0] != "model")
         .map(|c| (c[0].clone(), c[2].clone(), c[3].clone()))
         .collect()
 }

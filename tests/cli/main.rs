@@ -12,6 +12,7 @@ mod config_errors;
 mod discovery;
 mod exec;
 mod faults;
+mod forge;
 mod gate;
 mod history;
 mod leaderboard;
@@ -24,4 +25,7 @@ mod secrets;
 mod snapshots;
 #[cfg(unix)]
 mod symlinks;
+mod tags;
+mod thresholds;
+mod typesafe;
 mod verify;

@@ -201,10 +201,12 @@ fn a_case_failing_an_assertion_fails_even_without_thresholds() {
                 "\n"
             ),
         );
+    // `run` gates like `check`: a failed case is a failed threshold, exit 1.
     let d = p
         .evals(&["run", "--no-autosave", "--format", "json", "-o", "out.json"])
-        .ok();
+        .code(1);
     d.stderr_has("wrote out.json");
+    d.stderr_has("fake/echo · d · js: fails its thresholds (1 assertion(s) failed)");
     let run: serde_json::Value = serde_json::from_str(&p.read("out.json")).unwrap();
     let cases = &run["experiments"][0]["cases"];
     assert_eq!(cases[0]["case"], "js");

@@ -1,0 +1,77 @@
+//! Floors set for one run: LLMEvalForge's `--min-score` (an experiment's mean primary score)
+//! and `--min-pass-rate` (the share of an experiment's cases that pass). They are kept in
+//! the run's settings, so a report of the stored run later gates it the same way.
+
+use serde::{Deserialize, Serialize};
+
+use crate::results::{ExperimentResult, RunResult};
+
+/// Scores closer than this are the same score (they went through JSON and sums).
+const EPS: f64 = 1e-9;
+
+/// The run's floors, each a fraction in 0..=1.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Each experiment's mean primary score must be at least this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_score: Option<f64>,
+    /// Each experiment's share of passing cases must be at least this; it replaces "every
+    /// case passes" (which is `1.0`), so a failing case no longer fails the run on its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_pass_rate: Option<f64>,
+}
+
+impl Limits {
+    pub fn is_empty(&self) -> bool {
+        self.min_score.is_none() && self.min_pass_rate.is_none()
+    }
+
+    /// The limits a run was made with (`settings.limits`); none for runs made without.
+    pub fn of(run: &RunResult) -> Limits {
+        run.run
+            .settings
+            .get("limits")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default()
+    }
+
+    /// Whether a case failing its thresholds fails the run by itself (rule 4), or only
+    /// counts against `--min-pass-rate`.
+    pub fn each_case_gates(&self) -> bool {
+        self.min_pass_rate.is_none()
+    }
+
+    /// Why an experiment (named `label`) falls short of these limits, one line each.
+    pub fn misses(&self, label: &str, exp: &ExperimentResult) -> Vec<String> {
+        let mut out = Vec::new();
+        if let (Some(min), Some(score)) = (self.min_score, exp.score)
+            && score + EPS < min
+        {
+            out.push(format!(
+                "{label}: mean score {} is below --min-score {}",
+                pct(score),
+                pct(min)
+            ));
+        }
+        if let Some(min) = self.min_pass_rate
+            && !exp.cases.is_empty()
+        {
+            // Over every case: one that errored did not pass.
+            let passed = exp.cases.iter().filter(|c| c.passed == Some(true)).count();
+            let rate = passed as f64 / exp.cases.len() as f64;
+            if rate + EPS < min {
+                out.push(format!(
+                    "{label}: pass rate {} ({passed} of {} cases passed) is below --min-pass-rate {}",
+                    pct(rate),
+                    exp.cases.len(),
+                    pct(min)
+                ));
+            }
+        }
+        out
+    }
+}
+
+fn pct(v: f64) -> String {
+    format!("{:.1}%", v * 100.0)
+}
