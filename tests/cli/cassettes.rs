@@ -1262,3 +1262,35 @@ fn results_keep_raw_only_where_it_differs_from_output() {
     let stored: Value = serde_json::from_str(&d.stdout).unwrap();
     assert_eq!(stored["experiments"], v["experiments"]);
 }
+
+#[test]
+fn from_the_repository_root_the_readme_command_finds_the_tax_intake_example() {
+    // The README's first command runs at the repository root: the search must find the
+    // tax-intake suite (the shallowest, first by name), never another bundled fixture.
+    let p = Project::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    copy_tree(
+        &root.join("fixtures"),
+        &p.path().join("fixtures"),
+        &[
+            "tax-intake/evals/results",
+            "tax-intake/.evals",
+            "toy/evals/results",
+            "toy/.evals",
+        ],
+    );
+    copy_tree(
+        &root.join("cassettes/tax-intake"),
+        &p.path().join("cassettes/tax-intake"),
+        &[],
+    );
+    let d = p
+        .evals(&["compare", "--no-autosave", "-m", "openai/gpt-4o-mini"])
+        .env("CI", "1")
+        .ok();
+    assert_eq!(
+        d.first_stderr_line(),
+        "suite: tax-intake (fixtures/tax-intake/evals/.llm-evals.config.yml)"
+    );
+    d.stderr_lacks("cases errored");
+}

@@ -1,4 +1,4 @@
-//! LLMEvalForge's datasets run as written: `fixtures/forge` is its README's example (the
+//! LLMEvalForge's datasets run as written: `fixtures/seeds/llmevalforge` is its README's example (the
 //! `dataset.jsonl` lines and the `prompt.txt` template, unchanged), answered by the `mock`
 //! provider from each case's `mock_response`; `{{question}}` fills from the case's input; a
 //! case with no `expect` passes when a reply arrives.

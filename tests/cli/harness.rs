@@ -12,7 +12,7 @@ pub fn toy_dir() -> PathBuf {
 
 /// LLMEvalForge's README example as a suite: its dataset and template, the mock provider.
 pub fn forge_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/forge")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/seeds/llmevalforge")
 }
 
 /// Environment variables a test must not inherit from the machine running it.
@@ -51,7 +51,7 @@ impl Project {
         p
     }
 
-    /// A temp copy of `fixtures/forge` (LLMEvalForge's example project).
+    /// A temp copy of `fixtures/seeds/llmevalforge` (LLMEvalForge's example project).
     pub fn forge() -> Self {
         let p = Project::new();
         copy_dir(&forge_dir(), p.path());
