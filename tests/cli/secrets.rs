@@ -151,7 +151,9 @@ fn dotenv() -> String {
 
 fn project(base_url: &str, exec: bool) -> Project {
     let adapter = if exec {
-        "adapter:\n  kind: exec\n  command: [python3, evals/worker.py]\n"
+        // The worker is handed the foreign secrets on purpose (pass_env), so that what it
+        // prints of them has to be scrubbed.
+        "adapter:\n  kind: exec\n  command: [python3, evals/worker.py]\n  pass_env: [GITHUB_TOKEN, ANTHROPIC_API_KEY]\n"
     } else {
         "adapter:\n  kind: prompt\n  user: \"{{ input }}\"\n  json: true\n"
     };
@@ -396,6 +398,31 @@ fn no_secret_leaves_through_an_exec_worker_that_prints_its_env_and_dotenv() {
         "the worker's dotenv reached the results"
     );
     assert!(text.contains("[REDACTED]"));
+    // It printed the secrets it was passed: each reached the results as [REDACTED].
+    let first = check["experiments"][0]["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["case"] == "first")
+        .expect("case first");
+    for name in [
+        "GITHUB_TOKEN",
+        "ANTHROPIC_API_KEY",
+        "LOCAL_KEY",
+        "PARTNER_SECRET",
+    ] {
+        assert_eq!(
+            first["output"]["env"][name], "[REDACTED]",
+            "{name} in {}",
+            first["output"]["env"]
+        );
+    }
+    // The upstream echoed the partner secret trimmed; that is scrubbed too.
+    assert_eq!(
+        first["output"]["echoed"]["you_said"], "first [REDACTED]",
+        "{}",
+        first["output"]["echoed"]
+    );
     assert!(redacted > 10, "{redacted}");
     // The worker's stderr was logged, scrubbed.
     let logs: Vec<_> = files_under(p.path())
