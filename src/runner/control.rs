@@ -106,8 +106,10 @@ impl Control {
         self
     }
 
-    /// Writes a line to stderr with the progress bars out of the way.
+    /// Writes a line to stderr with the progress bars out of the way, scrubbed (a provider's
+    /// message may quote the key it was sent).
     pub fn notice(&self, line: &str) {
+        let line = crate::secrets::scrub(line);
         (self.quiet)(&mut |w: &mut dyn std::io::Write| {
             let _ = writeln!(w, "{line}");
         });
