@@ -39,8 +39,16 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
         // `display: none` prints no leaderboard; a file or JSON asked for is still written.
         Some(Display::None) if a.output.is_none() && a.format == Format::Tui => {}
         display => {
-            if matches!(display, Some(Display::Browser | Display::Both)) {
-                out.warn("results.display: this evals has no browser report yet; showing the terminal leaderboard");
+            if let Some(d @ (Display::Browser | Display::Both)) = display {
+                let name = if d == Display::Browser {
+                    "browser"
+                } else {
+                    "both"
+                };
+                out.note(&format!(
+                    "note: results.display: {name} in {}: evals opens no browser yet, so this run prints the terminal leaderboard (as `display: tui` does); for the HTML report now, add `--format html -o report.html`",
+                    suite.display_path
+                ));
             }
             let view = View {
                 breakdown: command == "run",
@@ -278,6 +286,7 @@ pub fn execute(
             id,
             suite: suite.name.clone(),
             description: suite.config.description.clone(),
+            project: suite.config.project.clone(),
             suite_fingerprint: suite.fingerprint(),
             branch: a.branch.clone().or(git.branch),
             commit: git.commit,

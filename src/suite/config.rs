@@ -513,7 +513,25 @@ impl Config {
         let config = serde_saphyr::from_str_with_options::<Config>(text, super::yaml::options())
             .map_err(|e| Error::Config(yaml_error(text, path, &e)))?;
         config.check_pass_env(text, path)?;
+        config.check_results(text, path)?;
         Ok(config)
+    }
+
+    /// `results.temp_dir` (the seed's "temporary JSON when autosave is false") would do
+    /// nothing here: reports render from the run itself, never from a temporary file.
+    fn check_results(&self, text: &str, path: &Path) -> Result<()> {
+        if self.results.temp_dir.is_none() {
+            return Ok(());
+        }
+        let (line, col) = find_top_level_key(text, "results")
+            .and_then(|(l, _)| find_key_below(text, l, "temp_dir"))
+            .unwrap_or((1, 1));
+        Err(Error::Config(format!(
+            "{}:{line}:{col}: results.temp_dir does nothing in evals: no temporary JSON is written \
+             (reports are rendered from the run itself, and with `autosave: false` nothing is \
+             saved); remove the key (keep snapshots with `autosave: true` and `destination:`)",
+            path.display()
+        )))
     }
 
     /// `adapter.pass_env` names variables, never one holding the suite's API keys (workers

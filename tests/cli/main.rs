@@ -22,6 +22,7 @@ mod report;
 mod reports;
 mod run;
 mod secrets;
+mod seed_keys;
 mod snapshots;
 #[cfg(unix)]
 mod symlinks;
