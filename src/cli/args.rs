@@ -72,6 +72,9 @@ pub enum Command {
         #[command(subcommand)]
         command: CassettesCommand,
     },
+    /// Rewrite an agent-evals / old llm-evals config (top-level vendors:, direct:) into
+    /// today's provider sections, keeping comments and the original as FILE.bak.
+    UpgradeConfig(UpgradeArgs),
     /// Print the version.
     Version,
     /// Print a shell completion script.
@@ -384,6 +387,15 @@ pub enum CassettesCommand {
         #[arg(short = 'n', long)]
         dry_run: bool,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct UpgradeArgs {
+    /// The config to upgrade (default: -C, else the one the search finds).
+    pub file: Option<PathBuf>,
+    /// Print the change as a diff; write nothing.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

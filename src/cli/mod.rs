@@ -14,6 +14,7 @@ mod render;
 mod report_file;
 mod run;
 mod target;
+mod upgrade;
 mod verify;
 mod weights;
 
@@ -87,6 +88,7 @@ fn dispatch(cli: Cli, bin: &'static str, out: &Out) -> Result<i32> {
         }
         Command::Completion { shell } => completion::run(shell, bin, out),
         Command::Init { dir } => init::run(dir.as_deref(), out),
+        Command::UpgradeConfig(a) => upgrade::run(g, &a, out),
         Command::Cases(sel) => cases::run(&load_suite(g, out)?, &sel, out),
         Command::Verify(sel) => verify::run(&load_suite(g, out)?, &sel, out),
         Command::Weights => weights::run(&load_suite(g, out)?, out),

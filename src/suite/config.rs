@@ -511,7 +511,16 @@ impl Config {
     /// Parses a config file's text; `path` is used in error messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config> {
         let config = serde_saphyr::from_str_with_options::<Config>(text, super::yaml::options())
-            .map_err(|e| Error::Config(yaml_error(text, path, &e)))?;
+            .map_err(|e| {
+                // The agent-evals / old llm-evals lineup fails on its first vendor: say what
+                // it is and how to rewrite it, not which key serde stumbled on.
+                Error::Config(match super::upgrade::legacy_key(text) {
+                    Some((line, key)) => {
+                        super::upgrade::legacy_message(&path.display().to_string(), line, key)
+                    }
+                    None => yaml_error(text, path, &e),
+                })
+            })?;
         config.check_pass_env(text, path)?;
         config.check_results(text, path)?;
         Ok(config)

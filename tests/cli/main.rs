@@ -29,4 +29,5 @@ mod symlinks;
 mod tags;
 mod thresholds;
 mod typesafe;
+mod upgrade;
 mod verify;
