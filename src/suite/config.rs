@@ -692,6 +692,11 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
             return format!("{at}: unknown {what} '{word}'{section}{hint}");
         }
     }
+    if raw.starts_with("invalid type: boolean")
+        && let Some(msg) = super::yaml::yaml11_boolean(text, loc.map_or(1, |(l, _)| l))
+    {
+        return format!("{}:{msg}", path.display());
+    }
     if let Some(rest) = raw.strip_prefix("duplicate mapping key: ") {
         let key = rest.split(',').next().unwrap_or(rest).trim();
         return format!("{at}: key '{key}' appears twice; merge the two into one");

@@ -31,3 +31,4 @@ mod thresholds;
 mod typesafe;
 mod upgrade;
 mod verify;
+mod yaml_booleans;
