@@ -20,6 +20,10 @@ pub struct Global {
     /// Do not search for the suite: use ./evals/.llm-evals.config.yml only.
     #[arg(long, global = true)]
     pub no_search: bool,
+    /// Say on stderr which suite file was found and why, the cassette mode and why, where
+    /// each key was found (names only) and the history file.
+    #[arg(short = 'v', long, global = true)]
+    pub verbose: bool,
     /// When to use color.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,

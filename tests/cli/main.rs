@@ -30,5 +30,6 @@ mod tags;
 mod thresholds;
 mod typesafe;
 mod upgrade;
+mod verbose;
 mod verify;
 mod yaml_booleans;
