@@ -20,6 +20,10 @@ pub struct Global {
     /// Do not search for the suite: use ./evals/.llm-evals.config.yml only.
     #[arg(long, global = true)]
     pub no_search: bool,
+    /// Say on stderr which suite file was found and why, the cassette mode and why, where
+    /// each key was found (names only) and the history file.
+    #[arg(short = 'v', long, global = true)]
+    pub verbose: bool,
     /// When to use color.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -72,6 +76,9 @@ pub enum Command {
         #[command(subcommand)]
         command: CassettesCommand,
     },
+    /// Rewrite an agent-evals / old llm-evals config (top-level vendors:, direct:) into
+    /// today's provider sections, keeping comments and the original as FILE.bak.
+    UpgradeConfig(UpgradeArgs),
     /// Print the version.
     Version,
     /// Print a shell completion script.
@@ -384,6 +391,15 @@ pub enum CassettesCommand {
         #[arg(short = 'n', long)]
         dry_run: bool,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct UpgradeArgs {
+    /// The config to upgrade (default: -C, else the one the search finds).
+    pub file: Option<PathBuf>,
+    /// Print the change as a diff; write nothing.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

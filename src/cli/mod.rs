@@ -14,6 +14,7 @@ mod render;
 mod report_file;
 mod run;
 mod target;
+mod upgrade;
 mod verify;
 mod weights;
 
@@ -68,7 +69,7 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
             return code;
         }
     };
-    let out = Out::new(cli.global.color);
+    let out = Out::new(cli.global.color).with_verbose(cli.global.verbose);
     match dispatch(cli, bin, &out) {
         Ok(code) => code,
         Err(e) => {
@@ -87,6 +88,7 @@ fn dispatch(cli: Cli, bin: &'static str, out: &Out) -> Result<i32> {
         }
         Command::Completion { shell } => completion::run(shell, bin, out),
         Command::Init { dir } => init::run(dir.as_deref(), out),
+        Command::UpgradeConfig(a) => upgrade::run(g, &a, out),
         Command::Cases(sel) => cases::run(&load_suite(g, out)?, &sel, out),
         Command::Verify(sel) => verify::run(&load_suite(g, out)?, &sel, out),
         Command::Weights => weights::run(&load_suite(g, out)?, out),
@@ -165,13 +167,28 @@ fn scrub_panics() {
 /// Finds and loads the suite, then names it on stderr (the first thing a run prints).
 pub(crate) fn load_suite(g: &Global, out: &Out) -> Result<Suite> {
     let cwd = std::env::current_dir().map_err(|e| Error::io(PathBuf::from("."), e))?;
+    let locate = Locate {
+        config: g.config.clone(),
+        no_search: g.no_search,
+    };
+    let (path, why) = crate::suite::discovery::discover_why(&cwd, &locate)?;
+    out.verbose(&format!(
+        "suite file: {} ({why})",
+        crate::suite::discovery::display_path(&path, &cwd)
+    ));
     let suite = Suite::locate_with(
         &cwd,
         &Locate {
-            config: g.config.clone(),
+            config: Some(path),
             no_search: g.no_search,
         },
         |name, path| out.banner(name, path),
     )?;
+    match &suite.config.project {
+        Some(p) => out.verbose(&format!(
+            "project: {p} (project: in the config; kept with each run)"
+        )),
+        None => out.verbose("project: none (no project: in the config)"),
+    }
     Ok(suite)
 }

@@ -11,6 +11,7 @@ use super::args::ColorChoice;
 pub struct Out {
     color_stdout: bool,
     color_stderr: bool,
+    verbose: bool,
 }
 
 impl Out {
@@ -28,6 +29,24 @@ impl Out {
         Out {
             color_stdout: o,
             color_stderr: e,
+            verbose: false,
+        }
+    }
+
+    /// With `-v`: [`Out::verbose`] lines are printed.
+    pub fn with_verbose(mut self, on: bool) -> Out {
+        self.verbose = on;
+        self
+    }
+
+    /// `verbose: MSG` on stderr with `-v`: what was found where, and why. Names, never values.
+    pub fn verbose(&self, msg: &str) {
+        if self.verbose {
+            self.err_styled(
+                Style::new().fg_color(Some(AnsiColor::Cyan.into())),
+                "verbose:",
+                msg,
+            );
         }
     }
 

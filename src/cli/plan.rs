@@ -70,6 +70,8 @@ pub fn limits(a: &RunArgs) -> Result<crate::gate::Limits> {
 pub fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
     limits(a)?;
     let plan = build(suite, a, "compare")?;
+    // The checks a real run makes before its first call (weights, thresholds, the schema).
+    crate::score::build(suite)?;
     for r in &plan.lineup.refused {
         out.warn(&r.to_string());
     }

@@ -39,8 +39,16 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
         // `display: none` prints no leaderboard; a file or JSON asked for is still written.
         Some(Display::None) if a.output.is_none() && a.format == Format::Tui => {}
         display => {
-            if matches!(display, Some(Display::Browser | Display::Both)) {
-                out.warn("results.display: this evals has no browser report yet; showing the terminal leaderboard");
+            if let Some(d @ (Display::Browser | Display::Both)) = display {
+                let name = if d == Display::Browser {
+                    "browser"
+                } else {
+                    "both"
+                };
+                out.note(&format!(
+                    "note: results.display: {name} in {}: evals opens no browser yet, so this run prints the terminal leaderboard (as `display: tui` does); for the HTML report now, add `--format html -o report.html`",
+                    suite.display_path
+                ));
             }
             let view = View {
                 breakdown: command == "run",
@@ -137,7 +145,8 @@ pub fn execute(
             bad.join("\n")
         )));
     }
-    let mode = resolve_mode(a.cassettes.as_deref(), command)?;
+    let (mode, why) = resolve_mode(a.cassettes.as_deref(), command)?;
+    out.verbose(&format!("cassettes: {mode} ({why})"));
     let mut adapter = crate::adapter::build(suite)?;
     let (keys, mode) = resolve_keys(&plan, mode, suite, out)?;
     let transport = Arc::new(build_transport(suite, mode, &keys)?);
@@ -278,6 +287,7 @@ pub fn execute(
             id,
             suite: suite.name.clone(),
             description: suite.config.description.clone(),
+            project: suite.config.project.clone(),
             suite_fingerprint: suite.fingerprint(),
             branch: a.branch.clone().or(git.branch),
             commit: git.commit,
@@ -297,6 +307,20 @@ pub fn execute(
         experiments: std::mem::take(&mut experiments),
         comparison: None,
     };
+    out.verbose(&format!(
+        "history: {} ({})",
+        crate::suite::discovery::display_path(
+            &history_path(suite, a.history.as_deref()),
+            &suite.cwd
+        ),
+        if a.history.is_none() {
+            "the default, <project>/.evals/history.sqlite3"
+        } else if std::env::args().any(|x| x == "--history" || x.starts_with("--history=")) {
+            "--history"
+        } else {
+            "EVALS_HISTORY"
+        }
+    ));
     match store_run(suite, a, &run) {
         Ok(p) => out.note(&format!(
             "stored run {} in {}",
@@ -363,7 +387,15 @@ pub fn emit(
     Ok(())
 }
 
-fn resolve_mode(flag: Option<&str>, command: &str) -> Result<Mode> {
+/// The mode and why it is that one (for `-v`).
+fn resolve_mode(flag: Option<&str>, command: &str) -> Result<(Mode, String)> {
+    // clap fills the flag from EVALS_CASSETTES too: the command line says which it was.
+    let from_flag = std::env::args().any(|x| x == "--cassettes" || x.starts_with("--cassettes="));
+    let mut why = match flag {
+        Some(m) if from_flag => format!("--cassettes {m}"),
+        Some(m) => format!("EVALS_CASSETTES={m}"),
+        None => format!("the default of `{command}`"),
+    };
     let mode = match flag {
         Some(m) => m.parse::<Mode>().map_err(|_| {
             Error::Usage(format!(
@@ -377,7 +409,11 @@ fn resolve_mode(flag: Option<&str>, command: &str) -> Result<Mode> {
         },
     };
     let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
-    Ok(mode.resolve(ci))
+    let resolved = mode.resolve(ci);
+    if resolved != mode {
+        why = format!("{why} is {mode}, which acts as {resolved} because CI is set");
+    }
+    Ok((resolved, why))
 }
 
 /// Reads every API key the run will need; a missing one fails before any call, naming it.
@@ -392,10 +428,20 @@ fn resolve_keys(
     let mut keys = HashMap::new();
     let mut mode = mode;
     let cassette_dir = suite.cassette_dir();
+    let mut told = std::collections::HashSet::new();
     for c in &plan.lineup.contenders {
         let Some(var) = c.kind.key_env() else {
             continue;
         };
+        let from_env = std::env::var(var).is_ok_and(|v| !v.is_empty());
+        let found = match suite.env(var) {
+            Some(_) if from_env => "found in the environment".to_string(),
+            Some(_) => format!("found in env_files ({})", suite.config.env_files.join(", ")),
+            None => "not set".to_string(),
+        };
+        if told.insert(var) {
+            out.verbose(&format!("key {var}: {found} (for {})", c.id()));
+        }
         match suite.env(var) {
             Some(v) => {
                 check_key_value(suite, var, &v)?;
@@ -430,6 +476,10 @@ fn resolve_keys(
                         "{var} is not set: replaying the recorded cassettes only (a request that no longer matches its recording is an error; set {var} to record it)"
                     ));
                     mode = Mode::Replay;
+                    out.verbose(&format!(
+                        "cassettes: replay ({var} is not set and every case of {} is recorded)",
+                        c.id()
+                    ));
                 }
             }
         }

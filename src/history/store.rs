@@ -553,6 +553,7 @@ pub(crate) mod tests {
                 id: id.into(),
                 suite: "tax-intake".into(),
                 description: None,
+                project: None,
                 suite_fingerprint: "suite-fp".into(),
                 branch: Some(branch.into()),
                 commit: Some("abc1234".into()),

@@ -201,6 +201,9 @@ pub struct RunInfo {
     pub suite: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The config's `project:` (the seeds' tracker project name), kept with the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
     pub suite_fingerprint: String,
     pub branch: Option<String>,
     pub commit: Option<String>,

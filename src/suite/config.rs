@@ -511,9 +511,36 @@ impl Config {
     /// Parses a config file's text; `path` is used in error messages.
     pub fn parse(text: &str, path: &Path) -> Result<Config> {
         let config = serde_saphyr::from_str_with_options::<Config>(text, super::yaml::options())
-            .map_err(|e| Error::Config(yaml_error(text, path, &e)))?;
+            .map_err(|e| {
+                // The agent-evals / old llm-evals lineup fails on its first vendor: say what
+                // it is and how to rewrite it, not which key serde stumbled on.
+                Error::Config(match super::upgrade::legacy_key(text) {
+                    Some((line, key)) => {
+                        super::upgrade::legacy_message(&path.display().to_string(), line, key)
+                    }
+                    None => yaml_error(text, path, &e),
+                })
+            })?;
         config.check_pass_env(text, path)?;
+        config.check_results(text, path)?;
         Ok(config)
+    }
+
+    /// `results.temp_dir` (the seed's "temporary JSON when autosave is false") would do
+    /// nothing here: reports render from the run itself, never from a temporary file.
+    fn check_results(&self, text: &str, path: &Path) -> Result<()> {
+        if self.results.temp_dir.is_none() {
+            return Ok(());
+        }
+        let (line, col) = find_top_level_key(text, "results")
+            .and_then(|(l, _)| find_key_below(text, l, "temp_dir"))
+            .unwrap_or((1, 1));
+        Err(Error::Config(format!(
+            "{}:{line}:{col}: results.temp_dir does nothing in evals: no temporary JSON is written \
+             (reports are rendered from the run itself, and with `autosave: false` nothing is \
+             saved); remove the key (keep snapshots with `autosave: true` and `destination:`)",
+            path.display()
+        )))
     }
 
     /// `adapter.pass_env` names variables, never one holding the suite's API keys (workers
@@ -664,6 +691,11 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
             };
             return format!("{at}: unknown {what} '{word}'{section}{hint}");
         }
+    }
+    if raw.starts_with("invalid type: boolean")
+        && let Some(msg) = super::yaml::yaml11_boolean(text, loc.map_or(1, |(l, _)| l))
+    {
+        return format!("{}:{msg}", path.display());
     }
     if let Some(rest) = raw.strip_prefix("duplicate mapping key: ") {
         let key = rest.split(',').next().unwrap_or(rest).trim();

@@ -28,6 +28,11 @@ pub struct Locate {
 
 /// Finds the config file from `cwd`.
 pub fn discover(cwd: &Path, locate: &Locate) -> Result<PathBuf> {
+    discover_why(cwd, locate).map(|(p, _)| p)
+}
+
+/// Like [`discover`], with how the file was found (for `-v`).
+pub fn discover_why(cwd: &Path, locate: &Locate) -> Result<(PathBuf, String)> {
     if let Some(p) = &locate.config {
         let p = if p.is_absolute() {
             p.clone()
@@ -40,12 +45,12 @@ pub fn discover(cwd: &Path, locate: &Locate) -> Result<PathBuf> {
                 p.display()
             )));
         }
-        return Ok(p);
+        return Ok((p, "named by -C/--config, no search".into()));
     }
     if locate.no_search {
         for c in [cwd.join("evals").join(CONFIG_NAME), cwd.join(CONFIG_NAME)] {
             if c.is_file() {
-                return Ok(c);
+                return Ok((c, "in the working directory (--no-search)".into()));
             }
         }
         return Err(Error::Usage(format!(
@@ -54,16 +59,29 @@ pub fn discover(cwd: &Path, locate: &Locate) -> Result<PathBuf> {
         )));
     }
     for dir in cwd.ancestors() {
+        let why = || {
+            if dir == cwd {
+                "found in the working directory, searching upward".to_string()
+            } else {
+                format!(
+                    "found searching upward from the working directory, {} folder(s) up",
+                    cwd.ancestors().position(|a| a == dir).unwrap_or(0)
+                )
+            }
+        };
         let c = dir.join("evals").join(CONFIG_NAME);
         if c.is_file() {
-            return Ok(c);
+            return Ok((c, why()));
         }
         if dir.file_name().is_some_and(|n| n == "evals") && dir.join(CONFIG_NAME).is_file() {
-            return Ok(dir.join(CONFIG_NAME));
+            return Ok((dir.join(CONFIG_NAME), why()));
         }
     }
     if let Some(found) = search_down(cwd) {
-        return Ok(found);
+        return Ok((
+            found,
+            "none upward; found searching down from the working directory, up to 4 levels, shallowest first, then by name".into(),
+        ));
     }
     Err(Error::Usage(format!(
         "no suite found: looked upward from {} for evals/{CONFIG_NAME} and 4 levels down; run `evals init` to create one, or pass -C FILE",

@@ -9,6 +9,7 @@ pub mod lineup;
 mod links;
 mod load;
 pub mod schema;
+pub mod upgrade;
 mod yaml;
 
 pub use case::{Case, CaseInput};

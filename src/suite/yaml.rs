@@ -174,6 +174,223 @@ fn closes(text: &str) -> bool {
     false
 }
 
+/// Words YAML reads as booleans when they are not quoted (YAML 1.1: the Norway problem).
+const BOOLEAN_WORDS: &[(&str, bool)] = &[
+    ("yes", true),
+    ("y", true),
+    ("on", true),
+    ("true", true),
+    ("no", false),
+    ("n", false),
+    ("off", false),
+    ("false", false),
+];
+
+/// Keys whose value is meant to be a boolean: a `yes` there is no mistake.
+const BOOLEAN_KEYS: &[&str] = &["nullable", "json", "autosave"];
+
+/// "invalid type: boolean" where text was expected: the unquoted `yes`/`no`/`on`/`off`/`y`/`n`
+/// in the section starting at `line` (an enum value, a list item, a field name), said as
+/// `LINE:COL: ... quote it: values: ["yes", "no"]`. serde-saphyr places the error at the
+/// section, not at the word, so the word is looked for below it.
+pub(crate) fn yaml11_boolean(text: &str, line: usize) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let first = line.checked_sub(1)?;
+    let base = indent(lines.get(first)?);
+    for (i, l) in lines.iter().enumerate().skip(first) {
+        if i > first
+            && !l.trim().is_empty()
+            && !l.trim_start().starts_with('#')
+            && indent(l) <= base
+        {
+            break;
+        }
+        if let Some(m) = boolean_on_line(&lines, i) {
+            return Some(m);
+        }
+    }
+    None
+}
+
+fn indent(l: &str) -> usize {
+    l.len() - l.trim_start_matches(' ').len()
+}
+
+/// The first unquoted boolean word on line `i` that stands where text is expected.
+fn boolean_on_line(lines: &[&str], i: usize) -> Option<String> {
+    let l = lines[i];
+    let bytes: Vec<char> = l.chars().collect();
+    // Keys of the flow collections open at this point of the line, and the last `key:`.
+    let mut stack: Vec<(char, String)> = Vec::new();
+    let mut pending: Option<String> = None;
+    let mut j = 0;
+    while j < bytes.len() {
+        let c = bytes[j];
+        match c {
+            '#' if j == 0 || bytes[j - 1].is_whitespace() => break,
+            '"' | '\'' => {
+                j += 1;
+                while j < bytes.len() && bytes[j] != c {
+                    j += 1;
+                }
+            }
+            '[' | '{' => stack.push((c, pending.take().unwrap_or_default())),
+            ']' | '}' => {
+                stack.pop();
+            }
+            ',' => pending = None,
+            c if c.is_alphanumeric() || c == '_' => {
+                let start = j;
+                while j + 1 < bytes.len() && !" \t[]{},:#".contains(bytes[j + 1]) {
+                    j += 1;
+                }
+                let word: String = bytes[start..=j].iter().collect();
+                let after = bytes[j + 1..].iter().find(|c| **c != ' ' && **c != '\t');
+                let is_key = after == Some(&':');
+                if let Some((_, b)) = BOOLEAN_WORDS
+                    .iter()
+                    .find(|(w, _)| w.eq_ignore_ascii_case(&word))
+                {
+                    let owner = if is_key {
+                        None
+                    } else {
+                        pending
+                            .clone()
+                            .or_else(|| stack.last().map(|(_, k)| k.clone()))
+                    };
+                    if !owner.as_deref().is_some_and(|o| BOOLEAN_KEYS.contains(&o)) {
+                        return Some(describe(
+                            lines, i, start, &word, *b, is_key, &stack, pending,
+                        ));
+                    }
+                }
+                if is_key {
+                    pending = Some(word);
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    None
+}
+
+/// `LINE:COL: '<word>' in <path> is read by YAML as ...: quote it: <the fixed text>`.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one message from the scan's state"
+)]
+fn describe(
+    lines: &[&str],
+    i: usize,
+    col: usize,
+    word: &str,
+    value: bool,
+    is_key: bool,
+    stack: &[(char, String)],
+    pending: Option<String>,
+) -> String {
+    let l = lines[i];
+    // The keys above this line, outermost first.
+    let mut path: Vec<String> = Vec::new();
+    let mut ind = indent(l);
+    let item = l.trim_start().starts_with("- ");
+    for above in lines[..i].iter().rev() {
+        let t = above.trim_start();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let ai = indent(above);
+        let bare_key = t.trim_end().ends_with(':');
+        if ai < ind || (item && ai == ind && bare_key && path.is_empty()) {
+            if let Some((k, _)) = t.trim_start_matches("- ").split_once(':') {
+                path.push(k.trim().to_string());
+            }
+            ind = ai;
+            if ai == 0 {
+                break;
+            }
+        }
+    }
+    path.reverse();
+    let line_key = l
+        .trim_start()
+        .trim_start_matches("- ")
+        .split_once(':')
+        .map(|(k, _)| k.trim().to_string())
+        .filter(|k| !k.is_empty() && k != word && !k.contains(['{', '[', ' ']));
+    if let Some(k) = line_key.filter(|k| stack.first().is_none_or(|(_, s)| s != k)) {
+        path.push(k);
+    }
+    path.extend(
+        stack
+            .iter()
+            .map(|(_, k)| k.clone())
+            .filter(|k| !k.is_empty()),
+    );
+    if let Some(p) = pending.filter(|_| !is_key) {
+        path.push(p);
+    }
+    path.dedup();
+    let at = format!("{}:{}", i + 1, col + 1);
+    let quoted = |s: &str| {
+        let mut out = String::new();
+        let mut word = String::new();
+        let flush = |word: &mut String, out: &mut String| {
+            if BOOLEAN_WORDS
+                .iter()
+                .any(|(w, _)| w.eq_ignore_ascii_case(word))
+            {
+                out.push_str(&format!("\"{word}\""));
+            } else {
+                out.push_str(word);
+            }
+            word.clear();
+        };
+        for c in s.chars() {
+            if " \t[]{},:".contains(c) {
+                flush(&mut word, &mut out);
+                out.push(c);
+            } else {
+                word.push(c);
+            }
+        }
+        flush(&mut word, &mut out);
+        out
+    };
+    let where_ = if path.is_empty() {
+        String::new()
+    } else {
+        format!(" in {}", path.join("."))
+    };
+    let content = l.trim();
+    let content = match content.find(" #") {
+        Some(k) => content[..k].trim_end(),
+        None => content,
+    };
+    // The fix as written on this line: a flow list `values: [yes, no]` whole, else the line.
+    let fix = match (content.find('['), content.rfind(']')) {
+        (Some(a), Some(b)) if !is_key && a < b => {
+            let key_start = content[..a]
+                .trim_end()
+                .trim_end_matches(':')
+                .rfind([' ', '{', ','])
+                .map_or(0, |k| k + 1);
+            quoted(&content[key_start..=b])
+        }
+        _ => quoted(content),
+    };
+    if is_key {
+        format!(
+            "{at}: the field name '{word}'{where_} is read by YAML as the boolean {value}, not as text: quote it: {fix}"
+        )
+    } else {
+        format!(
+            "{at}: '{word}'{where_} is read by YAML as the boolean {value}, not as text: quote it: {fix}"
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,10 +22,14 @@ mod report;
 mod reports;
 mod run;
 mod secrets;
+mod seed_keys;
 mod snapshots;
 #[cfg(unix)]
 mod symlinks;
 mod tags;
 mod thresholds;
 mod typesafe;
+mod upgrade;
+mod verbose;
 mod verify;
+mod yaml_booleans;

@@ -1,0 +1,107 @@
+//! `evals upgrade-config [-n] [FILE]`: the agent-evals / old llm-evals lineup rewritten into
+//! today's provider sections (see [`crate::suite::upgrade`]), the original kept as `.bak`.
+
+use std::path::{Path, PathBuf};
+
+use super::args::{Global, UpgradeArgs};
+use super::output::Out;
+use crate::error::{Error, Result, exit};
+use crate::suite::discovery::{self, CONFIG_NAME};
+use crate::suite::{Config, Locate, upgrade};
+
+/// agent-evals' config name: upgraded into a `.llm-evals.config.yml` beside it.
+const AGENT_EVALS_NAME: &str = ".agent-eval.config.yml";
+
+pub fn run(g: &Global, a: &UpgradeArgs, out: &Out) -> Result<i32> {
+    let cwd = std::env::current_dir().map_err(|e| Error::io(PathBuf::from("."), e))?;
+    let source = locate(&cwd, g, a.file.as_deref())?;
+    let shown = discovery::display_path(&source, &cwd);
+    let from_agent_evals = source.file_name().is_some_and(|n| n == AGENT_EVALS_NAME);
+    let target = if from_agent_evals {
+        source.with_file_name(CONFIG_NAME)
+    } else {
+        source.clone()
+    };
+    let target_shown = discovery::display_path(&target, &cwd);
+    let text = crate::error::read_text(&source, &shown)?;
+    let new = match upgrade::upgrade(&text) {
+        Err(e) => {
+            return Err(Error::Config(format!("{shown}:{e} (nothing was written)")));
+        }
+        Ok(None) if !from_agent_evals => {
+            out.note(&format!(
+                "{shown} is already in today's layout (no top-level vendors: or direct:); nothing to change"
+            ));
+            return Ok(exit::OK);
+        }
+        Ok(None) => text.clone(),
+        Ok(Some(new)) => new,
+    };
+    if from_agent_evals && target.exists() {
+        return Err(Error::Usage(format!(
+            "{target_shown} already exists: upgrade it instead (`evals upgrade-config {target_shown}`), or move it away first"
+        )));
+    }
+    // The lineup is rewritten by rule; whatever else the file holds (an agent-evals
+    // `adapter: MyGem::Adapter`) is named, to fix by hand.
+    let still = Config::parse(&new, Path::new(&target_shown)).err();
+    if a.dry_run {
+        let diff = similar::TextDiff::from_lines(&text, &new)
+            .unified_diff()
+            .context_radius(3)
+            .header(&shown, &target_shown)
+            .to_string();
+        out.text(&diff);
+        if let Some(e) = &still {
+            out.warn(&format!(
+                "after the upgrade the config still does not load: {e}"
+            ));
+        }
+        out.note(&format!(
+            "-n: nothing was written; run `evals upgrade-config` without -n to write {target_shown}{}",
+            if from_agent_evals {
+                String::new()
+            } else {
+                format!(" (the original kept as {shown}.bak)")
+            }
+        ));
+        return Ok(exit::OK);
+    }
+    if !from_agent_evals {
+        let bak = PathBuf::from(format!("{}.bak", source.display()));
+        crate::error::write_atomic(&bak, text.as_bytes())?;
+    }
+    crate::error::write_atomic(&target, new.as_bytes())?;
+    out.note(&format!(
+        "upgraded {target_shown}: the lineup is in today's provider sections, comments kept; {}",
+        if from_agent_evals {
+            format!("{shown} is left as it was")
+        } else {
+            format!("the original is {shown}.bak")
+        }
+    ));
+    if let Some(e) = still {
+        out.warn(&format!(
+            "the config still does not load: {e}; fix that by hand"
+        ));
+        return Ok(exit::USAGE);
+    }
+    Ok(exit::OK)
+}
+
+/// FILE, else `-C`, else the suite search; an agent-evals config when the search finds none.
+fn locate(cwd: &Path, g: &Global, file: Option<&Path>) -> Result<PathBuf> {
+    let locate = Locate {
+        config: file.map(Path::to_path_buf).or_else(|| g.config.clone()),
+        no_search: g.no_search,
+    };
+    match discovery::discover(cwd, &locate) {
+        Ok(p) => Ok(p),
+        Err(e) if locate.config.is_none() => cwd
+            .ancestors()
+            .map(|d| d.join("evals").join(AGENT_EVALS_NAME))
+            .find(|p| p.is_file())
+            .ok_or(e),
+        Err(e) => Err(e),
+    }
+}
