@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashSet};
 use super::Limits;
 use crate::results::{
     BaselineInfo, CaseDelta, CaseResult, CaseStatus, Comparison, ExperimentDelta, ExperimentResult,
-    RunResult, Verdict, contender_label,
+    RunResult, Stopped, Verdict, contender_label,
 };
 
 /// Scores closer than this are the same score (they went through JSON and sums).
@@ -79,6 +79,29 @@ pub fn compare_with(
     let mut reasons = Vec::new();
     let mut seen = HashSet::new();
     let limits = Limits::of(run);
+    // A run that stopped early: the case runs it planned and never ran are not "removed".
+    let planned = planned(run);
+    let stopped = (run.run.status != "completed").then(|| {
+        let ran: usize = run.experiments.iter().map(|e| e.cases.len()).sum();
+        Stopped {
+            status: run.run.status.clone(),
+            not_run: planned.len().saturating_sub(ran),
+            planned: planned.len(),
+        }
+    });
+    let never_ran = |exp: &ExperimentResult, bc: &CaseResult| {
+        stopped.is_some()
+            && planned.contains(&(
+                exp.contender.key(),
+                format!("{}/{}", exp.dataset, bc.case),
+            ))
+    };
+    if let Some(s) = &stopped {
+        reasons.push(format!(
+            "the run {}; a partial run cannot pass",
+            s.text()
+        ));
+    }
 
     for exp in &run.experiments {
         let key = (exp.contender.key(), exp.dataset.clone());
@@ -112,7 +135,11 @@ pub fn compare_with(
         reasons.extend(limits.misses(&label, exp));
         if let Some(b) = base {
             let ours: HashSet<&str> = exp.cases.iter().map(|c| c.case.as_str()).collect();
-            for bc in b.cases.iter().filter(|bc| !ours.contains(bc.case.as_str())) {
+            for bc in b
+                .cases
+                .iter()
+                .filter(|bc| !ours.contains(bc.case.as_str()) && !never_ran(exp, bc))
+            {
                 cases.push(removed(exp, bc));
             }
             let (bm, cm) = means(&matched);
@@ -151,7 +178,7 @@ pub fn compare_with(
     // Experiments the baseline ran and this run did not: every case is removed.
     for ((k, d), b) in &base_exps {
         if !seen.contains(&(k.clone(), d.clone())) {
-            for bc in &b.cases {
+            for bc in b.cases.iter().filter(|bc| !never_ran(b, bc)) {
                 cases.push(removed(b, bc));
             }
         }
@@ -163,11 +190,41 @@ pub fn compare_with(
         experiments,
         cases,
         unchanged,
+        stopped,
         verdict: Verdict {
             passed: reasons.is_empty(),
             reasons,
         },
     }
+}
+
+/// The case runs the run planned: (contender key, `dataset/case`), from its settings.
+fn planned(run: &RunResult) -> HashSet<(String, String)> {
+    let contenders: Vec<crate::results::ContenderInfo> = run
+        .run
+        .settings
+        .get("contenders")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    let cases: Vec<String> = run
+        .run
+        .settings
+        .get("cases")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    let mut out = HashSet::new();
+    for c in &contenders {
+        for k in &cases {
+            out.insert((c.key(), k.clone()));
+        }
+    }
+    // A run whose settings do not list its plan: what it ran is all it planned.
+    for e in &run.experiments {
+        for c in &e.cases {
+            out.insert((e.contender.key(), format!("{}/{}", e.dataset, c.case)));
+        }
+    }
+    out
 }
 
 /// Rule (4) for a run with no baseline (`run`, `compare`), errors left out (each is its

@@ -195,11 +195,13 @@ fn verdict(run: &RunResult) -> (String, String, String) {
             // The rest of the reasons are experiments missing the run's limits
             // (`--min-score`, `--min-pass-rate`): failed thresholds too.
             let failed = failed
-                + c.verdict
-                    .reasons
-                    .len()
-                    .saturating_sub(regressed_experiments + count(c, |d| d.gated));
+                + c.verdict.reasons.len().saturating_sub(
+                    regressed_experiments + count(c, |d| d.gated) + usize::from(c.stopped.is_some()),
+                );
             let mut parts = Vec::new();
+            if let Some(s) = &c.stopped {
+                parts.push(s.text());
+            }
             if regressions > 0 {
                 parts.push(plural(regressions, "regression", "regressions"));
             }
