@@ -27,5 +27,6 @@ mod snapshots;
 mod symlinks;
 mod tags;
 mod thresholds;
+mod truth;
 mod typesafe;
 mod verify;
