@@ -12,8 +12,33 @@ use super::Report;
 use super::diff::output_diff;
 use crate::results::{CaseDelta, CaseStatus, Comparison, RunResult, contender_label};
 
-/// The hidden marker that identifies the comment `evals comment` keeps up to date.
+/// The hidden marker of comments written before markers named their suite; `evals comment`
+/// still finds and updates a comment that carries it.
 pub const MARKER: &str = "<!-- evals-check-comment -->";
+
+/// The hidden marker that identifies the comment `evals comment` keeps up to date for
+/// `suite`: `<!-- evals:tax-intake -->`, so two suites in one repository keep two comments.
+/// Characters that could end or confuse the HTML comment become `_`.
+pub fn marker(suite: &str) -> String {
+    let name: String = suite
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '.' | '_' | '/' | '+') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("<!-- evals:{name} -->")
+}
+
+/// The marker a comment's text carries: its suite's, else the old one.
+pub fn marker_in(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).find(|l| {
+        (l.starts_with("<!-- evals:") && l.ends_with(" -->")) || *l == MARKER
+    })
+}
 
 /// GitHub refuses a comment longer than this.
 const LIMIT: usize = 65_536;
@@ -406,7 +431,7 @@ impl Report for Markdown {
             left_out: 0,
         };
         let _ = writeln!(out.text, "{}", verdict_line(run));
-        let _ = writeln!(out.text, "{MARKER}");
+        let _ = writeln!(out.text, "{}", marker(&run.run.suite));
         let Some(c) = &run.comparison else {
             out.text
                 .push_str("\nThis run was not checked; run `evals check`.\n");
@@ -610,7 +635,7 @@ mod tests {
             md.lines().next(),
             Some("**evals check passed** in tax-intake (main, no baseline)")
         );
-        assert_eq!(md.lines().nth(1), Some(MARKER));
+        assert_eq!(md.lines().nth(1), Some("<!-- evals:tax-intake -->"));
     }
 
     /// Model text that would break out of the comment: raw HTML, a comment, the end of our
@@ -732,7 +757,7 @@ mod tests {
             "<code>",
             "</code>",
             "</details>",
-            MARKER,
+            "<!-- evals:tax-intake -->",
         ];
         for (i, _) in text.match_indices('<') {
             assert!(
