@@ -20,16 +20,20 @@ pub const MARKER: &str = "<!-- evals-check-comment -->";
 /// `suite`: `<!-- evals:tax-intake -->`, so two suites in one repository keep two comments.
 /// Characters that could end or confuse the HTML comment become `_`.
 pub fn marker(suite: &str) -> String {
-    let name: String = suite
+    let mut name: String = suite
         .chars()
         .map(|c| {
-            if c.is_alphanumeric() || matches!(c, '.' | '_' | '/' | '+') {
+            if c.is_alphanumeric() || matches!(c, '.' | '_' | '/' | '+' | '-') {
                 c
             } else {
                 '_'
             }
         })
         .collect();
+    // `--` may not stand inside an HTML comment.
+    while name.contains("--") {
+        name = name.replace("--", "-_");
+    }
     format!("<!-- evals:{name} -->")
 }
 
