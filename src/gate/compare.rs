@@ -91,16 +91,10 @@ pub fn compare_with(
     });
     let never_ran = |exp: &ExperimentResult, bc: &CaseResult| {
         stopped.is_some()
-            && planned.contains(&(
-                exp.contender.key(),
-                format!("{}/{}", exp.dataset, bc.case),
-            ))
+            && planned.contains(&(exp.contender.key(), format!("{}/{}", exp.dataset, bc.case)))
     };
     if let Some(s) = &stopped {
-        reasons.push(format!(
-            "the run {}; a partial run cannot pass",
-            s.text()
-        ));
+        reasons.push(format!("the run {}; a partial run cannot pass", s.text()));
     }
 
     for exp in &run.experiments {
@@ -391,6 +385,35 @@ mod tests {
     }
 
     const T0: &str = "2026-01-01T00:00:00Z";
+
+    #[test]
+    fn a_stopped_run_says_so_and_lists_no_unrun_case_as_removed() {
+        let all = || {
+            vec![
+                case("a", Some(0.9), Some(true)),
+                case("b", Some(0.9), Some(true)),
+                case("c", Some(0.9), Some(true)),
+            ]
+        };
+        let base = run("base", "main", T0, all());
+        let mut cand = run("cand", "f", T0, vec![case("a", Some(0.9), Some(true))]);
+        cand.run.status = "aborted".into();
+        cand.run.settings = serde_json::json!({
+            "contenders": [cand.experiments[0].contender.clone()],
+            "cases": ["tax/a", "tax/b", "tax/c"],
+        });
+        let c = check(&base, &cand, 0.02);
+        assert!(!c.verdict.passed);
+        assert_eq!(c.stopped.as_ref().map(|s| s.not_run), Some(2));
+        assert!(c.cases.iter().all(|d| d.status != CaseStatus::Removed));
+        cand.comparison = Some(c);
+        assert!(
+            crate::report::markdown::verdict_text(&cand)
+                .starts_with("evals check: stopped early (aborted): 2 of 3 cases did not run"),
+            "{}",
+            crate::report::markdown::verdict_text(&cand)
+        );
+    }
 
     #[test]
     fn identical_runs_pass() {

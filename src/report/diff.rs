@@ -86,7 +86,9 @@ impl Report for Diff {
             );
         }
         if !missed.is_empty() {
-            s.push_str("\n## requests with no recording, against the nearest one, grouped by cause\n\n");
+            s.push_str(
+                "\n## requests with no recording, against the nearest one, grouped by cause\n\n",
+            );
             s.push_str(&missed);
         }
         s

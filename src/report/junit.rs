@@ -93,8 +93,7 @@ impl Report for Junit {
                 ))
                 .set_type("regression");
                 let mut tc = TestCase::new("mean score", s);
-                tc.set_classname(classname.clone())
-                    .set_time(Duration::ZERO);
+                tc.set_classname(classname.clone()).set_time(Duration::ZERO);
                 suite.add_test_case(tc);
             }
             report.add_test_suite(suite);
@@ -117,7 +116,9 @@ fn without_testsuites_skipped(xml: &str) -> String {
     let Some(k) = head.find(" skipped=\"") else {
         return xml.to_string();
     };
-    let close = head[k + 10..].find('"').map_or(head.len(), |c| k + 10 + c + 1);
+    let close = head[k + 10..]
+        .find('"')
+        .map_or(head.len(), |c| k + 10 + c + 1);
     format!("{}{}{}", &xml[..start + k], &head[close..], &xml[end..])
 }
 
@@ -206,8 +207,14 @@ mod tests {
         let xml = Junit.render(&r);
         let root = xml.lines().find(|l| l.starts_with("<testsuites")).unwrap();
         assert!(!root.contains("skipped="), "{root}");
-        assert!(xml.contains("classname=\"fake/echo [temp 0_1] · tax\""), "{xml}");
-        for tc in xml.lines().filter(|l| l.trim_start().starts_with("<testcase")) {
+        assert!(
+            xml.contains("classname=\"fake/echo [temp 0_1] · tax\""),
+            "{xml}"
+        );
+        for tc in xml
+            .lines()
+            .filter(|l| l.trim_start().starts_with("<testcase"))
+        {
             assert!(tc.contains(" time=\""), "{tc}");
         }
     }

@@ -39,9 +39,9 @@ pub fn marker(suite: &str) -> String {
 
 /// The marker a comment's text carries: its suite's, else the old one.
 pub fn marker_in(text: &str) -> Option<&str> {
-    text.lines().map(str::trim).find(|l| {
-        (l.starts_with("<!-- evals:") && l.ends_with(" -->")) || *l == MARKER
-    })
+    text.lines()
+        .map(str::trim)
+        .find(|l| (l.starts_with("<!-- evals:") && l.ends_with(" -->")) || *l == MARKER)
 }
 
 /// GitHub refuses a comment longer than this.
@@ -225,7 +225,9 @@ fn verdict(run: &RunResult) -> (String, String, String) {
             // (`--min-score`, `--min-pass-rate`): failed thresholds too.
             let failed = failed
                 + c.verdict.reasons.len().saturating_sub(
-                    regressed_experiments + count(c, |d| d.gated) + usize::from(c.stopped.is_some()),
+                    regressed_experiments
+                        + count(c, |d| d.gated)
+                        + usize::from(c.stopped.is_some()),
                 );
             let mut parts = Vec::new();
             if let Some(s) = &c.stopped {
@@ -396,7 +398,10 @@ fn section(out: &mut Bounded, title: &str, rows: Vec<String>) {
     if rows.is_empty() {
         return;
     }
-    let room = out.limit.saturating_sub(RESERVE).saturating_sub(out.text.len());
+    let room = out
+        .limit
+        .saturating_sub(RESERVE)
+        .saturating_sub(out.text.len());
     // The header's own length, with room for "(k of n shown)".
     let head_len = title.len() + CASE_HEADER.len() + 40;
     let mut used = head_len;
@@ -487,10 +492,7 @@ impl Report for Markdown {
                 out.push(&format!("- {}\n", text(r).replace('\n', "\n  ")));
             }
             if others.len() > REASONS {
-                out.push(&format!(
-                    "- … and {} more, below\n",
-                    others.len() - REASONS
-                ));
+                out.push(&format!("- … and {} more, below\n", others.len() - REASONS));
             }
             let missed = count(c, super::misses::delta_is_miss);
             if missed > 0 {

@@ -99,10 +99,9 @@ pub fn cause(normalised: &str) -> String {
         let t = line.trim_start();
         let indent = &line[..line.len() - t.len()];
         let next = lines.get(i + 1).map(|l| l.trim_start());
-        if let (Some(old), Some(new)) = (
-            t.strip_prefix('-'),
-            next.and_then(|n| n.strip_prefix('+')),
-        ) {
+        if let (Some(old), Some(new)) =
+            (t.strip_prefix('-'), next.and_then(|n| n.strip_prefix('+')))
+        {
             out.push_str(&format!("{indent}~{}\n", edit(old, new)));
             i += 2;
             continue;

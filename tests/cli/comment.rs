@@ -214,7 +214,10 @@ fn two_suites_keep_two_comments_and_an_old_marker_is_still_updated() {
         .collect();
     assert_eq!(
         patched,
-        ["/repos/acme/app/issues/comments/2", "/repos/acme/app/issues/comments/1"]
+        [
+            "/repos/acme/app/issues/comments/2",
+            "/repos/acme/app/issues/comments/1"
+        ]
     );
 }
 
@@ -301,11 +304,9 @@ fn a_rate_limit_is_waited_out_and_retried() {
                 .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
                 .with_priority(2),
         );
-        api.mount(
-            Mock::given(method("POST")).respond_with(
-                ResponseTemplate::new(201).set_body_json(json!({"id": 5, "html_url": "u"})),
-            ),
-        );
+        api.mount(Mock::given(method("POST")).respond_with(
+            ResponseTemplate::new(201).set_body_json(json!({"id": 5, "html_url": "u"})),
+        ));
         let p = Project::new().file("c.md", &suite_comment("s"));
         let started = std::time::Instant::now();
         comment_env(p.evals(&["comment", "c.md", "--pr", "7"]), &api)

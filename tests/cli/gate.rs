@@ -559,7 +559,11 @@ fn a_case_that_now_errors_on_a_cassette_miss_regresses() {
     has(&md, "pr.md", "### Cassette misses (2 requests, 1 cause)");
     has(&md, "pr.md", "+Question: Case slips.");
     has(&md, "pr.md", "Record again: `evals record -m local/m1`");
-    has(&md, "pr.md", &format!("| {CONTENDER} | d | – | – | – | 2 | 0 |  |"));
+    has(
+        &md,
+        "pr.md",
+        &format!("| {CONTENDER} | d | – | – | – | 2 | 0 |  |"),
+    );
 }
 
 #[test]

@@ -23,7 +23,12 @@ fn config(uri: &str, system: &str) -> String {
 fn git(p: &Project, args: &[&str]) {
     let out = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(["-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
         .args(args)
         .current_dir(p.path())
         .env_remove("GIT_DIR")
@@ -50,7 +55,10 @@ fn prompt_changed() -> (Server, Project) {
         .map(|i| format!("{}\n", json!({"id": format!("c{i:03}"), "input": format!("Case {i}."), "expected": {"a": "alpha"}})))
         .collect();
     let p = Project::new()
-        .file("evals/.llm-evals.config.yml", &config(&server.uri(), "Answer in JSON."))
+        .file(
+            "evals/.llm-evals.config.yml",
+            &config(&server.uri(), "Answer in JSON."),
+        )
         .file("evals/datasets/d/cases.jsonl", &cases)
         .file(".gitignore", ".evals/\nevals/results/\n");
     git(&p, &["init", "-q"]);
@@ -110,7 +118,10 @@ fn a_prompt_change_that_misses_every_cassette_runs_every_case_and_says_it_once()
     for m in MODELS {
         assert!(md.contains(&format!("local/{m}")), "{m} unnamed\n{md}");
     }
-    assert!(!md.contains("### Declined, new"), "nothing is new or removed\n{md}");
+    assert!(
+        !md.contains("### Declined, new"),
+        "nothing is new or removed\n{md}"
+    );
     // The request change is shown once, with the cases it hit and a hint per contender.
     assert_eq!(md.matches("briefly").count(), 1, "{md}");
     for m in MODELS {
