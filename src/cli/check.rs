@@ -195,8 +195,31 @@ pub(super) fn print_verdict(run: &RunResult, out: &Out) {
         out.note(&line);
     } else {
         out.error(&line);
-        for r in &c.verdict.reasons {
+        // A miss is said once per cause, below, not once per case.
+        for r in c
+            .verdict
+            .reasons
+            .iter()
+            .filter(|r| !crate::report::misses::is_miss_reason(r))
+        {
             out.note(&format!("  {r}"));
+        }
+        for g in crate::report::misses::groups(run) {
+            out.note(&format!(
+                "  {} missed request(s), the same change: {}\n  cases: {}\n{}  record again: {}",
+                g.cases.len(),
+                crate::report::misses::who(&g),
+                crate::report::misses::case_list(&g, 10),
+                g.diff
+                    .lines()
+                    .map(|l| format!("    {l}\n"))
+                    .collect::<String>(),
+                g.hints()
+                    .iter()
+                    .map(|h| format!("`{h}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
         }
     }
 }

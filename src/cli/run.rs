@@ -194,6 +194,7 @@ pub fn execute(
         plan.datasets(),
         plan.cases.len(),
     )
+    .with_live_calls(mode != Mode::Replay)
     .with_quiet(progress.quiet());
     let outcome = runner::execute(&plan, ctx, control)?;
     let unwritten = transport.unwritten_count();

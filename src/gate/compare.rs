@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashSet};
 use super::Limits;
 use crate::results::{
     BaselineInfo, CaseDelta, CaseResult, CaseStatus, Comparison, ExperimentDelta, ExperimentResult,
-    RunResult, Verdict, contender_label,
+    RunResult, Stopped, Verdict, contender_label,
 };
 
 /// Scores closer than this are the same score (they went through JSON and sums).
@@ -79,6 +79,23 @@ pub fn compare_with(
     let mut reasons = Vec::new();
     let mut seen = HashSet::new();
     let limits = Limits::of(run);
+    // A run that stopped early: the case runs it planned and never ran are not "removed".
+    let planned = planned(run);
+    let stopped = (run.run.status != "completed").then(|| {
+        let ran: usize = run.experiments.iter().map(|e| e.cases.len()).sum();
+        Stopped {
+            status: run.run.status.clone(),
+            not_run: planned.len().saturating_sub(ran),
+            planned: planned.len(),
+        }
+    });
+    let never_ran = |exp: &ExperimentResult, bc: &CaseResult| {
+        stopped.is_some()
+            && planned.contains(&(exp.contender.key(), format!("{}/{}", exp.dataset, bc.case)))
+    };
+    if let Some(s) = &stopped {
+        reasons.push(format!("the run {}; a partial run cannot pass", s.text()));
+    }
 
     for exp in &run.experiments {
         let key = (exp.contender.key(), exp.dataset.clone());
@@ -112,7 +129,11 @@ pub fn compare_with(
         reasons.extend(limits.misses(&label, exp));
         if let Some(b) = base {
             let ours: HashSet<&str> = exp.cases.iter().map(|c| c.case.as_str()).collect();
-            for bc in b.cases.iter().filter(|bc| !ours.contains(bc.case.as_str())) {
+            for bc in b
+                .cases
+                .iter()
+                .filter(|bc| !ours.contains(bc.case.as_str()) && !never_ran(exp, bc))
+            {
                 cases.push(removed(exp, bc));
             }
             let (bm, cm) = means(&matched);
@@ -151,7 +172,7 @@ pub fn compare_with(
     // Experiments the baseline ran and this run did not: every case is removed.
     for ((k, d), b) in &base_exps {
         if !seen.contains(&(k.clone(), d.clone())) {
-            for bc in &b.cases {
+            for bc in b.cases.iter().filter(|bc| !never_ran(b, bc)) {
                 cases.push(removed(b, bc));
             }
         }
@@ -163,11 +184,41 @@ pub fn compare_with(
         experiments,
         cases,
         unchanged,
+        stopped,
         verdict: Verdict {
             passed: reasons.is_empty(),
             reasons,
         },
     }
+}
+
+/// The case runs the run planned: (contender key, `dataset/case`), from its settings.
+fn planned(run: &RunResult) -> HashSet<(String, String)> {
+    let contenders: Vec<crate::results::ContenderInfo> = run
+        .run
+        .settings
+        .get("contenders")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    let cases: Vec<String> = run
+        .run
+        .settings
+        .get("cases")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    let mut out = HashSet::new();
+    for c in &contenders {
+        for k in &cases {
+            out.insert((c.key(), k.clone()));
+        }
+    }
+    // A run whose settings do not list its plan: what it ran is all it planned.
+    for e in &run.experiments {
+        for c in &e.cases {
+            out.insert((e.contender.key(), format!("{}/{}", e.dataset, c.case)));
+        }
+    }
+    out
 }
 
 /// Rule (4) for a run with no baseline (`run`, `compare`), errors left out (each is its
@@ -334,6 +385,35 @@ mod tests {
     }
 
     const T0: &str = "2026-01-01T00:00:00Z";
+
+    #[test]
+    fn a_stopped_run_says_so_and_lists_no_unrun_case_as_removed() {
+        let all = || {
+            vec![
+                case("a", Some(0.9), Some(true)),
+                case("b", Some(0.9), Some(true)),
+                case("c", Some(0.9), Some(true)),
+            ]
+        };
+        let base = run("base", "main", T0, all());
+        let mut cand = run("cand", "f", T0, vec![case("a", Some(0.9), Some(true))]);
+        cand.run.status = "aborted".into();
+        cand.run.settings = serde_json::json!({
+            "contenders": [cand.experiments[0].contender.clone()],
+            "cases": ["tax/a", "tax/b", "tax/c"],
+        });
+        let c = check(&base, &cand, 0.02);
+        assert!(!c.verdict.passed);
+        assert_eq!(c.stopped.as_ref().map(|s| s.not_run), Some(2));
+        assert!(c.cases.iter().all(|d| d.status != CaseStatus::Removed));
+        cand.comparison = Some(c);
+        assert!(
+            crate::report::markdown::verdict_text(&cand)
+                .starts_with("evals check: stopped early (aborted): 2 of 3 cases did not run"),
+            "{}",
+            crate::report::markdown::verdict_text(&cand)
+        );
+    }
 
     #[test]
     fn identical_runs_pass() {

@@ -45,12 +45,6 @@ pub fn output_diff(d: &CaseDelta) -> Option<String> {
     )
 }
 
-/// Whether a case's error is a cassette miss (the cassette layer's wording).
-fn is_miss(error: &str) -> bool {
-    error.starts_with("no recording matches this request")
-        || error.starts_with("no cassette for this case")
-}
-
 impl Report for Diff {
     fn render(&self, run: &RunResult) -> String {
         let mut s = String::new();
@@ -80,22 +74,21 @@ impl Report for Diff {
             });
         }
         let mut missed = String::new();
-        for e in &run.experiments {
-            for c in &e.cases {
-                if let Some(err) = c.error.as_ref().filter(|m| is_miss(m)) {
-                    let _ = writeln!(
-                        missed,
-                        "# {} · {} · {} (missed request)\n{}\n",
-                        contender_label(&e.contender),
-                        e.dataset,
-                        c.case,
-                        err.trim_end()
-                    );
-                }
-            }
+        for g in super::misses::groups(run) {
+            let _ = writeln!(
+                missed,
+                "# {} missed request(s): {}\n# cases: {}\n{}# record again: {}\n",
+                g.cases.len(),
+                super::misses::who(&g),
+                super::misses::case_list(&g, 50),
+                g.diff,
+                g.hints().join("; ")
+            );
         }
         if !missed.is_empty() {
-            s.push_str("\n## requests with no recording, against the nearest one\n\n");
+            s.push_str(
+                "\n## requests with no recording, against the nearest one, grouped by cause\n\n",
+            );
             s.push_str(&missed);
         }
         s

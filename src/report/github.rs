@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::markdown::MARKER;
+use super::markdown::{MARKER, marker_in};
 use crate::error::{Error, Result};
 
 /// GitHub's REST API, unless `GITHUB_API_URL` says otherwise.
@@ -92,11 +92,13 @@ fn pr_from_event(path: Option<String>) -> Result<u64> {
         })
 }
 
-/// Creates the comment, or updates the one that carries the marker.
+/// Creates the comment, or updates the one that carries the marker: the suite's
+/// (`<!-- evals:<suite> -->`), or, for a comment written before markers named their suite,
+/// the old one.
 pub fn post(target: &Target, markdown: &str) -> Result<Posted> {
     // The request body leaves the process: it passes through the egress scrubber.
     let markdown = crate::secrets::scrub(markdown);
-    let body = if markdown.contains(MARKER) {
+    let body = if marker_in(&markdown).is_some() {
         markdown.to_string()
     } else {
         format!("{MARKER}\n{markdown}")
@@ -109,56 +111,150 @@ pub fn post(target: &Target, markdown: &str) -> Result<Posted> {
     rt.block_on(post_async(target, &body))
 }
 
+/// How many times a rate-limited call is tried again, and the longest wait for one.
+const RATE_LIMIT_RETRIES: u32 = 3;
+const RATE_LIMIT_MAX_WAIT: Duration = Duration::from_secs(60);
+/// The most comment pages read (GitHub's page size times this many comments).
+const MAX_PAGES: u32 = 100;
+
+/// How long GitHub asks us to wait, when an answer is a rate limit: a 429, or a 403 with
+/// `x-ratelimit-remaining: 0` (`retry-after` seconds, else until `x-ratelimit-reset`).
+fn rate_limited(resp: &reqwest::Response) -> Option<Duration> {
+    let status = resp.status().as_u16();
+    let h = |k: &str| {
+        resp.headers()
+            .get(k)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    let exhausted = h("x-ratelimit-remaining") == Some("0");
+    if !(status == 429 || (status == 403 && (exhausted || h("retry-after").is_some()))) {
+        return None;
+    }
+    if let Some(s) = h("retry-after").and_then(|v| v.parse::<u64>().ok()) {
+        return Some(Duration::from_secs(s));
+    }
+    if let Some(reset) = h("x-ratelimit-reset").and_then(|v| v.parse::<u64>().ok()) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        return Some(Duration::from_secs(reset.saturating_sub(now) + 1));
+    }
+    // GitHub's advice for a secondary limit with neither header: a minute.
+    Some(Duration::from_secs(60))
+}
+
+/// The `rel="next"` URL of a `Link` header.
+fn next_link(resp: &reqwest::Response) -> Option<String> {
+    let link = resp.headers().get("link")?.to_str().ok()?;
+    link.split(',').find_map(|part| {
+        let (url, params) = part.split_once(';')?;
+        params
+            .split(';')
+            .any(|p| {
+                let p = p.trim().replace(' ', "");
+                p == "rel=\"next\"" || p == "rel=next"
+            })
+            .then(|| {
+                url.trim()
+                    .trim_start_matches('<')
+                    .trim_end_matches('>')
+                    .to_string()
+            })
+    })
+}
+
 async fn post_async(t: &Target, body: &str) -> Result<Posted> {
     let client = reqwest::Client::builder()
         .timeout(TIMEOUT)
         .user_agent(concat!("llm-evals/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| Error::Failed(format!("cannot start the HTTP client: {e}")))?;
-    let send = |req: reqwest::RequestBuilder| {
-        req.bearer_auth(&t.token)
+    // Sends a request, waiting out and retrying a rate limit (a few times, a bounded wait).
+    let send = |req: reqwest::RequestBuilder, what: &'static str| {
+        let req = req
+            .bearer_auth(&t.token)
             .header("accept", "application/vnd.github+json")
-            .header("x-github-api-version", "2022-11-28")
-            .send()
+            .header("x-github-api-version", "2022-11-28");
+        async move {
+            let mut tries = 0;
+            loop {
+                let attempt = req.try_clone().expect("a JSON or empty body clones");
+                let resp = attempt.send().await.map_err(|e| http_error(t, what, &e))?;
+                match rate_limited(&resp) {
+                    Some(wait) if tries < RATE_LIMIT_RETRIES && wait <= RATE_LIMIT_MAX_WAIT => {
+                        tries += 1;
+                        eprintln!(
+                            "note: GitHub's rate limit: waiting {}s to {what}",
+                            wait.as_secs()
+                        );
+                        tokio::time::sleep(wait).await;
+                    }
+                    _ => return Ok::<_, Error>(resp),
+                }
+            }
+        }
     };
-    // Find our comment: the first one holding the marker, page by page.
+    let ours = marker_in(body).unwrap_or(MARKER).to_string();
+    // Find our comment, page by page, following GitHub's `Link: <...>; rel="next"`: the
+    // suite's marker wins; a comment with the old marker is updated when none has it.
     let mut existing: Option<u64> = None;
-    for page in 1..=50u32 {
-        let url = format!(
-            "{}/repos/{}/issues/{}/comments?per_page=100&page={page}",
-            t.api_url, t.repo, t.pr
-        );
-        let resp = send(client.get(&url))
-            .await
-            .map_err(|e| http_error(t, "list the comments", &e))?;
+    let mut legacy: Option<u64> = None;
+    let mut url = Some(format!(
+        "{}/repos/{}/issues/{}/comments?per_page=100&page=1",
+        t.api_url, t.repo, t.pr
+    ));
+    let mut pages = 0;
+    while let Some(u) = url.take() {
+        pages += 1;
+        let resp = send(client.get(&u), "list the comments").await?;
+        let next = next_link(&resp);
         let comments: Vec<Value> = read(t, resp, "list the comments").await?;
-        existing = comments
-            .iter()
-            .find(|c| {
-                c.get("body")
-                    .and_then(Value::as_str)
-                    .is_some_and(|b| b.contains(MARKER))
-            })
-            .and_then(|c| c.get("id").and_then(Value::as_u64));
-        if existing.is_some() || comments.len() < 100 {
+        for c in &comments {
+            let (Some(b), Some(id)) = (
+                c.get("body").and_then(Value::as_str),
+                c.get("id").and_then(Value::as_u64),
+            ) else {
+                continue;
+            };
+            match marker_in(b) {
+                Some(m) if m == ours => {
+                    existing = Some(id);
+                    break;
+                }
+                Some(m) if m == MARKER && legacy.is_none() => legacy = Some(id),
+                _ => {}
+            }
+        }
+        if existing.is_some() || pages >= MAX_PAGES {
             break;
         }
+        // No `Link` (a proxy that drops it): a full page of 100 means there may be more.
+        url = next.or_else(|| {
+            (comments.len() >= 100).then(|| {
+                format!(
+                    "{}/repos/{}/issues/{}/comments?per_page=100&page={}",
+                    t.api_url,
+                    t.repo,
+                    t.pr,
+                    pages + 1
+                )
+            })
+        });
     }
+    let existing = existing.or(legacy);
     let payload = json!({ "body": body });
     match existing {
         Some(id) => {
             let url = format!("{}/repos/{}/issues/comments/{id}", t.api_url, t.repo);
-            let resp = send(client.patch(&url).json(&payload))
-                .await
-                .map_err(|e| http_error(t, "update the comment", &e))?;
+            let resp = send(client.patch(&url).json(&payload), "update the comment").await?;
             let c: Value = read(t, resp, "update the comment").await?;
             Ok(Posted::Updated(html_url(&c)))
         }
         None => {
             let url = format!("{}/repos/{}/issues/{}/comments", t.api_url, t.repo, t.pr);
-            let resp = send(client.post(&url).json(&payload))
-                .await
-                .map_err(|e| http_error(t, "create the comment", &e))?;
+            let resp = send(client.post(&url).json(&payload), "create the comment").await?;
             let c: Value = read(t, resp, "create the comment").await?;
             Ok(Posted::Created(html_url(&c)))
         }

@@ -25,6 +25,8 @@ impl Report for Junit {
         let mut report = JunitReport::new(format!("evals check: {}", run.run.suite));
         for exp in &run.experiments {
             let name = format!("{} · {}", contender_label(&exp.contender), exp.dataset);
+            // Jenkins reads a dot in a classname as a package (`temp 0.1` would make one).
+            let classname = name.replace('.', "_");
             let mut suite = TestSuite::new(name.clone());
             suite.set_time(Duration::from_secs_f64(exp.time_s.max(0.0)));
             let key = exp.contender.key();
@@ -51,7 +53,8 @@ impl Report for Junit {
                         c.failed_thresholds.join(", "),
                         score_change(d.and_then(|d| d.baseline_score), c.score)
                     ))
-                    .set_type("regression");
+                    .set_type("regression")
+                    .set_description(regression_body(d, c));
                     s
                 } else if let Some(d) = d.filter(|d| d.gated && d.status == CaseStatus::Declined)
                     && c.passed != Some(false)
@@ -62,7 +65,8 @@ impl Report for Junit {
                         "declined: score {}; --fail-on-case-regression fails any drop",
                         score_change(d.baseline_score, c.score)
                     ))
-                    .set_type("regression");
+                    .set_type("regression")
+                    .set_description(regression_body(Some(d), c));
                     s
                 } else if c.passed == Some(false) {
                     let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
@@ -76,7 +80,7 @@ impl Report for Junit {
                     TestCaseStatus::success()
                 };
                 let mut tc = TestCase::new(c.case.clone(), status);
-                tc.set_classname(name.clone())
+                tc.set_classname(classname.clone())
                     .set_time(Duration::from_secs_f64(c.duration_s.max(0.0)));
                 suite.add_test_case(tc);
             }
@@ -89,15 +93,49 @@ impl Report for Junit {
                 ))
                 .set_type("regression");
                 let mut tc = TestCase::new("mean score", s);
-                tc.set_classname(name.clone());
+                tc.set_classname(classname.clone()).set_time(Duration::ZERO);
                 suite.add_test_case(tc);
             }
             report.add_test_suite(suite);
         }
-        report
-            .to_string()
-            .unwrap_or_else(|e| format!("<!-- could not write JUnit XML: {e} -->\n"))
+        match report.to_string() {
+            Ok(xml) => without_testsuites_skipped(&xml),
+            Err(e) => format!("<!-- could not write JUnit XML: {e} -->\n"),
+        }
     }
+}
+
+/// The Jenkins xUnit schema has no `skipped` attribute on `<testsuites>` (only on each
+/// `<testsuite>`): it is taken off the root element.
+fn without_testsuites_skipped(xml: &str) -> String {
+    let Some(start) = xml.find("<testsuites") else {
+        return xml.to_string();
+    };
+    let end = xml[start..].find('>').map_or(xml.len(), |e| start + e);
+    let head = &xml[start..end];
+    let Some(k) = head.find(" skipped=\"") else {
+        return xml.to_string();
+    };
+    let close = head[k + 10..]
+        .find('"')
+        .map_or(head.len(), |c| k + 10 + c + 1);
+    format!("{}{}{}", &xml[..start + k], &head[close..], &xml[end..])
+}
+
+/// A regression's body: the score change and the output's diff against the baseline.
+fn regression_body(d: Option<&CaseDelta>, c: &crate::results::CaseResult) -> String {
+    let mut body = format!(
+        "score {}",
+        score_change(d.and_then(|d| d.baseline_score), c.score)
+    );
+    if !c.failed_thresholds.is_empty() {
+        body.push_str(&format!("\nfailed: {}", c.failed_thresholds.join(", ")));
+    }
+    if let Some(diff) = d.and_then(super::diff::output_diff) {
+        body.push_str("\n\n");
+        body.push_str(&diff);
+    }
+    body
 }
 
 fn score_change(b: Option<f64>, c: Option<f64>) -> String {
@@ -154,5 +192,30 @@ mod tests {
         };
         cand.comparison = Some(compare(Some((&base, info)), &cand, 0.02));
         insta::assert_snapshot!(Junit.render(&cand));
+    }
+
+    #[test]
+    fn junit_suits_jenkins_xunit_dotless_classnames_times_and_no_root_skipped() {
+        let mut r = run(
+            "r",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![case("ok", Some(0.9), Some(true))],
+        );
+        r.experiments[0].contender.temperature = Some("0.1".into());
+        r.comparison = Some(compare(None, &r, 0.02));
+        let xml = Junit.render(&r);
+        let root = xml.lines().find(|l| l.starts_with("<testsuites")).unwrap();
+        assert!(!root.contains("skipped="), "{root}");
+        assert!(
+            xml.contains("classname=\"fake/echo [temp 0_1] · tax\""),
+            "{xml}"
+        );
+        for tc in xml
+            .lines()
+            .filter(|l| l.trim_start().starts_with("<testcase"))
+        {
+            assert!(tc.contains(" time=\""), "{tc}");
+        }
     }
 }

@@ -12,8 +12,37 @@ use super::Report;
 use super::diff::output_diff;
 use crate::results::{CaseDelta, CaseStatus, Comparison, RunResult, contender_label};
 
-/// The hidden marker that identifies the comment `evals comment` keeps up to date.
+/// The hidden marker of comments written before markers named their suite; `evals comment`
+/// still finds and updates a comment that carries it.
 pub const MARKER: &str = "<!-- evals-check-comment -->";
+
+/// The hidden marker that identifies the comment `evals comment` keeps up to date for
+/// `suite`: `<!-- evals:tax-intake -->`, so two suites in one repository keep two comments.
+/// Characters that could end or confuse the HTML comment become `_`.
+pub fn marker(suite: &str) -> String {
+    let mut name: String = suite
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '.' | '_' | '/' | '+' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    // `--` may not stand inside an HTML comment.
+    while name.contains("--") {
+        name = name.replace("--", "-_");
+    }
+    format!("<!-- evals:{name} -->")
+}
+
+/// The marker a comment's text carries: its suite's, else the old one.
+pub fn marker_in(text: &str) -> Option<&str> {
+    text.lines()
+        .map(str::trim)
+        .find(|l| (l.starts_with("<!-- evals:") && l.ends_with(" -->")) || *l == MARKER)
+}
 
 /// GitHub refuses a comment longer than this.
 const LIMIT: usize = 65_536;
@@ -195,11 +224,15 @@ fn verdict(run: &RunResult) -> (String, String, String) {
             // The rest of the reasons are experiments missing the run's limits
             // (`--min-score`, `--min-pass-rate`): failed thresholds too.
             let failed = failed
-                + c.verdict
-                    .reasons
-                    .len()
-                    .saturating_sub(regressed_experiments + count(c, |d| d.gated));
+                + c.verdict.reasons.len().saturating_sub(
+                    regressed_experiments
+                        + count(c, |d| d.gated)
+                        + usize::from(c.stopped.is_some()),
+                );
             let mut parts = Vec::new();
+            if let Some(s) = &c.stopped {
+                parts.push(s.text());
+            }
             if regressions > 0 {
                 parts.push(plural(regressions, "regression", "regressions"));
             }
@@ -271,6 +304,132 @@ fn case_row(d: &CaseDelta) -> String {
     )
 }
 
+/// How many verdict reasons the comment lists before "and N more".
+const REASONS: usize = 10;
+
+/// Every experiment, contender × dataset: the baseline and this run's mean, the delta, its
+/// errors and failed thresholds, so every contender is named whatever is cut after it.
+fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
+    if run.experiments.is_empty() {
+        return;
+    }
+    out.push("\n### Experiments\n\n| contender | dataset | baseline | now | Δ points | errors | failed thresholds | |\n|---|---|--:|--:|--:|--:|--:|---|\n");
+    for e in &run.experiments {
+        let d = c
+            .experiments
+            .iter()
+            .find(|d| d.contender.key() == e.contender.key() && d.dataset == e.dataset);
+        out.push(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            cell(&text(&contender_label(&e.contender))),
+            cell(&text(&e.dataset)),
+            pct(d.and_then(|d| d.baseline)),
+            pct(d.and_then(|d| d.candidate).or(e.score)),
+            points(d.and_then(|d| d.delta)),
+            e.errors,
+            e.failed,
+            if d.is_some_and(|d| d.regressed) {
+                "**regressed**"
+            } else {
+                ""
+            }
+        ));
+    }
+}
+
+/// Cassette misses, one block per cause: its diff once, who it hit, a hint per contender.
+fn misses_section(out: &mut Bounded, run: &RunResult) {
+    let groups = super::misses::groups(run);
+    if groups.is_empty() {
+        return;
+    }
+    let total: usize = groups.iter().map(|g| g.cases.len()).sum();
+    out.push(&format!(
+        "\n### Cassette misses ({}, {})\n",
+        plural(total, "request", "requests"),
+        plural(groups.len(), "cause", "causes")
+    ));
+    for g in &groups {
+        let fence = "`".repeat(longest_backtick_run(&g.diff).max(2) + 1);
+        out.push(&format!(
+            "\n**{}** hit by the same request change: {}\n\nCases: {}\n\n{fence}\n{}{fence}\n\nRecord again: {}\n",
+            plural(g.cases.len(), "request", "requests"),
+            text(&super::misses::who(g)),
+            text(&super::misses::case_list(g, 20)),
+            g.diff,
+            g.hints()
+                .iter()
+                .map(|h| code(h))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+}
+
+/// Cases taken in turn from each contender (in the order they first appear), so a cut
+/// keeps some of every contender's.
+fn round_robin(cases: Vec<&CaseDelta>) -> Vec<&CaseDelta> {
+    let mut queues: Vec<(String, std::collections::VecDeque<&CaseDelta>)> = Vec::new();
+    for d in cases {
+        let k = d.contender.key();
+        match queues.iter_mut().find(|(q, _)| *q == k) {
+            Some((_, q)) => q.push_back(d),
+            None => queues.push((k, std::collections::VecDeque::from([d]))),
+        }
+    }
+    let mut out = Vec::new();
+    loop {
+        let mut any = false;
+        for (_, q) in queues.iter_mut() {
+            if let Some(d) = q.pop_front() {
+                out.push(d);
+                any = true;
+            }
+        }
+        if !any {
+            return out;
+        }
+    }
+}
+
+/// A table section with the rows that fit; its title says how many it shows of how many.
+/// A section none of whose rows fits is left out whole (and counted).
+fn section(out: &mut Bounded, title: &str, rows: Vec<String>) {
+    if rows.is_empty() {
+        return;
+    }
+    let room = out
+        .limit
+        .saturating_sub(RESERVE)
+        .saturating_sub(out.text.len());
+    // The header's own length, with room for "(k of n shown)".
+    let head_len = title.len() + CASE_HEADER.len() + 40;
+    let mut used = head_len;
+    let mut fit = 0;
+    for r in &rows {
+        if used + r.len() > room {
+            break;
+        }
+        used += r.len();
+        fit += 1;
+    }
+    if fit == 0 {
+        out.left_out += rows.len();
+        return;
+    }
+    let head = if fit == rows.len() {
+        format!("\n### {title} ({})\n\n", rows.len())
+    } else {
+        format!("\n### {title} ({fit} of {} shown)\n\n", rows.len())
+    };
+    out.text.push_str(&head);
+    out.text.push_str(CASE_HEADER);
+    for r in &rows[..fit] {
+        out.text.push_str(r);
+    }
+    out.left_out += rows.len() - fit;
+}
+
 const CASE_HEADER: &str = "| contender | dataset | case | status | baseline → candidate | Δ points | diagnostics |\n|---|---|---|---|---|--:|---|\n";
 
 impl Report for Markdown {
@@ -281,7 +440,7 @@ impl Report for Markdown {
             left_out: 0,
         };
         let _ = writeln!(out.text, "{}", verdict_line(run));
-        let _ = writeln!(out.text, "{MARKER}");
+        let _ = writeln!(out.text, "{}", marker(&run.run.suite));
         let Some(c) = &run.comparison else {
             out.text
                 .push_str("\nThis run was not checked; run `evals check`.\n");
@@ -321,49 +480,57 @@ impl Report for Markdown {
         }
         if !c.verdict.passed {
             out.text.push('\n');
-            for r in &c.verdict.reasons {
+            // Misses are said once per cause below; the rest of the reasons, the first few.
+            let others: Vec<&String> = c
+                .verdict
+                .reasons
+                .iter()
+                .filter(|r| !super::misses::is_miss_reason(r))
+                .collect();
+            for r in others.iter().take(REASONS) {
                 // Continuation lines indented, so a multi-line reason stays one list item.
                 out.push(&format!("- {}\n", text(r).replace('\n', "\n  ")));
             }
-        }
-        if !c.experiments.is_empty() {
-            out.push("\n### Experiments\n\n| contender | dataset | baseline | candidate | Δ points | cases compared | |\n|---|---|--:|--:|--:|--:|---|\n");
-            for e in &c.experiments {
+            if others.len() > REASONS {
+                out.push(&format!("- … and {} more, below\n", others.len() - REASONS));
+            }
+            let missed = count(c, super::misses::delta_is_miss);
+            if missed > 0 {
                 out.push(&format!(
-                    "| {} | {} | {} | {} | {} | {} | {} |\n",
-                    cell(&text(&contender_label(&e.contender))),
-                    cell(&text(&e.dataset)),
-                    pct(e.baseline),
-                    pct(e.candidate),
-                    points(e.delta),
-                    e.matched,
-                    if e.regressed { "**regressed**" } else { "" }
+                    "- {} missed {} cassette{} (grouped by cause below)\n",
+                    plural(missed, "case", "cases"),
+                    if missed == 1 { "its" } else { "their" },
+                    if missed == 1 { "" } else { "s" }
                 ));
             }
         }
-        let gated: Vec<&CaseDelta> = c.cases.iter().filter(|d| d.gated).collect();
-        if !gated.is_empty() {
-            out.push(&format!(
-                "\n### Regressions and failures ({})\n\n",
-                gated.len()
-            ));
-            out.push(CASE_HEADER);
-            for d in &gated {
-                out.push(&case_row(d));
-            }
-            // An errored case has no output; its diff would only show the baseline's leaving.
-            for d in gated.iter().filter(|d| d.candidate_output.is_some()) {
-                if let Some(diff) = output_diff(d) {
-                    // Inside a fence, text is neither Markdown nor HTML; only a line of as
-                    // many backticks would end it, so the fence is longer than any run.
-                    let fence = "`".repeat(longest_backtick_run(&diff).max(2) + 1);
-                    out.push(&format!(
-                        "\n<details><summary>{} · {} · <code>{}</code>: output diff</summary>\n\n{fence}diff\n{diff}{fence}\n\n</details>\n",
-                        html(&contender_label(&d.contender)),
-                        html(&d.dataset),
-                        html(&d.case),
-                    ));
-                }
+        experiments_table(&mut out, run, c);
+        misses_section(&mut out, run);
+        // Gated cases other than misses, taken round-robin across contenders so that a cut
+        // leaves every contender's first regressions.
+        let gated = round_robin(
+            c.cases
+                .iter()
+                .filter(|d| d.gated && !super::misses::delta_is_miss(d))
+                .collect(),
+        );
+        section(
+            &mut out,
+            "Regressions and failures",
+            gated.iter().map(|d| case_row(d)).collect(),
+        );
+        // An errored case has no output; its diff would only show the baseline's leaving.
+        for d in gated.iter().filter(|d| d.candidate_output.is_some()) {
+            if let Some(diff) = output_diff(d) {
+                // Inside a fence, text is neither Markdown nor HTML; only a line of as
+                // many backticks would end it, so the fence is longer than any run.
+                let fence = "`".repeat(longest_backtick_run(&diff).max(2) + 1);
+                out.push(&format!(
+                    "\n<details><summary>{} · {} · <code>{}</code>: output diff</summary>\n\n{fence}diff\n{diff}{fence}\n\n</details>\n",
+                    html(&contender_label(&d.contender)),
+                    html(&d.dataset),
+                    html(&d.case),
+                ));
             }
         }
         let sections: [(&str, &[CaseStatus]); 2] = [
@@ -384,14 +551,11 @@ impl Report for Markdown {
                 .iter()
                 .filter(|d| !d.gated && statuses.contains(&d.status))
                 .collect();
-            if rows.is_empty() {
-                continue;
-            }
-            out.push(&format!("\n### {title} ({})\n\n", rows.len()));
-            out.push(CASE_HEADER);
-            for d in rows {
-                out.push(&case_row(d));
-            }
+            section(
+                &mut out,
+                title,
+                round_robin(rows).iter().map(|d| case_row(d)).collect(),
+            );
         }
         if out.left_out > 0 {
             let _ = writeln!(
@@ -477,7 +641,7 @@ mod tests {
             md.lines().next(),
             Some("**evals check passed** in tax-intake (main, no baseline)")
         );
-        assert_eq!(md.lines().nth(1), Some(MARKER));
+        assert_eq!(md.lines().nth(1), Some("<!-- evals:tax-intake -->"));
     }
 
     /// Model text that would break out of the comment: raw HTML, a comment, the end of our
@@ -599,7 +763,7 @@ mod tests {
             "<code>",
             "</code>",
             "</details>",
-            MARKER,
+            "<!-- evals:tax-intake -->",
         ];
         for (i, _) in text.match_indices('<') {
             assert!(

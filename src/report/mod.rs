@@ -8,6 +8,7 @@ pub mod json;
 pub mod junit;
 pub mod leaderboard;
 pub mod markdown;
+pub mod misses;
 pub mod terminal;
 
 use crate::results::RunResult;

@@ -21,7 +21,47 @@ pub struct Comparison {
     pub cases: Vec<CaseDelta>,
     /// Cases that matched the baseline and scored the same.
     pub unchanged: usize,
+    /// The run stopped early (`aborted`, `interrupted`): how, and how many of its planned
+    /// case runs (case × contender) never ran. Those are neither new nor removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<Stopped>,
     pub verdict: Verdict,
+}
+
+/// How a run that stopped early ended, and what it left undone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stopped {
+    /// `aborted` or `interrupted`.
+    pub status: String,
+    /// Case runs (case × contender) planned and never run.
+    pub not_run: usize,
+    /// Case runs planned.
+    pub planned: usize,
+}
+
+impl Stopped {
+    /// `stopped early (aborted): 4,369 of 4,500 cases did not run`.
+    pub fn text(&self) -> String {
+        format!(
+            "stopped early ({}): {} of {} cases did not run",
+            self.status,
+            thousands(self.not_run),
+            thousands(self.planned)
+        )
+    }
+}
+
+/// `4500` as `4,500`.
+pub fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 impl Comparison {

@@ -72,6 +72,9 @@ pub struct Control {
     datasets: Vec<String>,
     /// How many distinct cases (`dataset/id`) the run has.
     cases: usize,
+    /// Whether failures are live calls (the 100-in-a-row rule); a replay's misses are
+    /// deterministic and cost nothing, so they never pause or stop a run.
+    live: bool,
 }
 
 impl Control {
@@ -97,7 +100,15 @@ impl Control {
             models,
             datasets,
             cases,
+            live: true,
         }
+    }
+
+    /// Whether the run's calls go live (`record`, `auto`, `live`) or only replay: a replay
+    /// never pauses for failures in a row.
+    pub fn with_live_calls(mut self, live: bool) -> Control {
+        self.live = live;
+        self
     }
 
     /// Prints notices through `quiet` (see [`Quiet`]).
@@ -167,6 +178,9 @@ impl Control {
             c.finished += 1;
             if failed {
                 c.failures += 1;
+            }
+            // Only live calls make a streak: a replay's misses never pause the run.
+            if failed && self.live {
                 c.in_a_row += 1;
                 let msg = r
                     .error
@@ -189,7 +203,7 @@ impl Control {
                     )
                 })
             });
-            let streak = if c.in_a_row >= self.streak_limit {
+            let streak = if self.live && c.in_a_row >= self.streak_limit {
                 c.in_a_row = 0;
                 Some(std::mem::take(&mut c.streak))
             } else {

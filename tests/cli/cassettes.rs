@@ -787,12 +787,16 @@ fn the_diff_report_shows_each_missed_request_against_its_recording() {
         .code(1);
     let diff = p.read("changes.diff");
     assert!(
-        diff.contains("# local/m1 [max 64] · d · c0 (missed request)"),
+        diff.contains("# 1 missed request(s): local/m1 [max 64] (1 case)\n# cases: d/c0\n"),
         "{diff}"
     );
     assert!(diff.contains("no recording matches this request"), "{diff}");
     assert!(
         diff.contains("-Answer in JSON.") && diff.contains("+Answer in JSON, please."),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("# record again: evals record -m local/m1"),
         "{diff}"
     );
 }

@@ -171,3 +171,149 @@ fn an_api_that_does_not_speak_tls_says_tls_failure() {
     ));
     d.stderr_lacks("error sending request");
 }
+
+/// A comment body for `suite`, as `evals check --markdown` writes it.
+fn suite_comment(suite: &str) -> String {
+    format!("**evals check passed** in {suite} (main → feature)\n<!-- evals:{suite} -->\n\nbody\n")
+}
+
+fn comment_env(run: crate::harness::Run, api: &Server) -> crate::harness::Run {
+    run.env("GITHUB_TOKEN", TOKEN)
+        .env("GITHUB_REPOSITORY", "acme/app")
+        .env("GITHUB_API_URL", &api.uri())
+}
+
+#[test]
+fn two_suites_keep_two_comments_and_an_old_marker_is_still_updated() {
+    let api = Server::start();
+    // The PR holds suite `a`'s comment and one with the old marker.
+    api.mount(
+        Mock::given(method("GET"))
+            .and(path("/repos/acme/app/issues/7/comments"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([
+                {"id": 1, "body": "old\n<!-- evals-check-comment -->\n"},
+                {"id": 2, "body": suite_comment("a")},
+            ]))),
+    );
+    api.mount(
+        Mock::given(method("PATCH")).respond_with(
+            ResponseTemplate::new(200).set_body_json(json!({"id": 2, "html_url": "u"})),
+        ),
+    );
+    let p = Project::new()
+        .file("a.md", &suite_comment("a"))
+        .file("b.md", &suite_comment("b"));
+    comment_env(p.evals(&["comment", "a.md", "--pr", "7"]), &api).ok();
+    // Suite `b` has no comment of its own: it takes over the old-marker one.
+    comment_env(p.evals(&["comment", "b.md", "--pr", "7"]), &api).ok();
+    let seen = api.seen();
+    let patched: Vec<&str> = seen
+        .iter()
+        .filter(|s| s.0 == "PATCH")
+        .map(|s| s.1.as_str())
+        .collect();
+    assert_eq!(
+        patched,
+        [
+            "/repos/acme/app/issues/comments/2",
+            "/repos/acme/app/issues/comments/1"
+        ]
+    );
+}
+
+#[test]
+fn comments_are_found_through_link_pagination_at_30_a_page() {
+    let api = Server::start();
+    // 65 comments, 30 a page as GitHub may answer whatever per_page asked; ours is the last.
+    let base = api.uri();
+    for page in 1..=3u32 {
+        let ids = (page - 1) * 30..(page * 30).min(65);
+        let comments: Vec<Value> = ids
+            .map(|i| {
+                if i == 64 {
+                    json!({"id": 1000 + i, "body": suite_comment("big")})
+                } else {
+                    json!({"id": 1000 + i, "body": "unrelated"})
+                }
+            })
+            .collect();
+        let mut r = ResponseTemplate::new(200).set_body_json(Value::Array(comments));
+        if page < 3 {
+            r = r.insert_header(
+                "link",
+                format!(
+                    "<{base}/repositories/1/issues/7/comments?page={}>; rel=\"next\", <{base}/repositories/1/issues/7/comments?page=3>; rel=\"last\"",
+                    page + 1
+                )
+                .as_str(),
+            );
+        }
+        let route = if page == 1 {
+            "/repos/acme/app/issues/7/comments"
+        } else {
+            "/repositories/1/issues/7/comments"
+        };
+        api.mount(
+            Mock::given(method("GET"))
+                .and(path(route))
+                .and(query_param("page", page.to_string().as_str()))
+                .respond_with(r),
+        );
+    }
+    api.mount(
+        Mock::given(method("PATCH"))
+            .and(path("/repos/acme/app/issues/comments/1064"))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_json(json!({"id": 1064, "html_url": "u"})),
+            ),
+    );
+    let p = Project::new().file("c.md", &suite_comment("big"));
+    comment_env(p.evals(&["comment", "c.md", "--pr", "7"]), &api)
+        .ok()
+        .stderr_has("updated the comment on #7");
+    let methods: Vec<String> = api.seen().into_iter().map(|s| s.0).collect();
+    assert_eq!(methods, ["GET", "GET", "GET", "PATCH"]);
+}
+
+#[test]
+fn a_rate_limit_is_waited_out_and_retried() {
+    for limited in [
+        ResponseTemplate::new(429).insert_header("retry-after", "1"),
+        ResponseTemplate::new(403)
+            .insert_header("x-ratelimit-remaining", "0")
+            .insert_header(
+                "x-ratelimit-reset",
+                (std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_secs())
+                .to_string()
+                .as_str(),
+            )
+            .set_body_json(json!({"message": "API rate limit exceeded"})),
+    ] {
+        let api = Server::start();
+        api.mount(
+            Mock::given(method("GET"))
+                .respond_with(limited)
+                .up_to_n_times(1)
+                .with_priority(1),
+        );
+        api.mount(
+            Mock::given(method("GET"))
+                .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+                .with_priority(2),
+        );
+        api.mount(Mock::given(method("POST")).respond_with(
+            ResponseTemplate::new(201).set_body_json(json!({"id": 5, "html_url": "u"})),
+        ));
+        let p = Project::new().file("c.md", &suite_comment("s"));
+        let started = std::time::Instant::now();
+        comment_env(p.evals(&["comment", "c.md", "--pr", "7"]), &api)
+            .ok()
+            .stderr_has("GitHub's rate limit: waiting");
+        assert!(started.elapsed() >= std::time::Duration::from_millis(900));
+        let methods: Vec<String> = api.seen().into_iter().map(|s| s.0).collect();
+        assert_eq!(methods, ["GET", "GET", "POST"]);
+    }
+}

@@ -231,7 +231,7 @@ fn worse_answers_on_a_branch_fail_the_check_and_the_reports_name_case_and_conten
     has(
         &md,
         "pr.md",
-        &format!("| {CONTENDER} | d | 100.0% | 91.0% | -9.0 | 2 | **regressed** |"),
+        &format!("| {CONTENDER} | d | 100.0% | 91.0% | -9.0 | 0 | 0 | **regressed** |"),
     );
     has(
         &md,
@@ -275,7 +275,7 @@ fn a_drop_inside_the_tolerance_passes_when_no_case_crosses_its_threshold() {
     has(
         &md,
         "pr.md",
-        &format!("| {CONTENDER} | d | 100.0% | 91.0% | -9.0 | 2 |  |"),
+        &format!("| {CONTENDER} | d | 100.0% | 91.0% | -9.0 | 0 | 0 |  |"),
     );
     has(&md, "pr.md", "| `slips` | declined | 100.0% → 82.0% |");
     let junit = g.read("junit.xml");
@@ -546,21 +546,23 @@ fn a_case_that_now_errors_on_a_cassette_miss_regresses() {
     );
     g.commit("new prompt");
     let d = check(&g, "0.9").code(1);
-    d.stderr_has(&format!("{CONTENDER} · d · slips: errored: "));
+    // One cause (the template gained `Question: `), said once, whatever each case's input.
+    d.stderr_has(&format!(
+        "  2 missed request(s), the same change: {CONTENDER} (2 cases)\n  cases: d/slips, d/steady\n"
+    ));
+    d.stderr_has("record again: `evals record -m local/m1`");
     let md = g.read("pr.md");
     assert_eq!(
         first_line(&md),
         "**evals check: 2 errors** in gate (main → feature)"
     );
+    has(&md, "pr.md", "### Cassette misses (2 requests, 1 cause)");
+    has(&md, "pr.md", "+Question: Case slips.");
+    has(&md, "pr.md", "Record again: `evals record -m local/m1`");
     has(
         &md,
         "pr.md",
-        &format!("| {CONTENDER} | d | `slips` | errored | 100.0% → – |"),
-    );
-    has(
-        &md,
-        "pr.md",
-        "run `evals record -d d -c slips -m local/m1` to record it",
+        &format!("| {CONTENDER} | d | – | – | – | 2 | 0 |  |"),
     );
 }
 

@@ -28,6 +28,7 @@ mod snapshots;
 mod symlinks;
 mod tags;
 mod thresholds;
+mod truth;
 mod typesafe;
 mod upgrade;
 mod verbose;
