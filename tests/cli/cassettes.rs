@@ -909,7 +909,7 @@ fn status_reports_the_partial_files_of_a_killed_write_and_prune_removes_them() {
 #[test]
 fn the_gitignore_of_init_keeps_partial_files_out_of_git() {
     let p = Project::new();
-    p.evals(&["init"]).ok().stderr_has("wrote evals/.gitignore");
+    p.evals(&["init"]).ok().stderr_has("wrote .gitignore");
     let git = |args: &[&str]| {
         std::process::Command::new("git")
             .args(args)
@@ -939,6 +939,31 @@ fn the_gitignore_of_init_keeps_partial_files_out_of_git() {
         "evals/cassettes/local/m1/default/d/c0.json",
     ]);
     assert_eq!(kept.status.code(), Some(1), "a cassette is ignored");
+    // What runs leave behind is ignored too; the suite itself is not.
+    p.write(".evals/history.sqlite3", "");
+    p.write("log/warnings.log", "");
+    p.write("evals/results/r.json", "{}");
+    for ignored in [".evals/history.sqlite3", "log/warnings.log", "evals/results/r.json"] {
+        let out = git(&["check-ignore", "-q", ignored]);
+        assert_eq!(out.status.code(), Some(0), "{ignored} is not ignored");
+    }
+    for kept in ["evals/.llm-evals.config.yml", "evals/datasets/tickets/cases.jsonl"] {
+        let out = git(&["check-ignore", "-q", kept]);
+        assert_eq!(out.status.code(), Some(1), "{kept} is ignored");
+    }
+}
+
+#[test]
+fn init_completes_an_existing_gitignore_and_leaves_its_lines_alone() {
+    let p = Project::new().file(".gitignore", "/target\n/.evals/");
+    p.evals(&["init"]).ok().stderr_has("added evals' lines to .gitignore");
+    let text = p.read(".gitignore");
+    assert!(text.starts_with("/target\n/.evals/\n"), "{text}");
+    assert_eq!(text.matches("/.evals/").count(), 1, "{text}");
+    for line in ["/log/", "/evals/results/", ".evals-tmp-*.partial"] {
+        assert!(text.lines().any(|l| l == line), "{line} missing:\n{text}");
+    }
+    assert!(!p.path().join("evals/.gitignore").exists());
 }
 
 const C0: &str = "evals/cassettes/local/m1/max-64/d/c0.json";
