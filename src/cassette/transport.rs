@@ -23,7 +23,7 @@ use super::format::{
 use super::http::{Accept, CallError, HttpRequest, HttpResponse, Route, Verdict, human_bytes};
 use super::matcher::{Matcher, describe_difference, nearest};
 use super::redact::Redactor;
-use super::store::{self, CassetteKey, WriteError};
+use super::store::{self, CassetteKey, WriteError, Written};
 use crate::results::ContenderInfo;
 
 /// Request headers that may be written to a cassette; everything else (auth, SDK
@@ -338,6 +338,25 @@ pub struct Transport {
     redactor: Arc<Redactor>,
     upstream: Arc<dyn Upstream>,
     unwritten: Arc<Mutex<Unwritten>>,
+    tally: Arc<Mutex<Tally>>,
+}
+
+/// What a run's sessions did at the network and on disk: how many requests went to a model
+/// live (each one money, a retry below counted once), and how many cassettes were written
+/// new, rewritten because they changed, or found unchanged (and left as they were).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    pub live_calls: usize,
+    pub new: usize,
+    pub changed: usize,
+    pub unchanged: usize,
+}
+
+impl Tally {
+    /// The cassettes written (new and changed ones; an unchanged one is not rewritten).
+    pub fn written(&self) -> usize {
+        self.new + self.changed
+    }
 }
 
 /// How many unwritten cassettes [`Transport::take_unwritten`] names, at most.
@@ -362,7 +381,13 @@ impl Transport {
             redactor: Arc::new(redactor),
             upstream,
             unwritten: Arc::default(),
+            tally: Arc::default(),
         }
+    }
+
+    /// What the sessions so far did: live calls, cassettes new, changed and unchanged.
+    pub fn tally(&self) -> Tally {
+        *self.tally.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub fn mode(&self) -> Mode {
@@ -432,6 +457,7 @@ impl Transport {
             redactor: Arc::clone(&self.redactor),
             upstream: Arc::clone(&self.upstream),
             unwritten: Arc::clone(&self.unwritten),
+            tally: Arc::clone(&self.tally),
             recorded: recorded_interactions,
             state: Mutex::new(State {
                 matcher,
@@ -452,6 +478,7 @@ pub struct Session {
     redactor: Arc<Redactor>,
     upstream: Arc<dyn Upstream>,
     unwritten: Arc<Mutex<Unwritten>>,
+    tally: Arc<Mutex<Tally>>,
     /// The cassette as loaded; `None` when there was none (or the mode reads none).
     recorded: Option<Vec<Interaction>>,
     state: Mutex<State>,
@@ -481,6 +508,7 @@ impl Session {
     pub async fn send(&self, req: HttpRequest, accept: Accept) -> Result<HttpResponse, CallError> {
         match self.mode {
             Mode::Live => {
+                self.count_live_call();
                 // Nothing is written, but the results and the history are: scrub them too.
                 let mut response = self
                     .upstream
@@ -543,7 +571,15 @@ impl Session {
             interactions: state.exchanged,
         };
         match store::write(&self.path, &cassette, &self.redactor) {
-            Ok(()) => Ok(Some(self.path)),
+            Ok(written) => {
+                let mut t = self.tally.lock().unwrap_or_else(PoisonError::into_inner);
+                match written {
+                    Written::New => t.new += 1,
+                    Written::Changed => t.changed += 1,
+                    Written::Unchanged => t.unchanged += 1,
+                }
+                Ok(Some(self.path))
+            }
             Err(WriteError::Io(why)) if self.mode == Mode::Auto => {
                 let mut u = self
                     .unwritten
@@ -556,6 +592,13 @@ impl Session {
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    fn count_live_call(&self) {
+        self.tally
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .live_calls += 1;
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -584,6 +627,7 @@ impl Session {
     async fn fetch(&self, req: HttpRequest, accept: Accept) -> Result<HttpResponse, CallError> {
         let request = self.scrubbed_request(&req);
         let fp = fingerprint(&request.to_http(), &self.options.ignore_fields);
+        self.count_live_call();
         let sent = self.upstream.send(req, &self.meta.route, accept).await;
         let mut response = match sent {
             Ok(r) => r,

@@ -54,7 +54,10 @@ const CASES: &str = r#"{"id": "refund", "input": "I was charged twice for order 
 const GITIGNORE: &[(&str, &str)] = &[
     ("/.evals/", "the run history (SQLite)"),
     ("/log/", "warnings and adapter logs"),
-    ("/evals/results/", "reports written by -o and results.destination"),
+    (
+        "/evals/results/",
+        "reports written by -o and results.destination",
+    ),
     (
         ".evals-tmp-*.partial",
         "temp files a killed write left behind (`evals cassettes prune` removes them)",
