@@ -21,7 +21,7 @@ pub(crate) mod redact;
 mod store;
 mod transport;
 
-pub use fingerprint::fingerprint;
+pub use fingerprint::{fingerprint, fingerprint_at};
 pub use format::{
     Cassette, FORMAT, Interaction, RecordedRequest, RecordedResponse, RecordedUsage, load,
 };

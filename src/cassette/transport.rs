@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use serde_json::Value;
 
-use super::fingerprint::fingerprint;
+use super::fingerprint::fingerprint_at;
 use super::format::{
     Cassette, FORMAT, Interaction, RecordedRequest, RecordedResponse, RecordedUsage, parse,
 };
@@ -138,6 +138,8 @@ pub struct SessionMeta {
     pub hint: String,
     /// How live calls of this session are scheduled (vendor pauses, rate limits).
     pub route: Route,
+    /// The provider's `base_url`: requests are fingerprinted relative to it (empty: whole).
+    pub base_url: String,
 }
 
 /// The future an [`Upstream`] returns.
@@ -448,9 +450,16 @@ impl Transport {
             Mode::Record | Mode::Live => None,
         };
         let recorded_interactions = recorded.map(|c| c.interactions);
-        let matcher = Matcher::new(recorded_interactions.as_deref().unwrap_or_default());
+        // Requests are scrubbed before they are fingerprinted: so is the base they count from.
+        let base = self.redactor.scrub_str(&meta.base_url);
+        let matcher = Matcher::new(
+            recorded_interactions.as_deref().unwrap_or_default(),
+            &self.options.ignore_fields,
+            &base,
+        );
         Ok(Session {
             mode: self.mode,
+            base,
             path,
             meta,
             options: Arc::clone(&self.options),
@@ -472,6 +481,8 @@ impl Transport {
 /// One case's use of its cassette. `send` may be called concurrently.
 pub struct Session {
     mode: Mode,
+    /// [`SessionMeta::base_url`], scrubbed as the requests are.
+    base: String,
     path: PathBuf,
     meta: SessionMeta,
     options: Arc<CassetteOptions>,
@@ -521,7 +532,8 @@ impl Session {
             Mode::Record => self.fetch(req, accept).await,
             Mode::Replay => {
                 let recorded = self.scrubbed_request(&req);
-                let fp = fingerprint(&recorded.to_http(), &self.options.ignore_fields);
+                let fp =
+                    fingerprint_at(&recorded.to_http(), &self.options.ignore_fields, &self.base);
                 match self.replay(&fp) {
                     Some(response) => response,
                     None => Err(self.miss(&recorded)),
@@ -529,7 +541,8 @@ impl Session {
             }
             Mode::Auto => {
                 let recorded = self.scrubbed_request(&req);
-                let fp = fingerprint(&recorded.to_http(), &self.options.ignore_fields);
+                let fp =
+                    fingerprint_at(&recorded.to_http(), &self.options.ignore_fields, &self.base);
                 match self.replay(&fp) {
                     Some(response) => response,
                     None => self.fetch(req, accept).await,
@@ -626,7 +639,7 @@ impl Session {
 
     async fn fetch(&self, req: HttpRequest, accept: Accept) -> Result<HttpResponse, CallError> {
         let request = self.scrubbed_request(&req);
-        let fp = fingerprint(&request.to_http(), &self.options.ignore_fields);
+        let fp = fingerprint_at(&request.to_http(), &self.options.ignore_fields, &self.base);
         self.count_live_call();
         let sent = self.upstream.send(req, &self.meta.route, accept).await;
         let mut response = match sent {
@@ -858,6 +871,7 @@ mod tests {
             contender: contender(),
             hint: format!("run `evals record -c {case_id}` to record it"),
             route: Route::default(),
+            base_url: String::new(),
         }
     }
 
@@ -1270,6 +1284,57 @@ mod tests {
         let session = auto.session(&key("fresh"), meta("fresh")).unwrap();
         session.send(prompt(9), any_2xx).await.unwrap();
         assert!(session.finish().unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn fingerprints_count_from_the_base_url_and_old_whole_url_ones_still_replay() {
+        let dir = tempfile::tempdir().unwrap();
+        let upstream = Counter::new(Value::Null);
+        let at = |base: &str| SessionMeta {
+            base_url: base.into(),
+            ..meta("moved")
+        };
+        let recorder = Transport::new(Mode::Record, options(dir.path()), upstream.clone());
+        let session = recorder.session(&key("moved"), at("https://x/v1")).unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
+        let path = session.finish().unwrap().unwrap();
+        let mut cassette = load(&path).unwrap();
+        let request = cassette.interactions[0].request.to_http();
+        assert_eq!(
+            cassette.interactions[0].fingerprint,
+            fingerprint_at(&request, &[], "https://x/v1")
+        );
+        // The same request to the same provider at another address replays.
+        let mut moved = prompt(1);
+        moved.url = "http://127.0.0.1:9/proxy/v1/chat/completions".into();
+        let replay = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let session = replay
+            .session(&key("moved"), at("http://127.0.0.1:9/proxy/v1"))
+            .unwrap();
+        assert_eq!(
+            session.send(moved.clone(), any_2xx).await.unwrap().body["n"],
+            0
+        );
+        assert_eq!(
+            session.send(moved.clone(), any_2xx).await.unwrap().body["n"],
+            1
+        );
+
+        // A cassette written when fingerprints held the whole URL replays at its own base,
+        // each recording once although it is found under two fingerprints.
+        for i in &mut cassette.interactions {
+            i.fingerprint = super::super::fingerprint::fingerprint(&i.request.to_http(), &[]);
+        }
+        std::fs::write(&path, cassette.to_pretty_json().unwrap()).unwrap();
+        let session = replay.session(&key("moved"), at("https://x/v1")).unwrap();
+        assert_eq!(session.send(prompt(1), any_2xx).await.unwrap().body["n"], 0);
+        assert_eq!(session.send(prompt(1), any_2xx).await.unwrap().body["n"], 1);
+        assert!(matches!(
+            session.send(prompt(1), any_2xx).await,
+            Err(CallError::Miss(_))
+        ));
+        assert_eq!(upstream.calls.load(Ordering::SeqCst), 2);
     }
 
     #[tokio::test]

@@ -1382,3 +1382,53 @@ fn a_new_case_alone_is_recorded_new_in_auto() {
         .ok()
         .stderr_has("recorded 1 new cassette in evals/cassettes: 1 live call");
 }
+
+#[test]
+fn recordings_replay_against_the_same_provider_at_another_base_url() {
+    let a = Server::start();
+    a.answer("/v1/chat/completions", PerCase);
+    let p = suite("Answer in JSON.", &local(&a.uri()), &numbered_cases(2));
+    p.evals(&["record", "--no-autosave"]).ok();
+    let recorded = p.read(C0);
+    // The full URL stays in the file, for information.
+    assert!(
+        recorded.contains(&format!("{}/v1/chat/completions", a.uri())),
+        "{recorded}"
+    );
+    // Another server on another port (a proxy, a local server moved): nothing reaches it.
+    let b = Server::start();
+    b.answer("/v1/chat/completions", PerCase);
+    assert_ne!(a.uri(), b.uri());
+    p.write(CONFIG, &config("Answer in JSON.", &local(&b.uri())));
+    for mode in ["replay", "auto"] {
+        let d = p
+            .evals(&[
+                "compare",
+                "--no-autosave",
+                "--cassettes",
+                mode,
+                "--format",
+                "json",
+            ])
+            .ok();
+        d.stderr_lacks("no recording").stderr_lacks("live call");
+        let run: Value = serde_json::from_str(&d.stdout).unwrap();
+        assert_eq!(run["experiments"][0]["errors"], 0, "{mode}: {}", d.stdout);
+    }
+    assert_eq!(b.hits(), 0);
+    assert_eq!(p.read(C0), recorded);
+    // What counts is the path below the base: a base under another prefix is the same.
+    p.write(
+        CONFIG,
+        &config(
+            "Answer in JSON.",
+            &format!("local:\n  base_url: {}/v2\n  models: [m1]\n", b.uri()),
+        ),
+    );
+    p.evals(&["compare", "--no-autosave", "--cassettes", "replay"])
+        .ok()
+        .stderr_lacks("no recording");
+    p.evals(&["cassettes", "status"])
+        .ok()
+        .stdout_has("2 recorded, 0 missing, 0 stale, 0 unused");
+}
