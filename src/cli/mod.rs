@@ -68,7 +68,7 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
             return code;
         }
     };
-    let out = Out::new(cli.global.color);
+    let out = Out::new(cli.global.color).with_width(cli.global.wide);
     match dispatch(cli, bin, &out) {
         Ok(code) => code,
         Err(e) => {

@@ -344,6 +344,7 @@ pub fn emit(
             color: output.is_none() && out.color(),
             breakdown: view.breakdown,
             totals: view.totals.into(),
+            width: output.is_none().then(|| out.width()).flatten(),
         }
         .render(run),
     };
