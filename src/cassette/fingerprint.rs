@@ -10,21 +10,43 @@ use sha2::{Digest, Sha256};
 
 use super::http::HttpRequest;
 
-/// The hex SHA-256 of the canonical request: method, URL with its query sorted, and the
-/// JSON body with sorted keys, minus `ignore_fields` (dotted paths such as `user` or
-/// `metadata.trace_id`). Headers never count.
+/// The hex SHA-256 of the canonical request: method, the whole URL with its query sorted,
+/// and the JSON body with sorted keys, minus `ignore_fields` (dotted paths such as `user` or
+/// `metadata.trace_id`). Headers never count. The fingerprint of cassettes recorded before
+/// they were relative to the provider's `base_url` ([`fingerprint_at`] with no base).
 pub fn fingerprint(req: &HttpRequest, ignore_fields: &[String]) -> String {
+    fingerprint_at(req, ignore_fields, "")
+}
+
+/// [`fingerprint`] of the request relative to its provider's `base_url`: a URL under `base`
+/// counts from there (`/chat/completions`), so the same provider behind a proxy, or a local
+/// server on another port, replays the same recordings (the cassette's folder names the
+/// provider). A URL not under `base` (or an empty `base`) counts whole.
+pub fn fingerprint_at(req: &HttpRequest, ignore_fields: &[String], base: &str) -> String {
     let body = req.body.as_ref().map(|b| strip_fields(b, ignore_fields));
     let mut canonical = String::new();
     canonical.push_str(&req.method.to_ascii_uppercase());
     canonical.push('\n');
-    canonical.push_str(&canonical_url(&req.url));
+    canonical.push_str(&canonical_url(relative_url(&req.url, base)));
     canonical.push('\n');
     match &body {
         Some(b) => write_canonical(b, &mut canonical),
         None => canonical.push_str("(no body)"),
     }
     hex::encode(Sha256::digest(canonical.as_bytes()))
+}
+
+/// `url` below `base` (`/chat/completions`, `?a=1`, or `` for `base` itself), or `url`
+/// whole when it is not under `base`. A trailing `/` of `base` does not count.
+pub(crate) fn relative_url<'a>(url: &'a str, base: &str) -> &'a str {
+    let base = base.trim_end_matches('/');
+    if base.is_empty() {
+        return url;
+    }
+    match url.strip_prefix(base) {
+        Some(rest) if rest.is_empty() || rest.starts_with(['/', '?', '#']) => rest,
+        _ => url,
+    }
 }
 
 /// The URL with its query parameters sorted (and any `#fragment` dropped, as it is never
@@ -221,6 +243,36 @@ mod tests {
             json!({"messages": [{"name": "b", "content": "x"}]}),
         );
         assert_eq!(fingerprint(&a, &ignore), fingerprint(&b, &ignore));
+    }
+
+    #[test]
+    fn the_url_counts_relative_to_the_base_url() {
+        let body = json!({"model": "m"});
+        let a = req(
+            "http://127.0.0.1:4000/v1/chat/completions",
+            &[],
+            body.clone(),
+        );
+        let b = req(
+            "https://proxy.example/llm/v1/chat/completions",
+            &[],
+            body.clone(),
+        );
+        let c = req("http://127.0.0.1:4000/v1/embeddings", &[], body.clone());
+        let at_a = fingerprint_at(&a, &[], "http://127.0.0.1:4000/v1");
+        assert_eq!(
+            at_a,
+            fingerprint_at(&b, &[], "https://proxy.example/llm/v1/")
+        );
+        assert_ne!(at_a, fingerprint_at(&c, &[], "http://127.0.0.1:4000/v1"));
+        // Not under the base, or no base: the whole URL counts.
+        assert_eq!(
+            fingerprint_at(&a, &[], "http://127.0.0.1:4000/v"),
+            fingerprint(&a, &[])
+        );
+        assert_eq!(fingerprint_at(&a, &[], ""), fingerprint(&a, &[]));
+        assert_ne!(at_a, fingerprint(&a, &[]));
+        assert_eq!(relative_url("http://h/v1?b=1", "http://h/v1"), "?b=1");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
-use super::fingerprint::{canonical_url, strip_fields};
+use super::fingerprint::{canonical_url, fingerprint_at, strip_fields};
 use super::format::{Interaction, RecordedRequest};
 
 /// Strings longer than this (or holding a newline) are shown as a line diff.
@@ -21,27 +21,48 @@ const SHORT_VALUE: usize = 120;
 /// A diff stops after this many lines, saying how many it left out.
 const MAX_DIFF_LINES: usize = 60;
 
-/// FIFO queues of interaction indexes, one per fingerprint.
+/// FIFO queues of interaction indexes, one per fingerprint. Each recording is found by the
+/// fingerprint written with it and by the one its request has now relative to the
+/// provider's `base_url` (so a cassette written when fingerprints held the whole URL
+/// replays as it is); either way it is used once.
 #[derive(Debug, Default)]
 pub(crate) struct Matcher {
     queues: HashMap<String, VecDeque<usize>>,
+    used: Vec<bool>,
 }
 
 impl Matcher {
-    pub fn new(interactions: &[Interaction]) -> Matcher {
+    /// `base` is the provider's `base_url` as the requests are fingerprinted now (scrubbed).
+    pub fn new(interactions: &[Interaction], ignore_fields: &[String], base: &str) -> Matcher {
         let mut queues: HashMap<String, VecDeque<usize>> = HashMap::new();
         for (index, interaction) in interactions.iter().enumerate() {
+            let now = fingerprint_at(&interaction.request.to_http(), ignore_fields, base);
             queues
                 .entry(interaction.fingerprint.clone())
                 .or_default()
                 .push_back(index);
+            if now != interaction.fingerprint {
+                queues.entry(now).or_default().push_back(index);
+            }
         }
-        Matcher { queues }
+        Matcher {
+            queues,
+            used: vec![false; interactions.len()],
+        }
     }
 
     /// The next unused recording with this fingerprint.
     pub fn take(&mut self, fingerprint: &str) -> Option<usize> {
-        self.queues.get_mut(fingerprint)?.pop_front()
+        let queue = self.queues.get_mut(fingerprint)?;
+        while let Some(index) = queue.pop_front() {
+            if let Some(used) = self.used.get_mut(index)
+                && !*used
+            {
+                *used = true;
+                return Some(index);
+            }
+        }
+        None
     }
 }
 
@@ -267,7 +288,7 @@ mod tests {
             interaction("b", json!(2)),
             interaction("a", json!(3)),
         ];
-        let mut m = Matcher::new(&recorded);
+        let mut m = Matcher::new(&recorded, &[], "");
         assert_eq!(m.take("a"), Some(0));
         assert_eq!(m.take("b"), Some(1));
         assert_eq!(m.take("a"), Some(2));

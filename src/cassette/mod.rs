@@ -21,7 +21,7 @@ pub(crate) mod redact;
 mod store;
 mod transport;
 
-pub use fingerprint::fingerprint;
+pub use fingerprint::{fingerprint, fingerprint_at};
 pub use format::{
     Cassette, FORMAT, Interaction, RecordedRequest, RecordedResponse, RecordedUsage, load,
 };
@@ -31,6 +31,6 @@ pub use http::{
 pub use redact::{Finding, REDACTED, scan_paths};
 pub use store::{CassetteKey, list_files, list_partial_files};
 pub use transport::{
-    CassetteOptions, DEFAULT_MAX_RESPONSE_BYTES, LiveClient, Mode, Session, SessionMeta, Transport,
-    UNWRITTEN_NAMED, Upstream, UpstreamFuture,
+    CassetteOptions, DEFAULT_MAX_RESPONSE_BYTES, LiveClient, Mode, Session, SessionMeta, Tally,
+    Transport, UNWRITTEN_NAMED, Upstream, UpstreamFuture,
 };

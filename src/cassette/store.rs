@@ -129,13 +129,43 @@ impl From<WriteError> for CallError {
     }
 }
 
-/// Serializes, scans for secrets, and writes atomically. A secret still present after
-/// scrubbing stops the write; the error names its kind, never its value.
+/// What a write did to the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Written {
+    /// There was no cassette there.
+    New,
+    /// The old one differed and was replaced.
+    Changed,
+    /// The old one says the same, byte for byte, but for when and by which version it was
+    /// recorded and the latencies: it is left as it was, not rewritten.
+    Unchanged,
+}
+
+/// The bytes `new` would have if it had been recorded when `old` was: `old`'s
+/// `recorded_at`, `evals_version` and, exchange by exchange, latencies. Equal to `old`'s
+/// bytes exactly when the recording says the same thing.
+fn as_if_recorded_like(new: &Cassette, old: &Cassette) -> Option<String> {
+    if new.interactions.len() != old.interactions.len() {
+        return None;
+    }
+    let mut same = new.clone();
+    same.recorded_at = old.recorded_at;
+    same.evals_version = old.evals_version.clone();
+    for (n, o) in same.interactions.iter_mut().zip(&old.interactions) {
+        n.latency_ms = o.latency_ms;
+    }
+    same.to_pretty_json().ok()
+}
+
+/// Serializes, scans for secrets, and writes atomically, unless the file there already says
+/// the same ([`Written::Unchanged`]: not rewritten, so its date and git diff stay quiet). A
+/// secret still present after scrubbing stops the write; the error names its kind, never
+/// its value.
 pub(crate) fn write(
     path: &Path,
     cassette: &Cassette,
     redactor: &Redactor,
-) -> Result<(), WriteError> {
+) -> Result<Written, WriteError> {
     let text = cassette.to_pretty_json().map_err(|e| {
         WriteError::Refused(CallError::Cassette(format!(
             "{}: cannot serialize cassette: {e}",
@@ -167,6 +197,21 @@ pub(crate) fn write(
             finding.line
         ))));
     }
+    let written = match std::fs::read_to_string(path) {
+        Err(_) if !path.exists() => Written::New,
+        // Unreadable: replace it, as before.
+        Err(_) => Written::Changed,
+        Ok(old_text) => {
+            let same = super::format::parse(&old_text, path)
+                .ok()
+                .and_then(|old| as_if_recorded_like(cassette, &old))
+                .is_some_and(|t| t == old_text);
+            if same {
+                return Ok(Written::Unchanged);
+            }
+            Written::Changed
+        }
+    };
     crate::error::write_atomic(path, text.as_bytes()).map_err(|e| {
         let why = match e {
             // The file itself is named first; a folder that could not be made, after it.
@@ -177,7 +222,8 @@ pub(crate) fn write(
             other => other.to_string(),
         };
         WriteError::Io(format!("cannot write cassette {}: {why}", path.display()))
-    })
+    })?;
+    Ok(written)
 }
 
 /// The part of a cassette a secret is in.

@@ -16,14 +16,14 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use serde_json::Value;
 
-use super::fingerprint::fingerprint;
+use super::fingerprint::fingerprint_at;
 use super::format::{
     Cassette, FORMAT, Interaction, RecordedRequest, RecordedResponse, RecordedUsage, parse,
 };
 use super::http::{Accept, CallError, HttpRequest, HttpResponse, Route, Verdict, human_bytes};
 use super::matcher::{Matcher, describe_difference, nearest};
 use super::redact::Redactor;
-use super::store::{self, CassetteKey, WriteError};
+use super::store::{self, CassetteKey, WriteError, Written};
 use crate::results::ContenderInfo;
 
 /// Request headers that may be written to a cassette; everything else (auth, SDK
@@ -138,6 +138,8 @@ pub struct SessionMeta {
     pub hint: String,
     /// How live calls of this session are scheduled (vendor pauses, rate limits).
     pub route: Route,
+    /// The provider's `base_url`: requests are fingerprinted relative to it (empty: whole).
+    pub base_url: String,
 }
 
 /// The future an [`Upstream`] returns.
@@ -338,6 +340,25 @@ pub struct Transport {
     redactor: Arc<Redactor>,
     upstream: Arc<dyn Upstream>,
     unwritten: Arc<Mutex<Unwritten>>,
+    tally: Arc<Mutex<Tally>>,
+}
+
+/// What a run's sessions did at the network and on disk: how many requests went to a model
+/// live (each one money, a retry below counted once), and how many cassettes were written
+/// new, rewritten because they changed, or found unchanged (and left as they were).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    pub live_calls: usize,
+    pub new: usize,
+    pub changed: usize,
+    pub unchanged: usize,
+}
+
+impl Tally {
+    /// The cassettes written (new and changed ones; an unchanged one is not rewritten).
+    pub fn written(&self) -> usize {
+        self.new + self.changed
+    }
 }
 
 /// How many unwritten cassettes [`Transport::take_unwritten`] names, at most.
@@ -362,7 +383,13 @@ impl Transport {
             redactor: Arc::new(redactor),
             upstream,
             unwritten: Arc::default(),
+            tally: Arc::default(),
         }
+    }
+
+    /// What the sessions so far did: live calls, cassettes new, changed and unchanged.
+    pub fn tally(&self) -> Tally {
+        *self.tally.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub fn mode(&self) -> Mode {
@@ -423,15 +450,23 @@ impl Transport {
             Mode::Record | Mode::Live => None,
         };
         let recorded_interactions = recorded.map(|c| c.interactions);
-        let matcher = Matcher::new(recorded_interactions.as_deref().unwrap_or_default());
+        // Requests are scrubbed before they are fingerprinted: so is the base they count from.
+        let base = self.redactor.scrub_str(&meta.base_url);
+        let matcher = Matcher::new(
+            recorded_interactions.as_deref().unwrap_or_default(),
+            &self.options.ignore_fields,
+            &base,
+        );
         Ok(Session {
             mode: self.mode,
+            base,
             path,
             meta,
             options: Arc::clone(&self.options),
             redactor: Arc::clone(&self.redactor),
             upstream: Arc::clone(&self.upstream),
             unwritten: Arc::clone(&self.unwritten),
+            tally: Arc::clone(&self.tally),
             recorded: recorded_interactions,
             state: Mutex::new(State {
                 matcher,
@@ -446,12 +481,15 @@ impl Transport {
 /// One case's use of its cassette. `send` may be called concurrently.
 pub struct Session {
     mode: Mode,
+    /// [`SessionMeta::base_url`], scrubbed as the requests are.
+    base: String,
     path: PathBuf,
     meta: SessionMeta,
     options: Arc<CassetteOptions>,
     redactor: Arc<Redactor>,
     upstream: Arc<dyn Upstream>,
     unwritten: Arc<Mutex<Unwritten>>,
+    tally: Arc<Mutex<Tally>>,
     /// The cassette as loaded; `None` when there was none (or the mode reads none).
     recorded: Option<Vec<Interaction>>,
     state: Mutex<State>,
@@ -481,6 +519,7 @@ impl Session {
     pub async fn send(&self, req: HttpRequest, accept: Accept) -> Result<HttpResponse, CallError> {
         match self.mode {
             Mode::Live => {
+                self.count_live_call();
                 // Nothing is written, but the results and the history are: scrub them too.
                 let mut response = self
                     .upstream
@@ -493,7 +532,8 @@ impl Session {
             Mode::Record => self.fetch(req, accept).await,
             Mode::Replay => {
                 let recorded = self.scrubbed_request(&req);
-                let fp = fingerprint(&recorded.to_http(), &self.options.ignore_fields);
+                let fp =
+                    fingerprint_at(&recorded.to_http(), &self.options.ignore_fields, &self.base);
                 match self.replay(&fp) {
                     Some(response) => response,
                     None => Err(self.miss(&recorded)),
@@ -501,7 +541,8 @@ impl Session {
             }
             Mode::Auto => {
                 let recorded = self.scrubbed_request(&req);
-                let fp = fingerprint(&recorded.to_http(), &self.options.ignore_fields);
+                let fp =
+                    fingerprint_at(&recorded.to_http(), &self.options.ignore_fields, &self.base);
                 match self.replay(&fp) {
                     Some(response) => response,
                     None => self.fetch(req, accept).await,
@@ -543,7 +584,15 @@ impl Session {
             interactions: state.exchanged,
         };
         match store::write(&self.path, &cassette, &self.redactor) {
-            Ok(()) => Ok(Some(self.path)),
+            Ok(written) => {
+                let mut t = self.tally.lock().unwrap_or_else(PoisonError::into_inner);
+                match written {
+                    Written::New => t.new += 1,
+                    Written::Changed => t.changed += 1,
+                    Written::Unchanged => t.unchanged += 1,
+                }
+                Ok(Some(self.path))
+            }
             Err(WriteError::Io(why)) if self.mode == Mode::Auto => {
                 let mut u = self
                     .unwritten
@@ -556,6 +605,13 @@ impl Session {
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    fn count_live_call(&self) {
+        self.tally
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .live_calls += 1;
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -583,7 +639,8 @@ impl Session {
 
     async fn fetch(&self, req: HttpRequest, accept: Accept) -> Result<HttpResponse, CallError> {
         let request = self.scrubbed_request(&req);
-        let fp = fingerprint(&request.to_http(), &self.options.ignore_fields);
+        let fp = fingerprint_at(&request.to_http(), &self.options.ignore_fields, &self.base);
+        self.count_live_call();
         let sent = self.upstream.send(req, &self.meta.route, accept).await;
         let mut response = match sent {
             Ok(r) => r,
@@ -814,6 +871,7 @@ mod tests {
             contender: contender(),
             hint: format!("run `evals record -c {case_id}` to record it"),
             route: Route::default(),
+            base_url: String::new(),
         }
     }
 
@@ -1226,6 +1284,57 @@ mod tests {
         let session = auto.session(&key("fresh"), meta("fresh")).unwrap();
         session.send(prompt(9), any_2xx).await.unwrap();
         assert!(session.finish().unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn fingerprints_count_from_the_base_url_and_old_whole_url_ones_still_replay() {
+        let dir = tempfile::tempdir().unwrap();
+        let upstream = Counter::new(Value::Null);
+        let at = |base: &str| SessionMeta {
+            base_url: base.into(),
+            ..meta("moved")
+        };
+        let recorder = Transport::new(Mode::Record, options(dir.path()), upstream.clone());
+        let session = recorder.session(&key("moved"), at("https://x/v1")).unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
+        session.send(prompt(1), any_2xx).await.unwrap();
+        let path = session.finish().unwrap().unwrap();
+        let mut cassette = load(&path).unwrap();
+        let request = cassette.interactions[0].request.to_http();
+        assert_eq!(
+            cassette.interactions[0].fingerprint,
+            fingerprint_at(&request, &[], "https://x/v1")
+        );
+        // The same request to the same provider at another address replays.
+        let mut moved = prompt(1);
+        moved.url = "http://127.0.0.1:9/proxy/v1/chat/completions".into();
+        let replay = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let session = replay
+            .session(&key("moved"), at("http://127.0.0.1:9/proxy/v1"))
+            .unwrap();
+        assert_eq!(
+            session.send(moved.clone(), any_2xx).await.unwrap().body["n"],
+            0
+        );
+        assert_eq!(
+            session.send(moved.clone(), any_2xx).await.unwrap().body["n"],
+            1
+        );
+
+        // A cassette written when fingerprints held the whole URL replays at its own base,
+        // each recording once although it is found under two fingerprints.
+        for i in &mut cassette.interactions {
+            i.fingerprint = super::super::fingerprint::fingerprint(&i.request.to_http(), &[]);
+        }
+        std::fs::write(&path, cassette.to_pretty_json().unwrap()).unwrap();
+        let session = replay.session(&key("moved"), at("https://x/v1")).unwrap();
+        assert_eq!(session.send(prompt(1), any_2xx).await.unwrap().body["n"], 0);
+        assert_eq!(session.send(prompt(1), any_2xx).await.unwrap().body["n"], 1);
+        assert!(matches!(
+            session.send(prompt(1), any_2xx).await,
+            Err(CallError::Miss(_))
+        ));
+        assert_eq!(upstream.calls.load(Ordering::SeqCst), 2);
     }
 
     #[tokio::test]

@@ -27,6 +27,10 @@ pub struct Global {
     /// When to use color.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// Show every leaderboard column; otherwise the least important ones are left out to
+    /// fit the terminal (its width, or COLUMNS).
+    #[arg(long, global = true)]
+    pub wide: bool,
     /// Print the version.
     #[arg(short = 'V', long = "version", action = clap::ArgAction::Version)]
     pub version: Option<bool>,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::args::CassettesCommand;
 use super::output::{Out, table};
-use crate::cassette::{fingerprint, list_files, list_partial_files, load, scan_paths};
+use crate::cassette::{fingerprint_at, list_files, list_partial_files, load, scan_paths};
 use crate::error::{Result, exit};
 use crate::runner::cassette_key;
 use crate::suite::{Overrides, Suite, discovery, lineup};
@@ -120,6 +120,8 @@ fn entries(suite: &Suite) -> Result<(Vec<Entry>, Vec<PathBuf>)> {
         }
         for case in &suite.cases.cases {
             let path = dir.join(cassette_key(c, case).relative_path());
+            let ignore = &suite.config.cassettes.ignore_fields;
+            let base = c.kind.base_url().unwrap_or_default();
             expected.insert(path.clone());
             let status = if !path.is_file() {
                 "missing"
@@ -130,11 +132,17 @@ fn entries(suite: &Suite) -> Result<(Vec<Entry>, Vec<PathBuf>)> {
                     .prompt()
                     .and_then(|a| a.prepare(case).ok())
                     .and_then(|req| crate::provider::predict_request(c, &req))
-                    .map(|r| fingerprint(&r, &suite.config.cassettes.ignore_fields));
+                    .map(|r| fingerprint_at(&r, ignore, base));
+                // Found as replay finds it: by the fingerprint written, or by the one its
+                // request has now (a cassette from before fingerprints were relative).
+                let found = |fp: &str| {
+                    cassette.interactions.iter().any(|i| {
+                        i.fingerprint == fp
+                            || fingerprint_at(&i.request.to_http(), ignore, base) == fp
+                    })
+                };
                 match predicted {
-                    Some(fp) if cassette.interactions.iter().any(|i| i.fingerprint == fp) => {
-                        "recorded"
-                    }
+                    Some(fp) if found(&fp) => "recorded",
                     Some(_) => "stale",
                     // An exec adapter's requests cannot be predicted without running it.
                     None => "unchecked",

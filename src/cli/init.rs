@@ -30,8 +30,8 @@ minimum_scores: { field_accuracy: 0.8 }
 
 defaults: { temperature: 0.1, max_tokens: 1024, parallelism: 4, timeout: 120 }
 
-# Offline models: fake/echo answers with the last JSON object in the message, fake/parrot
-# says it back in its own words. Replace them with real ones, e.g.:
+# An offline model: fake/oracle knows each case's expected answer and replies with it, so
+# the suite runs (and passes) at once. Replace it with real ones, e.g.:
 # openrouter:                      # needs OPENROUTER_API_KEY
 #   vendors:
 #     openai:
@@ -39,18 +39,60 @@ defaults: { temperature: 0.1, max_tokens: 1024, parallelism: 4, timeout: 120 }
 #         - model: gpt-4o-mini
 #           effort: [low, high]
 fake:
-  models: [echo, parrot]
+  models: [oracle]
 "#;
 
 const SYSTEM: &str = "Read the support ticket and answer with one JSON object with the keys category, urgent\nand order_id. Leave a key null when the ticket does not say.\n\nSchema:\n{{ schema }}\n";
 
-const CASES: &str = r#"{"id": "refund", "input": "I was charged twice for order A-1042, please refund one of them today.\n\nAnswer: {\"category\": \"billing\", \"urgent\": true, \"order_id\": \"A-1042\"}", "expected": {"category": "billing", "urgent": true, "order_id": "A-1042"}, "tags": ["smoke"]}
-{"id": "login", "input": "I can't log in since yesterday's update. No rush.\n\nAnswer: {\"category\": \"account\", \"urgent\": false, \"order_id\": null}", "expected": {"category": "account", "urgent": false, "order_id": null}}
-{"id": "vague", "input": "Something is off with my thing.\n\nAnswer: {\"category\": \"other\", \"urgent\": null, \"order_id\": null}", "expected": {"category": "other", "urgent": null, "order_id": null}}
+const CASES: &str = r#"{"id": "refund", "input": "I was charged twice for order A-1042, please refund one of them today.", "expected": {"category": "billing", "urgent": true, "order_id": "A-1042"}, "tags": ["smoke"]}
+{"id": "login", "input": "I can't log in since yesterday's update. No rush.", "expected": {"category": "account", "urgent": false, "order_id": null}}
+{"id": "vague", "input": "Something is off with my thing.", "expected": {"category": "other", "urgent": null, "order_id": null}}
 "#;
 
-/// Keeps what evals writes but never means to commit out of git.
-const GITIGNORE: &str = "# Temp files a killed write left behind (`evals cassettes prune` removes them).\n.evals-tmp-*.partial\n";
+/// What evals writes but never means to commit, as `.gitignore` lines at the project root
+/// (the parent of `evals/`), each with why.
+const GITIGNORE: &[(&str, &str)] = &[
+    ("/.evals/", "the run history (SQLite)"),
+    ("/log/", "warnings and adapter logs"),
+    (
+        "/evals/results/",
+        "reports written by -o and results.destination",
+    ),
+    (
+        ".evals-tmp-*.partial",
+        "temp files a killed write left behind (`evals cassettes prune` removes them)",
+    ),
+];
+
+/// The project's `.gitignore` with every line of [`GITIGNORE`] in it: a new file, or the
+/// lines an existing one lacks appended (nothing else in it is touched); `None` when it
+/// has them all.
+fn gitignore(existing: Option<&str>) -> Option<String> {
+    let have: Vec<&str> = existing
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .collect();
+    let missing: Vec<&(&str, &str)> = GITIGNORE
+        .iter()
+        .filter(|(line, _)| !have.contains(line))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let mut text = existing.unwrap_or_default().to_string();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    text.push_str("# Written by `evals init`: what evals writes but never means to commit.\n");
+    for (line, why) in missing {
+        text.push_str(&format!("# {why}\n{line}\n"));
+    }
+    Some(text)
+}
 
 /// Writes the suite under `dir/evals/`; refuses to overwrite anything.
 pub fn run(dir: Option<&Path>, out: &Out) -> Result<i32> {
@@ -61,14 +103,13 @@ pub fn run(dir: Option<&Path>, out: &Out) -> Result<i32> {
         .map(|n| n.to_string_lossy().into_owned())
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| "my-evals".into());
-    let files: [(&str, String); 4] = [
+    let files: [(&str, String); 3] = [
         (
             "evals/.llm-evals.config.yml",
             CONFIG.replace("{name}", &name),
         ),
         ("evals/prompts/system.md", SYSTEM.to_string()),
         ("evals/datasets/tickets/cases.jsonl", CASES.to_string()),
-        ("evals/.gitignore", GITIGNORE.to_string()),
     ];
     for (rel, _) in &files {
         let p = root.join(rel);
@@ -86,12 +127,27 @@ pub fn run(dir: Option<&Path>, out: &Out) -> Result<i32> {
             crate::suite::discovery::display_path(&root.join(rel), &cwd)
         ));
     }
+    // The one `.gitignore`, at the project root: created, or completed (it is often there).
+    let ignore_path = root.join(".gitignore");
+    let existing = match std::fs::read_to_string(&ignore_path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(ignore_path, e)),
+    };
+    if let Some(text) = gitignore(existing.as_deref()) {
+        crate::error::write_atomic(&ignore_path, text.as_bytes())?;
+        let shown = crate::suite::discovery::display_path(&ignore_path, &cwd);
+        out.note(&match existing {
+            Some(_) => format!("added evals' lines to {shown}"),
+            None => format!("wrote {shown}"),
+        });
+    }
     let cd = match dir {
         Some(d) => format!("  cd {}\n", d.display()),
         None => String::new(),
     };
     out.line(&format!(
-        "a suite with 3 cases and two offline models is ready; try:\n{cd}  evals cases\n  evals compare\nthen add your cases under evals/datasets/ and real models in evals/.llm-evals.config.yml"
+        "a suite with 3 cases and an offline model (fake/oracle, which knows the answers) is ready; try:\n{cd}  evals cases\n  evals compare\nthen add your cases under evals/datasets/ and real models in evals/.llm-evals.config.yml"
     ));
     Ok(exit::OK)
 }

@@ -69,7 +69,9 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
             return code;
         }
     };
-    let out = Out::new(cli.global.color).with_verbose(cli.global.verbose);
+    let out = Out::new(cli.global.color)
+        .with_verbose(cli.global.verbose)
+        .with_width(cli.global.wide);
     match dispatch(cli, bin, &out) {
         Ok(code) => code,
         Err(e) => {

@@ -12,6 +12,8 @@ pub struct Out {
     color_stdout: bool,
     color_stderr: bool,
     verbose: bool,
+    /// The columns tables on stdout should fit in; `None`: as wide as they are.
+    width: Option<usize>,
 }
 
 impl Out {
@@ -30,6 +32,7 @@ impl Out {
             color_stdout: o,
             color_stderr: e,
             verbose: false,
+            width: None,
         }
     }
 
@@ -52,6 +55,32 @@ impl Out {
 
     pub fn color(&self) -> bool {
         self.color_stdout
+    }
+
+    /// Sets the width stdout's tables fit in: none with `--wide`; else `COLUMNS` when set,
+    /// else the terminal's when stdout is one (a pipe gets every column).
+    pub fn with_width(mut self, wide: bool) -> Out {
+        self.width = if wide {
+            None
+        } else {
+            std::env::var("COLUMNS")
+                .ok()
+                .and_then(|c| c.trim().parse::<usize>().ok())
+                .filter(|&c| c > 0)
+                .or_else(|| {
+                    std::io::stdout()
+                        .is_terminal()
+                        .then(|| console::Term::stdout().size_checked())
+                        .flatten()
+                        .map(|(_, cols)| usize::from(cols))
+                })
+        };
+        self
+    }
+
+    /// The width stdout's tables should fit in, if any.
+    pub fn width(&self) -> Option<usize> {
+        self.width
     }
 
     /// Writes to stdout; a closed pipe is not an error.

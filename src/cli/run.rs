@@ -221,6 +221,10 @@ pub fn execute(
              cassette folder writable (or free some disk space) and run again to record them"
         ));
     }
+    let dir = crate::suite::discovery::display_path(&suite.cassette_dir(), &suite.cwd);
+    if let Some(line) = recording_summary(mode, transport.tally(), &dir) {
+        out.note(&line);
+    }
     if let Some(log) = progress
         .finish()
         .or_else(|| super::progress::tidy_log(&warnings_log))
@@ -365,6 +369,7 @@ pub fn emit(
             color: output.is_none() && out.color(),
             breakdown: view.breakdown,
             totals: view.totals.into(),
+            width: output.is_none().then(|| out.width()).flatten(),
         }
         .render(run),
     };
@@ -517,6 +522,64 @@ fn check_key_value(suite: &Suite, var: &str, value: &str) -> Result<()> {
     Err(Error::Config(format!(
         "{var} (from {from}) has {what} {place}: an API key must not contain whitespace; set it again without it (e.g. export {var}=\"$(tr -d '[:space:]' < keyfile)\")"
     )))
+}
+
+/// What the run spent and recorded, so a prompt edit never calls a model silently: in
+/// record "wrote 12 cassettes (3 new, 9 changed), 0 unchanged, in DIR: 12 live calls"; in
+/// auto (only when something went live) "recorded 3 new cassettes in DIR: 3 live calls";
+/// in live the calls. Nothing in replay, which calls nothing.
+fn recording_summary(mode: Mode, t: crate::cassette::Tally, dir: &str) -> Option<String> {
+    let n = |count: usize, one: &str, many: &str| {
+        format!("{count} {}", if count == 1 { one } else { many })
+    };
+    let calls = n(t.live_calls, "live call", "live calls");
+    match mode {
+        Mode::Replay => None,
+        Mode::Live if t.live_calls == 0 => None,
+        Mode::Live => Some(format!("{calls}; nothing recorded (--cassettes live)")),
+        Mode::Record if t.live_calls == 0 && t.written() + t.unchanged == 0 => Some(
+            "wrote no cassettes: no contender calls a model (fake and mock answer offline)".into(),
+        ),
+        Mode::Record => Some(format!(
+            "wrote {} ({} new, {} changed), {} unchanged, in {dir}: {calls}",
+            n(t.written(), "cassette", "cassettes"),
+            t.new,
+            t.changed,
+            t.unchanged
+        )),
+        Mode::Auto if t.live_calls == 0 => None,
+        Mode::Auto if t.written() + t.unchanged == 0 => {
+            Some(format!("{calls}; no cassette recorded"))
+        }
+        Mode::Auto => {
+            let what = match (t.new, t.changed) {
+                (0, 0) => "nothing new".to_string(),
+                (new, 0) => format!(
+                    "{} new {}",
+                    new,
+                    if new == 1 { "cassette" } else { "cassettes" }
+                ),
+                (0, changed) => format!(
+                    "{changed} changed {}",
+                    if changed == 1 {
+                        "cassette"
+                    } else {
+                        "cassettes"
+                    }
+                ),
+                (new, changed) => format!(
+                    "{} ({new} new, {changed} changed)",
+                    n(new + changed, "cassette", "cassettes")
+                ),
+            };
+            let same = if t.unchanged > 0 {
+                format!(", {} unchanged", t.unchanged)
+            } else {
+                String::new()
+            };
+            Some(format!("recorded {what}{same} in {dir}: {calls}"))
+        }
+    }
 }
 
 /// The cassette transport for this run, with the live client below it.

@@ -3,16 +3,25 @@
 //! `fake/echo` answers with the last JSON object in the user message (or the whole message
 //! when it holds none); `fake/parrot` says the same object back in its own words (keys in
 //! reverse order, pretty-printed). A suite whose inputs carry their answers scores 100% with
-//! both, which makes the pipeline testable without a network. There are no other fake
-//! models: the plan refuses them.
+//! both. `fake/oracle` knows the answer: it replies with the case's `expected` value (as
+//! JSON), so a suite whose inputs hold only the question (the one `evals init` writes)
+//! scores 100% with it. All three make the pipeline testable without a network. There are
+//! no other fake models: the plan refuses them.
 
 use super::{ChatRequest, Completion};
 use crate::results::Usage;
-use crate::suite::Contender;
+use crate::suite::{Case, Contender};
 
-pub fn complete(contender: &Contender, req: &ChatRequest) -> Completion {
+pub fn complete(contender: &Contender, case: &Case, req: &ChatRequest) -> Completion {
     let text = match contender.info.model.as_str() {
         "echo" => last_json_object(&req.user).unwrap_or_else(|| req.user.clone()),
+        // A string is said as it is (a text answer); anything else as compact JSON. A case
+        // with no `expected` gets `{}`, as an unknown question would.
+        "oracle" => match &case.expected {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => "{}".to_string(),
+        },
         "parrot" => match last_json_object(&req.user)
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         {

@@ -17,7 +17,7 @@ pub use openai::{
 };
 
 /// The models of the offline `fake` provider.
-pub const FAKE_MODELS: &[&str] = &["echo", "parrot"];
+pub const FAKE_MODELS: &[&str] = &["echo", "parrot", "oracle"];
 /// The models of the `mock` provider.
 pub use mock::MODELS as MOCK_MODELS;
 /// TypeSafe's catalog, shipped in the binary.
@@ -94,7 +94,7 @@ pub async fn complete(
     session: &Session,
 ) -> Result<Completion, CallError> {
     match &contender.kind {
-        ProviderKind::Fake => Ok(fake::complete(contender, req)),
+        ProviderKind::Fake => Ok(fake::complete(contender, case, req)),
         ProviderKind::Mock => mock::complete(contender, case, req),
         ProviderKind::TypeSafe => Err(typesafe::complete(contender)),
         _ => {
@@ -113,7 +113,7 @@ pub fn offline_complete(
     req: &ChatRequest,
 ) -> Option<Result<Completion, CallError>> {
     match contender.kind {
-        ProviderKind::Fake => Some(Ok(fake::complete(contender, req))),
+        ProviderKind::Fake => Some(Ok(fake::complete(contender, case, req))),
         ProviderKind::Mock => Some(mock::complete(contender, case, req)),
         ProviderKind::TypeSafe => Some(Err(typesafe::complete(contender))),
         _ => None,
@@ -156,7 +156,7 @@ mod tests {
     fn an_unknown_model_names_the_ones_there_are() {
         assert_eq!(
             unknown_model(&ProviderKind::Fake, "fake", "fake/ech", "ech"),
-            Some("fake/ech: the fake provider has the models echo and parrot; there is no 'ech' (did you mean 'echo'?)".into())
+            Some("fake/ech: the fake provider has the models echo, parrot and oracle; there is no 'ech' (did you mean 'echo'?)".into())
         );
         assert_eq!(
             unknown_model(&ProviderKind::TypeSafe, "typesafe", "typesafe/jev-lates", "jev-lates"),

@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use anstyle::{AnsiColor, Style};
+use comfy_table::{Attribute, Cell, Color};
 
 use super::Report;
 use super::leaderboard::{Standings, standings};
@@ -16,6 +17,9 @@ pub struct Terminal {
     pub breakdown: bool,
     /// Which totals follow the per-dataset tables.
     pub totals: Totals,
+    /// The columns a leaderboard fits in (the least important columns are left out, and
+    /// said so); `None`: every column (`--wide`, a pipe, a file).
+    pub width: Option<usize>,
 }
 
 /// `--totals`: the overall table (contenders across every case), one table per case
@@ -28,7 +32,21 @@ pub enum Totals {
     Both,
 }
 
-const PALETTE: &[AnsiColor] = &[
+/// The models' colors, in table cells (comfy-table styles a cell after measuring it, so a
+/// colored cell is as wide as its text).
+const PALETTE: &[Color] = &[
+    Color::DarkCyan,
+    Color::DarkMagenta,
+    Color::DarkGreen,
+    Color::DarkYellow,
+    Color::DarkBlue,
+    Color::Red,
+    Color::Cyan,
+    Color::Magenta,
+];
+
+/// The same colors as escape codes, for text outside tables.
+const PALETTE_TEXT: &[AnsiColor] = &[
     AnsiColor::Cyan,
     AnsiColor::Magenta,
     AnsiColor::Green,
@@ -39,6 +57,12 @@ const PALETTE: &[AnsiColor] = &[
     AnsiColor::BrightMagenta,
 ];
 
+/// Leaderboard columns left out first when a table is too wide for the terminal, in order;
+/// `#`, model, the scores and errors always stay.
+const DROP_FIRST: &[&str] = &[
+    "tok_in", "tok_out", "p95", "time", "temp", "effort", "latency", "cost",
+];
+
 impl Terminal {
     fn paint(&self, s: &str, style: Style) -> String {
         if self.color {
@@ -46,6 +70,45 @@ impl Terminal {
         } else {
             s.to_string()
         }
+    }
+
+    /// A table cell, colored when color is on.
+    fn cell(&self, s: &str, fg: Option<Color>, bold: bool) -> Cell {
+        let mut c = Cell::new(s);
+        if self.color {
+            if let Some(fg) = fg {
+                c = c.fg(fg);
+            }
+            if bold {
+                c = c.add_attribute(Attribute::Bold);
+            }
+        }
+        c
+    }
+
+    fn model_index(run: &RunResult, e: &ExperimentResult) -> usize {
+        let mut ids: Vec<&str> = run
+            .experiments
+            .iter()
+            .map(|x| x.contender.id.as_str())
+            .collect();
+        ids.dedup();
+        ids.iter().position(|x| *x == e.contender.id).unwrap_or(0)
+    }
+
+    fn model_cell(&self, run: &RunResult, e: &ExperimentResult) -> Cell {
+        let i = Self::model_index(run, e);
+        self.cell(&e.contender.id, Some(PALETTE[i % PALETTE.len()]), false)
+    }
+
+    fn table(&self, header: Vec<String>) -> comfy_table::Table {
+        let mut t = table(header);
+        if self.color {
+            t.enforce_styling();
+        } else {
+            t.force_no_tty();
+        }
+        t
     }
 
     fn model(&self, run: &RunResult, e: &ExperimentResult) -> String {
@@ -61,7 +124,7 @@ impl Terminal {
         let i = ids.iter().position(|x| *x == e.contender.id).unwrap_or(0);
         self.paint(
             &e.contender.id,
-            Style::new().fg_color(Some(PALETTE[i % PALETTE.len()].into())),
+            Style::new().fg_color(Some(PALETTE_TEXT[i % PALETTE_TEXT.len()].into())),
         )
     }
 }
@@ -169,53 +232,74 @@ impl Terminal {
         };
         let _ = writeln!(out, "{}", self.paint(&title, Style::new().bold()));
         let header = super::leaderboard::header(run);
-        let mut t = table(header.clone());
+        let mut rows: Vec<Vec<Cell>> = Vec::new();
         for (i, e) in s.rows.iter().enumerate() {
             let mut row = vec![
-                (i + 1).to_string(),
-                self.model(run, e),
-                e.contender
-                    .effort
-                    .clone()
-                    .unwrap_or_else(|| "default".into()),
-                e.contender
-                    .temperature
-                    .clone()
-                    .unwrap_or_else(|| "default".into()),
+                Cell::new((i + 1).to_string()),
+                self.model_cell(run, e),
+                Cell::new(
+                    e.contender
+                        .effort
+                        .clone()
+                        .unwrap_or_else(|| "default".into()),
+                ),
+                Cell::new(
+                    e.contender
+                        .temperature
+                        .clone()
+                        .unwrap_or_else(|| "default".into()),
+                ),
             ];
             if weighted {
-                row.push(pct(e.wscore));
+                row.push(Cell::new(pct(e.wscore)));
             }
             for m in metrics {
-                row.push(pct(e.means.get(&m.name).copied().flatten()));
+                row.push(Cell::new(pct(e.means.get(&m.name).copied().flatten())));
             }
             let errors = if e.errors > 0 {
-                self.paint(
-                    &e.errors.to_string(),
-                    Style::new().bold().fg_color(Some(AnsiColor::Red.into())),
-                )
+                self.cell(&e.errors.to_string(), Some(Color::DarkRed), true)
             } else {
-                "0".into()
+                Cell::new("0")
             };
-            row.extend([
-                errors,
-                money(e.cost_usd),
-                secs(Some(e.time_s)),
-                secs(e.latency.mean_s),
-                secs(e.latency.p95_s),
-                tokens(e.tokens_in),
-                tokens(e.tokens_out),
-            ]);
-            t.add_row(row);
+            row.push(errors);
+            row.extend(
+                [
+                    money(e.cost_usd),
+                    secs(Some(e.time_s)),
+                    secs(e.latency.mean_s),
+                    secs(e.latency.p95_s),
+                    tokens(e.tokens_in),
+                    tokens(e.tokens_out),
+                ]
+                .map(Cell::new),
+            );
+            rows.push(row);
         }
-        for i in 0..header.len() {
-            if (i == 0 || i >= 4)
-                && let Some(c) = t.column_mut(i)
-            {
-                c.set_cell_alignment(comfy_table::CellAlignment::Right);
+        // Leave out the least important columns until the table fits the terminal.
+        let mut keep = vec![true; header.len()];
+        let mut t = self.leaderboard(&header, &rows, &keep);
+        let mut left_out: Vec<&str> = Vec::new();
+        if let Some(width) = self.width {
+            for name in DROP_FIRST {
+                if table_width(&t) <= width {
+                    break;
+                }
+                if let Some(i) = header.iter().position(|h| h == name) {
+                    keep[i] = false;
+                    left_out.push(name);
+                    t = self.leaderboard(&header, &rows, &keep);
+                }
             }
         }
         let _ = writeln!(out, "{t}");
+        if !left_out.is_empty() {
+            let _ = writeln!(
+                out,
+                "({} left out to fit {} columns; --wide shows every column)",
+                left_out.join(", "),
+                self.width.unwrap_or_default()
+            );
+        }
         let label = |e: &ExperimentResult| {
             format!(
                 "{} ({} effort, temp {})",
@@ -231,6 +315,40 @@ impl Terminal {
         let _ = writeln!(out);
     }
 
+    /// The leaderboard with the columns `keep` says; `#` and the figures right-aligned.
+    fn leaderboard(
+        &self,
+        header: &[String],
+        rows: &[Vec<Cell>],
+        keep: &[bool],
+    ) -> comfy_table::Table {
+        let pick = |cells: Vec<Cell>| -> Vec<Cell> {
+            cells
+                .into_iter()
+                .zip(keep)
+                .filter(|(_, k)| **k)
+                .map(|(c, _)| c)
+                .collect()
+        };
+        let kept: Vec<(usize, &String)> = header
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| keep[*i])
+            .collect();
+        let mut t = self.table(kept.iter().map(|(_, h)| (*h).clone()).collect());
+        for row in rows {
+            t.add_row(pick(row.clone()));
+        }
+        for (col, (i, _)) in kept.iter().enumerate() {
+            if (*i == 0 || *i >= 4)
+                && let Some(c) = t.column_mut(col)
+            {
+                c.set_cell_alignment(comfy_table::CellAlignment::Right);
+            }
+        }
+        t
+    }
+
     fn breakdown(&self, run: &RunResult, metrics: &[&MetricDef], out: &mut String) {
         for e in &run.experiments {
             let _ = writeln!(
@@ -244,24 +362,16 @@ impl Terminal {
             let mut header = vec!["case".to_string(), "score".into()];
             header.extend(metrics.iter().map(|m| m.name.clone()));
             header.push("result".into());
-            let mut t = table(header);
+            let mut t = self.table(header);
             for c in &e.cases {
-                let mut row = vec![c.case.clone(), pct(c.score)];
+                let mut row = vec![Cell::new(&c.case), Cell::new(pct(c.score))];
                 for m in metrics {
-                    row.push(pct(c.metrics.get(&m.name).copied().flatten()));
+                    row.push(Cell::new(pct(c.metrics.get(&m.name).copied().flatten())));
                 }
                 let verdict = match (&c.error, c.passed) {
-                    (Some(_), _) => self.paint(
-                        "error",
-                        Style::new().bold().fg_color(Some(AnsiColor::Red.into())),
-                    ),
-                    (None, Some(true)) => {
-                        self.paint("pass", Style::new().fg_color(Some(AnsiColor::Green.into())))
-                    }
-                    (None, _) => self.paint(
-                        "fail",
-                        Style::new().fg_color(Some(AnsiColor::Yellow.into())),
-                    ),
+                    (Some(_), _) => self.cell("error", Some(Color::DarkRed), true),
+                    (None, Some(true)) => self.cell("pass", Some(Color::DarkGreen), false),
+                    (None, _) => self.cell("fail", Some(Color::DarkYellow), false),
                 };
                 row.push(verdict);
                 t.add_row(row);
@@ -289,6 +399,14 @@ impl Terminal {
             let _ = writeln!(out);
         }
     }
+}
+
+/// The widest line of a table, in terminal columns (escape codes count nothing).
+fn table_width(t: &comfy_table::Table) -> usize {
+    t.lines()
+        .map(|l| console::measure_text_width(&l))
+        .max()
+        .unwrap_or(0)
 }
 
 fn indent(s: &str) -> String {

@@ -440,6 +440,7 @@ fn session_meta(contender: &Contender, case: &Case) -> SessionMeta {
             )
         },
         route: route(contender),
+        base_url: contender.kind.base_url().unwrap_or_default().to_string(),
     }
 }
 

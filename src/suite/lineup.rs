@@ -59,6 +59,17 @@ impl ProviderKind {
         }
     }
 
+    /// Where its requests go (no trailing `/`); `None` for the offline providers. A
+    /// cassette's fingerprints are of the request relative to it.
+    pub fn base_url(&self) -> Option<&str> {
+        match self {
+            ProviderKind::OpenRouter { base_url }
+            | ProviderKind::OpenAi { base_url }
+            | ProviderKind::Custom { base_url, .. } => Some(base_url),
+            ProviderKind::Fake | ProviderKind::Mock | ProviderKind::TypeSafe => None,
+        }
+    }
+
     /// The request type this provider answers.
     pub fn request_type(&self) -> &'static str {
         match self {

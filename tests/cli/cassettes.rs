@@ -913,7 +913,7 @@ fn status_reports_the_partial_files_of_a_killed_write_and_prune_removes_them() {
 #[test]
 fn the_gitignore_of_init_keeps_partial_files_out_of_git() {
     let p = Project::new();
-    p.evals(&["init"]).ok().stderr_has("wrote evals/.gitignore");
+    p.evals(&["init"]).ok().stderr_has("wrote .gitignore");
     let git = |args: &[&str]| {
         std::process::Command::new("git")
             .args(args)
@@ -943,6 +943,40 @@ fn the_gitignore_of_init_keeps_partial_files_out_of_git() {
         "evals/cassettes/local/m1/default/d/c0.json",
     ]);
     assert_eq!(kept.status.code(), Some(1), "a cassette is ignored");
+    // What runs leave behind is ignored too; the suite itself is not.
+    p.write(".evals/history.sqlite3", "");
+    p.write("log/warnings.log", "");
+    p.write("evals/results/r.json", "{}");
+    for ignored in [
+        ".evals/history.sqlite3",
+        "log/warnings.log",
+        "evals/results/r.json",
+    ] {
+        let out = git(&["check-ignore", "-q", ignored]);
+        assert_eq!(out.status.code(), Some(0), "{ignored} is not ignored");
+    }
+    for kept in [
+        "evals/.llm-evals.config.yml",
+        "evals/datasets/tickets/cases.jsonl",
+    ] {
+        let out = git(&["check-ignore", "-q", kept]);
+        assert_eq!(out.status.code(), Some(1), "{kept} is ignored");
+    }
+}
+
+#[test]
+fn init_completes_an_existing_gitignore_and_leaves_its_lines_alone() {
+    let p = Project::new().file(".gitignore", "/target\n/.evals/");
+    p.evals(&["init"])
+        .ok()
+        .stderr_has("added evals' lines to .gitignore");
+    let text = p.read(".gitignore");
+    assert!(text.starts_with("/target\n/.evals/\n"), "{text}");
+    assert_eq!(text.matches("/.evals/").count(), 1, "{text}");
+    for line in ["/log/", "/evals/results/", ".evals-tmp-*.partial"] {
+        assert!(text.lines().any(|l| l == line), "{line} missing:\n{text}");
+    }
+    assert!(!p.path().join("evals/.gitignore").exists());
 }
 
 const C0: &str = "evals/cassettes/local/m1/max-64/d/c0.json";
@@ -1297,4 +1331,108 @@ fn from_the_repository_root_the_readme_command_finds_the_tax_intake_example() {
         "suite: tax-intake (fixtures/tax-intake/evals/.llm-evals.config.yml)"
     );
     d.stderr_lacks("cases errored");
+}
+
+#[test]
+fn record_says_what_it_wrote_and_auto_says_what_it_called_live() {
+    let s = Server::start();
+    s.answer("/v1/chat/completions", PerCase);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(3));
+    p.evals(&["record", "--no-autosave"]).ok().stderr_has(
+        "wrote 3 cassettes (3 new, 0 changed), 0 unchanged, in evals/cassettes: 3 live calls",
+    );
+    let first = p.read(C0);
+    // The same answers again: nothing to rewrite, the files keep their bytes (and dates).
+    std::thread::sleep(Duration::from_millis(1100));
+    p.evals(&["record", "--no-autosave"]).ok().stderr_has(
+        "wrote 0 cassettes (0 new, 0 changed), 3 unchanged, in evals/cassettes: 3 live calls",
+    );
+    assert_eq!(p.read(C0), first);
+    // Recorded: auto replays and says nothing about live calls; nor does replay.
+    let hits = s.hits();
+    p.evals(&["compare", "--no-autosave"])
+        .ok()
+        .stderr_lacks("live call");
+    assert_eq!(s.hits(), hits);
+    // A prompt edit and a new case: auto calls live for each, and says so.
+    p.write(CONFIG, &config("Answer in JSON, please.", &local(&s.uri())));
+    p.write(CASES, &numbered_cases(4));
+    p.evals(&["compare", "--no-autosave"])
+        .ok()
+        .stderr_has("recorded 4 cassettes (1 new, 3 changed) in evals/cassettes: 4 live calls");
+    assert_eq!(s.hits(), hits + 4);
+    assert_ne!(p.read(C0), first);
+    p.evals(&["compare", "--no-autosave", "-c", "c0"])
+        .ok()
+        .stderr_lacks("live call");
+    p.evals(&[
+        "compare",
+        "--no-autosave",
+        "--cassettes",
+        "live",
+        "-c",
+        "c0",
+    ])
+    .ok()
+    .stderr_has("1 live call; nothing recorded (--cassettes live)");
+}
+
+#[test]
+fn a_new_case_alone_is_recorded_new_in_auto() {
+    let s = Server::start();
+    s.answer("/v1/chat/completions", PerCase);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(1));
+    p.evals(&["compare", "--no-autosave"])
+        .ok()
+        .stderr_has("recorded 1 new cassette in evals/cassettes: 1 live call");
+}
+
+#[test]
+fn recordings_replay_against_the_same_provider_at_another_base_url() {
+    let a = Server::start();
+    a.answer("/v1/chat/completions", PerCase);
+    let p = suite("Answer in JSON.", &local(&a.uri()), &numbered_cases(2));
+    p.evals(&["record", "--no-autosave"]).ok();
+    let recorded = p.read(C0);
+    // The full URL stays in the file, for information.
+    assert!(
+        recorded.contains(&format!("{}/v1/chat/completions", a.uri())),
+        "{recorded}"
+    );
+    // Another server on another port (a proxy, a local server moved): nothing reaches it.
+    let b = Server::start();
+    b.answer("/v1/chat/completions", PerCase);
+    assert_ne!(a.uri(), b.uri());
+    p.write(CONFIG, &config("Answer in JSON.", &local(&b.uri())));
+    for mode in ["replay", "auto"] {
+        let d = p
+            .evals(&[
+                "compare",
+                "--no-autosave",
+                "--cassettes",
+                mode,
+                "--format",
+                "json",
+            ])
+            .ok();
+        d.stderr_lacks("no recording").stderr_lacks("live call");
+        let run: Value = serde_json::from_str(&d.stdout).unwrap();
+        assert_eq!(run["experiments"][0]["errors"], 0, "{mode}: {}", d.stdout);
+    }
+    assert_eq!(b.hits(), 0);
+    assert_eq!(p.read(C0), recorded);
+    // What counts is the path below the base: a base under another prefix is the same.
+    p.write(
+        CONFIG,
+        &config(
+            "Answer in JSON.",
+            &format!("local:\n  base_url: {}/v2\n  models: [m1]\n", b.uri()),
+        ),
+    );
+    p.evals(&["compare", "--no-autosave", "--cassettes", "replay"])
+        .ok()
+        .stderr_lacks("no recording");
+    p.evals(&["cassettes", "status"])
+        .ok()
+        .stdout_has("2 recorded, 0 missing, 0 stale, 0 unused");
 }

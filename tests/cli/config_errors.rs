@@ -248,7 +248,7 @@ fn a_made_up_fake_model_or_a_negative_weight_is_refused() {
     p.evals(&["run", "-m", "fake/nosuch", "--no-autosave"])
         .code(2)
         .stderr_has(
-            "fake/nosuch: the fake provider has the models echo and parrot; there is no 'nosuch'",
+            "fake/nosuch: the fake provider has the models echo, parrot and oracle; there is no 'nosuch'",
         );
     let q = Project::new()
         .file(

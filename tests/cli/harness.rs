@@ -21,6 +21,7 @@ const SCRUBBED: &[&str] = &[
     "OPENAI_API_KEY",
     "TYPESAFE_API_KEY",
     "CI",
+    "COLUMNS",
     "GITHUB_HEAD_REF",
     "GITHUB_REF_NAME",
     "GITHUB_SHA",

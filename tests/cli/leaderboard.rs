@@ -195,3 +195,67 @@ fn one_dataset_says_the_overall_standings_are_its_table() {
         .stdout_has("\noverall\n")
         .stdout_lacks("the only dataset");
 }
+
+/// `s` without its ANSI escape sequences (`ESC [ ... letter`).
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The display width of every line of every table in `stdout`.
+fn table_widths(stdout: &str) -> Vec<usize> {
+    stdout
+        .lines()
+        .map(strip_ansi)
+        .filter(|l| l.starts_with(['┌', '│', '╞', '├', '└']))
+        .map(|l| l.chars().count())
+        .collect()
+}
+
+#[test]
+fn colored_leaderboards_line_up_and_fit_120_columns_unless_wide() {
+    let p = Project::toy();
+    let d = p
+        .evals(&["compare", "--no-autosave", "--color", "always"])
+        .env("COLUMNS", "120")
+        .ok();
+    assert!(d.stdout.contains('\u{1b}'), "no color:\n{}", d.stdout);
+    // Every line of a table as wide as its header, escape codes or not.
+    for table in d.stdout.split("\n\n") {
+        let widths = table_widths(table);
+        if let Some(first) = widths.first() {
+            assert!(widths.iter().all(|w| w == first), "{widths:?}\n{table}");
+            assert!(*first <= 120, "{first} columns:\n{table}");
+        }
+    }
+    let plain = strip_ansi(&d.stdout);
+    assert!(plain.contains("│ # ┆ model "), "{plain}");
+    assert!(plain.contains("--wide shows every column"), "{plain}");
+    assert!(!plain.contains("┆ tok_out"), "{plain}");
+    // --wide: every column, however wide.
+    let wide = p
+        .evals(&["compare", "--no-autosave", "--color", "always", "--wide"])
+        .env("COLUMNS", "120")
+        .ok();
+    let plain = strip_ansi(&wide.stdout);
+    assert!(plain.contains("┆ tok_out"), "{plain}");
+    assert!(!plain.contains("--wide shows"), "{plain}");
+    let widths = table_widths(&wide.stdout);
+    assert!(widths.iter().any(|w| *w > 120), "{widths:?}");
+    // A pipe with no COLUMNS gets every column too (reports, scripts).
+    p.evals(&["compare", "--no-autosave"])
+        .ok()
+        .stdout_has("┆ tok_out");
+}

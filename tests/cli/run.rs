@@ -143,9 +143,20 @@ fn init_writes_a_suite_that_runs_offline_at_once_and_never_overwrites() {
     let demo = p.path().join("demo");
     p.evals(&["verify"]).cwd(&demo).ok();
     let d = p.evals(&["compare", "--no-autosave"]).cwd(&demo).ok();
-    for model in ["fake/echo", "fake/parrot"] {
-        assert_eq!(d.cell(model, "field_accuracy"), "100.0%", "{model}");
+    assert_eq!(d.cell("fake/oracle", "field_accuracy"), "100.0%");
+    // The inputs hold only the tickets: the answers are the cases' `expected`, which only
+    // the oracle knows. Echoing the input scores nothing.
+    let cases = std::fs::read_to_string(demo.join("evals/datasets/tickets/cases.jsonl")).unwrap();
+    for line in cases.lines() {
+        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+        let input = case["input"].as_str().unwrap();
+        assert!(!input.contains('{'), "an input holds its answer: {input}");
     }
+    let echo = p
+        .evals(&["compare", "--no-autosave", "-m", "fake/echo"])
+        .cwd(&demo)
+        .output();
+    assert_eq!(echo.cell("fake/echo", "field_accuracy"), "0.0%");
     let again = p.evals(&["init", "demo"]).code(2);
     again.stderr_has("demo/evals/.llm-evals.config.yml: already exists");
 }
