@@ -5,6 +5,7 @@
 mod harness;
 mod mock;
 
+mod action;
 mod cases;
 mod cassettes;
 mod comment;
