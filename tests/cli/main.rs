@@ -13,6 +13,7 @@ mod config_errors;
 mod discovery;
 mod exec;
 mod faults;
+mod five_minutes;
 mod forge;
 mod gate;
 mod history;
