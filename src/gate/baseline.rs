@@ -111,13 +111,12 @@ pub fn resolve_or_first(
         && !reference.ends_with(".json")
         && uuid::Uuid::parse_str(reference).is_err()
         && !is_run_number(reference);
-    if let (true, Some(h)) = (plain_branch, history) {
-        // A unique id prefix that happens to equal the branch name is still a run.
-        if h.find(reference)?.is_none() {
-            if let Err(miss) = latest_on_branch(reference, run, h, history_path)? {
-                return Ok(Found::First(miss.first_note(reference)));
-            }
-        }
+    // A unique id prefix that happens to equal the branch name is still a run.
+    if let (true, Some(h)) = (plain_branch, history)
+        && h.find(reference)?.is_none()
+        && let Err(miss) = latest_on_branch(reference, run, h, history_path)?
+    {
+        return Ok(Found::First(miss.first_note(reference)));
     }
     resolve(reference, run, history, history_path).map(|b| Found::Baseline(Box::new(b)))
 }
