@@ -9,7 +9,7 @@ use super::args::{CheckArgs, MissingBaselineArg};
 use super::output::Out;
 use super::report_file::ReportFile;
 use crate::error::{Error, Result, exit};
-use crate::gate::{self, MissingBaseline};
+use crate::gate::{self, MissingBaseline, baseline::Found};
 use crate::history::History;
 use crate::report::{Report, diff::Diff, json::Json, junit::Junit, markdown::Markdown};
 use crate::results::RunResult;
@@ -58,8 +58,12 @@ pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
                     None
                 }
             };
-            match gate::resolve(reference, &run, history.as_ref(), &path) {
-                Ok(b) => Some(b),
+            match gate::baseline::resolve_or_first(reference, &run, history.as_ref(), &path) {
+                Ok(Found::Baseline(b)) => Some(*b),
+                Ok(Found::First(note)) => {
+                    out.note(&note);
+                    None
+                }
                 Err(e) => {
                     let reason = e.to_string();
                     match plan.missing {

@@ -135,6 +135,7 @@ fn dispatch(cli: Cli, bin: &'static str, out: &Out) -> Result<i32> {
                 crate::report::github::Posted::Updated(url) => {
                     out.note(&format!("updated the comment on #{}: {url}", target.pr))
                 }
+                crate::report::github::Posted::ReadOnly(note) => out.warn(&note),
             }
             Ok(exit::OK)
         }

@@ -4,7 +4,8 @@
 //! A branch means the latest completed run of the same suite on that branch that started
 //! no later than this run, this run excluded. If that run has another suite fingerprint
 //! the scorer, schema, thresholds or version changed and the comparison would mislead, so
-//! it is refused with the reason; so is a branch with no run at all.
+//! it is refused with the reason; so is a branch with no run at all, except for `check` on
+//! that very branch ([`resolve_or_first`]): the first run there is the first baseline.
 
 use std::path::Path;
 
@@ -62,49 +63,10 @@ pub fn resolve(
         })?
     } else {
         let h = store(history, history_path)?;
-        let r = &run.run;
-        let runs = h.runs_on_branch(&r.suite, reference, &r.started_at, &r.id)?;
-        let Some(newest) = runs.first() else {
-            return Err(Error::Baseline(format!(
-                "no completed run of suite {} on branch {reference} in {}; run `evals check` on {reference} first (or pass --missing-baseline pass)",
-                r.suite,
-                history_path.display()
-            )));
-        };
-        // Compatible: the same suite fingerprint, and the same selection of models, datasets,
-        // cases, tags and settings (a narrowed `run -m x -c y` on main is no baseline for a full
-        // check). The newest compatible run wins.
-        let selection = r
-            .settings
-            .get("selection")
-            .cloned()
-            .unwrap_or(serde_json::Value::Null);
-        let compatible = runs.iter().find(|b| {
-            b.suite_fingerprint == r.suite_fingerprint && same_selection(&b.selection, &selection)
-        });
-        let Some(latest) = compatible else {
-            if newest.suite_fingerprint != r.suite_fingerprint {
-                return Err(Error::Baseline(format!(
-                    "baseline run {} on {reference} has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed), and no earlier run on {reference} matches: re-run on {reference}, or pass --missing-baseline pass",
-                    newest.id,
-                    short(&newest.suite_fingerprint),
-                    short(&r.suite_fingerprint)
-                )));
-            }
-            return Err(Error::Baseline(format!(
-                "no run on {reference} selected what this run selects ({}); the newest, {}, selected {}: run `evals check` on {reference} with the same -m/-d/-c/-e/-t flags, or pass --missing-baseline pass",
-                describe_selection(&selection),
-                newest.id,
-                describe_selection(&newest.selection)
-            )));
-        };
-        h.get(&latest.id)?.ok_or_else(|| {
-            Error::Baseline(format!(
-                "run {} vanished from {} while it was read; run `evals check` again",
-                latest.id,
-                history_path.display()
-            ))
-        })?
+        match latest_on_branch(reference, run, h, history_path)? {
+            Ok(found) => found,
+            Err(miss) => return Err(Error::Baseline(miss.reason(reference, run, history_path))),
+        }
     };
     if found.run.suite_fingerprint != run.run.suite_fingerprint {
         return Err(Error::Baseline(format!(
@@ -122,6 +84,143 @@ pub fn resolve(
         reference: reference.to_string(),
     };
     Ok((found, info))
+}
+
+/// What `check` compares with: a baseline, or none because this run is the first baseline.
+#[derive(Debug)]
+pub enum Found {
+    Baseline(Box<(RunResult, BaselineInfo)>),
+    /// `reference` is this run's own branch and holds no earlier compatible run: this run
+    /// becomes the baseline. The note says so, and why.
+    First(String),
+}
+
+/// Like [`resolve`], for `check`: when `reference` is the branch this run is on and that
+/// branch has no earlier compatible run (the first check on `main`, or the first since the
+/// suite fingerprint or the selection changed), there is nothing to fall from, so this run
+/// is the first baseline rather than a missing one.
+pub fn resolve_or_first(
+    reference: &str,
+    run: &RunResult,
+    history: Option<&History>,
+    history_path: &Path,
+) -> Result<Found> {
+    let on_it = run.run.branch.as_deref() == Some(reference);
+    let plain_branch = on_it
+        && !Path::new(reference).exists()
+        && !reference.ends_with(".json")
+        && uuid::Uuid::parse_str(reference).is_err()
+        && !is_run_number(reference);
+    // A unique id prefix that happens to equal the branch name is still a run.
+    if let (true, Some(h)) = (plain_branch, history)
+        && h.find(reference)?.is_none()
+        && let Err(miss) = latest_on_branch(reference, run, h, history_path)?
+    {
+        return Ok(Found::First(miss.first_note(reference)));
+    }
+    resolve(reference, run, history, history_path).map(|b| Found::Baseline(Box::new(b)))
+}
+
+/// Why a branch offered no baseline.
+enum Miss {
+    /// No completed run of the suite on it, before this one.
+    NoRun,
+    /// The newest run there has another suite fingerprint, and none matches.
+    Fingerprint { newest: String, fingerprint: String },
+    /// Runs there match the fingerprint but none selected what this run selects.
+    Selection {
+        newest: String,
+        selection: serde_json::Value,
+    },
+}
+
+impl Miss {
+    /// The error `--baseline BRANCH` gives off that branch.
+    fn reason(&self, reference: &str, run: &RunResult, history_path: &Path) -> String {
+        let r = &run.run;
+        match self {
+            Miss::NoRun => format!(
+                "no completed run of suite {} on branch {reference} in {}; run `evals check` on {reference} first (or pass --missing-baseline pass)",
+                r.suite,
+                history_path.display()
+            ),
+            Miss::Fingerprint {
+                newest,
+                fingerprint,
+            } => format!(
+                "baseline run {newest} on {reference} has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed), and no earlier run on {reference} matches: re-run on {reference}, or pass --missing-baseline pass",
+                short(fingerprint),
+                short(&r.suite_fingerprint)
+            ),
+            Miss::Selection { newest, selection } => format!(
+                "no run on {reference} selected what this run selects ({}); the newest, {newest}, selected {}: run `evals check` on {reference} with the same -m/-d/-c/-e/-t flags, or pass --missing-baseline pass",
+                describe_selection(run_selection(run)),
+                describe_selection(selection)
+            ),
+        }
+    }
+
+    /// The note of the first check on `reference` itself.
+    fn first_note(&self, reference: &str) -> String {
+        match self {
+            Miss::NoRun => {
+                format!("no earlier run of {reference}: this run is the first baseline")
+            }
+            Miss::Fingerprint { .. } => format!(
+                "no earlier run of {reference} has this suite fingerprint (the scorer, schema, thresholds or version changed): this run is the first baseline"
+            ),
+            Miss::Selection { .. } => format!(
+                "no earlier run of {reference} selected what this run selects: this run is the first baseline for this selection"
+            ),
+        }
+    }
+}
+
+fn run_selection(run: &RunResult) -> &serde_json::Value {
+    run.run
+        .settings
+        .get("selection")
+        .unwrap_or(&serde_json::Value::Null)
+}
+
+/// The latest completed, compatible run of `run`'s suite on `branch` that started before it:
+/// the same suite fingerprint, and the same selection of models, datasets, cases, tags and
+/// settings (a narrowed `run -m x -c y` on main is no baseline for a full check).
+fn latest_on_branch(
+    branch: &str,
+    run: &RunResult,
+    h: &History,
+    history_path: &Path,
+) -> Result<std::result::Result<RunResult, Miss>> {
+    let r = &run.run;
+    let runs = h.runs_on_branch(&r.suite, branch, &r.started_at, &r.id)?;
+    let Some(newest) = runs.first() else {
+        return Ok(Err(Miss::NoRun));
+    };
+    let selection = run_selection(run);
+    // The newest compatible run wins.
+    let compatible = runs.iter().find(|b| {
+        b.suite_fingerprint == r.suite_fingerprint && same_selection(&b.selection, selection)
+    });
+    let Some(latest) = compatible else {
+        if newest.suite_fingerprint != r.suite_fingerprint {
+            return Ok(Err(Miss::Fingerprint {
+                newest: newest.id.clone(),
+                fingerprint: newest.suite_fingerprint.clone(),
+            }));
+        }
+        return Ok(Err(Miss::Selection {
+            newest: newest.id.clone(),
+            selection: newest.selection.clone(),
+        }));
+    };
+    h.get(&latest.id)?.map(Ok).ok_or_else(|| {
+        Error::Baseline(format!(
+            "run {} vanished from {} while it was read; run `evals check` again",
+            latest.id,
+            history_path.display()
+        ))
+    })
 }
 
 /// `3` or `#3`: a run's number in the history, never a branch.
@@ -303,5 +402,23 @@ mod tests {
         }
         let e = resolve("7", &me, Some(&h), &p).expect_err("no run 7");
         assert!(e.to_string().starts_with("no run 7 in "), "{e}");
+    }
+
+    #[test]
+    fn the_first_check_on_its_own_branch_is_the_first_baseline_and_elsewhere_is_refused() {
+        let (_d, h, p) = setup();
+        let on_main = run("me", "main", "2026-01-02T00:00:00Z", vec![]);
+        match resolve_or_first("main", &on_main, Some(&h), &p).expect("first") {
+            Found::First(note) => assert_eq!(
+                note,
+                "no earlier run of main: this run is the first baseline"
+            ),
+            Found::Baseline(b) => panic!("a baseline: {}", b.0.run.id),
+        }
+        let on_feature = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
+        let e = resolve_or_first("main", &on_feature, Some(&h), &p).expect_err("refused");
+        assert_eq!(e.exit_code(), 2);
+        // Without a history to read, nothing is assumed.
+        assert!(resolve_or_first("main", &on_main, None, &p).is_err());
     }
 }

@@ -25,6 +25,9 @@ pub struct Target {
     pub repo: String,
     pub pr: u64,
     pub token: String,
+    /// The head repository (`owner/name`) when the event says the pull request comes from
+    /// a fork: GitHub gives such workflows a read-only token, so a refusal is expected.
+    pub fork: Option<String>,
 }
 
 /// What happened to the comment.
@@ -32,6 +35,8 @@ pub struct Target {
 pub enum Posted {
     Created(String),
     Updated(String),
+    /// Refused on a fork's pull request (a read-only token): the note says why.
+    ReadOnly(String),
 }
 
 impl Target {
@@ -50,10 +55,12 @@ impl Target {
         if repo.split('/').filter(|p| !p.is_empty()).count() != 2 {
             return Err(Error::Usage(format!("--repo {repo}: expected OWNER/NAME")));
         }
+        let event_path = var("GITHUB_EVENT_PATH");
         let pr = match pr {
             Some(n) => n,
-            None => pr_from_event(var("GITHUB_EVENT_PATH"))?,
+            None => pr_from_event(event_path.clone())?,
         };
+        let fork = event_path.and_then(|p| fork_from_event(&p));
         let from_env = var("GITHUB_API_URL");
         let api_url_from_env = from_env.is_some();
         let api_url = from_env
@@ -66,9 +73,39 @@ impl Target {
             repo,
             pr,
             token,
+            fork,
         })
     }
 }
+
+/// The head repository of a pull request from a fork, from the event payload:
+/// `pull_request.head.repo.fork`, or a head repository other than the base one.
+fn fork_from_event(path: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let event: Value = serde_json::from_str(&text).ok()?;
+    let head = event.pointer("/pull_request/head/repo")?;
+    let name = |v: &Value| {
+        v.get("full_name")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let base = event.pointer("/pull_request/base/repo").and_then(name);
+    let head_name = name(head);
+    let forked = head.get("fork").and_then(Value::as_bool) == Some(true)
+        || (head_name.is_some() && base.is_some() && head_name != base);
+    forked.then(|| head_name.unwrap_or_else(|| "a fork".into()))
+}
+
+/// What `evals comment` says when a fork's read-only token was refused.
+fn read_only_note(t: &Target, fork: &str) -> String {
+    format!(
+        "no comment on #{}: the pull request comes from {fork}, and GitHub gives a fork's workflows a read-only GITHUB_TOKEN; the verdict is in the job summary and the check's exit code",
+        t.pr
+    )
+}
+
+/// A 403 on a fork's pull request: refused by design, not by a misconfiguration.
+struct ReadOnly(String);
 
 fn pr_from_event(path: Option<String>) -> Result<u64> {
     let Some(path) = path else {
@@ -210,7 +247,10 @@ async fn post_async(t: &Target, body: &str) -> Result<Posted> {
         pages += 1;
         let resp = send(client.get(&u), "list the comments").await?;
         let next = next_link(&resp);
-        let comments: Vec<Value> = read(t, resp, "list the comments").await?;
+        let comments: Vec<Value> = match read(t, resp, "list the comments").await? {
+            Ok(c) => c,
+            Err(ReadOnly(fork)) => return Ok(Posted::ReadOnly(read_only_note(t, &fork))),
+        };
         for c in &comments {
             let (Some(b), Some(id)) = (
                 c.get("body").and_then(Value::as_str),
@@ -249,14 +289,18 @@ async fn post_async(t: &Target, body: &str) -> Result<Posted> {
         Some(id) => {
             let url = format!("{}/repos/{}/issues/comments/{id}", t.api_url, t.repo);
             let resp = send(client.patch(&url).json(&payload), "update the comment").await?;
-            let c: Value = read(t, resp, "update the comment").await?;
-            Ok(Posted::Updated(html_url(&c)))
+            Ok(match read::<Value>(t, resp, "update the comment").await? {
+                Ok(c) => Posted::Updated(html_url(&c)),
+                Err(ReadOnly(fork)) => Posted::ReadOnly(read_only_note(t, &fork)),
+            })
         }
         None => {
             let url = format!("{}/repos/{}/issues/{}/comments", t.api_url, t.repo, t.pr);
             let resp = send(client.post(&url).json(&payload), "create the comment").await?;
-            let c: Value = read(t, resp, "create the comment").await?;
-            Ok(Posted::Created(html_url(&c)))
+            Ok(match read::<Value>(t, resp, "create the comment").await? {
+                Ok(c) => Posted::Created(html_url(&c)),
+                Err(ReadOnly(fork)) => Posted::ReadOnly(read_only_note(t, &fork)),
+            })
         }
     }
 }
@@ -336,13 +380,17 @@ fn failure(e: &reqwest::Error, api: &str, at: &str) -> String {
     }
 }
 
+/// The answer's JSON; `Err(ReadOnly)` when a fork's pull request refused the token.
 async fn read<T: serde::de::DeserializeOwned>(
     t: &Target,
     resp: reqwest::Response,
     what: &str,
-) -> Result<T> {
+) -> Result<std::result::Result<T, ReadOnly>> {
     let status = resp.status();
     let text = resp.text().await.map_err(|e| http_error(t, what, &e))?;
+    if let (403, Some(fork)) = (status.as_u16(), &t.fork) {
+        return Ok(Err(ReadOnly(fork.clone())));
+    }
     if !status.is_success() {
         let message = serde_json::from_str::<Value>(&text)
             .ok()
@@ -351,7 +399,7 @@ async fn read<T: serde::de::DeserializeOwned>(
         let hint = match status.as_u16() {
             401 => " (is GITHUB_TOKEN valid?)",
             403 | 404 => {
-                " (does the token have `pull-requests: write`, and is the PR number right?)"
+                " (does the token have `pull-requests: write`, and is the PR number right? A fork's pull request gets a read-only token)"
             }
             _ => "",
         };
@@ -359,7 +407,7 @@ async fn read<T: serde::de::DeserializeOwned>(
             "could not {what}: HTTP {status}: {message}{hint}"
         )));
     }
-    serde_json::from_str(&text).map_err(|e| {
+    serde_json::from_str(&text).map(Ok).map_err(|e| {
         Error::Failed(format!(
             "could not {what}: GitHub answered something unexpected: {e}"
         ))
@@ -403,6 +451,7 @@ mod tests {
             repo: "a/b".into(),
             pr: 1,
             token: "t".into(),
+            fork: None,
         };
         assert_eq!(
             http_error(&target(true), "list the comments", &e).to_string(),

@@ -317,3 +317,61 @@ fn a_rate_limit_is_waited_out_and_retried() {
         assert_eq!(methods, ["GET", "GET", "POST"]);
     }
 }
+
+#[test]
+fn a_forks_read_only_token_is_a_note_and_exit_0_not_a_failure() {
+    let api = Server::start();
+    // A fork's token may read the comments but not write one.
+    api.mount(
+        Mock::given(method("GET"))
+            .and(path("/repos/acme/app/issues/8/comments"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([]))),
+    );
+    api.mount(
+        Mock::given(method("POST")).respond_with(
+            ResponseTemplate::new(403)
+                .set_body_json(json!({"message": "Resource not accessible by integration"})),
+        ),
+    );
+    let p = project().file(
+        "event.json",
+        r#"{"pull_request": {"number": 8, "head": {"repo": {"full_name": "someone/app", "fork": true}}, "base": {"repo": {"full_name": "acme/app"}}}}"#,
+    );
+    let event = p.path().join("event.json");
+    let d = p
+        .evals(&["comment", "comment.md", "--repo", "acme/app"])
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("GITHUB_EVENT_PATH", event.to_str().unwrap())
+        .env("GITHUB_API_URL", &api.uri())
+        .ok();
+    d.stderr_has("no comment on #8: the pull request comes from someone/app, and GitHub gives a fork's workflows a read-only GITHUB_TOKEN; the verdict is in the job summary");
+    assert!(!d.stderr.contains(TOKEN));
+    let methods: Vec<String> = api.seen().into_iter().map(|s| s.0).collect();
+    assert_eq!(methods, ["GET", "POST"]);
+}
+
+#[test]
+fn the_same_refusal_outside_a_fork_still_fails_and_names_the_permission() {
+    let api = Server::start();
+    api.mount(
+        Mock::given(method("GET"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([]))),
+    );
+    api.mount(
+        Mock::given(method("POST")).respond_with(
+            ResponseTemplate::new(403)
+                .set_body_json(json!({"message": "Resource not accessible by integration"})),
+        ),
+    );
+    let p = project().file(
+        "event.json",
+        r#"{"pull_request": {"number": 8, "head": {"repo": {"full_name": "acme/app", "fork": false}}, "base": {"repo": {"full_name": "acme/app"}}}}"#,
+    );
+    let event = p.path().join("event.json");
+    p.evals(&["comment", "comment.md", "--repo", "acme/app"])
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("GITHUB_EVENT_PATH", event.to_str().unwrap())
+        .env("GITHUB_API_URL", &api.uri())
+        .code(1)
+        .stderr_has("could not create the comment: HTTP 403 Forbidden: Resource not accessible by integration (does the token have `pull-requests: write`");
+}

@@ -732,3 +732,76 @@ fn a_narrowed_run_on_main_is_no_baseline_for_a_full_check() {
     .code(2)
     .stderr_has("no run on main selected what this run selects (-d colors); the newest,");
 }
+
+/// No history: what a fresh CI runner sees (`record` stored its own run on main).
+fn forget_history(g: &Gate) {
+    std::fs::remove_dir_all(g.path().join(".evals")).expect("remove .evals");
+}
+
+#[test]
+fn the_first_check_on_main_with_no_history_passes_as_the_first_baseline() {
+    let g = Gate::new();
+    g.evals(&["record"]).ok();
+    g.commit("cassettes");
+    forget_history(&g);
+    let d = check(&g, "0.02").ok();
+    d.stderr_has("no earlier run of main: this run is the first baseline")
+        .stderr_has("evals check passed in gate (main, no baseline)")
+        .stderr_lacks("--missing-baseline");
+    // The next check on main compares with it.
+    check(&g, "0.02")
+        .ok()
+        .stderr_lacks("first baseline")
+        .stderr_has("evals check passed in gate (main → main)");
+}
+
+#[test]
+fn the_first_check_on_main_still_gates_on_thresholds() {
+    let g = Gate::new();
+    g.answers(2); // slips: 64%, under its 80% threshold
+    g.evals(&["record"]).output(); // thresholds fail here too; the cassettes are written
+    g.commit("cassettes");
+    forget_history(&g);
+    check(&g, "0.02")
+        .code(1)
+        .stderr_has("no earlier run of main: this run is the first baseline")
+        .stderr_has("field_accuracy");
+}
+
+#[test]
+fn the_branch_comes_from_github_ref_name_and_branch_for_the_first_baseline() {
+    let g = Gate::new();
+    g.evals(&["record"]).ok();
+    g.commit("cassettes");
+    forget_history(&g);
+    g.git(&["checkout", "-q", "-b", "feature"]);
+    // Off main with no history: still exit 2.
+    check(&g, "0.02")
+        .code(2)
+        .stderr_has("no completed run of suite gate on branch main");
+    // A push to main in Actions (checked out detached or not): GITHUB_REF_NAME says main.
+    check(&g, "0.02")
+        .env("GITHUB_REF_NAME", "main")
+        .ok()
+        .stderr_has("no earlier run of main: this run is the first baseline");
+    // A pull request's branch (GITHUB_HEAD_REF) beats GITHUB_REF_NAME (`7/merge`).
+    check(&g, "0.02")
+        .env("GITHUB_HEAD_REF", "feature")
+        .env("GITHUB_REF_NAME", "7/merge")
+        .ok()
+        .stderr_has("evals check passed in gate (main → feature)");
+}
+
+#[test]
+fn a_fingerprint_change_reaching_main_makes_its_first_run_the_new_baseline() {
+    let g = Gate::new();
+    g.on_main();
+    g.p.write(
+        "evals/.llm-evals.config.yml",
+        &config(&g.server.uri(), 2, "{{ input }}"),
+    );
+    g.commit("scoring v2");
+    check(&g, "0.02")
+        .ok()
+        .stderr_has("no earlier run of main has this suite fingerprint (the scorer, schema, thresholds or version changed): this run is the first baseline");
+}

@@ -5,6 +5,7 @@
 mod harness;
 mod mock;
 
+mod action;
 mod cases;
 mod cassettes;
 mod comment;
@@ -12,6 +13,7 @@ mod config_errors;
 mod discovery;
 mod exec;
 mod faults;
+mod five_minutes;
 mod forge;
 mod gate;
 mod history;
