@@ -109,8 +109,14 @@ fn not_utf8(shown: &str, bytes: &[u8], e: std::str::Utf8Error) -> String {
 /// Everything written passes through the egress scrubber ([`crate::secrets::scrub`]): no
 /// file this process writes holds a secret it knows.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    write_atomic_verbatim(path, &crate::secrets::scrub_bytes(contents))
+}
+
+/// [`write_atomic`] without the scrubber, for the one kind of file that is the user's own
+/// text rewritten in place (`evals upgrade-config`'s new config and its `.bak`): a password
+/// in a `base_url` there is the user's to keep, and replacing it would break the config.
+pub(crate) fn write_atomic_verbatim(path: &Path, contents: &[u8]) -> Result<()> {
     use std::io::Write;
-    let contents = crate::secrets::scrub_bytes(contents);
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -130,7 +136,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
             .set_permissions(std::fs::Permissions::from_mode(0o644))
             .map_err(|e| Error::io(path, e))?;
     }
-    tmp.write_all(&contents).map_err(|e| Error::io(path, e))?;
+    tmp.write_all(contents).map_err(|e| Error::io(path, e))?;
     tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())

@@ -109,6 +109,28 @@ pub fn scrub_json(value: &mut Value) {
     redactor().scrub_in_place(value)
 }
 
+/// Scrubs every string of a serializable value where it is (a case result, before any
+/// renderer escapes its text for HTML or Markdown, where the escaped form would no longer
+/// match). Cheap when there is nothing to scrub: one serialization and one scan.
+pub fn scrub_model<T>(value: &mut T)
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    let Ok(text) = serde_json::to_string(value) else {
+        return;
+    };
+    if matches!(scrub(&text), Cow::Borrowed(_)) {
+        return;
+    }
+    let Ok(mut v) = serde_json::to_value(&*value) else {
+        return;
+    };
+    scrub_json(&mut v);
+    if let Ok(clean) = serde_json::from_value(v) {
+        *value = clean;
+    }
+}
+
 /// Scrubs bytes that are UTF-8 text; other bytes (never written by us) pass as they are.
 pub fn scrub_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
     match std::str::from_utf8(bytes) {

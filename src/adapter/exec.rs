@@ -483,7 +483,8 @@ impl Worker {
             Ok((Ok(Some(t)), _)) => t,
         };
         let answer: Answer = serde_json::from_str(&text).map_err(|e| {
-            let shown: String = text.chars().take(120).collect();
+            // Scrubbed before it is cut: a key across the cut would keep its first half.
+            let shown: String = crate::secrets::scrub(&text).chars().take(120).collect();
             format!("adapter: its answer is not the protocol's JSON line ({e}): {shown}")
         })?;
         let wanted = case.key();

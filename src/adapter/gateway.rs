@@ -149,7 +149,13 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
                     .pointer("/error/message")
                     .and_then(Value::as_str)
                     .map(str::to_string)
-                    .unwrap_or_else(|| resp.body.to_string().chars().take(200).collect());
+                    .unwrap_or_else(|| {
+                        // Scrubbed before it is cut: a key across the cut would keep half.
+                        crate::secrets::scrub(&resp.body.to_string())
+                            .chars()
+                            .take(200)
+                            .collect()
+                    });
                 spent.error.get_or_insert_with(|| {
                     format!("{}: HTTP {}: {detail}", b.contender.id(), resp.status)
                 });

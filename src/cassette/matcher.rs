@@ -242,7 +242,9 @@ fn short(value: &Value) -> String {
     truncate(&value.to_string(), SHORT_VALUE)
 }
 
+/// `text` cut to `max_chars`, scrubbed first (a key across the cut would keep its first half).
 fn truncate(text: &str, max_chars: usize) -> String {
+    let text = &*crate::secrets::scrub(text);
     match text.char_indices().nth(max_chars) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_string(),

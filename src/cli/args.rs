@@ -401,9 +401,12 @@ pub enum CassettesCommand {
 pub struct UpgradeArgs {
     /// The config to upgrade (default: -C, else the one the search finds).
     pub file: Option<PathBuf>,
-    /// Print the change as a diff; write nothing.
+    /// Print the upgraded config; write nothing.
     #[arg(short = 'n', long)]
     pub dry_run: bool,
+    /// With -n: print the change as a unified diff instead of the whole result.
+    #[arg(long, requires = "dry_run")]
+    pub diff: bool,
 }
 
 #[derive(Debug, Args)]

@@ -46,12 +46,16 @@ pub fn run(g: &Global, a: &UpgradeArgs, out: &Out) -> Result<i32> {
     // `adapter: MyGem::Adapter`) is named, to fix by hand.
     let still = Config::parse(&new, Path::new(&target_shown)).err();
     if a.dry_run {
-        let diff = similar::TextDiff::from_lines(&text, &new)
-            .unified_diff()
-            .context_radius(3)
-            .header(&shown, &target_shown)
-            .to_string();
-        out.text(&diff);
+        if a.diff {
+            let diff = similar::TextDiff::from_lines(&text, &new)
+                .unified_diff()
+                .context_radius(3)
+                .header(&shown, &target_shown)
+                .to_string();
+            out.text(&diff);
+        } else {
+            out.text(&new);
+        }
         if let Some(e) = &still {
             out.warn(&format!(
                 "after the upgrade the config still does not load: {e}"
@@ -69,9 +73,9 @@ pub fn run(g: &Global, a: &UpgradeArgs, out: &Out) -> Result<i32> {
     }
     if !from_agent_evals {
         let bak = PathBuf::from(format!("{}.bak", source.display()));
-        crate::error::write_atomic(&bak, text.as_bytes())?;
+        crate::error::write_atomic_verbatim(&bak, text.as_bytes())?;
     }
-    crate::error::write_atomic(&target, new.as_bytes())?;
+    crate::error::write_atomic_verbatim(&target, new.as_bytes())?;
     out.note(&format!(
         "upgraded {target_shown}: the lineup is in today's provider sections, comments kept; {}",
         if from_agent_evals {

@@ -237,6 +237,8 @@ fn excerpt(v: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
+    // Scrubbed before it is cut: a key across the cut would keep its first half.
+    let s = crate::secrets::scrub(&s).into_owned();
     let mut out: String = s.chars().take(200).collect();
     if s.chars().count() > 200 {
         out.push('…');
@@ -299,6 +301,17 @@ pub fn usage_of(body: &Value) -> Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_excerpt_is_scrubbed_before_it_is_cut() {
+        let key = "excerpt-cut-secret-0123456789abcdef";
+        crate::secrets::register([key]);
+        // The key straddles the 200th character: cut first, its first half would remain.
+        let text = format!("{}{key} and more", "x".repeat(190));
+        let shown = excerpt(&Value::String(text));
+        assert!(!shown.contains("excerpt-cut"), "{shown}");
+        assert!(shown.contains("[REDACTED]"), "{shown}");
+    }
 
     fn ok(body: Value) -> HttpResponse {
         HttpResponse {

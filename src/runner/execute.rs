@@ -294,6 +294,21 @@ pub async fn run_case(
     ctx: &RunContext,
     exec: Option<(&Gateway, &Pool)>,
 ) -> CaseResult {
+    // What a worker printed (its output, raw text, errors) and what the scorer made of it is
+    // scrubbed here, once, before any sink or renderer sees it: an HTML or Markdown escape
+    // of a secret would no longer match at the way out.
+    let mut result = run_case_unscrubbed(contender, case, suite, ctx, exec).await;
+    crate::secrets::scrub_model(&mut result);
+    result
+}
+
+async fn run_case_unscrubbed(
+    contender: &Contender,
+    case: &Case,
+    suite: &crate::suite::Suite,
+    ctx: &RunContext,
+    exec: Option<(&Gateway, &Pool)>,
+) -> CaseResult {
     let thresholds = suite.thresholds(case);
     let mut result = CaseResult {
         case: case.id.clone(),

@@ -129,7 +129,8 @@ fn error_detail(body: &serde_json::Value) -> String {
             .map(str::to_string)
             .unwrap_or_else(|| v.to_string()),
     };
-    let t: String = text.chars().take(200).collect();
+    // Scrubbed before it is cut: a key across the cut would keep its first half.
+    let t: String = crate::secrets::scrub(&text).chars().take(200).collect();
     if t.trim().is_empty() {
         String::new()
     } else {

@@ -211,6 +211,14 @@ impl Suite {
             env_files,
         };
         crate::secrets::register(suite.secret_values());
+        // A secret-named value the config hands an exec worker (`adapter.env`) is one too.
+        if let Some(super::config::AdapterConfig::Exec { env, .. }) = &suite.config.adapter {
+            crate::secrets::register(
+                env.iter()
+                    .filter(|(k, _)| crate::secrets::is_secret_name(k))
+                    .map(|(_, v)| v.clone()),
+            );
+        }
         Ok(suite)
     }
 

@@ -24,26 +24,23 @@ const GITHUB_TOKEN: &str = "gh-actions-token-value-abcdef012345";
 const FOREIGN_KEY: &str = "anthropic/foreign+key-9876543210";
 /// In `.env` with a trailing space; the upstream echoes it trimmed.
 const SPACED: &str = "partner-secret-with-space-24680";
+/// In the exec adapter's own `env:` map, under a secret-looking name.
+const ADAPTER_ENV: &str = "adapter_env/token-1357924680";
 
 /// Each planted secret in each form it may take on the way out.
 fn forms() -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for secret in [SUITE_KEY, GITHUB_TOKEN, FOREIGN_KEY, SPACED] {
-        let b64 = base64::engine::general_purpose::STANDARD.encode(secret);
-        let pct: String = secret
-            .bytes()
-            .map(|b| {
-                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                    (b as char).to_string()
-                } else {
-                    format!("%{b:02X}")
-                }
-            })
-            .collect();
+    for secret in [SUITE_KEY, GITHUB_TOKEN, FOREIGN_KEY, SPACED, ADAPTER_ENV] {
+        // As the renderers escape it too: HTML (minijinja writes `/` as `&#x2f;`) and
+        // Markdown (a backslash before `_`): a scrubber that ran after them would miss these.
+        let html = secret.replace('/', "&#x2f;");
+        let markdown = secret.replace('_', "\\_");
         for (name, form) in [
             ("raw", secret.to_string()),
-            ("base64", b64),
-            ("percent", pct),
+            ("base64", b64(secret)),
+            ("percent", pct(secret)),
+            ("HTML-escaped", html),
+            ("Markdown-escaped", markdown),
         ] {
             out.push((format!("{secret} ({name})"), form));
         }
@@ -153,7 +150,7 @@ fn project(base_url: &str, exec: bool) -> Project {
     let adapter = if exec {
         // The worker is handed the foreign secrets on purpose (pass_env), so that what it
         // prints of them has to be scrubbed.
-        "adapter:\n  kind: exec\n  command: [python3, evals/worker.py]\n  pass_env: [GITHUB_TOKEN, ANTHROPIC_API_KEY]\n"
+        "adapter:\n  kind: exec\n  command: [python3, evals/worker.py]\n  pass_env: [GITHUB_TOKEN, ANTHROPIC_API_KEY]\n  env: { PARTNER_TOKEN: \"adapter_env/token-1357924680\" }\n"
     } else {
         "adapter:\n  kind: prompt\n  user: \"{{ input }}\"\n  json: true\n"
     };
@@ -319,8 +316,12 @@ fn assert_nothing_leaked(p: &Project, o: &Outputs) -> usize {
     let mut files = 0;
     for file in files_under(p.path()) {
         let rel = file.strip_prefix(p.path()).unwrap().to_path_buf();
-        // What the test planted: the `.env` and the hand-edited comment.
-        if rel == std::path::Path::new("evals/.env") || rel == std::path::Path::new("pasted.md") {
+        // What the test planted: the `.env`, the config (its adapter `env:`) and the
+        // hand-edited comment.
+        if ["evals/.env", "evals/.llm-evals.config.yml", "pasted.md"]
+            .iter()
+            .any(|planted| rel == std::path::Path::new(planted))
+        {
             continue;
         }
         files += 1;
@@ -410,6 +411,7 @@ fn no_secret_leaves_through_an_exec_worker_that_prints_its_env_and_dotenv() {
         "ANTHROPIC_API_KEY",
         "LOCAL_KEY",
         "PARTNER_SECRET",
+        "PARTNER_TOKEN",
     ] {
         assert_eq!(
             first["output"]["env"][name], "[REDACTED]",

@@ -141,9 +141,18 @@ fn upgrade_config_rewrites_the_old_llm_evals_lineup_keeping_rate_limits() {
 }
 
 #[test]
-fn upgrade_config_n_prints_the_diff_and_writes_nothing() {
+fn upgrade_config_n_prints_the_result_or_the_diff_and_writes_nothing() {
     let p = suite(AGENT_EVALS_LINEUP);
+    // -n prints the upgraded config itself: it loads as it is.
     let d = p.evals(&["upgrade-config", "-n"]).ok();
+    d.stdout_has("openrouter:                  # the OpenRouter list; every entry takes a prompt\n  vendors:\n")
+        .stderr_has("-n: nothing was written");
+    assert!(!d.stdout.contains("\nvendors:"), "{}", d.stdout);
+    let preview = Project::new()
+        .file("evals/.llm-evals.config.yml", &d.stdout)
+        .file("evals/datasets/d/cases.jsonl", MINI_CASES);
+    preview.evals(&["compare", "-n"]).ok();
+    let d = p.evals(&["upgrade-config", "-n", "--diff"]).ok();
     d.stdout_has("--- evals/.llm-evals.config.yml\n+++ evals/.llm-evals.config.yml\n")
         .stdout_has("\n-vendors:                     # the OpenRouter list; every entry takes a prompt\n")
         .stdout_has("\n+openrouter:                  # the OpenRouter list; every entry takes a prompt\n+  vendors:\n")
@@ -164,4 +173,22 @@ fn upgrade_config_turns_an_agent_eval_config_into_an_llm_evals_one_beside_it() {
     p.evals(&["compare", "-n"])
         .ok()
         .stdout_has("14 contenders × 1 datasets");
+}
+
+#[test]
+fn upgrade_config_keeps_the_users_own_text_byte_for_byte_even_a_password() {
+    // The config is the user's own file: the egress scrubber must not touch what
+    // upgrade-config writes back (a password in a base_url would be lost, the config broken).
+    let lineup = AGENT_EVALS_LINEUP.replace(
+        "vendors:                     # the OpenRouter list",
+        "local:\n  base_url: https://alice:hunter2secret@llm.internal/v1\n  models: [m1]\n\nvendors:                     # the OpenRouter list",
+    );
+    let p = suite(&lineup);
+    p.evals(&["upgrade-config"]).ok();
+    assert_eq!(p.read("evals/.llm-evals.config.yml.bak"), lineup);
+    let new = p.read("evals/.llm-evals.config.yml");
+    assert!(
+        new.contains("https://alice:hunter2secret@llm.internal/v1"),
+        "{new}"
+    );
 }
