@@ -229,3 +229,57 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::ErrorKind;
+
+    fn io(kind: ErrorKind) -> std::io::Error {
+        std::io::Error::from(kind)
+    }
+
+    #[test]
+    fn each_kind_exits_as_the_table_says() {
+        let s = || "x".to_string();
+        assert_eq!(Error::Config(s()).exit_code(), exit::USAGE);
+        assert_eq!(Error::Usage(s()).exit_code(), exit::USAGE);
+        assert_eq!(Error::Baseline(s()).exit_code(), exit::USAGE);
+        assert_eq!(
+            Error::input("a", io(ErrorKind::NotFound)).exit_code(),
+            exit::USAGE
+        );
+        assert_eq!(
+            Error::io("a", io(ErrorKind::StorageFull)).exit_code(),
+            exit::FAILED
+        );
+        assert_eq!(Error::Failed(s()).exit_code(), exit::FAILED);
+    }
+
+    #[test]
+    fn an_aborted_or_interrupted_run_never_exits_0() {
+        assert_eq!(exit::of_run("completed", true), exit::OK);
+        assert_eq!(exit::of_run("completed", false), exit::FAILED);
+        assert_eq!(exit::of_run("aborted", true), exit::FAILED);
+        assert_eq!(exit::of_run("interrupted", true), exit::INTERRUPTED);
+        assert_eq!(exit::of_run("interrupted", false), exit::INTERRUPTED);
+    }
+
+    #[test]
+    fn an_unreadable_input_names_the_key_and_the_fix() {
+        let e = Error::input("evals/.env", io(ErrorKind::PermissionDenied))
+            .named_by("env_files", Some("evals/.llm-evals.config.yml"));
+        assert_eq!(
+            e.to_string(),
+            "evals/.env: cannot be read (permission denied) (env_files in evals/.llm-evals.config.yml names it): make it readable (chmod u+r)"
+        );
+        let e = Error::input("run.json", io(ErrorKind::IsADirectory)).named_by("--baseline", None);
+        assert_eq!(
+            e.to_string(),
+            "run.json: is a folder, not a file (named by --baseline): point --baseline at a readable file"
+        );
+        // Only an input error takes the key: others are left as they are.
+        let e = Error::Usage("bad".into()).named_by("--baseline", None);
+        assert_eq!(e.to_string(), "bad");
+    }
+}
