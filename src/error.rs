@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 ///
 /// | code | constant | when |
 /// |------|----------|------|
-/// | 0 | [`OK`] | passed: nothing regressed, every threshold met, no case errored |
-/// | 1 | [`FAILED`] | a regression; a failed threshold (`check`, `run`, `compare`, including `--min-score` and `--min-pass-rate`); a case that errored; an aborted run (`errors.abort_after`, 100 failures in a row); a problem `verify` found; a command that went wrong while running ([`Error::Io`](super::Error::Io): a write failing mid-run; [`Error::Failed`](super::Error::Failed): the GitHub API could not be reached) |
-/// | 2 | [`USAGE`] | bad usage or bad input: a flag or argument clap refuses, or a command line asking for the impossible ([`Error::Usage`](super::Error::Usage)); a config or case file that is wrong: unknown key, unclosed bracket, a YAML past 50,000 nodes, not UTF-8, a key with whitespace ([`Error::Config`](super::Error::Config)); a suite input that is missing or unreadable: the config, `scorer.schema`, `adapter.system`/`adapter.user` templates, case files, `env_files`, `--baseline run.json`, the file of `evals render`/`evals comment` ([`Error::Input`](super::Error::Input)); no usable baseline ([`Error::Baseline`](super::Error::Baseline)); a history that is not a database (`history`, `export`, `report`); a report path that cannot be written |
-/// | 130 | [`INTERRUPTED`] | interrupted (Ctrl-C): what finished is reported and stored as `interrupted` |
+/// | 0 | [`OK`](exit::OK) | passed: nothing regressed, every threshold met, no case errored |
+/// | 1 | [`FAILED`](exit::FAILED) | a regression; a failed threshold (`check`, `run`, `compare`, including `--min-score` and `--min-pass-rate`); a case that errored; an aborted run (`errors.abort_after`, 100 failures in a row); a problem `verify` found; a command that went wrong while running ([`Error::Io`]: a write failing mid-run; [`Error::Failed`]: the GitHub API could not be reached) |
+/// | 2 | [`USAGE`](exit::USAGE) | bad usage or bad input: a flag or argument clap refuses, or a command line asking for the impossible ([`Error::Usage`]); a config or case file that is wrong: unknown key, unclosed bracket, a YAML past 50,000 nodes, not UTF-8, a key with whitespace ([`Error::Config`]); a suite input that is missing or unreadable: the config, `scorer.schema`, `adapter.system`/`adapter.user` templates, case files, `env_files`, `--baseline run.json`, the file of `evals render`/`evals comment` ([`Error::Input`]); no usable baseline ([`Error::Baseline`]); a history that is not a database (`history`, `export`, `report`); a report path that cannot be written |
+/// | 130 | [`INTERRUPTED`](exit::INTERRUPTED) | interrupted (Ctrl-C): what finished is reported and stored as `interrupted` |
 pub mod exit {
     /// Passed.
     pub const OK: i32 = 0;
