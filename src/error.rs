@@ -1,16 +1,41 @@
 //! The crate's error type and the exit codes it maps to.
 //!
-//! Every subsystem reports problems as an [`Error`] whose kind decides the exit code:
-//! bad usage, a bad config or no usable baseline exit 2; a run that went wrong exits 1.
+//! Every subsystem reports problems as an [`Error`] whose kind decides the exit code, in one
+//! place: [`Error::exit_code`], after the table in [`exit`]. A suite input that is missing
+//! or unreadable is bad input ([`Error::Input`], exit 2); only a failure while running (a
+//! write that fails mid-run) is [`Error::Io`] (exit 1).
 
 use std::path::{Path, PathBuf};
 
-/// Documented exit codes (README "Exit codes").
+/// Documented exit codes, the one table (README "Exit codes" says the same):
+///
+/// | code | constant | when |
+/// |------|----------|------|
+/// | 0 | [`OK`](exit::OK) | passed: nothing regressed, every threshold met, no case errored |
+/// | 1 | [`FAILED`](exit::FAILED) | a regression; a failed threshold (`check`, `run`, `compare`, including `--min-score` and `--min-pass-rate`); a case that errored; an aborted run (`errors.abort_after`, 100 failures in a row); a problem `verify` found; a command that went wrong while running ([`Error::Io`]: a write failing mid-run; [`Error::Failed`]: the GitHub API could not be reached) |
+/// | 2 | [`USAGE`](exit::USAGE) | bad usage or bad input: a flag or argument clap refuses, or a command line asking for the impossible ([`Error::Usage`]); a config or case file that is wrong: unknown key, unclosed bracket, a YAML past 50,000 nodes, not UTF-8, a key with whitespace ([`Error::Config`]); a suite input that is missing or unreadable: the config, `scorer.schema`, `adapter.system`/`adapter.user` templates, case files, `env_files`, `--baseline run.json`, the file of `evals render`/`evals comment` ([`Error::Input`]); no usable baseline ([`Error::Baseline`]); a history that is not a database (`history`, `export`, `report`); a report path that cannot be written |
+/// | 130 | [`INTERRUPTED`](exit::INTERRUPTED) | interrupted (Ctrl-C): what finished is reported and stored as `interrupted` |
 pub mod exit {
+    /// Passed.
     pub const OK: i32 = 0;
+    /// A regression, a failed threshold, an errored case, an aborted run, a `verify`
+    /// problem, or a command that went wrong while running.
     pub const FAILED: i32 = 1;
+    /// Bad usage or bad input.
     pub const USAGE: i32 = 2;
+    /// Interrupted (128 + SIGINT).
     pub const INTERRUPTED: i32 = 130;
+
+    /// The exit code of a finished run from its stored status (`completed`, `aborted`,
+    /// `interrupted`) and whether it `passed` (its gate, thresholds and cases).
+    pub fn of_run(status: &str, passed: bool) -> i32 {
+        match status {
+            "interrupted" => INTERRUPTED,
+            "aborted" => FAILED,
+            _ if passed => OK,
+            _ => FAILED,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -24,7 +49,21 @@ pub enum Error {
     /// No usable baseline for `check`.
     #[error("{0}")]
     Baseline(String),
-    /// A file could not be read or written.
+    /// A suite input is missing or cannot be read: the config, a file it names
+    /// (`scorer.schema`, `adapter.system`, `env_files`), a case file, or a file named on the
+    /// command line (`--baseline run.json`, `evals render FILE`). Bad input: exit 2.
+    #[error("{}", input_message(path, key.as_deref(), named_in.as_deref(), source))]
+    Input {
+        /// The file, as shown to the user.
+        path: PathBuf,
+        /// The key or flag that named the file (`scorer.schema`, `--baseline`), if any.
+        key: Option<String>,
+        /// The file holding that key (the config), if any.
+        named_in: Option<String>,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file could not be read or written while running (exit 1).
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -37,9 +76,12 @@ pub enum Error {
 }
 
 impl Error {
+    /// The exit code of this kind of error (the table in [`exit`]).
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Config(_) | Error::Usage(_) | Error::Baseline(_) => exit::USAGE,
+            Error::Config(_) | Error::Usage(_) | Error::Baseline(_) | Error::Input { .. } => {
+                exit::USAGE
+            }
             Error::Io { .. } | Error::Failed(_) => exit::FAILED,
         }
     }
@@ -50,14 +92,64 @@ impl Error {
             source,
         }
     }
+
+    /// A suite input `path` (as shown) that could not be read.
+    pub fn input(path: impl AsRef<Path>, source: std::io::Error) -> Self {
+        Error::Input {
+            path: path.as_ref().to_path_buf(),
+            key: None,
+            named_in: None,
+            source,
+        }
+    }
+
+    /// Says which key (or flag) named the input that could not be read, and in which file
+    /// (`None` for a flag); any other error is returned as it is.
+    pub fn named_by(self, by: &str, file: Option<&str>) -> Self {
+        match self {
+            Error::Input { path, source, .. } => Error::Input {
+                path,
+                key: Some(by.to_string()),
+                named_in: file.map(str::to_string),
+                source,
+            },
+            other => other,
+        }
+    }
+}
+
+/// `evals/schema.json: no such file (scorer.schema in evals/.llm-evals.config.yml names
+/// it): create it, or point scorer.schema at the file`.
+fn input_message(
+    path: &Path,
+    key: Option<&str>,
+    named_in: Option<&str>,
+    e: &std::io::Error,
+) -> String {
+    use std::io::ErrorKind;
+    let shown = path.display();
+    let what = match e.kind() {
+        ErrorKind::NotFound => "no such file".to_string(),
+        ErrorKind::PermissionDenied => "cannot be read (permission denied)".to_string(),
+        ErrorKind::IsADirectory => "is a folder, not a file".to_string(),
+        _ => format!("cannot be read: {e}"),
+    };
+    let by = match (key, named_in) {
+        (Some(k), Some(f)) => format!(" ({k} in {f} names it)"),
+        (Some(k), None) => format!(" (named by {k})"),
+        _ => String::new(),
+    };
+    let fix = match (e.kind(), key) {
+        (ErrorKind::NotFound, Some(k)) => format!("create it, or point {k} at the file"),
+        (ErrorKind::NotFound, None) => "check the path, or create the file".to_string(),
+        (ErrorKind::PermissionDenied, _) => "make it readable (chmod u+r)".to_string(),
+        (_, Some(k)) => format!("point {k} at a readable file"),
+        (_, None) => "replace it with a readable file".to_string(),
+    };
+    format!("{shown}: {what}{by}: {fix}")
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// Reads a file, naming it in the error.
-pub fn read_to_string(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
-}
 
 /// How the temp file of [`write_atomic`] is named: `.evals-tmp-XXXXXX.partial`, so what a
 /// killed write leaves behind is recognisable (`evals cassettes status` reports it, `prune`
@@ -77,10 +169,12 @@ pub fn is_partial_write(name: &str) -> bool {
 }
 
 /// Reads a suite file (config, case, dataset, schema, template, env file) as UTF-8 text,
-/// naming it as `shown`. Bytes that are not UTF-8 are a config error (exit 2) that says
-/// where: `cases/a/input.txt:3: not UTF-8 (byte 17 of the line, offset 52 in the file)`.
+/// naming it as `shown`. A file missing or unreadable is [`Error::Input`] (exit 2; add the
+/// key that named it with [`Error::named_by`]); bytes that are not UTF-8 are a config error
+/// (exit 2) that says where: `cases/a/input.txt:3: not UTF-8 (byte 17 of the line, offset 52
+/// in the file)`.
 pub fn read_text(path: &Path, shown: &str) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(Path::new(shown), e))?;
+    let bytes = std::fs::read(path).map_err(|e| Error::input(shown, e))?;
     String::from_utf8(bytes)
         .map_err(|e| Error::Config(not_utf8(shown, e.as_bytes(), e.utf8_error())))
 }
@@ -140,4 +234,58 @@ pub(crate) fn write_atomic_verbatim(path: &Path, contents: &[u8]) -> Result<()> 
     tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::ErrorKind;
+
+    fn io(kind: ErrorKind) -> std::io::Error {
+        std::io::Error::from(kind)
+    }
+
+    #[test]
+    fn each_kind_exits_as_the_table_says() {
+        let s = || "x".to_string();
+        assert_eq!(Error::Config(s()).exit_code(), exit::USAGE);
+        assert_eq!(Error::Usage(s()).exit_code(), exit::USAGE);
+        assert_eq!(Error::Baseline(s()).exit_code(), exit::USAGE);
+        assert_eq!(
+            Error::input("a", io(ErrorKind::NotFound)).exit_code(),
+            exit::USAGE
+        );
+        assert_eq!(
+            Error::io("a", io(ErrorKind::StorageFull)).exit_code(),
+            exit::FAILED
+        );
+        assert_eq!(Error::Failed(s()).exit_code(), exit::FAILED);
+    }
+
+    #[test]
+    fn an_aborted_or_interrupted_run_never_exits_0() {
+        assert_eq!(exit::of_run("completed", true), exit::OK);
+        assert_eq!(exit::of_run("completed", false), exit::FAILED);
+        assert_eq!(exit::of_run("aborted", true), exit::FAILED);
+        assert_eq!(exit::of_run("interrupted", true), exit::INTERRUPTED);
+        assert_eq!(exit::of_run("interrupted", false), exit::INTERRUPTED);
+    }
+
+    #[test]
+    fn an_unreadable_input_names_the_key_and_the_fix() {
+        let e = Error::input("evals/.env", io(ErrorKind::PermissionDenied))
+            .named_by("env_files", Some("evals/.llm-evals.config.yml"));
+        assert_eq!(
+            e.to_string(),
+            "evals/.env: cannot be read (permission denied) (env_files in evals/.llm-evals.config.yml names it): make it readable (chmod u+r)"
+        );
+        let e = Error::input("run.json", io(ErrorKind::IsADirectory)).named_by("--baseline", None);
+        assert_eq!(
+            e.to_string(),
+            "run.json: is a folder, not a file (named by --baseline): point --baseline at a readable file"
+        );
+        // Only an input error takes the key: others are left as they are.
+        let e = Error::Usage("bad".into()).named_by("--baseline", None);
+        assert_eq!(e.to_string(), "bad");
+    }
 }

@@ -29,22 +29,23 @@ impl PromptAdapter {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.set_keep_trailing_newline(false);
-        let load = |t: &str| -> Result<String> {
+        // `key` is the config key holding `t` (`adapter.system`, `adapter.user`).
+        let load = |key: &str, t: &str| -> Result<String> {
             // A single line naming an existing file is a file; anything else is inline text.
             if !t.contains('\n') && !t.contains("{{") {
                 let p = resolve_path(&suite.root, t.trim());
+                let shown = crate::suite::discovery::display_path(&p, &suite.cwd);
                 if p.is_file() {
-                    let shown = crate::suite::discovery::display_path(&p, &suite.cwd);
-                    return crate::error::read_text(&p, &shown);
+                    return crate::error::read_text(&p, &shown)
+                        .map_err(|e| e.named_by(key, Some(&suite.display_path)));
                 }
                 if Path::new(t.trim())
                     .extension()
                     .is_some_and(|e| e == "md" || e == "txt" || e == "j2" || e == "jinja")
                 {
                     return Err(Error::Config(format!(
-                        "{}: adapter template file {} does not exist; create it or write the template inline",
+                        "{}: {key}: template file {shown} does not exist: create it, or write the template inline",
                         suite.display_path,
-                        crate::suite::discovery::display_path(&p, &suite.cwd)
                     )));
                 }
             }
@@ -52,12 +53,13 @@ impl PromptAdapter {
         };
         let mut has_system = false;
         if let Some(s) = system {
-            env.add_template_owned("system", load(s)?).map_err(|e| {
-                Error::Config(format!("{}: adapter.system: {e}", suite.display_path))
-            })?;
+            env.add_template_owned("system", load("adapter.system", s)?)
+                .map_err(|e| {
+                    Error::Config(format!("{}: adapter.system: {e}", suite.display_path))
+                })?;
             has_system = true;
         }
-        env.add_template_owned("user", load(user.unwrap_or("{{ input }}"))?)
+        env.add_template_owned("user", load("adapter.user", user.unwrap_or("{{ input }}"))?)
             .map_err(|e| Error::Config(format!("{}: adapter.user: {e}", suite.display_path)))?;
         let schema = suite
             .scorers

@@ -106,13 +106,11 @@ pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
         written = false;
     }
     print_verdict(&run, out);
-    Ok(match run.run.status.as_str() {
-        "interrupted" => exit::INTERRUPTED,
+    Ok(match exit::of_run(&run.run.status, passed) {
+        exit::INTERRUPTED => exit::INTERRUPTED,
         // A report asked for and not written is a bad flag, whatever the verdict.
         _ if !written => exit::USAGE,
-        "aborted" => exit::FAILED,
-        _ if passed => exit::OK,
-        _ => exit::FAILED,
+        code => code,
     })
 }
 

@@ -126,7 +126,8 @@ fn dispatch(cli: Cli, bin: &'static str, out: &Out) -> Result<i32> {
                 };
                 let _ = Suite::locate(&cwd, &locate);
             }
-            let markdown = crate::error::read_text(&a.file, &a.file.display().to_string())?;
+            let markdown = crate::error::read_text(&a.file, &a.file.display().to_string())
+                .map_err(|e| e.named_by("evals comment FILE", None))?;
             let target = crate::report::github::Target::from_env(a.pr, a.repo.clone())?;
             match crate::report::github::post(&target, &markdown)? {
                 crate::report::github::Posted::Created(url) => {

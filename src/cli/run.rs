@@ -28,12 +28,8 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
     let (run, _) = execute(suite, a, command, out)?;
     // Thresholds gate every run, by the rule `check` applies (with no baseline).
     let failed = crate::gate::threshold_failures(&run);
-    let code = match run.run.status.as_str() {
-        "interrupted" => exit::INTERRUPTED,
-        "aborted" => exit::FAILED,
-        _ if run.total_errors() > 0 || (gates && !failed.is_empty()) => exit::FAILED,
-        _ => exit::OK,
-    };
+    let passed = run.total_errors() == 0 && (!gates || failed.is_empty());
+    let code = exit::of_run(&run.run.status, passed);
     use crate::suite::config::Display;
     match suite.config.results.display {
         // `display: none` prints no leaderboard; a file or JSON asked for is still written.

@@ -32,7 +32,7 @@ pub fn resolve(
 ) -> Result<(RunResult, BaselineInfo)> {
     let as_path = Path::new(reference);
     let found = if as_path.exists() {
-        crate::report::json::load(as_path)?
+        crate::report::json::load(as_path).map_err(|e| e.named_by("--baseline", None))?
     } else if reference.ends_with(".json") {
         return Err(Error::Baseline(format!(
             "{reference}: no such file; pass a snapshot written by `evals export` or `evals check --json FILE` (or pass --missing-baseline pass)"

@@ -114,7 +114,8 @@ fn pr_from_event(path: Option<String>) -> Result<u64> {
                 .into(),
         ));
     };
-    let text = crate::error::read_text(std::path::Path::new(&path), &path)?;
+    let text = crate::error::read_text(std::path::Path::new(&path), &path)
+        .map_err(|e| e.named_by("GITHUB_EVENT_PATH", None))?;
     let event: Value = serde_json::from_str(&text)
         .map_err(|e| Error::Usage(format!("{path}: not a GitHub event payload: {e}")))?;
     event

@@ -142,11 +142,11 @@ fn file_name(path: &Path) -> String {
 /// The entries of `dir` with their own types (a symlink's is "symlink"), sorted by name.
 fn sorted_entries(dir: &Path) -> Result<Vec<(PathBuf, FileType)>> {
     let mut entries: Vec<(PathBuf, FileType)> = std::fs::read_dir(dir)
-        .map_err(|e| Error::io(dir, e))?
+        .map_err(|e| Error::input(dir, e))?
         .map(|e| {
-            let e = e.map_err(|e| Error::io(dir, e))?;
+            let e = e.map_err(|e| Error::input(dir, e))?;
             let path = e.path();
-            let own = e.file_type().map_err(|err| Error::io(&path, err))?;
+            let own = e.file_type().map_err(|err| Error::input(&path, err))?;
             Ok((path, own))
         })
         .collect::<Result<_>>()?;

@@ -87,7 +87,7 @@ impl Links {
         match std::fs::symlink_metadata(path) {
             Ok(m) => self.resolve_typed(path, m.file_type(), above, reads_file),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Found::Absent),
-            Err(e) => Err(Error::io(path, e)),
+            Err(e) => Err(Error::input(path, e)),
         }
     }
 
@@ -103,7 +103,7 @@ impl Links {
             return Ok(if own.is_dir() {
                 let real = match (above.last(), path.file_name()) {
                     (Some(parent), Some(name)) => parent.real.join(name),
-                    _ => std::fs::canonicalize(path).map_err(|e| Error::io(path, e))?,
+                    _ => std::fs::canonicalize(path).map_err(|e| Error::input(path, e))?,
                 };
                 Found::Dir(real)
             } else if own.is_file() {
@@ -113,7 +113,7 @@ impl Links {
             });
         }
         let link = self.shown(path);
-        let written = std::fs::read_link(path).map_err(|e| Error::io(path, e))?;
+        let written = std::fs::read_link(path).map_err(|e| Error::input(path, e))?;
         let real = match std::fs::canonicalize(path) {
             Ok(r) => r,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -128,7 +128,7 @@ impl Links {
                     written.display()
                 )));
             }
-            Err(e) => return Err(Error::io(path, e)),
+            Err(e) => return Err(Error::input(path, e)),
         };
         let is_dir = real.is_dir();
         if !is_dir && !reads_file {

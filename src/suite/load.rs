@@ -126,7 +126,7 @@ impl Suite {
             Some(list) => list
                 .0
                 .iter()
-                .map(|s| resolve_scorer(s, &root, cwd))
+                .map(|s| resolve_scorer(s, &root, cwd, &display_path))
                 .collect::<Result<Vec<_>>>()?,
         };
 
@@ -318,14 +318,15 @@ pub fn hash_value(v: &Value) -> String {
     hex::encode(h.finalize())[..16].to_string()
 }
 
-fn resolve_scorer(s: &ScorerConfig, root: &Path, cwd: &Path) -> Result<ScorerConfig> {
+fn resolve_scorer(s: &ScorerConfig, root: &Path, cwd: &Path, config: &str) -> Result<ScorerConfig> {
     match s {
         ScorerConfig::Fields {
             schema: SchemaSource::File(f),
         } => {
             let path = super::config::resolve_path(root, f);
             let shown = discovery::display_path(&path, cwd);
-            let text = crate::error::read_text(&path, &shown)?;
+            let text = crate::error::read_text(&path, &shown)
+                .map_err(|e| e.named_by("scorer.schema", Some(config)))?;
             let schema: Schema = if path.extension().is_some_and(|e| e == "json") {
                 serde_json::from_str(&text).map_err(|e| {
                     Error::Config(format!("{shown}:{}:{}: {}", e.line(), e.column(), e))
@@ -357,7 +358,8 @@ fn load_env_files(
         if !path.exists() {
             continue;
         }
-        let text = crate::error::read_text(&path, &discovery::display_path(&path, cwd))?;
+        let text = crate::error::read_text(&path, &discovery::display_path(&path, cwd))
+            .map_err(|e| e.named_by("env_files", Some(shown)))?;
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {

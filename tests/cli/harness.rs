@@ -161,6 +161,15 @@ pub struct Running {
 }
 
 impl Running {
+    /// Sends SIGINT (what Ctrl-C sends) to the process.
+    pub fn interrupt(&self) {
+        let status = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -INT {}", self.child.id());
+    }
+
     /// Waits for the process and returns its output.
     pub fn wait(self) -> Done {
         Done::from(self.child.wait_with_output().expect("wait for evals"))

@@ -12,6 +12,7 @@ mod comment;
 mod config_errors;
 mod discovery;
 mod exec;
+mod exit_codes;
 mod faults;
 mod five_minutes;
 mod forge;
