@@ -232,7 +232,14 @@ pub fn threshold_failures(run: &RunResult) -> Vec<String> {
         if limits.each_case_gates() {
             for c in &exp.cases {
                 if c.error.is_none() && c.passed == Some(false) {
-                    out.push(fails_reason(&label, &c.case, &c.failed_thresholds));
+                    let unusable = crate::results::unusable_text(
+                        c.reply_error.as_deref(),
+                        c.unusable_said().as_deref(),
+                    );
+                    out.push(with_unusable(
+                        fails_reason(&label, &c.case, &c.failed_thresholds),
+                        unusable,
+                    ));
                 }
             }
         }
@@ -293,6 +300,8 @@ fn case_delta(
         diagnostics,
         baseline_output: b.and_then(|b| b.output.clone()),
         candidate_output: c.output.clone(),
+        reply_error: c.reply_error.clone(),
+        said: c.unusable_said(),
         gated,
     }
 }
@@ -312,13 +321,15 @@ fn removed(exp: &ExperimentResult, bc: &CaseResult) -> CaseDelta {
         diagnostics: vec![],
         baseline_output: bc.output.clone(),
         candidate_output: None,
+        reply_error: None,
+        said: None,
         gated: false,
     }
 }
 
 fn case_reason(label: &str, d: &CaseDelta, base: &str) -> String {
     let at = format!("{label} · {}", d.case);
-    match d.status {
+    let reason = match d.status {
         CaseStatus::Errored => format!(
             "{at}: errored: {}",
             d.error.as_deref().unwrap_or("no score")
@@ -335,6 +346,15 @@ fn case_reason(label: &str, d: &CaseDelta, base: &str) -> String {
             pct(d.candidate_score)
         ),
         _ => fails_reason(label, &d.case, &d.failed_thresholds),
+    };
+    with_unusable(reason, d.unusable_text())
+}
+
+/// A case's reason, followed by what the model said when its reply was unusable.
+fn with_unusable(reason: String, unusable: Option<String>) -> String {
+    match unusable {
+        Some(u) => format!("{reason}; {u}"),
+        None => reason,
     }
 }
 

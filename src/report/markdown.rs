@@ -288,6 +288,9 @@ fn case_row(d: &CaseDelta) -> String {
     let mut why = diags.join("; ");
     if let Some(e) = &d.error {
         why = format!("error: {}", text(e));
+    } else if let Some(u) = d.unusable_text() {
+        // Every field of an unusable reply is invalid: what the model said says more.
+        why = text(&u);
     } else if !d.failed_thresholds.is_empty() && why.is_empty() {
         why = text(&d.failed_thresholds.join(", "));
     }
@@ -520,7 +523,10 @@ impl Report for Markdown {
             gated.iter().map(|d| case_row(d)).collect(),
         );
         // An errored case has no output; its diff would only show the baseline's leaving.
-        for d in gated.iter().filter(|d| d.candidate_output.is_some()) {
+        for d in gated
+            .iter()
+            .filter(|d| d.candidate_output.is_some() || d.said.is_some())
+        {
             if let Some(diff) = output_diff(d) {
                 // Inside a fence, text is neither Markdown nor HTML; only a line of as
                 // many backticks would end it, so the fence is longer than any run.

@@ -157,6 +157,13 @@ pub struct CaseDelta {
     pub diagnostics: Vec<Diagnostic>,
     pub baseline_output: Option<Value>,
     pub candidate_output: Option<Value>,
+    /// The model's own failure in this run (not JSON, refused, empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_error: Option<String>,
+    /// What the model said in this run when its reply was unusable (its whole text; the
+    /// reports show it on one line, cut: see [`super::one_line`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<String>,
     /// Whether this case fails the check (a regression, an error, a failed threshold).
     pub gated: bool,
 }
@@ -165,6 +172,25 @@ impl CaseDelta {
     pub fn delta(&self) -> Option<f64> {
         Some(self.candidate_score? - self.baseline_score?)
     }
+
+    /// `reply unusable (not JSON: …); the model said: "Sure! It is blue."`, when the reply
+    /// was unusable.
+    pub fn unusable_text(&self) -> Option<String> {
+        unusable_text(self.reply_error.as_deref(), self.said.as_deref())
+    }
+}
+
+/// `reply unusable (not JSON: …); the model said: "Sure! It is blue."` (the text on one
+/// line, cut), when there is a reply error; just the error when the text is unknown.
+pub fn unusable_text(reply_error: Option<&str>, said: Option<&str>) -> Option<String> {
+    let e = reply_error?;
+    Some(match said {
+        Some(s) => format!(
+            "reply unusable ({e}); the model said: \"{}\"",
+            super::one_line(s)
+        ),
+        None => format!("reply unusable ({e})"),
+    })
 }
 
 /// Passed or not, and why not.
