@@ -185,6 +185,7 @@ pub fn compare_with(
         cases,
         unchanged,
         stopped,
+        first_baseline: false,
         verdict: Verdict {
             passed: reasons.is_empty(),
             reasons,

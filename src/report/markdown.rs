@@ -200,8 +200,10 @@ fn verdict(run: &RunResult) -> (String, String, String) {
         .and_then(|c| c.baseline.as_ref())
         .map(|b| b.branch.clone().unwrap_or_else(|| b.reference.clone()));
     let to = run.run.branch.clone().unwrap_or_else(|| "this run".into());
+    let first = run.comparison.as_ref().is_some_and(|c| c.first_baseline);
     let span = match from {
         Some(from) => format!("{from} → {to}"),
+        None if first => format!("{to}, first baseline"),
         None => format!("{to}, no baseline"),
     };
     let head = match &run.comparison {
@@ -477,6 +479,9 @@ impl Report for Markdown {
                     plural(c.unchanged, "case", "cases")
                 );
             }
+            None if c.first_baseline => out.text.push_str(
+                ", the first baseline: nothing earlier to compare with, so gated on thresholds and errors alone; later checks against this branch compare with it.\n",
+            ),
             None => out
                 .text
                 .push_str(", no baseline: gated on thresholds and errors alone.\n"),

@@ -25,6 +25,10 @@ pub struct Comparison {
     /// case runs (case × contender) never ran. Those are neither new nor removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<Stopped>,
+    /// No baseline because this run is the first on the baseline branch itself (`check
+    /// --baseline main` on main with nothing earlier): the baseline of the next check.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub first_baseline: bool,
     pub verdict: Verdict,
 }
 
