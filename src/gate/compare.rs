@@ -81,14 +81,7 @@ pub fn compare_with(
     let limits = Limits::of(run);
     // A run that stopped early: the case runs it planned and never ran are not "removed".
     let planned = planned(run);
-    let stopped = (run.run.status != "completed").then(|| {
-        let ran: usize = run.experiments.iter().map(|e| e.cases.len()).sum();
-        Stopped {
-            status: run.run.status.clone(),
-            not_run: planned.len().saturating_sub(ran),
-            planned: planned.len(),
-        }
-    });
+    let stopped = stopped_in(run, &planned);
     let never_ran = |exp: &ExperimentResult, bc: &CaseResult| {
         stopped.is_some()
             && planned.contains(&(exp.contender.key(), format!("{}/{}", exp.dataset, bc.case)))
@@ -191,6 +184,23 @@ pub fn compare_with(
             reasons,
         },
     }
+}
+
+/// How `run` stopped early (`aborted`, `interrupted`), and how many of its planned case
+/// runs never ran; `None` for a completed run.
+pub fn stopped(run: &RunResult) -> Option<Stopped> {
+    stopped_in(run, &planned(run))
+}
+
+fn stopped_in(run: &RunResult, planned: &HashSet<(String, String)>) -> Option<Stopped> {
+    (run.run.status != "completed").then(|| {
+        let ran: usize = run.experiments.iter().map(|e| e.cases.len()).sum();
+        Stopped {
+            status: run.run.status.clone(),
+            not_run: planned.len().saturating_sub(ran),
+            planned: planned.len(),
+        }
+    })
 }
 
 /// The case runs the run planned: (contender key, `dataset/case`), from its settings.
@@ -427,6 +437,7 @@ mod tests {
         assert!(!c.verdict.passed);
         assert_eq!(c.stopped.as_ref().map(|s| s.not_run), Some(2));
         assert!(c.cases.iter().all(|d| d.status != CaseStatus::Removed));
+        assert!(!c.compared_nothing());
         cand.comparison = Some(c);
         assert!(
             crate::report::markdown::verdict_text(&cand)
@@ -434,6 +445,39 @@ mod tests {
             "{}",
             crate::report::markdown::verdict_text(&cand)
         );
+    }
+
+    #[test]
+    fn a_stopped_run_whose_every_ran_case_errored_still_compared_them() {
+        let base = run(
+            "base",
+            "main",
+            T0,
+            vec![
+                case("a", Some(0.9), Some(true)),
+                case("b", Some(0.9), Some(true)),
+            ],
+        );
+        let mut errored = case("a", None, None);
+        errored.error = Some("HTTP 400".into());
+        let mut cand = run("cand", "f", T0, vec![errored]);
+        cand.run.status = "aborted".into();
+        cand.run.settings = serde_json::json!({
+            "contenders": [cand.experiments[0].contender.clone()],
+            "cases": ["tax/a", "tax/b"],
+        });
+        let c = check(&base, &cand, 0.02);
+        assert_eq!(c.cases[0].status, CaseStatus::Errored);
+        assert!(!c.compared_nothing(), "a was compared: it errors now");
+        // A stopped run that ran nothing: the verdict says so, not "shares no case".
+        cand.experiments[0].cases.clear();
+        assert!(!check(&base, &cand, 0.02).compared_nothing());
+        // A baseline of other cases: nothing compared.
+        let other = run("o", "main", T0, vec![case("z", Some(0.9), Some(true))]);
+        let mut fresh = case("a", None, None);
+        fresh.error = Some("HTTP 400".into());
+        let lone = run("l", "f", T0, vec![fresh]);
+        assert!(check(&other, &lone, 0.02).compared_nothing());
     }
 
     #[test]

@@ -70,11 +70,24 @@ pub fn thousands(n: usize) -> String {
 
 impl Comparison {
     /// A baseline was given but shares no case with the run: every case is new, changed or
-    /// removed, so nothing was compared with it.
+    /// removed, so nothing was compared with it. A case that errors now, where the
+    /// baseline scored it, was compared (it errored); a stopped run that ran nothing
+    /// compared nothing, and its verdict already says so.
     pub fn compared_nothing(&self) -> bool {
+        let ran_nothing = self
+            .stopped
+            .as_ref()
+            .is_some_and(|s| s.not_run >= s.planned);
+        let compared = |d: &CaseDelta| match d.status {
+            CaseStatus::New | CaseStatus::Changed | CaseStatus::Removed => false,
+            CaseStatus::Errored => d.baseline_score.is_some() || d.baseline_passed.is_some(),
+            _ => true,
+        };
         self.baseline.is_some()
+            && !ran_nothing
             && self.experiments.iter().all(|e| e.matched == 0)
             && self.unchanged == 0
+            && !self.cases.iter().any(compared)
     }
 }
 

@@ -278,3 +278,136 @@ fn a_long_prose_reply_is_shown_on_one_line_cut_and_escaped_for_markdown() {
     // The diff, inside its fence (where nothing is HTML), has the whole answer.
     assert!(md.contains(&format!("+blue. {}", "x".repeat(300))), "{md}");
 }
+
+/// Ten cases on `main`, recorded (the model answering JSON) and checked there; then
+/// `feature`, where `errors.abort_after: { total: 2 }` is set and the model refuses every
+/// call with a 400.
+fn stops_on_feature() -> (Server, Project) {
+    let server = Server::start();
+    server.mount(post("/v1/chat/completions").respond_with(chat(
+        r#"{"a": "alpha"}"#,
+        json!({"prompt_tokens": 10, "completion_tokens": 5}),
+    )));
+    let cases: String = (0..10)
+        .map(|i| format!("{}\n", json!({"id": format!("c{i:02}"), "input": format!("Case {i}."), "expected": {"a": "alpha"}})))
+        .collect();
+    let base = config(&server.uri(), "Answer in JSON.").replace("suite: big", "suite: stops");
+    let p = Project::new()
+        .file("evals/.llm-evals.config.yml", &base)
+        .file("evals/datasets/d/cases.jsonl", &cases)
+        .file(".gitignore", ".evals/\nevals/results/\n");
+    git(&p, &["init", "-q"]);
+    git(&p, &["checkout", "-q", "-b", "main"]);
+    p.evals(&["record", "-m", "local/m1"]).ok();
+    commit(&p, "cassettes");
+    p.evals(&["check", "-m", "local/m1"]).ok();
+    git(&p, &["checkout", "-q", "-b", "feature"]);
+    p.write(
+        "evals/.llm-evals.config.yml",
+        &format!("{base}errors: {{ abort_after: {{ total: 2 }} }}\n"),
+    );
+    commit(&p, "abort after two");
+    server.reset();
+    server.mount(
+        post("/v1/chat/completions").respond_with(
+            wiremock::ResponseTemplate::new(400)
+                .set_body_json(json!({"error": {"message": "bad model"}})),
+        ),
+    );
+    (server, p)
+}
+
+const STOPPED: &str = "stopped early (aborted): 8 of 10 cases did not run";
+
+#[test]
+fn a_check_that_stops_early_says_so_and_how_many_cases_did_not_run() {
+    let (server, p) = stops_on_feature();
+    let d = p
+        .evals(&[
+            "check",
+            "-m",
+            "local/m1",
+            "--cassettes",
+            "live",
+            "-p",
+            "1",
+            "--baseline",
+            "main",
+            "--markdown",
+            "pr.md",
+        ])
+        .code(1);
+    assert_eq!(server.hits(), 2, "nothing started after the second failure");
+    d.stderr_has("errors.abort_after: 2 of 2 finished calls failed (100%)");
+    // The two cases that ran were compared (they errored): the baseline shares them.
+    d.stderr_lacks("shares no case");
+    d.stderr_has(&format!(
+        "evals check: {STOPPED}, 2 errors in stops (main → feature)"
+    ));
+    let md = p.read("pr.md");
+    assert_eq!(
+        md.lines().next().unwrap(),
+        format!("**evals check: {STOPPED}, 2 errors** in stops (main → feature)"),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!("- the run {STOPPED}; a partial run cannot pass")),
+        "{md}"
+    );
+    // The cases that never ran are not "removed".
+    assert!(!md.contains("removed |"), "{md}");
+    assert!(!md.contains("| removed"), "{md}");
+}
+
+#[test]
+fn the_first_check_on_main_that_stops_early_is_no_baseline_and_says_so() {
+    let (_server, p) = stops_on_feature();
+    git(&p, &["checkout", "-q", "main"]);
+    git(&p, &["merge", "-q", "feature"]);
+    std::fs::remove_dir_all(p.path().join(".evals")).unwrap();
+    let d = p
+        .evals(&[
+            "check",
+            "-m",
+            "local/m1",
+            "--cassettes",
+            "live",
+            "-p",
+            "1",
+            "--baseline",
+            "main",
+            "--markdown",
+            "pr.md",
+        ])
+        .code(1);
+    d.stderr_has("no earlier run of main: this run stopped early, so it is no baseline; the next complete check on main will be the first")
+        .stderr_lacks("this run is the first baseline")
+        .stderr_has(&format!("evals check: {STOPPED}, 2 errors in stops (main, no baseline)"));
+    let md = p.read("pr.md");
+    assert!(
+        md.starts_with(&format!(
+            "**evals check: {STOPPED}, 2 errors** in stops (main, no baseline)"
+        )),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_run_that_stops_early_ends_saying_how_many_cases_did_not_run() {
+    let (_server, p) = stops_on_feature();
+    let d = p
+        .evals(&[
+            "run",
+            "-m",
+            "local/m1",
+            "--cassettes",
+            "live",
+            "-p",
+            "1",
+            "--no-autosave",
+        ])
+        .code(1);
+    d.stderr_has("errors.abort_after: 2 of 2 finished calls failed (100%)");
+    let last = d.stderr.lines().last().unwrap_or_default();
+    assert_eq!(last, format!("error: evals run: {STOPPED}"), "{}", d.stderr);
+}
