@@ -230,9 +230,7 @@ fn a_reply_that_is_not_json_shows_what_the_model_said_in_every_report() {
     // `run`'s breakdown says it under the case's table.
     let r = p.evals(&["run", "-m", "local/m1", "--no-autosave"]).code(1);
     assert!(
-        r.stdout
-            .contains(&format!("prose reply unusable (not JSON"))
-            && r.stdout.contains(said),
+        r.stdout.contains("prose reply unusable (not JSON") && r.stdout.contains(said),
         "{}",
         r.stdout
     );
