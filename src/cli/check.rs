@@ -47,6 +47,8 @@ pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
     let plan = CheckPlan::new(a)?;
     let (mut run, _) = super::run::execute(suite, &a.run, "check", out)?;
 
+    // This run is the first baseline of its own branch (set below).
+    let mut first = false;
     let baseline = match &plan.baseline {
         None => None,
         Some(reference) => {
@@ -60,8 +62,19 @@ pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
             };
             match gate::baseline::resolve_or_first(reference, &run, history.as_ref(), &path) {
                 Ok(Found::Baseline(b)) => Some(*b),
-                Ok(Found::First(note)) => {
+                Ok(Found::First(note)) if run.run.status == "completed" => {
                     out.note(&note);
+                    first = true;
+                    None
+                }
+                // Only a completed run is ever a baseline.
+                Ok(Found::First(note)) => {
+                    out.note(&note.replace(
+                        "this run is the first baseline",
+                        &format!(
+                            "this run stopped early, so it is no baseline; the next complete check on {reference} will be the first"
+                        ),
+                    ));
                     None
                 }
                 Err(e) => {
@@ -85,11 +98,12 @@ pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
             }
         }
     };
-    let comparison = gate::compare(
+    let mut comparison = gate::compare(
         baseline.as_ref().map(|(b, info)| (b, info.clone())),
         &run,
         plan.tolerance,
     );
+    comparison.first_baseline = first;
     if comparison.compared_nothing() {
         out.warn(NOTHING_COMPARED);
     }

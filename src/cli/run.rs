@@ -104,6 +104,10 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
             ));
         }
     }
+    // Last, the run's own verdict: the leaderboard covers only the cases that ran.
+    if let Some(s) = crate::gate::stopped(&run) {
+        out.error(&format!("evals {command}: {}", s.text()));
+    }
     Ok(code)
 }
 

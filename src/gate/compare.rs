@@ -81,14 +81,7 @@ pub fn compare_with(
     let limits = Limits::of(run);
     // A run that stopped early: the case runs it planned and never ran are not "removed".
     let planned = planned(run);
-    let stopped = (run.run.status != "completed").then(|| {
-        let ran: usize = run.experiments.iter().map(|e| e.cases.len()).sum();
-        Stopped {
-            status: run.run.status.clone(),
-            not_run: planned.len().saturating_sub(ran),
-            planned: planned.len(),
-        }
-    });
+    let stopped = stopped_in(run, &planned);
     let never_ran = |exp: &ExperimentResult, bc: &CaseResult| {
         stopped.is_some()
             && planned.contains(&(exp.contender.key(), format!("{}/{}", exp.dataset, bc.case)))
@@ -185,11 +178,29 @@ pub fn compare_with(
         cases,
         unchanged,
         stopped,
+        first_baseline: false,
         verdict: Verdict {
             passed: reasons.is_empty(),
             reasons,
         },
     }
+}
+
+/// How `run` stopped early (`aborted`, `interrupted`), and how many of its planned case
+/// runs never ran; `None` for a completed run.
+pub fn stopped(run: &RunResult) -> Option<Stopped> {
+    stopped_in(run, &planned(run))
+}
+
+fn stopped_in(run: &RunResult, planned: &HashSet<(String, String)>) -> Option<Stopped> {
+    (run.run.status != "completed").then(|| {
+        let ran: usize = run.experiments.iter().map(|e| e.cases.len()).sum();
+        Stopped {
+            status: run.run.status.clone(),
+            not_run: planned.len().saturating_sub(ran),
+            planned: planned.len(),
+        }
+    })
 }
 
 /// The case runs the run planned: (contender key, `dataset/case`), from its settings.
@@ -232,7 +243,14 @@ pub fn threshold_failures(run: &RunResult) -> Vec<String> {
         if limits.each_case_gates() {
             for c in &exp.cases {
                 if c.error.is_none() && c.passed == Some(false) {
-                    out.push(fails_reason(&label, &c.case, &c.failed_thresholds));
+                    let unusable = crate::results::unusable_text(
+                        c.reply_error.as_deref(),
+                        c.unusable_said().as_deref(),
+                    );
+                    out.push(with_unusable(
+                        fails_reason(&label, &c.case, &c.failed_thresholds),
+                        unusable,
+                    ));
                 }
             }
         }
@@ -293,6 +311,8 @@ fn case_delta(
         diagnostics,
         baseline_output: b.and_then(|b| b.output.clone()),
         candidate_output: c.output.clone(),
+        reply_error: c.reply_error.clone(),
+        said: c.unusable_said(),
         gated,
     }
 }
@@ -312,13 +332,15 @@ fn removed(exp: &ExperimentResult, bc: &CaseResult) -> CaseDelta {
         diagnostics: vec![],
         baseline_output: bc.output.clone(),
         candidate_output: None,
+        reply_error: None,
+        said: None,
         gated: false,
     }
 }
 
 fn case_reason(label: &str, d: &CaseDelta, base: &str) -> String {
     let at = format!("{label} · {}", d.case);
-    match d.status {
+    let reason = match d.status {
         CaseStatus::Errored => format!(
             "{at}: errored: {}",
             d.error.as_deref().unwrap_or("no score")
@@ -335,6 +357,15 @@ fn case_reason(label: &str, d: &CaseDelta, base: &str) -> String {
             pct(d.candidate_score)
         ),
         _ => fails_reason(label, &d.case, &d.failed_thresholds),
+    };
+    with_unusable(reason, d.unusable_text())
+}
+
+/// A case's reason, followed by what the model said when its reply was unusable.
+fn with_unusable(reason: String, unusable: Option<String>) -> String {
+    match unusable {
+        Some(u) => format!("{reason}; {u}"),
+        None => reason,
     }
 }
 
@@ -406,6 +437,7 @@ mod tests {
         assert!(!c.verdict.passed);
         assert_eq!(c.stopped.as_ref().map(|s| s.not_run), Some(2));
         assert!(c.cases.iter().all(|d| d.status != CaseStatus::Removed));
+        assert!(!c.compared_nothing());
         cand.comparison = Some(c);
         assert!(
             crate::report::markdown::verdict_text(&cand)
@@ -413,6 +445,39 @@ mod tests {
             "{}",
             crate::report::markdown::verdict_text(&cand)
         );
+    }
+
+    #[test]
+    fn a_stopped_run_whose_every_ran_case_errored_still_compared_them() {
+        let base = run(
+            "base",
+            "main",
+            T0,
+            vec![
+                case("a", Some(0.9), Some(true)),
+                case("b", Some(0.9), Some(true)),
+            ],
+        );
+        let mut errored = case("a", None, None);
+        errored.error = Some("HTTP 400".into());
+        let mut cand = run("cand", "f", T0, vec![errored]);
+        cand.run.status = "aborted".into();
+        cand.run.settings = serde_json::json!({
+            "contenders": [cand.experiments[0].contender.clone()],
+            "cases": ["tax/a", "tax/b"],
+        });
+        let c = check(&base, &cand, 0.02);
+        assert_eq!(c.cases[0].status, CaseStatus::Errored);
+        assert!(!c.compared_nothing(), "a was compared: it errors now");
+        // A stopped run that ran nothing: the verdict says so, not "shares no case".
+        cand.experiments[0].cases.clear();
+        assert!(!check(&base, &cand, 0.02).compared_nothing());
+        // A baseline of other cases: nothing compared.
+        let other = run("o", "main", T0, vec![case("z", Some(0.9), Some(true))]);
+        let mut fresh = case("a", None, None);
+        fresh.error = Some("HTTP 400".into());
+        let lone = run("l", "f", T0, vec![fresh]);
+        assert!(check(&other, &lone, 0.02).compared_nothing());
     }
 
     #[test]

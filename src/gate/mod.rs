@@ -11,5 +11,5 @@ pub mod compare;
 pub mod limits;
 
 pub use baseline::{MissingBaseline, resolve};
-pub use compare::{Rules, compare, compare_with, threshold_failures};
+pub use compare::{Rules, compare, compare_with, stopped, threshold_failures};
 pub use limits::Limits;

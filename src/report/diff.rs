@@ -29,10 +29,12 @@ fn text(v: Option<&Value>) -> String {
 
 /// The unified diff of a case's output, baseline to candidate; `None` when they are equal.
 pub fn output_diff(d: &CaseDelta) -> Option<String> {
-    let (a, b) = (
-        text(d.baseline_output.as_ref()),
-        text(d.candidate_output.as_ref()),
-    );
+    // An unusable reply has no output: the diff shows what the model said instead.
+    let b = match (&d.candidate_output, &d.said) {
+        (None | Some(Value::Null), Some(said)) => format!("{said}\n"),
+        (out, _) => text(out.as_ref()),
+    };
+    let a = text(d.baseline_output.as_ref());
     if a == b {
         return None;
     }
@@ -63,6 +65,9 @@ impl Report for Diff {
                     d.case,
                     d.status.as_str()
                 );
+                if let Some(u) = d.unusable_text() {
+                    let _ = writeln!(s, "# {u}");
+                }
                 s.push_str(&diff);
                 s.push('\n');
             }

@@ -200,8 +200,10 @@ fn verdict(run: &RunResult) -> (String, String, String) {
         .and_then(|c| c.baseline.as_ref())
         .map(|b| b.branch.clone().unwrap_or_else(|| b.reference.clone()));
     let to = run.run.branch.clone().unwrap_or_else(|| "this run".into());
+    let first = run.comparison.as_ref().is_some_and(|c| c.first_baseline);
     let span = match from {
         Some(from) => format!("{from} → {to}"),
+        None if first => format!("{to}, first baseline"),
         None => format!("{to}, no baseline"),
     };
     let head = match &run.comparison {
@@ -288,6 +290,9 @@ fn case_row(d: &CaseDelta) -> String {
     let mut why = diags.join("; ");
     if let Some(e) = &d.error {
         why = format!("error: {}", text(e));
+    } else if let Some(u) = d.unusable_text() {
+        // Every field of an unusable reply is invalid: what the model said says more.
+        why = text(&u);
     } else if !d.failed_thresholds.is_empty() && why.is_empty() {
         why = text(&d.failed_thresholds.join(", "));
     }
@@ -474,6 +479,9 @@ impl Report for Markdown {
                     plural(c.unchanged, "case", "cases")
                 );
             }
+            None if c.first_baseline => out.text.push_str(
+                ", the first baseline: nothing earlier to compare with, so gated on thresholds and errors alone; later checks against this branch compare with it.\n",
+            ),
             None => out
                 .text
                 .push_str(", no baseline: gated on thresholds and errors alone.\n"),
@@ -520,7 +528,10 @@ impl Report for Markdown {
             gated.iter().map(|d| case_row(d)).collect(),
         );
         // An errored case has no output; its diff would only show the baseline's leaving.
-        for d in gated.iter().filter(|d| d.candidate_output.is_some()) {
+        for d in gated
+            .iter()
+            .filter(|d| d.candidate_output.is_some() || d.said.is_some())
+        {
             if let Some(diff) = output_diff(d) {
                 // Inside a fence, text is neither Markdown nor HTML; only a line of as
                 // many backticks would end it, so the fence is longer than any run.

@@ -382,8 +382,11 @@ impl Terminal {
                     let _ = writeln!(out, "  {} error: {}", c.case, indent(err));
                     continue;
                 }
-                if let Some(re) = &c.reply_error {
-                    let _ = writeln!(out, "  {} reply unusable: {re}", c.case);
+                if let Some(u) = crate::results::unusable_text(
+                    c.reply_error.as_deref(),
+                    c.unusable_said().as_deref(),
+                ) {
+                    let _ = writeln!(out, "  {} {u}", c.case);
                 }
                 for d in &c.diagnostics {
                     let _ = writeln!(

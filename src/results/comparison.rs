@@ -25,6 +25,10 @@ pub struct Comparison {
     /// case runs (case × contender) never ran. Those are neither new nor removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<Stopped>,
+    /// No baseline because this run is the first on the baseline branch itself (`check
+    /// --baseline main` on main with nothing earlier): the baseline of the next check.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub first_baseline: bool,
     pub verdict: Verdict,
 }
 
@@ -66,11 +70,24 @@ pub fn thousands(n: usize) -> String {
 
 impl Comparison {
     /// A baseline was given but shares no case with the run: every case is new, changed or
-    /// removed, so nothing was compared with it.
+    /// removed, so nothing was compared with it. A case that errors now, where the
+    /// baseline scored it, was compared (it errored); a stopped run that ran nothing
+    /// compared nothing, and its verdict already says so.
     pub fn compared_nothing(&self) -> bool {
+        let ran_nothing = self
+            .stopped
+            .as_ref()
+            .is_some_and(|s| s.not_run >= s.planned);
+        let compared = |d: &CaseDelta| match d.status {
+            CaseStatus::New | CaseStatus::Changed | CaseStatus::Removed => false,
+            CaseStatus::Errored => d.baseline_score.is_some() || d.baseline_passed.is_some(),
+            _ => true,
+        };
         self.baseline.is_some()
+            && !ran_nothing
             && self.experiments.iter().all(|e| e.matched == 0)
             && self.unchanged == 0
+            && !self.cases.iter().any(compared)
     }
 }
 
@@ -157,6 +174,13 @@ pub struct CaseDelta {
     pub diagnostics: Vec<Diagnostic>,
     pub baseline_output: Option<Value>,
     pub candidate_output: Option<Value>,
+    /// The model's own failure in this run (not JSON, refused, empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_error: Option<String>,
+    /// What the model said in this run when its reply was unusable (its whole text; the
+    /// reports show it on one line, cut: see [`super::one_line`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<String>,
     /// Whether this case fails the check (a regression, an error, a failed threshold).
     pub gated: bool,
 }
@@ -165,6 +189,25 @@ impl CaseDelta {
     pub fn delta(&self) -> Option<f64> {
         Some(self.candidate_score? - self.baseline_score?)
     }
+
+    /// `reply unusable (not JSON: …); the model said: "Sure! It is blue."`, when the reply
+    /// was unusable.
+    pub fn unusable_text(&self) -> Option<String> {
+        unusable_text(self.reply_error.as_deref(), self.said.as_deref())
+    }
+}
+
+/// `reply unusable (not JSON: …); the model said: "Sure! It is blue."` (the text on one
+/// line, cut), when there is a reply error; just the error when the text is unknown.
+pub fn unusable_text(reply_error: Option<&str>, said: Option<&str>) -> Option<String> {
+    let e = reply_error?;
+    Some(match said {
+        Some(s) => format!(
+            "reply unusable ({e}); the model said: \"{}\"",
+            super::one_line(s)
+        ),
+        None => format!("reply unusable ({e})"),
+    })
 }
 
 /// Passed or not, and why not.

@@ -152,6 +152,53 @@ fn one() -> f64 {
     1.0
 }
 
+impl CaseResult {
+    /// What the model said when its reply was unusable (not JSON, refused, empty): its raw
+    /// text, or the output when the raw text was not kept. `None` for a usable reply or
+    /// an errored case (no reply at all).
+    pub fn unusable_said(&self) -> Option<String> {
+        self.reply_error.as_ref()?;
+        self.raw.clone().or_else(|| match &self.output {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(v) => Some(v.to_string()),
+        })
+    }
+}
+
+/// How many characters of a model's text a one-line report shows.
+pub const SAID_CHARS: usize = 200;
+
+/// A model's text on one line: whitespace runs as one space, control characters escaped,
+/// cut to [`SAID_CHARS`] characters with `…`.
+pub fn one_line(s: &str) -> String {
+    let mut out = String::new();
+    let mut n = 0;
+    for word in s.split_whitespace() {
+        if n > 0 {
+            if n >= SAID_CHARS {
+                out.push('…');
+                return out;
+            }
+            out.push(' ');
+            n += 1;
+        }
+        for c in word.chars() {
+            if n >= SAID_CHARS {
+                out.push('…');
+                return out;
+            }
+            if c.is_control() {
+                out.extend(c.escape_default());
+            } else {
+                out.push(c);
+            }
+            n += 1;
+        }
+    }
+    out
+}
+
 /// Whether a reply's raw text says nothing its output does not: the same string, or JSON
 /// that parses to the same value (whitespace aside). Then only the output is kept.
 pub fn raw_is_output(raw: &str, output: Option<&Value>) -> bool {
@@ -266,5 +313,16 @@ mod tests {
         assert!(!raw_is_output("Sure! {\"a\": 1}", Some(&json!({"a": 1}))));
         assert!(!raw_is_output("not json", None));
         assert!(!raw_is_output("blue ", Some(&json!("blue"))));
+    }
+
+    #[test]
+    fn one_line_joins_lines_escapes_controls_and_cuts_at_200_characters() {
+        assert_eq!(one_line("  Sure!\n\n It is\tblue. "), "Sure! It is blue.");
+        assert_eq!(one_line("a\u{1b}[31mb"), "a\\u{1b}[31mb");
+        let long = "é".repeat(250);
+        let cut = one_line(&long);
+        assert_eq!(cut.chars().count(), SAID_CHARS + 1);
+        assert!(cut.ends_with('…'));
+        assert_eq!(one_line(&"x".repeat(SAID_CHARS)), "x".repeat(SAID_CHARS));
     }
 }

@@ -607,7 +607,7 @@ fn the_bundled_tax_intake_suite_replays_offline_with_no_key() {
     d.stderr_lacks("cases errored");
     // No error: the exit 1 is the recorded llama missing a threshold, which gates compare too.
     d.stderr_has("error: thresholds failed:
-  meta-llama/llama-3.1-8b-instruct [temp 0.1, max 8192] · tax-preparation · partial: fails its thresholds (field_accuracy 0 < 0.5)
+  meta-llama/llama-3.1-8b-instruct [temp 0.1, max 8192] · tax-preparation · partial: fails its thresholds (field_accuracy 0 < 0.5); reply unusable (not JSON: expected value at line 1 column 1); the model said: \"Sure! Based on what you wrote, you are single with no dependents and moved states, so you will file two returns.\"
 ");
     let rows: Vec<Vec<String>> = d
         .stdout

@@ -61,7 +61,13 @@ fn the_readmes_five_minute_path_from_a_first_baseline_to_one_updated_comment() {
     action_check(&g, ("GITHUB_REF_NAME", "main"))
         .ok()
         .stderr_has("no earlier run of main: this run is the first baseline")
-        .stderr_has("evals check passed in gate (main, no baseline)");
+        .stderr_has("evals check passed in gate (main, first baseline)");
+    assert!(
+        g.read("summary.md")
+            .starts_with("**evals check passed** in gate (main, first baseline)"),
+        "{}",
+        g.read("summary.md")
+    );
     for report in ["comment.md", "junit.xml", "report.html", "run.json"] {
         assert!(g.path().join(report).is_file(), "{report} not written");
     }

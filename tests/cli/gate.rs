@@ -746,8 +746,22 @@ fn the_first_check_on_main_with_no_history_passes_as_the_first_baseline() {
     forget_history(&g);
     let d = check(&g, "0.02").ok();
     d.stderr_has("no earlier run of main: this run is the first baseline")
-        .stderr_has("evals check passed in gate (main, no baseline)")
+        .stderr_has("evals check passed in gate (main, first baseline)")
+        .stderr_lacks("no baseline")
         .stderr_lacks("--missing-baseline");
+    // The Markdown says so on its first line and where it names the baseline.
+    let md = g.read("pr.md");
+    assert_eq!(
+        md.lines().next(),
+        Some("**evals check passed** in gate (main, first baseline)"),
+        "{md}"
+    );
+    has(
+        &md,
+        "pr.md",
+        ", the first baseline: nothing earlier to compare with, so gated on thresholds and errors alone; later checks against this branch compare with it.",
+    );
+    assert!(!md.contains("no baseline"), "{md}");
     // The next check on main compares with it.
     check(&g, "0.02")
         .ok()
