@@ -6,7 +6,7 @@ mod build;
 pub mod fields;
 pub mod weighted;
 
-pub use build::build;
+pub use build::{ScorerChoice, build, build_with};
 
 use crate::results::{MetricDef, Reply, Score};
 use crate::suite::Case;
