@@ -602,3 +602,165 @@ fn build_transport(suite: &Suite, mode: Mode, keys: &HashMap<String, String>) ->
         )),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Report, terminal::Terminal};
+    use crate::results::{MetricDef, Reply, Score};
+    use crate::suite::Case;
+
+    /// 1 when the raw reply is one line; `primary` as asked.
+    struct OneLine {
+        name: &'static str,
+        primary: bool,
+    }
+
+    impl Scorer for OneLine {
+        fn metrics(&self) -> Vec<MetricDef> {
+            vec![MetricDef {
+                name: self.name.into(),
+                description: "the reply is one line".into(),
+                primary: self.primary,
+                higher_is_better: true,
+            }]
+        }
+
+        fn score(&self, _case: &Case, reply: &Reply) -> Score {
+            let one_line = !reply.raw.as_deref().unwrap_or("").contains('\n');
+            let value = if one_line { 1.0 } else { 0.0 };
+            Score {
+                value,
+                metrics: [(self.name.to_string(), Some(value))].into(),
+                diagnostics: vec![],
+                passed: None,
+            }
+        }
+
+        fn verify(&self, _case: &Case) -> Vec<String> {
+            vec![]
+        }
+
+        fn summary(&self, _case: &Case) -> String {
+            "one line".into()
+        }
+    }
+
+    fn toy() -> Suite {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        Suite::load(&root.join("fixtures/toy/evals/.llm-evals.config.yml"), root).unwrap()
+    }
+
+    fn with(scorer: ScorerChoice) -> RunOptions {
+        RunOptions {
+            scorer,
+            ..RunOptions::default()
+        }
+    }
+
+    /// echo answers the compact JSON of the input, parrot pretty-prints it.
+    fn one_line(name: &'static str, primary: bool) -> Arc<dyn Scorer> {
+        Arc::new(OneLine { name, primary })
+    }
+
+    #[test]
+    fn an_added_scorers_metric_is_in_the_run_result_and_the_leaderboard() {
+        let run = evaluate(&toy(), with(ScorerChoice::Add(one_line("one_line", true)))).unwrap();
+        assert_eq!(run.run.status, "completed");
+        assert_eq!(run.run.mode, "replay");
+        assert_eq!(run.total_errors(), 0);
+        // The config's primary still ranks; the added metric joins as a secondary one.
+        let names: Vec<(&str, bool)> = run
+            .run
+            .metrics
+            .iter()
+            .map(|m| (m.name.as_str(), m.primary))
+            .collect();
+        assert_eq!(names[0], ("field_accuracy", true));
+        assert!(names.contains(&("one_line", false)), "{names:?}");
+        // 2 fakes × 2 datasets, every case scored by both scorers.
+        assert_eq!(run.experiments.len(), 4);
+        for e in &run.experiments {
+            assert_eq!(e.cases_total, 4, "{}", e.contender.id);
+            for c in &e.cases {
+                assert!(
+                    c.metrics.contains_key("one_line"),
+                    "{}: {:?}",
+                    c.case,
+                    c.metrics
+                );
+                assert!(c.metrics.contains_key("field_accuracy"));
+            }
+            let want = if e.contender.id == "fake/echo" {
+                1.0
+            } else {
+                0.0
+            };
+            assert_eq!(e.means.get("one_line").copied().flatten(), Some(want));
+        }
+        // Assembled as the CLI assembles it: the weighted score is there too.
+        assert!(run.experiments.iter().all(|e| e.wscore.is_some()));
+        let board = Terminal {
+            color: false,
+            breakdown: false,
+            totals: Default::default(),
+            width: None,
+        }
+        .render(&run);
+        let header = board
+            .lines()
+            .find(|l| l.contains("field_accuracy"))
+            .unwrap();
+        assert!(header.contains("one_line"), "{board}");
+        assert!(board.contains("the reply is one line"), "{board}");
+    }
+
+    #[test]
+    fn a_replacing_scorer_is_the_only_scorer_and_the_config_must_name_its_metrics() {
+        let mut suite = toy();
+        // The toy's thresholds and weights name the fields scorer's metrics: refused.
+        let err = evaluate(
+            &suite,
+            with(ScorerChoice::Replace(one_line("one_line", true))),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            err.contains("minimum_scores: unknown metric 'field_accuracy'"),
+            "{err}"
+        );
+        suite.config.minimum_scores.clear();
+        suite.config.weighted_score = None;
+        let run = evaluate(
+            &suite,
+            with(ScorerChoice::Replace(one_line("one_line", true))),
+        )
+        .unwrap();
+        let names: Vec<&str> = run.run.metrics.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["one_line"]);
+        assert!(run.run.metrics[0].primary);
+        let echo = run
+            .experiments
+            .iter()
+            .find(|e| e.contender.id == "fake/echo")
+            .unwrap();
+        assert_eq!(echo.score, Some(1.0));
+    }
+
+    #[test]
+    fn a_custom_scorer_must_name_one_primary_and_no_metric_of_the_config() {
+        let suite = toy();
+        let err =
+            crate::score::build_with(&suite, &ScorerChoice::Replace(one_line("one_line", false)))
+                .err()
+                .unwrap()
+                .to_string();
+        assert!(err.contains("0 primary metrics"), "{err}");
+        let err = crate::score::build_with(&suite, &ScorerChoice::Add(one_line("exact", false)))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("the metric 'exact'"), "{err}");
+    }
+}
