@@ -2,6 +2,11 @@
 //!
 //! The library owns all logic; the binaries parse arguments and map errors to exit codes.
 //! See ARCHITECTURE.md for the module map and the data flow.
+//!
+//! From Rust: load a [`suite::Suite`], run it with [`runner::evaluate`] (replay by default;
+//! your own [`score::Scorer`] in place of the config's or beside them) and render the
+//! [`results::RunResult`] with any [`report::Report`]. `examples/own_scorer.rs` shows it.
+//! The rest of the public surface is the CLI's and carries no stability promise yet.
 
 pub mod adapter;
 pub mod cassette;

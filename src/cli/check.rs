@@ -45,7 +45,7 @@ impl CheckPlan {
 /// Runs the check end to end and returns its exit code.
 pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
     let plan = CheckPlan::new(a)?;
-    let (mut run, _) = super::run::execute(suite, &a.run, "check", out)?;
+    let mut run = super::run::execute(suite, &a.run, "check", out)?;
 
     // This run is the first baseline of its own branch (set below).
     let mut first = false;

@@ -162,3 +162,18 @@ pub fn align_right(t: &mut comfy_table::Table, cols: impl IntoIterator<Item = us
         }
     }
 }
+
+/// A run's warnings, notes and `-v` lines, through [`Out`].
+impl crate::runner::Notices for Out {
+    fn warn(&self, msg: &str) {
+        Out::warn(self, msg);
+    }
+
+    fn note(&self, msg: &str) {
+        Out::note(self, msg);
+    }
+
+    fn verbose(&self, msg: &str) {
+        Out::verbose(self, msg);
+    }
+}

@@ -1,8 +1,6 @@
 use super::args::SelectArgs;
 use super::output::Out;
-use crate::adapter::Adapter;
 use crate::error::{Result, exit};
-use crate::score::Scorer;
 use crate::suite::{Case, Suite, cases, discovery};
 
 /// `evals verify`: offline checks; exit 1 when any case has a problem.
@@ -11,7 +9,8 @@ pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
     let picked = cases::select(&suite.cases, &super::cases::selection(sel))?;
     let adapter = crate::adapter::build(suite)?;
     let everything = sel.datasets.is_empty() && sel.cases.is_empty() && sel.tags.is_empty();
-    let problems = problems(suite, &picked, scorer.as_ref(), Some(&adapter), everything);
+    let problems =
+        crate::runner::problems(suite, &picked, scorer.as_ref(), Some(&adapter), everything);
     for p in &problems {
         out.line(p);
     }
@@ -29,55 +28,6 @@ pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
         ));
         Ok(exit::FAILED)
     }
-}
-
-/// Every problem of the `picked` cases, each naming its file: what loading found (empty
-/// input, unparsable expected.json), what the scorer finds (values the schema forbids, bad
-/// assertions), and, with an adapter, templates a case cannot fill. `all_loaded` adds the
-/// loading problems of cases outside the selection too (a case folder with no id).
-pub fn problems(
-    suite: &Suite,
-    picked: &[Case],
-    scorer: &dyn Scorer,
-    adapter: Option<&Adapter>,
-    all_loaded: bool,
-) -> Vec<String> {
-    let mut problems: Vec<String> = Vec::new();
-    for p in &suite.cases.problems {
-        if all_loaded || picked.iter().any(|c| c.key() == p.case) {
-            problems.push(p.message.clone());
-        }
-    }
-    for c in picked {
-        // An unreadable expected.json is reported once, by loading; the scorer would only
-        // add "expected.json is missing".
-        let expected_unreadable = suite
-            .cases
-            .problems
-            .iter()
-            .any(|p| p.case == c.key() && p.file.ends_with("expected.json"));
-        if !expected_unreadable {
-            let at = expected_file(c, suite);
-            for p in scorer.verify(c) {
-                problems.push(format!("{at}: {p}"));
-            }
-        }
-        if let Some(adapter) = adapter {
-            for p in adapter.verify(c) {
-                problems.push(format!("{}: {p}", c.location_in(&suite.cwd)));
-            }
-        }
-    }
-    problems
-}
-
-/// The file a scorer problem is about: `expected.json` beside the input, or the JSONL line.
-fn expected_file(c: &Case, suite: &Suite) -> String {
-    if c.line.is_some() {
-        return c.location_in(&suite.cwd);
-    }
-    let p = c.source.with_file_name("expected.json");
-    discovery::display_path(&p, &suite.cwd)
 }
 
 /// An `input.txt` over this many bytes is a warning: every call sends it, every result and

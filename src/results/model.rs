@@ -9,8 +9,11 @@ pub const SNAPSHOT_FORMAT: u32 = 1;
 /// Tokens and dollars of one call or a sum of calls. `None` means unknown, never zero.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Prompt tokens, as the provider reported them.
     pub input_tokens: Option<u64>,
+    /// Completion tokens, as the provider reported them.
     pub output_tokens: Option<u64>,
+    /// Dollars, reported by the provider or priced from `pricing:`.
     pub cost_usd: Option<f64>,
 }
 
@@ -30,10 +33,13 @@ impl Usage {
     }
 }
 
-/// A metric a scorer declares.
+/// A metric a scorer declares: a column of every leaderboard, a line of the glossary, a
+/// key `minimum_scores:` and `weighted_score:` may name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricDef {
+    /// The key of [`Score::metrics`] and the column header: `field_accuracy`, `exact`.
     pub name: String,
+    /// One line for the glossary under the leaderboard.
     pub description: String,
     /// The primary metric ranks the leaderboard and gates the check.
     #[serde(default)]
@@ -50,9 +56,14 @@ fn yes() -> bool {
 /// One named miss a scorer explains: field (or assertion), want, got, outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Diagnostic {
+    /// What was judged: a schema field, an assertion, your own metric's name.
     pub field: String,
+    /// What the case expected.
     pub want: Value,
+    /// What the reply gave.
     pub got: Value,
+    /// The verdict: `missed`, `hallucinated`, `incorrect`, `invalid` (fields), `failed`
+    /// (assertions; a case with `passed: Some(false)` names each of these).
     pub outcome: String,
 }
 
@@ -65,13 +76,15 @@ pub struct Reply {
     pub raw: Option<String>,
     /// The model's failure (not JSON, refused, empty): scored 0, counted invalid.
     pub error: Option<String>,
+    /// What the call cost (summed over an exec adapter's calls).
     pub usage: Usage,
 }
 
 /// A scorer's verdict on one reply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Score {
-    /// The primary value, 0..=1.
+    /// The case's score, 0..=1: the value of the scorer's primary metric. It ranks the
+    /// leaderboard and is what `minimum_scores: { score: ... }` and the gate compare.
     pub value: f64,
     /// Every declared metric; `None` means "does not apply" (skipped in means, never zeroed).
     pub metrics: BTreeMap<String, Option<f64>>,

@@ -1,15 +1,19 @@
 //! The runner: experiments (contender × dataset) `-j` at a time, cases `-p` at a time
-//! inside each, on a tokio runtime the runner owns. It produces the one result model.
+//! inside each, on a tokio runtime the runner owns. It produces the one result model:
+//! [`evaluate`] (or [`Prepared`]) turns a suite into the assembled [`crate::results::RunResult`].
 
 mod control;
+mod evaluate;
 mod execute;
 mod plan;
 mod ratelimit;
 pub mod retry;
 mod stats;
 mod upstream;
+mod verify;
 
 pub use control::{Control, OnStreak, Quiet, RunStatus};
+pub use evaluate::{Hooks, Notices, Prepared, RunOptions, Selection, StderrNotices, evaluate};
 pub use execute::{
     OnCase, RunContext, RunOutcome, cassette_key, execute, pricing, run_case, score_into,
 };
@@ -17,3 +21,4 @@ pub use plan::RunPlan;
 pub use ratelimit::RateLimits;
 pub use stats::{aggregate, makespan};
 pub use upstream::Scheduled;
+pub use verify::problems;

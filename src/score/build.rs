@@ -6,11 +6,65 @@ use crate::results::{MetricDef, Reply, Score};
 use crate::suite::config::{SchemaSource, ScorerConfig};
 use crate::suite::{Case, Suite};
 
+/// Which scorers a run uses: the config's (`scorer:`), yours instead, or yours beside them.
+#[derive(Clone, Default)]
+pub enum ScorerChoice {
+    /// The scorers the config declares.
+    #[default]
+    Config,
+    /// Only this scorer; the config's `scorer:` is not built. Its metrics must name exactly
+    /// one primary, and the config's `minimum_scores` and `weighted_score` must name its
+    /// metrics.
+    Replace(Arc<dyn Scorer>),
+    /// The config's scorers, then this one: its metrics join theirs (none may share a
+    /// name) as secondary columns; the config's primary metric still ranks and gates.
+    Add(Arc<dyn Scorer>),
+}
+
 /// Builds the suite's scorer (several scorers combine; the first one's primary metric
 /// stays primary), and checks thresholds and weights against its metrics.
 pub fn build(suite: &Suite) -> Result<Arc<dyn Scorer>> {
+    build_with(suite, &ScorerChoice::Config)
+}
+
+/// Like [`build`], with your scorer instead of the config's or beside them; thresholds and
+/// weights are checked against the metrics of the result.
+pub fn build_with(suite: &Suite, choice: &ScorerChoice) -> Result<Arc<dyn Scorer>> {
     let at = &suite.display_path;
-    let mut parts: Vec<Box<dyn Scorer>> = Vec::new();
+    let scorer = match choice {
+        ScorerChoice::Config => from_config(suite)?,
+        ScorerChoice::Replace(own) => {
+            let primaries = own.metrics().iter().filter(|m| m.primary).count();
+            if primaries != 1 {
+                return Err(Error::Config(format!(
+                    "the scorer given in place of the scorer of {at} declares {primaries} primary metrics: exactly one must be primary"
+                )));
+            }
+            own.clone()
+        }
+        ScorerChoice::Add(own) => {
+            let config = from_config(suite)?;
+            let theirs = config.metrics();
+            for m in own.metrics() {
+                if theirs.iter().any(|t| t.name == m.name) {
+                    return Err(Error::Config(format!(
+                        "the scorer added to the scorer of {at} declares the metric '{}', which the config's scorer already reports: give it another name",
+                        m.name
+                    )));
+                }
+            }
+            Arc::new(Combined {
+                parts: vec![config, own.clone()],
+            })
+        }
+    };
+    check(suite, scorer)
+}
+
+/// The scorers the config declares, as one.
+fn from_config(suite: &Suite) -> Result<Arc<dyn Scorer>> {
+    let at = &suite.display_path;
+    let mut parts: Vec<Arc<dyn Scorer>> = Vec::new();
     for s in &suite.scorers {
         match s {
             ScorerConfig::Fields {
@@ -33,7 +87,7 @@ pub fn build(suite: &Suite) -> Result<Arc<dyn Scorer>> {
                         )));
                     }
                 }
-                parts.push(Box::new(FieldsScorer::new(schema.clone())));
+                parts.push(Arc::new(FieldsScorer::new(schema.clone())));
             }
             ScorerConfig::Fields {
                 schema: SchemaSource::File(f),
@@ -45,7 +99,7 @@ pub fn build(suite: &Suite) -> Result<Arc<dyn Scorer>> {
             ScorerConfig::Assertions { expect } => {
                 let s = AssertionsScorer::new(expect.clone())
                     .map_err(|e| Error::Config(format!("{at}: scorer.expect: {e}")))?;
-                parts.push(Box::new(s));
+                parts.push(Arc::new(s));
             }
             ScorerConfig::Exec { .. } => {
                 return Err(Error::Config(format!(
@@ -54,11 +108,16 @@ pub fn build(suite: &Suite) -> Result<Arc<dyn Scorer>> {
             }
         }
     }
-    let scorer: Arc<dyn Scorer> = if parts.len() == 1 {
-        Arc::from(parts.remove(0))
+    Ok(if parts.len() == 1 {
+        parts.remove(0)
     } else {
         Arc::new(Combined { parts })
-    };
+    })
+}
+
+/// Checks the config's thresholds and weights against the scorer's metrics.
+fn check(suite: &Suite, scorer: Arc<dyn Scorer>) -> Result<Arc<dyn Scorer>> {
+    let at = &suite.display_path;
     let metrics = scorer.metrics();
     for name in suite.config.minimum_scores.keys() {
         if name != "score" && !metrics.iter().any(|m| &m.name == name) {
@@ -81,7 +140,7 @@ pub fn build(suite: &Suite) -> Result<Arc<dyn Scorer>> {
 
 /// Several scorers as one: metrics are the union; the first scorer's value is the score.
 struct Combined {
-    parts: Vec<Box<dyn Scorer>>,
+    parts: Vec<Arc<dyn Scorer>>,
 }
 
 impl Scorer for Combined {

@@ -45,21 +45,27 @@ impl CaseInput {
     }
 }
 
-/// One case of a dataset, from disk (`input.txt` + `expected.json`) or a JSONL line.
+/// One case of a dataset, from disk (`input.txt` + `expected.json`) or a JSONL line. A
+/// [`crate::score::Scorer`] reads `expected` (or `expect`) and grades a reply against it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Case {
     /// `vague`, `vague/003` or the JSONL `id`.
     pub id: String,
+    /// The folder under `datasets/`: one leaderboard per dataset.
     pub dataset: String,
     /// The case folder (`complete`, `vague`) or, for JSONL, the part of the id before `/`.
     pub variant: String,
+    /// What the adapter feeds the model.
     pub input: CaseInput,
     /// The expected answer for a `fields` scorer (or `equals` for assertions).
     pub expected: Option<Value>,
     /// Per-case assertions (`expect:` in JSONL).
     pub expect: Option<Value>,
+    /// The case's tags (`--tag` selects by them).
     pub tags: Vec<String>,
+    /// The case's weight in its experiment's means (1 unless the case sets one).
     pub weight: f64,
+    /// `metadata.json` (or the JSONL `metadata`), as written.
     pub metadata: Map<String, Value>,
     /// Per-case thresholds, overriding the suite's.
     pub minimum_scores: BTreeMap<String, f64>,

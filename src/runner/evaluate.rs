@@ -1,0 +1,766 @@
+//! The library's entry point: a suite in, the assembled [`RunResult`] out (weighted scores,
+//! run info, fingerprints), exactly what `evals run` stores and reports. The CLI runs its
+//! commands through [`Prepared`]; a Rust caller can use [`evaluate`] alone.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::control::{Control, OnStreak, Quiet};
+use super::execute::{OnCase, RunContext, cassette_key};
+use super::plan::RunPlan;
+use crate::adapter::Adapter;
+use crate::adapter::exec::StderrTo;
+use crate::cassette::{CassetteOptions, LiveClient, Mode, Tally, Transport};
+use crate::error::{Error, Result};
+use crate::gate::Limits;
+use crate::results::{ExperimentResult, RunInfo, RunResult, SNAPSHOT_FORMAT};
+use crate::score::{Scorer, ScorerChoice};
+use crate::suite::{Overrides, Suite, lineup};
+
+/// Where a run's warnings, notes and `-v` lines go. The CLI prints them to stderr through
+/// the egress scrubber; [`StderrNotices`] does the same for a library caller.
+pub trait Notices {
+    /// Something the user should act on (`OPENROUTER_API_KEY is not set: replaying ...`).
+    fn warn(&self, msg: &str);
+    /// What the run did (`wrote 12 cassettes ...`).
+    fn note(&self, msg: &str);
+    /// What was found where, and why (the CLI's `-v`); ignored by default.
+    fn verbose(&self, _msg: &str) {}
+}
+
+/// Warnings (`warning: ...`) and notes on stderr, every secret in play scrubbed; no verbose
+/// lines. What [`evaluate`] uses.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StderrNotices;
+
+impl Notices for StderrNotices {
+    fn warn(&self, msg: &str) {
+        eprintln!("warning: {}", crate::secrets::scrub(msg));
+    }
+
+    fn note(&self, msg: &str) {
+        eprintln!("{}", crate::secrets::scrub(msg));
+    }
+}
+
+/// What the command line narrowed or changed; stored in the run's settings, where a
+/// baseline must have selected the same (`gate::baseline`). Empty for a library run of
+/// the whole suite, as for `evals run` with no flags.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Selection {
+    /// `-m`
+    pub models: Vec<String>,
+    /// `-d`
+    pub datasets: Vec<String>,
+    /// `-c`
+    pub cases: Vec<String>,
+    /// `-e`
+    pub efforts: Vec<String>,
+    /// `-t`
+    pub temperatures: Vec<String>,
+    /// `--max-tokens`
+    pub max_tokens: Option<u32>,
+    /// `--tag`; left out when empty, so runs made before tags existed select the same.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+}
+
+/// How a run is made. [`RunOptions::default`] replays the recorded cassettes with the
+/// config's scorers and never stops to ask.
+pub struct RunOptions {
+    /// The cassette mode, as it acts (resolve `auto` in CI with [`Mode::resolve`] first).
+    /// Default: [`Mode::Replay`], so a library run calls nothing; fake and mock contenders
+    /// answer offline in every mode.
+    pub mode: Mode,
+    /// The config's scorers, or yours instead of them or beside them.
+    pub scorer: ScorerChoice,
+    /// What to do after 100 failed live calls in a row. Default: go on (a library cannot
+    /// ask).
+    pub on_streak: OnStreak,
+    /// The command the run is stored under (`run`, `compare`, `record`, `check`).
+    pub command: String,
+    /// The git branch to record; `None`: detected from CI variables or git.
+    pub branch: Option<String>,
+    /// What the flags narrowed, for the run's settings.
+    pub selection: Selection,
+    /// `--min-score`/`--min-pass-rate`, stored so a later report gates the run the same.
+    pub limits: Limits,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions {
+            mode: Mode::Replay,
+            scorer: ScorerChoice::Config,
+            on_streak: OnStreak::GoOn,
+            command: "run".into(),
+            branch: None,
+            selection: Selection::default(),
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Runs every contender of the suite's lineup over every case it loaded and returns the
+/// assembled result: the same [`RunResult`] the CLI stores, snapshots and reports (render
+/// it with any [`crate::report::Report`], such as [`crate::report::terminal::Terminal`]).
+/// Nothing is stored in the history and no snapshot is written.
+///
+/// While it runs, Ctrl-C and SIGTERM stop the run (what finished is returned, with the
+/// status `interrupted`). Warnings and notes go to stderr ([`StderrNotices`]); use
+/// [`Prepared`] to send them elsewhere or to run a narrower plan.
+///
+/// ```no_run
+/// use llm_evals::runner::{RunOptions, evaluate};
+/// use llm_evals::suite::Suite;
+///
+/// let cwd = std::env::current_dir()?;
+/// let suite = Suite::load(&cwd.join("evals/.llm-evals.config.yml"), &cwd)?;
+/// let run = evaluate(&suite, RunOptions::default())?;
+/// println!("{} experiments, {} errors", run.experiments.len(), run.total_errors());
+/// # Ok::<(), llm_evals::error::Error>(())
+/// ```
+pub fn evaluate(suite: &Suite, options: RunOptions) -> Result<RunResult> {
+    let lineup = lineup::expand(&suite.config, &Overrides::default());
+    let plan = RunPlan::new(
+        suite,
+        lineup,
+        suite.cases.cases.clone(),
+        None,
+        None,
+        &options.command,
+    )?;
+    Prepared::new(suite, plan, options, &StderrNotices)?.run(Hooks::default(), &StderrNotices)
+}
+
+/// What the CLI hangs on a run while it executes: progress bars and where an exec
+/// adapter's workers write their stderr. All optional.
+#[derive(Default)]
+pub struct Hooks {
+    /// Called after each case finishes.
+    pub on_case: Option<OnCase>,
+    /// How the runner prints its own notices (the streak question) while bars draw.
+    pub quiet: Option<Quiet>,
+    /// Where exec workers' stderr goes; `None`: the adapter's default log file.
+    pub exec_stderr: Option<StderrTo>,
+}
+
+/// A run checked and ready to call: the scorer built and every selected case verified
+/// against it, the API keys read, the transport built. [`Prepared::run`] executes it.
+pub struct Prepared<'s> {
+    suite: &'s Suite,
+    plan: RunPlan,
+    options: RunOptions,
+    scorer: Arc<dyn Scorer>,
+    adapter: Adapter,
+    keys: HashMap<String, String>,
+    transport: Arc<Transport>,
+}
+
+impl<'s> Prepared<'s> {
+    /// Checks the plan before any call: a lineup with a contender, a case selected, a
+    /// scorer that can judge every selected case, the keys the mode needs. In `auto`, a
+    /// missing key while every cassette exists turns the run into a replay (with a warning).
+    pub fn new(
+        suite: &'s Suite,
+        plan: RunPlan,
+        options: RunOptions,
+        notices: &dyn Notices,
+    ) -> Result<Prepared<'s>> {
+        for r in &plan.lineup.refused {
+            notices.warn(&r.to_string());
+        }
+        if plan.lineup.contenders.is_empty() {
+            return Err(Error::Usage(format!(
+                "no contender to run: the lineup in {} is empty or every entry was refused",
+                suite.display_path
+            )));
+        }
+        if plan.cases.is_empty() {
+            return Err(Error::Usage(
+                "no case selected: check -d/-c, or run `evals cases`".into(),
+            ));
+        }
+        let scorer = crate::score::build_with(suite, &options.scorer)?;
+        // A case the scorer cannot judge (no expected.json, a value the schema forbids, a
+        // bad regex) would be scored against nothing: refuse the run instead, naming each
+        // problem. A template a case cannot fill stays an error of that case alone.
+        let bad = super::problems(suite, &plan.cases, scorer.as_ref(), None, false);
+        if !bad.is_empty() {
+            return Err(Error::Config(format!(
+                "{}\nfix these first (`evals verify` lists every problem)",
+                bad.join("\n")
+            )));
+        }
+        let adapter = crate::adapter::build(suite)?;
+        let (keys, mode) = resolve_keys(&plan, options.mode, suite, notices)?;
+        let transport = Arc::new(build_transport(suite, mode, &keys)?);
+        let options = RunOptions { mode, ..options };
+        Ok(Prepared {
+            suite,
+            plan,
+            options,
+            scorer,
+            adapter,
+            keys,
+            transport,
+        })
+    }
+
+    /// The plan it will run.
+    pub fn plan(&self) -> &RunPlan {
+        &self.plan
+    }
+
+    /// The mode it runs in (`auto` may have become `replay` for a missing key).
+    pub fn mode(&self) -> Mode {
+        self.options.mode
+    }
+
+    /// Whether the run uses an exec adapter (whose workers' stderr [`Hooks`] can route).
+    pub fn uses_exec(&self) -> bool {
+        matches!(self.adapter, Adapter::Exec(_))
+    }
+
+    /// Executes the plan and assembles the result: the weighted score per dataset table,
+    /// the metrics (primary first), the run info (fingerprint, git, settings, status).
+    pub fn run(self, hooks: Hooks, notices: &dyn Notices) -> Result<RunResult> {
+        let Prepared {
+            suite,
+            plan,
+            options,
+            scorer,
+            mut adapter,
+            keys,
+            transport,
+        } = self;
+        let mode = options.mode;
+        if let (Adapter::Exec(exec), Some(to)) = (&mut adapter, hooks.exec_stderr) {
+            exec.stderr = to;
+        }
+        let started_at = chrono::Utc::now();
+        // Taken at the start, so ids order runs by when they started (baselines rely on it).
+        let id = uuid::Uuid::now_v7().to_string();
+        let ctx = RunContext {
+            transport: transport.clone(),
+            keys,
+            scorer: scorer.clone(),
+            adapter: Arc::new(adapter),
+            on_case: hooks.on_case,
+        };
+        let mut control = Control::new(
+            suite.config.errors.abort_after,
+            options.on_streak,
+            plan.lineup
+                .contenders
+                .iter()
+                .map(|c| c.id().to_string())
+                .collect(),
+            plan.datasets(),
+            plan.cases.len(),
+        )
+        .with_live_calls(mode != Mode::Replay);
+        if let Some(quiet) = hooks.quiet {
+            control = control.with_quiet(quiet);
+        }
+        let outcome = super::execute(&plan, ctx, control)?;
+        let unwritten = transport.unwritten_count();
+        if unwritten > 0 {
+            notices.warn(&unwritten_warning(unwritten));
+        }
+        let dir = crate::suite::discovery::display_path(&suite.cassette_dir(), &suite.cwd);
+        if let Some(line) = recording_summary(mode, transport.tally(), &dir) {
+            notices.note(&line);
+        }
+        let weights: Vec<(String, f64)> = suite
+            .config
+            .weighted_score
+            .as_ref()
+            .map(|w| w.weights.iter().map(|(k, v)| (k.clone(), *v)).collect())
+            .unwrap_or_default();
+        let experiments = weigh(outcome.experiments, &plan.datasets(), &weights);
+        let mut metrics = scorer.metrics();
+        metrics.sort_by_key(|m| !m.primary);
+        let git = crate::history::git::detect(&suite.project_dir);
+        let mut settings = serde_json::json!({
+            "contenders": plan.lineup.contenders.iter().map(|c| &c.info).collect::<Vec<_>>(),
+            "cases": plan.cases.iter().map(|c| c.key()).collect::<Vec<_>>(),
+            "parallelism": plan.parallelism,
+            "concurrency": plan.concurrency,
+            "cassettes": mode.to_string(),
+            // What the flags narrowed or changed; a baseline must have selected the same.
+            "selection": options.selection,
+        });
+        if !options.limits.is_empty() {
+            // The floors this run was gated by, so a report of it later gates it the same.
+            settings["limits"] = serde_json::json!(options.limits);
+        }
+        let stamp =
+            |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        Ok(RunResult {
+            format: SNAPSHOT_FORMAT,
+            run: RunInfo {
+                id,
+                suite: suite.name.clone(),
+                description: suite.config.description.clone(),
+                project: suite.config.project.clone(),
+                suite_fingerprint: suite.fingerprint(),
+                branch: options.branch.or(git.branch),
+                commit: git.commit,
+                command: options.command,
+                mode: mode.to_string(),
+                argv: std::env::args().collect(),
+                started_at: stamp(started_at),
+                finished_at: Some(stamp(chrono::Utc::now())),
+                status: outcome.status.label().into(),
+                settings,
+                metrics,
+                weights,
+                refused: plan.lineup.refused.iter().map(|r| r.to_string()).collect(),
+            },
+            experiments,
+            comparison: None,
+        })
+    }
+}
+
+/// The weighted score is relative to a table: one per dataset. Experiments are moved into
+/// each table and back, not cloned (they hold every case result).
+fn weigh(
+    mut experiments: Vec<ExperimentResult>,
+    datasets: &[String],
+    weights: &[(String, f64)],
+) -> Vec<ExperimentResult> {
+    if weights.is_empty() {
+        return experiments;
+    }
+    let mut slots: Vec<Option<ExperimentResult>> = experiments.drain(..).map(Some).collect();
+    for d in datasets {
+        let idx: Vec<usize> = (0..slots.len())
+            .filter(|&i| slots[i].as_ref().is_some_and(|e| &e.dataset == d))
+            .collect();
+        let mut rows: Vec<ExperimentResult> = idx.iter().filter_map(|&i| slots[i].take()).collect();
+        crate::score::weighted::apply(&mut rows, weights);
+        for (i, r) in idx.into_iter().zip(rows) {
+            slots[i] = Some(r);
+        }
+    }
+    slots.into_iter().flatten().collect()
+}
+
+/// Each file was named as it failed (the first few); this is the count, at the end.
+fn unwritten_warning(unwritten: usize) -> String {
+    let named = if unwritten > crate::cassette::UNWRITTEN_NAMED {
+        format!(
+            "the first {} are named above",
+            crate::cassette::UNWRITTEN_NAMED
+        )
+    } else {
+        "named above".to_string()
+    };
+    let (what, whose) = if unwritten == 1 {
+        ("cassette", "its case is not recorded, but its answer was")
+    } else {
+        (
+            "cassettes",
+            "their cases are not recorded, but their answers were",
+        )
+    };
+    format!(
+        "{unwritten} {what} could not be written ({named}): {whose} scored; make the \
+         cassette folder writable (or free some disk space) and run again to record them"
+    )
+}
+
+/// Reads every API key the run will need; a missing one fails before any call, naming it.
+/// In `auto`, a key that is missing while every cassette exists turns the run into a replay:
+/// a request that no longer matches its recording is then an error, never a keyless call.
+fn resolve_keys(
+    plan: &RunPlan,
+    mode: Mode,
+    suite: &Suite,
+    notices: &dyn Notices,
+) -> Result<(HashMap<String, String>, Mode)> {
+    let mut keys = HashMap::new();
+    let mut mode = mode;
+    let cassette_dir = suite.cassette_dir();
+    let mut told = std::collections::HashSet::new();
+    for c in &plan.lineup.contenders {
+        let Some(var) = c.kind.key_env() else {
+            continue;
+        };
+        let from_env = std::env::var(var).is_ok_and(|v| !v.is_empty());
+        let found = match suite.env(var) {
+            Some(_) if from_env => "found in the environment".to_string(),
+            Some(_) => format!("found in env_files ({})", suite.config.env_files.join(", ")),
+            None => "not set".to_string(),
+        };
+        if told.insert(var) {
+            notices.verbose(&format!("key {var}: {found} (for {})", c.id()));
+        }
+        match suite.env(var) {
+            Some(v) => {
+                check_key_value(suite, var, &v)?;
+                keys.insert(var.to_string(), v);
+            }
+            // A provider with a key but no recordings (typesafe) cannot replay: it needs
+            // its key whatever the mode.
+            None if !c.kind.records() => {
+                return Err(Error::Usage(format!(
+                    "{var} is not set: {} needs it (export {var}=...)",
+                    c.id()
+                )));
+            }
+            None => {
+                let needed = match mode {
+                    Mode::Replay => false,
+                    Mode::Record | Mode::Live => true,
+                    Mode::Auto => plan.cases.iter().any(|case| {
+                        !cassette_dir
+                            .join(cassette_key(c, case).relative_path())
+                            .is_file()
+                    }),
+                };
+                if needed {
+                    return Err(Error::Usage(format!(
+                        "{var} is not set: {} needs it for live calls (export {var}=..., or replay recorded cassettes with --cassettes replay)",
+                        c.id()
+                    )));
+                }
+                if mode == Mode::Auto {
+                    notices.warn(&format!(
+                        "{var} is not set: replaying the recorded cassettes only (a request that no longer matches its recording is an error; set {var} to record it)"
+                    ));
+                    mode = Mode::Replay;
+                    notices.verbose(&format!(
+                        "cassettes: replay ({var} is not set and every case of {} is recorded)",
+                        c.id()
+                    ));
+                }
+            }
+        }
+    }
+    Ok((keys, mode))
+}
+
+/// A key goes into a header: whitespace in it (a trailing newline from `$(cat key)`, a
+/// space pasted with it) is a config error naming the variable, never a call that fails
+/// five times with "failed to parse header value".
+fn check_key_value(suite: &Suite, var: &str, value: &str) -> Result<()> {
+    let Some(bad) = value.chars().find(|c| c.is_whitespace() || c.is_control()) else {
+        return Ok(());
+    };
+    let what = match bad {
+        '\n' | '\r' => "a newline",
+        '\t' => "a tab",
+        ' ' => "a space",
+        _ if bad.is_control() => "a control character",
+        _ => "whitespace",
+    };
+    let place = if value.starts_with(bad) {
+        "at its start"
+    } else if value.ends_with(bad) {
+        "at its end"
+    } else {
+        "inside it"
+    };
+    let from = if std::env::var(var).is_ok_and(|v| !v.is_empty()) {
+        "the environment".to_string()
+    } else {
+        format!("the env_files of {}", suite.display_path)
+    };
+    Err(Error::Config(format!(
+        "{var} (from {from}) has {what} {place}: an API key must not contain whitespace; set it again without it (e.g. export {var}=\"$(tr -d '[:space:]' < keyfile)\")"
+    )))
+}
+
+/// What the run spent and recorded, so a prompt edit never calls a model silently: in
+/// record "wrote 12 cassettes (3 new, 9 changed), 0 unchanged, in DIR: 12 live calls"; in
+/// auto (only when something went live) "recorded 3 new cassettes in DIR: 3 live calls";
+/// in live the calls. Nothing in replay, which calls nothing.
+fn recording_summary(mode: Mode, t: Tally, dir: &str) -> Option<String> {
+    let n = |count: usize, one: &str, many: &str| {
+        format!("{count} {}", if count == 1 { one } else { many })
+    };
+    let calls = n(t.live_calls, "live call", "live calls");
+    match mode {
+        Mode::Replay => None,
+        Mode::Live if t.live_calls == 0 => None,
+        Mode::Live => Some(format!("{calls}; nothing recorded (--cassettes live)")),
+        Mode::Record if t.live_calls == 0 && t.written() + t.unchanged == 0 => Some(
+            "wrote no cassettes: no contender calls a model (fake and mock answer offline)".into(),
+        ),
+        Mode::Record => Some(format!(
+            "wrote {} ({} new, {} changed), {} unchanged, in {dir}: {calls}",
+            n(t.written(), "cassette", "cassettes"),
+            t.new,
+            t.changed,
+            t.unchanged
+        )),
+        Mode::Auto if t.live_calls == 0 => None,
+        Mode::Auto if t.written() + t.unchanged == 0 => {
+            Some(format!("{calls}; no cassette recorded"))
+        }
+        Mode::Auto => {
+            let what = match (t.new, t.changed) {
+                (0, 0) => "nothing new".to_string(),
+                (new, 0) => format!(
+                    "{} new {}",
+                    new,
+                    if new == 1 { "cassette" } else { "cassettes" }
+                ),
+                (0, changed) => format!(
+                    "{changed} changed {}",
+                    if changed == 1 {
+                        "cassette"
+                    } else {
+                        "cassettes"
+                    }
+                ),
+                (new, changed) => format!(
+                    "{} ({new} new, {changed} changed)",
+                    n(new + changed, "cassette", "cassettes")
+                ),
+            };
+            let same = if t.unchanged > 0 {
+                format!(", {} unchanged", t.unchanged)
+            } else {
+                String::new()
+            };
+            Some(format!("recorded {what}{same} in {dir}: {calls}"))
+        }
+    }
+}
+
+/// The cassette transport for this run, with the live client below it.
+fn build_transport(suite: &Suite, mode: Mode, keys: &HashMap<String, String>) -> Result<Transport> {
+    let redact = suite
+        .config
+        .cassettes
+        .redact
+        .iter()
+        .map(|p| {
+            regex::Regex::new(p).map_err(|e| {
+                Error::Config(format!(
+                    "{}: cassettes.redact: bad pattern '{p}': {e}",
+                    suite.display_path
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let timeout =
+        Duration::from_secs_f64(suite.config.defaults.timeout.unwrap_or(120.0).max(0.001));
+    let redirects = std::env::var("EVALS_REDIRECT")
+        .ok()
+        .map(|v| {
+            v.split(',')
+                .filter_map(|pair| {
+                    pair.split_once('=')
+                        .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let max_response_bytes = suite
+        .config
+        .cassettes
+        .max_response_bytes
+        .unwrap_or(crate::cassette::DEFAULT_MAX_RESPONSE_BYTES);
+    let live = LiveClient::new(timeout, redirects)
+        .map_err(|e| Error::Failed(e.to_string()))?
+        .with_max_response_bytes(max_response_bytes);
+    // Keys named by the suite but not needed by this run are still scrubbed if set.
+    let mut secrets = suite.secret_values();
+    // And every other secret in play (GITHUB_TOKEN, another provider's key, env_files).
+    secrets.extend(crate::secrets::known());
+    for v in keys.values() {
+        if !secrets.contains(v) {
+            secrets.push(v.clone());
+        }
+    }
+    Ok(Transport::new(
+        mode,
+        CassetteOptions {
+            // Relative to the working directory when inside it, so messages stay short.
+            dir: {
+                let d = suite.cassette_dir();
+                d.strip_prefix(&suite.cwd)
+                    .map(|p| p.to_path_buf())
+                    .unwrap_or(d)
+            },
+            ignore_fields: suite.config.cassettes.ignore_fields.clone(),
+            redact,
+            secrets,
+            max_response_bytes,
+        },
+        Arc::new(super::Scheduled::new(
+            Arc::new(live),
+            super::retry::RetryPolicy::from_env(),
+        )),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Report, terminal::Terminal};
+    use crate::results::{MetricDef, Reply, Score};
+    use crate::suite::Case;
+
+    /// 1 when the raw reply is one line; `primary` as asked.
+    struct OneLine {
+        name: &'static str,
+        primary: bool,
+    }
+
+    impl Scorer for OneLine {
+        fn metrics(&self) -> Vec<MetricDef> {
+            vec![MetricDef {
+                name: self.name.into(),
+                description: "the reply is one line".into(),
+                primary: self.primary,
+                higher_is_better: true,
+            }]
+        }
+
+        fn score(&self, _case: &Case, reply: &Reply) -> Score {
+            let one_line = !reply.raw.as_deref().unwrap_or("").contains('\n');
+            let value = if one_line { 1.0 } else { 0.0 };
+            Score {
+                value,
+                metrics: [(self.name.to_string(), Some(value))].into(),
+                diagnostics: vec![],
+                passed: None,
+            }
+        }
+
+        fn verify(&self, _case: &Case) -> Vec<String> {
+            vec![]
+        }
+
+        fn summary(&self, _case: &Case) -> String {
+            "one line".into()
+        }
+    }
+
+    fn toy() -> Suite {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        Suite::load(&root.join("fixtures/toy/evals/.llm-evals.config.yml"), root).unwrap()
+    }
+
+    fn with(scorer: ScorerChoice) -> RunOptions {
+        RunOptions {
+            scorer,
+            ..RunOptions::default()
+        }
+    }
+
+    /// echo answers the compact JSON of the input, parrot pretty-prints it.
+    fn one_line(name: &'static str, primary: bool) -> Arc<dyn Scorer> {
+        Arc::new(OneLine { name, primary })
+    }
+
+    #[test]
+    fn an_added_scorers_metric_is_in_the_run_result_and_the_leaderboard() {
+        let run = evaluate(&toy(), with(ScorerChoice::Add(one_line("one_line", true)))).unwrap();
+        assert_eq!(run.run.status, "completed");
+        assert_eq!(run.run.mode, "replay");
+        assert_eq!(run.total_errors(), 0);
+        // The config's primary still ranks; the added metric joins as a secondary one.
+        let names: Vec<(&str, bool)> = run
+            .run
+            .metrics
+            .iter()
+            .map(|m| (m.name.as_str(), m.primary))
+            .collect();
+        assert_eq!(names[0], ("field_accuracy", true));
+        assert!(names.contains(&("one_line", false)), "{names:?}");
+        // 2 fakes × 2 datasets, every case scored by both scorers.
+        assert_eq!(run.experiments.len(), 4);
+        for e in &run.experiments {
+            assert_eq!(e.cases_total, 4, "{}", e.contender.id);
+            for c in &e.cases {
+                assert!(
+                    c.metrics.contains_key("one_line"),
+                    "{}: {:?}",
+                    c.case,
+                    c.metrics
+                );
+                assert!(c.metrics.contains_key("field_accuracy"));
+            }
+            let want = if e.contender.id == "fake/echo" {
+                1.0
+            } else {
+                0.0
+            };
+            assert_eq!(e.means.get("one_line").copied().flatten(), Some(want));
+        }
+        // Assembled as the CLI assembles it: the weighted score is there too.
+        assert!(run.experiments.iter().all(|e| e.wscore.is_some()));
+        let board = Terminal {
+            color: false,
+            breakdown: false,
+            totals: Default::default(),
+            width: None,
+        }
+        .render(&run);
+        let header = board
+            .lines()
+            .find(|l| l.contains("field_accuracy"))
+            .unwrap();
+        assert!(header.contains("one_line"), "{board}");
+        assert!(board.contains("the reply is one line"), "{board}");
+    }
+
+    #[test]
+    fn a_replacing_scorer_is_the_only_scorer_and_the_config_must_name_its_metrics() {
+        let mut suite = toy();
+        // The toy's thresholds and weights name the fields scorer's metrics: refused.
+        let err = evaluate(
+            &suite,
+            with(ScorerChoice::Replace(one_line("one_line", true))),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            err.contains("minimum_scores: unknown metric 'field_accuracy'"),
+            "{err}"
+        );
+        suite.config.minimum_scores.clear();
+        suite.config.weighted_score = None;
+        let run = evaluate(
+            &suite,
+            with(ScorerChoice::Replace(one_line("one_line", true))),
+        )
+        .unwrap();
+        let names: Vec<&str> = run.run.metrics.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["one_line"]);
+        assert!(run.run.metrics[0].primary);
+        let echo = run
+            .experiments
+            .iter()
+            .find(|e| e.contender.id == "fake/echo")
+            .unwrap();
+        assert_eq!(echo.score, Some(1.0));
+    }
+
+    #[test]
+    fn a_custom_scorer_must_name_one_primary_and_no_metric_of_the_config() {
+        let suite = toy();
+        let err =
+            crate::score::build_with(&suite, &ScorerChoice::Replace(one_line("one_line", false)))
+                .err()
+                .unwrap()
+                .to_string();
+        assert!(err.contains("0 primary metrics"), "{err}");
+        let err = crate::score::build_with(&suite, &ScorerChoice::Add(one_line("exact", false)))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("the metric 'exact'"), "{err}");
+    }
+}
