@@ -166,6 +166,27 @@ fn one() -> f64 {
 }
 
 impl CaseResult {
+    /// Scrubs every text the reply and the scorer put here (output, raw text, errors,
+    /// diagnostics) of known secrets, in place: done once when the case finishes, before any
+    /// renderer escapes it for HTML or Markdown (where the escaped form would not match).
+    pub fn scrub_secrets(&mut self) {
+        use std::borrow::Cow;
+        for text in [&mut self.error, &mut self.reply_error, &mut self.raw]
+            .into_iter()
+            .flatten()
+        {
+            if let Cow::Owned(clean) = crate::secrets::scrub(text) {
+                *text = clean;
+            }
+        }
+        if let Some(output) = &mut self.output {
+            crate::secrets::scrub_json(output);
+        }
+        if !self.diagnostics.is_empty() {
+            crate::secrets::scrub_model(&mut self.diagnostics);
+        }
+    }
+
     /// What the model said when its reply was unusable (not JSON, refused, empty): its raw
     /// text, or the output when the raw text was not kept. `None` for a usable reply or
     /// an errored case (no reply at all).

@@ -298,7 +298,7 @@ pub async fn run_case(
     // scrubbed here, once, before any sink or renderer sees it: an HTML or Markdown escape
     // of a secret would no longer match at the way out.
     let mut result = run_case_unscrubbed(contender, case, suite, ctx, exec).await;
-    crate::secrets::scrub_model(&mut result);
+    result.scrub_secrets();
     result
 }
 
