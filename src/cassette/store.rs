@@ -212,7 +212,9 @@ pub(crate) fn write(
             Written::Changed
         }
     };
-    crate::error::write_atomic(path, text.as_bytes()).map_err(|e| {
+    // The scan above is the guard (its redactor knows every secret the egress scrubber
+    // does, and the pattern table): the text is written as scanned, not scrubbed again.
+    crate::error::write_atomic_verbatim(path, text.as_bytes()).map_err(|e| {
         let why = match e {
             // The file itself is named first; a folder that could not be made, after it.
             crate::error::Error::Io { path: p, source } if p != path => {

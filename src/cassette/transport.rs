@@ -526,7 +526,7 @@ impl Session {
                     .send(req, &self.meta.route, accept)
                     .await
                     .map_err(|e| self.scrub_error(e))?;
-                response.body = self.redactor.scrub_value(&response.body);
+                self.redactor.scrub_in_place(&mut response.body);
                 Ok(response)
             }
             Mode::Record => self.fetch(req, accept).await,
@@ -655,7 +655,7 @@ impl Session {
         // must not reach the results or the history through the recording run either).
         response.latency = Duration::from_millis(latency_ms);
         let usage = RecordedUsage::from_body(&response.body);
-        response.body = self.redactor.scrub_value(&response.body);
+        self.redactor.scrub_in_place(&mut response.body);
         if !(200..300).contains(&response.status)
             || matches!(accept(&response), Verdict::Failure { .. })
         {

@@ -158,7 +158,8 @@ impl History {
     pub fn insert(&mut self, run: &RunResult) -> Result<()> {
         let path = self.path.clone();
         let e = |e: rusqlite::Error| sql_err(&path, e);
-        // Every text column passes through the egress scrubber: no row holds a secret.
+        // The run's own text passes through the egress scrubber here; each case result was
+        // scrubbed when it finished (`CaseResult::scrub_secrets`), so its columns are clean.
         use crate::secrets::scrub;
         let snapshot = serde_json::to_string(run).map_err(|err| {
             Error::Failed(format!("could not serialize run {}: {err}", run.run.id))
@@ -204,8 +205,8 @@ impl History {
                 let experiment_id = experiment
                     .insert(params![
                         r.id,
-                        scrub(&x.contender.key()),
-                        scrub(&x.dataset),
+                        x.contender.key(),
+                        x.dataset,
                         x.score,
                         x.cases_total as i64,
                         x.errors as i64,
@@ -217,17 +218,15 @@ impl History {
                     let case_id = case_result
                         .insert(params![
                             experiment_id,
-                            scrub(&c.case),
+                            c.case,
                             c.fingerprint,
                             c.score,
                             c.passed,
-                            c.error.as_deref().map(scrub)
+                            c.error
                         ])
                         .map_err(e)?;
                     for (name, value) in &c.metrics {
-                        metric
-                            .execute(params![case_id, scrub(name), value])
-                            .map_err(e)?;
+                        metric.execute(params![case_id, name, value]).map_err(e)?;
                     }
                 }
             }
