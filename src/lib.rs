@@ -23,3 +23,4 @@ pub mod score;
 pub mod secrets;
 pub mod suggest;
 pub mod suite;
+mod text;

@@ -243,7 +243,7 @@ fn short(value: &Value) -> String {
 }
 
 /// `text` cut to `max_chars`, scrubbed first (a key across the cut would keep its first half).
-fn truncate(text: &str, max_chars: usize) -> String {
+pub(crate) fn truncate(text: &str, max_chars: usize) -> String {
     let text = &*crate::secrets::scrub(text);
     match text.char_indices().nth(max_chars) {
         Some((cut, _)) => format!("{}…", &text[..cut]),

@@ -16,7 +16,7 @@
 mod fingerprint;
 mod format;
 mod http;
-mod matcher;
+pub(crate) mod matcher;
 pub(crate) mod redact;
 mod store;
 mod transport;

@@ -182,13 +182,8 @@ fn refuse_unless_every_case_found(suite: &Suite) -> Result<()> {
         return Ok(());
     }
     Err(crate::error::Error::Config(format!(
-        "refusing to prune: case discovery reported {} {}, so a recording could look unused while its case exists:\n  {}\nfix them (run `evals verify` to list every problem) and prune again",
-        problems.len(),
-        if problems.len() == 1 {
-            "problem"
-        } else {
-            "problems"
-        },
+        "refusing to prune: case discovery reported {}, so a recording could look unused while its case exists:\n  {}\nfix them (run `evals verify` to list every problem) and prune again",
+        crate::text::plural(problems.len(), "problem", "problems"),
         problems.join("\n  ")
     )))
 }
@@ -243,16 +238,14 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
     let hidden = discovery_problems(suite);
     if !unused.is_empty() && !hidden.is_empty() {
         out.note(&format!(
-            "case discovery reported {} {} (run `evals verify` to list them): an unused recording may belong to a case it could not find",
-            hidden.len(),
-            if hidden.len() == 1 { "problem" } else { "problems" }
+            "case discovery reported {} (run `evals verify` to list them): an unused recording may belong to a case it could not find",
+            crate::text::plural(hidden.len(), "problem", "problems")
         ));
     }
     if !partial.is_empty() {
         out.note(&format!(
-            "{} partial {} left by an interrupted write: run `evals cassettes prune`",
-            partial.len(),
-            if partial.len() == 1 { "file" } else { "files" }
+            "{} left by an interrupted write: run `evals cassettes prune`",
+            crate::text::plural(partial.len(), "partial file", "partial files")
         ));
     }
     if missing + stale > 0 {

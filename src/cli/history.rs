@@ -161,7 +161,7 @@ pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
             let why = if a.run.is_none() {
                 "report without RUN reports the latest run of this suite, and there is no suite here; name a run from `evals history` or a snapshot file"
             } else if target == Target::Stamped {
-                "-o without a file writes under the suite's results.destination, and there is no suite here; give -o FILE"
+                super::target::STAMPED_NEEDS_A_SUITE
             } else {
                 "the history is the suite's .evals/history.sqlite3; pass --history PATH, or run where the suite is"
             };
@@ -242,7 +242,7 @@ pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
     let passed = run.comparison.as_ref().is_none_or(|c| c.verdict.passed);
     if !gate {
         if a.baseline.is_some() && !passed {
-            let line = crate::report::markdown::verdict_line(&run).replace("**", "");
+            let line = crate::report::markdown::verdict_text(&run);
             out.note(&format!("{line}; add --fail-on-regression to exit 1 on it"));
         }
         return Ok(exit::OK);

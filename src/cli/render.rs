@@ -32,9 +32,7 @@ pub fn run(g: &Global, a: &RenderArgs, out: &Out) -> Result<i32> {
         Target::File(p) => Some(p),
         Target::Stamped => {
             let suite = super::load_suite(g, out).map_err(|e| {
-                Error::Usage(format!(
-                    "{e}\n-o without a file writes under the suite's results.destination, and there is no suite here; give -o FILE"
-                ))
+                Error::Usage(format!("{e}\n{}", super::target::STAMPED_NEEDS_A_SUITE))
             })?;
             Some(super::target::stamped(
                 &suite,

@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 use crate::results::RunResult;
 use crate::suite::Suite;
 
+/// Why `-o` with no file cannot be used outside a suite.
+pub(super) const STAMPED_NEEDS_A_SUITE: &str = "-o without a file writes under the suite's results.destination, and there is no suite here; give -o FILE";
+
 /// `-o`, as clap reads it: absent, given alone, or given a file.
 pub type OutputFlag = Option<Option<PathBuf>>;
 

@@ -116,7 +116,8 @@ pub fn resolve_or_first(
         && h.find(reference)?.is_none()
         && let Err(miss) = latest_on_branch(reference, run, h, history_path)?
     {
-        return Ok(Found::First(miss.first_note(reference)));
+        let complete = run.run.status == "completed";
+        return Ok(Found::First(miss.first_note(reference, complete)));
     }
     resolve(reference, run, history, history_path).map(|b| Found::Baseline(Box::new(b)))
 }
@@ -160,8 +161,14 @@ impl Miss {
         }
     }
 
-    /// The note of the first check on `reference` itself.
-    fn first_note(&self, reference: &str) -> String {
+    /// The note of the first check on `reference` itself; a run that stopped early is no
+    /// baseline (only completed runs are), so its note says the next complete one will be.
+    fn first_note(&self, reference: &str, complete: bool) -> String {
+        if !complete {
+            return format!(
+                "no earlier run of {reference}: this run stopped early, so it is no baseline; the next complete check on {reference} will be the first"
+            );
+        }
         match self {
             Miss::NoRun => {
                 format!("no earlier run of {reference}: this run is the first baseline")

@@ -237,13 +237,7 @@ fn excerpt(v: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    // Scrubbed before it is cut: a key across the cut would keep its first half.
-    let s = crate::secrets::scrub(&s).into_owned();
-    let mut out: String = s.chars().take(200).collect();
-    if s.chars().count() > 200 {
-        out.push('…');
-    }
-    out
+    crate::cassette::matcher::truncate(&s, 200)
 }
 
 /// A request an exec adapter sent to the gateway, made the contender's: its model, and its

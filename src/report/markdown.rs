@@ -176,9 +176,7 @@ fn cell(md: &str) -> String {
     md.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
+use crate::text::plural;
 
 /// `**evals check: 2 regressions, 1 error** in tax-intake (main → feature-x)`.
 pub fn verdict_line(run: &RunResult) -> String {

@@ -186,7 +186,7 @@ pub fn who(g: &MissGroup) -> String {
     }
     counts
         .iter()
-        .map(|(l, n)| format!("{l} ({n} {})", if *n == 1 { "case" } else { "cases" }))
+        .map(|(l, n)| format!("{l} ({})", crate::text::plural(*n, "case", "cases")))
         .collect::<Vec<_>>()
         .join(", ")
 }

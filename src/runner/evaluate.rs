@@ -482,9 +482,7 @@ fn check_key_value(suite: &Suite, var: &str, value: &str) -> Result<()> {
 /// auto (only when something went live) "recorded 3 new cassettes in DIR: 3 live calls";
 /// in live the calls. Nothing in replay, which calls nothing.
 fn recording_summary(mode: Mode, t: Tally, dir: &str) -> Option<String> {
-    let n = |count: usize, one: &str, many: &str| {
-        format!("{count} {}", if count == 1 { one } else { many })
-    };
+    let n = crate::text::plural;
     let calls = n(t.live_calls, "live call", "live calls");
     match mode {
         Mode::Replay => None,
@@ -507,19 +505,8 @@ fn recording_summary(mode: Mode, t: Tally, dir: &str) -> Option<String> {
         Mode::Auto => {
             let what = match (t.new, t.changed) {
                 (0, 0) => "nothing new".to_string(),
-                (new, 0) => format!(
-                    "{} new {}",
-                    new,
-                    if new == 1 { "cassette" } else { "cassettes" }
-                ),
-                (0, changed) => format!(
-                    "{changed} changed {}",
-                    if changed == 1 {
-                        "cassette"
-                    } else {
-                        "cassettes"
-                    }
-                ),
+                (new, 0) => n(new, "new cassette", "new cassettes"),
+                (0, changed) => n(changed, "changed cassette", "changed cassettes"),
                 (new, changed) => format!(
                     "{} ({new} new, {changed} changed)",
                     n(new + changed, "cassette", "cassettes")
@@ -572,15 +559,11 @@ fn build_transport(suite: &Suite, mode: Mode, keys: &HashMap<String, String>) ->
     let live = LiveClient::new(timeout, redirects)
         .map_err(|e| Error::Failed(e.to_string()))?
         .with_max_response_bytes(max_response_bytes);
-    // Keys named by the suite but not needed by this run are still scrubbed if set.
+    // The suite's keys (needed by this run or not) and every other secret in play
+    // (GITHUB_TOKEN, another provider's key, env_files); the redactor drops duplicates.
     let mut secrets = suite.secret_values();
-    // And every other secret in play (GITHUB_TOKEN, another provider's key, env_files).
     secrets.extend(crate::secrets::known());
-    for v in keys.values() {
-        if !secrets.contains(v) {
-            secrets.push(v.clone());
-        }
-    }
+    secrets.extend(keys.values().cloned());
     Ok(Transport::new(
         mode,
         CassetteOptions {

@@ -394,14 +394,6 @@ fn excerpt(text: &str) -> Value {
     }
 }
 
-fn plural(n: usize, one: &str) -> String {
-    if n == 1 {
-        format!("{n} {one}")
-    } else {
-        format!("{n} {one}s")
-    }
-}
-
 impl Scorer for AssertionsScorer {
     fn metrics(&self) -> Vec<MetricDef> {
         vec![
@@ -440,7 +432,10 @@ impl Scorer for AssertionsScorer {
                 got: Value::String(if checks.is_empty() {
                     error.clone()
                 } else {
-                    format!("{error} (all {} failed)", plural(checks.len(), "assertion"))
+                    format!(
+                        "{error} (all {} failed)",
+                        crate::text::plural(checks.len(), "assertion", "assertions")
+                    )
                 }),
                 outcome: "failed".to_string(),
             });
@@ -503,7 +498,7 @@ impl Scorer for AssertionsScorer {
     fn summary(&self, case: &Case) -> String {
         match self.parse(&self.merged(case)).0.len() {
             0 => "none: a reply passes".to_string(),
-            n => plural(n, "assertion"),
+            n => crate::text::plural(n, "assertion", "assertions"),
         }
     }
 }
