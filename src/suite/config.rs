@@ -44,20 +44,35 @@ pub const REQUEST_TYPES: &[&str] = &["prompt", "typesafe"];
 /// The parsed config file.
 #[derive(Debug, Clone, Default)]
 pub struct Config {
+    /// The suite's name (`suite:`), kept with every run; the folder name when absent.
     pub suite: Option<String>,
+    /// One line about the suite, shown in reports.
     pub description: Option<String>,
+    /// The tracker project name (`project:`), kept with the run.
     pub project: Option<String>,
+    /// `version:`: bump it when scoring changes (it is part of the suite fingerprint).
     pub version: Option<Value>,
+    /// `request_types:` (required): what the adapter sends (`prompt`, `typesafe`).
     pub request_types: Option<Vec<String>>,
+    /// `adapter:`: what the model sees (the prompt adapter when absent).
     pub adapter: Option<AdapterConfig>,
+    /// `scorer:`: one scorer or a list of them.
     pub scorer: Option<OneOrMany<ScorerConfig>>,
+    /// `minimum_scores:`: metric → the least a contender must reach to pass.
     pub minimum_scores: BTreeMap<String, f64>,
+    /// `defaults:`: settings every contender starts from.
     pub defaults: Defaults,
+    /// `results:`: where snapshots go and what is shown.
     pub results: ResultsConfig,
+    /// `cassettes:`: where recordings live and what the fingerprint leaves out.
     pub cassettes: CassettesConfig,
+    /// `pricing:`: dollars per million tokens by model, for providers that report no cost.
     pub pricing: IndexMap<String, Pricing>,
+    /// `weighted_score:`: the weights of the weighted-score column.
     pub weighted_score: Option<WeightedScore>,
+    /// `errors:`: when a run stops early.
     pub errors: ErrorsConfig,
+    /// `env_files:`: `KEY=VALUE` files read for keys (never over the environment).
     pub env_files: Vec<String>,
     /// Provider sections in file order.
     pub providers: IndexMap<String, ProviderSection>,
@@ -69,16 +84,21 @@ pub struct Config {
 pub enum AdapterConfig {
     /// Built-in: render `system`/`user` templates (files beside the config or inline text).
     Prompt {
+        /// The system template: a file beside the config or inline text.
         #[serde(default)]
         system: Option<String>,
+        /// The user template: a file beside the config or inline text.
         #[serde(default)]
         user: Option<String>,
+        /// Ask for a JSON object and parse the reply as JSON.
         #[serde(default)]
         json: bool,
     },
     /// Your own program, speaking JSON lines on stdin/stdout.
     Exec {
+        /// The worker's argv (never a shell string).
         command: Vec<String>,
+        /// Variables set for the workers (secret-named values are scrubbed from all output).
         #[serde(default)]
         env: BTreeMap<String, String>,
         /// Variables copied from evals' environment into the workers' (which otherwise get
@@ -101,16 +121,20 @@ pub const GATEWAY_VARS: &[&str] = &["OPENAI_BASE_URL", "EVALS_BASE_URL", "OPENAI
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ScorerConfig {
+    /// Field-by-field comparison of a JSON reply against the case's `expected`.
     Fields {
         /// Inline, or a path to a JSON/YAML file beside the config.
         schema: SchemaSource,
     },
+    /// Assertions (`equals`, `contains`, `regex`, `json_schema`, ...) on the reply.
     Assertions {
         /// Assertions applied to every case (a case's `expect` adds to and overrides them).
         #[serde(default)]
         expect: Option<Value>,
     },
+    /// Your own scoring program.
     Exec {
+        /// The scorer's argv.
         command: Vec<String>,
     },
 }
@@ -291,8 +315,11 @@ impl<'de> Deserialize<'de> for Temperature {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Defaults {
+    /// Reasoning effort(s); a list makes one contender per value.
     pub effort: Option<OneOrMany<Effort>>,
+    /// Temperature(s); a list makes one contender per value.
     pub temperature: Option<OneOrMany<Temperature>>,
+    /// The most tokens a reply may have.
     pub max_tokens: Option<u32>,
     /// Cases in flight per experiment (`-p`).
     pub parallelism: Option<usize>,
@@ -304,9 +331,13 @@ pub struct Defaults {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResultsConfig {
+    /// Save a JSON snapshot of every run (default yes).
     pub autosave: Option<bool>,
+    /// The folder snapshots and stamped reports go to.
     pub destination: Option<String>,
+    /// Refused with a clear error: evals writes no temporary JSON.
     pub temp_dir: Option<String>,
+    /// What `compare` shows when it ends.
     pub display: Option<Display>,
 }
 
@@ -323,9 +354,12 @@ pub enum Display {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CassettesConfig {
+    /// The cassette folder, relative to the config (default `cassettes`).
     pub dir: Option<String>,
+    /// Request body fields left out of the fingerprint (dotted paths).
     #[serde(default)]
     pub ignore_fields: Vec<String>,
+    /// Regexes whose matches are replaced in a cassette before it is written.
     #[serde(default)]
     pub redact: Vec<String>,
     /// The largest response body a call may return, live or replayed (default 8 MiB): a
@@ -338,26 +372,32 @@ pub struct CassettesConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pricing {
+    /// Dollars per million prompt tokens.
     pub input: f64,
+    /// Dollars per million completion tokens.
     pub output: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WeightedScore {
+    /// Metric (or `latency`, `cost`, `time`, `errors`) → its weight, in config order.
     pub weights: IndexMap<String, f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ErrorsConfig {
+    /// Stop starting calls once this many have failed.
     pub abort_after: Option<AbortAfter>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct AbortAfter {
+    /// Failed calls (an error or an unusable reply) that stop the run.
     pub total: usize,
+    /// And, if given, this percentage of the finished calls.
     pub percent: Option<f64>,
 }
 
@@ -365,7 +405,9 @@ pub struct AbortAfter {
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimit {
+    /// Calls that may start at once.
     pub burst: u32,
+    /// Calls per minute after the burst, evenly spaced.
     pub per_minute: u32,
 }
 
@@ -374,17 +416,24 @@ pub struct RateLimit {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSection {
+    /// The OpenAI-compatible endpoint (`https://host/v1`).
     pub base_url: Option<String>,
+    /// The variable holding the key (default per provider).
     pub api_key_env: Option<String>,
+    /// The section's rate limit, shared by its models.
     pub rate_limit: Option<RateLimit>,
+    /// OpenRouter's vendors (`openai:`, `anthropic:`), each with its models.
     pub vendors: Option<IndexMap<String, VendorSection>>,
+    /// The section's models.
     pub models: Option<Vec<ModelEntry>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct VendorSection {
+    /// The vendor's rate limit, shared by its models.
     pub rate_limit: Option<RateLimit>,
+    /// The vendor's models.
     #[serde(default)]
     pub models: Vec<ModelEntry>,
 }
@@ -392,10 +441,15 @@ pub struct VendorSection {
 /// `- gpt-4o-mini` or `- model: gpt-4.1-mini, effort: [low, high]`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModelEntry {
+    /// The model name as the provider knows it.
     pub model: String,
+    /// Reasoning effort(s), over `defaults:`.
     pub effort: Option<OneOrMany<Effort>>,
+    /// Temperature(s), over `defaults:`.
     pub temperature: Option<OneOrMany<Temperature>>,
+    /// The most tokens a reply may have, over `defaults:`.
     pub max_tokens: Option<u32>,
+    /// This model's own rate limit.
     pub rate_limit: Option<RateLimit>,
 }
 
