@@ -100,6 +100,13 @@ impl Project {
         std::fs::read_to_string(self.path().join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
     }
 
+    /// The `suite:` line commands print first for a suite at `evals/` with no `suite:` name
+    /// (then named after the project's folder, a temp dir's random name here).
+    pub fn found(&self) -> String {
+        let name = self.path().file_name().unwrap().to_string_lossy();
+        format!("suite: {name} (evals/.llm-evals.config.yml)\n")
+    }
+
     /// An `evals` invocation with this project as cwd.
     pub fn evals(&self, args: &[&str]) -> Run {
         Run::new(self.path(), args)
