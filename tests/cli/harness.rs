@@ -147,6 +147,12 @@ impl Run {
         self
     }
 
+    /// One more argument.
+    pub fn arg(mut self, arg: &str) -> Self {
+        self.cmd.arg(arg);
+        self
+    }
+
     pub fn cwd(mut self, dir: impl AsRef<Path>) -> Self {
         self.cmd.current_dir(dir);
         self

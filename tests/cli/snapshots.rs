@@ -36,7 +36,7 @@ fn filters() -> Vec<(&'static str, &'static str)> {
 
 /// The filters for the gate's git repository: a commit hash, full (JSON) or short (tables,
 /// Markdown: 7 hex digits after `@ ` or alone in a table cell).
-fn git_filters() -> Vec<(&'static str, &'static str)> {
+pub(crate) fn git_filters() -> Vec<(&'static str, &'static str)> {
     let mut f = filters();
     f.extend([
         (r#""commit": "[0-9a-f]{40}""#, r#""commit": "[commit]""#),
@@ -55,7 +55,7 @@ fn git_filters() -> Vec<(&'static str, &'static str)> {
 
 /// Sets every recorded call's latency to 100 ms: the replayed latencies, times and p95s
 /// are then the same on every machine (a live call's latency never is).
-fn pin_latencies(g: &Gate) {
+pub(crate) fn pin_latencies(g: &Gate) {
     for file in crate::harness::files_under(&g.path().join("evals/cassettes")) {
         let text = std::fs::read_to_string(&file).unwrap();
         let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -229,21 +229,6 @@ fn gate_with_a_regression() -> Gate {
     pin_latencies(&g);
     g.commit("pinned latencies");
     g
-}
-
-/// `check` on a branch that regressed: stdout and stderr (its Markdown and JUnit files are
-/// `gate::check_markdown_and_junit_snapshots`).
-#[test]
-fn check_on_a_regressed_branch() {
-    let g = gate_with_a_regression();
-    let d = g
-        .evals(&["check", "--baseline", "main", "--diff", "pr.diff"])
-        .code(1);
-    insta::with_settings!({filters => git_filters()}, {
-        insta::assert_snapshot!("check_regressed_stdout", d.stdout);
-        insta::assert_snapshot!("check_regressed_stderr", d.stderr);
-        insta::assert_snapshot!("check_regressed_diff_file", g.read("pr.diff"));
-    });
 }
 
 /// `history` (table and JSON) after main's record and check and a feature branch's.
