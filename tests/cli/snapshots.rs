@@ -282,3 +282,55 @@ fn report_between_two_stored_runs() {
         ".comparison.baseline.started_at" => "[timestamp]",
     });
 }
+
+/// `evals report` of a branch that improved on main: a case answered better, a new case,
+/// and one unchanged, in Markdown and JUnit (the sections a regression never shows).
+#[test]
+fn report_of_an_improved_branch_with_a_new_case() {
+    use crate::mock::{chat, post};
+    use wiremock::matchers::body_string_contains;
+
+    let g = Gate::new();
+    g.answers(1); // main gets one field of `slips` wrong, still above its threshold
+    g.evals(&["record"]).ok();
+    pin_latencies(&g);
+    g.commit("cassettes");
+    g.evals(&["check"]).ok();
+
+    g.git(&["checkout", "-q", "-b", "feature"]);
+    g.answers(0);
+    g.server.mount(
+        post("/v1/chat/completions")
+            .and(body_string_contains("Case fresh."))
+            .respond_with(chat(
+                &serde_json::json!({"a": "alpha", "b": "bravo", "c": "charlie", "d": "delta", "e": "zulu"})
+                    .to_string(),
+                serde_json::json!({"prompt_tokens": 12, "completion_tokens": 20}),
+            )),
+    );
+    g.p.write(
+        "evals/datasets/d/cases.jsonl",
+        &format!(
+            "{}{}{}",
+            case_line("steady"),
+            case_line("slips"),
+            case_line("fresh")
+        ),
+    );
+    g.evals(&["record"]).ok();
+    pin_latencies(&g);
+    g.commit("better answers, a new case");
+    g.evals(&["check", "--baseline", "main"]).ok();
+
+    let md = g
+        .evals(&["report", "--baseline", "main", "--format", "md"])
+        .ok();
+    let junit = g
+        .evals(&["report", "--baseline", "main", "--format", "junit"])
+        .ok();
+    insta::with_settings!({filters => git_filters()}, {
+        insta::assert_snapshot!("report_improved_md_stdout", md.stdout);
+        insta::assert_snapshot!("report_improved_md_stderr", md.stderr);
+        insta::assert_snapshot!("report_improved_junit_stdout", junit.stdout);
+    });
+}
