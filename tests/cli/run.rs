@@ -263,11 +263,14 @@ fn a_case_failing_an_assertion_fails_even_without_thresholds() {
             ),
         );
     // `run` gates like `check`: a failed case is a failed threshold, exit 1.
-    let d = p
-        .evals(&["run", "--no-autosave", "--format", "json", "-o", "out.json"])
-        .code(1);
-    d.stderr_has("wrote out.json");
-    d.stderr_has("fake/echo · d · js: fails its thresholds (1 assertion(s) failed)");
+    p.evals(&["run", "--no-autosave", "--format", "json", "-o", "out.json"])
+        .exact()
+        .code(1)
+        .redact_run_ids()
+        .stderr_is(&format!(
+            "{}{STORED}wrote out.json\nerror: thresholds failed:\n  fake/echo · d · js: fails its thresholds (1 assertion(s) failed)\n",
+            p.found()
+        ));
     let run: serde_json::Value = serde_json::from_str(&p.read("out.json")).unwrap();
     let cases = &run["experiments"][0]["cases"];
     assert_eq!(cases[0]["case"], "js");
@@ -276,6 +279,10 @@ fn a_case_failing_an_assertion_fails_even_without_thresholds() {
     assert_eq!(cases[1]["passed"], true);
     let check = p.evals(&["check", "--no-autosave"]).code(1);
     check.stderr_has("js: fails its thresholds (1 assertion(s) failed)");
+    check.stderr_has(&format!(
+        "error: evals check: 1 failed threshold in {} (this run, no baseline)\n",
+        p.path().file_name().unwrap().to_string_lossy()
+    ));
 }
 
 #[test]
@@ -287,10 +294,12 @@ fn a_case_the_scorer_cannot_judge_refuses_the_run() {
             .join("evals/datasets/colors/cases/clear/001/expected.json"),
     )
     .unwrap();
-    let d = p.evals(&["compare", "--no-autosave"]).code(2);
-    d.stderr_has("evals/datasets/colors/cases/clear/001/expected.json: expected.json is missing");
-    d.stderr_has("fix these first (`evals verify` lists every problem)");
-    assert_eq!(d.stdout, "");
+    p.evals(&["compare", "--no-autosave"])
+        .exact()
+        .code(2)
+        .stderr_is(&format!(
+            "{TOY_FOUND}{TOY_REFUSED}error: evals/datasets/colors/cases/clear/001/expected.json: expected.json is missing\nfix these first (`evals verify` lists every problem)\n"
+        ));
     // The rest of the suite still runs when the broken case is left out.
     p.evals(&["compare", "--no-autosave", "-d", "animals"]).ok();
 
@@ -304,10 +313,13 @@ fn a_case_the_scorer_cannot_judge_refuses_the_run() {
             "evals/datasets/d/cases.jsonl",
             "{\"id\": \"re\", \"input\": \"x\", \"expect\": {\"regex\": \"(abc\"}}\n{\"id\": \"typo\", \"input\": \"x\", \"expect\": {\"containz\": [\"x\"]}}\n",
         );
-    let d = q.evals(&["run", "--no-autosave"]).code(2);
-    d.stderr_has("evals/datasets/d/cases.jsonl:1: ");
-    d.stderr_has("evals/datasets/d/cases.jsonl:2: ");
-    d.stderr_has("did you mean 'contains'?");
+    // Every problem at once; the regex's own complaint is the regex crate's wording.
+    let d = q.evals(&["run", "--no-autosave"]).exact().code(2);
+    d.stderr_has(&format!(
+        "{}error: evals/datasets/d/cases.jsonl:1: regex \"(abc\": invalid regex: ",
+        q.found()
+    ));
+    d.stderr_has("\nevals/datasets/d/cases.jsonl:2: unknown assertion 'containz' (did you mean 'contains'?)\nfix these first (`evals verify` lists every problem)\n");
 }
 
 #[test]
