@@ -601,9 +601,31 @@ pub(crate) mod tests {
     fn a_run_is_never_rewritten() {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut h = History::open(&dir.path().join("h.sqlite3")).expect("open");
-        let r = run("r1", "main", "2026-01-01T00:00:00Z", vec![]);
+        let r = run(
+            "r1",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![case("a", Some(0.5), Some(true))],
+        );
         h.insert(&r).expect("insert");
-        assert!(h.insert(&r).is_err());
+        // Another run under the same id: refused for its id, and nothing of it lands.
+        let other = run(
+            "r1",
+            "feature",
+            "2026-02-02T00:00:00Z",
+            vec![case("b", Some(0.9), Some(true)), case("c", None, None)],
+        );
+        let err = h.insert(&other).expect_err("a second run r1").to_string();
+        assert!(err.contains("UNIQUE constraint failed: runs.id"), "{err}");
+        assert_eq!(h.get("r1").expect("get"), Some(r));
+        let runs = h.list(&RunFilter::default()).expect("list");
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].branch.as_deref(), Some("main"));
+        let cases: i64 = h
+            .conn
+            .query_row("SELECT COUNT(*) FROM case_results", [], |row| row.get(0))
+            .expect("count case rows");
+        assert_eq!(cases, 1, "the refused run's cases are not stored");
     }
 
     #[test]

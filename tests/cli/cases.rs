@@ -1,6 +1,6 @@
 //! `evals cases`: both case layouts, selection, the toy suite's listing.
 
-use crate::harness::{Done, Project, cells, mini_config};
+use crate::harness::{Done, Project, TOY_FOUND, cells, mini_config};
 
 /// The `dataset/case` keys of the table rows, in order.
 fn listed(d: &Done) -> Vec<String> {
@@ -15,7 +15,27 @@ fn listed(d: &Done) -> Vec<String> {
 
 #[test]
 fn toy_suite_lists_eight_cases_and_the_refused_contender() {
-    let d = Project::toy().evals(&["cases"]).ok();
+    let d = Project::toy().evals(&["cases"]).exact().ok();
+    d.stdout_is(concat!(
+        "┌─────────┬───────────┬────────────┬──────────────┬───────┐\n",
+        "│ dataset ┆ case      ┆ difficulty ┆ expects      ┆ words │\n",
+        "╞═════════╪═══════════╪════════════╪══════════════╪═══════╡\n",
+        "│ animals ┆ clear/001 ┆ easy       ┆ 3/4 answered ┆    18 │\n",
+        "│ animals ┆ clear/002 ┆ easy       ┆ 3/4 answered ┆    19 │\n",
+        "│ animals ┆ vague/001 ┆ hard       ┆ 2/4 answered ┆    22 │\n",
+        "│ animals ┆ vague/002 ┆ hard       ┆ 1/4 answered ┆    16 │\n",
+        "│ colors  ┆ clear/001 ┆ easy       ┆ 3/4 answered ┆    18 │\n",
+        "│ colors  ┆ clear/002 ┆ easy       ┆ 3/4 answered ┆    19 │\n",
+        "│ colors  ┆ vague/001 ┆ hard       ┆ 1/4 answered ┆    19 │\n",
+        "│ colors  ┆ vague/002 ┆ hard       ┆ 2/4 answered ┆    24 │\n",
+        "└─────────┴───────────┴────────────┴──────────────┴───────┘\n",
+        "8 cases in 2 datasets\n",
+        "\n",
+        "refused (never scored):\n",
+        "  typesafe/jev-latest refused: needs typesafe; this suite produces prompt\n",
+    ))
+    // The refusal is listed on stdout, so not warned about again.
+    .stderr_is(TOY_FOUND);
     assert_eq!(
         listed(&d),
         [
@@ -54,7 +74,8 @@ fn disk_variants_with_and_without_numbers_and_jsonl_cases() {
                 "\n"
             ),
         );
-    let d = p.evals(&["cases"]).ok();
+    let d = p.evals(&["cases"]).exact().ok();
+    d.stderr_is("suite: layouts (evals/.llm-evals.config.yml)\n");
     assert_eq!(
         listed(&d),
         [
@@ -71,7 +92,9 @@ fn disk_variants_with_and_without_numbers_and_jsonl_cases() {
 #[test]
 fn select_by_dataset_variant_and_case() {
     let p = Project::toy();
-    let d = p.evals(&["cases", "-d", "colors"]).ok();
+    let d = p.evals(&["cases", "-d", "colors"]).exact().ok();
+    d.stderr_is(TOY_FOUND)
+        .stdout_has("\n4 cases in 1 datasets\n");
     assert_eq!(
         listed(&d),
         [
@@ -99,15 +122,22 @@ fn select_by_dataset_variant_and_case() {
 
 #[test]
 fn unknown_dataset_is_a_usage_error_with_a_suggestion() {
-    let d = Project::toy().evals(&["cases", "-d", "animls"]).code(2);
-    d.stderr_has("error: no dataset 'animls' (did you mean 'animals'?)");
-    assert_eq!(d.stdout, "");
+    Project::toy()
+        .evals(&["cases", "-d", "animls"])
+        .exact()
+        .code(2)
+        .stderr_is(&format!(
+            "{TOY_FOUND}error: no dataset 'animls' (did you mean 'animals'?)\n"
+        ));
 }
 
 #[test]
 fn unknown_case_is_a_usage_error() {
     Project::toy()
         .evals(&["cases", "-c", "nope"])
+        .exact()
         .code(2)
-        .stderr_has("error: no case matches '-c nope'");
+        .stderr_is(&format!(
+            "{TOY_FOUND}error: no case matches '-c nope'; run `evals cases` to list them\n"
+        ));
 }

@@ -10,7 +10,7 @@ use serde_json::json;
 use wiremock::ResponseTemplate;
 
 use crate::gate::Gate;
-use crate::harness::{MINI_CASES, MINI_SCHEMA, Project, mini_config};
+use crate::harness::{MINI_CASES, MINI_SCHEMA, Project, STORED, TOY_FOUND, mini_config};
 use crate::mock::{Server, post};
 
 const CONFIG: &str = "evals/.llm-evals.config.yml";
@@ -24,7 +24,15 @@ fn mini(extra: &str) -> Project {
 
 #[test]
 fn exit_0_when_the_run_passes() {
-    mini("").evals(&["run", "--no-autosave"]).code(0);
+    mini("")
+        .evals(&["run", "--no-autosave"])
+        .exact()
+        .code(0)
+        .redact_run_ids()
+        .stdout_has("\ndataset d\n")
+        .stderr_is(&format!(
+            "suite: codes (evals/.llm-evals.config.yml)\n{STORED}"
+        ));
 }
 
 #[test]
@@ -45,8 +53,13 @@ fn exit_1_on_a_failed_threshold() {
             r#"{"id": "wrong", "input": "say {\"answer\": \"y\"}", "expected": {"answer": "x"}}"#,
         )
         .evals(&["run", "--no-autosave"])
+        .exact()
         .code(1)
-        .stderr_has("thresholds failed");
+        .redact_run_ids()
+        .stdout_has("  wrong below threshold: field_accuracy 0.1 < 0.8\n")
+        .stderr_is(&format!(
+            "suite: codes (evals/.llm-evals.config.yml)\n{STORED}error: thresholds failed:\n  fake/echo · d · wrong: fails its thresholds (field_accuracy 0.1 < 0.8)\n"
+        ));
 }
 
 #[test]
@@ -63,8 +76,13 @@ fn exit_1_when_a_case_errors() {
         ),
     );
     p.evals(&["run", "--no-autosave"])
+        .exact()
         .code(1)
-        .stderr_has("1 cases errored");
+        .redact_run_ids()
+        .stdout_has("  hello error: mock/mock: case 'hello' has no mock_response to answer with; add \"mock_response\": \"...\" to it (evals/datasets/examples/dataset.jsonl:3), or run it with another model (-m)\n")
+        .stderr_is(&format!(
+            "suite: forge (evals/.llm-evals.config.yml)\n{STORED}warning: 1 cases errored (no score; see the errors column)\n"
+        ));
 }
 
 #[test]
@@ -86,8 +104,14 @@ fn exit_1_when_errors_abort_after_aborts_the_run() {
         )
         .file("evals/datasets/d/cases.jsonl", &cases);
     p.evals(&["run", "--cassettes", "live", "--no-autosave", "-p", "1"])
+        .exact()
         .code(1)
-        .stderr_has("errors.abort_after: 3 of 3 finished calls failed");
+        .redact_run_ids()
+        .stdout_has("  c2 error: local/m1: HTTP 400: bad model\n")
+        .stderr_is(&format!(
+            "{}error: errors.abort_after: 3 of 3 finished calls failed (100%); stopped starting calls\n3 live calls; nothing recorded (--cassettes live)\n{STORED}warning: 3 cases errored (no score; see the errors column)\nerror: evals run: stopped early (aborted): 7 of 10 cases did not run\n",
+            p.found()
+        ));
     assert_eq!(s.hits(), 3, "the run stopped at the third failure");
 }
 
@@ -100,16 +124,19 @@ fn exit_1_when_verify_finds_a_problem() {
             r#"{"kind": "plant", "name": "dog", "legs": 4, "warm": true}"#,
         )
         .evals(&["verify"])
+        .exact()
         .code(1)
-        .stdout_has("kind: \"plant\" is not one of animal, color");
+        .stdout_is("evals/datasets/animals/cases/dog/expected.json: kind: \"plant\" is not one of animal, color\n")
+        .stderr_is(&format!("{TOY_FOUND}1 problems in 9 cases\n"));
 }
 
 #[test]
 fn exit_2_on_an_unknown_key() {
     mini("defaults: { temprature: 0.1 }\n")
         .evals(&["run", "--no-autosave"])
+        .exact()
         .code(2)
-        .stderr_has("unknown key 'temprature' in defaults");
+        .stderr_is("error: evals/.llm-evals.config.yml:10:13: unknown key 'temprature' in defaults (did you mean 'temperature'?)\n");
 }
 
 #[test]
@@ -133,8 +160,8 @@ fn exit_2_when_the_scorer_schema_file_is_missing() {
 fn exit_2_when_a_prompt_template_is_missing() {
     let p = Project::forge();
     std::fs::remove_file(p.path().join("evals/prompt.txt")).unwrap();
-    p.evals(&["run", "--no-autosave"]).code(2).stderr_has(
-        "evals/.llm-evals.config.yml: adapter.user: template file evals/prompt.txt does not exist: create it, or write the template inline",
+    p.evals(&["run", "--no-autosave"]).exact().code(2).stderr_is(
+        "suite: forge (evals/.llm-evals.config.yml)\nerror: evals/.llm-evals.config.yml: adapter.user: template file evals/prompt.txt does not exist: create it, or write the template inline\n",
     );
 }
 
@@ -150,8 +177,17 @@ fn exit_2_when_there_is_no_usable_baseline() {
 fn exit_2_on_a_bad_flag() {
     mini("")
         .evals(&["run", "--no-such-flag"])
+        .exact()
         .code(2)
-        .stderr_has("unexpected argument '--no-such-flag'");
+        .stderr_is(concat!(
+            "error: unexpected argument '--no-such-flag' found\n",
+            "\n",
+            "  tip: a similar argument exists: '--no-search'\n",
+            "\n",
+            "Usage: evals run --no-search\n",
+            "\n",
+            "For more information, try '--help'.\n",
+        ));
 }
 
 #[test]

@@ -656,12 +656,15 @@ fn a_baseline_never_comes_from_a_later_run_of_the_same_second() {
     );
 }
 
-/// The reports of a real check, with run ids, commits and times redacted.
+/// A real check on a regressed branch, whole: its stdout and stderr and the Markdown, JUnit
+/// and diff files it writes, with run ids, commits and times redacted (the feature's
+/// recorded latencies pinned, so the leaderboard's times are the same on every run).
 #[test]
 fn check_markdown_and_junit_snapshots() {
     let g = Gate::new();
     g.on_main();
     g.feature(2);
+    crate::snapshots::pin_latencies(&g);
     g.p.write(
         "evals/datasets/d/cases.jsonl",
         &format!(
@@ -672,7 +675,7 @@ fn check_markdown_and_junit_snapshots() {
         ),
     );
     g.commit("a case without a cassette");
-    check(&g, "0.02").code(1);
+    let d = check(&g, "0.02").arg("--diff").arg("pr.diff").code(1);
     insta::with_settings!({filters => vec![
         (r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "[run id]"),
         (r"@ `[0-9a-f]{7}`", "@ `[commit]`"),
@@ -680,6 +683,11 @@ fn check_markdown_and_junit_snapshots() {
     ]}, {
         insta::assert_snapshot!("check_markdown", g.read("pr.md"));
         insta::assert_snapshot!("check_junit", g.read("junit.xml"));
+    });
+    insta::with_settings!({filters => crate::snapshots::git_filters()}, {
+        insta::assert_snapshot!("check_stdout", d.stdout);
+        insta::assert_snapshot!("check_stderr", d.stderr);
+        insta::assert_snapshot!("check_diff", g.read("pr.diff"));
     });
 }
 

@@ -1,6 +1,12 @@
 //! A builder for one `evals` invocation in a temp project (after ripgrep's `tests/util.rs`
 //! and just's `tests/test.rs`): write files, set env and cwd, run, assert.
+//!
+//! Assert whole output where it is stable: `stdout_is`/`stderr_is` compare exactly and show a
+//! diff (ripgrep's `eqnice!`), and `Run::exact` makes every stream the test leaves unchecked
+//! have to be empty (just's `Test`, whose stdout and stderr default to `""`), so a stray line
+//! fails. `_has` is for output that is inherently variable.
 
+use std::cell::Cell;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -14,6 +20,16 @@ pub fn toy_dir() -> PathBuf {
 pub fn forge_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/seeds/llmevalforge")
 }
+
+/// The first line of stderr of every command on the toy suite: the suite it found.
+pub const TOY_FOUND: &str = "suite: toy (evals/.llm-evals.config.yml)\n";
+
+/// The toy suite's warning, on stderr, about the contender its lineup refuses.
+pub const TOY_REFUSED: &str =
+    "warning: typesafe/jev-latest refused: needs typesafe; this suite produces prompt\n";
+
+/// What a run says on stderr once it is stored in the project's history (`redact_run_ids`).
+pub const STORED: &str = "stored run [run id] in .evals/history.sqlite3\n";
 
 /// Environment variables a test must not inherit from the machine running it.
 const SCRUBBED: &[&str] = &[
@@ -84,6 +100,13 @@ impl Project {
         std::fs::read_to_string(self.path().join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
     }
 
+    /// The `suite:` line commands print first for a suite at `evals/` with no `suite:` name
+    /// (then named after the project's folder, a temp dir's random name here).
+    pub fn found(&self) -> String {
+        let name = self.path().file_name().unwrap().to_string_lossy();
+        format!("suite: {name} (evals/.llm-evals.config.yml)\n")
+    }
+
     /// An `evals` invocation with this project as cwd.
     pub fn evals(&self, args: &[&str]) -> Run {
         Run::new(self.path(), args)
@@ -92,6 +115,7 @@ impl Project {
 
 pub struct Run {
     cmd: Command,
+    exact: bool,
 }
 
 impl Run {
@@ -108,11 +132,24 @@ impl Run {
         }
         // Retry backoff (1, 2, 4, 8 s) is scaled down so fault tests stay fast.
         cmd.env("EVALS_BACKOFF_SCALE", "0.01");
-        Run { cmd }
+        Run { cmd, exact: false }
+    }
+
+    /// Every output stream the test does not check (`_is`, `_has`) must be empty: checked
+    /// when the `Done` is dropped, so a stray line on either stream fails the test.
+    pub fn exact(mut self) -> Self {
+        self.exact = true;
+        self
     }
 
     pub fn env(mut self, k: &str, v: &str) -> Self {
         self.cmd.env(k, v);
+        self
+    }
+
+    /// One more argument.
+    pub fn arg(mut self, arg: &str) -> Self {
+        self.cmd.arg(arg);
         self
     }
 
@@ -136,7 +173,11 @@ impl Run {
     /// Runs and returns the output, whatever the exit code.
     pub fn output(mut self) -> Done {
         let out: Output = self.cmd.output().expect("spawn evals");
-        Done::from(out)
+        let mut d = Done::from(out);
+        if self.exact {
+            d.unchecked.streams = Some([d.stdout.clone(), d.stderr.clone()]);
+        }
+        d
     }
 
     /// Runs and asserts the exit code.
@@ -181,6 +222,7 @@ pub struct Done {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
+    unchecked: Unchecked,
 }
 
 impl From<Output> for Done {
@@ -189,26 +231,94 @@ impl From<Output> for Done {
             code: out.status.code().expect("exit code"),
             stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
             stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
+            unchecked: Unchecked::default(),
+        }
+    }
+}
+
+const STDOUT: usize = 0;
+const STDERR: usize = 1;
+const STREAMS: [&str; 2] = ["stdout", "stderr"];
+
+/// Under `Run::exact`, the streams as the process wrote them and which ones the test
+/// checked; on drop, an unchecked stream that is not empty fails the test. (Its own copy of
+/// the text, so a test may still move `stdout` out of its `Done`.)
+#[derive(Debug, Default)]
+struct Unchecked {
+    streams: Option<[String; 2]>,
+    checked: [Cell<bool>; 2],
+}
+
+impl Drop for Unchecked {
+    fn drop(&mut self) {
+        // A failing assertion is already unwinding: a second panic would abort the test binary.
+        if std::thread::panicking() {
+            return;
+        }
+        let Some(streams) = &self.streams else {
+            return;
+        };
+        for (i, text) in streams.iter().enumerate() {
+            let name = STREAMS[i];
+            assert!(
+                self.checked[i].get() || text.is_empty(),
+                "{name} was left unchecked and is not empty (check it with {name}_is, or \
+                 {name}_has where it is inherently variable)\n--- {name}\n{text}"
+            );
         }
     }
 }
 
 impl Done {
+    fn check(&self, stream: usize) {
+        self.unchecked.checked[stream].set(true);
+    }
+
+    /// Asserts that stdout is exactly `want`, showing a line diff if not.
+    pub fn stdout_is(&self, want: &str) -> &Self {
+        self.check(STDOUT);
+        same("stdout", want, &self.stdout);
+        self
+    }
+
+    /// Asserts that stderr is exactly `want`, showing a line diff if not.
+    pub fn stderr_is(&self, want: &str) -> &Self {
+        self.check(STDERR);
+        same("stderr", want, &self.stderr);
+        self
+    }
+
+    /// The same output with each run id (a UUIDv7, new every run) written `[run id]`, for
+    /// the `stored run ... in ...` line a run prints.
+    pub fn redact_run_ids(mut self) -> Self {
+        let id =
+            regex::Regex::new(r"\b[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+                .unwrap();
+        self.stdout = id.replace_all(&self.stdout, "[run id]").into_owned();
+        self.stderr = id.replace_all(&self.stderr, "[run id]").into_owned();
+        self
+    }
+
     pub fn stderr_has(&self, s: &str) -> &Self {
+        self.check(STDERR);
         holds("stderr", &self.stderr, s, true);
         self
     }
 
+    /// Asserts that stderr does not hold `s`. Not a check of the stream under `Run::exact`:
+    /// an absence alone would pass on an empty stream.
     pub fn stderr_lacks(&self, s: &str) -> &Self {
         holds("stderr", &self.stderr, s, false);
         self
     }
 
     pub fn stdout_has(&self, s: &str) -> &Self {
+        self.check(STDOUT);
         holds("stdout", &self.stdout, s, true);
         self
     }
 
+    /// Asserts that stdout does not hold `s` (not a check of the stream, as `stderr_lacks`).
     pub fn stdout_lacks(&self, s: &str) -> &Self {
         holds("stdout", &self.stdout, s, false);
         self
@@ -254,6 +364,19 @@ impl Done {
         }
         panic!("no row {key:?} under {col:?}\n--- stdout\n{}", self.stdout)
     }
+}
+
+/// Asserts that the output `stream` is `want`, the failure a unified diff of the lines.
+fn same(stream: &str, want: &str, got: &str) {
+    if want == got {
+        return;
+    }
+    let diff = similar::TextDiff::from_lines(want, got)
+        .unified_diff()
+        .context_radius(3)
+        .header("want", "got")
+        .to_string();
+    panic!("{stream} differs from what the test wants\n{diff}\n--- {stream}\n{got}");
 }
 
 /// Asserts that the output `stream` (`text`) holds `s`, or (`want` false) does not.
@@ -336,4 +459,38 @@ pub fn mini_at(p: Project, prefix: &str, suite: &str) -> Project {
         &mini_config(suite),
     )
     .file(&format!("{prefix}evals/datasets/d/cases.jsonl"), MINI_CASES)
+}
+
+#[test]
+#[should_panic(expected = "stderr was left unchecked and is not empty")]
+fn exact_fails_on_output_the_test_left_unchecked() {
+    // `cases` says which suite it found on stderr; checking stdout alone is not enough.
+    let d = Project::toy().evals(&["cases"]).exact().ok();
+    d.stdout_has("8 cases in 2 datasets\n");
+}
+
+#[test]
+#[should_panic(expected = "stdout was left unchecked and is not empty")]
+fn exact_takes_an_absence_for_no_check() {
+    let d = Project::toy().evals(&["cases"]).exact().ok();
+    d.stderr_is("suite: toy (evals/.llm-evals.config.yml)\n");
+    d.stdout_lacks("no such line");
+}
+
+#[test]
+#[should_panic(expected = "--- want\n+++ got\n@@ -1 +1,16 @@\n-8 cases in 3 datasets\n+┌─")]
+fn stdout_is_shows_a_line_diff() {
+    Project::toy()
+        .evals(&["cases"])
+        .ok()
+        .stdout_is("8 cases in 3 datasets\n");
+}
+
+#[test]
+fn exact_passes_when_every_stream_is_checked_or_empty() {
+    let p = Project::toy();
+    p.evals(&["verify"])
+        .exact()
+        .ok()
+        .stderr_is("suite: toy (evals/.llm-evals.config.yml)\nverified 8 cases: no problems\n");
 }

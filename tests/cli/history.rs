@@ -2,7 +2,7 @@
 //! and how to move it aside (exit 2); a run warns, loses none of its reports, and leaves the
 //! file as it was.
 
-use crate::harness::Project;
+use crate::harness::{Project, TOY_FOUND};
 
 const NOT_A_DATABASE: &str = "this is a text file where the run history should be\n";
 
@@ -21,8 +21,8 @@ fn history_export_and_report_on_a_corrupt_history_say_how_to_move_it_aside() {
         &["export", "some-run", "-o", "run.json"],
         &["report", "some-run", "--format", "md"],
     ] {
-        let d = p.evals(argv).code(2);
-        d.stderr_has(&format!("error: {SAYS}"));
+        let d = p.evals(argv).exact().code(2);
+        d.stderr_is(&format!("{TOY_FOUND}error: {SAYS}\n"));
         d.stderr_lacks("check the file is writable");
         assert_eq!(d.stdout, "", "{argv:?}");
     }

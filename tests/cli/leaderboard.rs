@@ -7,7 +7,7 @@ use serde_json::json;
 use wiremock::ResponseTemplate;
 use wiremock::matchers::{body_partial_json, body_string_contains};
 
-use crate::harness::Project;
+use crate::harness::{Project, STORED, TOY_FOUND, TOY_REFUSED};
 use crate::mock::{Server, chat, post};
 
 const FIELDS: [(&str, &str); 5] = [
@@ -101,7 +101,12 @@ fn best_value_says_when_the_top_had_errors_instead_of_naming_a_far_worse_model()
     );
     let d = p
         .evals(&["compare", "--cassettes", "live", "--no-autosave"])
-        .code(1);
+        .exact()
+        .code(1)
+        .redact_run_ids();
+    d.stderr_is(&format!(
+        "suite: best (evals/.llm-evals.config.yml)\n4 live calls; nothing recorded (--cassettes live)\n{STORED}warning: 1 cases errored (no score; see the errors column)\n  local/m1 · d · two: local/m1: HTTP 400: context too long\n"
+    ));
     assert_eq!(d.cell("local/m1", "field_accuracy"), "100.0%");
     assert_eq!(d.cell("local/m1", "errors"), "1");
     assert_eq!(d.cell("local/m2", "field_accuracy"), "28.0%");
@@ -148,7 +153,12 @@ fn best_value_within_two_points_of_a_top_with_errors_names_the_top_too() {
     let p = project(&s.uri(), &ids, "");
     let d = p
         .evals(&["compare", "--cassettes", "live", "--no-autosave"])
-        .code(1);
+        .exact()
+        .code(1)
+        .redact_run_ids();
+    d.stderr_is(&format!(
+        "suite: best (evals/.llm-evals.config.yml)\n20 live calls; nothing recorded (--cassettes live)\n{STORED}warning: 1 cases errored (no score; see the errors column)\n  local/m1 · d · c02: local/m1: HTTP 400: context too long\n"
+    ));
     d.stdout_has(&format!(
         "best value: {M2} — 98.2% at -; the top, {M1} at 100.0%, had 1 error\n"
     ));
@@ -157,7 +167,12 @@ fn best_value_within_two_points_of_a_top_with_errors_names_the_top_too() {
 #[test]
 fn one_dataset_says_the_overall_standings_are_its_table() {
     let p = Project::toy();
-    let d = p.evals(&["compare", "--no-autosave", "-d", "animals"]).ok();
+    let d = p
+        .evals(&["compare", "--no-autosave", "-d", "animals"])
+        .exact()
+        .ok()
+        .redact_run_ids();
+    d.stderr_is(&format!("{TOY_FOUND}{TOY_REFUSED}{STORED}"));
     d.stdout_has("dataset animals\n")
         .stdout_has("\noverall: the same as the table of dataset animals (the only dataset)\n");
     // The HTML report says so where its overall table would be.

@@ -1,10 +1,14 @@
 //! `run`, `compare` and `render` on the toy suite with the fake provider (no network).
 
-use crate::harness::Project;
+use crate::harness::{Project, STORED, TOY_FOUND, TOY_REFUSED};
 
 #[test]
 fn toy_compare_scores_both_fakes_100_percent_and_exits_0() {
-    let d = Project::toy().evals(&["compare", "--no-autosave"]).ok();
+    let d = Project::toy()
+        .evals(&["compare", "--no-autosave"])
+        .exact()
+        .ok()
+        .redact_run_ids();
     for model in ["fake/echo", "fake/parrot"] {
         assert_eq!(d.cell(model, "field_accuracy"), "100.0%", "{model}");
         assert_eq!(d.cell(model, "errors"), "0", "{model}");
@@ -13,27 +17,36 @@ fn toy_compare_scores_both_fakes_100_percent_and_exits_0() {
     d.stdout_has("dataset colors\n");
     d.stdout_has("\noverall\n");
     d.stdout_lacks("jev-latest");
-    d.stderr_has("warning: typesafe/jev-latest refused");
+    d.stderr_is(&format!("{TOY_FOUND}{TOY_REFUSED}{STORED}"));
 }
 
 #[test]
 fn compare_autosaves_a_snapshot_under_evals_results() {
     let p = Project::toy();
-    let d = p.evals(&["compare", "-m", "fake/echo"]).ok();
+    let d = p
+        .evals(&["compare", "-m", "fake/echo"])
+        .ok()
+        .redact_run_ids();
     let saved: Vec<_> = std::fs::read_dir(p.path().join("evals/results"))
         .expect("evals/results exists")
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(saved.len(), 1, "{saved:?}");
     assert!(saved[0].ends_with(".json") && saved[0].contains("-compare-"));
-    d.stderr_has(&format!("saved evals/results/{}", saved[0]));
+    d.stderr_is(&format!(
+        "{TOY_FOUND}{STORED}saved evals/results/{}\n",
+        saved[0]
+    ));
 }
 
 #[test]
 fn run_prints_the_per_case_breakdown() {
     let d = Project::toy()
         .evals(&["run", "-m", "fake/echo", "-d", "animals", "--no-autosave"])
-        .ok();
+        .exact()
+        .ok()
+        .redact_run_ids();
+    d.stderr_is(&format!("{TOY_FOUND}{STORED}"));
     d.stdout_has("fake/echo · animals · effort default · temp 0.1\n");
     for case in ["clear/001", "clear/002", "vague/001", "vague/002"] {
         let row = d.row(case);
@@ -46,10 +59,23 @@ fn run_prints_the_per_case_breakdown() {
 
 #[test]
 fn compare_prints_no_breakdown() {
-    let d = Project::toy()
-        .evals(&["compare", "-m", "fake/echo", "--no-autosave"])
-        .ok();
-    d.stdout_lacks("clear/001");
+    let p = Project::toy();
+    let run = p.evals(&["run", "-m", "fake/echo", "--no-autosave"]).ok();
+    // `run` prints each experiment's breakdown, then the leaderboard (from its first table).
+    let at = run
+        .stdout
+        .find("dataset animals\n")
+        .expect("run prints a leaderboard");
+    let (breakdown, leaderboard) = run.stdout.split_at(at);
+    assert!(breakdown.contains("│ clear/001 "), "{breakdown}");
+    // `compare` prints that leaderboard, every line of it, and nothing else.
+    p.evals(&["compare", "-m", "fake/echo", "--no-autosave"])
+        .exact()
+        .ok()
+        .redact_run_ids()
+        .stdout_is(leaderboard)
+        .stdout_lacks("clear/001")
+        .stderr_is(&format!("{TOY_FOUND}{STORED}"));
 }
 
 #[test]
@@ -66,9 +92,10 @@ fn json_snapshot_is_format_1_and_render_reprints_it_without_the_suite() {
             "out.json",
             "--no-autosave",
         ])
-        .ok();
-    assert_eq!(d.stdout, "");
-    d.stderr_has("wrote out.json");
+        .exact()
+        .ok()
+        .redact_run_ids();
+    d.stderr_is(&format!("{TOY_FOUND}{STORED}wrote out.json\n"));
     let snap: serde_json::Value = serde_json::from_str(&p.read("out.json")).unwrap();
     assert_eq!(snap["format"], 1);
     assert_eq!(snap["run"]["suite"], "toy");
@@ -77,10 +104,10 @@ fn json_snapshot_is_format_1_and_render_reprints_it_without_the_suite() {
     // Render from a folder with no suite at all: nothing is loaded or called.
     let elsewhere = Project::new();
     std::fs::copy(p.path().join("out.json"), elsewhere.path().join("out.json")).unwrap();
-    let r = elsewhere.evals(&["render", "out.json"]).ok();
+    let r = elsewhere.evals(&["render", "out.json"]).exact().ok();
     assert_eq!(r.cell("fake/echo", "field_accuracy"), "100.0%");
     r.stdout_has("dataset animals\n");
-    r.stderr_lacks("suite:");
+    // stderr left unchecked, so empty: no suite found, nothing stored.
 
     let live = p
         .evals(&["compare", "-m", "fake/echo", "--no-autosave"])
@@ -93,9 +120,11 @@ fn json_snapshot_is_format_1_and_render_reprints_it_without_the_suite() {
 
 #[test]
 fn render_of_a_missing_file_names_it() {
-    let d = Project::new().evals(&["render", "nope.json"]).output();
-    assert_ne!(d.code, 0);
-    d.stderr_has("nope.json");
+    Project::new()
+        .evals(&["render", "nope.json"])
+        .exact()
+        .code(2)
+        .stderr_is("error: nope.json: no such file (named by evals render FILE): create it, or point evals render FILE at the file\n");
 }
 
 #[test]
@@ -120,8 +149,11 @@ fn display_none_prints_no_leaderboard_but_writes_what_was_asked() {
         "evals/.llm-evals.config.yml",
         &format!("{config}\nresults: {{ display: none }}\n"),
     );
-    let d = p.evals(&["compare", "--no-autosave"]).ok();
-    assert_eq!(d.stdout, "");
+    p.evals(&["compare", "--no-autosave"])
+        .exact()
+        .ok()
+        .redact_run_ids()
+        .stderr_is(&format!("{TOY_FOUND}{TOY_REFUSED}{STORED}"));
     p.evals(&[
         "compare",
         "--no-autosave",
@@ -138,10 +170,27 @@ fn display_none_prints_no_leaderboard_but_writes_what_was_asked() {
 fn init_writes_a_suite_that_runs_offline_at_once_and_never_overwrites() {
     let p = Project::new();
     p.evals(&["init", "demo"])
+        .exact()
         .ok()
-        .stdout_has("  cd demo\n  evals cases\n  evals compare\n");
+        .stdout_is(concat!(
+            "a suite with 3 cases and an offline model (fake/oracle, which knows the answers) is ready; try:\n",
+            "  cd demo\n",
+            "  evals cases\n",
+            "  evals compare\n",
+            "then add your cases under evals/datasets/ and real models in evals/.llm-evals.config.yml\n",
+        ))
+        .stderr_is(concat!(
+            "wrote demo/evals/.llm-evals.config.yml\n",
+            "wrote demo/evals/prompts/system.md\n",
+            "wrote demo/evals/datasets/tickets/cases.jsonl\n",
+            "wrote demo/.gitignore\n",
+        ));
     let demo = p.path().join("demo");
-    p.evals(&["verify"]).cwd(&demo).ok();
+    p.evals(&["verify"])
+        .cwd(&demo)
+        .exact()
+        .ok()
+        .stderr_is("suite: demo (evals/.llm-evals.config.yml)\nverified 3 cases: no problems\n");
     let d = p.evals(&["compare", "--no-autosave"]).cwd(&demo).ok();
     assert_eq!(d.cell("fake/oracle", "field_accuracy"), "100.0%");
     // The inputs hold only the tickets: the answers are the cases' `expected`, which only
@@ -157,8 +206,9 @@ fn init_writes_a_suite_that_runs_offline_at_once_and_never_overwrites() {
         .cwd(&demo)
         .output();
     assert_eq!(echo.cell("fake/echo", "field_accuracy"), "0.0%");
-    let again = p.evals(&["init", "demo"]).code(2);
-    again.stderr_has("demo/evals/.llm-evals.config.yml: already exists");
+    p.evals(&["init", "demo"]).exact().code(2).stderr_is(
+        "error: demo/evals/.llm-evals.config.yml: already exists; `evals init` writes a new suite and never overwrites one (pick another folder: `evals init DIR`)\n",
+    );
 }
 
 #[test]
@@ -213,11 +263,14 @@ fn a_case_failing_an_assertion_fails_even_without_thresholds() {
             ),
         );
     // `run` gates like `check`: a failed case is a failed threshold, exit 1.
-    let d = p
-        .evals(&["run", "--no-autosave", "--format", "json", "-o", "out.json"])
-        .code(1);
-    d.stderr_has("wrote out.json");
-    d.stderr_has("fake/echo · d · js: fails its thresholds (1 assertion(s) failed)");
+    p.evals(&["run", "--no-autosave", "--format", "json", "-o", "out.json"])
+        .exact()
+        .code(1)
+        .redact_run_ids()
+        .stderr_is(&format!(
+            "{}{STORED}wrote out.json\nerror: thresholds failed:\n  fake/echo · d · js: fails its thresholds (1 assertion(s) failed)\n",
+            p.found()
+        ));
     let run: serde_json::Value = serde_json::from_str(&p.read("out.json")).unwrap();
     let cases = &run["experiments"][0]["cases"];
     assert_eq!(cases[0]["case"], "js");
@@ -226,6 +279,10 @@ fn a_case_failing_an_assertion_fails_even_without_thresholds() {
     assert_eq!(cases[1]["passed"], true);
     let check = p.evals(&["check", "--no-autosave"]).code(1);
     check.stderr_has("js: fails its thresholds (1 assertion(s) failed)");
+    check.stderr_has(&format!(
+        "error: evals check: 1 failed threshold in {} (this run, no baseline)\n",
+        p.path().file_name().unwrap().to_string_lossy()
+    ));
 }
 
 #[test]
@@ -237,10 +294,12 @@ fn a_case_the_scorer_cannot_judge_refuses_the_run() {
             .join("evals/datasets/colors/cases/clear/001/expected.json"),
     )
     .unwrap();
-    let d = p.evals(&["compare", "--no-autosave"]).code(2);
-    d.stderr_has("evals/datasets/colors/cases/clear/001/expected.json: expected.json is missing");
-    d.stderr_has("fix these first (`evals verify` lists every problem)");
-    assert_eq!(d.stdout, "");
+    p.evals(&["compare", "--no-autosave"])
+        .exact()
+        .code(2)
+        .stderr_is(&format!(
+            "{TOY_FOUND}{TOY_REFUSED}error: evals/datasets/colors/cases/clear/001/expected.json: expected.json is missing\nfix these first (`evals verify` lists every problem)\n"
+        ));
     // The rest of the suite still runs when the broken case is left out.
     p.evals(&["compare", "--no-autosave", "-d", "animals"]).ok();
 
@@ -254,19 +313,29 @@ fn a_case_the_scorer_cannot_judge_refuses_the_run() {
             "evals/datasets/d/cases.jsonl",
             "{\"id\": \"re\", \"input\": \"x\", \"expect\": {\"regex\": \"(abc\"}}\n{\"id\": \"typo\", \"input\": \"x\", \"expect\": {\"containz\": [\"x\"]}}\n",
         );
-    let d = q.evals(&["run", "--no-autosave"]).code(2);
-    d.stderr_has("evals/datasets/d/cases.jsonl:1: ");
-    d.stderr_has("evals/datasets/d/cases.jsonl:2: ");
-    d.stderr_has("did you mean 'contains'?");
+    // Every problem at once; the regex's own complaint is the regex crate's wording.
+    let d = q.evals(&["run", "--no-autosave"]).exact().code(2);
+    d.stderr_has(&format!(
+        "{}error: evals/datasets/d/cases.jsonl:1: regex \"(abc\": invalid regex: ",
+        q.found()
+    ));
+    d.stderr_has("\nevals/datasets/d/cases.jsonl:2: unknown assertion 'containz' (did you mean 'contains'?)\nfix these first (`evals verify` lists every problem)\n");
 }
 
 #[test]
 fn a_new_suite_scans_clean_before_it_has_cassettes() {
     let p = Project::new();
     p.evals(&["init"]).ok();
+    let suite = format!(
+        "suite: {} (evals/.llm-evals.config.yml)\n",
+        p.path().file_name().unwrap().to_string_lossy()
+    );
     p.evals(&["cassettes", "scan"])
+        .exact()
         .ok()
-        .stderr_has("no cassettes yet in evals/cassettes: nothing to scan");
+        .stderr_is(&format!(
+            "{suite}no cassettes yet in evals/cassettes: nothing to scan\n"
+        ));
 }
 
 #[test]
@@ -293,12 +362,12 @@ fn totals_variant_compares_each_case_folder_across_datasets() {
 fn both_binaries_say_their_version_and_complete_their_own_name() {
     let version = env!("CARGO_PKG_VERSION");
     let p = Project::new();
-    p.evals(&["-V"])
-        .ok()
-        .stdout_has(&format!("evals {version}\n"));
-    p.evals(&["version"])
-        .ok()
-        .stdout_has(&format!("evals {version}\n"));
+    for argv in [&["-V"][..], &["version"]] {
+        p.evals(argv)
+            .exact()
+            .ok()
+            .stdout_is(&format!("evals {version}\n"));
+    }
     let llm = std::process::Command::new(env!("CARGO_BIN_EXE_llm-evals"))
         .arg("-V")
         .output()
@@ -318,7 +387,8 @@ fn both_binaries_say_their_version_and_complete_their_own_name() {
 
 #[test]
 fn weights_prints_each_columns_direction_and_real_share() {
-    let d = Project::toy().evals(&["weights"]).ok();
+    let d = Project::toy().evals(&["weights"]).exact().ok();
+    d.stderr_is(TOY_FOUND).stdout_has("│ column ");
     // The toy suite weighs score 5, exact 3, errors -4, cost -1: 13 in all.
     assert!(d.row("score").contains(&"↑ higher is better".to_string()));
     assert_eq!(d.cell("score", "share"), "38.5%");
@@ -331,6 +401,7 @@ fn weights_prints_each_columns_direction_and_real_share() {
             "request_types: [prompt]\nscorer: { kind: assertions }\nfake: { models: [echo] }\n",
         )
         .evals(&["weights"])
+        .exact()
         .code(2);
     none.stderr_has("has no weighted_score: add `weighted_score:");
 }
@@ -338,8 +409,18 @@ fn weights_prints_each_columns_direction_and_real_share() {
 #[test]
 fn run_n_shows_the_matrix_and_calls_nothing() {
     let p = Project::toy();
-    let d = p.evals(&["run", "-n", "-m", "fake/echo"]).ok();
-    d.stdout_has("1 contenders × 2 datasets = 2 experiments, 8 calls");
+    p.evals(&["run", "-n", "-m", "fake/echo", "-j", "2"])
+        .exact()
+        .ok()
+        .stdout_is(concat!(
+            "┌───────────┬──────────┬─────────┬──────┬────────────┬────────────┬─────────┬────────┬───────┐\n",
+            "│ model     ┆ provider ┆ effort  ┆ temp ┆ max_tokens ┆ $/M in/out ┆ animals ┆ colors ┆ calls │\n",
+            "╞═══════════╪══════════╪═════════╪══════╪════════════╪════════════╪═════════╪════════╪═══════╡\n",
+            "│ fake/echo ┆ fake     ┆ default ┆ 0.1  ┆       1024 ┆       free ┆       4 ┆      4 ┆     8 │\n",
+            "└───────────┴──────────┴─────────┴──────┴────────────┴────────────┴─────────┴────────┴───────┘\n",
+            "1 contenders × 2 datasets = 2 experiments, 8 calls (2 at a time, 4 cases in flight each); nothing was called\n",
+        ))
+        .stderr_is(TOY_FOUND);
     assert!(
         !p.path().join("evals/results").exists(),
         "nothing ran, nothing saved"

@@ -1,6 +1,6 @@
 //! `evals verify`: offline checks of inputs and expected.json; exit 1 naming the file.
 
-use crate::harness::Project;
+use crate::harness::{Project, TOY_FOUND};
 
 const DOG: &str = "evals/datasets/animals/cases/dog";
 
@@ -12,9 +12,11 @@ fn toy_with_dog(input: &str, expected: &str) -> Project {
 
 #[test]
 fn toy_suite_verifies_clean() {
-    let d = Project::toy().evals(&["verify"]).ok();
-    d.stderr_has("verified 8 cases: no problems");
-    assert_eq!(d.stdout, "");
+    Project::toy()
+        .evals(&["verify"])
+        .exact()
+        .ok()
+        .stderr_is(&format!("{TOY_FOUND}verified 8 cases: no problems\n"));
 }
 
 #[test]
@@ -24,25 +26,24 @@ fn enum_value_off_the_list_names_the_file_and_field() {
         r#"{"kind": "plant", "name": "dog", "legs": 4, "warm": true}"#,
     )
     .evals(&["verify"])
+    .exact()
     .code(1);
-    assert_eq!(
-        d.stdout,
-        format!("{DOG}/expected.json: kind: \"plant\" is not one of animal, color\n")
-    );
-    d.stderr_has("1 problems in 9 cases");
+    d.stdout_is(&format!(
+        "{DOG}/expected.json: kind: \"plant\" is not one of animal, color\n"
+    ))
+    .stderr_is(&format!("{TOY_FOUND}1 problems in 9 cases\n"));
 }
 
 #[test]
 fn unparsable_expected_json_names_line_and_column() {
     let d = toy_with_dog("A dog.", "{\"kind\": \"animal\",\n \"name\": }\n")
         .evals(&["verify"])
+        .exact()
         .code(1);
-    assert!(
-        d.stdout
-            .starts_with(&format!("{DOG}/expected.json:2:10: not valid JSON")),
-        "{}",
-        d.stdout
-    );
+    d.stdout_is(&format!(
+        "{DOG}/expected.json:2:10: not valid JSON: expected value\n"
+    ))
+    .stderr_is(&format!("{TOY_FOUND}1 problems in 9 cases\n"));
 }
 
 #[test]
@@ -52,19 +53,21 @@ fn empty_input_is_a_problem() {
         r#"{"kind": "animal", "name": "dog", "legs": 4, "warm": true}"#,
     )
     .evals(&["verify"])
+    .exact()
     .code(1);
-    assert_eq!(
-        d.stdout,
-        format!("{DOG}/input.txt: input is empty; write the text the model should read\n")
-    );
+    d.stdout_is(&format!(
+        "{DOG}/input.txt: input is empty; write the text the model should read\n"
+    ))
+    .stderr_is(&format!("{TOY_FOUND}1 problems in 9 cases\n"));
 }
 
 #[test]
 fn a_bad_case_outside_the_selection_does_not_fail_verify() {
     toy_with_dog("", "{}")
         .evals(&["verify", "-d", "colors"])
+        .exact()
         .ok()
-        .stderr_has("verified 4 cases: no problems");
+        .stderr_is(&format!("{TOY_FOUND}verified 4 cases: no problems\n"));
 }
 
 #[test]
@@ -75,11 +78,10 @@ fn an_input_over_a_mebibyte_is_a_warning_naming_the_file_and_its_size() {
         r#"{"kind": "animal", "name": "dog", "legs": 4, "warm": true}"#,
     )
     .evals(&["verify"])
+    .exact()
     .ok();
-    d.stderr_has(&format!(
-        "warning: {DOG}/input.txt: the input is 1.3 MiB, over 1.0 MiB: every call sends it"
-    ))
-    .stderr_has("verified 9 cases: no problems");
-    // The cases under the limit are not named.
-    assert_eq!(d.stderr.matches("warning:").count(), 1, "{}", d.stderr);
+    // One warning: the cases under the limit are not named.
+    d.stderr_is(&format!(
+        "{TOY_FOUND}warning: {DOG}/input.txt: the input is 1.3 MiB, over 1.0 MiB: every call sends it and every result and cassette keeps it; trim it if the case does not need it all\nverified 9 cases: no problems\n"
+    ));
 }
