@@ -26,7 +26,7 @@ pub fn run(g: &Global, a: &RenderArgs, out: &Out) -> Result<i32> {
             .unwrap_or_default(),
     };
     let run =
-        crate::report::json::load(&a.file).map_err(|e| e.named_by("evals render FILE", None))?;
+        crate::results::snapshot::load(&a.file).map_err(|e| e.named_by("evals render FILE", None))?;
     let path = match target {
         Target::Stdout => None,
         Target::File(p) => Some(p),

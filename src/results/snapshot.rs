@@ -1,0 +1,323 @@
+//! The JSON snapshot on disk: the format apart from the result model, its version, and
+//! reading and writing a file of it.
+//!
+//! The domain types ([`RunResult`], [`CaseResult`]) serialize through the format structs
+//! here, so every writer (the snapshot file, `-f json`, the history's `snapshot` column)
+//! writes the same bytes. What the format pins down, and the model does not:
+//! - a version (`format`), checked before anything else is read: a file too old or too
+//!   new is refused by name with the fix, never half-read;
+//! - a case error is its message (`error`, as it always was) plus its kind beside it
+//!   (`error_kind`, added in format 1 without a bump: older readers ignore it, and a file
+//!   without it reads each kind from its message, [`CaseErrorKind::of_message`]);
+//! - the keys a case leaves out when empty (`failed_thresholds`, `raw`, `tags`...) and the
+//!   defaults an older file falls back to (`weight: 1`).
+//!
+//! Format changes: a new optional key keeps the version; a key removed, renamed or changed
+//! in meaning bumps [`SNAPSHOT_FORMAT`], and [`check_readable`] then names what reads it.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::comparison::Comparison;
+use super::model::{
+    CaseError, CaseErrorKind, CaseResult, Diagnostic, ExperimentResult, RunInfo, RunResult,
+    Usage,
+};
+use crate::error::{Error, Result};
+
+/// A version of the snapshot format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct FormatVersion(pub u32);
+
+impl std::fmt::Display for FormatVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// The snapshot format this build writes.
+pub const SNAPSHOT_FORMAT: FormatVersion = FormatVersion(1);
+
+/// The oldest snapshot format this build reads.
+pub const OLDEST_READABLE: FormatVersion = FormatVersion(1);
+
+/// Why a snapshot's version cannot be read by this build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Incompatibility {
+    /// Written by an evals older than any this build reads.
+    TooOld(FormatVersion),
+    /// Written by a newer evals: `found` is a version (not necessarily a `u32`) past ours.
+    TooNew(u64),
+}
+
+/// Whether this build reads a snapshot of format `found` (a `format` key as written:
+/// any unsigned integer, so a version past `u32` is "too new", not cut to fit).
+pub fn check_readable(found: u64) -> std::result::Result<FormatVersion, Incompatibility> {
+    match u32::try_from(found) {
+        Ok(v) if FormatVersion(v) < OLDEST_READABLE => Err(Incompatibility::TooOld(FormatVersion(v))),
+        Ok(v) if FormatVersion(v) <= SNAPSHOT_FORMAT => Ok(FormatVersion(v)),
+        _ => Err(Incompatibility::TooNew(found)),
+    }
+}
+
+/// A snapshot file that cannot be read, naming the file and the fix (bad input: exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    /// Not JSON, or not the shape of a snapshot.
+    #[error("{path}:{line}:{column}: not a JSON snapshot: {message}")]
+    NotJson {
+        path: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// JSON without a `format` version (a file that is no snapshot of evals).
+    #[error("{path}: not a JSON snapshot (no `format`)")]
+    NoFormat { path: String },
+    /// A version this build does not read.
+    #[error("{}", incompatible_message(path, *found))]
+    Incompatible {
+        path: String,
+        found: Incompatibility,
+    },
+}
+
+fn incompatible_message(path: &str, found: Incompatibility) -> String {
+    match found {
+        Incompatibility::TooOld(v) => format!(
+            "{path}: snapshot format {v} is older than this evals reads ({OLDEST_READABLE} to {SNAPSHOT_FORMAT}); render it with the evals that wrote it"
+        ),
+        Incompatibility::TooNew(v) => format!(
+            "{path}: snapshot format {v} is newer than this evals reads ({OLDEST_READABLE} to {SNAPSHOT_FORMAT}); render it with the evals that wrote it, or upgrade evals"
+        ),
+    }
+}
+
+impl From<SnapshotError> for Error {
+    fn from(e: SnapshotError) -> Error {
+        Error::Usage(e.to_string())
+    }
+}
+
+/// Reads a snapshot file, naming the file in every error: the version is checked first,
+/// so a newer file is refused by its version, not by the first key it does not know.
+pub fn load(path: &Path) -> Result<RunResult> {
+    let shown = path.display().to_string();
+    let text = crate::error::read_text(path, &shown)?;
+    Ok(parse(&text, &shown)?)
+}
+
+/// Parses a snapshot's text; `shown` names it in errors.
+pub fn parse(text: &str, shown: &str) -> std::result::Result<RunResult, SnapshotError> {
+    let not_json = |e: serde_json::Error| SnapshotError::NotJson {
+        path: shown.to_string(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    };
+    // Only `format` is kept; the rest is skipped over, not built.
+    #[derive(Deserialize)]
+    struct Header {
+        format: Option<Value>,
+    }
+    let header: Header = serde_json::from_str(text).map_err(not_json)?;
+    let Some(found) = header.format else {
+        return Err(SnapshotError::NoFormat {
+            path: shown.to_string(),
+        });
+    };
+    let Some(found) = found.as_u64() else {
+        return Err(SnapshotError::NoFormat {
+            path: shown.to_string(),
+        });
+    };
+    check_readable(found).map_err(|found| SnapshotError::Incompatible {
+        path: shown.to_string(),
+        found,
+    })?;
+    serde_json::from_str(text).map_err(not_json)
+}
+
+/// The snapshot as pretty JSON with a final newline: the file `save` writes and `-f json`
+/// prints.
+pub fn to_json(run: &RunResult) -> String {
+    let mut s =
+        serde_json::to_string_pretty(run).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+/// Writes the snapshot to `path` atomically, scrubbed of secrets on the way out.
+pub fn save(path: &Path, run: &RunResult) -> Result<()> {
+    crate::error::write_atomic(path, to_json(run).as_bytes())
+}
+
+/// The snapshot as written: `format`, then the run.
+#[derive(Serialize)]
+struct SnapshotRef<'a> {
+    format: FormatVersion,
+    run: &'a RunInfo,
+    experiments: &'a [ExperimentResult],
+    comparison: &'a Option<Comparison>,
+}
+
+/// The snapshot as read.
+#[derive(Deserialize)]
+struct SnapshotFormat {
+    format: u64,
+    run: RunInfo,
+    experiments: Vec<ExperimentResult>,
+    #[serde(default)]
+    comparison: Option<Comparison>,
+}
+
+impl Serialize for RunResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        SnapshotRef {
+            format: SNAPSHOT_FORMAT,
+            run: &self.run,
+            experiments: &self.experiments,
+            comparison: &self.comparison,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for RunResult {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<RunResult, D::Error> {
+        let f = SnapshotFormat::deserialize(d)?;
+        check_readable(f.format).map_err(|found| {
+            serde::de::Error::custom(incompatible_message("the snapshot", found))
+        })?;
+        Ok(RunResult {
+            run: f.run,
+            experiments: f.experiments,
+            comparison: f.comparison,
+        })
+    }
+}
+
+/// A case result as written.
+#[derive(Serialize)]
+struct CaseRef<'a> {
+    case: &'a str,
+    variant: &'a str,
+    fingerprint: &'a str,
+    score: Option<f64>,
+    metrics: &'a BTreeMap<String, Option<f64>>,
+    passed: Option<bool>,
+    #[serde(skip_serializing_if = "none")]
+    failed_thresholds: &'a [String],
+    error: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_kind: Option<CaseErrorKind>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reply_error: Option<&'a str>,
+    output: &'a Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raw: Option<&'a str>,
+    diagnostics: &'a [Diagnostic],
+    usage: &'a Usage,
+    latency_s: Option<f64>,
+    duration_s: f64,
+    #[serde(skip_serializing_if = "none")]
+    tags: &'a [String],
+    weight: f64,
+}
+
+/// A case result as read; what older files leave out falls back to its default.
+#[derive(Deserialize)]
+struct CaseFormat {
+    case: String,
+    variant: String,
+    fingerprint: String,
+    score: Option<f64>,
+    metrics: BTreeMap<String, Option<f64>>,
+    passed: Option<bool>,
+    #[serde(default)]
+    failed_thresholds: Vec<String>,
+    error: Option<String>,
+    #[serde(default)]
+    error_kind: Option<CaseErrorKind>,
+    #[serde(default)]
+    reply_error: Option<String>,
+    output: Option<Value>,
+    #[serde(default)]
+    raw: Option<String>,
+    diagnostics: Vec<Diagnostic>,
+    usage: Usage,
+    latency_s: Option<f64>,
+    duration_s: f64,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default = "one")]
+    weight: f64,
+}
+
+fn none<T>(list: &&[T]) -> bool {
+    list.is_empty()
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl Serialize for CaseResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        CaseRef {
+            case: &self.case,
+            variant: &self.variant,
+            fingerprint: &self.fingerprint,
+            score: self.score,
+            metrics: &self.metrics,
+            passed: self.passed,
+            failed_thresholds: &self.failed_thresholds,
+            error: self.error.as_ref().map(|e| e.message.as_str()),
+            error_kind: self.error.as_ref().map(|e| e.kind),
+            reply_error: self.reply_error.as_deref(),
+            output: &self.output,
+            raw: self.raw.as_deref(),
+            diagnostics: &self.diagnostics,
+            usage: &self.usage,
+            latency_s: self.latency_s,
+            duration_s: self.duration_s,
+            tags: &self.tags,
+            weight: self.weight,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for CaseResult {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<CaseResult, D::Error> {
+        let f = CaseFormat::deserialize(d)?;
+        Ok(CaseResult {
+            case: f.case,
+            variant: f.variant,
+            fingerprint: f.fingerprint,
+            score: f.score,
+            metrics: f.metrics,
+            passed: f.passed,
+            failed_thresholds: f.failed_thresholds,
+            error: f.error.map(|message| CaseError {
+                kind: f
+                    .error_kind
+                    .unwrap_or_else(|| CaseErrorKind::of_message(&message)),
+                message,
+            }),
+            reply_error: f.reply_error,
+            output: f.output,
+            raw: f.raw,
+            diagnostics: f.diagnostics,
+            usage: f.usage,
+            latency_s: f.latency_s,
+            duration_s: f.duration_s,
+            tags: f.tags,
+            weight: f.weight,
+        })
+    }
+}
