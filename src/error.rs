@@ -269,8 +269,14 @@ mod tests {
         assert_eq!(exit::of_run(RunStatus::Completed, true), exit::OK);
         assert_eq!(exit::of_run(RunStatus::Completed, false), exit::FAILED);
         assert_eq!(exit::of_run(RunStatus::Aborted, true), exit::FAILED);
-        assert_eq!(exit::of_run(RunStatus::Interrupted, true), exit::INTERRUPTED);
-        assert_eq!(exit::of_run(RunStatus::Interrupted, false), exit::INTERRUPTED);
+        assert_eq!(
+            exit::of_run(RunStatus::Interrupted, true),
+            exit::INTERRUPTED
+        );
+        assert_eq!(
+            exit::of_run(RunStatus::Interrupted, false),
+            exit::INTERRUPTED
+        );
     }
 
     #[test]

@@ -28,8 +28,8 @@ use args::{Command, Global};
 use output::Out;
 
 use crate::error::{Error, Result, exit};
-use crate::suite::{Locate, Suite};
 use crate::results::Command as RunCommand;
+use crate::suite::{Locate, Suite};
 
 /// Parses `argv`, runs the command, and returns the exit code.
 pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use super::args::RunArgs;
 use super::output::{Out, align_right, table};
 use crate::error::{Error, Result, exit};
-use crate::runner::RunPlan;
 use crate::results::Command as RunCommand;
+use crate::runner::RunPlan;
 use crate::suite::{Overrides, ProviderKind, Suite, cases, lineup};
 
 /// Builds the plan for a command (`run`, `compare`, `record`, `check`).

@@ -109,12 +109,7 @@ pub fn run(suite: &Suite, a: &RunArgs, command: RunCommand, out: &Out) -> Result
 }
 
 /// Plans, executes through the library and stores; returns the run. Shared with `check`.
-pub fn execute(
-    suite: &Suite,
-    a: &RunArgs,
-    command: RunCommand,
-    out: &Out,
-) -> Result<RunResult> {
+pub fn execute(suite: &Suite, a: &RunArgs, command: RunCommand, out: &Out) -> Result<RunResult> {
     let limits = super::plan::limits(a)?;
     let plan = super::plan::build(suite, a, command)?;
     let (mode, why) = resolve_mode(a.cassettes.as_deref(), command)?;
@@ -300,7 +295,11 @@ fn store_run(suite: &Suite, a: &RunArgs, run: &RunResult) -> Result<PathBuf> {
 
 fn save_snapshot(suite: &Suite, dest: Option<&Path>, run: &RunResult) -> Result<PathBuf> {
     let dir = super::target::results_dir(suite, dest);
-    let path = dir.join(super::target::stamped_name(run.run.command.as_str(), run, "json"));
+    let path = dir.join(super::target::stamped_name(
+        run.run.command.as_str(),
+        run,
+        "json",
+    ));
     crate::results::snapshot::save(&path, run)?;
     Ok(path)
 }

@@ -204,7 +204,8 @@ fn latest_on_branch(
     let selection = run_selection(run);
     // The newest compatible run wins.
     let compatible = runs.iter().find(|b| {
-        b.suite_fingerprint == r.suite_fingerprint && same_selection(b.selection.as_ref(), selection)
+        b.suite_fingerprint == r.suite_fingerprint
+            && same_selection(b.selection.as_ref(), selection)
     });
     let Some(latest) = compatible else {
         if newest.suite_fingerprint != r.suite_fingerprint {

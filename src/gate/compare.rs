@@ -423,7 +423,8 @@ mod tests {
         cand.run.settings = serde_json::from_value(serde_json::json!({
             "contenders": [cand.experiments[0].contender.clone()],
             "cases": ["tax/a", "tax/b", "tax/c"],
-        })).expect("settings");
+        }))
+        .expect("settings");
         let c = check(&base, &cand, 0.02);
         assert!(!c.verdict.passed);
         assert_eq!(c.stopped.as_ref().map(|s| s.not_run), Some(2));
@@ -456,7 +457,8 @@ mod tests {
         cand.run.settings = serde_json::from_value(serde_json::json!({
             "contenders": [cand.experiments[0].contender.clone()],
             "cases": ["tax/a", "tax/b"],
-        })).expect("settings");
+        }))
+        .expect("settings");
         let c = check(&base, &cand, 0.02);
         assert_eq!(c.cases[0].status, CaseStatus::Errored);
         assert!(!c.compared_nothing(), "a was compared: it errors now");
@@ -599,7 +601,8 @@ mod tests {
             ],
         );
         let with = |n: &mut RunResult, limits: serde_json::Value| {
-            n.run.settings = serde_json::from_value(serde_json::json!({ "limits": limits })).expect("settings");
+            n.run.settings =
+                serde_json::from_value(serde_json::json!({ "limits": limits })).expect("settings");
             (
                 threshold_failures(n),
                 compare(None, n, 0.02).verdict.reasons,

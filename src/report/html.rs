@@ -391,7 +391,8 @@ mod tests {
             ],
         );
         r.experiments[0].cases[0].output = Some(serde_json::json!("<script>alert(1)</script>"));
-        r.experiments[0].cases[0].error = crate::results::testing::error("<img src=x onerror=alert(2)>");
+        r.experiments[0].cases[0].error =
+            crate::results::testing::error("<img src=x onerror=alert(2)>");
         let html = Html.render(&r);
         assert!(
             html.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;"),

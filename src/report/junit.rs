@@ -158,8 +158,8 @@ fn score_change(b: Option<f64>, c: Option<f64>) -> String {
 mod tests {
     use super::*;
     use crate::gate::compare;
-    use crate::results::testing::{case, run};
     use crate::results::BaselineInfo;
+    use crate::results::testing::{case, run};
 
     #[test]
     fn junit_report() {
@@ -176,7 +176,8 @@ mod tests {
         let mut slips = case("slips", Some(0.5), Some(false));
         slips.failed_thresholds = vec!["accuracy 0.50 < 0.80".into()];
         let mut breaks = case("breaks", None, None);
-        breaks.error = crate::results::testing::error("cassette miss: no recording of this request");
+        breaks.error =
+            crate::results::testing::error("cassette miss: no recording of this request");
         let mut cand = run(
             "cand",
             "feature-x",

@@ -607,7 +607,8 @@ mod tests {
             outcome: crate::results::Outcome::Other("wrong".into()),
         }];
         let mut breaks = case("breaks", None, None);
-        breaks.error = crate::results::testing::error("cassette miss: no recording of this request");
+        breaks.error =
+            crate::results::testing::error("cassette miss: no recording of this request");
         let mut cand = run(
             "cand",
             "feature-x",

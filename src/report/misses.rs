@@ -225,6 +225,34 @@ pub fn case_list(g: &MissGroup, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::CaseError;
+    use crate::results::testing::{case, run};
+
+    #[test]
+    fn misses_are_found_by_their_kind_not_their_wording() {
+        let mut miss = case("a", None, None);
+        miss.error = Some(CaseError::new(
+            CaseErrorKind::Miss,
+            "a miss worded some other way (a.json)",
+        ));
+        let mut worded_like_one = case("b", None, None);
+        worded_like_one.error = Some(CaseError::new(
+            CaseErrorKind::Transport,
+            "no recording matches this request, said the proxy",
+        ));
+        let r = run(
+            "r",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![miss, worded_like_one],
+        );
+        let g = groups(&r);
+        assert_eq!(g.len(), 1);
+        assert_eq!(
+            g[0].cases,
+            vec![("fake/echo [temp 0]".into(), "tax".into(), "a".into())]
+        );
+    }
 
     #[test]
     fn the_path_and_the_hint_are_not_part_of_the_cause() {

@@ -242,6 +242,7 @@ pub struct CaseResult {
 /// Why a case has no score: what failed, and the message that says so.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaseError {
+    /// What failed: the reports group by it (misses) and a store may count by it.
     pub kind: CaseErrorKind,
     /// What the user reads (scrubbed of secrets when the case finished).
     pub message: String,
@@ -546,6 +547,64 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_failed_call_keeps_what_failed_as_the_case_errors_kind() {
+        use crate::cassette::CallError;
+        let kind = |e: CallError| CaseError::from(e).kind;
+        assert_eq!(
+            kind(CallError::Transport("HTTP 500".into())),
+            CaseErrorKind::Transport
+        );
+        assert_eq!(
+            kind(CallError::Cassette("corrupt".into())),
+            CaseErrorKind::Cassette
+        );
+        assert_eq!(
+            kind(CallError::TooLarge("9 MiB".into())),
+            CaseErrorKind::TooLarge
+        );
+        let miss = CaseError::from(CallError::Miss("no cassette for this case (a.json)".into()));
+        assert_eq!(miss.kind, CaseErrorKind::Miss);
+        assert_eq!(miss.message, "no cassette for this case (a.json)");
+    }
+
+    #[test]
+    fn outcomes_are_written_as_their_names_and_any_other_name_is_kept() {
+        let names = [
+            "correct",
+            "missed",
+            "hallucinated",
+            "incorrect",
+            "invalid",
+            "failed",
+            "wrong",
+        ];
+        for name in names {
+            let o: Outcome = serde_json::from_value(json!(name)).expect("reads");
+            assert_eq!(serde_json::to_value(&o).expect("writes"), json!(name));
+        }
+        assert_eq!(Outcome::from("failed"), Outcome::Failed);
+        assert_eq!(Outcome::from("wrong"), Outcome::Other("wrong".into()));
+    }
+
+    #[test]
+    fn status_and_command_are_written_lowercase() {
+        assert_eq!(
+            serde_json::to_value(RunStatus::Interrupted).unwrap(),
+            json!("interrupted")
+        );
+        assert_eq!(
+            serde_json::to_value(RunStatus::Aborted).unwrap(),
+            json!("aborted")
+        );
+        assert_eq!(
+            serde_json::to_value(Command::Compare).unwrap(),
+            json!("compare")
+        );
+        assert_eq!(RunStatus::Completed.to_string(), "completed");
+        assert_eq!(Command::Record.to_string(), "record");
+    }
 
     #[test]
     fn raw_is_output_when_it_adds_nothing() {

@@ -180,7 +180,10 @@ mod tests {
         let s: Settings = serde_json::from_str(WRITTEN_BEFORE).expect("reads");
         assert_eq!(s.parallelism, 4);
         assert_eq!(s.cassettes, Some(Mode::Replay));
-        assert_eq!(s.selection.as_ref().unwrap().datasets, vec!["d".to_string()]);
+        assert_eq!(
+            s.selection.as_ref().unwrap().datasets,
+            vec!["d".to_string()]
+        );
         assert_eq!(s.limits.unwrap().min_score, Some(0.5));
         assert_eq!(serde_json::to_string(&s).unwrap(), WRITTEN_BEFORE);
     }

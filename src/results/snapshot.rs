@@ -23,8 +23,7 @@ use serde_json::Value;
 
 use super::comparison::Comparison;
 use super::model::{
-    CaseError, CaseErrorKind, CaseResult, Diagnostic, ExperimentResult, RunInfo, RunResult,
-    Usage,
+    CaseError, CaseErrorKind, CaseResult, Diagnostic, ExperimentResult, RunInfo, RunResult, Usage,
 };
 use crate::error::{Error, Result};
 
@@ -58,7 +57,9 @@ pub enum Incompatibility {
 /// any unsigned integer, so a version past `u32` is "too new", not cut to fit).
 pub fn check_readable(found: u64) -> std::result::Result<FormatVersion, Incompatibility> {
     match u32::try_from(found) {
-        Ok(v) if FormatVersion(v) < OLDEST_READABLE => Err(Incompatibility::TooOld(FormatVersion(v))),
+        Ok(v) if FormatVersion(v) < OLDEST_READABLE => {
+            Err(Incompatibility::TooOld(FormatVersion(v)))
+        }
         Ok(v) if FormatVersion(v) <= SNAPSHOT_FORMAT => Ok(FormatVersion(v)),
         _ => Err(Incompatibility::TooNew(found)),
     }
@@ -82,6 +83,7 @@ pub enum SnapshotError {
     #[error("{}", incompatible_message(path, *found))]
     Incompatible {
         path: String,
+        /// How it is out of reach: too old or too new, with the version found.
         found: Incompatibility,
     },
 }
@@ -156,13 +158,14 @@ pub fn save(path: &Path, run: &RunResult) -> Result<()> {
     crate::error::write_atomic(path, to_json(run).as_bytes())
 }
 
-/// The snapshot as written: `format`, then the run.
+/// The snapshot as written: `format`, then the run. The comparison is a part of its own
+/// (`null` for a run no `check` compared), so the model need not hold it to write it.
 #[derive(Serialize)]
 struct SnapshotRef<'a> {
     format: FormatVersion,
     run: &'a RunInfo,
     experiments: &'a [ExperimentResult],
-    comparison: &'a Option<Comparison>,
+    comparison: Option<&'a Comparison>,
 }
 
 /// The snapshot as read.
@@ -181,7 +184,7 @@ impl Serialize for RunResult {
             format: SNAPSHOT_FORMAT,
             run: &self.run,
             experiments: &self.experiments,
-            comparison: &self.comparison,
+            comparison: self.comparison.as_ref(),
         }
         .serialize(s)
     }
@@ -319,5 +322,197 @@ impl<'de> Deserialize<'de> for CaseResult {
             tags: f.tags,
             weight: f.weight,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cassette::Mode;
+    use crate::results::testing::{case, error, run};
+    use crate::results::{CaseStatus, Command, Outcome, RunStatus};
+
+    /// `evals check --json` of a suite with a fake model answering right, one answering
+    /// prose, and a `base_url` model with no cassettes, written by evals before the model was
+    /// typed (the second check on main, so it holds a comparison).
+    const WRITTEN_BEFORE_KINDS: &str = include_str!("testdata/check-format-1.json");
+
+    #[test]
+    fn a_snapshot_written_before_the_model_was_typed_reads_into_the_enums() {
+        let r = parse(WRITTEN_BEFORE_KINDS, "old.json").expect("reads");
+        assert_eq!(r.run.status, RunStatus::Completed);
+        assert_eq!(r.run.command, Command::Check);
+        assert_eq!(r.run.mode, Mode::Replay);
+        assert_eq!(r.run.settings.cassettes, Some(Mode::Replay));
+        assert_eq!(r.run.settings.parallelism, 4);
+        assert!(r.run.settings.selection.as_ref().unwrap().is_everything());
+        let echo = &r.experiments[1];
+        assert_eq!(echo.cases[0].diagnostics[0].outcome, Outcome::Invalid);
+        // No `error_kind` in the file: a miss is known by the cassette layer's wording.
+        let missed = &r.experiments[2].cases[0];
+        assert_eq!(missed.error.as_ref().unwrap().kind, CaseErrorKind::Miss);
+        assert!(
+            missed
+                .error
+                .as_ref()
+                .unwrap()
+                .message
+                .starts_with("no cassette for this case (")
+        );
+        let c = r.comparison.as_ref().expect("a check's comparison");
+        assert!(c.cases.iter().any(|d| d.status == CaseStatus::Errored));
+    }
+
+    #[test]
+    fn a_snapshot_written_before_the_model_was_typed_writes_back_the_same_plus_each_errors_kind() {
+        let r = parse(WRITTEN_BEFORE_KINDS, "old.json").expect("reads");
+        let again = to_json(&r);
+        let added: Vec<&str> = again
+            .lines()
+            .filter(|l| l.trim_start().starts_with("\"error_kind\""))
+            .collect();
+        assert_eq!(added, vec!["          \"error_kind\": \"miss\","; 3]);
+        let without: String = again
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("\"error_kind\""))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(without, WRITTEN_BEFORE_KINDS);
+    }
+
+    #[test]
+    fn a_case_errors_kind_is_written_beside_its_message_and_read_back() {
+        let mut r = run(
+            "r",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![case("a", None, None)],
+        );
+        // A transport failure worded like a miss stays a transport failure.
+        r.experiments[0].cases[0].error = Some(CaseError::new(
+            CaseErrorKind::Transport,
+            "no recording matches this request, said the proxy",
+        ));
+        let text = to_json(&r);
+        assert!(text.contains("\"error\": \"no recording matches this request, said the proxy\",\n          \"error_kind\": \"transport\","), "{text}");
+        assert_eq!(parse(&text, "r.json").expect("reads"), r);
+    }
+
+    #[test]
+    fn every_kind_and_an_outcome_of_your_own_round_trip() {
+        use CaseErrorKind::*;
+        for kind in [
+            Transport, Miss, Cassette, TooLarge, Template, Adapter, Other,
+        ] {
+            let mut r = run(
+                "r",
+                "main",
+                "2026-01-01T00:00:00Z",
+                vec![case("a", None, None)],
+            );
+            r.experiments[0].cases[0].error = Some(CaseError::new(kind, "x"));
+            r.experiments[0].cases[0].diagnostics = vec![Diagnostic {
+                field: "f".into(),
+                want: Value::Null,
+                got: Value::Null,
+                outcome: Outcome::Other("wrong".into()),
+            }];
+            assert_eq!(parse(&to_json(&r), "r.json").expect("reads"), r);
+        }
+        let text = to_json(&run("r", "main", "2026-01-01T00:00:00Z", vec![]));
+        assert!(
+            text.starts_with("{\n  \"format\": 1,\n  \"run\": {"),
+            "{text}"
+        );
+        assert!(text.contains("\"command\": \"check\""), "{text}");
+        assert!(text.contains("\"mode\": \"replay\""), "{text}");
+        assert!(text.contains("\"status\": \"completed\""), "{text}");
+    }
+
+    #[test]
+    fn an_error_without_a_kind_is_a_miss_only_by_the_miss_wording() {
+        assert_eq!(error("HTTP 500").unwrap().kind, CaseErrorKind::Other);
+        assert_eq!(
+            error("no recording matches this request (a.json)")
+                .unwrap()
+                .kind,
+            CaseErrorKind::Miss
+        );
+    }
+
+    fn with_format(format: &str) -> String {
+        WRITTEN_BEFORE_KINDS.replacen("\"format\": 1", &format!("\"format\": {format}"), 1)
+    }
+
+    #[test]
+    fn a_snapshot_too_new_or_too_old_is_refused_by_its_version_naming_the_file_and_the_fix() {
+        let e = parse(&with_format("2"), "runs/new.json").expect_err("too new");
+        assert_eq!(
+            e.to_string(),
+            "runs/new.json: snapshot format 2 is newer than this evals reads (1 to 1); render it with the evals that wrote it, or upgrade evals"
+        );
+        assert_eq!(Error::from(e).exit_code(), 2);
+        let e = parse(&with_format("0"), "runs/old.json").expect_err("too old");
+        assert_eq!(
+            e.to_string(),
+            "runs/old.json: snapshot format 0 is older than this evals reads (1 to 1); render it with the evals that wrote it"
+        );
+        assert_eq!(Error::from(e).exit_code(), 2);
+    }
+
+    #[test]
+    fn a_version_past_u32_is_too_new_not_cut_to_one_that_reads() {
+        // 2^32 + 1 was once cut to 1 (`as u32`) and read as format 1.
+        let e = parse(&with_format("4294967297"), "x.json").expect_err("too new");
+        assert!(matches!(
+            e,
+            SnapshotError::Incompatible {
+                found: Incompatibility::TooNew(4294967297),
+                ..
+            }
+        ));
+        assert_eq!(check_readable(1), Ok(FormatVersion(1)));
+        assert_eq!(
+            check_readable(u64::MAX),
+            Err(Incompatibility::TooNew(u64::MAX))
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_no_snapshot_says_where_and_exits_2() {
+        let e = parse("{\"run\": 1}", "x.json").expect_err("no format");
+        assert_eq!(e.to_string(), "x.json: not a JSON snapshot (no `format`)");
+        let e = parse("{\n  \"format\": 1,\n", "x.json").expect_err("cut short");
+        assert!(
+            e.to_string()
+                .starts_with("x.json:3:0: not a JSON snapshot: "),
+            "{e}"
+        );
+        let e = parse("{\"format\": 1, \"run\": {}}", "x.json").expect_err("no run info");
+        assert!(e.to_string().starts_with("x.json:1:"), "{e}");
+        assert_eq!(Error::from(e).exit_code(), 2);
+    }
+
+    #[test]
+    fn a_stored_snapshot_of_a_newer_format_is_refused_where_it_is_read() {
+        let e = serde_json::from_str::<RunResult>(&with_format("2")).expect_err("too new");
+        assert!(e.to_string().contains("snapshot format 2 is newer"), "{e}");
+    }
+
+    #[test]
+    fn load_and_save_name_the_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("nested/run.json");
+        let r = run(
+            "r",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![case("a", Some(1.0), Some(true))],
+        );
+        save(&path, &r).expect("save");
+        assert_eq!(load(&path).expect("load"), r);
+        let e = load(&dir.path().join("missing.json")).expect_err("missing");
+        assert!(e.to_string().contains("missing.json"), "{e}");
+        assert_eq!(e.exit_code(), 2);
     }
 }

@@ -4,11 +4,9 @@
 
 use super::{
     CaseError, CaseErrorKind, CaseResult, Command, ContenderInfo, ExperimentResult, Latency,
-    RunInfo, RunResult,
-    RunStatus, Settings, Usage,
+    RunInfo, RunResult, RunStatus, Settings, Usage,
 };
 use crate::cassette::Mode;
-
 
 pub(crate) fn case(id: &str, score: Option<f64>, passed: Option<bool>) -> CaseResult {
     CaseResult {
@@ -64,12 +62,7 @@ pub(crate) fn experiment(cases: Vec<CaseResult>) -> ExperimentResult {
     }
 }
 
-pub(crate) fn run(
-    id: &str,
-    branch: &str,
-    started_at: &str,
-    cases: Vec<CaseResult>,
-) -> RunResult {
+pub(crate) fn run(id: &str, branch: &str, started_at: &str, cases: Vec<CaseResult>) -> RunResult {
     RunResult {
         run: RunInfo {
             id: id.into(),

@@ -13,9 +13,7 @@ use crate::adapter::Adapter;
 use crate::adapter::exec::StderrTo;
 use crate::cassette::{CassetteOptions, LiveClient, Mode, Tally, Transport};
 use crate::error::{Error, Result};
-use crate::results::{
-    Command, ExperimentResult, Limits, RunInfo, RunResult, Selection, Settings,
-};
+use crate::results::{Command, ExperimentResult, Limits, RunInfo, RunResult, Selection, Settings};
 use crate::score::{Scorer, ScorerChoice};
 use crate::suite::{Overrides, Suite, lineup};
 
@@ -263,7 +261,12 @@ impl<'s> Prepared<'s> {
         metrics.sort_by_key(|m| !m.primary);
         let git = crate::history::git::detect(&suite.project_dir);
         let settings = Settings {
-            contenders: plan.lineup.contenders.iter().map(|c| c.info.clone()).collect(),
+            contenders: plan
+                .lineup
+                .contenders
+                .iter()
+                .map(|c| c.info.clone())
+                .collect(),
             cases: plan.cases.iter().map(|c| c.key()).collect(),
             parallelism: plan.parallelism,
             concurrency: plan.concurrency,

@@ -12,9 +12,9 @@ mod stats;
 mod upstream;
 mod verify;
 
-pub use control::{Control, OnStreak, Quiet};
 pub use crate::results::RunStatus;
 pub use crate::results::Selection;
+pub use control::{Control, OnStreak, Quiet};
 pub use evaluate::{Hooks, Notices, Prepared, RunOptions, StderrNotices, evaluate};
 pub use execute::{
     OnCase, RunContext, RunOutcome, cassette_key, execute, pricing, run_case, score_into,
