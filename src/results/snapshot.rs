@@ -515,4 +515,44 @@ mod tests {
         assert!(e.to_string().contains("missing.json"), "{e}");
         assert_eq!(e.exit_code(), 2);
     }
+
+    #[test]
+    fn a_history_stored_before_the_model_was_typed_still_loads_and_gives_baselines() {
+        // Two checks on main of the suite above, stored by evals before the model was typed.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("history.sqlite3");
+        std::fs::copy(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/src/results/testdata/history-before-kinds.sqlite3"
+            ),
+            &path,
+        )
+        .expect("copy");
+        let h = crate::history::History::open(&path).expect("opens");
+        let runs = h.list(&Default::default()).expect("lists");
+        assert_eq!(runs.len(), 2);
+        for summary in &runs {
+            assert_eq!(
+                (summary.command.as_str(), summary.mode.as_str()),
+                ("check", "replay")
+            );
+            assert_eq!(summary.status, "completed");
+            let r = h.get(&summary.id).expect("reads").expect("is there");
+            assert_eq!(r.run.status, RunStatus::Completed);
+            let missed = &r.experiments[2].cases[0];
+            assert_eq!(missed.error.as_ref().unwrap().kind, CaseErrorKind::Miss);
+        }
+        let newest = &runs[0];
+        let earlier = h
+            .runs_on_branch("proj", "main", "2099-01-01T00:00:00Z", &newest.id)
+            .expect("branch runs");
+        assert_eq!(earlier.len(), 1);
+        assert!(
+            earlier[0]
+                .selection
+                .as_ref()
+                .is_some_and(|s| s.is_everything())
+        );
+    }
 }
