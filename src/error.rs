@@ -26,14 +26,15 @@ pub mod exit {
     /// Interrupted (128 + SIGINT).
     pub const INTERRUPTED: i32 = 130;
 
-    /// The exit code of a finished run from its stored status (`completed`, `aborted`,
-    /// `interrupted`) and whether it `passed` (its gate, thresholds and cases).
-    pub fn of_run(status: &str, passed: bool) -> i32 {
+    /// The exit code of a finished run from how it ended and whether it `passed` (its
+    /// gate, thresholds and cases).
+    pub fn of_run(status: crate::results::RunStatus, passed: bool) -> i32 {
+        use crate::results::RunStatus;
         match status {
-            "interrupted" => INTERRUPTED,
-            "aborted" => FAILED,
-            _ if passed => OK,
-            _ => FAILED,
+            RunStatus::Interrupted => INTERRUPTED,
+            RunStatus::Aborted => FAILED,
+            RunStatus::Completed if passed => OK,
+            RunStatus::Completed => FAILED,
         }
     }
 }
@@ -264,11 +265,18 @@ mod tests {
 
     #[test]
     fn an_aborted_or_interrupted_run_never_exits_0() {
-        assert_eq!(exit::of_run("completed", true), exit::OK);
-        assert_eq!(exit::of_run("completed", false), exit::FAILED);
-        assert_eq!(exit::of_run("aborted", true), exit::FAILED);
-        assert_eq!(exit::of_run("interrupted", true), exit::INTERRUPTED);
-        assert_eq!(exit::of_run("interrupted", false), exit::INTERRUPTED);
+        use crate::results::RunStatus;
+        assert_eq!(exit::of_run(RunStatus::Completed, true), exit::OK);
+        assert_eq!(exit::of_run(RunStatus::Completed, false), exit::FAILED);
+        assert_eq!(exit::of_run(RunStatus::Aborted, true), exit::FAILED);
+        assert_eq!(
+            exit::of_run(RunStatus::Interrupted, true),
+            exit::INTERRUPTED
+        );
+        assert_eq!(
+            exit::of_run(RunStatus::Interrupted, false),
+            exit::INTERRUPTED
+        );
     }
 
     #[test]

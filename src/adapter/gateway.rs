@@ -18,7 +18,7 @@ use axum::routing::post;
 use serde_json::{Value, json};
 
 use crate::cassette::{CallError, Session, Verdict};
-use crate::results::Usage;
+use crate::results::{CaseError, CaseErrorKind, Usage};
 use crate::suite::config::Pricing;
 use crate::suite::{Case, Contender};
 
@@ -42,7 +42,7 @@ pub struct Spent {
     pub calls: usize,
     /// The first call that failed below the gateway (transport, cassette miss): the case's
     /// error, whatever the adapter makes of the failed call.
-    pub error: Option<String>,
+    pub error: Option<CaseError>,
 }
 
 #[derive(Default)]
@@ -157,15 +157,21 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
                             .collect()
                     });
                 spent.error.get_or_insert_with(|| {
-                    format!("{}: HTTP {}: {detail}", b.contender.id(), resp.status)
+                    CaseError::new(
+                        CaseErrorKind::Transport,
+                        format!("{}: HTTP {}: {detail}", b.contender.id(), resp.status),
+                    )
                 });
             } else if let Verdict::Failure { reason, .. } = crate::provider::accept_forwarded(&resp)
             {
                 // A 200 holding garbage or an error object: not an answer either (and not
                 // recorded). The adapter gets it as it came.
-                spent
-                    .error
-                    .get_or_insert_with(|| format!("{}: {reason}", b.contender.id()));
+                spent.error.get_or_insert_with(|| {
+                    CaseError::new(
+                        CaseErrorKind::Transport,
+                        format!("{}: {reason}", b.contender.id()),
+                    )
+                });
             }
             let mut usage = crate::provider::usage_of(&resp.body);
             if usage.cost_usd.is_none() {
@@ -199,7 +205,7 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
         }
         Err(e) => {
             let message = e.to_string();
-            spent.error.get_or_insert_with(|| message.clone());
+            spent.error.get_or_insert_with(|| CaseError::from(e));
             error(StatusCode::BAD_GATEWAY, &message)
         }
     }

@@ -12,7 +12,7 @@ use crate::error::{Error, Result, exit};
 use crate::gate::{self, MissingBaseline, baseline::Found};
 use crate::history::History;
 use crate::report::{Report, diff::Diff, json::Json, junit::Junit, markdown::Markdown};
-use crate::results::RunResult;
+use crate::results::{Command as RunCommand, RunResult, RunStatus};
 use crate::suite::Suite;
 
 /// `check`'s options, validated: what the gate needs beyond the run itself.
@@ -45,7 +45,7 @@ impl CheckPlan {
 /// Runs the check end to end and returns its exit code.
 pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
     let plan = CheckPlan::new(a)?;
-    let mut run = super::run::execute(suite, &a.run, "check", out)?;
+    let mut run = super::run::execute(suite, &a.run, RunCommand::Check, out)?;
 
     // This run is the first baseline of its own branch (set below).
     let mut first = false;
@@ -65,7 +65,7 @@ pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
                 Ok(Found::First(note)) => {
                     out.note(&note);
                     // Only a completed run is ever a baseline (the note says so otherwise).
-                    first = run.run.status == "completed";
+                    first = run.run.status == RunStatus::Completed;
                     None
                 }
                 Err(e) => {
@@ -111,7 +111,7 @@ pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
         written = false;
     }
     print_verdict(&run, out);
-    Ok(match exit::of_run(&run.run.status, passed) {
+    Ok(match exit::of_run(run.run.status, passed) {
         exit::INTERRUPTED => exit::INTERRUPTED,
         // A report asked for and not written is a bad flag, whatever the verdict.
         _ if !written => exit::USAGE,

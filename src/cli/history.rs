@@ -181,7 +181,7 @@ pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
         None
     };
     let mut run = match (file, &a.run, &store, &suite) {
-        (Some(f), _, _, _) => crate::report::json::load(f)?,
+        (Some(f), _, _, _) => crate::results::snapshot::load(f)?,
         (None, Some(reference), Some((h, path)), _) => get(h, path, reference)?,
         (None, None, Some((h, path)), Some(suite)) => {
             let id = h.latest(Some(&suite.name))?.ok_or_else(|| {
@@ -249,7 +249,7 @@ pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
     }
     super::check::print_verdict(&run, out);
     // A run that did not finish cannot pass a gate, as `check` fails an aborted run.
-    let complete = run.run.status == "completed";
+    let complete = run.run.status == crate::results::RunStatus::Completed;
     if !complete {
         out.error(&format!(
             "run {} is {}: only a completed run can pass",

@@ -28,6 +28,7 @@ use args::{Command, Global};
 use output::Out;
 
 use crate::error::{Error, Result, exit};
+use crate::results::Command as RunCommand;
 use crate::suite::{Locate, Suite};
 
 /// Parses `argv`, runs the command, and returns the exit code.
@@ -99,9 +100,9 @@ fn dispatch(cli: Cli, bin: &'static str, out: &Out) -> Result<i32> {
         }
         Command::Check(a) if a.run.dry_run => plan::dry_run(&load_suite(g, out)?, &a.run, out),
         Command::Check(a) => check::run(&load_suite(g, out)?, &a, out),
-        Command::Run(a) => run::run(&load_suite(g, out)?, &a, "run", out),
-        Command::Compare(a) => run::run(&load_suite(g, out)?, &a, "compare", out),
-        Command::Record(a) => run::run(&load_suite(g, out)?, &a, "record", out),
+        Command::Run(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Run, out),
+        Command::Compare(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Compare, out),
+        Command::Record(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Record, out),
         Command::Render(a) => render::run(g, &a, out),
         Command::Cassettes { command } => {
             let scan_paths_given =

@@ -5,11 +5,12 @@ use std::collections::BTreeMap;
 use super::args::RunArgs;
 use super::output::{Out, align_right, table};
 use crate::error::{Error, Result, exit};
+use crate::results::Command as RunCommand;
 use crate::runner::RunPlan;
 use crate::suite::{Overrides, ProviderKind, Suite, cases, lineup};
 
 /// Builds the plan for a command (`run`, `compare`, `record`, `check`).
-pub fn build(suite: &Suite, a: &RunArgs, command: &str) -> Result<RunPlan> {
+pub fn build(suite: &Suite, a: &RunArgs, command: RunCommand) -> Result<RunPlan> {
     let efforts = a
         .efforts
         .iter()
@@ -69,7 +70,7 @@ pub fn limits(a: &RunArgs) -> Result<crate::gate::Limits> {
 /// `-n`: the experiment matrix and the number of calls; calls nothing, needs no key.
 pub fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
     limits(a)?;
-    let plan = build(suite, a, "compare")?;
+    let plan = build(suite, a, RunCommand::Compare)?;
     // The checks a real run makes before its first call (weights, thresholds, the schema).
     crate::score::build(suite)?;
     for r in &plan.lineup.refused {

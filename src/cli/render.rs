@@ -25,8 +25,8 @@ pub fn run(g: &Global, a: &RenderArgs, out: &Out) -> Result<i32> {
             .map(Format::from_extension)
             .unwrap_or_default(),
     };
-    let run =
-        crate::report::json::load(&a.file).map_err(|e| e.named_by("evals render FILE", None))?;
+    let run = crate::results::snapshot::load(&a.file)
+        .map_err(|e| e.named_by("evals render FILE", None))?;
     let path = match target {
         Target::Stdout => None,
         Target::File(p) => Some(p),

@@ -9,14 +9,14 @@ use super::report_file::ReportFile;
 use crate::cassette::Mode;
 use crate::error::{Error, Result, exit};
 use crate::report::{Report, json::Json, terminal::Terminal};
-use crate::results::RunResult;
+use crate::results::{Command as RunCommand, RunResult};
 use crate::runner;
 use crate::suite::Suite;
 
 /// Runs a command end to end and returns its exit code.
-pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> {
+pub fn run(suite: &Suite, a: &RunArgs, command: RunCommand, out: &Out) -> Result<i32> {
     // `record` refreshes recordings: it reports thresholds but never gates on them.
-    let gates = command != "record";
+    let gates = command != RunCommand::Record;
     if !gates && (a.min_score.is_some() || a.min_pass_rate.is_some()) {
         return Err(Error::Usage(
             "--min-score and --min-pass-rate gate run, compare and check; record does not gate (run `evals check` after it)".into(),
@@ -26,7 +26,7 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
     // Thresholds gate every run, by the rule `check` applies (with no baseline).
     let failed = crate::gate::threshold_failures(&run);
     let passed = run.total_errors() == 0 && (!gates || failed.is_empty());
-    let code = exit::of_run(&run.run.status, passed);
+    let code = exit::of_run(run.run.status, passed);
     use crate::suite::config::Display;
     match suite.config.results.display {
         // `display: none` prints no leaderboard; a file or JSON asked for is still written.
@@ -44,7 +44,7 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
                 ));
             }
             let view = View {
-                breakdown: command == "run",
+                breakdown: command == RunCommand::Run,
                 totals: a.totals,
             };
             emit(&run, a.format, a.output.as_deref(), view, out)?;
@@ -55,7 +55,7 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
             "{} cases errored (no score; see the errors column)",
             run.total_errors()
         ));
-        if command != "run" {
+        if command != RunCommand::Run {
             // `run` prints each error in its breakdown; elsewhere, say what went wrong here.
             let errors: Vec<String> = run
                 .experiments
@@ -68,7 +68,7 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
                                 e.contender.id,
                                 e.dataset,
                                 c.case,
-                                err.lines().next().unwrap_or("")
+                                err.message.lines().next().unwrap_or("")
                             )
                         })
                     })
@@ -109,7 +109,7 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
 }
 
 /// Plans, executes through the library and stores; returns the run. Shared with `check`.
-pub fn execute(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<RunResult> {
+pub fn execute(suite: &Suite, a: &RunArgs, command: RunCommand, out: &Out) -> Result<RunResult> {
     let limits = super::plan::limits(a)?;
     let plan = super::plan::build(suite, a, command)?;
     let (mode, why) = resolve_mode(a.cassettes.as_deref(), command)?;
@@ -122,7 +122,7 @@ pub fn execute(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<R
         } else {
             runner::OnStreak::Ask
         },
-        command: command.to_string(),
+        command,
         branch: a.branch.clone(),
         selection: runner::Selection {
             models: a.models.clone(),
@@ -251,7 +251,7 @@ pub fn emit(
 }
 
 /// The mode and why it is that one (for `-v`).
-fn resolve_mode(flag: Option<&str>, command: &str) -> Result<(Mode, String)> {
+fn resolve_mode(flag: Option<&str>, command: RunCommand) -> Result<(Mode, String)> {
     // clap fills the flag from EVALS_CASSETTES too: the command line says which it was.
     let from_flag = std::env::args().any(|x| x == "--cassettes" || x.starts_with("--cassettes="));
     let mut why = match flag {
@@ -266,9 +266,9 @@ fn resolve_mode(flag: Option<&str>, command: &str) -> Result<(Mode, String)> {
             ))
         })?,
         None => match command {
-            "record" => Mode::Record,
-            "check" => Mode::Replay,
-            _ => Mode::Auto,
+            RunCommand::Record => Mode::Record,
+            RunCommand::Check => Mode::Replay,
+            RunCommand::Run | RunCommand::Compare => Mode::Auto,
         },
     };
     let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
@@ -295,7 +295,11 @@ fn store_run(suite: &Suite, a: &RunArgs, run: &RunResult) -> Result<PathBuf> {
 
 fn save_snapshot(suite: &Suite, dest: Option<&Path>, run: &RunResult) -> Result<PathBuf> {
     let dir = super::target::results_dir(suite, dest);
-    let path = dir.join(super::target::stamped_name(&run.run.command, run, "json"));
-    crate::error::write_atomic(&path, Json.render(run).as_bytes())?;
+    let path = dir.join(super::target::stamped_name(
+        run.run.command.as_str(),
+        run,
+        "json",
+    ));
+    crate::results::snapshot::save(&path, run)?;
     Ok(path)
 }

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::history::History;
-use crate::results::{BaselineInfo, RunResult};
+use crate::results::{BaselineInfo, RunResult, RunStatus, Selection};
 
 /// What to do when no usable baseline is found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,7 +32,7 @@ pub fn resolve(
 ) -> Result<(RunResult, BaselineInfo)> {
     let as_path = Path::new(reference);
     let found = if as_path.exists() {
-        crate::report::json::load(as_path).map_err(|e| e.named_by("--baseline", None))?
+        crate::results::snapshot::load(as_path).map_err(|e| e.named_by("--baseline", None))?
     } else if reference.ends_with(".json") {
         return Err(Error::Baseline(format!(
             "{reference}: no such file; pass a snapshot written by `evals export` or `evals check --json FILE` (or pass --missing-baseline pass)"
@@ -116,7 +116,7 @@ pub fn resolve_or_first(
         && h.find(reference)?.is_none()
         && let Err(miss) = latest_on_branch(reference, run, h, history_path)?
     {
-        let complete = run.run.status == "completed";
+        let complete = run.run.status == RunStatus::Completed;
         return Ok(Found::First(miss.first_note(reference, complete)));
     }
     resolve(reference, run, history, history_path).map(|b| Found::Baseline(Box::new(b)))
@@ -131,7 +131,7 @@ enum Miss {
     /// Runs there match the fingerprint but none selected what this run selects.
     Selection {
         newest: String,
-        selection: serde_json::Value,
+        selection: Option<Selection>,
     },
 }
 
@@ -156,7 +156,7 @@ impl Miss {
             Miss::Selection { newest, selection } => format!(
                 "no run on {reference} selected what this run selects ({}); the newest, {newest}, selected {}: run `evals check` on {reference} with the same -m/-d/-c/-e/-t flags, or pass --missing-baseline pass",
                 describe_selection(run_selection(run)),
-                describe_selection(selection)
+                describe_selection(selection.as_ref())
             ),
         }
     }
@@ -183,11 +183,8 @@ impl Miss {
     }
 }
 
-fn run_selection(run: &RunResult) -> &serde_json::Value {
-    run.run
-        .settings
-        .get("selection")
-        .unwrap_or(&serde_json::Value::Null)
+fn run_selection(run: &RunResult) -> Option<&Selection> {
+    run.run.settings.selection.as_ref()
 }
 
 /// The latest completed, compatible run of `run`'s suite on `branch` that started before it:
@@ -207,7 +204,8 @@ fn latest_on_branch(
     let selection = run_selection(run);
     // The newest compatible run wins.
     let compatible = runs.iter().find(|b| {
-        b.suite_fingerprint == r.suite_fingerprint && same_selection(&b.selection, selection)
+        b.suite_fingerprint == r.suite_fingerprint
+            && same_selection(b.selection.as_ref(), selection)
     });
     let Some(latest) = compatible else {
         if newest.suite_fingerprint != r.suite_fingerprint {
@@ -247,50 +245,30 @@ fn store<'a>(history: Option<&'a History>, path: &Path) -> Result<&'a History> {
 
 /// Whether two runs selected the same; a run that narrowed nothing (or was stored before
 /// selections were recorded) selected everything.
-fn same_selection(a: &serde_json::Value, b: &serde_json::Value) -> bool {
-    fn everything(v: &serde_json::Value) -> bool {
-        match v {
-            serde_json::Value::Null => true,
-            serde_json::Value::Object(m) => m.values().all(|x| match x {
-                serde_json::Value::Null => true,
-                serde_json::Value::Array(l) => l.is_empty(),
-                _ => false,
-            }),
-            _ => false,
-        }
-    }
+fn same_selection(a: Option<&Selection>, b: Option<&Selection>) -> bool {
+    let everything = |s: Option<&Selection>| s.is_none_or(Selection::is_everything);
     a == b || (everything(a) && everything(b))
 }
 
 /// `-m a,b -d x` style, or `everything`.
-fn describe_selection(v: &serde_json::Value) -> String {
+fn describe_selection(v: Option<&Selection>) -> String {
     let mut parts = Vec::new();
-    for (key, flag) in [
-        ("models", "-m"),
-        ("datasets", "-d"),
-        ("cases", "-c"),
-        ("efforts", "-e"),
-        ("temperatures", "-t"),
-        ("tags", "--tag"),
-    ] {
-        if let Some(list) = v
-            .get(key)
-            .and_then(|l| l.as_array())
-            .filter(|l| !l.is_empty())
-        {
-            let items: Vec<String> = list
-                .iter()
-                .map(|x| {
-                    x.as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| x.to_string())
-                })
-                .collect();
-            parts.push(format!("{flag} {}", items.join(",")));
+    if let Some(v) = v {
+        for (list, flag) in [
+            (&v.models, "-m"),
+            (&v.datasets, "-d"),
+            (&v.cases, "-c"),
+            (&v.efforts, "-e"),
+            (&v.temperatures, "-t"),
+            (&v.tags, "--tag"),
+        ] {
+            if !list.is_empty() {
+                parts.push(format!("{flag} {}", list.join(",")));
+            }
         }
-    }
-    if let Some(m) = v.get("max_tokens").filter(|m| !m.is_null()) {
-        parts.push(format!("--max-tokens {m}"));
+        if let Some(m) = v.max_tokens {
+            parts.push(format!("--max-tokens {m}"));
+        }
     }
     if parts.is_empty() {
         "everything".into()
@@ -306,7 +284,7 @@ fn short(fp: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::store::tests::{case, run};
+    use crate::results::testing::{case, run};
 
     fn setup() -> (tempfile::TempDir, History, std::path::PathBuf) {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -317,12 +295,14 @@ mod tests {
 
     #[test]
     fn a_run_that_narrowed_nothing_selected_everything() {
-        let empty =
-            serde_json::json!({"models": [], "datasets": [], "cases": [], "max_tokens": null});
-        assert!(same_selection(&serde_json::Value::Null, &empty));
-        let narrowed = serde_json::json!({"models": ["fake/echo"], "datasets": [], "cases": []});
-        assert!(!same_selection(&serde_json::Value::Null, &narrowed));
-        assert!(same_selection(&narrowed, &narrowed.clone()));
+        let empty = Selection::default();
+        assert!(same_selection(None, Some(&empty)));
+        let narrowed = Selection {
+            models: vec!["fake/echo".into()],
+            ..Selection::default()
+        };
+        assert!(!same_selection(None, Some(&narrowed)));
+        assert!(same_selection(Some(&narrowed), Some(&narrowed.clone())));
     }
 
     #[test]

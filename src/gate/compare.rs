@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashSet};
 use super::Limits;
 use crate::results::{
     BaselineInfo, CaseDelta, CaseResult, CaseStatus, Comparison, ExperimentDelta, ExperimentResult,
-    RunResult, Stopped, Verdict, contender_label,
+    RunResult, RunStatus, Stopped, Verdict, contender_label,
 };
 
 /// Scores closer than this are the same score (they went through JSON and sums).
@@ -193,10 +193,10 @@ pub fn stopped(run: &RunResult) -> Option<Stopped> {
 }
 
 fn stopped_in(run: &RunResult, planned: &HashSet<(String, String)>) -> Option<Stopped> {
-    (run.run.status != "completed").then(|| {
+    (run.run.status != RunStatus::Completed).then(|| {
         let ran: usize = run.experiments.iter().map(|e| e.cases.len()).sum();
         Stopped {
-            status: run.run.status.clone(),
+            status: run.run.status,
             not_run: planned.len().saturating_sub(ran),
             planned: planned.len(),
         }
@@ -205,21 +205,10 @@ fn stopped_in(run: &RunResult, planned: &HashSet<(String, String)>) -> Option<St
 
 /// The case runs the run planned: (contender key, `dataset/case`), from its settings.
 fn planned(run: &RunResult) -> HashSet<(String, String)> {
-    let contenders: Vec<crate::results::ContenderInfo> = run
-        .run
-        .settings
-        .get("contenders")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default();
-    let cases: Vec<String> = run
-        .run
-        .settings
-        .get("cases")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default();
+    let settings = &run.run.settings;
     let mut out = HashSet::new();
-    for c in &contenders {
-        for k in &cases {
+    for c in &settings.contenders {
+        for k in &settings.cases {
             out.insert((c.key(), k.clone()));
         }
     }
@@ -307,7 +296,8 @@ fn case_delta(
         baseline_passed: b.and_then(|b| b.passed),
         candidate_passed: c.passed,
         failed_thresholds: c.failed_thresholds.clone(),
-        error: c.error.clone(),
+        error: c.error.as_ref().map(|e| e.message.clone()),
+        error_kind: c.error.as_ref().map(|e| e.kind),
         diagnostics,
         baseline_output: b.and_then(|b| b.output.clone()),
         candidate_output: c.output.clone(),
@@ -329,6 +319,7 @@ fn removed(exp: &ExperimentResult, bc: &CaseResult) -> CaseDelta {
         candidate_passed: None,
         failed_thresholds: vec![],
         error: None,
+        error_kind: None,
         diagnostics: vec![],
         baseline_output: bc.output.clone(),
         candidate_output: None,
@@ -395,7 +386,7 @@ fn pct(v: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::store::tests::{case, run};
+    use crate::results::testing::{case, run};
 
     fn info(b: &RunResult) -> BaselineInfo {
         BaselineInfo {
@@ -428,11 +419,12 @@ mod tests {
         };
         let base = run("base", "main", T0, all());
         let mut cand = run("cand", "f", T0, vec![case("a", Some(0.9), Some(true))]);
-        cand.run.status = "aborted".into();
-        cand.run.settings = serde_json::json!({
+        cand.run.status = RunStatus::Aborted;
+        cand.run.settings = serde_json::from_value(serde_json::json!({
             "contenders": [cand.experiments[0].contender.clone()],
             "cases": ["tax/a", "tax/b", "tax/c"],
-        });
+        }))
+        .expect("settings");
         let c = check(&base, &cand, 0.02);
         assert!(!c.verdict.passed);
         assert_eq!(c.stopped.as_ref().map(|s| s.not_run), Some(2));
@@ -459,13 +451,14 @@ mod tests {
             ],
         );
         let mut errored = case("a", None, None);
-        errored.error = Some("HTTP 400".into());
+        errored.error = crate::results::testing::error("HTTP 400");
         let mut cand = run("cand", "f", T0, vec![errored]);
-        cand.run.status = "aborted".into();
-        cand.run.settings = serde_json::json!({
+        cand.run.status = RunStatus::Aborted;
+        cand.run.settings = serde_json::from_value(serde_json::json!({
             "contenders": [cand.experiments[0].contender.clone()],
             "cases": ["tax/a", "tax/b"],
-        });
+        }))
+        .expect("settings");
         let c = check(&base, &cand, 0.02);
         assert_eq!(c.cases[0].status, CaseStatus::Errored);
         assert!(!c.compared_nothing(), "a was compared: it errors now");
@@ -475,7 +468,7 @@ mod tests {
         // A baseline of other cases: nothing compared.
         let other = run("o", "main", T0, vec![case("z", Some(0.9), Some(true))]);
         let mut fresh = case("a", None, None);
-        fresh.error = Some("HTTP 400".into());
+        fresh.error = crate::results::testing::error("HTTP 400");
         let lone = run("l", "f", T0, vec![fresh]);
         assert!(check(&other, &lone, 0.02).compared_nothing());
     }
@@ -544,7 +537,7 @@ mod tests {
     fn rule3_a_case_that_now_errors_regresses() {
         let b = run("b", "main", T0, vec![case("a", Some(1.0), Some(true))]);
         let mut err = case("a", None, None);
-        err.error = Some("cassette miss: no recording for this request".into());
+        err.error = crate::results::testing::error("cassette miss: no recording for this request");
         let c = check(&b, &run("n", "f", T0, vec![err]), 0.02);
         assert!(!c.verdict.passed);
         assert_eq!(status(&c, "a"), Some(CaseStatus::Errored));
@@ -577,7 +570,7 @@ mod tests {
     #[test]
     fn run_and_compare_gate_by_the_same_rule_as_check_less_its_errors() {
         let mut err = case("e", None, None);
-        err.error = Some("HTTP 500".into());
+        err.error = crate::results::testing::error("HTTP 500");
         let mut fail = case("b", Some(0.1), Some(false));
         fail.failed_thresholds = vec!["accuracy 0.1 < 0.8".into()];
         let n = run(
@@ -608,7 +601,8 @@ mod tests {
             ],
         );
         let with = |n: &mut RunResult, limits: serde_json::Value| {
-            n.run.settings = serde_json::json!({ "limits": limits });
+            n.run.settings =
+                serde_json::from_value(serde_json::json!({ "limits": limits })).expect("settings");
             (
                 threshold_failures(n),
                 compare(None, n, 0.02).verdict.reasons,

@@ -2,24 +2,14 @@
 //! and `--min-pass-rate` (the share of an experiment's cases that pass). They are kept in
 //! the run's settings, so a report of the stored run later gates it the same way.
 
-use serde::{Deserialize, Serialize};
-
 use crate::results::{ExperimentResult, RunResult};
 
 /// Scores closer than this are the same score (they went through JSON and sums).
 const EPS: f64 = 1e-9;
 
-/// The run's floors, each a fraction in 0..=1.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Limits {
-    /// Each experiment's mean primary score must be at least this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_score: Option<f64>,
-    /// Each experiment's share of passing cases must be at least this; it replaces "every
-    /// case passes" (which is `1.0`), so a failing case no longer fails the run on its own.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_pass_rate: Option<f64>,
-}
+/// The run's floors, each a fraction in 0..=1: a part of the run's settings, so the type
+/// lives with them in the result model; the rules that apply them are here.
+pub use crate::results::Limits;
 
 impl Limits {
     pub fn is_empty(&self) -> bool {
@@ -28,11 +18,7 @@ impl Limits {
 
     /// The limits a run was made with (`settings.limits`); none for runs made without.
     pub fn of(run: &RunResult) -> Limits {
-        run.run
-            .settings
-            .get("limits")
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .unwrap_or_default()
+        run.run.settings.limits.unwrap_or_default()
     }
 
     /// Whether a case failing its thresholds fails the run by itself (rule 4), or only

@@ -62,8 +62,9 @@ pub struct RunFilter {
 pub struct BranchRun {
     pub id: String,
     pub suite_fingerprint: String,
-    /// The run's `settings.selection`: what `-m/-d/-c/-e/-t/--max-tokens` narrowed or changed.
-    pub selection: serde_json::Value,
+    /// The run's `settings.selection`: what `-m/-d/-c/-e/-t/--max-tokens` narrowed or
+    /// changed; `None` for a run stored before selections were recorded.
+    pub selection: Option<crate::results::Selection>,
 }
 
 impl History {
@@ -167,7 +168,7 @@ impl History {
         let snapshot = scrub(&snapshot);
         let argv = serde_json::to_string(&run.run.argv).unwrap_or_else(|_| "[]".into());
         let argv = scrub(&argv);
-        let settings = run.run.settings.to_string();
+        let settings = serde_json::to_string(&run.run.settings).unwrap_or_else(|_| "{}".into());
         let settings = scrub(&settings);
         let tx = self
             .conn
@@ -179,8 +180,8 @@ impl History {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
                      (SELECT COALESCE(MAX(number), 0) + 1 FROM runs))",
             params![
-                r.id, scrub(&r.suite), r.suite_fingerprint, r.branch.as_deref().map(scrub), r.commit, r.command, r.mode, argv,
-                settings, r.started_at, r.finished_at, r.status, snapshot
+                r.id, scrub(&r.suite), r.suite_fingerprint, r.branch.as_deref().map(scrub), r.commit, r.command.as_str(), r.mode.to_string(), argv,
+                settings, r.started_at, r.finished_at, r.status.as_str(), snapshot
             ],
         )
         .map_err(e)?;
@@ -222,7 +223,7 @@ impl History {
                             c.fingerprint,
                             c.score,
                             c.passed,
-                            c.error
+                            c.error.as_ref().map(|e| e.message.as_str())
                         ])
                         .map_err(e)?;
                     for (name, value) in &c.metrics {
@@ -384,15 +385,10 @@ impl History {
         let rows = stmt
             .query_map(params![suite, branch, before, exclude_id], |r| {
                 let settings: String = r.get(2)?;
-                let settings: serde_json::Value =
-                    serde_json::from_str(&settings).unwrap_or(serde_json::Value::Null);
                 Ok(BranchRun {
                     id: r.get(0)?,
                     suite_fingerprint: r.get(1)?,
-                    selection: settings
-                        .get("selection")
-                        .cloned()
-                        .unwrap_or(serde_json::Value::Null),
+                    selection: crate::results::Settings::selection_in(&settings),
                 })
             })
             .map_err(|e| self.err(e))?;
@@ -482,100 +478,7 @@ fn shell_quote(path: &str) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::results::{
-        CaseResult, ContenderInfo, ExperimentResult, Latency, RunInfo, SNAPSHOT_FORMAT, Usage,
-    };
-
-    pub(crate) fn case(id: &str, score: Option<f64>, passed: Option<bool>) -> CaseResult {
-        CaseResult {
-            case: id.into(),
-            variant: String::new(),
-            fingerprint: format!("fp-{id}"),
-            score,
-            metrics: [("accuracy".to_string(), score)].into_iter().collect(),
-            passed,
-            failed_thresholds: vec![],
-            error: None,
-            reply_error: None,
-            output: score.map(|s| serde_json::json!({ "answer": format!("{s}") })),
-            raw: None,
-            diagnostics: vec![],
-            usage: Usage::default(),
-            latency_s: None,
-            duration_s: 0.1,
-            tags: vec![],
-            weight: 1.0,
-        }
-    }
-
-    pub(crate) fn contender() -> ContenderInfo {
-        ContenderInfo {
-            id: "fake/echo".into(),
-            provider: "fake".into(),
-            model: "echo".into(),
-            effort: None,
-            temperature: Some("0".into()),
-            max_tokens: None,
-        }
-    }
-
-    pub(crate) fn experiment(cases: Vec<CaseResult>) -> ExperimentResult {
-        let scored: Vec<f64> = cases.iter().filter_map(|c| c.score).collect();
-        let score = (!scored.is_empty()).then(|| scored.iter().sum::<f64>() / scored.len() as f64);
-        ExperimentResult {
-            contender: contender(),
-            dataset: "tax".into(),
-            means: [("accuracy".to_string(), score)].into_iter().collect(),
-            score,
-            cases_total: cases.len(),
-            errors: cases.iter().filter(|c| c.error.is_some()).count(),
-            failed: cases.iter().filter(|c| c.passed == Some(false)).count(),
-            cost_usd: None,
-            tokens_in: None,
-            tokens_out: None,
-            latency: Latency::default(),
-            time_s: 1.0,
-            wscore: None,
-            cases,
-        }
-    }
-
-    pub(crate) fn run(
-        id: &str,
-        branch: &str,
-        started_at: &str,
-        cases: Vec<CaseResult>,
-    ) -> RunResult {
-        RunResult {
-            format: SNAPSHOT_FORMAT,
-            run: RunInfo {
-                id: id.into(),
-                suite: "tax-intake".into(),
-                description: None,
-                project: None,
-                suite_fingerprint: "suite-fp".into(),
-                branch: Some(branch.into()),
-                commit: Some("abc1234".into()),
-                command: "check".into(),
-                mode: "replay".into(),
-                argv: vec!["evals".into(), "check".into()],
-                started_at: started_at.into(),
-                finished_at: Some(started_at.into()),
-                status: "completed".into(),
-                settings: serde_json::json!({}),
-                metrics: vec![crate::results::MetricDef {
-                    name: "accuracy".into(),
-                    description: "fields right".into(),
-                    primary: true,
-                    higher_is_better: true,
-                }],
-                weights: vec![],
-                refused: vec![],
-            },
-            experiments: vec![experiment(cases)],
-            comparison: None,
-        }
-    }
+    use crate::results::testing::{case, run};
 
     #[test]
     fn insert_then_get_round_trips_the_whole_run() {

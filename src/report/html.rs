@@ -231,7 +231,7 @@ fn experiments(run: &RunResult) -> Vec<ExperimentView> {
                         .iter()
                         .map(|m| pct(c.metrics.get(&m.name).copied().flatten()))
                         .collect(),
-                    error: c.error.clone(),
+                    error: c.error.as_ref().map(|e| e.message.clone()),
                     reply_error: c.reply_error.clone(),
                     output: match &c.output {
                         Some(serde_json::Value::String(s)) => s.clone(),
@@ -377,7 +377,7 @@ impl Report for Html {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::store::tests::{case, run};
+    use crate::results::testing::{case, run};
 
     #[test]
     fn outputs_are_escaped_and_nothing_is_loaded_from_elsewhere() {
@@ -391,7 +391,8 @@ mod tests {
             ],
         );
         r.experiments[0].cases[0].output = Some(serde_json::json!("<script>alert(1)</script>"));
-        r.experiments[0].cases[0].error = Some("<img src=x onerror=alert(2)>".into());
+        r.experiments[0].cases[0].error =
+            crate::results::testing::error("<img src=x onerror=alert(2)>");
         let html = Html.render(&r);
         assert!(
             html.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;"),

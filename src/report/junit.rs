@@ -41,9 +41,9 @@ impl Report for Junit {
                     // The attribute gets the first line; the whole message (a miss's diff
                     // included) goes in the element's text, where newlines survive.
                     let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
-                    s.set_message(err.lines().next().unwrap_or("error").to_string())
+                    s.set_message(err.message.lines().next().unwrap_or("error").to_string())
                         .set_type("error")
-                        .set_description(err.clone());
+                        .set_description(err.message.clone());
                     s
                 } else if d.is_some_and(|d| d.status == CaseStatus::Regressed) {
                     let d = d.copied();
@@ -158,8 +158,8 @@ fn score_change(b: Option<f64>, c: Option<f64>) -> String {
 mod tests {
     use super::*;
     use crate::gate::compare;
-    use crate::history::store::tests::{case, run};
     use crate::results::BaselineInfo;
+    use crate::results::testing::{case, run};
 
     #[test]
     fn junit_report() {
@@ -176,7 +176,8 @@ mod tests {
         let mut slips = case("slips", Some(0.5), Some(false));
         slips.failed_thresholds = vec!["accuracy 0.50 < 0.80".into()];
         let mut breaks = case("breaks", None, None);
-        breaks.error = Some("cassette miss: no recording of this request".into());
+        breaks.error =
+            crate::results::testing::error("cassette miss: no recording of this request");
         let mut cand = run(
             "cand",
             "feature-x",

@@ -145,12 +145,8 @@ pub fn variant_standings(run: &RunResult) -> Vec<Standings> {
         .primary_metric()
         .map(|m| m.name.clone())
         .unwrap_or_default();
-    let workers = run
-        .run
-        .settings
-        .get("parallelism")
-        .and_then(|p| p.as_u64())
-        .unwrap_or(1) as usize;
+    // A run whose settings do not say (0) ran one case at a time.
+    let workers = run.run.settings.parallelism.max(1);
     let mut variants: Vec<String> = run
         .experiments
         .iter()
@@ -388,7 +384,7 @@ pub fn overall_rows(experiments: &[ExperimentResult]) -> Vec<ExperimentResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::store::tests::experiment as stored;
+    use crate::results::testing::experiment as stored;
 
     fn row(id: &str, score: f64, errors: usize, cost: f64) -> ExperimentResult {
         let mut e = stored(vec![]);

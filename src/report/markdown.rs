@@ -281,7 +281,7 @@ fn case_row(d: &CaseDelta) -> String {
                 code(&g.field),
                 text(&g.want.to_string()),
                 text(&g.got.to_string()),
-                text(&g.outcome)
+                text(g.outcome.as_str())
             )
         })
         .collect();
@@ -582,7 +582,7 @@ impl Report for Markdown {
 mod tests {
     use super::*;
     use crate::gate::compare;
-    use crate::history::store::tests::{case, run};
+    use crate::results::testing::{case, run};
     use crate::results::{BaselineInfo, Diagnostic};
 
     fn checked() -> RunResult {
@@ -604,10 +604,11 @@ mod tests {
             field: "filing_status".into(),
             want: serde_json::json!("single"),
             got: serde_json::json!("married"),
-            outcome: "wrong".into(),
+            outcome: crate::results::Outcome::Other("wrong".into()),
         }];
         let mut breaks = case("breaks", None, None);
-        breaks.error = Some("cassette miss: no recording of this request".into());
+        breaks.error =
+            crate::results::testing::error("cassette miss: no recording of this request");
         let mut cand = run(
             "cand",
             "feature-x",
@@ -676,10 +677,10 @@ mod tests {
             field: "answer`s".into(),
             want: serde_json::json!("fine"),
             got: serde_json::json!(EVIL),
-            outcome: "wrong".into(),
+            outcome: crate::results::Outcome::Other("wrong".into()),
         }];
         let mut crash = case("crash", None, None);
-        crash.error = Some(format!("adapter crashed: {EVIL}"));
+        crash.error = crate::results::testing::error(format!("adapter crashed: {EVIL}"));
         let mut cand = run("cand", "feature", "2026-01-02T00:00:00Z", vec![evil, crash]);
         let info = BaselineInfo {
             id: "base".into(),

@@ -4,12 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::results::{CaseStatus, ContenderInfo, RunResult, contender_label};
+use crate::results::{CaseErrorKind, CaseStatus, ContenderInfo, RunResult, contender_label};
 
-/// Whether a case's error is a cassette miss (the cassette layer's wording).
+/// Whether an error's text is a cassette miss's, for the verdict reasons, which are text
+/// (case errors carry their kind: [`crate::results::CaseError`]).
 pub fn is_miss(error: &str) -> bool {
-    error.starts_with("no recording matches this request")
-        || error.starts_with("no cassette for this case")
+    CaseErrorKind::of_message(error) == CaseErrorKind::Miss
 }
 
 /// Whether a verdict reason is a miss's (`label · case: errored: no recording ...`).
@@ -140,7 +140,12 @@ pub fn groups(run: &RunResult) -> Vec<MissGroup> {
     let mut order = 0;
     for e in &run.experiments {
         for c in &e.cases {
-            let Some(err) = c.error.as_deref().filter(|m| is_miss(m)) else {
+            let Some(err) = c
+                .error
+                .as_ref()
+                .filter(|e| e.kind == CaseErrorKind::Miss)
+                .map(|e| e.message.as_str())
+            else {
                 continue;
             };
             let shown = normalise(err);
@@ -172,7 +177,11 @@ pub fn groups(run: &RunResult) -> Vec<MissGroup> {
 
 /// Whether a comparison's case is a miss (reported in its group, not row by row).
 pub fn delta_is_miss(d: &crate::results::CaseDelta) -> bool {
-    d.status == CaseStatus::Errored && d.error.as_deref().is_some_and(is_miss)
+    // A comparison from before kinds were written has the message alone.
+    let kind = d
+        .error_kind
+        .or_else(|| d.error.as_deref().map(CaseErrorKind::of_message));
+    d.status == CaseStatus::Errored && kind == Some(CaseErrorKind::Miss)
 }
 
 /// `local/m1 (300 cases), local/m2 (300 cases)`: who a group hit.
@@ -216,6 +225,34 @@ pub fn case_list(g: &MissGroup, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::CaseError;
+    use crate::results::testing::{case, run};
+
+    #[test]
+    fn misses_are_found_by_their_kind_not_their_wording() {
+        let mut miss = case("a", None, None);
+        miss.error = Some(CaseError::new(
+            CaseErrorKind::Miss,
+            "a miss worded some other way (a.json)",
+        ));
+        let mut worded_like_one = case("b", None, None);
+        worded_like_one.error = Some(CaseError::new(
+            CaseErrorKind::Transport,
+            "no recording matches this request, said the proxy",
+        ));
+        let r = run(
+            "r",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![miss, worded_like_one],
+        );
+        let g = groups(&r);
+        assert_eq!(g.len(), 1);
+        assert_eq!(
+            g[0].cases,
+            vec![("fake/echo [temp 0]".into(), "tax".into(), "a".into())]
+        );
+    }
 
     #[test]
     fn the_path_and_the_hint_are_not_part_of_the_cause() {

@@ -379,7 +379,7 @@ impl Terminal {
             let _ = writeln!(out, "{t}");
             for c in &e.cases {
                 if let Some(err) = &c.error {
-                    let _ = writeln!(out, "  {} error: {}", c.case, indent(err));
+                    let _ = writeln!(out, "  {} error: {}", c.case, indent(&err.message));
                     continue;
                 }
                 if let Some(u) = crate::results::unusable_text(

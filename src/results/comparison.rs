@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::model::{ContenderInfo, Diagnostic};
+use super::model::{CaseErrorKind, ContenderInfo, Diagnostic, RunStatus};
 
 /// What `check` concluded, and against what.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,7 +36,7 @@ pub struct Comparison {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stopped {
     /// `aborted` or `interrupted`.
-    pub status: String,
+    pub status: RunStatus,
     /// Case runs (case × contender) planned and never run.
     pub not_run: usize,
     /// Case runs planned.
@@ -169,6 +169,10 @@ pub struct CaseDelta {
     pub failed_thresholds: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What failed, when the case errored; absent in a snapshot from before kinds were
+    /// written (read the kind from `error` then, [`CaseErrorKind::of_message`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<CaseErrorKind>,
     /// Diagnostics this run has that the baseline did not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub diagnostics: Vec<Diagnostic>,

@@ -1,10 +1,17 @@
 //! The one result model: a run, its experiments (contender × dataset), their case results.
 //!
 //! The runner produces it; history stores it; the gate compares two of them; every report
-//! renders it. The JSON snapshot is this model serialized as it is (`format` versioned).
+//! renders it. Its JSON form, the snapshot, is kept apart in [`snapshot`]: versioned,
+//! checked when read, and the same bytes whichever writer writes it.
 
 mod comparison;
 mod model;
+mod settings;
+pub mod snapshot;
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub use comparison::*;
 pub use model::*;
+pub use settings::{Limits, Selection, Settings};
+pub use snapshot::{FormatVersion, SNAPSHOT_FORMAT};

@@ -3,8 +3,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Version of the JSON snapshot format; bump on an incompatible change.
-pub const SNAPSHOT_FORMAT: u32 = 1;
+use super::settings::Settings;
+use crate::cassette::Mode;
 
 /// Tokens and dollars of one call or a sum of calls. `None` means unknown, never zero.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -64,7 +64,89 @@ pub struct Diagnostic {
     pub got: Value,
     /// The verdict: `missed`, `hallucinated`, `incorrect`, `invalid` (fields), `failed`
     /// (assertions; a case with `passed: Some(false)` names each of these).
-    pub outcome: String,
+    pub outcome: Outcome,
+}
+
+/// How one judged thing turned out: a field (the field scorer), an assertion (`failed`),
+/// or a word of your own scorer's ([`Outcome::Other`]). Written as its lowercase name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// What the text says, as the schema spells it (both null included).
+    Correct,
+    /// The text answers it (expected non-null) and the reply left it null or absent.
+    Missed,
+    /// The text never answers it (expected null) and the reply gave a value.
+    Hallucinated,
+    /// An allowed value of the right type, but not the expected one.
+    Incorrect,
+    /// A value the schema does not allow: off the list, wrong type, or an unusable reply.
+    Invalid,
+    /// An assertion that does not hold.
+    Failed,
+    /// A verdict a scorer of your own names (kept as it is written, so a snapshot it made
+    /// reads back unchanged).
+    Other(String),
+}
+
+impl Outcome {
+    /// The name written in diagnostics, snapshots and reports.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Outcome::Correct => "correct",
+            Outcome::Missed => "missed",
+            Outcome::Hallucinated => "hallucinated",
+            Outcome::Incorrect => "incorrect",
+            Outcome::Invalid => "invalid",
+            Outcome::Failed => "failed",
+            Outcome::Other(s) => s,
+        }
+    }
+
+    /// The outcome a name stands for; a name none of the built-in scorers writes is
+    /// [`Outcome::Other`].
+    pub fn parse(s: &str) -> Outcome {
+        match s {
+            "correct" => Outcome::Correct,
+            "missed" => Outcome::Missed,
+            "hallucinated" => Outcome::Hallucinated,
+            "incorrect" => Outcome::Incorrect,
+            "invalid" => Outcome::Invalid,
+            "failed" => Outcome::Failed,
+            other => Outcome::Other(other.to_string()),
+        }
+    }
+}
+
+/// A scorer of your own may name its verdicts as text: a built-in name is its variant.
+impl From<&str> for Outcome {
+    fn from(s: &str) -> Outcome {
+        Outcome::parse(s)
+    }
+}
+
+impl From<String> for Outcome {
+    fn from(s: String) -> Outcome {
+        Outcome::parse(&s)
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Outcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Outcome {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Outcome, D::Error> {
+        let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        Ok(Outcome::parse(&s))
+    }
 }
 
 /// What the model (through the adapter) gave back for one case.
@@ -123,8 +205,9 @@ impl ContenderInfo {
     }
 }
 
-/// The outcome of one case for one contender.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The outcome of one case for one contender. Its JSON form is the snapshot's
+/// (`results::snapshot`): the error's message as `error`, its kind beside it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct CaseResult {
     /// Case id within its dataset: `vague`, `vague/003`, `refund-window`.
     pub case: String,
@@ -137,32 +220,99 @@ pub struct CaseResult {
     /// Whether it met its `minimum_scores`; `None` when it errored.
     pub passed: Option<bool>,
     /// Thresholds it failed, as `metric value < minimum`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_thresholds: Vec<String>,
     /// A transport failure, a cassette miss or a crashed adapter: no score.
-    pub error: Option<String>,
+    pub error: Option<CaseError>,
     /// The model's own failure (scored 0): not JSON, refused.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_error: Option<String>,
     pub output: Option<Value>,
     /// The model's text, only where it differs from `output` (prose around the JSON, a
     /// code fence, an answer that did not parse); absent, it is the output (see
     /// [`raw_is_output`]), so a reader wanting the text falls back to `output`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<String>,
     pub diagnostics: Vec<Diagnostic>,
     pub usage: Usage,
     /// Seconds spent in calls (recorded latency on replay).
     pub latency_s: Option<f64>,
     pub duration_s: f64,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
-    #[serde(default = "one")]
     pub weight: f64,
 }
 
-fn one() -> f64 {
-    1.0
+/// Why a case has no score: what failed, and the message that says so.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseError {
+    /// What failed: the reports group by it (misses) and a store may count by it.
+    pub kind: CaseErrorKind,
+    /// What the user reads (scrubbed of secrets when the case finished).
+    pub message: String,
+}
+
+impl CaseError {
+    /// An error of this kind with this message.
+    pub fn new(kind: CaseErrorKind, message: impl Into<String>) -> CaseError {
+        CaseError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// A failed call as the case's error: what failed (the kind a report groups by) and its
+/// message.
+impl From<crate::cassette::CallError> for CaseError {
+    fn from(e: crate::cassette::CallError) -> CaseError {
+        use crate::cassette::CallError;
+        let kind = match &e {
+            CallError::Transport(..) => CaseErrorKind::Transport,
+            CallError::Miss(..) => CaseErrorKind::Miss,
+            CallError::Cassette(..) => CaseErrorKind::Cassette,
+            CallError::TooLarge(..) => CaseErrorKind::TooLarge,
+        };
+        CaseError::new(kind, e.to_string())
+    }
+}
+
+impl std::fmt::Display for CaseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// What failed in an errored case. Written as kebab-case beside the message
+/// (`error_kind`); a snapshot written before kinds existed reads as [`CaseErrorKind::of_message`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CaseErrorKind {
+    /// The call failed: network, timeout, an HTTP error, a reply the provider refused.
+    Transport,
+    /// Replay found no recording of the request (the message holds the nearest one's diff).
+    Miss,
+    /// A cassette could not be read or written (corrupt, a newer format, a secret in it).
+    Cassette,
+    /// The response is over `cassettes.max_response_bytes`.
+    TooLarge,
+    /// The case's prompt template could not be filled.
+    Template,
+    /// The exec adapter failed: it crashed, broke the protocol or gave no answer in time.
+    Adapter,
+    /// Anything else (a run that could not set the case up).
+    Other,
+}
+
+impl CaseErrorKind {
+    /// The kind of an error stored as text alone (a snapshot from before kinds were
+    /// written): a miss by the cassette layer's wording (what the reports of that time
+    /// looked for), else [`CaseErrorKind::Other`].
+    pub fn of_message(message: &str) -> CaseErrorKind {
+        if message.starts_with("no recording matches this request")
+            || message.starts_with("no cassette for this case")
+        {
+            CaseErrorKind::Miss
+        } else {
+            CaseErrorKind::Other
+        }
+    }
 }
 
 impl CaseResult {
@@ -171,7 +321,8 @@ impl CaseResult {
     /// renderer escapes it for HTML or Markdown (where the escaped form would not match).
     pub fn scrub_secrets(&mut self) {
         use std::borrow::Cow;
-        for text in [&mut self.error, &mut self.reply_error, &mut self.raw]
+        let error = self.error.as_mut().map(|e| &mut e.message);
+        for text in [error, self.reply_error.as_mut(), self.raw.as_mut()]
             .into_iter()
             .flatten()
         {
@@ -289,16 +440,17 @@ pub struct RunInfo {
     pub branch: Option<String>,
     pub commit: Option<String>,
     /// The command: run, compare, record, check.
-    pub command: String,
+    pub command: Command,
     /// The cassette mode: replay, record, auto, live.
-    pub mode: String,
+    #[serde(with = "super::settings::mode_text")]
+    pub mode: Mode,
     pub argv: Vec<String>,
     pub started_at: String,
     pub finished_at: Option<String>,
     /// completed, interrupted or aborted.
-    pub status: String,
+    pub status: RunStatus,
     /// Effective settings (lineup, flags, concurrency) as given to the runner.
-    pub settings: Value,
+    pub settings: Settings,
     /// The scorer's metrics, primary first.
     pub metrics: Vec<MetricDef>,
     /// Weighted-score weights, in config order.
@@ -309,10 +461,71 @@ pub struct RunInfo {
     pub refused: Vec<String>,
 }
 
-/// A whole run: the JSON snapshot and what every report renders.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// How a run ended. Written lowercase: `completed`, `interrupted`, `aborted`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Every planned case ran.
+    Completed,
+    /// Ctrl-C or SIGTERM.
+    Interrupted,
+    /// Stopped by `errors.abort_after` or after failed calls in a row (the notice said why).
+    Aborted,
+}
+
+impl RunStatus {
+    /// The name stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Completed => "completed",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Aborted => "aborted",
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The command a run was made by. Written lowercase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Command {
+    /// `evals run`: a look, with the per-case breakdown.
+    Run,
+    /// `evals compare`: contenders side by side.
+    Compare,
+    /// `evals record`: refresh the recordings (reports thresholds, never gates on them).
+    Record,
+    /// `evals check`: the CI gate against a baseline.
+    Check,
+}
+
+impl Command {
+    /// The command's name, as typed and stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Command::Run => "run",
+            Command::Compare => "compare",
+            Command::Record => "record",
+            Command::Check => "check",
+        }
+    }
+}
+
+impl std::fmt::Display for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A whole run: what every report renders. Its JSON form is the snapshot
+/// (`results::snapshot`, versioned there).
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunResult {
-    pub format: u32,
     pub run: RunInfo,
     pub experiments: Vec<ExperimentResult>,
     /// Filled by `check`: the baseline, the deltas and the verdict.
@@ -334,6 +547,64 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_failed_call_keeps_what_failed_as_the_case_errors_kind() {
+        use crate::cassette::CallError;
+        let kind = |e: CallError| CaseError::from(e).kind;
+        assert_eq!(
+            kind(CallError::Transport("HTTP 500".into())),
+            CaseErrorKind::Transport
+        );
+        assert_eq!(
+            kind(CallError::Cassette("corrupt".into())),
+            CaseErrorKind::Cassette
+        );
+        assert_eq!(
+            kind(CallError::TooLarge("9 MiB".into())),
+            CaseErrorKind::TooLarge
+        );
+        let miss = CaseError::from(CallError::Miss("no cassette for this case (a.json)".into()));
+        assert_eq!(miss.kind, CaseErrorKind::Miss);
+        assert_eq!(miss.message, "no cassette for this case (a.json)");
+    }
+
+    #[test]
+    fn outcomes_are_written_as_their_names_and_any_other_name_is_kept() {
+        let names = [
+            "correct",
+            "missed",
+            "hallucinated",
+            "incorrect",
+            "invalid",
+            "failed",
+            "wrong",
+        ];
+        for name in names {
+            let o: Outcome = serde_json::from_value(json!(name)).expect("reads");
+            assert_eq!(serde_json::to_value(&o).expect("writes"), json!(name));
+        }
+        assert_eq!(Outcome::from("failed"), Outcome::Failed);
+        assert_eq!(Outcome::from("wrong"), Outcome::Other("wrong".into()));
+    }
+
+    #[test]
+    fn status_and_command_are_written_lowercase() {
+        assert_eq!(
+            serde_json::to_value(RunStatus::Interrupted).unwrap(),
+            json!("interrupted")
+        );
+        assert_eq!(
+            serde_json::to_value(RunStatus::Aborted).unwrap(),
+            json!("aborted")
+        );
+        assert_eq!(
+            serde_json::to_value(Command::Compare).unwrap(),
+            json!("compare")
+        );
+        assert_eq!(RunStatus::Completed.to_string(), "completed");
+        assert_eq!(Command::Record.to_string(), "record");
+    }
 
     #[test]
     fn raw_is_output_when_it_adds_nothing() {

@@ -8,28 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::{RwLock, watch};
 
-use crate::results::CaseResult;
+use crate::results::{CaseResult, RunStatus};
 use crate::suite::config::AbortAfter;
-
-/// How a run ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RunStatus {
-    Completed,
-    /// Stopped by `abort_after` or by the 100-in-a-row rule; the message says why.
-    Aborted(String),
-    /// Ctrl-C or SIGTERM.
-    Interrupted,
-}
-
-impl RunStatus {
-    pub fn label(&self) -> &'static str {
-        match self {
-            RunStatus::Completed => "completed",
-            RunStatus::Aborted(_) => "aborted",
-            RunStatus::Interrupted => "interrupted",
-        }
-    }
-}
 
 /// What the run does when 100 calls in a row fail.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -127,10 +107,10 @@ impl Control {
     }
 
     pub fn status(&self) -> RunStatus {
-        self.status
+        *self
+            .status
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
     }
 
     pub fn stopped(&self) -> bool {
@@ -184,7 +164,8 @@ impl Control {
                 c.in_a_row += 1;
                 let msg = r
                     .error
-                    .clone()
+                    .as_ref()
+                    .map(|e| e.message.clone())
                     .or_else(|| r.reply_error.clone())
                     .unwrap_or_default();
                 c.streak
@@ -213,7 +194,8 @@ impl Control {
         };
         if let Some(m) = abort {
             self.notice(&format!("error: {m}"));
-            self.halt(RunStatus::Aborted(m));
+            // The notice said why; the run keeps only that it was aborted.
+            self.halt(RunStatus::Aborted);
             return;
         }
         if let Some(streak) = streak
@@ -235,10 +217,7 @@ impl Control {
                 }
             };
             if !go_on {
-                self.halt(RunStatus::Aborted(format!(
-                    "{} calls in a row failed; stopped",
-                    self.streak_limit
-                )));
+                self.halt(RunStatus::Aborted);
             }
         }
     }

@@ -6,8 +6,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
-
 use super::control::{Control, OnStreak, Quiet};
 use super::execute::{OnCase, RunContext, cassette_key};
 use super::plan::RunPlan;
@@ -15,8 +13,7 @@ use crate::adapter::Adapter;
 use crate::adapter::exec::StderrTo;
 use crate::cassette::{CassetteOptions, LiveClient, Mode, Tally, Transport};
 use crate::error::{Error, Result};
-use crate::gate::Limits;
-use crate::results::{ExperimentResult, RunInfo, RunResult, SNAPSHOT_FORMAT};
+use crate::results::{Command, ExperimentResult, Limits, RunInfo, RunResult, Selection, Settings};
 use crate::score::{Scorer, ScorerChoice};
 use crate::suite::{Overrides, Suite, lineup};
 
@@ -46,28 +43,6 @@ impl Notices for StderrNotices {
     }
 }
 
-/// What the command line narrowed or changed; stored in the run's settings, where a
-/// baseline must have selected the same (`gate::baseline`). Empty for a library run of
-/// the whole suite, as for `evals run` with no flags.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Selection {
-    /// `-m`
-    pub models: Vec<String>,
-    /// `-d`
-    pub datasets: Vec<String>,
-    /// `-c`
-    pub cases: Vec<String>,
-    /// `-e`
-    pub efforts: Vec<String>,
-    /// `-t`
-    pub temperatures: Vec<String>,
-    /// `--max-tokens`
-    pub max_tokens: Option<u32>,
-    /// `--tag`; left out when empty, so runs made before tags existed select the same.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tags: Vec<String>,
-}
-
 /// How a run is made. [`RunOptions::default`] replays the recorded cassettes with the
 /// config's scorers and never stops to ask.
 pub struct RunOptions {
@@ -81,7 +56,7 @@ pub struct RunOptions {
     /// ask).
     pub on_streak: OnStreak,
     /// The command the run is stored under (`run`, `compare`, `record`, `check`).
-    pub command: String,
+    pub command: Command,
     /// The git branch to record; `None`: detected from CI variables or git.
     pub branch: Option<String>,
     /// What the flags narrowed, for the run's settings.
@@ -96,7 +71,7 @@ impl Default for RunOptions {
             mode: Mode::Replay,
             scorer: ScorerChoice::Config,
             on_streak: OnStreak::GoOn,
-            command: "run".into(),
+            command: Command::Run,
             branch: None,
             selection: Selection::default(),
             limits: Limits::default(),
@@ -131,7 +106,7 @@ pub fn evaluate(suite: &Suite, options: RunOptions) -> Result<RunResult> {
         suite.cases.cases.clone(),
         None,
         None,
-        &options.command,
+        options.command,
     )?;
     Prepared::new(suite, plan, options, &StderrNotices)?.run(Hooks::default(), &StderrNotices)
 }
@@ -285,23 +260,25 @@ impl<'s> Prepared<'s> {
         let mut metrics = scorer.metrics();
         metrics.sort_by_key(|m| !m.primary);
         let git = crate::history::git::detect(&suite.project_dir);
-        let mut settings = serde_json::json!({
-            "contenders": plan.lineup.contenders.iter().map(|c| &c.info).collect::<Vec<_>>(),
-            "cases": plan.cases.iter().map(|c| c.key()).collect::<Vec<_>>(),
-            "parallelism": plan.parallelism,
-            "concurrency": plan.concurrency,
-            "cassettes": mode.to_string(),
+        let settings = Settings {
+            contenders: plan
+                .lineup
+                .contenders
+                .iter()
+                .map(|c| c.info.clone())
+                .collect(),
+            cases: plan.cases.iter().map(|c| c.key()).collect(),
+            parallelism: plan.parallelism,
+            concurrency: plan.concurrency,
+            cassettes: Some(mode),
             // What the flags narrowed or changed; a baseline must have selected the same.
-            "selection": options.selection,
-        });
-        if !options.limits.is_empty() {
+            selection: Some(options.selection),
             // The floors this run was gated by, so a report of it later gates it the same.
-            settings["limits"] = serde_json::json!(options.limits);
-        }
+            limits: (!options.limits.is_empty()).then_some(options.limits),
+        };
         let stamp =
             |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         Ok(RunResult {
-            format: SNAPSHOT_FORMAT,
             run: RunInfo {
                 id,
                 suite: suite.name.clone(),
@@ -311,11 +288,11 @@ impl<'s> Prepared<'s> {
                 branch: options.branch.or(git.branch),
                 commit: git.commit,
                 command: options.command,
-                mode: mode.to_string(),
+                mode,
                 argv: std::env::args().collect(),
                 started_at: stamp(started_at),
                 finished_at: Some(stamp(chrono::Utc::now())),
-                status: outcome.status.label().into(),
+                status: outcome.status,
                 settings,
                 metrics,
                 weights,
@@ -590,7 +567,7 @@ fn build_transport(suite: &Suite, mode: Mode, keys: &HashMap<String, String>) ->
 mod tests {
     use super::*;
     use crate::report::{Report, terminal::Terminal};
-    use crate::results::{MetricDef, Reply, Score};
+    use crate::results::{MetricDef, Reply, RunStatus, Score};
     use crate::suite::Case;
 
     /// 1 when the raw reply is one line; `primary` as asked.
@@ -649,8 +626,8 @@ mod tests {
     #[test]
     fn an_added_scorers_metric_is_in_the_run_result_and_the_leaderboard() {
         let run = evaluate(&toy(), with(ScorerChoice::Add(one_line("one_line", true)))).unwrap();
-        assert_eq!(run.run.status, "completed");
-        assert_eq!(run.run.mode, "replay");
+        assert_eq!(run.run.status, RunStatus::Completed);
+        assert_eq!(run.run.mode, Mode::Replay);
         assert_eq!(run.total_errors(), 0);
         // The config's primary still ranks; the added metric joins as a secondary one.
         let names: Vec<(&str, bool)> = run

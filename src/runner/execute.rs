@@ -3,7 +3,7 @@ use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
-use super::control::{Control, RunStatus};
+use super::control::Control;
 use super::plan::RunPlan;
 use super::stats::aggregate;
 use crate::adapter::Adapter;
@@ -11,7 +11,9 @@ use crate::adapter::exec::Pool;
 use crate::adapter::gateway::{Binding, Gateway, Spent};
 use crate::cassette::{CallError, CassetteKey, Limit, Route, SessionMeta, Transport};
 use crate::provider::{self, Completion};
-use crate::results::{CaseResult, ExperimentResult, Reply};
+use crate::results::{
+    CaseError, CaseErrorKind, CaseResult, ExperimentResult, Outcome, Reply, RunStatus,
+};
 use crate::score::Scorer;
 use crate::suite::{Case, Contender, case_fingerprint};
 
@@ -344,14 +346,17 @@ async fn run_case_unscrubbed(
             return result;
         }
         (Adapter::Exec(_), None) => {
-            result.error = Some("the exec adapter has no gateway in this run".into());
+            result.error = Some(CaseError::new(
+                CaseErrorKind::Other,
+                "the exec adapter has no gateway in this run",
+            ));
             return result;
         }
     };
     let request = match prompt.prepare(case) {
         Ok(r) => r,
         Err(e) => {
-            result.error = Some(e);
+            result.error = Some(CaseError::new(CaseErrorKind::Template, e));
             return result;
         }
     };
@@ -359,7 +364,7 @@ async fn run_case_unscrubbed(
     let completion: Completion = match completion {
         Ok(c) => c,
         Err(e) => {
-            result.error = Some(e.to_string());
+            result.error = Some(CaseError::from(e));
             return result;
         }
     };
@@ -382,16 +387,20 @@ async fn run_exec(
     adapter: &crate::adapter::ExecAdapter,
     gateway: &Gateway,
     pool: &Pool,
-) -> Result<(Reply, f64, usize), String> {
+) -> Result<(Reply, f64, usize), CaseError> {
+    let adapter_error = |e: String| CaseError::new(CaseErrorKind::Adapter, e);
     let session = Arc::new(
         ctx.transport
             .session(
                 &cassette_key(contender, case),
                 session_meta(contender, case),
             )
-            .map_err(|e| e.to_string())?,
+            .map_err(CaseError::from)?,
     );
-    let mut worker = pool.take(adapter, &gateway.base_url()).await?;
+    let mut worker = pool
+        .take(adapter, &gateway.base_url())
+        .await
+        .map_err(adapter_error)?;
     let spent = Arc::new(std::sync::Mutex::new(Spent::default()));
     gateway.bind(
         &worker.token,
@@ -418,10 +427,12 @@ async fn run_exec(
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .clone();
     let finished = match Arc::try_unwrap(session) {
-        Ok(s) => s.finish().map(|_| ()).map_err(|e| e.to_string()),
-        Err(_) => Err("adapter: answered while one of its calls was still in flight".to_string()),
+        Ok(s) => s.finish().map(|_| ()).map_err(CaseError::from),
+        Err(_) => Err(adapter_error(
+            "adapter: answered while one of its calls was still in flight".to_string(),
+        )),
     };
-    let mut reply = answer?;
+    let mut reply = answer.map_err(adapter_error)?;
     if let Some(e) = spent.error {
         return Err(e);
     }
@@ -532,7 +543,7 @@ pub fn score_into(
         let failing = result
             .diagnostics
             .iter()
-            .filter(|d| d.outcome == "failed")
+            .filter(|d| matches!(d.outcome, Outcome::Failed))
             .count();
         failed.push(format!("{failing} assertion(s) failed"));
     }

@@ -12,8 +12,10 @@ mod stats;
 mod upstream;
 mod verify;
 
-pub use control::{Control, OnStreak, Quiet, RunStatus};
-pub use evaluate::{Hooks, Notices, Prepared, RunOptions, Selection, StderrNotices, evaluate};
+pub use crate::results::RunStatus;
+pub use crate::results::Selection;
+pub use control::{Control, OnStreak, Quiet};
+pub use evaluate::{Hooks, Notices, Prepared, RunOptions, StderrNotices, evaluate};
 pub use execute::{
     OnCase, RunContext, RunOutcome, cassette_key, execute, pricing, run_case, score_into,
 };

@@ -1,6 +1,7 @@
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::results::Command;
 use crate::suite::{Case, Lineup, Suite};
 
 /// A validated run: what will be called, how many at a time. Built from flags by the CLI.
@@ -13,7 +14,7 @@ pub struct RunPlan {
     pub parallelism: usize,
     /// Experiments at a time; `None` means all.
     pub concurrency: Option<usize>,
-    pub command: String,
+    pub command: Command,
 }
 
 impl RunPlan {
@@ -23,7 +24,7 @@ impl RunPlan {
         cases: Vec<Case>,
         parallelism: Option<usize>,
         concurrency: Option<usize>,
-        command: &str,
+        command: Command,
     ) -> Result<RunPlan> {
         // The config's entries were checked when it loaded: these came from `-m`.
         if let Some(why) = lineup.unknown.first() {
@@ -53,7 +54,7 @@ impl RunPlan {
             cases,
             parallelism,
             concurrency,
-            command: command.to_string(),
+            command,
         })
     }
 

@@ -17,7 +17,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use super::Scorer;
-use crate::results::{Diagnostic, MetricDef, Reply, Score};
+use crate::results::{Diagnostic, MetricDef, Outcome, Reply, Score};
 use crate::suggest::did_you_mean;
 use crate::suite::Case;
 
@@ -437,7 +437,7 @@ impl Scorer for AssertionsScorer {
                         crate::text::plural(checks.len(), "assertion", "assertions")
                     )
                 }),
-                outcome: "failed".to_string(),
+                outcome: Outcome::Failed,
             });
         }
         let text = reply_text(reply);
@@ -448,7 +448,7 @@ impl Scorer for AssertionsScorer {
                     field: check.label(),
                     want: check.want(),
                     got,
-                    outcome: "failed".to_string(),
+                    outcome: Outcome::Failed,
                 });
             }
         }
@@ -594,7 +594,7 @@ mod tests {
                 field: "contains \"store credit\"".into(),
                 want: json!("store credit"),
                 got: json!("Within 30 days, with a receipt."),
-                outcome: "failed".into(),
+                outcome: Outcome::Failed,
             }]
         );
         assert!(passes(json!({"contains": "30 days"}), "within 30 days"));

@@ -24,41 +24,19 @@ use crate::suite::{Case, FieldSpec, FieldType, Schema};
 /// The label of the diagnostic that stands for the whole reply when it is unusable.
 const REPLY_FIELD: &str = "(reply)";
 
-/// How one field of a reply turned out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// What the text says, as the schema spells it (both null included).
-    Correct,
-    /// The text answers it (expected non-null) and the reply left it null or absent.
-    Missed,
-    /// The text never answers it (expected null) and the reply gave a value.
-    Hallucinated,
-    /// An allowed value of the right type, but not the expected one.
-    Incorrect,
-    /// A value the schema does not allow: off the list, wrong type, or an unusable reply.
-    Invalid,
-}
+/// How one field of a reply turned out: the result model's [`Outcome`], of which a field
+/// is one of the first five (correct, missed, hallucinated, incorrect, invalid).
+pub use crate::results::Outcome;
 
 impl Outcome {
-    /// The share of the point this outcome is worth.
-    pub fn worth(self) -> f64 {
+    /// The share of the point this outcome is worth (nothing, for an outcome no field has).
+    pub fn worth(&self) -> f64 {
         match self {
             Outcome::Correct => 1.0,
             Outcome::Missed => 0.2,
             Outcome::Hallucinated => 0.15,
             Outcome::Incorrect => 0.1,
-            Outcome::Invalid => 0.0,
-        }
-    }
-
-    /// The name used in diagnostics.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Correct => "correct",
-            Outcome::Missed => "missed",
-            Outcome::Hallucinated => "hallucinated",
-            Outcome::Incorrect => "incorrect",
-            Outcome::Invalid => "invalid",
+            Outcome::Invalid | Outcome::Failed | Outcome::Other(_) => 0.0,
         }
     }
 }
@@ -129,7 +107,7 @@ impl FieldsScorer {
                 field: REPLY_FIELD.to_string(),
                 want: Value::String("a JSON object with the schema's fields".to_string()),
                 got,
-                outcome: Outcome::Invalid.as_str().to_string(),
+                outcome: Outcome::Invalid,
             }],
             passed: None,
         }
@@ -330,7 +308,7 @@ impl Scorer for FieldsScorer {
                     field: "(schema)".to_string(),
                     want: Value::String("at least one field".to_string()),
                     got: Value::Null,
-                    outcome: Outcome::Invalid.as_str().to_string(),
+                    outcome: Outcome::Invalid,
                 }],
                 passed: None,
             };
@@ -359,7 +337,7 @@ impl Scorer for FieldsScorer {
                 field: name.clone(),
                 want: expected.get(name).cloned().unwrap_or(Value::Null),
                 got: got.get(name).cloned().unwrap_or(Value::Null),
-                outcome: o.as_str().to_string(),
+                outcome: o.clone(),
             })
             .collect();
         let mut metrics = BTreeMap::new();
@@ -705,13 +683,13 @@ mod tests {
                     field: "filing_status".into(),
                     want: Value::Null,
                     got: json!("married_jointly"),
-                    outcome: "hallucinated".into(),
+                    outcome: Outcome::Hallucinated,
                 },
                 Diagnostic {
                     field: "dependents".into(),
                     want: Value::Null,
                     got: json!(0),
-                    outcome: "hallucinated".into(),
+                    outcome: Outcome::Hallucinated,
                 },
             ]
         );
@@ -742,7 +720,7 @@ mod tests {
             &reply(json!({"self_employed": true})),
         );
         assert!(close(score.value, 7.2 / 8.0));
-        assert_eq!(score.diagnostics[0].outcome, "missed");
+        assert_eq!(score.diagnostics[0].outcome, Outcome::Missed);
         assert_eq!(score.diagnostics[0].field, "irs_letter");
     }
 
@@ -780,7 +758,7 @@ mod tests {
                 field: "(reply)".into(),
                 want: json!("a JSON object with the schema's fields"),
                 got: json!("not JSON: expected value at line 1"),
-                outcome: "invalid".into(),
+                outcome: Outcome::Invalid,
             }]
         );
     }

@@ -1,0 +1,198 @@
+//! What a run was made with: the lineup, the cases, the flags that narrowed them and the
+//! floors it is gated by. Kept with the run, so a baseline can be told apart from a run
+//! that selected something else, and a report of the stored run gates it the same way.
+
+use serde::{Deserialize, Serialize};
+
+use super::model::ContenderInfo;
+use crate::cassette::Mode;
+
+/// The run's effective settings, as the runner was given them.
+///
+/// On disk (the snapshot's `run.settings`, the history's `settings` column) it is the JSON
+/// object the runner always wrote, keys sorted; every key may be absent in an old file.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// Every contender planned (refused ones excluded).
+    pub contenders: Vec<ContenderInfo>,
+    /// Every case planned, as `dataset/case`.
+    pub cases: Vec<String>,
+    /// Cases in flight per experiment.
+    pub parallelism: usize,
+    /// Experiments at a time; `None` means all.
+    pub concurrency: Option<usize>,
+    /// The cassette mode the run acted in. `None` in a file that did not say.
+    #[serde(with = "mode_text_opt")]
+    pub cassettes: Option<Mode>,
+    /// What the flags narrowed or changed; `None` in runs stored before it was recorded
+    /// (they selected everything).
+    pub selection: Option<Selection>,
+    /// The floors the run was gated by; `None` when it had none.
+    pub limits: Option<Limits>,
+}
+
+impl Settings {
+    /// The selection in settings stored as JSON text (the history's `settings` column),
+    /// read alone; `None` when it is absent, null or unreadable (such a run selected
+    /// everything).
+    pub fn selection_in(json: &str) -> Option<Selection> {
+        #[derive(Deserialize)]
+        struct Only {
+            #[serde(default)]
+            selection: Option<Selection>,
+        }
+        serde_json::from_str::<Only>(json).ok()?.selection
+    }
+}
+
+impl Serialize for Settings {
+    // Written as the JSON object it always was: through a `Value`, whose maps sort their
+    // keys (the contenders' and the selection's too), so the bytes stay the same.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Written<'a> {
+            contenders: &'a [ContenderInfo],
+            cases: &'a [String],
+            parallelism: usize,
+            concurrency: Option<usize>,
+            #[serde(with = "mode_text_opt")]
+            cassettes: &'a Option<Mode>,
+            selection: &'a Option<Selection>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            limits: &'a Option<Limits>,
+        }
+        let v = serde_json::to_value(Written {
+            contenders: &self.contenders,
+            cases: &self.cases,
+            parallelism: self.parallelism,
+            concurrency: self.concurrency,
+            cassettes: &self.cassettes,
+            selection: &self.selection,
+            limits: &self.limits,
+        })
+        .map_err(serde::ser::Error::custom)?;
+        v.serialize(s)
+    }
+}
+
+/// What the command line narrowed or changed; stored in the run's settings, where a
+/// baseline must have selected the same (`gate::baseline`). Empty for a library run of
+/// the whole suite, as for `evals run` with no flags.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Selection {
+    /// `-m`
+    pub models: Vec<String>,
+    /// `-d`
+    pub datasets: Vec<String>,
+    /// `-c`
+    pub cases: Vec<String>,
+    /// `-e`
+    pub efforts: Vec<String>,
+    /// `-t`
+    pub temperatures: Vec<String>,
+    /// `--max-tokens`
+    pub max_tokens: Option<u32>,
+    /// `--tag`; left out when empty, so runs made before tags existed select the same.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+}
+
+impl Selection {
+    /// Whether it narrows nothing (every list empty, no `--max-tokens`).
+    pub fn is_everything(&self) -> bool {
+        self.models.is_empty()
+            && self.datasets.is_empty()
+            && self.cases.is_empty()
+            && self.efforts.is_empty()
+            && self.temperatures.is_empty()
+            && self.max_tokens.is_none()
+            && self.tags.is_empty()
+    }
+}
+
+/// A run's floors, each a fraction in 0..=1: LLMEvalForge's `--min-score` (an
+/// experiment's mean primary score) and `--min-pass-rate` (the share of its cases that
+/// pass). The gate applies them (`gate::limits`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Each experiment's mean primary score must be at least this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_score: Option<f64>,
+    /// Each experiment's share of passing cases must be at least this; it replaces "every
+    /// case passes" (which is `1.0`), so a failing case no longer fails the run on its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_pass_rate: Option<f64>,
+}
+
+/// The cassette mode as its name (`replay`), the way runs have always stored it.
+pub(crate) mod mode_text {
+    use crate::cassette::Mode;
+
+    pub fn serialize<S: serde::Serializer>(m: &Mode, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(m)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Mode, D::Error> {
+        let s = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(d)?;
+        s.parse::<Mode>().map_err(|_| {
+            serde::de::Error::custom(format!(
+                "unknown cassette mode `{s}`: expected replay, record, auto or live"
+            ))
+        })
+    }
+}
+
+/// [`mode_text`] for a mode that may be absent (`null`).
+mod mode_text_opt {
+    use crate::cassette::Mode;
+
+    pub fn serialize<S: serde::Serializer>(m: &Option<Mode>, s: S) -> Result<S::Ok, S::Error> {
+        match m {
+            Some(m) => s.collect_str(m),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Mode>, D::Error> {
+        let s = <Option<std::borrow::Cow<'de, str>> as serde::Deserialize>::deserialize(d)?;
+        s.map(|s| {
+            s.parse::<Mode>().map_err(|_| {
+                serde::de::Error::custom(format!(
+                    "unknown cassette mode `{s}`: expected replay, record, auto or live"
+                ))
+            })
+        })
+        .transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The object `runner::evaluate` wrote before settings were typed (`json!` sorts keys).
+    const WRITTEN_BEFORE: &str = r#"{"cases":["d/a","d/b"],"cassettes":"replay","concurrency":2,"contenders":[{"effort":null,"id":"fake/echo","max_tokens":null,"model":"echo","provider":"fake","temperature":"0"}],"limits":{"min_score":0.5},"parallelism":4,"selection":{"cases":[],"datasets":["d"],"efforts":[],"max_tokens":null,"models":[],"temperatures":[]}}"#;
+
+    #[test]
+    fn settings_written_before_they_were_typed_read_and_write_back_byte_for_byte() {
+        let s: Settings = serde_json::from_str(WRITTEN_BEFORE).expect("reads");
+        assert_eq!(s.parallelism, 4);
+        assert_eq!(s.cassettes, Some(Mode::Replay));
+        assert_eq!(
+            s.selection.as_ref().unwrap().datasets,
+            vec!["d".to_string()]
+        );
+        assert_eq!(s.limits.unwrap().min_score, Some(0.5));
+        assert_eq!(serde_json::to_string(&s).unwrap(), WRITTEN_BEFORE);
+    }
+
+    #[test]
+    fn settings_of_a_run_stored_before_selections_or_of_a_fixture_read_as_defaults() {
+        let s: Settings = serde_json::from_str("{}").expect("reads");
+        assert_eq!(s, Settings::default());
+        let s: Settings = serde_json::from_str(r#"{"selection": null}"#).expect("reads");
+        assert!(s.selection.is_none());
+    }
+}

@@ -1,0 +1,558 @@
+//! The JSON snapshot on disk: the format apart from the result model, its version, and
+//! reading and writing a file of it.
+//!
+//! The domain types ([`RunResult`], [`CaseResult`]) serialize through the format structs
+//! here, so every writer (the snapshot file, `-f json`, the history's `snapshot` column)
+//! writes the same bytes. What the format pins down, and the model does not:
+//! - a version (`format`), checked before anything else is read: a file too old or too
+//!   new is refused by name with the fix, never half-read;
+//! - a case error is its message (`error`, as it always was) plus its kind beside it
+//!   (`error_kind`, added in format 1 without a bump: older readers ignore it, and a file
+//!   without it reads each kind from its message, [`CaseErrorKind::of_message`]);
+//! - the keys a case leaves out when empty (`failed_thresholds`, `raw`, `tags`...) and the
+//!   defaults an older file falls back to (`weight: 1`).
+//!
+//! Format changes: a new optional key keeps the version; a key removed, renamed or changed
+//! in meaning bumps [`SNAPSHOT_FORMAT`], and [`check_readable`] then names what reads it.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::comparison::Comparison;
+use super::model::{
+    CaseError, CaseErrorKind, CaseResult, Diagnostic, ExperimentResult, RunInfo, RunResult, Usage,
+};
+use crate::error::{Error, Result};
+
+/// A version of the snapshot format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct FormatVersion(pub u32);
+
+impl std::fmt::Display for FormatVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// The snapshot format this build writes.
+pub const SNAPSHOT_FORMAT: FormatVersion = FormatVersion(1);
+
+/// The oldest snapshot format this build reads.
+pub const OLDEST_READABLE: FormatVersion = FormatVersion(1);
+
+/// Why a snapshot's version cannot be read by this build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Incompatibility {
+    /// Written by an evals older than any this build reads.
+    TooOld(FormatVersion),
+    /// Written by a newer evals: `found` is a version (not necessarily a `u32`) past ours.
+    TooNew(u64),
+}
+
+/// Whether this build reads a snapshot of format `found` (a `format` key as written:
+/// any unsigned integer, so a version past `u32` is "too new", not cut to fit).
+pub fn check_readable(found: u64) -> std::result::Result<FormatVersion, Incompatibility> {
+    match u32::try_from(found) {
+        Ok(v) if FormatVersion(v) < OLDEST_READABLE => {
+            Err(Incompatibility::TooOld(FormatVersion(v)))
+        }
+        Ok(v) if FormatVersion(v) <= SNAPSHOT_FORMAT => Ok(FormatVersion(v)),
+        _ => Err(Incompatibility::TooNew(found)),
+    }
+}
+
+/// A snapshot file that cannot be read, naming the file and the fix (bad input: exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    /// Not JSON, or not the shape of a snapshot.
+    #[error("{path}:{line}:{column}: not a JSON snapshot: {message}")]
+    NotJson {
+        path: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// JSON without a `format` version (a file that is no snapshot of evals).
+    #[error("{path}: not a JSON snapshot (no `format`)")]
+    NoFormat { path: String },
+    /// A version this build does not read.
+    #[error("{}", incompatible_message(path, *found))]
+    Incompatible {
+        path: String,
+        /// How it is out of reach: too old or too new, with the version found.
+        found: Incompatibility,
+    },
+}
+
+fn incompatible_message(path: &str, found: Incompatibility) -> String {
+    match found {
+        Incompatibility::TooOld(v) => format!(
+            "{path}: snapshot format {v} is older than this evals reads ({OLDEST_READABLE} to {SNAPSHOT_FORMAT}); render it with the evals that wrote it"
+        ),
+        Incompatibility::TooNew(v) => format!(
+            "{path}: snapshot format {v} is newer than this evals reads ({OLDEST_READABLE} to {SNAPSHOT_FORMAT}); render it with the evals that wrote it, or upgrade evals"
+        ),
+    }
+}
+
+impl From<SnapshotError> for Error {
+    fn from(e: SnapshotError) -> Error {
+        Error::Usage(e.to_string())
+    }
+}
+
+/// Reads a snapshot file, naming the file in every error: the version is checked first,
+/// so a newer file is refused by its version, not by the first key it does not know.
+pub fn load(path: &Path) -> Result<RunResult> {
+    let shown = path.display().to_string();
+    let text = crate::error::read_text(path, &shown)?;
+    Ok(parse(&text, &shown)?)
+}
+
+/// Parses a snapshot's text; `shown` names it in errors.
+pub fn parse(text: &str, shown: &str) -> std::result::Result<RunResult, SnapshotError> {
+    let not_json = |e: serde_json::Error| SnapshotError::NotJson {
+        path: shown.to_string(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    };
+    // Only `format` is kept; the rest is skipped over, not built.
+    #[derive(Deserialize)]
+    struct Header {
+        format: Option<Value>,
+    }
+    let header: Header = serde_json::from_str(text).map_err(not_json)?;
+    let Some(found) = header.format else {
+        return Err(SnapshotError::NoFormat {
+            path: shown.to_string(),
+        });
+    };
+    let Some(found) = found.as_u64() else {
+        return Err(SnapshotError::NoFormat {
+            path: shown.to_string(),
+        });
+    };
+    check_readable(found).map_err(|found| SnapshotError::Incompatible {
+        path: shown.to_string(),
+        found,
+    })?;
+    serde_json::from_str(text).map_err(not_json)
+}
+
+/// The snapshot as pretty JSON with a final newline: the file `save` writes and `-f json`
+/// prints.
+pub fn to_json(run: &RunResult) -> String {
+    let mut s =
+        serde_json::to_string_pretty(run).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+/// Writes the snapshot to `path` atomically, scrubbed of secrets on the way out.
+pub fn save(path: &Path, run: &RunResult) -> Result<()> {
+    crate::error::write_atomic(path, to_json(run).as_bytes())
+}
+
+/// The snapshot as written: `format`, then the run. The comparison is a part of its own
+/// (`null` for a run no `check` compared), so the model need not hold it to write it.
+#[derive(Serialize)]
+struct SnapshotRef<'a> {
+    format: FormatVersion,
+    run: &'a RunInfo,
+    experiments: &'a [ExperimentResult],
+    comparison: Option<&'a Comparison>,
+}
+
+/// The snapshot as read.
+#[derive(Deserialize)]
+struct SnapshotFormat {
+    format: u64,
+    run: RunInfo,
+    experiments: Vec<ExperimentResult>,
+    #[serde(default)]
+    comparison: Option<Comparison>,
+}
+
+impl Serialize for RunResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        SnapshotRef {
+            format: SNAPSHOT_FORMAT,
+            run: &self.run,
+            experiments: &self.experiments,
+            comparison: self.comparison.as_ref(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for RunResult {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<RunResult, D::Error> {
+        let f = SnapshotFormat::deserialize(d)?;
+        check_readable(f.format).map_err(|found| {
+            serde::de::Error::custom(incompatible_message("the snapshot", found))
+        })?;
+        Ok(RunResult {
+            run: f.run,
+            experiments: f.experiments,
+            comparison: f.comparison,
+        })
+    }
+}
+
+/// A case result as written.
+#[derive(Serialize)]
+struct CaseRef<'a> {
+    case: &'a str,
+    variant: &'a str,
+    fingerprint: &'a str,
+    score: Option<f64>,
+    metrics: &'a BTreeMap<String, Option<f64>>,
+    passed: Option<bool>,
+    #[serde(skip_serializing_if = "none")]
+    failed_thresholds: &'a [String],
+    error: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_kind: Option<CaseErrorKind>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reply_error: Option<&'a str>,
+    output: &'a Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raw: Option<&'a str>,
+    diagnostics: &'a [Diagnostic],
+    usage: &'a Usage,
+    latency_s: Option<f64>,
+    duration_s: f64,
+    #[serde(skip_serializing_if = "none")]
+    tags: &'a [String],
+    weight: f64,
+}
+
+/// A case result as read; what older files leave out falls back to its default.
+#[derive(Deserialize)]
+struct CaseFormat {
+    case: String,
+    variant: String,
+    fingerprint: String,
+    score: Option<f64>,
+    metrics: BTreeMap<String, Option<f64>>,
+    passed: Option<bool>,
+    #[serde(default)]
+    failed_thresholds: Vec<String>,
+    error: Option<String>,
+    #[serde(default)]
+    error_kind: Option<CaseErrorKind>,
+    #[serde(default)]
+    reply_error: Option<String>,
+    output: Option<Value>,
+    #[serde(default)]
+    raw: Option<String>,
+    diagnostics: Vec<Diagnostic>,
+    usage: Usage,
+    latency_s: Option<f64>,
+    duration_s: f64,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default = "one")]
+    weight: f64,
+}
+
+fn none<T>(list: &&[T]) -> bool {
+    list.is_empty()
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl Serialize for CaseResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        CaseRef {
+            case: &self.case,
+            variant: &self.variant,
+            fingerprint: &self.fingerprint,
+            score: self.score,
+            metrics: &self.metrics,
+            passed: self.passed,
+            failed_thresholds: &self.failed_thresholds,
+            error: self.error.as_ref().map(|e| e.message.as_str()),
+            error_kind: self.error.as_ref().map(|e| e.kind),
+            reply_error: self.reply_error.as_deref(),
+            output: &self.output,
+            raw: self.raw.as_deref(),
+            diagnostics: &self.diagnostics,
+            usage: &self.usage,
+            latency_s: self.latency_s,
+            duration_s: self.duration_s,
+            tags: &self.tags,
+            weight: self.weight,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for CaseResult {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<CaseResult, D::Error> {
+        let f = CaseFormat::deserialize(d)?;
+        Ok(CaseResult {
+            case: f.case,
+            variant: f.variant,
+            fingerprint: f.fingerprint,
+            score: f.score,
+            metrics: f.metrics,
+            passed: f.passed,
+            failed_thresholds: f.failed_thresholds,
+            error: f.error.map(|message| CaseError {
+                kind: f
+                    .error_kind
+                    .unwrap_or_else(|| CaseErrorKind::of_message(&message)),
+                message,
+            }),
+            reply_error: f.reply_error,
+            output: f.output,
+            raw: f.raw,
+            diagnostics: f.diagnostics,
+            usage: f.usage,
+            latency_s: f.latency_s,
+            duration_s: f.duration_s,
+            tags: f.tags,
+            weight: f.weight,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cassette::Mode;
+    use crate::results::testing::{case, error, run};
+    use crate::results::{CaseStatus, Command, Outcome, RunStatus};
+
+    /// `evals check --json` of a suite with a fake model answering right, one answering
+    /// prose, and a `base_url` model with no cassettes, written by evals before the model was
+    /// typed (the second check on main, so it holds a comparison).
+    const WRITTEN_BEFORE_KINDS: &str = include_str!("testdata/check-format-1.json");
+
+    #[test]
+    fn a_snapshot_written_before_the_model_was_typed_reads_into_the_enums() {
+        let r = parse(WRITTEN_BEFORE_KINDS, "old.json").expect("reads");
+        assert_eq!(r.run.status, RunStatus::Completed);
+        assert_eq!(r.run.command, Command::Check);
+        assert_eq!(r.run.mode, Mode::Replay);
+        assert_eq!(r.run.settings.cassettes, Some(Mode::Replay));
+        assert_eq!(r.run.settings.parallelism, 4);
+        assert!(r.run.settings.selection.as_ref().unwrap().is_everything());
+        let echo = &r.experiments[1];
+        assert_eq!(echo.cases[0].diagnostics[0].outcome, Outcome::Invalid);
+        // No `error_kind` in the file: a miss is known by the cassette layer's wording.
+        let missed = &r.experiments[2].cases[0];
+        assert_eq!(missed.error.as_ref().unwrap().kind, CaseErrorKind::Miss);
+        assert!(
+            missed
+                .error
+                .as_ref()
+                .unwrap()
+                .message
+                .starts_with("no cassette for this case (")
+        );
+        let c = r.comparison.as_ref().expect("a check's comparison");
+        assert!(c.cases.iter().any(|d| d.status == CaseStatus::Errored));
+    }
+
+    #[test]
+    fn a_snapshot_written_before_the_model_was_typed_writes_back_the_same_plus_each_errors_kind() {
+        let r = parse(WRITTEN_BEFORE_KINDS, "old.json").expect("reads");
+        let again = to_json(&r);
+        let added: Vec<&str> = again
+            .lines()
+            .filter(|l| l.trim_start().starts_with("\"error_kind\""))
+            .collect();
+        assert_eq!(added, vec!["          \"error_kind\": \"miss\","; 3]);
+        let without: String = again
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("\"error_kind\""))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(without, WRITTEN_BEFORE_KINDS);
+    }
+
+    #[test]
+    fn a_case_errors_kind_is_written_beside_its_message_and_read_back() {
+        let mut r = run(
+            "r",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![case("a", None, None)],
+        );
+        // A transport failure worded like a miss stays a transport failure.
+        r.experiments[0].cases[0].error = Some(CaseError::new(
+            CaseErrorKind::Transport,
+            "no recording matches this request, said the proxy",
+        ));
+        let text = to_json(&r);
+        assert!(text.contains("\"error\": \"no recording matches this request, said the proxy\",\n          \"error_kind\": \"transport\","), "{text}");
+        assert_eq!(parse(&text, "r.json").expect("reads"), r);
+    }
+
+    #[test]
+    fn every_kind_and_an_outcome_of_your_own_round_trip() {
+        use CaseErrorKind::*;
+        for kind in [
+            Transport, Miss, Cassette, TooLarge, Template, Adapter, Other,
+        ] {
+            let mut r = run(
+                "r",
+                "main",
+                "2026-01-01T00:00:00Z",
+                vec![case("a", None, None)],
+            );
+            r.experiments[0].cases[0].error = Some(CaseError::new(kind, "x"));
+            r.experiments[0].cases[0].diagnostics = vec![Diagnostic {
+                field: "f".into(),
+                want: Value::Null,
+                got: Value::Null,
+                outcome: Outcome::Other("wrong".into()),
+            }];
+            assert_eq!(parse(&to_json(&r), "r.json").expect("reads"), r);
+        }
+        let text = to_json(&run("r", "main", "2026-01-01T00:00:00Z", vec![]));
+        assert!(
+            text.starts_with("{\n  \"format\": 1,\n  \"run\": {"),
+            "{text}"
+        );
+        assert!(text.contains("\"command\": \"check\""), "{text}");
+        assert!(text.contains("\"mode\": \"replay\""), "{text}");
+        assert!(text.contains("\"status\": \"completed\""), "{text}");
+    }
+
+    #[test]
+    fn an_error_without_a_kind_is_a_miss_only_by_the_miss_wording() {
+        assert_eq!(error("HTTP 500").unwrap().kind, CaseErrorKind::Other);
+        assert_eq!(
+            error("no recording matches this request (a.json)")
+                .unwrap()
+                .kind,
+            CaseErrorKind::Miss
+        );
+    }
+
+    fn with_format(format: &str) -> String {
+        WRITTEN_BEFORE_KINDS.replacen("\"format\": 1", &format!("\"format\": {format}"), 1)
+    }
+
+    #[test]
+    fn a_snapshot_too_new_or_too_old_is_refused_by_its_version_naming_the_file_and_the_fix() {
+        let e = parse(&with_format("2"), "runs/new.json").expect_err("too new");
+        assert_eq!(
+            e.to_string(),
+            "runs/new.json: snapshot format 2 is newer than this evals reads (1 to 1); render it with the evals that wrote it, or upgrade evals"
+        );
+        assert_eq!(Error::from(e).exit_code(), 2);
+        let e = parse(&with_format("0"), "runs/old.json").expect_err("too old");
+        assert_eq!(
+            e.to_string(),
+            "runs/old.json: snapshot format 0 is older than this evals reads (1 to 1); render it with the evals that wrote it"
+        );
+        assert_eq!(Error::from(e).exit_code(), 2);
+    }
+
+    #[test]
+    fn a_version_past_u32_is_too_new_not_cut_to_one_that_reads() {
+        // 2^32 + 1 was once cut to 1 (`as u32`) and read as format 1.
+        let e = parse(&with_format("4294967297"), "x.json").expect_err("too new");
+        assert!(matches!(
+            e,
+            SnapshotError::Incompatible {
+                found: Incompatibility::TooNew(4294967297),
+                ..
+            }
+        ));
+        assert_eq!(check_readable(1), Ok(FormatVersion(1)));
+        assert_eq!(
+            check_readable(u64::MAX),
+            Err(Incompatibility::TooNew(u64::MAX))
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_no_snapshot_says_where_and_exits_2() {
+        let e = parse("{\"run\": 1}", "x.json").expect_err("no format");
+        assert_eq!(e.to_string(), "x.json: not a JSON snapshot (no `format`)");
+        let e = parse("{\n  \"format\": 1,\n", "x.json").expect_err("cut short");
+        assert!(
+            e.to_string()
+                .starts_with("x.json:3:0: not a JSON snapshot: "),
+            "{e}"
+        );
+        let e = parse("{\"format\": 1, \"run\": {}}", "x.json").expect_err("no run info");
+        assert!(e.to_string().starts_with("x.json:1:"), "{e}");
+        assert_eq!(Error::from(e).exit_code(), 2);
+    }
+
+    #[test]
+    fn a_stored_snapshot_of_a_newer_format_is_refused_where_it_is_read() {
+        let e = serde_json::from_str::<RunResult>(&with_format("2")).expect_err("too new");
+        assert!(e.to_string().contains("snapshot format 2 is newer"), "{e}");
+    }
+
+    #[test]
+    fn load_and_save_name_the_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("nested/run.json");
+        let r = run(
+            "r",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![case("a", Some(1.0), Some(true))],
+        );
+        save(&path, &r).expect("save");
+        assert_eq!(load(&path).expect("load"), r);
+        let e = load(&dir.path().join("missing.json")).expect_err("missing");
+        assert!(e.to_string().contains("missing.json"), "{e}");
+        assert_eq!(e.exit_code(), 2);
+    }
+
+    #[test]
+    fn a_history_stored_before_the_model_was_typed_still_loads_and_gives_baselines() {
+        // Two checks on main of the suite above, stored by evals before the model was typed.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("history.sqlite3");
+        std::fs::copy(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/src/results/testdata/history-before-kinds.sqlite3"
+            ),
+            &path,
+        )
+        .expect("copy");
+        let h = crate::history::History::open(&path).expect("opens");
+        let runs = h.list(&Default::default()).expect("lists");
+        assert_eq!(runs.len(), 2);
+        for summary in &runs {
+            assert_eq!(
+                (summary.command.as_str(), summary.mode.as_str()),
+                ("check", "replay")
+            );
+            assert_eq!(summary.status, "completed");
+            let r = h.get(&summary.id).expect("reads").expect("is there");
+            assert_eq!(r.run.status, RunStatus::Completed);
+            let missed = &r.experiments[2].cases[0];
+            assert_eq!(missed.error.as_ref().unwrap().kind, CaseErrorKind::Miss);
+        }
+        let newest = &runs[0];
+        let earlier = h
+            .runs_on_branch("proj", "main", "2099-01-01T00:00:00Z", &newest.id)
+            .expect("branch runs");
+        assert_eq!(earlier.len(), 1);
+        assert!(
+            earlier[0]
+                .selection
+                .as_ref()
+                .is_some_and(|s| s.is_everything())
+        );
+    }
+}
