@@ -18,6 +18,7 @@ use axum::routing::post;
 use serde_json::{Value, json};
 
 use crate::cassette::{CallError, Session, Verdict};
+use crate::provider::Provider;
 use crate::results::Usage;
 use crate::suite::config::Pricing;
 use crate::suite::{Case, Contender};
@@ -27,6 +28,8 @@ pub struct Binding {
     pub contender: Contender,
     /// The case the worker is on (an offline provider answers from it: `mock_response`).
     pub case: Case,
+    /// The contender's provider: it forwards the call, or answers it.
+    pub provider: Arc<dyn Provider>,
     pub session: Arc<Session>,
     pub api_key: Option<String>,
     pub pricing: Option<Pricing>,
@@ -54,6 +57,12 @@ struct Bindings {
 pub struct Gateway {
     pub addr: SocketAddr,
     bindings: Arc<Bindings>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway").field("addr", &self.addr).finish()
+    }
 }
 
 impl Gateway {
@@ -126,11 +135,14 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
     let Ok(request) = serde_json::from_str::<Value>(&body) else {
         return error(StatusCode::BAD_REQUEST, "the body is not JSON");
     };
-    let result = if b.contender.kind.records() {
-        let req = crate::provider::forward_request(&b.contender, request, b.api_key.as_deref());
-        b.session.send(req, crate::provider::accept_forwarded).await
-    } else {
-        offline_response(&b.contender, &b.case, &request)
+    let accept = b.provider.accept_forwarded();
+    let forwarded = b.provider.sends().then(|| {
+        b.provider
+            .forward_request(&b.contender, request.clone(), b.api_key.as_deref())
+    });
+    let result = match forwarded.flatten() {
+        Some(req) => b.session.send(req, accept).await,
+        None => translated_response(&b, &request).await,
     };
     let mut spent = b
         .spent
@@ -159,8 +171,7 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
                 spent.error.get_or_insert_with(|| {
                     format!("{}: HTTP {}: {detail}", b.contender.id(), resp.status)
                 });
-            } else if let Verdict::Failure { reason, .. } = crate::provider::accept_forwarded(&resp)
-            {
+            } else if let Verdict::Failure { reason, .. } = accept(&resp) {
                 // A 200 holding garbage or an error object: not an answer either (and not
                 // recorded). The adapter gets it as it came.
                 spent
@@ -205,12 +216,14 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
     }
 }
 
-/// An offline provider behind the gateway (`fake`, `mock`): the same answers, OpenAI-shaped.
-fn offline_response(
-    contender: &Contender,
-    case: &Case,
+/// A provider that does not speak the OpenAI shape itself (`fake`, `mock`, one of yours):
+/// the call's messages asked of it as the prompt adapter would ask them, through the case's
+/// cassette session, and its answer sent back OpenAI-shaped.
+async fn translated_response(
+    b: &Binding,
     request: &Value,
 ) -> Result<crate::cassette::HttpResponse, CallError> {
+    let (contender, case) = (&b.contender, &b.case);
     let messages = request
         .get("messages")
         .and_then(Value::as_array)
@@ -229,13 +242,16 @@ fn offline_response(
         user: text_of("user").unwrap_or_default(),
         json: false,
     };
-    let completion =
-        crate::provider::offline_complete(contender, case, &req).unwrap_or_else(|| {
-            Err(CallError::Transport(format!(
-                "{}: this provider sends requests; it has no offline answer",
-                contender.id()
-            )))
-        })?;
+    let completion = crate::provider::complete(
+        b.provider.as_ref(),
+        contender,
+        case,
+        &req,
+        b.api_key.as_deref(),
+        b.pricing.as_ref(),
+        &b.session,
+    )
+    .await?;
     Ok(crate::cassette::HttpResponse {
         status: 200,
         headers: vec![],
@@ -249,6 +265,6 @@ fn offline_response(
                 "cost": completion.usage.cost_usd,
             },
         }),
-        latency: std::time::Duration::ZERO,
+        latency: std::time::Duration::from_secs_f64(completion.latency_s.max(0.0)),
     })
 }

@@ -212,3 +212,35 @@ fn describe(template: &str, e: &minijinja::Error) -> String {
         format!("template '{template}': {e}")
     }
 }
+
+impl super::Adapter for PromptAdapter {
+    fn verify(&self, case: &Case) -> Vec<String> {
+        PromptAdapter::verify(self, case)
+    }
+
+    fn predict(&self, case: &Case) -> Option<ChatRequest> {
+        self.prepare(case).ok()
+    }
+
+    fn start(self: std::sync::Arc<Self>) -> std::sync::Arc<dyn super::AdapterSession> {
+        self
+    }
+}
+
+/// Nothing to keep between cases: each is rendered, sent once and parsed.
+impl super::AdapterSession for PromptAdapter {
+    fn answer<'a>(
+        &'a self,
+        model: super::CaseModel<'a>,
+    ) -> super::BoxFuture<'a, std::result::Result<super::Answer, String>> {
+        Box::pin(async move {
+            let request = self.prepare(model.case)?;
+            let completion = model.complete(&request).await.map_err(|e| e.to_string())?;
+            let latency_s = Some(completion.latency_s);
+            Ok(super::Answer {
+                reply: self.parse(completion),
+                latency_s,
+            })
+        })
+    }
+}

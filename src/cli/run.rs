@@ -134,6 +134,7 @@ pub fn execute(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<R
             tags: a.select.tags.clone(),
         },
         limits,
+        ..runner::RunOptions::default()
     };
     let prepared = runner::Prepared::new(suite, plan, options, out)?;
 

@@ -16,6 +16,7 @@ use crate::adapter::exec::StderrTo;
 use crate::cassette::{CassetteOptions, LiveClient, Mode, Tally, Transport};
 use crate::error::{Error, Result};
 use crate::gate::Limits;
+use crate::provider::Registry;
 use crate::results::{ExperimentResult, RunInfo, RunResult, SNAPSHOT_FORMAT};
 use crate::score::{Scorer, ScorerChoice};
 use crate::suite::{Overrides, Suite, lineup};
@@ -88,6 +89,12 @@ pub struct RunOptions {
     pub selection: Selection,
     /// `--min-score`/`--min-pass-rate`, stored so a later report gates the run the same.
     pub limits: Limits,
+    /// The providers contenders are served by: the built-ins ([`Registry::default`]), and
+    /// yours, which a config section names with `kind:`.
+    pub providers: Registry,
+    /// Your adapter in place of the config's `adapter:` (whose templates are then not
+    /// read); `None`: the config's.
+    pub adapter: Option<Box<dyn Adapter>>,
 }
 
 impl Default for RunOptions {
@@ -100,6 +107,8 @@ impl Default for RunOptions {
             branch: None,
             selection: Selection::default(),
             limits: Limits::default(),
+            providers: Registry::default(),
+            adapter: None,
         }
     }
 }
@@ -124,7 +133,7 @@ impl Default for RunOptions {
 /// # Ok::<(), llm_evals::error::Error>(())
 /// ```
 pub fn evaluate(suite: &Suite, options: RunOptions) -> Result<RunResult> {
-    let lineup = lineup::expand(&suite.config, &Overrides::default());
+    let lineup = lineup::expand_with(&suite.config, &Overrides::default(), &options.providers);
     let plan = RunPlan::new(
         suite,
         lineup,
@@ -155,19 +164,21 @@ pub struct Prepared<'s> {
     plan: RunPlan,
     options: RunOptions,
     scorer: Arc<dyn Scorer>,
-    adapter: Adapter,
+    adapter: Box<dyn Adapter>,
+    providers: Arc<Registry>,
     keys: HashMap<String, String>,
     transport: Arc<Transport>,
 }
 
 impl<'s> Prepared<'s> {
     /// Checks the plan before any call: a lineup with a contender, a case selected, a
-    /// scorer that can judge every selected case, the keys the mode needs. In `auto`, a
+    /// scorer that can judge every selected case, a registered provider for every
+    /// contender, the keys the mode needs. In `auto`, a
     /// missing key while every cassette exists turns the run into a replay (with a warning).
     pub fn new(
         suite: &'s Suite,
         plan: RunPlan,
-        options: RunOptions,
+        mut options: RunOptions,
         notices: &dyn Notices,
     ) -> Result<Prepared<'s>> {
         for r in &plan.lineup.refused {
@@ -195,8 +206,17 @@ impl<'s> Prepared<'s> {
                 bad.join("\n")
             )));
         }
-        let adapter = crate::adapter::build(suite)?;
-        let (keys, mode) = resolve_keys(&plan, options.mode, suite, notices)?;
+        let providers = Arc::new(std::mem::take(&mut options.providers));
+        for c in &plan.lineup.contenders {
+            providers
+                .resolve(&c.kind, &c.info.provider)
+                .map_err(|e| Error::Config(format!("{}: {e}", suite.display_path)))?;
+        }
+        let adapter = match options.adapter.take() {
+            Some(a) => a,
+            None => crate::adapter::build(suite)?,
+        };
+        let (keys, mode) = resolve_keys(&plan, options.mode, suite, &providers, notices)?;
         let transport = Arc::new(build_transport(suite, mode, &keys)?);
         let options = RunOptions { mode, ..options };
         Ok(Prepared {
@@ -205,6 +225,7 @@ impl<'s> Prepared<'s> {
             options,
             scorer,
             adapter,
+            providers,
             keys,
             transport,
         })
@@ -222,7 +243,7 @@ impl<'s> Prepared<'s> {
 
     /// Whether the run uses an exec adapter (whose workers' stderr [`Hooks`] can route).
     pub fn uses_exec(&self) -> bool {
-        matches!(self.adapter, Adapter::Exec(_))
+        self.adapter.runs_workers()
     }
 
     /// Executes the plan and assembles the result: the weighted score per dataset table,
@@ -234,12 +255,13 @@ impl<'s> Prepared<'s> {
             options,
             scorer,
             mut adapter,
+            providers,
             keys,
             transport,
         } = self;
         let mode = options.mode;
-        if let (Adapter::Exec(exec), Some(to)) = (&mut adapter, hooks.exec_stderr) {
-            exec.stderr = to;
+        if let Some(to) = hooks.exec_stderr {
+            adapter.route_stderr(to);
         }
         let started_at = chrono::Utc::now();
         // Taken at the start, so ids order runs by when they started (baselines rely on it).
@@ -248,7 +270,8 @@ impl<'s> Prepared<'s> {
             transport: transport.clone(),
             keys,
             scorer: scorer.clone(),
-            adapter: Arc::new(adapter),
+            adapter: Arc::from(adapter),
+            providers,
             on_case: hooks.on_case,
         };
         let mut control = Control::new(
@@ -382,23 +405,29 @@ fn resolve_keys(
     plan: &RunPlan,
     mode: Mode,
     suite: &Suite,
+    providers: &Registry,
     notices: &dyn Notices,
 ) -> Result<(HashMap<String, String>, Mode)> {
     let mut keys = HashMap::new();
     let mut mode = mode;
     let cassette_dir = suite.cassette_dir();
-    let mut told = std::collections::HashSet::new();
+    let mut told: std::collections::HashSet<String> = std::collections::HashSet::new();
     for c in &plan.lineup.contenders {
-        let Some(var) = c.kind.key_env() else {
+        // Every contender's provider was resolved before the keys are read.
+        let Ok(provider) = providers.resolve(&c.kind, &c.info.provider) else {
             continue;
         };
+        let Some(var) = provider.key_env(c) else {
+            continue;
+        };
+        let var = var.as_str();
         let from_env = std::env::var(var).is_ok_and(|v| !v.is_empty());
         let found = match suite.env(var) {
             Some(_) if from_env => "found in the environment".to_string(),
             Some(_) => format!("found in env_files ({})", suite.config.env_files.join(", ")),
             None => "not set".to_string(),
         };
-        if told.insert(var) {
+        if told.insert(var.to_string()) {
             notices.verbose(&format!("key {var}: {found} (for {})", c.id()));
         }
         match suite.env(var) {
@@ -408,7 +437,7 @@ fn resolve_keys(
             }
             // A provider with a key but no recordings (typesafe) cannot replay: it needs
             // its key whatever the mode.
-            None if !c.kind.records() => {
+            None if !provider.sends() => {
                 return Err(Error::Usage(format!(
                     "{var} is not set: {} needs it (export {var}=...)",
                     c.id()
