@@ -1,6 +1,8 @@
 //! Providers: turn a chat request into an HTTP request for a contender, and read the
-//! answer back. They never know about cassettes: the transport below them records and
-//! replays (see `cassette`).
+//! answer back (or answer it in the process). They never know about cassettes: the
+//! transport below them records and replays (see `cassette`). [`Provider`] is the trait;
+//! the OpenAI-compatible ones, `fake`, `mock` and `typesafe` are its built-in impls, and
+//! the [`Registry`] maps a config section's kind to one.
 
 mod fake;
 mod mock;

@@ -618,6 +618,7 @@ fn build_transport(suite: &Suite, mode: Mode, keys: &HashMap<String, String>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::Provider;
     use crate::report::{Report, terminal::Terminal};
     use crate::results::{MetricDef, Reply, Score};
     use crate::suite::Case;
@@ -758,6 +759,162 @@ mod tests {
             .find(|e| e.contender.id == "fake/echo")
             .unwrap();
         assert_eq!(echo.score, Some(1.0));
+    }
+
+    fn atlas() -> Suite {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        Suite::load(
+            &root.join("fixtures/atlas/evals/.llm-evals.config.yml"),
+            root,
+        )
+        .unwrap()
+    }
+
+    /// The atlas models, answering in the process: `full` knows every capital, `pocket`
+    /// only France's.
+    struct Atlas;
+
+    impl Provider for Atlas {
+        fn models(&self) -> Option<Vec<String>> {
+            Some(vec!["full".into(), "pocket".into()])
+        }
+
+        fn answer(
+            &self,
+            contender: &crate::suite::Contender,
+            case: &Case,
+            _req: &crate::provider::ChatRequest,
+        ) -> std::result::Result<crate::provider::Completion, crate::cassette::CallError> {
+            let knows = contender.info.model == "full" || case.id == "france";
+            let text = match (&case.expected, knows) {
+                (Some(v), true) => v.to_string(),
+                _ => "no idea".into(),
+            };
+            Ok(crate::provider::Completion {
+                text,
+                usage: Default::default(),
+                latency_s: 0.0,
+            })
+        }
+    }
+
+    #[test]
+    fn a_provider_of_your_own_serves_the_sections_that_name_its_kind() {
+        let mut providers = Registry::default();
+        providers.register("atlas", Atlas);
+        let run = evaluate(
+            &atlas(),
+            RunOptions {
+                providers,
+                ..RunOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(run.run.status, "completed");
+        assert_eq!(run.total_errors(), 0);
+        let score = |id: &str| {
+            run.experiments
+                .iter()
+                .find(|e| e.contender.id == id)
+                .and_then(|e| e.score)
+        };
+        assert_eq!(score("atlas/full"), Some(1.0));
+        assert_eq!(score("atlas/pocket"), Some(0.25));
+    }
+
+    #[test]
+    fn a_kind_no_provider_is_registered_as_stops_the_run_naming_the_fix() {
+        // The CLI's providers: the built-ins only.
+        let err = evaluate(&atlas(), RunOptions::default()).err().unwrap();
+        assert_eq!(err.exit_code(), crate::error::exit::USAGE);
+        let text = err.to_string();
+        assert!(
+            text.ends_with("provider section 'atlas': no provider is registered as 'atlas'; the registered ones are custom, fake, mock, openai, openrouter, typesafe: fix its kind, or register the provider (llm_evals::provider::Registry::register) in the RunOptions of the run"),
+            "{text}"
+        );
+        assert!(text.contains(".llm-evals.config.yml: "), "{text}");
+        // A model the provider does not have is named with the ones it has.
+        let mut providers = Registry::default();
+        providers.register("atlas", Atlas);
+        let mut suite = atlas();
+        suite.config.providers["atlas"].models = Some(vec![crate::suite::config::ModelEntry {
+            model: "ful".into(),
+            effort: None,
+            temperature: None,
+            max_tokens: None,
+            rate_limit: None,
+        }]);
+        let err = evaluate(
+            &suite,
+            RunOptions {
+                providers,
+                ..RunOptions::default()
+            },
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert_eq!(
+            err,
+            "atlas/ful: the atlas provider has the models full and pocket; there is no 'ful' (did you mean 'full'?)"
+        );
+    }
+
+    /// Sends each case's input as it is and reads the reply as JSON: the prompt adapter
+    /// without templates, written against the trait.
+    struct Bare;
+
+    impl crate::adapter::Adapter for Bare {
+        fn start(self: Arc<Self>) -> Arc<dyn crate::adapter::AdapterSession> {
+            self
+        }
+    }
+
+    impl crate::adapter::AdapterSession for Bare {
+        fn answer<'a>(
+            &'a self,
+            model: crate::adapter::CaseModel<'a>,
+        ) -> crate::adapter::BoxFuture<'a, std::result::Result<crate::adapter::Answer, String>>
+        {
+            Box::pin(async move {
+                let req = crate::provider::ChatRequest {
+                    system: None,
+                    user: match model.case.input.to_value() {
+                        serde_json::Value::String(text) => text,
+                        other => other.to_string(),
+                    },
+                    json: true,
+                };
+                let c = model.complete(&req).await.map_err(|e| e.to_string())?;
+                let output = serde_json::from_str(&c.text).ok();
+                Ok(crate::adapter::Answer {
+                    reply: Reply {
+                        error: output.is_none().then(|| "not JSON".to_string()),
+                        output,
+                        raw: Some(c.text),
+                        usage: c.usage,
+                    },
+                    latency_s: Some(c.latency_s),
+                })
+            })
+        }
+    }
+
+    #[test]
+    fn an_adapter_of_your_own_answers_every_case_through_the_contenders_provider() {
+        let run = evaluate(
+            &toy(),
+            RunOptions {
+                adapter: Some(Box::new(Bare)),
+                ..RunOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(run.total_errors(), 0);
+        for e in &run.experiments {
+            // echo says the input's answer back as it is; parrot too, reworded.
+            assert_eq!(e.score, Some(1.0), "{}", e.contender.id);
+        }
     }
 
     #[test]
