@@ -135,14 +135,21 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
     let Ok(request) = serde_json::from_str::<Value>(&body) else {
         return error(StatusCode::BAD_REQUEST, "the body is not JSON");
     };
-    let accept = b.provider.accept_forwarded();
     let forwarded = b.provider.sends().then(|| {
         b.provider
             .forward_request(&b.contender, request.clone(), b.api_key.as_deref())
     });
-    let result = match forwarded.flatten() {
-        Some(req) => b.session.send(req, accept).await,
-        None => translated_response(&b, &request).await,
+    // A forwarded response is judged here; a translated one was judged (and read) by its
+    // provider already, and is a chat completion by construction.
+    let (result, accept) = match forwarded.flatten() {
+        Some(req) => {
+            let accept = b.provider.accept_forwarded();
+            (b.session.send(req, accept).await, accept)
+        }
+        None => (
+            translated_response(&b, &request).await,
+            crate::cassette::any_2xx as crate::cassette::Accept,
+        ),
     };
     let mut spent = b
         .spent

@@ -1,4 +1,5 @@
-//! Adapters: what the model sees. The built-in prompt adapter renders templates with the
+//! Adapters: what the model sees. [`Adapter`] is the trait the runner calls, one
+//! [`AdapterSession`] per experiment; the built-in prompt adapter renders templates with the
 //! case and parses the reply; the exec adapter runs your own program, which calls the model
 //! through the loopback gateway. An unparsable reply is the model's failure (scored 0); a
 //! crashed adapter is an error of the case.
@@ -82,6 +83,7 @@ pub trait AdapterSession: Send + Sync {
 /// What an adapter made of a case.
 #[derive(Debug, Clone)]
 pub struct Answer {
+    /// The reply to score (its `error` set when the model's answer was unusable).
     pub reply: Reply,
     /// Seconds spent in calls to the model (the recorded figures on replay); `None` when the
     /// case made no call (it has no latency, not a 0 s one).
@@ -92,8 +94,11 @@ pub struct Answer {
 /// pricing, and the case's cassette session (the runner builds it; the adapter never
 /// knows whether the call is recorded, replayed or live).
 pub struct CaseModel<'a> {
+    /// Who is asked.
     pub contender: &'a Contender,
+    /// The case being answered.
     pub case: &'a Case,
+    /// The contender's provider, resolved in the run's [`crate::provider::Registry`].
     pub provider: Arc<dyn Provider>,
     /// The API key's value (absent in replay, and for a provider that needs none).
     pub api_key: Option<String>,

@@ -17,9 +17,8 @@ use crate::suite::{Case, Contender};
 
 pub use fake::Fake;
 pub use mock::Mock;
-pub use openai::{
-    Flavour, OPENAI_URL, OPENROUTER_URL, OpenAiCompatible, accept, accept_forwarded, usage_of,
-};
+pub(crate) use openai::usage_of;
+pub use openai::{Flavour, OPENAI_URL, OPENROUTER_URL, OpenAiCompatible};
 pub use registry::Registry;
 pub use typesafe::TypeSafe;
 

@@ -29,6 +29,7 @@ pub enum Flavour {
 /// The OpenAI chat completions provider, in one of its flavours.
 #[derive(Debug, Clone, Copy)]
 pub struct OpenAiCompatible {
+    /// Which server it is.
     pub flavour: Flavour,
 }
 

@@ -210,7 +210,7 @@ fn bare_entry(config: &Config, registry: &Registry, id: &str) -> Entry {
         Some((name, p)) => (name.clone(), section_kind(name, p), rest.to_string()),
         // A provider that needs no URL (fake, mock, typesafe, one of yours that answers in
         // the process) is asked by its name alone.
-        None if prefix != "openrouter" && registry.get(prefix).is_some_and(|p| !p.sends()) => (
+        None if registry.get(prefix).is_some_and(|p| !p.sends()) => (
             prefix.to_string(),
             ProviderKind::for_section(prefix, None, None, None),
             rest.to_string(),
