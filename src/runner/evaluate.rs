@@ -860,6 +860,135 @@ mod tests {
         );
     }
 
+    /// The atlas server's API, over HTTP: `POST /lookup {"model", "question"}` answers
+    /// `{"answer"}`; `full` knows every capital, `pocket` only France's.
+    struct AtlasHttp {
+        base_url: String,
+    }
+
+    impl Provider for AtlasHttp {
+        fn sends(&self) -> bool {
+            true
+        }
+
+        fn base_url(&self, _: &crate::suite::Contender) -> Option<String> {
+            Some(self.base_url.clone())
+        }
+
+        fn build_request(
+            &self,
+            c: &crate::suite::Contender,
+            req: &crate::provider::ChatRequest,
+            _key: Option<&str>,
+        ) -> std::result::Result<crate::cassette::HttpRequest, crate::cassette::CallError> {
+            Ok(crate::cassette::HttpRequest {
+                method: "POST".into(),
+                url: format!("{}/lookup", self.base_url),
+                headers: vec![("content-type".into(), "application/json".into())],
+                body: Some(serde_json::json!({"model": c.info.model, "question": req.user})),
+            })
+        }
+
+        fn read_response(
+            &self,
+            _: &crate::suite::Contender,
+            resp: crate::cassette::HttpResponse,
+            _: Option<&crate::suite::config::Pricing>,
+        ) -> std::result::Result<crate::provider::Completion, crate::cassette::CallError> {
+            Ok(crate::provider::Completion {
+                text: resp.body["answer"].as_str().unwrap_or_default().into(),
+                usage: Default::default(),
+                latency_s: resp.latency.as_secs_f64(),
+            })
+        }
+    }
+
+    /// Serves the atlas API on 127.0.0.1 on a thread of its own (a run has its own
+    /// runtime); counts the calls.
+    fn serve_atlas() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = calls.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(listener.local_addr().unwrap()).unwrap();
+                let app = axum::Router::new().route(
+                    "/lookup",
+                    axum::routing::post(
+                        move |axum::Json(body): axum::Json<serde_json::Value>| async move {
+                            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                            let q = body["question"].as_str().unwrap_or_default();
+                            let full = body["model"] == "full";
+                            let capital = [
+                                ("France", "Paris"),
+                                ("Japan", "Tokyo"),
+                                ("Kenya", "Nairobi"),
+                                ("Peru", "Lima"),
+                            ]
+                            .into_iter()
+                            .find(|(c, _)| q.contains(c) && (full || *c == "France"))
+                            .map(|(_, capital)| capital);
+                            let answer = match capital {
+                                Some(c) => serde_json::json!({"capital": c}).to_string(),
+                                None => "no idea".into(),
+                            };
+                            axum::Json(serde_json::json!({"answer": answer}))
+                        },
+                    ),
+                );
+                let _ = axum::serve(listener, app).await;
+            });
+        });
+        (format!("http://{}", rx.recv().unwrap()), calls)
+    }
+
+    #[test]
+    fn a_provider_of_your_own_that_sends_is_recorded_and_replays_without_its_server() {
+        let (url, calls) = serve_atlas();
+        let dir = std::env::temp_dir().join(format!("evals-atlas-{}", uuid::Uuid::now_v7()));
+        let mut suite = atlas();
+        suite.config.cassettes.dir = Some(dir.display().to_string());
+        let with = |base_url: &str, mode: Mode| {
+            let mut providers = Registry::default();
+            providers.register(
+                "atlas",
+                AtlasHttp {
+                    base_url: base_url.into(),
+                },
+            );
+            let run = evaluate(
+                &suite,
+                RunOptions {
+                    providers,
+                    mode,
+                    ..RunOptions::default()
+                },
+            )
+            .unwrap();
+            assert_eq!(run.total_errors(), 0, "{mode}");
+            run.experiments
+                .iter()
+                .map(|e| (e.contender.id.clone(), e.score))
+                .collect::<Vec<_>>()
+        };
+        let want = vec![
+            ("atlas/full".to_string(), Some(1.0)),
+            ("atlas/pocket".to_string(), Some(0.25)),
+        ];
+        assert_eq!(with(&url, Mode::Record), want);
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 8);
+        // Replayed from the recordings: the server moved (fingerprints are relative to the
+        // provider's base URL) and nothing is called.
+        assert_eq!(with("http://127.0.0.1:9", Mode::Replay), want);
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 8);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// Sends each case's input as it is and reads the reply as JSON: the prompt adapter
     /// without templates, written against the trait.
     struct Bare;
