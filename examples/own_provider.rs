@@ -1,7 +1,7 @@
 //! Your own provider, through the library: a model server with a wire format of its own
 //! (not OpenAI's), served here on 127.0.0.1 so the example runs offline, and a `Provider`
 //! that builds its requests and reads its responses. The bundled atlas suite
-//! (`fixtures/atlas`) names it with `kind: atlas`; the run is live (nothing is recorded) and
+//! (`fixtures/world-atlas`) names it with `kind: atlas`; the run is live (nothing is recorded) and
 //! prints the leaderboard the CLI prints.
 //!
 //! ```sh
@@ -153,7 +153,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let addr = serve()?;
     let cwd = std::env::current_dir()?;
     // The atlas suite ships with the repository: run this from its root.
-    let config = cwd.join("fixtures/atlas/evals/.llm-evals.config.yml");
+    let config = cwd.join("fixtures/world-atlas/evals/.llm-evals.config.yml");
     let suite = Suite::load(&config, &cwd)?;
     let mut providers = Registry::default();
     providers.register(

@@ -764,7 +764,7 @@ mod tests {
     fn atlas() -> Suite {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         Suite::load(
-            &root.join("fixtures/atlas/evals/.llm-evals.config.yml"),
+            &root.join("fixtures/world-atlas/evals/.llm-evals.config.yml"),
             root,
         )
         .unwrap()
