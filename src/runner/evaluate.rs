@@ -433,6 +433,9 @@ fn resolve_keys(
         match suite.env(var) {
             Some(v) => {
                 check_key_value(suite, var, &v)?;
+                // The suite's own key variables are known to the egress scrubber since it
+                // loaded; a registered provider may name another.
+                crate::secrets::register([v.clone()]);
                 keys.insert(var.to_string(), v);
             }
             // A provider with a key but no recordings (typesafe) cannot replay: it needs
@@ -857,6 +860,58 @@ mod tests {
         assert_eq!(
             err,
             "atlas/ful: the atlas provider has the models full and pocket; there is no 'ful' (did you mean 'full'?)"
+        );
+    }
+
+    /// [`Atlas`], with a key of its own.
+    struct KeyedAtlas;
+
+    impl Provider for KeyedAtlas {
+        fn key_env(&self, _: &crate::suite::Contender) -> Option<String> {
+            Some("ATLAS_OWN_API_KEY".into())
+        }
+
+        fn answer(
+            &self,
+            contender: &crate::suite::Contender,
+            case: &Case,
+            req: &crate::provider::ChatRequest,
+        ) -> std::result::Result<crate::provider::Completion, crate::cassette::CallError> {
+            Atlas.answer(contender, case, req)
+        }
+    }
+
+    #[test]
+    fn a_key_your_provider_names_is_required_and_never_leaves_the_process() {
+        let with = |suite: &Suite| {
+            let mut providers = Registry::default();
+            providers.register("atlas", KeyedAtlas);
+            evaluate(
+                suite,
+                RunOptions {
+                    providers,
+                    ..RunOptions::default()
+                },
+            )
+        };
+        let mut suite = atlas();
+        // It answers in the process, so nothing replays for it: the key is needed in
+        // every mode, as TypeSafe's is.
+        let err = with(&suite).err().unwrap().to_string();
+        assert_eq!(
+            err,
+            "ATLAS_OWN_API_KEY is not set: atlas/full needs it (export ATLAS_OWN_API_KEY=...)"
+        );
+        let key = "atlas-own-key-0123456789abcdef";
+        suite
+            .env_files
+            .insert("ATLAS_OWN_API_KEY".into(), key.into());
+        let run = with(&suite).unwrap();
+        assert_eq!(run.total_errors(), 0);
+        // Not one of the suite's key variables, yet scrubbed from whatever is written.
+        assert_eq!(
+            crate::secrets::scrub(&format!("sent {key}")),
+            "sent [REDACTED]"
         );
     }
 
