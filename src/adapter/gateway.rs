@@ -275,3 +275,164 @@ async fn translated_response(
         latency: std::time::Duration::from_secs_f64(completion.latency_s.max(0.0)),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use serde_json::{Value, json};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+    use crate::cassette::{
+        Accept, CassetteOptions, HttpRequest, HttpResponse, Mode, Route, Transport, Upstream,
+        UpstreamFuture,
+    };
+    use crate::provider::{ChatRequest, Completion, Registry};
+    use crate::suite::config::Pricing;
+
+    /// A provider with a wire format of its own (`{"question"}` in, `{"answer"}` out) and
+    /// no OpenAI shape to forward.
+    struct Atlas;
+
+    impl Provider for Atlas {
+        fn sends(&self) -> bool {
+            true
+        }
+
+        fn build_request(
+            &self,
+            c: &Contender,
+            req: &ChatRequest,
+            _key: Option<&str>,
+        ) -> Result<HttpRequest, CallError> {
+            Ok(HttpRequest {
+                method: "POST".into(),
+                url: "http://atlas.test/lookup".into(),
+                headers: vec![],
+                body: Some(json!({"model": c.info.model, "question": req.user})),
+            })
+        }
+
+        fn read_response(
+            &self,
+            _: &Contender,
+            resp: crate::cassette::HttpResponse,
+            _: Option<&Pricing>,
+        ) -> Result<Completion, CallError> {
+            Ok(Completion {
+                text: resp.body["answer"].as_str().unwrap_or_default().into(),
+                usage: Usage {
+                    input_tokens: Some(3),
+                    output_tokens: Some(1),
+                    cost_usd: Some(0.5),
+                },
+                latency_s: 0.25,
+            })
+        }
+    }
+
+    /// Answers every request with Paris, keeping what it was sent.
+    #[derive(Default)]
+    struct Server {
+        sent: Mutex<Vec<HttpRequest>>,
+    }
+
+    impl Upstream for Server {
+        fn send<'a>(&'a self, req: HttpRequest, _: &'a Route, _: Accept) -> UpstreamFuture<'a> {
+            self.sent.lock().unwrap().push(req);
+            Box::pin(async {
+                Ok(HttpResponse {
+                    status: 200,
+                    headers: vec![],
+                    body: json!({"answer": "Paris"}),
+                    latency: std::time::Duration::from_millis(250),
+                })
+            })
+        }
+    }
+
+    async fn post(gateway: &Gateway, token: &str, body: &Value) -> Value {
+        let body = body.to_string();
+        let mut stream = tokio::net::TcpStream::connect(gateway.addr).await.unwrap();
+        let head = format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {token}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(body.as_bytes()).await.unwrap();
+        let mut text = String::new();
+        stream.read_to_string(&mut text).await.unwrap();
+        let (_, body) = text.split_once("\r\n\r\n").unwrap();
+        serde_json::from_str(body).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_call_to_a_provider_that_does_not_speak_openai_is_translated_both_ways() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let suite = crate::suite::Suite::load(
+            &root.join("fixtures/world-atlas/evals/.llm-evals.config.yml"),
+            root,
+        )
+        .unwrap();
+        let mut providers = Registry::default();
+        providers.register("atlas", Atlas);
+        let lineup =
+            crate::suite::lineup::expand_with(&suite.config, &Default::default(), &providers);
+        let contender = lineup.contenders[0].clone();
+        let case = suite.cases.cases[0].clone();
+        let server = Arc::new(Server::default());
+        let transport = Transport::new(Mode::Live, CassetteOptions::default(), server.clone());
+        let session = transport
+            .session(
+                &crate::runner::cassette_key(&contender, &case),
+                crate::cassette::SessionMeta {
+                    case: case.key(),
+                    contender: contender.info.clone(),
+                    hint: String::new(),
+                    route: Route::default(),
+                    base_url: String::new(),
+                },
+            )
+            .unwrap();
+        let gateway = Gateway::start().await.unwrap();
+        let spent = Arc::new(Mutex::new(Spent::default()));
+        gateway.bind(
+            "tok",
+            Binding {
+                contender: contender.clone(),
+                case,
+                provider: Arc::new(Atlas),
+                session: Arc::new(session),
+                api_key: None,
+                pricing: None,
+                spent: spent.clone(),
+            },
+        );
+        let answer = post(
+            &gateway,
+            "tok",
+            &json!({"model": "anything", "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "The capital of France?"},
+            ]}),
+        )
+        .await;
+        assert_eq!(
+            answer["choices"][0]["message"]["content"], "Paris",
+            "{answer}"
+        );
+        assert_eq!(answer["usage"]["prompt_tokens"], 3);
+        // The provider's own request, from the call's last user message.
+        let sent = server.sent.lock().unwrap().clone();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(
+            sent[0].body,
+            Some(json!({"model": contender.info.model, "question": "The capital of France?"}))
+        );
+        let spent = spent.lock().unwrap().clone();
+        assert_eq!((spent.calls, spent.error), (1, None));
+        assert_eq!(spent.usage.cost_usd, Some(0.5));
+        assert!((spent.latency_s - 0.25).abs() < 1e-9);
+    }
+}
