@@ -47,7 +47,9 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 
-use crate::results::{Reply, Usage};
+use super::gateway::{Binding, Gateway, Spent};
+use super::{Adapter, AdapterSession, BoxFuture, CaseModel};
+use crate::results::{CaseError, CaseErrorKind, Reply, Usage};
 use crate::suite::{Case, Contender, Suite};
 
 /// Variables a worker gets from evals' environment whatever the config says (when set),
@@ -115,6 +117,8 @@ pub struct ExecAdapter {
     pub case_timeout: Duration,
     /// The stderr readers of stopped workers, still writing what was left in the pipe.
     readers: Arc<std::sync::Mutex<Vec<JoinHandle<()>>>>,
+    /// The run's gateway, once [`Adapter::start_run`] started it.
+    gateway: std::sync::OnceLock<Arc<Gateway>>,
 }
 
 impl ExecAdapter {
@@ -160,6 +164,7 @@ impl ExecAdapter {
                 suite.config.defaults.timeout.unwrap_or(120.0) * 5.0,
             ),
             readers: Arc::default(),
+            gateway: std::sync::OnceLock::new(),
         })
     }
 
@@ -276,6 +281,117 @@ impl ExecAdapter {
         for r in readers {
             let _ = tokio::time::timeout_at(deadline, r).await;
         }
+    }
+}
+
+impl Adapter for ExecAdapter {
+    fn runs_workers(&self) -> bool {
+        true
+    }
+
+    fn route_stderr(&mut self, to: StderrTo) {
+        self.stderr = to;
+    }
+
+    fn start_run(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async {
+            let gateway = Gateway::start()
+                .await
+                .map_err(|e| format!("cannot start the adapter gateway on 127.0.0.1: {e}"))?;
+            let _ = self.gateway.set(Arc::new(gateway));
+            Ok(())
+        })
+    }
+
+    /// An experiment's workers: at most `-p`, reused case after case, stopped when the
+    /// session is dropped.
+    fn start(self: Arc<Self>) -> Arc<dyn AdapterSession> {
+        let gateway = self.gateway.get().cloned();
+        Arc::new(ExecSession {
+            adapter: self,
+            gateway,
+            pool: Pool::default(),
+        })
+    }
+
+    fn finish_run(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.finish())
+    }
+}
+
+/// One experiment of an exec adapter: its idle workers and the run's gateway.
+struct ExecSession {
+    adapter: Arc<ExecAdapter>,
+    gateway: Option<Arc<Gateway>>,
+    pool: Pool,
+}
+
+impl AdapterSession for ExecSession {
+    /// One case through a worker: bind the worker's token to this case's contender and
+    /// cassette session, hand it the case, read its answer. `Err` is an error of the case
+    /// (a crash, a transport failure or a cassette miss below the gateway).
+    fn answer<'a>(
+        &'a self,
+        model: CaseModel<'a>,
+    ) -> BoxFuture<'a, Result<super::Answer, CaseError>> {
+        Box::pin(async move {
+            let Some(gateway) = &self.gateway else {
+                return Err(CaseError::new(
+                    CaseErrorKind::Other,
+                    "the exec adapter has no gateway in this run",
+                ));
+            };
+            let (contender, case) = (model.contender, model.case);
+            let adapter_error = |e: String| CaseError::new(CaseErrorKind::Adapter, e);
+            let session = Arc::new(model.open().map_err(CaseError::from)?);
+            let mut worker = self
+                .pool
+                .take(&self.adapter, &gateway.base_url())
+                .await
+                .map_err(adapter_error)?;
+            let spent = Arc::new(std::sync::Mutex::new(Spent::default()));
+            gateway.bind(
+                &worker.token,
+                Binding {
+                    contender: contender.clone(),
+                    case: case.clone(),
+                    provider: model.provider.clone(),
+                    session: session.clone(),
+                    api_key: model.api_key.clone(),
+                    pricing: model.pricing,
+                    spent: spent.clone(),
+                },
+            );
+            let answer = worker.ask(case, contender, self.adapter.case_timeout).await;
+            gateway.unbind(&worker.token);
+            if answer.is_ok() {
+                self.pool.put(worker).await;
+            }
+            let spent = spent
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone();
+            let finished = match Arc::try_unwrap(session) {
+                Ok(s) => s.finish().map(|_| ()).map_err(CaseError::from),
+                Err(_) => Err(adapter_error(
+                    "adapter: answered while one of its calls was still in flight".to_string(),
+                )),
+            };
+            let mut reply = answer.map_err(adapter_error)?;
+            if let Some(e) = spent.error {
+                return Err(e);
+            }
+            finished?;
+            if spent.calls > 0 {
+                // What the gateway measured (the recording's figures on replay), not what
+                // the adapter says it spent.
+                reply.usage = spent.usage;
+            }
+            Ok(super::Answer {
+                reply,
+                latency_s: (spent.calls > 0).then_some(spent.latency_s),
+            })
+        })
     }
 }
 
@@ -567,6 +683,7 @@ mod tests {
             },
             case_timeout: Duration::from_secs(1),
             readers: Arc::default(),
+            gateway: std::sync::OnceLock::new(),
         };
         let parent = [
             ("PATH", "/bin"),

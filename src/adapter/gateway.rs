@@ -18,6 +18,7 @@ use axum::routing::post;
 use serde_json::{Value, json};
 
 use crate::cassette::{CallError, Session, Verdict};
+use crate::provider::Provider;
 use crate::results::{CaseError, CaseErrorKind, Usage};
 use crate::suite::config::Pricing;
 use crate::suite::{Case, Contender};
@@ -27,6 +28,8 @@ pub struct Binding {
     pub contender: Contender,
     /// The case the worker is on (an offline provider answers from it: `mock_response`).
     pub case: Case,
+    /// The contender's provider: it forwards the call, or answers it.
+    pub provider: Arc<dyn Provider>,
     pub session: Arc<Session>,
     pub api_key: Option<String>,
     pub pricing: Option<Pricing>,
@@ -54,6 +57,12 @@ struct Bindings {
 pub struct Gateway {
     pub addr: SocketAddr,
     bindings: Arc<Bindings>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway").field("addr", &self.addr).finish()
+    }
 }
 
 impl Gateway {
@@ -126,11 +135,21 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
     let Ok(request) = serde_json::from_str::<Value>(&body) else {
         return error(StatusCode::BAD_REQUEST, "the body is not JSON");
     };
-    let result = if b.contender.kind.records() {
-        let req = crate::provider::forward_request(&b.contender, request, b.api_key.as_deref());
-        b.session.send(req, crate::provider::accept_forwarded).await
-    } else {
-        offline_response(&b.contender, &b.case, &request)
+    let forwarded = b.provider.sends().then(|| {
+        b.provider
+            .forward_request(&b.contender, request.clone(), b.api_key.as_deref())
+    });
+    // A forwarded response is judged here; a translated one was judged (and read) by its
+    // provider already, and is a chat completion by construction.
+    let (result, accept) = match forwarded.flatten() {
+        Some(req) => {
+            let accept = b.provider.accept_forwarded();
+            (b.session.send(req, accept).await, accept)
+        }
+        None => (
+            translated_response(&b, &request).await,
+            crate::cassette::any_2xx as crate::cassette::Accept,
+        ),
     };
     let mut spent = b
         .spent
@@ -162,8 +181,7 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
                         format!("{}: HTTP {}: {detail}", b.contender.id(), resp.status),
                     )
                 });
-            } else if let Verdict::Failure { reason, .. } = crate::provider::accept_forwarded(&resp)
-            {
+            } else if let Verdict::Failure { reason, .. } = accept(&resp) {
                 // A 200 holding garbage or an error object: not an answer either (and not
                 // recorded). The adapter gets it as it came.
                 spent.error.get_or_insert_with(|| {
@@ -211,12 +229,14 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
     }
 }
 
-/// An offline provider behind the gateway (`fake`, `mock`): the same answers, OpenAI-shaped.
-fn offline_response(
-    contender: &Contender,
-    case: &Case,
+/// A provider that does not speak the OpenAI shape itself (`fake`, `mock`, one of yours):
+/// the call's messages asked of it as the prompt adapter would ask them, through the case's
+/// cassette session, and its answer sent back OpenAI-shaped.
+async fn translated_response(
+    b: &Binding,
     request: &Value,
 ) -> Result<crate::cassette::HttpResponse, CallError> {
+    let (contender, case) = (&b.contender, &b.case);
     let messages = request
         .get("messages")
         .and_then(Value::as_array)
@@ -235,13 +255,16 @@ fn offline_response(
         user: text_of("user").unwrap_or_default(),
         json: false,
     };
-    let completion =
-        crate::provider::offline_complete(contender, case, &req).unwrap_or_else(|| {
-            Err(CallError::Transport(format!(
-                "{}: this provider sends requests; it has no offline answer",
-                contender.id()
-            )))
-        })?;
+    let completion = crate::provider::complete(
+        b.provider.as_ref(),
+        contender,
+        case,
+        &req,
+        b.api_key.as_deref(),
+        b.pricing.as_ref(),
+        &b.session,
+    )
+    .await?;
     Ok(crate::cassette::HttpResponse {
         status: 200,
         headers: vec![],
@@ -255,6 +278,167 @@ fn offline_response(
                 "cost": completion.usage.cost_usd,
             },
         }),
-        latency: std::time::Duration::ZERO,
+        latency: std::time::Duration::from_secs_f64(completion.latency_s.max(0.0)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use serde_json::{Value, json};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+    use crate::cassette::{
+        Accept, CassetteOptions, HttpRequest, HttpResponse, Mode, Route, Transport, Upstream,
+        UpstreamFuture,
+    };
+    use crate::provider::{ChatRequest, Completion, Registry};
+    use crate::suite::config::Pricing;
+
+    /// A provider with a wire format of its own (`{"question"}` in, `{"answer"}` out) and
+    /// no OpenAI shape to forward.
+    struct Atlas;
+
+    impl Provider for Atlas {
+        fn sends(&self) -> bool {
+            true
+        }
+
+        fn build_request(
+            &self,
+            c: &Contender,
+            req: &ChatRequest,
+            _key: Option<&str>,
+        ) -> Result<HttpRequest, CallError> {
+            Ok(HttpRequest {
+                method: "POST".into(),
+                url: "http://atlas.test/lookup".into(),
+                headers: vec![],
+                body: Some(json!({"model": c.info.model, "question": req.user})),
+            })
+        }
+
+        fn read_response(
+            &self,
+            _: &Contender,
+            resp: crate::cassette::HttpResponse,
+            _: Option<&Pricing>,
+        ) -> Result<Completion, CallError> {
+            Ok(Completion {
+                text: resp.body["answer"].as_str().unwrap_or_default().into(),
+                usage: Usage {
+                    input_tokens: Some(3),
+                    output_tokens: Some(1),
+                    cost_usd: Some(0.5),
+                },
+                latency_s: 0.25,
+            })
+        }
+    }
+
+    /// Answers every request with Paris, keeping what it was sent.
+    #[derive(Default)]
+    struct Server {
+        sent: Mutex<Vec<HttpRequest>>,
+    }
+
+    impl Upstream for Server {
+        fn send<'a>(&'a self, req: HttpRequest, _: &'a Route, _: Accept) -> UpstreamFuture<'a> {
+            self.sent.lock().unwrap().push(req);
+            Box::pin(async {
+                Ok(HttpResponse {
+                    status: 200,
+                    headers: vec![],
+                    body: json!({"answer": "Paris"}),
+                    latency: std::time::Duration::from_millis(250),
+                })
+            })
+        }
+    }
+
+    async fn post(gateway: &Gateway, token: &str, body: &Value) -> Value {
+        let body = body.to_string();
+        let mut stream = tokio::net::TcpStream::connect(gateway.addr).await.unwrap();
+        let head = format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {token}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(body.as_bytes()).await.unwrap();
+        let mut text = String::new();
+        stream.read_to_string(&mut text).await.unwrap();
+        let (_, body) = text.split_once("\r\n\r\n").unwrap();
+        serde_json::from_str(body).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_call_to_a_provider_that_does_not_speak_openai_is_translated_both_ways() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let suite = crate::suite::Suite::load(
+            &root.join("fixtures/world-atlas/evals/.llm-evals.config.yml"),
+            root,
+        )
+        .unwrap();
+        let mut providers = Registry::default();
+        providers.register("atlas", Atlas);
+        let lineup =
+            crate::suite::lineup::expand_with(&suite.config, &Default::default(), &providers);
+        let contender = lineup.contenders[0].clone();
+        let case = suite.cases.cases[0].clone();
+        let server = Arc::new(Server::default());
+        let transport = Transport::new(Mode::Live, CassetteOptions::default(), server.clone());
+        let session = transport
+            .session(
+                &crate::runner::cassette_key(&contender, &case),
+                crate::cassette::SessionMeta {
+                    case: case.key(),
+                    contender: contender.info.clone(),
+                    hint: String::new(),
+                    route: Route::default(),
+                    base_url: String::new(),
+                },
+            )
+            .unwrap();
+        let gateway = Gateway::start().await.unwrap();
+        let spent = Arc::new(Mutex::new(Spent::default()));
+        gateway.bind(
+            "tok",
+            Binding {
+                contender: contender.clone(),
+                case,
+                provider: Arc::new(Atlas),
+                session: Arc::new(session),
+                api_key: None,
+                pricing: None,
+                spent: spent.clone(),
+            },
+        );
+        let answer = post(
+            &gateway,
+            "tok",
+            &json!({"model": "anything", "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "The capital of France?"},
+            ]}),
+        )
+        .await;
+        assert_eq!(
+            answer["choices"][0]["message"]["content"], "Paris",
+            "{answer}"
+        );
+        assert_eq!(answer["usage"]["prompt_tokens"], 3);
+        // The provider's own request, from the call's last user message.
+        let sent = server.sent.lock().unwrap().clone();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(
+            sent[0].body,
+            Some(json!({"model": contender.info.model, "question": "The capital of France?"}))
+        );
+        let spent = spent.lock().unwrap().clone();
+        assert_eq!((spent.calls, spent.error), (1, None));
+        assert_eq!(spent.usage.cost_usd, Some(0.5));
+        assert!((spent.latency_s - 0.25).abs() < 1e-9);
+    }
 }

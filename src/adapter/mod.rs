@@ -1,4 +1,5 @@
-//! Adapters: what the model sees. The built-in prompt adapter renders templates with the
+//! Adapters: what the model sees. [`Adapter`] is the trait the runner calls, one
+//! [`AdapterSession`] per experiment; the built-in prompt adapter renders templates with the
 //! case and parses the reply; the exec adapter runs your own program, which calls the model
 //! through the loopback gateway. An unparsable reply is the model's failure (scored 0); a
 //! crashed adapter is an error of the case.
@@ -12,39 +13,135 @@ mod reap;
 pub use exec::ExecAdapter;
 pub use prompt::PromptAdapter;
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use crate::cassette::{CallError, CassetteKey, Session, SessionMeta, Transport};
 use crate::error::Result;
-use crate::suite::config::AdapterConfig;
-use crate::suite::{Case, Suite};
+use crate::provider::{ChatRequest, Completion, Provider};
+use crate::results::{CaseError, Reply};
+use crate::suite::config::{AdapterConfig, Pricing};
+use crate::suite::{Case, Contender, Suite};
 
-/// The suite's adapter.
-pub enum Adapter {
-    Prompt(PromptAdapter),
-    Exec(ExecAdapter),
-}
+/// A boxed future, as the adapter traits return (async methods of a trait object).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-impl Adapter {
-    /// Offline problems of a case (a template it cannot fill). An exec adapter's program is
-    /// not run offline: nothing to check.
-    pub fn verify(&self, case: &Case) -> Vec<String> {
-        match self {
-            Adapter::Prompt(p) => p.verify(case),
-            Adapter::Exec(_) => vec![],
-        }
+/// What the model sees and how its answer becomes a reply: the built-in [`PromptAdapter`]
+/// (templates in, the reply parsed), the [`ExecAdapter`] (your program, calling the model
+/// through the gateway), or yours. The runner starts one [`AdapterSession`] per experiment
+/// (a contender over a dataset) and asks it each case, without knowing which adapter it is.
+pub trait Adapter: Send + Sync {
+    /// Offline problems of a case (a template it cannot fill). Default: none.
+    fn verify(&self, _case: &Case) -> Vec<String> {
+        vec![]
     }
 
-    /// The prompt adapter, whose requests can be predicted (`cassettes status`).
-    pub fn prompt(&self) -> Option<&PromptAdapter> {
-        match self {
-            Adapter::Prompt(p) => Some(p),
-            Adapter::Exec(_) => None,
-        }
+    /// The chat request a case sends, when it can be known without running anything
+    /// (`cassettes status` tells a stale recording so). Default: `None`, not predictable.
+    fn predict(&self, _case: &Case) -> Option<ChatRequest> {
+        None
+    }
+
+    /// Whether it runs worker processes, whose stderr [`Adapter::route_stderr`] sends.
+    fn runs_workers(&self) -> bool {
+        false
+    }
+
+    /// Where its workers' stderr goes (the CLI's, while progress bars draw). Default:
+    /// ignored.
+    fn route_stderr(&mut self, _to: exec::StderrTo) {}
+
+    /// Starts what the whole run shares, before its first case (the exec adapter's
+    /// gateway); an error stops the run before anything is called. Default: nothing.
+    fn start_run(&self) -> BoxFuture<'_, std::result::Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Starts one experiment: the session that answers its cases, dropped when the
+    /// experiment ends (the exec adapter's workers stop then).
+    fn start(self: Arc<Self>) -> Arc<dyn AdapterSession>;
+
+    /// Ends what the run left (the exec adapter reaps its workers' descendants and writes
+    /// the last of their stderr), once every session is gone. Default: nothing.
+    fn finish_run(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+}
+
+/// One experiment's adapter: answers its cases, several at a time (`-p`).
+pub trait AdapterSession: Send + Sync {
+    /// Answers a case, reaching the contender's model through `model`. `Err` is an error of
+    /// the case (a template it cannot fill, a call that failed, a crashed worker), never
+    /// scored; a reply the model got wrong is an `Ok` whose reply says so (scored 0).
+    fn answer<'a>(
+        &'a self,
+        model: CaseModel<'a>,
+    ) -> BoxFuture<'a, std::result::Result<Answer, CaseError>>;
+}
+
+/// What an adapter made of a case.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// The reply to score (its `error` set when the model's answer was unusable).
+    pub reply: Reply,
+    /// Seconds spent in calls to the model (the recorded figures on replay); `None` when the
+    /// case made no call (it has no latency, not a 0 s one).
+    pub latency_s: Option<f64>,
+}
+
+/// The contender's model for one case, as an adapter reaches it: its provider, key and
+/// pricing, and the case's cassette session (the runner builds it; the adapter never
+/// knows whether the call is recorded, replayed or live).
+pub struct CaseModel<'a> {
+    /// Who is asked.
+    pub contender: &'a Contender,
+    /// The case being answered.
+    pub case: &'a Case,
+    /// The contender's provider, resolved in the run's [`crate::provider::Registry`].
+    pub provider: Arc<dyn Provider>,
+    /// The API key's value (absent in replay, and for a provider that needs none).
+    pub api_key: Option<String>,
+    /// The suite's `pricing:` for the contender, else its provider's.
+    pub pricing: Option<Pricing>,
+    pub(crate) transport: &'a Transport,
+    pub(crate) key: CassetteKey,
+    pub(crate) meta: SessionMeta,
+}
+
+impl CaseModel<'_> {
+    /// Asks the model once, in a cassette session of its own that is finished with the
+    /// answer: a failed call (or a 2xx the provider refused) writes nothing, so the old
+    /// cassette stays; a good one is written.
+    pub async fn complete(&self, req: &ChatRequest) -> std::result::Result<Completion, CallError> {
+        let session = self.open()?;
+        let completion = crate::provider::complete(
+            self.provider.as_ref(),
+            self.contender,
+            self.case,
+            req,
+            self.api_key.as_deref(),
+            self.pricing.as_ref(),
+            &session,
+        )
+        .await;
+        let finished = session.finish();
+        let completion = completion?;
+        finished?;
+        Ok(completion)
+    }
+
+    /// Opens the case's cassette session, for calls made elsewhere (the exec adapter's
+    /// gateway); finish it with [`Session::finish`] once they are done.
+    pub fn open(&self) -> std::result::Result<Session, CallError> {
+        self.transport.session(&self.key, self.meta.clone())
     }
 }
 
 /// Builds the suite's adapter.
-pub fn build(suite: &Suite) -> Result<Adapter> {
+pub fn build(suite: &Suite) -> Result<Box<dyn Adapter>> {
     match &suite.adapter {
-        AdapterConfig::Prompt { system, user, json } => Ok(Adapter::Prompt(PromptAdapter::new(
+        AdapterConfig::Prompt { system, user, json } => Ok(Box::new(PromptAdapter::new(
             suite,
             system.as_deref(),
             user.as_deref(),
@@ -54,8 +151,6 @@ pub fn build(suite: &Suite) -> Result<Adapter> {
             command,
             env,
             pass_env,
-        } => Ok(Adapter::Exec(ExecAdapter::new(
-            suite, command, env, pass_env,
-        )?)),
+        } => Ok(Box::new(ExecAdapter::new(suite, command, env, pass_env)?)),
     }
 }

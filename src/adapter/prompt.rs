@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
 use crate::provider::{ChatRequest, Completion};
-use crate::results::Reply;
+use crate::results::{CaseError, CaseErrorKind, Reply};
 use crate::suite::config::{SchemaSource, ScorerConfig, resolve_path};
 use crate::suite::{Case, CaseInput, Suite};
 
@@ -210,5 +210,39 @@ fn describe(template: &str, e: &minijinja::Error) -> String {
         )
     } else {
         format!("template '{template}': {e}")
+    }
+}
+
+impl super::Adapter for PromptAdapter {
+    fn verify(&self, case: &Case) -> Vec<String> {
+        PromptAdapter::verify(self, case)
+    }
+
+    fn predict(&self, case: &Case) -> Option<ChatRequest> {
+        self.prepare(case).ok()
+    }
+
+    fn start(self: std::sync::Arc<Self>) -> std::sync::Arc<dyn super::AdapterSession> {
+        self
+    }
+}
+
+/// Nothing to keep between cases: each is rendered, sent once and parsed.
+impl super::AdapterSession for PromptAdapter {
+    fn answer<'a>(
+        &'a self,
+        model: super::CaseModel<'a>,
+    ) -> super::BoxFuture<'a, std::result::Result<super::Answer, CaseError>> {
+        Box::pin(async move {
+            let request = self
+                .prepare(model.case)
+                .map_err(|e| CaseError::new(CaseErrorKind::Template, e))?;
+            let completion = model.complete(&request).await.map_err(CaseError::from)?;
+            let latency_s = Some(completion.latency_s);
+            Ok(super::Answer {
+                reply: self.parse(completion),
+                latency_s,
+            })
+        })
     }
 }

@@ -112,16 +112,18 @@ fn entries(suite: &Suite) -> Result<(Vec<Entry>, Vec<PathBuf>)> {
     let adapter = crate::adapter::build(suite)?;
     let dir = suite.cassette_dir();
     let lineup = lineup::expand(&suite.config, &Overrides::default());
+    let providers = crate::provider::Registry::default();
     let mut expected: BTreeSet<PathBuf> = BTreeSet::new();
     let mut rows = Vec::new();
     for c in &lineup.contenders {
-        if !c.kind.records() {
+        let Some(provider) = providers.get(&c.kind.name).filter(|p| p.sends()) else {
             continue;
-        }
+        };
         for case in &suite.cases.cases {
             let path = dir.join(cassette_key(c, case).relative_path());
             let ignore = &suite.config.cassettes.ignore_fields;
-            let base = c.kind.base_url().unwrap_or_default();
+            let base = provider.base_url(c).unwrap_or_default();
+            let base = base.as_str();
             expected.insert(path.clone());
             let status = if !path.is_file() {
                 "missing"
@@ -129,9 +131,8 @@ fn entries(suite: &Suite) -> Result<(Vec<Entry>, Vec<PathBuf>)> {
                 let cassette =
                     load(&path).map_err(|e| crate::error::Error::Config(e.to_string()))?;
                 let predicted = adapter
-                    .prompt()
-                    .and_then(|a| a.prepare(case).ok())
-                    .and_then(|req| crate::provider::predict_request(c, &req))
+                    .predict(case)
+                    .and_then(|req| crate::provider::predict_request(provider.as_ref(), c, &req))
                     .map(|r| fingerprint_at(&r, ignore, base));
                 // Found as replay finds it: by the fingerprint written, or by the one its
                 // request has now (a cassette from before fingerprints were relative).

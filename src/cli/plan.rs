@@ -7,7 +7,7 @@ use super::output::{Out, align_right, table};
 use crate::error::{Error, Result, exit};
 use crate::results::Command as RunCommand;
 use crate::runner::RunPlan;
-use crate::suite::{Overrides, ProviderKind, Suite, cases, lineup};
+use crate::suite::{Overrides, Suite, cases, lineup};
 
 /// Builds the plan for a command (`run`, `compare`, `record`, `check`).
 pub fn build(suite: &Suite, a: &RunArgs, command: RunCommand) -> Result<RunPlan> {
@@ -128,11 +128,18 @@ pub fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
 }
 
 /// Dollars per million input/output tokens (`0.042/0`): the suite's `pricing:`, else what
-/// the provider ships with; `free` for the offline providers, `-` when unknown.
+/// the provider ships with; `free` for the offline providers (they answer in the process
+/// and need no key), `-` when unknown.
 fn price_per_million(suite: &Suite, c: &crate::suite::Contender) -> String {
-    match crate::runner::pricing(suite, c) {
+    let Some(provider) = crate::provider::Registry::default()
+        .get(&c.kind.name)
+        .cloned()
+    else {
+        return "-".into();
+    };
+    match crate::runner::pricing(suite, c, provider.as_ref()) {
         Some(p) => format!("{}/{}", p.input, p.output),
-        None if matches!(c.kind, ProviderKind::Fake | ProviderKind::Mock) => "free".into(),
+        None if !provider.sends() && provider.key_env(c).is_none() => "free".into(),
         None => "-".into(),
     }
 }

@@ -134,6 +134,7 @@ pub fn execute(suite: &Suite, a: &RunArgs, command: RunCommand, out: &Out) -> Re
             tags: a.select.tags.clone(),
         },
         limits,
+        ..runner::RunOptions::default()
     };
     let prepared = runner::Prepared::new(suite, plan, options, out)?;
 

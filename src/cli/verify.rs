@@ -9,8 +9,13 @@ pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
     let picked = cases::select(&suite.cases, &super::cases::selection(sel))?;
     let adapter = crate::adapter::build(suite)?;
     let everything = sel.datasets.is_empty() && sel.cases.is_empty() && sel.tags.is_empty();
-    let problems =
-        crate::runner::problems(suite, &picked, scorer.as_ref(), Some(&adapter), everything);
+    let problems = crate::runner::problems(
+        suite,
+        &picked,
+        scorer.as_ref(),
+        Some(adapter.as_ref()),
+        everything,
+    );
     for p in &problems {
         out.line(p);
     }

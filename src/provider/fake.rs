@@ -8,11 +8,31 @@
 //! scores 100% with it. All three make the pipeline testable without a network. There are
 //! no other fake models: the plan refuses them.
 
-use super::{ChatRequest, Completion};
+use super::{ChatRequest, Completion, FAKE_MODELS, Provider};
+use crate::cassette::CallError;
 use crate::results::Usage;
 use crate::suite::{Case, Contender};
 
-pub fn complete(contender: &Contender, case: &Case, req: &ChatRequest) -> Completion {
+/// The `fake` provider (see the module docs).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Fake;
+
+impl Provider for Fake {
+    fn models(&self) -> Option<Vec<String>> {
+        Some(FAKE_MODELS.iter().map(|m| m.to_string()).collect())
+    }
+
+    fn answer(
+        &self,
+        contender: &Contender,
+        case: &Case,
+        req: &ChatRequest,
+    ) -> Result<Completion, CallError> {
+        Ok(complete(contender, case, req))
+    }
+}
+
+fn complete(contender: &Contender, case: &Case, req: &ChatRequest) -> Completion {
     let text = match contender.info.model.as_str() {
         "echo" => last_json_object(&req.user).unwrap_or_else(|| req.user.clone()),
         // A string is said as it is (a text answer); anything else as compact JSON. A case

@@ -2,7 +2,7 @@
 //! process, with no key and no cassette. A dataset written for LLMEvalForge runs as it is:
 //! `mock: { models: [mock] }` in the config, or `-m mock/mock`.
 
-use super::{ChatRequest, Completion};
+use super::{ChatRequest, Completion, Provider};
 use crate::cassette::CallError;
 use crate::results::Usage;
 use crate::suite::{Case, Contender};
@@ -10,9 +10,28 @@ use crate::suite::{Case, Contender};
 /// The mock provider's one model.
 pub const MODELS: &[&str] = &["mock"];
 
+/// The `mock` provider (see the module docs).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Mock;
+
+impl Provider for Mock {
+    fn models(&self) -> Option<Vec<String>> {
+        Some(MODELS.iter().map(|m| m.to_string()).collect())
+    }
+
+    fn answer(
+        &self,
+        contender: &Contender,
+        case: &Case,
+        req: &ChatRequest,
+    ) -> Result<Completion, CallError> {
+        complete(contender, case, req)
+    }
+}
+
 /// The case's `mock_response` as the model's text; a case without one is an error of that
 /// case (there is nothing to answer it with), naming where to add it.
-pub fn complete(
+fn complete(
     contender: &Contender,
     case: &Case,
     req: &ChatRequest,

@@ -1,20 +1,26 @@
 //! Providers: turn a chat request into an HTTP request for a contender, and read the
-//! answer back. They never know about cassettes: the transport below them records and
-//! replays (see `cassette`).
+//! answer back (or answer it in the process). They never know about cassettes: the
+//! transport below them records and replays (see `cassette`). [`Provider`] is the trait;
+//! the OpenAI-compatible ones, `fake`, `mock` and `typesafe` are its built-in impls, and
+//! the [`Registry`] maps a config section's kind to one.
 
 mod fake;
 mod mock;
 mod openai;
+mod registry;
 mod typesafe;
 
-use crate::cassette::{CallError, HttpRequest, Session};
+use crate::cassette::{Accept, CallError, HttpRequest, HttpResponse, Session, any_2xx};
 use crate::results::Usage;
 use crate::suite::config::Pricing;
-use crate::suite::{Case, Contender, ProviderKind};
+use crate::suite::{Case, Contender};
 
-pub use openai::{
-    accept, accept_forwarded, build_request, forward_request, parse_response, usage_of,
-};
+pub use fake::Fake;
+pub use mock::Mock;
+pub(crate) use openai::usage_of;
+pub use openai::{Flavour, OPENAI_URL, OPENROUTER_URL, OpenAiCompatible};
+pub use registry::Registry;
+pub use typesafe::TypeSafe;
 
 /// The models of the offline `fake` provider.
 pub const FAKE_MODELS: &[&str] = &["echo", "parrot", "oracle"];
@@ -23,28 +29,147 @@ pub use mock::MODELS as MOCK_MODELS;
 /// TypeSafe's catalog, shipped in the binary.
 pub use typesafe::MODELS as TYPESAFE_MODELS;
 
-/// The models a provider has, when the binary knows them (`fake`, `mock`, `typesafe`);
-/// `None` for the ones that serve whatever their server has.
-pub fn catalog(kind: &ProviderKind) -> Option<&'static [&'static str]> {
-    match kind {
-        ProviderKind::Fake => Some(FAKE_MODELS),
-        ProviderKind::Mock => Some(MOCK_MODELS),
-        ProviderKind::TypeSafe => Some(TYPESAFE_MODELS),
-        _ => None,
+/// A provider: how a contender's chat request becomes an answer. Either it sends HTTP
+/// requests ([`Provider::sends`]: build the request, judge a 2xx, read the response), which
+/// the cassette layer below it records and replays without the provider knowing, or it
+/// answers in the process ([`Provider::answer`]: `fake`, `mock`). Register yours in a
+/// [`Registry`] under the name a config section gives as its `kind:`.
+///
+/// Every method has a default, so a provider implements only its shape: an offline one
+/// [`answer`](Provider::answer); one that sends, [`sends`](Provider::sends),
+/// [`build_request`](Provider::build_request) and
+/// [`read_response`](Provider::read_response).
+pub trait Provider: Send + Sync {
+    /// The models it has, when it knows them (a model outside them is a config error naming
+    /// them); `None`: it serves whatever its server has.
+    fn models(&self) -> Option<Vec<String>> {
+        None
+    }
+
+    /// The request type it answers (`prompt`; `typesafe` for TypeSafe): a suite whose
+    /// `request_types` lack it refuses its contenders.
+    fn request_type(&self) -> &'static str {
+        "prompt"
+    }
+
+    /// Prices shipped with it (dollars per million tokens), for a provider whose responses
+    /// carry no cost; the suite's `pricing:` beats them.
+    fn pricing(&self) -> Option<Pricing> {
+        None
+    }
+
+    /// The environment variable holding the contender's API key, when it needs one. The run
+    /// reads it before any call (and fails naming it when a live call needs it).
+    fn key_env(&self, _contender: &Contender) -> Option<String> {
+        None
+    }
+
+    /// Whether its calls are HTTP requests through the cassette layer (recorded, replayed);
+    /// `false`: it answers in the process ([`Provider::answer`]), and nothing is recorded.
+    fn sends(&self) -> bool {
+        false
+    }
+
+    /// Where its requests go, without a trailing `/`: a cassette's fingerprints are of the
+    /// request relative to it, so moving a server keeps its recordings.
+    fn base_url(&self, _contender: &Contender) -> Option<String> {
+        None
+    }
+
+    /// The HTTP request for a chat request. `key` is the API key's value (`None` in replay,
+    /// where nothing is sent, and to predict a request for `cassettes status`).
+    fn build_request(
+        &self,
+        contender: &Contender,
+        _req: &ChatRequest,
+        _key: Option<&str>,
+    ) -> Result<HttpRequest, CallError> {
+        Err(CallError::Transport(format!(
+            "{}: this provider answers in the process; it builds no request",
+            contender.id()
+        )))
+    }
+
+    /// How it judges a 2xx response: only a success is recorded, and a failure the verdict
+    /// calls transient is retried. A plain function, since it travels with the request
+    /// through the cassette layer and its retries.
+    fn accept(&self) -> Accept {
+        any_2xx
+    }
+
+    /// Reads a response (any status) into a completion; a non-2xx or a 2xx it refuses is
+    /// an error of the case, never a 0. `pricing` prices the usage when the response
+    /// carries no cost.
+    fn read_response(
+        &self,
+        contender: &Contender,
+        _resp: HttpResponse,
+        _pricing: Option<&Pricing>,
+    ) -> Result<Completion, CallError> {
+        Err(CallError::Transport(format!(
+            "{}: this provider answers in the process; it reads no response",
+            contender.id()
+        )))
+    }
+
+    /// Its answer in the process, for a provider that does not send: from the request and
+    /// the case (`mock` answers with the case's `mock_response`).
+    fn answer(
+        &self,
+        contender: &Contender,
+        _case: &Case,
+        _req: &ChatRequest,
+    ) -> Result<Completion, CallError> {
+        Err(CallError::Transport(format!(
+            "{}: this provider sends requests; it has no offline answer",
+            contender.id()
+        )))
+    }
+
+    /// What a retry after a rate limit pauses: every call with the same vendor. Default:
+    /// the contender's provider section.
+    fn vendor(&self, contender: &Contender) -> String {
+        contender.info.provider.clone()
+    }
+
+    /// For a provider that speaks the OpenAI chat shape itself: the request an exec
+    /// adapter's call through the gateway (`body`, OpenAI-shaped) becomes, made the
+    /// contender's. `None` (the default): the gateway reads the call's messages into a
+    /// [`ChatRequest`], asks the provider as the prompt adapter would, and answers the
+    /// adapter in the OpenAI shape.
+    fn forward_request(
+        &self,
+        _contender: &Contender,
+        _body: serde_json::Value,
+        _key: Option<&str>,
+    ) -> Option<HttpRequest> {
+        None
+    }
+
+    /// How it judges a 2xx of a forwarded call ([`Provider::forward_request`]), which may
+    /// be a stream. Default: [`Provider::accept`].
+    fn accept_forwarded(&self) -> Accept {
+        self.accept()
     }
 }
 
 /// Why contender `id` (model `model` of `section`) cannot be, naming the models its provider
 /// has; `None` when the provider has it or serves any model.
-pub fn unknown_model(kind: &ProviderKind, section: &str, id: &str, model: &str) -> Option<String> {
-    let known = catalog(kind)?;
-    if known.contains(&model) {
+pub fn unknown_model(
+    provider: &dyn Provider,
+    section: &str,
+    id: &str,
+    model: &str,
+) -> Option<String> {
+    let known = provider.models()?;
+    if known.iter().any(|m| m == model) {
         return None;
     }
-    let hint = crate::suggest::did_you_mean(model, known)
+    let refs: Vec<&str> = known.iter().map(String::as_str).collect();
+    let hint = crate::suggest::did_you_mean(model, &refs)
         .map(|s| format!(" (did you mean '{s}'?)"))
         .unwrap_or_default();
-    let list = match known {
+    let list = match refs.as_slice() {
         [one] => one.to_string(),
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
         [] => "none".to_string(),
@@ -53,15 +178,6 @@ pub fn unknown_model(kind: &ProviderKind, section: &str, id: &str, model: &str) 
     Some(format!(
         "{id}: the {section} provider has the {models} {list}; there is no '{model}'{hint}"
     ))
-}
-
-/// Prices shipped with the binary, for a provider that reports no cost (TypeSafe); the
-/// suite's `pricing:` beats them.
-pub fn builtin_pricing(kind: &ProviderKind) -> Option<Pricing> {
-    match kind {
-        ProviderKind::TypeSafe => Some(typesafe::PRICING),
-        _ => None,
-    }
 }
 
 /// What the adapter asks of a model.
@@ -84,8 +200,10 @@ pub struct Completion {
 
 /// Calls one contender for one case: builds the request, sends it through the cassette
 /// session, reads the answer. `key` is the API key value (none in replay, where nothing is
-/// sent). The offline providers answer in the process and send nothing to the session.
+/// sent). A provider that does not send answers in the process and sends nothing to the
+/// session.
 pub async fn complete(
+    provider: &dyn Provider,
     contender: &Contender,
     case: &Case,
     req: &ChatRequest,
@@ -93,39 +211,25 @@ pub async fn complete(
     pricing: Option<&Pricing>,
     session: &Session,
 ) -> Result<Completion, CallError> {
-    match &contender.kind {
-        ProviderKind::Fake => Ok(fake::complete(contender, case, req)),
-        ProviderKind::Mock => mock::complete(contender, case, req),
-        ProviderKind::TypeSafe => Err(typesafe::complete(contender)),
-        _ => {
-            let http = build_request(contender, req, key);
-            let resp = session.send(http, accept).await?;
-            parse_response(contender, resp, pricing)
-        }
+    if !provider.sends() {
+        return provider.answer(contender, case, req);
     }
+    let http = provider.build_request(contender, req, key)?;
+    let resp = session.send(http, provider.accept()).await?;
+    provider.read_response(contender, resp, pricing)
 }
 
-/// An offline provider's answer to a chat request for a case (the gateway serves it to exec
-/// adapters); `None` for a provider that sends requests.
-pub fn offline_complete(
+/// The HTTP request a contender would send for `req` (used by `cassettes status`); `None`
+/// for a provider that does not send.
+pub fn predict_request(
+    provider: &dyn Provider,
     contender: &Contender,
-    case: &Case,
     req: &ChatRequest,
-) -> Option<Result<Completion, CallError>> {
-    match contender.kind {
-        ProviderKind::Fake => Some(Ok(fake::complete(contender, case, req))),
-        ProviderKind::Mock => Some(mock::complete(contender, case, req)),
-        ProviderKind::TypeSafe => Some(Err(typesafe::complete(contender))),
-        _ => None,
+) -> Option<HttpRequest> {
+    if !provider.sends() {
+        return None;
     }
-}
-
-/// The HTTP request a contender would send for `req` (used by `cassettes status`).
-pub fn predict_request(contender: &Contender, req: &ChatRequest) -> Option<HttpRequest> {
-    contender
-        .kind
-        .records()
-        .then(|| build_request(contender, req, None))
+    provider.build_request(contender, req, None).ok()
 }
 
 /// Cost from `pricing:` (dollars per million tokens) when the provider reported none.
@@ -139,6 +243,11 @@ pub fn price(usage: &Usage, pricing: Option<&Pricing>) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::suite::ProviderKind;
+
+    fn builtin(name: &str) -> std::sync::Arc<dyn Provider> {
+        Registry::default().get(name).unwrap().clone()
+    }
 
     #[test]
     fn typesafe_is_priced_by_its_input_tokens_alone() {
@@ -147,29 +256,30 @@ mod tests {
             output_tokens: Some(5_000),
             cost_usd: None,
         };
-        let cost = price(&usage, builtin_pricing(&ProviderKind::TypeSafe).as_ref());
+        let cost = price(&usage, builtin("typesafe").pricing().as_ref());
         assert!((cost.unwrap() - 0.084).abs() < 1e-12, "{cost:?}");
-        assert_eq!(builtin_pricing(&ProviderKind::Fake), None);
+        assert_eq!(builtin("fake").pricing(), None);
     }
 
     #[test]
     fn an_unknown_model_names_the_ones_there_are() {
         assert_eq!(
-            unknown_model(&ProviderKind::Fake, "fake", "fake/ech", "ech"),
+            unknown_model(builtin("fake").as_ref(), "fake", "fake/ech", "ech"),
             Some("fake/ech: the fake provider has the models echo, parrot and oracle; there is no 'ech' (did you mean 'echo'?)".into())
         );
         assert_eq!(
-            unknown_model(&ProviderKind::TypeSafe, "typesafe", "typesafe/jev-lates", "jev-lates"),
+            unknown_model(builtin("typesafe").as_ref(), "typesafe", "typesafe/jev-lates", "jev-lates"),
             Some("typesafe/jev-lates: the typesafe provider has the models jev-latest and jev-preview; there is no 'jev-lates' (did you mean 'jev-latest'?)".into())
         );
         assert_eq!(
-            unknown_model(&ProviderKind::Mock, "mock", "mock/mock", "mock"),
+            unknown_model(builtin("mock").as_ref(), "mock", "mock/mock", "mock"),
             None
         );
-        let custom = ProviderKind::Custom {
-            base_url: "http://x".into(),
-            api_key_env: None,
-        };
-        assert_eq!(unknown_model(&custom, "local", "local/any", "any"), None);
+        let custom = ProviderKind::for_section("local", None, Some("http://x"), None);
+        let provider = Registry::default().resolve(&custom, "local").unwrap();
+        assert_eq!(
+            unknown_model(provider.as_ref(), "local", "local/any", "any"),
+            None
+        );
     }
 }

@@ -3,63 +3,161 @@
 
 use serde_json::{Value, json};
 
-use super::{ChatRequest, Completion, price};
-use crate::cassette::{CallError, HttpRequest, HttpResponse, Verdict};
+use super::{ChatRequest, Completion, Provider, price};
+use crate::cassette::{Accept, CallError, HttpRequest, HttpResponse, Verdict};
 use crate::results::Usage;
+use crate::suite::Contender;
 use crate::suite::config::Pricing;
-use crate::suite::{Contender, ProviderKind};
 
-/// The request body and headers. Temperature, max tokens and effort are sent only when set.
-pub fn build_request(c: &Contender, req: &ChatRequest, key: Option<&str>) -> HttpRequest {
-    let base = match &c.kind {
-        ProviderKind::OpenRouter { base_url }
-        | ProviderKind::OpenAi { base_url }
-        | ProviderKind::Custom { base_url, .. } => base_url.as_str(),
-        _ => "",
-    };
-    let mut messages = Vec::new();
-    if let Some(s) = &req.system {
-        messages.push(json!({"role": "system", "content": s}));
-    }
-    messages.push(json!({"role": "user", "content": req.user}));
-    let mut body = json!({ "model": c.info.model, "messages": messages });
-    let obj = body.as_object_mut().expect("json! object");
-    if let Some(t) = c.temperature {
-        obj.insert("temperature".into(), json!(t));
-    }
-    if let Some(m) = c.info.max_tokens {
-        let field = if matches!(c.kind, ProviderKind::OpenAi { .. }) {
-            "max_completion_tokens"
-        } else {
-            "max_tokens"
-        };
-        obj.insert(field.into(), json!(m));
-    }
-    if let Some(e) = &c.info.effort {
-        match c.kind {
-            ProviderKind::OpenRouter { .. } => {
-                obj.insert("reasoning".into(), json!({ "effort": e }));
-            }
-            _ => {
-                obj.insert("reasoning_effort".into(), json!(e));
-            }
+/// OpenRouter's API, where a section without `base_url` sends.
+pub const OPENROUTER_URL: &str = "https://openrouter.ai/api/v1";
+/// OpenAI's API, where a section without `base_url` sends.
+pub const OPENAI_URL: &str = "https://api.openai.com/v1";
+
+/// Which OpenAI-compatible server it is: each differs a little in what it is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavour {
+    /// `openrouter:`: `reasoning: {effort}`, an `x-title` header, vendors paused apart.
+    OpenRouter,
+    /// `openai:`: `max_completion_tokens` for the max tokens.
+    OpenAi,
+    /// A `base_url` section (Ollama, vLLM, llama.cpp, LM Studio, LiteLLM), keyed by its
+    /// `api_key_env` when it has one.
+    Custom,
+}
+
+/// The OpenAI chat completions provider, in one of its flavours.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenAiCompatible {
+    /// Which server it is.
+    pub flavour: Flavour,
+}
+
+impl Provider for OpenAiCompatible {
+    fn key_env(&self, contender: &Contender) -> Option<String> {
+        match self.flavour {
+            Flavour::OpenRouter => Some("OPENROUTER_API_KEY".into()),
+            Flavour::OpenAi => Some("OPENAI_API_KEY".into()),
+            Flavour::Custom => contender.kind.api_key_env.clone(),
         }
     }
-    if req.json {
-        obj.insert("response_format".into(), json!({"type": "json_object"}));
+
+    fn sends(&self) -> bool {
+        true
     }
-    let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
-    if let Some(k) = key {
-        headers.push(("authorization".to_string(), format!("Bearer {k}")));
+
+    fn base_url(&self, contender: &Contender) -> Option<String> {
+        let default = match self.flavour {
+            Flavour::OpenRouter => OPENROUTER_URL,
+            Flavour::OpenAi => OPENAI_URL,
+            Flavour::Custom => "",
+        };
+        Some(
+            contender
+                .kind
+                .base_url
+                .clone()
+                .unwrap_or_else(|| default.to_string()),
+        )
     }
-    if matches!(c.kind, ProviderKind::OpenRouter { .. }) {
-        headers.push(("x-title".to_string(), "llm-evals".to_string()));
+
+    fn build_request(
+        &self,
+        contender: &Contender,
+        req: &ChatRequest,
+        key: Option<&str>,
+    ) -> Result<HttpRequest, CallError> {
+        Ok(self.request(contender, req, key))
     }
-    HttpRequest {
-        method: "POST".into(),
-        url: format!("{base}/chat/completions"),
-        headers,
-        body: Some(body),
+
+    fn accept(&self) -> Accept {
+        accept
+    }
+
+    fn read_response(
+        &self,
+        contender: &Contender,
+        resp: HttpResponse,
+        pricing: Option<&Pricing>,
+    ) -> Result<Completion, CallError> {
+        parse_response(contender, resp, pricing)
+    }
+
+    /// An OpenRouter vendor (`openrouter/openai`) pauses apart from the others.
+    fn vendor(&self, c: &Contender) -> String {
+        match self.flavour {
+            Flavour::OpenRouter => format!(
+                "{}/{}",
+                c.info.provider,
+                c.info.model.split('/').next().unwrap_or_default()
+            ),
+            _ => c.info.provider.clone(),
+        }
+    }
+
+    fn forward_request(
+        &self,
+        contender: &Contender,
+        body: Value,
+        key: Option<&str>,
+    ) -> Option<HttpRequest> {
+        Some(self.forward(contender, body, key))
+    }
+
+    fn accept_forwarded(&self) -> Accept {
+        accept_forwarded
+    }
+}
+
+impl OpenAiCompatible {
+    /// The request body and headers. Temperature, max tokens and effort are sent only when
+    /// set.
+    fn request(&self, c: &Contender, req: &ChatRequest, key: Option<&str>) -> HttpRequest {
+        let base = self.base_url(c).unwrap_or_default();
+        let mut messages = Vec::new();
+        if let Some(s) = &req.system {
+            messages.push(json!({"role": "system", "content": s}));
+        }
+        messages.push(json!({"role": "user", "content": req.user}));
+        let mut body = json!({ "model": c.info.model, "messages": messages });
+        let obj = body.as_object_mut().expect("json! object");
+        if let Some(t) = c.temperature {
+            obj.insert("temperature".into(), json!(t));
+        }
+        if let Some(m) = c.info.max_tokens {
+            let field = if self.flavour == Flavour::OpenAi {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
+            obj.insert(field.into(), json!(m));
+        }
+        if let Some(e) = &c.info.effort {
+            match self.flavour {
+                Flavour::OpenRouter => {
+                    obj.insert("reasoning".into(), json!({ "effort": e }));
+                }
+                _ => {
+                    obj.insert("reasoning_effort".into(), json!(e));
+                }
+            }
+        }
+        if req.json {
+            obj.insert("response_format".into(), json!({"type": "json_object"}));
+        }
+        let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
+        if let Some(k) = key {
+            headers.push(("authorization".to_string(), format!("Bearer {k}")));
+        }
+        if self.flavour == Flavour::OpenRouter {
+            headers.push(("x-title".to_string(), "llm-evals".to_string()));
+        }
+        HttpRequest {
+            method: "POST".into(),
+            url: format!("{base}/chat/completions"),
+            headers,
+            body: Some(body),
+        }
     }
 }
 
@@ -182,7 +280,7 @@ fn failure_of(error: &Value) -> Verdict {
 /// Reads a chat completion. A non-2xx status, or a 2xx that [`accept`] refuses (not JSON, an
 /// error object, no choices), is a transport failure (an error of the case, never a 0); an
 /// empty answer is the model's and is left to the adapter.
-pub fn parse_response(
+fn parse_response(
     c: &Contender,
     resp: HttpResponse,
     pricing: Option<&Pricing>,
@@ -240,34 +338,36 @@ fn excerpt(v: &Value) -> String {
     crate::cassette::matcher::truncate(&s, 200)
 }
 
-/// A request an exec adapter sent to the gateway, made the contender's: its model, and its
-/// effort, temperature and max tokens where set, on the adapter's own body; the provider's
-/// URL and headers, with the real key.
-pub fn forward_request(c: &Contender, mut body: Value, key: Option<&str>) -> HttpRequest {
-    let template = build_request(
-        c,
-        &ChatRequest {
-            system: None,
-            user: String::new(),
-            json: false,
-        },
-        key,
-    );
-    if let (Value::Object(obj), Some(Value::Object(ours))) = (&mut body, template.body) {
-        for (k, v) in ours {
-            // The messages and response format are the adapter's; the model and the
-            // contender's settings are ours.
-            if k != "messages" {
-                obj.insert(k, v);
+impl OpenAiCompatible {
+    /// A request an exec adapter sent to the gateway, made the contender's: its model, and
+    /// its effort, temperature and max tokens where set, on the adapter's own body; the
+    /// provider's URL and headers, with the real key.
+    fn forward(&self, c: &Contender, mut body: Value, key: Option<&str>) -> HttpRequest {
+        let template = self.request(
+            c,
+            &ChatRequest {
+                system: None,
+                user: String::new(),
+                json: false,
+            },
+            key,
+        );
+        if let (Value::Object(obj), Some(Value::Object(ours))) = (&mut body, template.body) {
+            for (k, v) in ours {
+                // The messages and response format are the adapter's; the model and the
+                // contender's settings are ours.
+                if k != "messages" {
+                    obj.insert(k, v);
+                }
+            }
+            if c.info.max_tokens.is_some() && self.flavour == Flavour::OpenAi {
+                obj.remove("max_tokens");
             }
         }
-        if c.info.max_tokens.is_some() && matches!(c.kind, ProviderKind::OpenAi { .. }) {
-            obj.remove("max_tokens");
+        HttpRequest {
+            body: Some(body),
+            ..template
         }
-    }
-    HttpRequest {
-        body: Some(body),
-        ..template
     }
 }
 

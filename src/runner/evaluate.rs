@@ -13,6 +13,7 @@ use crate::adapter::Adapter;
 use crate::adapter::exec::StderrTo;
 use crate::cassette::{CassetteOptions, LiveClient, Mode, Tally, Transport};
 use crate::error::{Error, Result};
+use crate::provider::Registry;
 use crate::results::{Command, ExperimentResult, Limits, RunInfo, RunResult, Selection, Settings};
 use crate::score::{Scorer, ScorerChoice};
 use crate::suite::{Overrides, Suite, lineup};
@@ -63,6 +64,12 @@ pub struct RunOptions {
     pub selection: Selection,
     /// `--min-score`/`--min-pass-rate`, stored so a later report gates the run the same.
     pub limits: Limits,
+    /// The providers contenders are served by: the built-ins ([`Registry::default`]), and
+    /// yours, which a config section names with `kind:`.
+    pub providers: Registry,
+    /// Your adapter in place of the config's `adapter:` (whose templates are then not
+    /// read); `None`: the config's.
+    pub adapter: Option<Box<dyn Adapter>>,
 }
 
 impl Default for RunOptions {
@@ -75,6 +82,8 @@ impl Default for RunOptions {
             branch: None,
             selection: Selection::default(),
             limits: Limits::default(),
+            providers: Registry::default(),
+            adapter: None,
         }
     }
 }
@@ -99,7 +108,7 @@ impl Default for RunOptions {
 /// # Ok::<(), llm_evals::error::Error>(())
 /// ```
 pub fn evaluate(suite: &Suite, options: RunOptions) -> Result<RunResult> {
-    let lineup = lineup::expand(&suite.config, &Overrides::default());
+    let lineup = lineup::expand_with(&suite.config, &Overrides::default(), &options.providers);
     let plan = RunPlan::new(
         suite,
         lineup,
@@ -130,19 +139,21 @@ pub struct Prepared<'s> {
     plan: RunPlan,
     options: RunOptions,
     scorer: Arc<dyn Scorer>,
-    adapter: Adapter,
+    adapter: Box<dyn Adapter>,
+    providers: Arc<Registry>,
     keys: HashMap<String, String>,
     transport: Arc<Transport>,
 }
 
 impl<'s> Prepared<'s> {
     /// Checks the plan before any call: a lineup with a contender, a case selected, a
-    /// scorer that can judge every selected case, the keys the mode needs. In `auto`, a
+    /// scorer that can judge every selected case, a registered provider for every
+    /// contender, the keys the mode needs. In `auto`, a
     /// missing key while every cassette exists turns the run into a replay (with a warning).
     pub fn new(
         suite: &'s Suite,
         plan: RunPlan,
-        options: RunOptions,
+        mut options: RunOptions,
         notices: &dyn Notices,
     ) -> Result<Prepared<'s>> {
         for r in &plan.lineup.refused {
@@ -170,8 +181,17 @@ impl<'s> Prepared<'s> {
                 bad.join("\n")
             )));
         }
-        let adapter = crate::adapter::build(suite)?;
-        let (keys, mode) = resolve_keys(&plan, options.mode, suite, notices)?;
+        let providers = Arc::new(std::mem::take(&mut options.providers));
+        for c in &plan.lineup.contenders {
+            providers
+                .resolve(&c.kind, &c.info.provider)
+                .map_err(|e| Error::Config(format!("{}: {e}", suite.display_path)))?;
+        }
+        let adapter = match options.adapter.take() {
+            Some(a) => a,
+            None => crate::adapter::build(suite)?,
+        };
+        let (keys, mode) = resolve_keys(&plan, options.mode, suite, &providers, notices)?;
         let transport = Arc::new(build_transport(suite, mode, &keys)?);
         let options = RunOptions { mode, ..options };
         Ok(Prepared {
@@ -180,6 +200,7 @@ impl<'s> Prepared<'s> {
             options,
             scorer,
             adapter,
+            providers,
             keys,
             transport,
         })
@@ -197,7 +218,7 @@ impl<'s> Prepared<'s> {
 
     /// Whether the run uses an exec adapter (whose workers' stderr [`Hooks`] can route).
     pub fn uses_exec(&self) -> bool {
-        matches!(self.adapter, Adapter::Exec(_))
+        self.adapter.runs_workers()
     }
 
     /// Executes the plan and assembles the result: the weighted score per dataset table,
@@ -209,12 +230,13 @@ impl<'s> Prepared<'s> {
             options,
             scorer,
             mut adapter,
+            providers,
             keys,
             transport,
         } = self;
         let mode = options.mode;
-        if let (Adapter::Exec(exec), Some(to)) = (&mut adapter, hooks.exec_stderr) {
-            exec.stderr = to;
+        if let Some(to) = hooks.exec_stderr {
+            adapter.route_stderr(to);
         }
         let started_at = chrono::Utc::now();
         // Taken at the start, so ids order runs by when they started (baselines rely on it).
@@ -223,7 +245,8 @@ impl<'s> Prepared<'s> {
             transport: transport.clone(),
             keys,
             scorer: scorer.clone(),
-            adapter: Arc::new(adapter),
+            adapter: Arc::from(adapter),
+            providers,
             on_case: hooks.on_case,
         };
         let mut control = Control::new(
@@ -359,33 +382,42 @@ fn resolve_keys(
     plan: &RunPlan,
     mode: Mode,
     suite: &Suite,
+    providers: &Registry,
     notices: &dyn Notices,
 ) -> Result<(HashMap<String, String>, Mode)> {
     let mut keys = HashMap::new();
     let mut mode = mode;
     let cassette_dir = suite.cassette_dir();
-    let mut told = std::collections::HashSet::new();
+    let mut told: std::collections::HashSet<String> = std::collections::HashSet::new();
     for c in &plan.lineup.contenders {
-        let Some(var) = c.kind.key_env() else {
+        // Every contender's provider was resolved before the keys are read.
+        let Ok(provider) = providers.resolve(&c.kind, &c.info.provider) else {
             continue;
         };
+        let Some(var) = provider.key_env(c) else {
+            continue;
+        };
+        let var = var.as_str();
         let from_env = std::env::var(var).is_ok_and(|v| !v.is_empty());
         let found = match suite.env(var) {
             Some(_) if from_env => "found in the environment".to_string(),
             Some(_) => format!("found in env_files ({})", suite.config.env_files.join(", ")),
             None => "not set".to_string(),
         };
-        if told.insert(var) {
+        if told.insert(var.to_string()) {
             notices.verbose(&format!("key {var}: {found} (for {})", c.id()));
         }
         match suite.env(var) {
             Some(v) => {
                 check_key_value(suite, var, &v)?;
+                // The suite's own key variables are known to the egress scrubber since it
+                // loaded; a registered provider may name another.
+                crate::secrets::register([v.clone()]);
                 keys.insert(var.to_string(), v);
             }
             // A provider with a key but no recordings (typesafe) cannot replay: it needs
             // its key whatever the mode.
-            None if !c.kind.records() => {
+            None if !provider.sends() => {
                 return Err(Error::Usage(format!(
                     "{var} is not set: {} needs it (export {var}=...)",
                     c.id()
@@ -566,6 +598,7 @@ fn build_transport(suite: &Suite, mode: Mode, keys: &HashMap<String, String>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::Provider;
     use crate::report::{Report, terminal::Terminal};
     use crate::results::{MetricDef, Reply, RunStatus, Score};
     use crate::suite::Case;
@@ -706,6 +739,345 @@ mod tests {
             .find(|e| e.contender.id == "fake/echo")
             .unwrap();
         assert_eq!(echo.score, Some(1.0));
+    }
+
+    fn atlas() -> Suite {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        Suite::load(
+            &root.join("fixtures/world-atlas/evals/.llm-evals.config.yml"),
+            root,
+        )
+        .unwrap()
+    }
+
+    /// The atlas models, answering in the process: `full` knows every capital, `pocket`
+    /// only France's.
+    struct Atlas;
+
+    impl Provider for Atlas {
+        fn models(&self) -> Option<Vec<String>> {
+            Some(vec!["full".into(), "pocket".into()])
+        }
+
+        fn answer(
+            &self,
+            contender: &crate::suite::Contender,
+            case: &Case,
+            _req: &crate::provider::ChatRequest,
+        ) -> std::result::Result<crate::provider::Completion, crate::cassette::CallError> {
+            let knows = contender.info.model == "full" || case.id == "france";
+            let text = match (&case.expected, knows) {
+                (Some(v), true) => v.to_string(),
+                _ => "no idea".into(),
+            };
+            Ok(crate::provider::Completion {
+                text,
+                usage: Default::default(),
+                latency_s: 0.0,
+            })
+        }
+    }
+
+    #[test]
+    fn a_provider_of_your_own_serves_the_sections_that_name_its_kind() {
+        let mut providers = Registry::default();
+        providers.register("atlas", Atlas);
+        let run = evaluate(
+            &atlas(),
+            RunOptions {
+                providers,
+                ..RunOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(run.run.status, crate::results::RunStatus::Completed);
+        assert_eq!(run.total_errors(), 0);
+        let score = |id: &str| {
+            run.experiments
+                .iter()
+                .find(|e| e.contender.id == id)
+                .and_then(|e| e.score)
+        };
+        assert_eq!(score("atlas/full"), Some(1.0));
+        assert_eq!(score("atlas/pocket"), Some(0.25));
+    }
+
+    #[test]
+    fn a_kind_no_provider_is_registered_as_stops_the_run_naming_the_fix() {
+        // The CLI's providers: the built-ins only.
+        let err = evaluate(&atlas(), RunOptions::default()).err().unwrap();
+        assert_eq!(err.exit_code(), crate::error::exit::USAGE);
+        let text = err.to_string();
+        assert!(
+            text.ends_with("provider section 'atlas': no provider is registered as 'atlas'; the registered ones are custom, fake, mock, openai, openrouter, typesafe: fix its kind, or register the provider (llm_evals::provider::Registry::register) in the RunOptions of the run"),
+            "{text}"
+        );
+        assert!(text.contains(".llm-evals.config.yml: "), "{text}");
+        // A model the provider does not have is named with the ones it has.
+        let mut providers = Registry::default();
+        providers.register("atlas", Atlas);
+        let mut suite = atlas();
+        suite.config.providers["atlas"].models = Some(vec![crate::suite::config::ModelEntry {
+            model: "ful".into(),
+            effort: None,
+            temperature: None,
+            max_tokens: None,
+            rate_limit: None,
+        }]);
+        let err = evaluate(
+            &suite,
+            RunOptions {
+                providers,
+                ..RunOptions::default()
+            },
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert_eq!(
+            err,
+            "atlas/ful: the atlas provider has the models full and pocket; there is no 'ful' (did you mean 'full'?)"
+        );
+    }
+
+    /// [`Atlas`], with a key of its own.
+    struct KeyedAtlas;
+
+    impl Provider for KeyedAtlas {
+        fn key_env(&self, _: &crate::suite::Contender) -> Option<String> {
+            Some("ATLAS_OWN_API_KEY".into())
+        }
+
+        fn answer(
+            &self,
+            contender: &crate::suite::Contender,
+            case: &Case,
+            req: &crate::provider::ChatRequest,
+        ) -> std::result::Result<crate::provider::Completion, crate::cassette::CallError> {
+            Atlas.answer(contender, case, req)
+        }
+    }
+
+    #[test]
+    fn a_key_your_provider_names_is_required_and_never_leaves_the_process() {
+        let with = |suite: &Suite| {
+            let mut providers = Registry::default();
+            providers.register("atlas", KeyedAtlas);
+            evaluate(
+                suite,
+                RunOptions {
+                    providers,
+                    ..RunOptions::default()
+                },
+            )
+        };
+        let mut suite = atlas();
+        // It answers in the process, so nothing replays for it: the key is needed in
+        // every mode, as TypeSafe's is.
+        let err = with(&suite).err().unwrap().to_string();
+        assert_eq!(
+            err,
+            "ATLAS_OWN_API_KEY is not set: atlas/full needs it (export ATLAS_OWN_API_KEY=...)"
+        );
+        let key = "atlas-own-key-0123456789abcdef";
+        suite
+            .env_files
+            .insert("ATLAS_OWN_API_KEY".into(), key.into());
+        let run = with(&suite).unwrap();
+        assert_eq!(run.total_errors(), 0);
+        // Not one of the suite's key variables, yet scrubbed from whatever is written.
+        assert_eq!(
+            crate::secrets::scrub(&format!("sent {key}")),
+            "sent [REDACTED]"
+        );
+    }
+
+    /// The atlas server's API, over HTTP: `POST /lookup {"model", "question"}` answers
+    /// `{"answer"}`; `full` knows every capital, `pocket` only France's.
+    struct AtlasHttp {
+        base_url: String,
+    }
+
+    impl Provider for AtlasHttp {
+        fn sends(&self) -> bool {
+            true
+        }
+
+        fn base_url(&self, _: &crate::suite::Contender) -> Option<String> {
+            Some(self.base_url.clone())
+        }
+
+        fn build_request(
+            &self,
+            c: &crate::suite::Contender,
+            req: &crate::provider::ChatRequest,
+            _key: Option<&str>,
+        ) -> std::result::Result<crate::cassette::HttpRequest, crate::cassette::CallError> {
+            Ok(crate::cassette::HttpRequest {
+                method: "POST".into(),
+                url: format!("{}/lookup", self.base_url),
+                headers: vec![("content-type".into(), "application/json".into())],
+                body: Some(serde_json::json!({"model": c.info.model, "question": req.user})),
+            })
+        }
+
+        fn read_response(
+            &self,
+            _: &crate::suite::Contender,
+            resp: crate::cassette::HttpResponse,
+            _: Option<&crate::suite::config::Pricing>,
+        ) -> std::result::Result<crate::provider::Completion, crate::cassette::CallError> {
+            Ok(crate::provider::Completion {
+                text: resp.body["answer"].as_str().unwrap_or_default().into(),
+                usage: Default::default(),
+                latency_s: resp.latency.as_secs_f64(),
+            })
+        }
+    }
+
+    /// Serves the atlas API on 127.0.0.1 on a thread of its own (a run has its own
+    /// runtime); counts the calls.
+    fn serve_atlas() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = calls.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(listener.local_addr().unwrap()).unwrap();
+                let app = axum::Router::new().route(
+                    "/lookup",
+                    axum::routing::post(
+                        move |axum::Json(body): axum::Json<serde_json::Value>| async move {
+                            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                            let q = body["question"].as_str().unwrap_or_default();
+                            let full = body["model"] == "full";
+                            let capital = [
+                                ("France", "Paris"),
+                                ("Japan", "Tokyo"),
+                                ("Kenya", "Nairobi"),
+                                ("Peru", "Lima"),
+                            ]
+                            .into_iter()
+                            .find(|(c, _)| q.contains(c) && (full || *c == "France"))
+                            .map(|(_, capital)| capital);
+                            let answer = match capital {
+                                Some(c) => serde_json::json!({"capital": c}).to_string(),
+                                None => "no idea".into(),
+                            };
+                            axum::Json(serde_json::json!({"answer": answer}))
+                        },
+                    ),
+                );
+                let _ = axum::serve(listener, app).await;
+            });
+        });
+        (format!("http://{}", rx.recv().unwrap()), calls)
+    }
+
+    #[test]
+    fn a_provider_of_your_own_that_sends_is_recorded_and_replays_without_its_server() {
+        let (url, calls) = serve_atlas();
+        let dir = std::env::temp_dir().join(format!("evals-atlas-{}", uuid::Uuid::now_v7()));
+        let mut suite = atlas();
+        suite.config.cassettes.dir = Some(dir.display().to_string());
+        let with = |base_url: &str, mode: Mode| {
+            let mut providers = Registry::default();
+            providers.register(
+                "atlas",
+                AtlasHttp {
+                    base_url: base_url.into(),
+                },
+            );
+            let run = evaluate(
+                &suite,
+                RunOptions {
+                    providers,
+                    mode,
+                    ..RunOptions::default()
+                },
+            )
+            .unwrap();
+            assert_eq!(run.total_errors(), 0, "{mode}");
+            run.experiments
+                .iter()
+                .map(|e| (e.contender.id.clone(), e.score))
+                .collect::<Vec<_>>()
+        };
+        let want = vec![
+            ("atlas/full".to_string(), Some(1.0)),
+            ("atlas/pocket".to_string(), Some(0.25)),
+        ];
+        assert_eq!(with(&url, Mode::Record), want);
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 8);
+        // Replayed from the recordings: the server moved (fingerprints are relative to the
+        // provider's base URL) and nothing is called.
+        assert_eq!(with("http://127.0.0.1:9", Mode::Replay), want);
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 8);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Sends each case's input as it is and reads the reply as JSON: the prompt adapter
+    /// without templates, written against the trait.
+    struct Bare;
+
+    impl crate::adapter::Adapter for Bare {
+        fn start(self: Arc<Self>) -> Arc<dyn crate::adapter::AdapterSession> {
+            self
+        }
+    }
+
+    impl crate::adapter::AdapterSession for Bare {
+        fn answer<'a>(
+            &'a self,
+            model: crate::adapter::CaseModel<'a>,
+        ) -> crate::adapter::BoxFuture<
+            'a,
+            std::result::Result<crate::adapter::Answer, crate::results::CaseError>,
+        > {
+            Box::pin(async move {
+                let req = crate::provider::ChatRequest {
+                    system: None,
+                    user: match model.case.input.to_value() {
+                        serde_json::Value::String(text) => text,
+                        other => other.to_string(),
+                    },
+                    json: true,
+                };
+                let c = model.complete(&req).await?;
+                let output = serde_json::from_str(&c.text).ok();
+                Ok(crate::adapter::Answer {
+                    reply: Reply {
+                        error: output.is_none().then(|| "not JSON".to_string()),
+                        output,
+                        raw: Some(c.text),
+                        usage: c.usage,
+                    },
+                    latency_s: Some(c.latency_s),
+                })
+            })
+        }
+    }
+
+    #[test]
+    fn an_adapter_of_your_own_answers_every_case_through_the_contenders_provider() {
+        let run = evaluate(
+            &toy(),
+            RunOptions {
+                adapter: Some(Box::new(Bare)),
+                ..RunOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(run.total_errors(), 0);
+        for e in &run.experiments {
+            // echo says the input's answer back as it is; parrot too, reworded.
+            assert_eq!(e.score, Some(1.0), "{}", e.contender.id);
+        }
     }
 
     #[test]

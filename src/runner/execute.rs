@@ -6,11 +6,9 @@ use tokio::sync::Semaphore;
 use super::control::Control;
 use super::plan::RunPlan;
 use super::stats::aggregate;
-use crate::adapter::Adapter;
-use crate::adapter::exec::Pool;
-use crate::adapter::gateway::{Binding, Gateway, Spent};
-use crate::cassette::{CallError, CassetteKey, Limit, Route, SessionMeta, Transport};
-use crate::provider::{self, Completion};
+use crate::adapter::{Adapter, AdapterSession, CaseModel};
+use crate::cassette::{CassetteKey, Limit, Route, SessionMeta, Transport};
+use crate::provider::{Provider, Registry};
 use crate::results::{
     CaseError, CaseErrorKind, CaseResult, ExperimentResult, Outcome, Reply, RunStatus,
 };
@@ -20,13 +18,15 @@ use crate::suite::{Case, Contender, case_fingerprint};
 /// Called with the experiment's index and each finished case (progress bars).
 pub type OnCase = Arc<dyn Fn(usize, &CaseResult) + Send + Sync>;
 
-/// What the runner needs beyond the plan: the transport, keys, scorer, adapter.
+/// What the runner needs beyond the plan: the transport, keys, scorer, adapter, providers.
 pub struct RunContext {
     pub transport: Arc<Transport>,
     /// API key values by environment variable name (absent in replay).
     pub keys: HashMap<String, String>,
     pub scorer: Arc<dyn Scorer>,
-    pub adapter: Arc<Adapter>,
+    pub adapter: Arc<dyn Adapter>,
+    /// The providers a contender's kind is resolved in.
+    pub providers: Arc<Registry>,
     /// Called after each case finishes (progress bars).
     pub on_case: Option<OnCase>,
 }
@@ -53,21 +53,15 @@ pub fn execute(
     let ctx = Arc::new(ctx);
     let control = Arc::new(control);
     let experiments = rt.block_on(async {
-        let gateway = match ctx.adapter.as_ref() {
-            Adapter::Exec(_) => Some(Arc::new(Gateway::start().await.map_err(|e| {
-                crate::error::Error::Failed(format!(
-                    "cannot start the adapter gateway on 127.0.0.1: {e}"
-                ))
-            })?)),
-            Adapter::Prompt(_) => None,
-        };
+        ctx.adapter
+            .start_run()
+            .await
+            .map_err(crate::error::Error::Failed)?;
         let signals = listen_for_signals(control.clone());
-        let out = run_all(plan, ctx.clone(), control.clone(), gateway).await;
-        // Every worker is gone: end what they left behind and write the last of their
-        // stderr before anything reports.
-        if let Adapter::Exec(exec) = ctx.adapter.as_ref() {
-            exec.finish().await;
-        }
+        let out = run_all(plan, ctx.clone(), control.clone()).await;
+        // Every session is gone (an exec adapter's workers with them): end what they left
+        // behind and write the last of their stderr before anything reports.
+        ctx.adapter.finish_run().await;
         signals.abort();
         out
     })?;
@@ -125,7 +119,6 @@ async fn run_all(
     plan: &RunPlan,
     ctx: Arc<RunContext>,
     control: Arc<Control>,
-    gateway: Option<Arc<Gateway>>,
 ) -> crate::error::Result<Vec<ExperimentResult>> {
     let experiments_gate = Arc::new(Semaphore::new(
         plan.concurrency.unwrap_or(Semaphore::MAX_PERMITS),
@@ -162,7 +155,6 @@ async fn run_all(
                 suite: plan.suite.clone(),
                 ctx: ctx.clone(),
                 control: control.clone(),
-                gateway: gateway.clone(),
             };
             let contender = contender.clone();
             let p = plan.parallelism;
@@ -191,7 +183,6 @@ struct Shared {
     suite: Arc<crate::suite::Suite>,
     ctx: Arc<RunContext>,
     control: Arc<Control>,
-    gateway: Option<Arc<Gateway>>,
 }
 
 /// Runs one experiment's cases on `parallelism` workers pulling from one queue (a bounded
@@ -208,10 +199,10 @@ async fn run_experiment(
         suite,
         ctx,
         control,
-        gateway,
     } = shared;
-    // An exec adapter's workers for this experiment: at most `-p`, reused case after case.
-    let exec = gateway.map(|g| (g, Arc::new(Pool::default())));
+    // The adapter's session for this experiment (an exec adapter's workers: at most `-p`,
+    // reused case after case), ended when the experiment is.
+    let exec = ctx.adapter.clone().start();
     let n = cases.len();
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let slots: Arc<std::sync::Mutex<Vec<Option<CaseResult>>>> =
@@ -245,9 +236,8 @@ async fn run_experiment(
                         contender.clone(),
                     );
                     tokio::spawn(async move {
-                        let exec = exec.as_ref().map(|(g, p)| (g.as_ref(), p.as_ref()));
                         tokio::select! {
-                            r = run_case(&contender, &cases[i], &suite, &ctx, exec) => Some(r),
+                            r = run_case(&contender, &cases[i], &suite, &ctx, exec.as_ref()) => Some(r),
                             _ = control.cancelled() => None,
                         }
                     })
@@ -288,18 +278,19 @@ async fn run_experiment(
     slots.drain(..).flatten().collect()
 }
 
-/// One case for one contender: prepare, call through the cassette session, parse, score.
+/// One case for one contender: the adapter's session answers it (calling the contender's
+/// provider through the cassette session), and the reply is scored.
 pub async fn run_case(
     contender: &Contender,
     case: &Case,
     suite: &crate::suite::Suite,
     ctx: &RunContext,
-    exec: Option<(&Gateway, &Pool)>,
+    adapter: &dyn AdapterSession,
 ) -> CaseResult {
     // What a worker printed (its output, raw text, errors) and what the scorer made of it is
     // scrubbed here, once, before any sink or renderer sees it: an HTML or Markdown escape
     // of a secret would no longer match at the way out.
-    let mut result = run_case_unscrubbed(contender, case, suite, ctx, exec).await;
+    let mut result = run_case_unscrubbed(contender, case, suite, ctx, adapter).await;
     result.scrub_secrets();
     result
 }
@@ -309,7 +300,7 @@ async fn run_case_unscrubbed(
     case: &Case,
     suite: &crate::suite::Suite,
     ctx: &RunContext,
-    exec: Option<(&Gateway, &Pool)>,
+    adapter: &dyn AdapterSession,
 ) -> CaseResult {
     let thresholds = suite.thresholds(case);
     let mut result = CaseResult {
@@ -331,121 +322,49 @@ async fn run_case_unscrubbed(
         tags: case.tags.clone(),
         weight: case.weight,
     };
-    let prompt = match (ctx.adapter.as_ref(), exec) {
-        (Adapter::Prompt(p), _) => p,
-        (Adapter::Exec(adapter), Some((gateway, pool))) => {
-            match run_exec(contender, case, suite, ctx, adapter, gateway, pool).await {
-                Ok((reply, latency_s, calls)) => {
-                    // A case that made no call has no latency (it is not a 0 s call).
-                    result.latency_s = (calls > 0).then_some(latency_s);
-                    result.duration_s = latency_s;
-                    score_into(&mut result, case, &reply, &thresholds, ctx.scorer.as_ref());
-                }
-                Err(e) => result.error = Some(e),
-            }
-            return result;
-        }
-        (Adapter::Exec(_), None) => {
-            result.error = Some(CaseError::new(
-                CaseErrorKind::Other,
-                "the exec adapter has no gateway in this run",
-            ));
-            return result;
-        }
-    };
-    let request = match prompt.prepare(case) {
-        Ok(r) => r,
+    // Resolved when the run was prepared: a kind missing here is a bug, said as an error
+    // of the case.
+    let provider = match ctx
+        .providers
+        .resolve(&contender.kind, &contender.info.provider)
+    {
+        Ok(p) => p,
         Err(e) => {
             result.error = Some(CaseError::new(CaseErrorKind::Template, e));
             return result;
         }
     };
-    let completion = call(contender, case, &request, suite, ctx).await;
-    let completion: Completion = match completion {
-        Ok(c) => c,
-        Err(e) => {
-            result.error = Some(CaseError::from(e));
-            return result;
-        }
+    let model = CaseModel {
+        contender,
+        case,
+        api_key: provider
+            .key_env(contender)
+            .and_then(|k| ctx.keys.get(&k))
+            .cloned(),
+        pricing: pricing(suite, contender, provider.as_ref()),
+        key: cassette_key(contender, case),
+        meta: session_meta(contender, case, provider.as_ref()),
+        transport: &ctx.transport,
+        provider,
     };
-    result.latency_s = Some(completion.latency_s);
-    result.duration_s = completion.latency_s;
-    let reply: Reply = prompt.parse(completion);
-    score_into(&mut result, case, &reply, &thresholds, ctx.scorer.as_ref());
+    match adapter.answer(model).await {
+        Ok(answer) => {
+            result.latency_s = answer.latency_s;
+            result.duration_s = answer.latency_s.unwrap_or(0.0);
+            score_into(
+                &mut result,
+                case,
+                &answer.reply,
+                &thresholds,
+                ctx.scorer.as_ref(),
+            );
+        }
+        Err(e) => result.error = Some(e),
+    }
     result
 }
 
-/// One case through an exec adapter's worker: bind the worker's token to this case's
-/// contender and cassette session, hand it the case, read its answer. Returns the reply and
-/// the seconds spent in calls; `Err` is an error of the case (a crash, a transport failure
-/// or a cassette miss below the gateway).
-async fn run_exec(
-    contender: &Contender,
-    case: &Case,
-    suite: &crate::suite::Suite,
-    ctx: &RunContext,
-    adapter: &crate::adapter::ExecAdapter,
-    gateway: &Gateway,
-    pool: &Pool,
-) -> Result<(Reply, f64, usize), CaseError> {
-    let adapter_error = |e: String| CaseError::new(CaseErrorKind::Adapter, e);
-    let session = Arc::new(
-        ctx.transport
-            .session(
-                &cassette_key(contender, case),
-                session_meta(contender, case),
-            )
-            .map_err(CaseError::from)?,
-    );
-    let mut worker = pool
-        .take(adapter, &gateway.base_url())
-        .await
-        .map_err(adapter_error)?;
-    let spent = Arc::new(std::sync::Mutex::new(Spent::default()));
-    gateway.bind(
-        &worker.token,
-        Binding {
-            contender: contender.clone(),
-            case: case.clone(),
-            session: session.clone(),
-            api_key: contender
-                .kind
-                .key_env()
-                .and_then(|k| ctx.keys.get(k))
-                .cloned(),
-            pricing: pricing(suite, contender),
-            spent: spent.clone(),
-        },
-    );
-    let answer = worker.ask(case, contender, adapter.case_timeout).await;
-    gateway.unbind(&worker.token);
-    if answer.is_ok() {
-        pool.put(worker).await;
-    }
-    let spent = spent
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .clone();
-    let finished = match Arc::try_unwrap(session) {
-        Ok(s) => s.finish().map(|_| ()).map_err(CaseError::from),
-        Err(_) => Err(adapter_error(
-            "adapter: answered while one of its calls was still in flight".to_string(),
-        )),
-    };
-    let mut reply = answer.map_err(adapter_error)?;
-    if let Some(e) = spent.error {
-        return Err(e);
-    }
-    finished?;
-    if spent.calls > 0 {
-        // What the gateway measured (the recording's figures on replay), not what the
-        // adapter says it spent.
-        reply.usage = spent.usage;
-    }
-    Ok((reply, spent.latency_s, spent.calls))
-}
-
-fn session_meta(contender: &Contender, case: &Case) -> SessionMeta {
+fn session_meta(contender: &Contender, case: &Case, provider: &dyn Provider) -> SessionMeta {
     SessionMeta {
         case: case.key(),
         contender: contender.info.clone(),
@@ -465,8 +384,8 @@ fn session_meta(contender: &Contender, case: &Case) -> SessionMeta {
                 shell_word(contender.id())
             )
         },
-        route: route(contender),
-        base_url: contender.kind.base_url().unwrap_or_default().to_string(),
+        route: route(contender, provider),
+        base_url: provider.base_url(contender).unwrap_or_default(),
     }
 }
 
@@ -475,6 +394,7 @@ fn session_meta(contender: &Contender, case: &Case) -> SessionMeta {
 pub fn pricing(
     suite: &crate::suite::Suite,
     contender: &Contender,
+    provider: &dyn Provider,
 ) -> Option<crate::suite::config::Pricing> {
     suite
         .config
@@ -482,40 +402,7 @@ pub fn pricing(
         .get(contender.id())
         .or_else(|| suite.config.pricing.get(&contender.info.model))
         .copied()
-        .or_else(|| provider::builtin_pricing(&contender.kind))
-}
-
-async fn call(
-    contender: &Contender,
-    case: &Case,
-    request: &provider::ChatRequest,
-    suite: &crate::suite::Suite,
-    ctx: &RunContext,
-) -> Result<Completion, CallError> {
-    let session = ctx.transport.session(
-        &cassette_key(contender, case),
-        session_meta(contender, case),
-    )?;
-    let api_key = contender
-        .kind
-        .key_env()
-        .and_then(|k| ctx.keys.get(k))
-        .map(String::as_str);
-    let completion = provider::complete(
-        contender,
-        case,
-        request,
-        api_key,
-        pricing(suite, contender).as_ref(),
-        &session,
-    )
-    .await;
-    // Finish whatever the answer: a session whose call failed (or whose 2xx the provider
-    // refused) writes nothing, so the old cassette stays; a good one is written.
-    let finished = session.finish();
-    let completion = completion?;
-    finished?;
-    Ok(completion)
+        .or_else(|| provider.pricing())
 }
 
 /// Scores a reply and applies the thresholds.
@@ -582,17 +469,9 @@ pub fn cassette_key(contender: &Contender, case: &Case) -> CassetteKey {
 
 /// How a contender's live calls are scheduled: a retry pauses its vendor (an OpenRouter
 /// vendor, or the provider section), and it waits on every rate limit set above it.
-pub fn route(contender: &Contender) -> Route {
-    let vendor = match contender.kind {
-        crate::suite::ProviderKind::OpenRouter { .. } => format!(
-            "{}/{}",
-            contender.info.provider,
-            contender.info.model.split('/').next().unwrap_or_default()
-        ),
-        _ => contender.info.provider.clone(),
-    };
+pub fn route(contender: &Contender, provider: &dyn Provider) -> Route {
     Route {
-        vendor,
+        vendor: provider.vendor(contender),
         limits: contender
             .rate_limits
             .iter()

@@ -13,7 +13,7 @@ pub fn problems(
     suite: &Suite,
     picked: &[Case],
     scorer: &dyn Scorer,
-    adapter: Option<&Adapter>,
+    adapter: Option<&dyn Adapter>,
     all_loaded: bool,
 ) -> Vec<String> {
     let mut problems: Vec<String> = Vec::new();

@@ -2,7 +2,8 @@
 //!
 //! Parsing is strict: an unknown key is an error naming the file, the line and column,
 //! and the closest known key. Provider sections are the top-level keys that are not
-//! settings: `openrouter`, `openai`, `fake`, `mock`, `typesafe`, or any name with a `base_url`.
+//! settings: `openrouter`, `openai`, `fake`, `mock`, `typesafe`, any name with a `base_url`, or
+//! any name whose `kind:` names a registered provider.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -417,6 +418,10 @@ pub struct RateLimit {
 #[serde(deny_unknown_fields)]
 pub struct ProviderSection {
     /// The OpenAI-compatible endpoint (`https://host/v1`).
+    /// The registered provider that serves this section (`kind: canned`, one a Rust caller
+    /// registered); without it, the section's name says (`openrouter:`, `fake:`), or
+    /// `base_url` makes it an OpenAI-compatible one.
+    pub kind: Option<String>,
     pub base_url: Option<String>,
     /// The variable holding the key (default per provider).
     pub api_key_env: Option<String>,
@@ -543,10 +548,13 @@ impl<'de> Deserialize<'de> for Config {
                             {
                                 return Err(de::Error::custom(format!("{UNKNOWN_TOP}{key}")));
                             }
-                            // A provider section: known by name, or custom with base_url.
+                            // A provider section: known by name, custom with base_url, or
+                            // naming its provider with `kind:` (checked against the
+                            // registered providers when the run starts).
                             let section: ProviderSection = m.next_value()?;
                             if !KNOWN_PROVIDERS.contains(&key.as_str())
                                 && section.base_url.is_none()
+                                && section.kind.is_none()
                             {
                                 return Err(de::Error::custom(format!("{UNKNOWN_TOP}{key}")));
                             }
@@ -697,7 +705,7 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
         known.extend_from_slice(KNOWN_PROVIDERS);
         let hint = match crate::suggest::did_you_mean(key, &known) {
             Some(s) => format!(" (did you mean '{s}'?)"),
-            None => " (a custom provider section needs base_url; known keys: settings like defaults, scorer, adapter, and providers openrouter, openai, fake, mock, typesafe)".to_string(),
+            None => " (a custom provider section needs base_url, or kind: naming a provider registered from Rust; known keys: settings like defaults, scorer, adapter, and providers openrouter, openai, fake, mock, typesafe)".to_string(),
         };
         return format!("{}:{line}:{col}: unknown key '{key}'{hint}", path.display());
     }

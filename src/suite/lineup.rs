@@ -3,99 +3,50 @@
 
 use serde::Serialize;
 
-use super::config::{Config, Effort, ModelEntry, OneOrMany, RateLimit, Temperature};
+use super::config::{
+    Config, Effort, ModelEntry, OneOrMany, ProviderSection, RateLimit, Temperature,
+};
+use crate::provider::Registry;
 use crate::results::ContenderInfo;
 
-/// Which kind of provider serves a contender.
+/// Which provider serves a contender, as its config section said: the name of a provider
+/// in the [`crate::provider::Registry`] (`openrouter`, `openai`, `custom` for a `base_url`
+/// section, `fake`, `mock`, `typesafe`, or one a Rust caller registered) and the section's
+/// `base_url` and `api_key_env`. Plain data: what a provider does with it (its default URL,
+/// its key variable, how it builds requests) is the provider's, in `crate::provider`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ProviderKind {
-    OpenRouter {
-        base_url: String,
-    },
-    OpenAi {
-        base_url: String,
-    },
-    Custom {
-        base_url: String,
-        api_key_env: Option<String>,
-    },
-    Fake,
-    /// LLMEvalForge's mock: each case answered with its own `mock_response`.
-    Mock,
-    TypeSafe,
+pub struct ProviderKind {
+    /// The registered provider's name.
+    pub name: String,
+    /// `base_url:` as written, without a trailing `/`.
+    pub base_url: Option<String>,
+    /// `api_key_env:` as written.
+    pub api_key_env: Option<String>,
 }
 
-pub const OPENROUTER_URL: &str = "https://openrouter.ai/api/v1";
-pub const OPENAI_URL: &str = "https://api.openai.com/v1";
+/// The registered name of the provider behind a `base_url` section with no `kind:`.
+pub const CUSTOM_KIND: &str = "custom";
 
 impl ProviderKind {
-    /// The kind for a config section.
+    /// The kind for a config section: its `kind:` when it names one; else a known provider
+    /// by its section name (`openrouter:`, `fake:`); else an OpenAI-compatible `base_url`
+    /// section (`custom`).
     pub fn for_section(
         name: &str,
+        kind: Option<&str>,
         base_url: Option<&str>,
         api_key_env: Option<&str>,
     ) -> ProviderKind {
-        let url = |default: &str| {
-            base_url
-                .unwrap_or(default)
-                .trim_end_matches('/')
-                .to_string()
+        let name = match kind {
+            Some(k) => k,
+            None if super::config::KNOWN_PROVIDERS.contains(&name) => name,
+            None => CUSTOM_KIND,
         };
-        match name {
-            "openrouter" => ProviderKind::OpenRouter {
-                base_url: url(OPENROUTER_URL),
-            },
-            "openai" => ProviderKind::OpenAi {
-                base_url: url(OPENAI_URL),
-            },
-            "fake" => ProviderKind::Fake,
-            "mock" => ProviderKind::Mock,
-            "typesafe" => ProviderKind::TypeSafe,
-            _ => ProviderKind::Custom {
-                base_url: url(""),
-                api_key_env: api_key_env.map(str::to_string),
-            },
+        ProviderKind {
+            name: name.to_string(),
+            base_url: base_url.map(|u| u.trim_end_matches('/').to_string()),
+            api_key_env: api_key_env.map(str::to_string),
         }
-    }
-
-    /// Where its requests go (no trailing `/`); `None` for the offline providers. A
-    /// cassette's fingerprints are of the request relative to it.
-    pub fn base_url(&self) -> Option<&str> {
-        match self {
-            ProviderKind::OpenRouter { base_url }
-            | ProviderKind::OpenAi { base_url }
-            | ProviderKind::Custom { base_url, .. } => Some(base_url),
-            ProviderKind::Fake | ProviderKind::Mock | ProviderKind::TypeSafe => None,
-        }
-    }
-
-    /// The request type this provider answers.
-    pub fn request_type(&self) -> &'static str {
-        match self {
-            ProviderKind::TypeSafe => "typesafe",
-            _ => "prompt",
-        }
-    }
-
-    /// The environment variable holding the key, if the provider needs one.
-    pub fn key_env(&self) -> Option<&str> {
-        match self {
-            ProviderKind::OpenRouter { .. } => Some("OPENROUTER_API_KEY"),
-            ProviderKind::OpenAi { .. } => Some("OPENAI_API_KEY"),
-            ProviderKind::Custom { api_key_env, .. } => api_key_env.as_deref(),
-            ProviderKind::Fake | ProviderKind::Mock => None,
-            ProviderKind::TypeSafe => Some("TYPESAFE_API_KEY"),
-        }
-    }
-
-    /// Whether its calls go through the cassette layer; the offline providers (`fake`,
-    /// `mock`) answer in the process, and `typesafe` cannot send yet: nothing to record.
-    pub fn records(&self) -> bool {
-        !matches!(
-            self,
-            ProviderKind::Fake | ProviderKind::Mock | ProviderKind::TypeSafe
-        )
     }
 }
 
@@ -190,11 +141,19 @@ fn temp_values(v: &Option<OneOrMany<Temperature>>) -> Option<Vec<Option<f64>>> {
     v.as_ref().map(|l| l.0.iter().map(|t| t.0).collect())
 }
 
+fn section_kind(name: &str, p: &ProviderSection) -> ProviderKind {
+    ProviderKind::for_section(
+        name,
+        p.kind.as_deref(),
+        p.base_url.as_deref(),
+        p.api_key_env.as_deref(),
+    )
+}
+
 fn entries(config: &Config) -> Vec<Entry> {
     let mut out = Vec::new();
     for (section, p) in &config.providers {
-        let kind =
-            ProviderKind::for_section(section, p.base_url.as_deref(), p.api_key_env.as_deref());
+        let kind = section_kind(section, p);
         let mut section_limits = Vec::new();
         if let Some(rl) = p.rate_limit {
             section_limits.push((section.clone(), rl));
@@ -241,20 +200,19 @@ fn entries(config: &Config) -> Vec<Entry> {
     out
 }
 
-fn bare_entry(config: &Config, id: &str) -> Entry {
+fn bare_entry(config: &Config, registry: &Registry, id: &str) -> Entry {
     let (prefix, rest) = id.split_once('/').unwrap_or(("", id));
     let direct = config.providers.get_key_value(prefix).filter(|(name, p)| {
-        name.as_str() != "openrouter" && (p.models.is_some() || p.base_url.is_some())
+        name.as_str() != "openrouter"
+            && (p.models.is_some() || p.base_url.is_some() || p.kind.is_some())
     });
     let (section, kind, model) = match direct {
-        Some((name, p)) => (
-            name.clone(),
-            ProviderKind::for_section(name, p.base_url.as_deref(), p.api_key_env.as_deref()),
-            rest.to_string(),
-        ),
-        None if matches!(prefix, "fake" | "mock" | "typesafe") => (
+        Some((name, p)) => (name.clone(), section_kind(name, p), rest.to_string()),
+        // A provider that needs no URL (fake, mock, typesafe, one of yours that answers in
+        // the process) is asked by its name alone.
+        None if registry.get(prefix).is_some_and(|p| !p.sends()) => (
             prefix.to_string(),
-            ProviderKind::for_section(prefix, None, None),
+            ProviderKind::for_section(prefix, None, None, None),
             rest.to_string(),
         ),
         None => {
@@ -263,6 +221,7 @@ fn bare_entry(config: &Config, id: &str) -> Entry {
                 "openrouter".to_string(),
                 ProviderKind::for_section(
                     "openrouter",
+                    None,
                     p.and_then(|p| p.base_url.as_deref()),
                     None,
                 ),
@@ -301,8 +260,15 @@ fn bare_entry(config: &Config, id: &str) -> Entry {
     }
 }
 
-/// Expands the config's provider sections into contenders.
+/// Expands the config's provider sections into contenders, with the built-in providers.
 pub fn expand(config: &Config, overrides: &Overrides) -> Lineup {
+    expand_with(config, overrides, &Registry::default())
+}
+
+/// [`expand`] with these providers: their catalogs and request types decide which entries
+/// are unknown or refused. An entry whose kind is not registered is kept; the run refuses
+/// it, naming the registered ones ([`Registry::resolve`]).
+pub fn expand_with(config: &Config, overrides: &Overrides, registry: &Registry) -> Lineup {
     let request_types = config.request_types.clone().unwrap_or_default();
     let all = entries(config);
     let chosen: Vec<Entry> = if overrides.models.is_empty() {
@@ -323,7 +289,7 @@ pub fn expand(config: &Config, overrides: &Overrides) -> Lineup {
                 })
                 .collect();
             if hits.is_empty() {
-                hits.push(bare_entry(config, m));
+                hits.push(bare_entry(config, registry, m));
             }
             picked.extend(hits);
         }
@@ -334,13 +300,16 @@ pub fn expand(config: &Config, overrides: &Overrides) -> Lineup {
     let default_temps = temp_values(&config.defaults.temperature).unwrap_or_else(|| vec![None]);
     let mut lineup = Lineup::default();
     for e in chosen {
-        if let Some(why) = crate::provider::unknown_model(&e.kind, &e.section, &e.id, &e.model) {
+        let provider = registry.get(&e.kind.name);
+        if let Some(why) = provider
+            .and_then(|p| crate::provider::unknown_model(p.as_ref(), &e.section, &e.id, &e.model))
+        {
             if !lineup.unknown.contains(&why) {
                 lineup.unknown.push(why);
             }
             continue;
         }
-        let rt = e.kind.request_type();
+        let rt = provider.map(|p| p.request_type()).unwrap_or("prompt");
         if !request_types.iter().any(|t| t == rt) {
             let r = Refusal {
                 id: e.id.clone(),
