@@ -13,10 +13,10 @@ use super::execute::{OnCase, RunContext, cassette_key};
 use super::plan::RunPlan;
 use crate::adapter::Adapter;
 use crate::adapter::exec::StderrTo;
-use crate::cassette::{CassetteOptions, LiveClient, Mode, Tally, Transport};
+use crate::cassette::{CassetteContender, CassetteOptions, LiveClient, Mode, Tally, Transport};
 use crate::error::{Error, Result};
 use crate::gate::Limits;
-use crate::results::{ExperimentResult, RunInfo, RunResult, SNAPSHOT_FORMAT};
+use crate::results::{ContenderInfo, ExperimentResult, RunInfo, RunResult, SNAPSHOT_FORMAT};
 use crate::score::{Scorer, ScorerChoice};
 use crate::suite::{Overrides, Suite, lineup};
 
@@ -522,6 +522,21 @@ fn recording_summary(mode: Mode, t: Tally, dir: &str) -> Option<String> {
     }
 }
 
+/// The edge between the run's model and the cassette's file format: a cassette records its
+/// contender in its own type, so the results model can change without changing the files.
+impl From<&ContenderInfo> for CassetteContender {
+    fn from(c: &ContenderInfo) -> CassetteContender {
+        CassetteContender {
+            id: c.id.clone(),
+            provider: c.provider.clone(),
+            model: c.model.clone(),
+            effort: c.effort.clone(),
+            temperature: c.temperature.clone(),
+            max_tokens: c.max_tokens,
+        }
+    }
+}
+
 /// The cassette transport for this run, with the live client below it.
 fn build_transport(suite: &Suite, mode: Mode, keys: &HashMap<String, String>) -> Result<Transport> {
     let redact = suite
@@ -729,6 +744,22 @@ mod tests {
             .find(|e| e.contender.id == "fake/echo")
             .unwrap();
         assert_eq!(echo.score, Some(1.0));
+    }
+
+    #[test]
+    fn a_cassette_writes_its_contender_as_the_results_model_does() {
+        let info = ContenderInfo {
+            id: "openai/gpt-4o-mini".into(),
+            provider: "openrouter".into(),
+            model: "openai/gpt-4o-mini".into(),
+            effort: Some("low".into()),
+            temperature: None,
+            max_tokens: Some(64),
+        };
+        let on_disk = serde_json::to_value(CassetteContender::from(&info)).unwrap();
+        assert_eq!(on_disk, serde_json::to_value(&info).unwrap());
+        let back: ContenderInfo = serde_json::from_value(on_disk).unwrap();
+        assert_eq!(back, info);
     }
 
     #[test]

@@ -437,7 +437,7 @@ async fn run_exec(
 fn session_meta(contender: &Contender, case: &Case) -> SessionMeta {
     SessionMeta {
         case: case.key(),
-        contender: contender.info.clone(),
+        contender: (&contender.info).into(),
         hint: {
             // The contender's own effort and temperature, so the hint records this one.
             let mut settings = String::new();

@@ -305,7 +305,12 @@ mod tests {
     #[test]
     fn cassette_misses_are_not_retried() {
         let p = RetryPolicy::default();
-        let e: Result<HttpResponse, CallError> = Err(CallError::Miss("no recording".into()));
+        let miss = crate::cassette::Miss {
+            path: "c.json".into(),
+            reason: crate::cassette::MissReason::NoCassette,
+            hint: String::new(),
+        };
+        let e: Result<HttpResponse, CallError> = Err(miss.into());
         assert_eq!(p.decide(1, &e, any_2xx, 0), Decision::Accept);
     }
 }
