@@ -11,6 +11,7 @@
 pub mod adapter;
 pub mod cassette;
 pub mod cli;
+pub mod env;
 pub mod error;
 pub mod gate;
 pub mod harden;

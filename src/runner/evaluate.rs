@@ -14,6 +14,7 @@ use super::plan::RunPlan;
 use crate::adapter::Adapter;
 use crate::adapter::exec::StderrTo;
 use crate::cassette::{CassetteContender, CassetteOptions, LiveClient, Mode, Tally, Transport};
+use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::gate::Limits;
 use crate::results::{ContenderInfo, ExperimentResult, RunInfo, RunResult, SNAPSHOT_FORMAT};
@@ -71,7 +72,8 @@ pub struct Selection {
 /// How a run is made. [`RunOptions::default`] replays the recorded cassettes with the
 /// config's scorers and never stops to ask.
 pub struct RunOptions {
-    /// The cassette mode, as it acts (resolve `auto` in CI with [`Mode::resolve`] first).
+    /// The cassette mode, as it acts: pick it with [`crate::cassette::mode::choose`] (the
+    /// flag, the command's default, and `auto` as `replay` on CI).
     /// Default: [`Mode::Replay`], so a library run calls nothing; fake and mock contenders
     /// answer offline in every mode.
     pub mode: Mode,
@@ -88,6 +90,10 @@ pub struct RunOptions {
     pub selection: Selection,
     /// `--min-score`/`--min-pass-rate`, stored so a later report gates the run the same.
     pub limits: Limits,
+    /// The environment, as the caller read it (the CLI: [`Env::from_process`]): redirects
+    /// for live calls, the backoff's test scale. Default: [`Env::default`], which reads
+    /// nothing from the process.
+    pub env: Env,
 }
 
 impl Default for RunOptions {
@@ -100,6 +106,7 @@ impl Default for RunOptions {
             branch: None,
             selection: Selection::default(),
             limits: Limits::default(),
+            env: Env::default(),
         }
     }
 }
@@ -197,7 +204,7 @@ impl<'s> Prepared<'s> {
         }
         let adapter = crate::adapter::build(suite)?;
         let (keys, mode) = resolve_keys(&plan, options.mode, suite, notices)?;
-        let transport = Arc::new(build_transport(suite, mode, &keys)?);
+        let transport = Arc::new(build_transport(suite, mode, &keys, &options.env)?);
         let options = RunOptions { mode, ..options };
         Ok(Prepared {
             suite,
@@ -418,11 +425,10 @@ fn resolve_keys(
                 let needed = match mode {
                     Mode::Replay => false,
                     Mode::Record | Mode::Live => true,
-                    Mode::Auto => plan.cases.iter().any(|case| {
-                        !cassette_dir
-                            .join(cassette_key(c, case).relative_path())
-                            .is_file()
-                    }),
+                    Mode::Auto => plan
+                        .cases
+                        .iter()
+                        .any(|case| !cassette_key(c, case).path_in(&cassette_dir).is_file()),
                 };
                 if needed {
                     return Err(Error::Usage(format!(
@@ -538,7 +544,12 @@ impl From<&ContenderInfo> for CassetteContender {
 }
 
 /// The cassette transport for this run, with the live client below it.
-fn build_transport(suite: &Suite, mode: Mode, keys: &HashMap<String, String>) -> Result<Transport> {
+fn build_transport(
+    suite: &Suite,
+    mode: Mode,
+    keys: &HashMap<String, String>,
+    env: &Env,
+) -> Result<Transport> {
     let redact = suite
         .config
         .cassettes
@@ -555,23 +566,12 @@ fn build_transport(suite: &Suite, mode: Mode, keys: &HashMap<String, String>) ->
         .collect::<Result<Vec<_>>>()?;
     let timeout =
         Duration::from_secs_f64(suite.config.defaults.timeout.unwrap_or(120.0).max(0.001));
-    let redirects = std::env::var("EVALS_REDIRECT")
-        .ok()
-        .map(|v| {
-            v.split(',')
-                .filter_map(|pair| {
-                    pair.split_once('=')
-                        .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
     let max_response_bytes = suite
         .config
         .cassettes
         .max_response_bytes
         .unwrap_or(crate::cassette::DEFAULT_MAX_RESPONSE_BYTES);
-    let live = LiveClient::new(timeout, redirects)
+    let live = LiveClient::new(timeout, env.redirects.clone())
         .map_err(|e| Error::Failed(e.to_string()))?
         .with_max_response_bytes(max_response_bytes);
     // The suite's keys (needed by this run or not) and every other secret in play
@@ -596,7 +596,7 @@ fn build_transport(suite: &Suite, mode: Mode, keys: &HashMap<String, String>) ->
         },
         Arc::new(super::Scheduled::new(
             Arc::new(live),
-            super::retry::RetryPolicy::from_env(),
+            super::retry::RetryPolicy::scaled(env.backoff_scale),
         )),
     ))
 }
