@@ -333,6 +333,35 @@ mod tests {
     }
 
     #[test]
+    fn settings_make_one_word_and_other_settings_walk_the_layout_back() {
+        assert_eq!(settings_slug(None, None, None), "default");
+        assert_eq!(
+            settings_slug(Some("low"), Some("0.1"), Some(8192)),
+            "effort-low.temp-0.1.max-8192"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let mut k = key("vague/003");
+        let own = k.path_in(dir.path());
+        k.settings = "temp-0.7".into();
+        let warm = k.path_in(dir.path());
+        k.settings = "effort-high".into();
+        let high = k.path_in(dir.path());
+        k.case_id = "other".into();
+        let other_case = k.path_in(dir.path());
+        for p in [&own, &warm, &high, &other_case] {
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "{}").unwrap();
+        }
+        // The same case under the other settings folders, never itself or another case.
+        assert_eq!(
+            key("vague/003").other_settings(dir.path()),
+            vec![high, warm]
+        );
+        assert!(key("new").other_settings(dir.path()).is_empty());
+        assert!(key("x").other_settings(&dir.path().join("none")).is_empty());
+    }
+
+    #[test]
     fn dot_dot_case_id_cannot_escape_the_folder() {
         for id in [
             "../../etc",

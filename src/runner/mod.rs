@@ -2,6 +2,7 @@
 //! inside each, on a tokio runtime the runner owns. It produces the one result model:
 //! [`evaluate`] (or [`Prepared`]) turns a suite into the assembled [`crate::results::RunResult`].
 
+mod cassettes;
 mod control;
 mod evaluate;
 mod execute;
@@ -12,6 +13,7 @@ mod stats;
 mod upstream;
 mod verify;
 
+pub use cassettes::cassette_status;
 pub use control::{Control, OnStreak, Quiet, RunStatus};
 pub use evaluate::{Hooks, Notices, Prepared, RunOptions, Selection, StderrNotices, evaluate};
 pub use execute::{
