@@ -13,6 +13,7 @@ pub mod cassette;
 pub mod cli;
 pub mod env;
 pub mod error;
+pub mod fingerprint;
 pub mod gate;
 pub mod harden;
 pub mod history;

@@ -121,9 +121,8 @@ pub(crate) fn sanitize_part(part: &str) -> String {
     if clean == part {
         return clean;
     }
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(part.as_bytes());
-    format!("{clean}-{}", &hex::encode(digest)[..8])
+    let digest = crate::fingerprint::sha256_hex(part.as_bytes());
+    format!("{clean}-{}", &digest[..8])
 }
 
 fn clean_part(part: &str) -> String {

@@ -2,7 +2,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::Case;
 use super::cases::{self, CaseSet};
@@ -310,12 +309,10 @@ pub fn case_fingerprint(case: &Case, thresholds: &BTreeMap<String, f64>) -> Stri
     hash_value(&v)
 }
 
-/// SHA-256 of a JSON value serialized with sorted keys (serde_json's map is ordered).
+/// The fingerprint of a JSON value: [`crate::fingerprint::of_json`], the one canonical
+/// hashing (full SHA-256 hex of compact JSON with its keys sorted explicitly).
 pub fn hash_value(v: &Value) -> String {
-    let sorted: Value = serde_json::from_str(&v.to_string()).unwrap_or(Value::Null);
-    let mut h = Sha256::new();
-    h.update(sorted.to_string().as_bytes());
-    hex::encode(h.finalize())[..16].to_string()
+    crate::fingerprint::of_json(v)
 }
 
 fn resolve_scorer(s: &ScorerConfig, root: &Path, cwd: &Path, config: &str) -> Result<ScorerConfig> {
