@@ -271,14 +271,15 @@ impl Suite {
     }
 
     /// The suite fingerprint: scorer config, schema, thresholds and `version`, hashed from
-    /// parsed values with sorted keys, so formatting and key order never change it.
+    /// parsed values with sorted keys ([`crate::fingerprint::of_json`]), so formatting and
+    /// key order never change it.
     pub fn fingerprint(&self) -> String {
         let v = serde_json::json!({
             "scorers": self.scorers,
             "version": self.config.version,
             "minimum_scores": self.config.minimum_scores,
         });
-        hash_value(&v)
+        crate::fingerprint::of_json(&v)
     }
 
     /// Suite-wide thresholds merged with the case's (the case wins).
@@ -297,7 +298,8 @@ impl Suite {
     }
 }
 
-/// A case's fingerprint: input, expected, assertions, metadata and thresholds.
+/// A case's fingerprint: input, expected, assertions, metadata and thresholds, hashed as
+/// every fingerprint is ([`crate::fingerprint::of_json`]).
 pub fn case_fingerprint(case: &Case, thresholds: &BTreeMap<String, f64>) -> String {
     let v = serde_json::json!({
         "input": case.input.to_value(),
@@ -306,13 +308,7 @@ pub fn case_fingerprint(case: &Case, thresholds: &BTreeMap<String, f64>) -> Stri
         "metadata": case.metadata,
         "minimum_scores": thresholds,
     });
-    hash_value(&v)
-}
-
-/// The fingerprint of a JSON value: [`crate::fingerprint::of_json`], the one canonical
-/// hashing (full SHA-256 hex of compact JSON with its keys sorted explicitly).
-pub fn hash_value(v: &Value) -> String {
-    crate::fingerprint::of_json(v)
+    crate::fingerprint::of_json(&v)
 }
 
 fn resolve_scorer(s: &ScorerConfig, root: &Path, cwd: &Path, config: &str) -> Result<ScorerConfig> {
