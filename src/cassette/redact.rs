@@ -19,6 +19,12 @@ use serde_json::{Map, Value};
 /// What a scrubbed secret is replaced with.
 pub const REDACTED: &str = "[REDACTED]";
 
+/// Request headers that may be written to a cassette; everything else (auth, SDK
+/// telemetry, cookies) is dropped.
+pub(crate) const REQUEST_HEADERS: &[&str] = &["content-type", "accept"];
+/// Response headers that may be written (`retry-after` so replayed rate limits behave).
+pub(crate) const RESPONSE_HEADERS: &[&str] = &["content-type", "retry-after"];
+
 /// Secret values shorter than this are neither scrubbed nor scanned for: replacing every
 /// `1234` in every body would mangle recordings, and no real key is that short.
 pub(crate) const MIN_SECRET_LEN: usize = 8;

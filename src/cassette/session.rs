@@ -22,14 +22,8 @@ use super::http::{
 use super::matcher::Matcher;
 use super::miss::{self, Miss};
 use super::mode::Mode;
-use super::redact::Redactor;
+use super::redact::{REQUEST_HEADERS, RESPONSE_HEADERS, Redactor};
 use super::store::{self, CassetteKey, WriteError, Written};
-
-/// Request headers that may be written to a cassette; everything else (auth, SDK
-/// telemetry, cookies) is dropped.
-const REQUEST_HEADERS: &[&str] = &["content-type", "accept"];
-/// Response headers that may be written (`retry-after` so replayed rate limits behave).
-const RESPONSE_HEADERS: &[&str] = &["content-type", "retry-after"];
 
 /// The largest response body accepted by default (`cassettes.max_response_bytes`): 8 MiB.
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 8 * 1024 * 1024;

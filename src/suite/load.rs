@@ -1,8 +1,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use super::Case;
 use super::cases::{self, CaseSet};
 use super::config::{AdapterConfig, Config, REQUEST_TYPES, SchemaSource, ScorerConfig};
