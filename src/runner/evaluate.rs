@@ -128,7 +128,7 @@ impl Default for RunOptions {
 /// let suite = Suite::load(&cwd.join("evals/.llm-evals.config.yml"), &cwd)?;
 /// let run = evaluate(&suite, RunOptions::default())?;
 /// println!("{} experiments, {} errors", run.experiments.len(), run.total_errors());
-/// # Ok::<(), llm_evals::error::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn evaluate(suite: &Suite, options: RunOptions) -> Result<RunResult> {
     let lineup = lineup::expand(&suite.config, &Overrides::default());
