@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 /// | code | constant | when |
 /// |------|----------|------|
 /// | 0 | [`OK`](exit::OK) | passed: nothing regressed, every threshold met, no case errored |
-/// | 1 | [`FAILED`](exit::FAILED) | a regression; a failed threshold (`check`, `run`, `compare`, including `--min-score` and `--min-pass-rate`); a case that errored; an aborted run (`errors.abort_after`, 100 failures in a row); a problem `verify` found; a command that went wrong while running ([`Error::Io`]: a write failing mid-run; [`Error::Failed`]: the GitHub API could not be reached) |
-/// | 2 | [`USAGE`](exit::USAGE) | bad usage or bad input: a flag or argument clap refuses, or a command line asking for the impossible ([`Error::Usage`]); a config or case file that is wrong: unknown key, unclosed bracket, a YAML past 50,000 nodes, not UTF-8, a key with whitespace ([`Error::Config`]); a suite input that is missing or unreadable: the config, `scorer.schema`, `adapter.system`/`adapter.user` templates, case files, `env_files`, `--baseline run.json`, the file of `evals render`/`evals comment` ([`Error::Input`]); no usable baseline ([`Error::Baseline`]); a history that is not a database (`history`, `export`, `report`); a report path that cannot be written |
+/// | 1 | [`FAILED`](exit::FAILED) | a regression; a failed threshold (`check`, `run`, `compare`, including `--min-score` and `--min-pass-rate`); a case that errored; an aborted run (`errors.abort_after`, 100 failures in a row); a problem `verify` found; a command that went wrong while running ([`Error::Io`]: a write failing mid-run; [`Error::Failed`]: the GitHub API could not be reached; [`Error::Cassette`]: a cassette write the file system or the secret scan refused) |
+/// | 2 | [`USAGE`](exit::USAGE) | bad usage or bad input: a flag or argument clap refuses, or a command line asking for the impossible ([`Error::Usage`]); a config or case file that is wrong: unknown key, unclosed bracket, a YAML past 50,000 nodes, not UTF-8, a key with whitespace ([`Error::Config`]); a suite input that is missing or unreadable: the config, `scorer.schema`, `adapter.system`/`adapter.user` templates, case files, `env_files`, `--baseline run.json`, the file of `evals render`/`evals comment` ([`Error::Input`]); a cassette that cannot be read, is not one or is of a newer format, a `--cassettes` value that is no mode ([`Error::Cassette`]); no usable baseline ([`Error::Baseline`]); a history that is not a database (`history`, `export`, `report`); a report path that cannot be written |
 /// | 130 | [`INTERRUPTED`](exit::INTERRUPTED) | interrupted (Ctrl-C): what finished is reported and stored as `interrupted` |
 pub mod exit {
     /// Passed.
@@ -71,6 +71,11 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A cassette that cannot be read or written, or a cassette mode that is no mode:
+    /// bad input (exit 2) or a failure while running (exit 1), as
+    /// [`CassetteError::is_bad_input`](crate::cassette::CassetteError::is_bad_input) says.
+    #[error(transparent)]
+    Cassette(#[from] crate::cassette::CassetteError),
     /// Anything else that stops a command (exit 1).
     #[error("{0}")]
     Failed(String),
@@ -83,7 +88,8 @@ impl Error {
             Error::Config(_) | Error::Usage(_) | Error::Baseline(_) | Error::Input { .. } => {
                 exit::USAGE
             }
-            Error::Io { .. } | Error::Failed(_) => exit::FAILED,
+            Error::Cassette(e) if e.is_bad_input() => exit::USAGE,
+            Error::Io { .. } | Error::Failed(_) | Error::Cassette(_) => exit::FAILED,
         }
     }
 
@@ -261,6 +267,30 @@ mod tests {
             exit::FAILED
         );
         assert_eq!(Error::Failed(s()).exit_code(), exit::FAILED);
+        use crate::cassette::CassetteError;
+        let path = || std::path::PathBuf::from("c.json");
+        for bad_input in [
+            CassetteError::TooNew {
+                path: path(),
+                format: 7,
+            },
+            CassetteError::NotACassette {
+                path: path(),
+                why: s(),
+            },
+            CassetteError::Unreadable {
+                path: path(),
+                why: s(),
+            },
+            CassetteError::UnknownMode { given: s() },
+        ] {
+            assert_eq!(Error::from(bad_input).exit_code(), exit::USAGE);
+        }
+        let unwritable = CassetteError::Unwritable {
+            path: path(),
+            why: s(),
+        };
+        assert_eq!(Error::from(unwritable).exit_code(), exit::FAILED);
     }
 
     #[test]

@@ -11,7 +11,9 @@
 pub mod adapter;
 pub mod cassette;
 pub mod cli;
+pub mod env;
 pub mod error;
+pub mod fingerprint;
 pub mod gate;
 pub mod harden;
 pub mod history;

@@ -394,7 +394,7 @@ mod tests {
                 &crate::runner::cassette_key(&contender, &case),
                 crate::cassette::SessionMeta {
                     case: case.key(),
-                    contender: contender.info.clone(),
+                    contender: (&contender.info).into(),
                     hint: String::new(),
                     route: Route::default(),
                     base_url: String::new(),

@@ -1,4 +1,5 @@
-//! Request fingerprints: the SHA-256 of a canonical form of a request.
+//! Request fingerprints: the SHA-256 of a canonical form of a request, hashed as every
+//! fingerprint is ([`crate::fingerprint`]).
 //!
 //! Two requests that mean the same thing must hash the same, whatever the key order of
 //! their JSON, the order of their query parameters, or their headers (auth and SDK
@@ -6,9 +7,9 @@
 //! `ignore_fields` (volatile ids, trace ids) are removed before hashing.
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::http::HttpRequest;
+use crate::fingerprint::{sha256_hex, write_canonical};
 
 /// The hex SHA-256 of the canonical request: method, the whole URL with its query sorted,
 /// and the JSON body with sorted keys, minus `ignore_fields` (dotted paths such as `user` or
@@ -33,7 +34,7 @@ pub fn fingerprint_at(req: &HttpRequest, ignore_fields: &[String], base: &str) -
         Some(b) => write_canonical(b, &mut canonical),
         None => canonical.push_str("(no body)"),
     }
-    hex::encode(Sha256::digest(canonical.as_bytes()))
+    sha256_hex(canonical.as_bytes())
 }
 
 /// `url` below `base` (`/chat/completions`, `?a=1`, or `` for `base` itself), or `url`
@@ -113,38 +114,6 @@ fn remove_path(value: &mut Value, segments: &[&str]) {
     }
 }
 
-/// Compact JSON with object keys sorted explicitly, so the hash never depends on how
-/// serde_json happens to order its maps.
-fn write_canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
-            for (i, (key, val)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                write_canonical(val, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -161,6 +130,33 @@ mod tests {
                 .collect(),
             body: Some(body),
         }
+    }
+
+    #[test]
+    fn a_fingerprint_keeps_its_value_recorded_cassettes_are_keyed_by() {
+        let r = req(
+            "https://x/v1/chat/completions?b=2&a=1",
+            &[("authorization", "Bearer k")],
+            json!({"model": "m", "messages": [{"role": "user", "content": "hé \"q\"\n"}], "temperature": 0.1, "n": 1, "stop": null, "stream": false}),
+        );
+        assert_eq!(
+            fingerprint(&r, &[]),
+            "75eee18a403040ef68c6f3c2cfa518240c1ebf630f7852a6cf1730e6c7e7d388"
+        );
+        assert_eq!(
+            fingerprint_at(&r, &["n".into()], "https://x/v1"),
+            "a0651e3eaf9cad75997f0adb8f08595fc2860b6a5a1a2d6190b17df267f54047"
+        );
+        let empty = HttpRequest {
+            method: "GET".into(),
+            url: "https://x/v1/models".into(),
+            headers: vec![],
+            body: None,
+        };
+        assert_eq!(
+            fingerprint(&empty, &[]),
+            "083da15d8af7af63a9c1540546460327bba81d42f7396709af10ae5967a6fd86"
+        );
     }
 
     #[test]

@@ -14,8 +14,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::http::{CallError, HttpRequest, HttpResponse};
-use crate::results::ContenderInfo;
+use super::error::CassetteError;
+use super::http::{HttpRequest, HttpResponse};
 
 /// The cassette format this build reads and writes. A newer file is refused, not guessed at.
 pub const FORMAT: u32 = 1;
@@ -26,12 +26,29 @@ pub struct Cassette {
     pub format: u32,
     /// `dataset/case id`.
     pub case: String,
-    pub contender: ContenderInfo,
+    pub contender: CassetteContender,
     pub recorded_at: DateTime<Utc>,
     /// The `evals` version that wrote the file.
     pub evals_version: String,
     /// In the order the responses arrived.
     pub interactions: Vec<Interaction>,
+}
+
+/// The contender a cassette was recorded for, as written in the file. The cassette's own
+/// type (the run's model may change without changing the file): the runner converts at the
+/// edge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CassetteContender {
+    /// Display id: `openai/gpt-4o-mini`.
+    pub id: String,
+    /// The config section it came from: `openrouter`, `local`.
+    pub provider: String,
+    /// The model name sent to the provider.
+    pub model: String,
+    pub effort: Option<String>,
+    /// As written in the config (`0.1`).
+    pub temperature: Option<String>,
+    pub max_tokens: Option<u32>,
 }
 
 /// One request and the response it got.
@@ -143,16 +160,21 @@ impl Cassette {
 
 /// Reads a cassette, naming the file in every error: unreadable, not JSON, not a cassette,
 /// or written by a newer `evals`.
-pub fn load(path: &Path) -> Result<Cassette, CallError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        CallError::Cassette(format!("{}: cannot read cassette: {e}", path.display()))
+pub fn load(path: &Path) -> Result<Cassette, CassetteError> {
+    let text = std::fs::read_to_string(path).map_err(|e| CassetteError::Unreadable {
+        path: path.to_path_buf(),
+        why: e.to_string(),
     })?;
     parse(&text, path)
 }
 
-pub(crate) fn parse(text: &str, path: &Path) -> Result<Cassette, CallError> {
-    let not_a_cassette =
-        |why: String| CallError::Cassette(format!("{}: not a cassette ({why})", path.display()));
+/// Parses the text of the cassette at `path`, checking its `format` first: a newer one is
+/// refused whatever else it holds.
+pub(crate) fn parse(text: &str, path: &Path) -> Result<Cassette, CassetteError> {
+    let not_a_cassette = |why: String| CassetteError::NotACassette {
+        path: path.to_path_buf(),
+        why,
+    };
     let value: Value = serde_json::from_str(text).map_err(|e| not_a_cassette(e.to_string()))?;
     let format = match value.get("format") {
         Some(f) => f
@@ -161,10 +183,10 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Cassette, CallError> {
         None => return Err(not_a_cassette("no `format` field".into())),
     };
     if format > u64::from(FORMAT) {
-        return Err(CallError::Cassette(format!(
-            "{}: format {format} is newer than this evals understands ({FORMAT}); upgrade evals",
-            path.display()
-        )));
+        return Err(CassetteError::TooNew {
+            path: path.to_path_buf(),
+            format,
+        });
     }
     Cassette::deserialize(value).map_err(|e| not_a_cassette(e.to_string()))
 }
@@ -179,7 +201,7 @@ mod tests {
         Cassette {
             format: FORMAT,
             case: "toy/vague".into(),
-            contender: ContenderInfo {
+            contender: CassetteContender {
                 id: "fake/echo".into(),
                 provider: "fake".into(),
                 model: "echo".into(),

@@ -1,7 +1,16 @@
+//! The exchange between a provider and the cassette layer: requests, responses, a
+//! provider's judgement of a 2xx, the errors of a call, and the [`Upstream`] that sends a
+//! request for real.
+
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use super::error::CassetteError;
+use super::miss::Miss;
 
 /// An HTTP request a provider (or the exec gateway) wants sent. Providers build these;
 /// the cassette layer answers them from a recording or forwards them.
@@ -56,16 +65,55 @@ pub enum CallError {
     /// Network failure, timeout, or a non-retryable/exhausted HTTP failure.
     #[error("{0}")]
     Transport(String),
-    /// Replay found no recording; the message holds the field-by-field diff and the hint.
+    /// Replay found no recording: the nearest one, the field-by-field diff and the hint.
     #[error("{0}")]
-    Miss(String),
+    Miss(Box<Miss>),
     /// The cassette could not be read or written (corrupt, future format, secret found).
     #[error("{0}")]
-    Cassette(String),
+    Cassette(CassetteError),
     /// The response (live or recorded) is over `cassettes.max_response_bytes`: not
     /// retried, not recorded.
     #[error("{0}")]
     TooLarge(String),
+}
+
+impl From<CassetteError> for CallError {
+    fn from(e: CassetteError) -> CallError {
+        CallError::Cassette(e)
+    }
+}
+
+impl From<Miss> for CallError {
+    fn from(m: Miss) -> CallError {
+        CallError::Miss(Box::new(m))
+    }
+}
+
+/// The error of a response body over the limit; `size` is what is known of it (`None`:
+/// more than `over`, which is how far it was read).
+pub(crate) fn too_large(what: &str, size: Option<u64>, over: u64, limit: u64) -> CallError {
+    let size = match size {
+        Some(n) => human_bytes(n),
+        None => format!("over {}", human_bytes(over)),
+    };
+    CallError::TooLarge(format!(
+        "{what} is {size}, over cassettes.max_response_bytes ({}): raise it in the config \
+         if this is expected",
+        human_bytes(limit)
+    ))
+}
+
+/// The future an [`Upstream`] returns.
+pub type UpstreamFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<HttpResponse, CallError>> + Send + 'a>>;
+
+/// Sends requests for real. The runner wraps it with retries/rate limits later. `accept`
+/// is the provider's judgement of a 2xx response (a retry layer retries a transient
+/// failure); the client itself has no use for it.
+pub trait Upstream: Send + Sync {
+    /// Sends `req` on `route`; an error is the call's, never a status (a non-2xx is an answer).
+    fn send<'a>(&'a self, req: HttpRequest, route: &'a Route, accept: Accept)
+    -> UpstreamFuture<'a>;
 }
 
 /// `8.0 MiB`, `1.9 KiB`, `1000 bytes`: a size as a person reads it.

@@ -6,31 +6,48 @@
 //! exec gateway and judges are therefore recorded the same way, and the runner never knows
 //! whether it records or replays.
 //!
+//! - `http`: the exchange types, [`CallError`], the [`Upstream`] trait.
+//! - `mode`: the [`Mode`] and the policy that picks it (flag, command default, CI).
 //! - `fingerprint`: what makes two requests the same.
 //! - `format`: the file's types and version, loading with clear errors.
-//! - `store`: where each cassette lives, atomic writes.
-//! - `matcher`: FIFO replay by fingerprint; the field diff of a miss.
+//! - `store`: where each cassette lives (the one owner of the layout), atomic writes.
+//! - `matcher`: FIFO replay by fingerprint; the field diff of two requests.
+//! - `miss`: a replay miss as data ([`Miss`]): the nearest recording and the diff.
+//! - `session`: the [`Transport`] and its per-case [`Session`]s, record and replay.
+//! - `live`: the reqwest [`LiveClient`], the real [`Upstream`].
+//! - `status`: what `evals cassettes status` reports, per case and contender.
 //! - `redact`: scrubbing secrets before a write; the secret scan.
-//! - `transport`: modes, sessions, and the live HTTP client.
+//! - `error`: [`CassetteError`].
 
+mod error;
 mod fingerprint;
 mod format;
 mod http;
+mod live;
 pub(crate) mod matcher;
+pub mod miss;
+pub mod mode;
 pub(crate) mod redact;
+mod session;
+pub mod status;
 mod store;
-mod transport;
 
+pub use error::{CassetteError, SecretPlace};
 pub use fingerprint::{fingerprint, fingerprint_at};
 pub use format::{
-    Cassette, FORMAT, Interaction, RecordedRequest, RecordedResponse, RecordedUsage, load,
+    Cassette, CassetteContender, FORMAT, Interaction, RecordedRequest, RecordedResponse,
+    RecordedUsage, load,
 };
 pub use http::{
-    Accept, CallError, HttpRequest, HttpResponse, Limit, Route, Verdict, any_2xx, human_bytes,
+    Accept, CallError, HttpRequest, HttpResponse, Limit, Route, Upstream, UpstreamFuture, Verdict,
+    any_2xx, human_bytes,
 };
+pub use live::LiveClient;
+pub use miss::{Miss, MissReason};
+pub use mode::Mode;
 pub use redact::{Finding, REDACTED, scan_paths};
-pub use store::{CassetteKey, list_files, list_partial_files};
-pub use transport::{
-    CassetteOptions, DEFAULT_MAX_RESPONSE_BYTES, LiveClient, Mode, Session, SessionMeta, Tally,
-    Transport, UNWRITTEN_NAMED, Upstream, UpstreamFuture,
+pub use session::{
+    CassetteOptions, DEFAULT_MAX_RESPONSE_BYTES, Session, SessionMeta, Tally, Transport,
+    UNWRITTEN_NAMED,
 };
+pub use store::{CassetteKey, list_files, list_partial_files, settings_slug};

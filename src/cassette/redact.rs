@@ -19,18 +19,38 @@ use serde_json::{Map, Value};
 /// What a scrubbed secret is replaced with.
 pub const REDACTED: &str = "[REDACTED]";
 
+/// Request headers that may be written to a cassette; everything else (auth, SDK
+/// telemetry, cookies) is dropped.
+pub(crate) const REQUEST_HEADERS: &[&str] = &["content-type", "accept"];
+/// Response headers that may be written (`retry-after` so replayed rate limits behave).
+pub(crate) const RESPONSE_HEADERS: &[&str] = &["content-type", "retry-after"];
+
 /// Secret values shorter than this are neither scrubbed nor scanned for: replacing every
 /// `1234` in every body would mangle recordings, and no real key is that short.
 pub(crate) const MIN_SECRET_LEN: usize = 8;
 
-/// A secret found in a file: where, and what kind (never the value).
+/// What the secret scan found in a file: a secret (where, and what kind, never the value),
+/// or a file it could not read, so a scan never passes by not looking.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    pub path: PathBuf,
-    /// 1-based; 0 when the file could not be read (then `kind` says why).
-    pub line: usize,
-    /// A human name such as "OpenAI-style key (sk-…)".
-    pub kind: String,
+pub enum Finding {
+    Secret {
+        path: PathBuf,
+        /// 1-based.
+        line: usize,
+        /// A human name such as "OpenAI-style key (sk-…)".
+        kind: &'static str,
+    },
+    /// The file (or a folder on the way to it) could not be read: not checked.
+    Unreadable { path: PathBuf, why: String },
+}
+
+impl Finding {
+    /// The file it is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            Finding::Secret { path, .. } | Finding::Unreadable { path, .. } => path,
+        }
+    }
 }
 
 /// A secret found in text, before it has a file.
@@ -441,8 +461,8 @@ fn scan_needles(text: &str, needles: &[String]) -> Vec<TextFinding> {
     findings
 }
 /// Scans files, and every file under each folder, for secrets: known key prefixes, bearer
-/// tokens, JWTs, and the `extra_secrets` values. A file that cannot be read is reported with
-/// line 0 and the reason, so a scan never passes by not looking.
+/// tokens, JWTs, and the `extra_secrets` values. A file that cannot be read is reported as
+/// [`Finding::Unreadable`], so a scan never passes by not looking.
 pub fn scan_paths(paths: &[PathBuf], extra_secrets: &[String]) -> Vec<Finding> {
     let mut findings = Vec::new();
     for root in paths {
@@ -457,10 +477,9 @@ pub fn scan_paths(paths: &[PathBuf], extra_secrets: &[String]) -> Vec<Finding> {
                         scan_file(e.path(), extra_secrets, &mut findings);
                     }
                     Ok(_) => {}
-                    Err(e) => findings.push(Finding {
+                    Err(e) => findings.push(Finding::Unreadable {
                         path: e.path().unwrap_or(root).to_path_buf(),
-                        line: 0,
-                        kind: format!("cannot read: {e}"),
+                        why: e.to_string(),
                     }),
                 }
             }
@@ -475,16 +494,19 @@ fn scan_file(path: &Path, secrets: &[String], findings: &mut Vec<Finding>) {
     match std::fs::read(path) {
         Ok(bytes) => {
             let text = String::from_utf8_lossy(&bytes);
-            findings.extend(scan_text(&text, secrets).into_iter().map(|f| Finding {
-                path: path.to_path_buf(),
-                line: f.line,
-                kind: f.kind.to_string(),
-            }));
+            findings.extend(
+                scan_text(&text, secrets)
+                    .into_iter()
+                    .map(|f| Finding::Secret {
+                        path: path.to_path_buf(),
+                        line: f.line,
+                        kind: f.kind,
+                    }),
+            );
         }
-        Err(e) => findings.push(Finding {
+        Err(e) => findings.push(Finding::Unreadable {
             path: path.to_path_buf(),
-            line: 0,
-            kind: format!("cannot read: {e}"),
+            why: e.to_string(),
         }),
     }
 }
@@ -731,13 +753,21 @@ mod tests {
             &["value-of-my-env-key".to_string()],
         );
         assert_eq!(found.len(), 2, "{found:?}");
-        assert_eq!(found[0].path, dir.path().join("a/x.json"));
-        assert_eq!(found[0].line, 2);
-        assert_eq!(found[0].kind, "OpenRouter key (sk-or-v1-…)");
-        assert_eq!(found[1].path, dir.path().join("env.json"));
+        assert_eq!(
+            found[0],
+            Finding::Secret {
+                path: dir.path().join("a/x.json"),
+                line: 2,
+                kind: "OpenRouter key (sk-or-v1-…)"
+            }
+        );
+        assert_eq!(found[1].path(), dir.path().join("env.json"));
         assert!(!format!("{found:?}").contains("0123456789abcdef"));
         let missing = scan_paths(&[dir.path().join("nope.json")], &[]);
         assert_eq!(missing.len(), 1);
-        assert_eq!(missing[0].line, 0);
+        assert!(
+            matches!(&missing[0], Finding::Unreadable { path, .. } if path.ends_with("nope.json")),
+            "{missing:?}"
+        );
     }
 }

@@ -3,12 +3,14 @@
 //! One file per case per contender at
 //! `<dir>/<provider>/<model>/<settings>/<dataset>/<case id>.json`. Every part is made
 //! filesystem-safe on its own, so no name (`../../etc`, `/abs`, `a\b`) can reach outside
-//! the cassette folder; only a case id's `/` makes more than one folder level.
+//! the cassette folder; only a case id's `/` makes more than one folder level. This file
+//! is the one owner of that layout: [`CassetteKey::path_in`] walks it forward,
+//! [`CassetteKey::other_settings`] walks it back to the same case under other settings.
 
 use std::path::{Path, PathBuf};
 
+use super::error::{CassetteError, SecretPlace};
 use super::format::Cassette;
-use super::http::CallError;
 use super::redact::Redactor;
 
 /// Which cassette a case's exchanges belong to.
@@ -25,15 +27,76 @@ pub struct CassetteKey {
     pub case_id: String,
 }
 
+/// A contender's settings as one stable word, the `<settings>` folder of the layout:
+/// `default`, or `effort-low.temp-0.1.max-8192` (each part present only when set).
+pub fn settings_slug(
+    effort: Option<&str>,
+    temperature: Option<&str>,
+    max_tokens: Option<u32>,
+) -> String {
+    let mut parts = Vec::new();
+    if let Some(e) = effort {
+        parts.push(format!("effort-{e}"));
+    }
+    if let Some(t) = temperature {
+        parts.push(format!("temp-{t}"));
+    }
+    if let Some(m) = max_tokens {
+        parts.push(format!("max-{m}"));
+    }
+    if parts.is_empty() {
+        "default".to_string()
+    } else {
+        parts.join(".")
+    }
+}
+
 impl CassetteKey {
+    /// The cassette file of this key in the cassette folder `dir`.
+    pub fn path_in(&self, dir: &Path) -> PathBuf {
+        dir.join(self.relative_path())
+    }
+
     /// The file's path below the cassette folder. Never absolute, never contains `..`.
     pub fn relative_path(&self) -> PathBuf {
+        let mut path = self.model_folder();
+        path.push(sanitize_part(&self.settings));
+        path.push(self.case_path());
+        path
+    }
+
+    /// The same case's cassettes under the contender's other settings folders (another
+    /// effort, temperature or max_tokens of the same provider and model) in `dir`, sorted.
+    pub fn other_settings(&self, dir: &Path) -> Vec<PathBuf> {
+        let model_dir = dir.join(self.model_folder());
+        let own = sanitize_part(&self.settings);
+        let case = self.case_path();
+        let Ok(entries) = std::fs::read_dir(&model_dir) else {
+            return vec![];
+        };
+        let mut found: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_str() != Some(own.as_str()))
+            .map(|e| e.path().join(&case))
+            .filter(|p| p.is_file())
+            .collect();
+        found.sort();
+        found
+    }
+
+    /// `<provider>/<model>`: the folder of every settings of this model.
+    fn model_folder(&self) -> PathBuf {
         let mut path = PathBuf::new();
         path.push(sanitize_part(&self.provider));
         // A model's `/` is a vendor prefix, not a folder: `openai/gpt-4o-mini` →
         // `openai__gpt-4o-mini`, so every model is exactly one level.
         path.push(sanitize_part(&self.model.replace('/', "__")));
-        path.push(sanitize_part(&self.settings));
+        path
+    }
+
+    /// `<dataset>/<case id>.json`, below the settings folder.
+    fn case_path(&self) -> PathBuf {
+        let mut path = PathBuf::new();
         path.push(sanitize_part(&self.dataset));
         let mut levels: Vec<String> = self
             .case_id
@@ -58,9 +121,8 @@ pub(crate) fn sanitize_part(part: &str) -> String {
     if clean == part {
         return clean;
     }
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(part.as_bytes());
-    format!("{clean}-{}", &hex::encode(digest)[..8])
+    let digest = crate::fingerprint::sha256_hex(part.as_bytes());
+    format!("{clean}-{}", &digest[..8])
 }
 
 fn clean_part(part: &str) -> String {
@@ -111,20 +173,20 @@ pub fn list_partial_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Why a cassette was not written.
+/// Why a cassette was not written: the split `auto` needs (a refused file system is noted
+/// and the run goes on; a refused cassette is an error in every mode).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum WriteError {
     /// The cassette itself is refused: it would hold a secret (or cannot be serialized).
-    Refused(CallError),
+    Refused(CassetteError),
     /// The file system would not take it (a read-only folder, a full disk); names the file.
-    Io(String),
+    Io(CassetteError),
 }
 
-impl From<WriteError> for CallError {
-    fn from(e: WriteError) -> CallError {
+impl From<WriteError> for super::http::CallError {
+    fn from(e: WriteError) -> super::http::CallError {
         match e {
-            WriteError::Refused(e) => e,
-            WriteError::Io(m) => CallError::Cassette(m),
+            WriteError::Refused(e) | WriteError::Io(e) => e.into(),
         }
     }
 }
@@ -167,35 +229,18 @@ pub(crate) fn write(
     redactor: &Redactor,
 ) -> Result<Written, WriteError> {
     let text = cassette.to_pretty_json().map_err(|e| {
-        WriteError::Refused(CallError::Cassette(format!(
-            "{}: cannot serialize cassette: {e}",
-            path.display()
-        )))
+        WriteError::Refused(CassetteError::Unserializable {
+            path: path.to_path_buf(),
+            why: e.to_string(),
+        })
     })?;
     if let Some(finding) = redactor.scan_text(&text).into_iter().next() {
-        let (place, fix) = match where_secret(cassette, redactor) {
-            Some(Part::Request) => (
-                " in a request",
-                "keep the secret out of the request (a prompt or a case input holds it), \
-                 or add a `cassettes.redact` pattern for it",
-            ),
-            Some(Part::Response) => (
-                " in a response",
-                "the server sent it back in its response (the request was scrubbed): add a \
-                 `cassettes.redact` pattern for it",
-            ),
-            None => (
-                "",
-                "add a `cassettes.redact` pattern for it, or keep it out of the case id and \
-                 the contender's name",
-            ),
-        };
-        return Err(WriteError::Refused(CallError::Cassette(format!(
-            "refusing to write {}: it would contain {} (line {}){place}; {fix}",
-            path.display(),
-            with_article(finding.kind),
-            finding.line
-        ))));
+        return Err(WriteError::Refused(CassetteError::SecretRefused {
+            path: path.to_path_buf(),
+            kind: finding.kind,
+            line: finding.line,
+            place: where_secret(cassette, redactor),
+        }));
     }
     let written = match std::fs::read_to_string(path) {
         Err(_) if !path.exists() => Written::New,
@@ -223,42 +268,30 @@ pub(crate) fn write(
             crate::error::Error::Io { source, .. } => source.to_string(),
             other => other.to_string(),
         };
-        WriteError::Io(format!("cannot write cassette {}: {why}", path.display()))
+        WriteError::Io(CassetteError::Unwritable {
+            path: path.to_path_buf(),
+            why,
+        })
     })?;
     Ok(written)
 }
 
-/// The part of a cassette a secret is in.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Part {
-    Request,
-    Response,
-}
-
 /// Where the first secret the scan finds in `cassette` is: a request (URL, headers, body)
 /// or a response; `None` when it is in neither (the case id, the contender).
-fn where_secret(cassette: &Cassette, redactor: &Redactor) -> Option<Part> {
+fn where_secret(cassette: &Cassette, redactor: &Redactor) -> Option<SecretPlace> {
     let holds = |v: serde_json::Result<String>| {
         v.map(|text| !redactor.scan_text(&text).is_empty())
             .unwrap_or(false)
     };
     cassette.interactions.iter().find_map(|i| {
         if holds(serde_json::to_string_pretty(&i.request)) {
-            Some(Part::Request)
+            Some(SecretPlace::Request)
         } else if holds(serde_json::to_string_pretty(&i.response)) {
-            Some(Part::Response)
+            Some(SecretPlace::Response)
         } else {
             None
         }
     })
-}
-
-fn with_article(kind: &str) -> String {
-    let article = match kind.chars().next() {
-        Some('A' | 'E' | 'I' | 'O' | 'U' | 'a' | 'e' | 'i' | 'o' | 'u') => "an",
-        _ => "a",
-    };
-    format!("{article} {kind}")
 }
 
 #[cfg(test)]
@@ -296,6 +329,35 @@ mod tests {
             key("refund window").relative_path(),
             key("refund_window").relative_path()
         );
+    }
+
+    #[test]
+    fn settings_make_one_word_and_other_settings_walk_the_layout_back() {
+        assert_eq!(settings_slug(None, None, None), "default");
+        assert_eq!(
+            settings_slug(Some("low"), Some("0.1"), Some(8192)),
+            "effort-low.temp-0.1.max-8192"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let mut k = key("vague/003");
+        let own = k.path_in(dir.path());
+        k.settings = "temp-0.7".into();
+        let warm = k.path_in(dir.path());
+        k.settings = "effort-high".into();
+        let high = k.path_in(dir.path());
+        k.case_id = "other".into();
+        let other_case = k.path_in(dir.path());
+        for p in [&own, &warm, &high, &other_case] {
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "{}").unwrap();
+        }
+        // The same case under the other settings folders, never itself or another case.
+        assert_eq!(
+            key("vague/003").other_settings(dir.path()),
+            vec![high, warm]
+        );
+        assert!(key("new").other_settings(dir.path()).is_empty());
+        assert!(key("x").other_settings(&dir.path().join("none")).is_empty());
     }
 
     #[test]

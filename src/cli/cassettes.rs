@@ -1,14 +1,15 @@
 //! `evals cassettes scan|status|prune`: the committed recordings, checked.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::args::CassettesCommand;
 use super::output::{Out, table};
-use crate::cassette::{fingerprint_at, list_files, list_partial_files, load, scan_paths};
+use crate::cassette::status::Status;
+use crate::cassette::{Finding, scan_paths};
 use crate::error::{Result, exit};
-use crate::runner::cassette_key;
-use crate::suite::{Overrides, Suite, discovery, lineup};
+use crate::runner::cassette_status;
+use crate::suite::{Suite, discovery};
 
 pub fn run(suite: Option<&Suite>, cmd: &CassettesCommand, out: &Out) -> Result<i32> {
     match cmd {
@@ -55,25 +56,20 @@ fn scan(suite: Option<&Suite>, paths: &[PathBuf], out: &Out) -> Result<i32> {
     let findings = scan_paths(&roots, &secrets);
     let cwd = std::env::current_dir().unwrap_or_default();
     // A file that could not be read is not a secret; it is reported apart.
-    let unreadable =
-        |f: &&crate::cassette::Finding| f.line == 0 && f.kind.starts_with("cannot read");
-    let files: BTreeSet<&PathBuf> = findings
-        .iter()
-        .filter(|f| !unreadable(f))
-        .map(|f| &f.path)
-        .collect();
-    let unread: BTreeSet<&PathBuf> = findings
-        .iter()
-        .filter(unreadable)
-        .map(|f| &f.path)
-        .collect();
+    let mut files: BTreeSet<&Path> = BTreeSet::new();
+    let mut unread: BTreeSet<&Path> = BTreeSet::new();
     for f in &findings {
-        out.line(&format!(
-            "{}:{}: {}",
-            discovery::display_path(&f.path, &cwd),
-            f.line,
-            f.kind
-        ));
+        let shown = discovery::display_path(f.path(), &cwd);
+        match f {
+            Finding::Secret { path, line, kind } => {
+                files.insert(path);
+                out.line(&format!("{shown}:{line}: {kind}"));
+            }
+            Finding::Unreadable { path, why } => {
+                unread.insert(path);
+                out.line(&format!("{shown}:0: cannot read: {why}"));
+            }
+        }
     }
     if findings.is_empty() {
         let shown: Vec<String> = roots
@@ -97,71 +93,6 @@ fn scan(suite: Option<&Suite>, paths: &[PathBuf], out: &Out) -> Result<i32> {
         }
         Ok(exit::FAILED)
     }
-}
-
-struct Entry {
-    status: &'static str,
-    contender: String,
-    case: String,
-    path: PathBuf,
-}
-
-/// Per case and contender: recorded, missing, stale (its request no longer matches what the
-/// suite would send now); then the files no case uses.
-fn entries(suite: &Suite) -> Result<(Vec<Entry>, Vec<PathBuf>)> {
-    let adapter = crate::adapter::build(suite)?;
-    let dir = suite.cassette_dir();
-    let lineup = lineup::expand(&suite.config, &Overrides::default());
-    let providers = crate::provider::Registry::default();
-    let mut expected: BTreeSet<PathBuf> = BTreeSet::new();
-    let mut rows = Vec::new();
-    for c in &lineup.contenders {
-        let Some(provider) = providers.get(&c.kind.name).filter(|p| p.sends()) else {
-            continue;
-        };
-        for case in &suite.cases.cases {
-            let path = dir.join(cassette_key(c, case).relative_path());
-            let ignore = &suite.config.cassettes.ignore_fields;
-            let base = provider.base_url(c).unwrap_or_default();
-            let base = base.as_str();
-            expected.insert(path.clone());
-            let status = if !path.is_file() {
-                "missing"
-            } else {
-                let cassette =
-                    load(&path).map_err(|e| crate::error::Error::Config(e.to_string()))?;
-                let predicted = adapter
-                    .predict(case)
-                    .and_then(|req| crate::provider::predict_request(provider.as_ref(), c, &req))
-                    .map(|r| fingerprint_at(&r, ignore, base));
-                // Found as replay finds it: by the fingerprint written, or by the one its
-                // request has now (a cassette from before fingerprints were relative).
-                let found = |fp: &str| {
-                    cassette.interactions.iter().any(|i| {
-                        i.fingerprint == fp
-                            || fingerprint_at(&i.request.to_http(), ignore, base) == fp
-                    })
-                };
-                match predicted {
-                    Some(fp) if found(&fp) => "recorded",
-                    Some(_) => "stale",
-                    // An exec adapter's requests cannot be predicted without running it.
-                    None => "unchecked",
-                }
-            };
-            rows.push(Entry {
-                status,
-                contender: format!("{} [{}]", c.id(), c.settings_slug()),
-                case: case.key(),
-                path,
-            });
-        }
-    }
-    let unused = list_files(&dir)
-        .into_iter()
-        .filter(|p| !expected.contains(p))
-        .collect();
-    Ok((rows, unused))
 }
 
 /// Every problem case discovery reported (a symlink loop, an input.txt outside a variant
@@ -190,23 +121,23 @@ fn refuse_unless_every_case_found(suite: &Suite) -> Result<()> {
 }
 
 fn status(suite: &Suite, out: &Out) -> Result<i32> {
-    let (rows, unused) = entries(suite)?;
-    let partial = list_partial_files(&suite.cassette_dir());
+    let report = cassette_status(suite)?;
+    let (rows, unused, partial) = (&report.entries, &report.unused, &report.partial);
     let mut t = table(vec![
         "status".into(),
         "contender".into(),
         "case".into(),
         "file".into(),
     ]);
-    for r in &rows {
+    for r in rows {
         t.add_row(vec![
-            r.status.to_string(),
+            r.status.label().to_string(),
             r.contender.clone(),
             r.case.clone(),
             discovery::display_path(&r.path, &suite.cwd),
         ]);
     }
-    for p in &unused {
+    for p in unused {
         t.add_row(vec![
             "unused".into(),
             "-".into(),
@@ -214,7 +145,7 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
             discovery::display_path(p, &suite.cwd),
         ]);
     }
-    for p in &partial {
+    for p in partial {
         t.add_row(vec![
             "partial".into(),
             "-".into(),
@@ -223,12 +154,12 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
         ]);
     }
     out.line(&t.to_string());
-    let count = |s: &str| rows.iter().filter(|r| r.status == s).count();
-    let (missing, stale) = (count("missing"), count("stale"));
-    let unchecked = count("unchecked");
+    let count = |s: Status| report.count(s);
+    let (missing, stale) = (count(Status::Missing), count(Status::Stale));
+    let unchecked = count(Status::Unchecked);
     out.line(&format!(
         "{} recorded, {missing} missing, {stale} stale, {} unused{}",
-        count("recorded"),
+        count(Status::Recorded),
         unused.len(),
         if unchecked > 0 {
             format!(", {unchecked} unchecked (an exec adapter's requests are only known by running it: `evals run --cassettes replay` finds the stale ones)")
@@ -249,7 +180,7 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
             crate::text::plural(partial.len(), "partial file", "partial files")
         ));
     }
-    if missing + stale > 0 {
+    if report.needs_recording() {
         out.note("run `evals record` (with -c/-m to pick cases and models) to record what is missing or stale");
         Ok(exit::FAILED)
     } else {
@@ -260,9 +191,9 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
 /// Removes the unused cassettes and the partial files interrupted writes left.
 fn prune(suite: &Suite, dry_run: bool, out: &Out) -> Result<i32> {
     refuse_unless_every_case_found(suite)?;
-    let (_, unused) = entries(suite)?;
-    let partial = list_partial_files(&suite.cassette_dir());
-    for p in unused.iter().chain(&partial) {
+    let report = cassette_status(suite)?;
+    let (unused, partial) = (&report.unused, &report.partial);
+    for p in unused.iter().chain(partial) {
         let shown = discovery::display_path(p, &suite.cwd);
         if dry_run {
             out.line(&format!("would remove {shown}"));

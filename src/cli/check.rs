@@ -43,9 +43,9 @@ impl CheckPlan {
 }
 
 /// Runs the check end to end and returns its exit code.
-pub fn run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
+pub fn run(suite: &Suite, a: &CheckArgs, env: &crate::env::Env, out: &Out) -> Result<i32> {
     let plan = CheckPlan::new(a)?;
-    let mut run = super::run::execute(suite, &a.run, RunCommand::Check, out)?;
+    let mut run = super::run::execute(suite, &a.run, RunCommand::Check, env, out)?;
 
     // This run is the first baseline of its own branch (set below).
     let mut first = false;

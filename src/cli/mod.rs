@@ -73,7 +73,9 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
     let out = Out::new(cli.global.color)
         .with_verbose(cli.global.verbose)
         .with_width(cli.global.wide);
-    match dispatch(cli, bin, &out) {
+    // The environment, read once: everything below is handed this.
+    let env = crate::env::Env::from_process();
+    match dispatch(cli, bin, &env, &out) {
         Ok(code) => code,
         Err(e) => {
             out.error(&e.to_string());
@@ -82,7 +84,7 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
     }
 }
 
-fn dispatch(cli: Cli, bin: &'static str, out: &Out) -> Result<i32> {
+fn dispatch(cli: Cli, bin: &'static str, env: &crate::env::Env, out: &Out) -> Result<i32> {
     let g = &cli.global;
     match cli.command {
         Command::Version => {
@@ -99,10 +101,10 @@ fn dispatch(cli: Cli, bin: &'static str, out: &Out) -> Result<i32> {
             plan::dry_run(&load_suite(g, out)?, &a, out)
         }
         Command::Check(a) if a.run.dry_run => plan::dry_run(&load_suite(g, out)?, &a.run, out),
-        Command::Check(a) => check::run(&load_suite(g, out)?, &a, out),
-        Command::Run(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Run, out),
-        Command::Compare(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Compare, out),
-        Command::Record(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Record, out),
+        Command::Check(a) => check::run(&load_suite(g, out)?, &a, env, out),
+        Command::Run(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Run, env, out),
+        Command::Compare(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Compare, env, out),
+        Command::Record(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Record, env, out),
         Command::Render(a) => render::run(g, &a, out),
         Command::Cassettes { command } => {
             let scan_paths_given =

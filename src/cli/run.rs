@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use super::args::{Format, RunArgs};
 use super::output::Out;
 use super::report_file::ReportFile;
-use crate::cassette::Mode;
+use crate::cassette::mode::{self, ModeChoice, ModeSource};
+use crate::env::Env;
 use crate::error::{Error, Result, exit};
 use crate::report::{Report, json::Json, terminal::Terminal};
 use crate::results::{Command as RunCommand, RunResult};
@@ -14,7 +15,7 @@ use crate::runner;
 use crate::suite::Suite;
 
 /// Runs a command end to end and returns its exit code.
-pub fn run(suite: &Suite, a: &RunArgs, command: RunCommand, out: &Out) -> Result<i32> {
+pub fn run(suite: &Suite, a: &RunArgs, command: RunCommand, env: &Env, out: &Out) -> Result<i32> {
     // `record` refreshes recordings: it reports thresholds but never gates on them.
     let gates = command != RunCommand::Record;
     if !gates && (a.min_score.is_some() || a.min_pass_rate.is_some()) {
@@ -22,7 +23,7 @@ pub fn run(suite: &Suite, a: &RunArgs, command: RunCommand, out: &Out) -> Result
             "--min-score and --min-pass-rate gate run, compare and check; record does not gate (run `evals check` after it)".into(),
         ));
     }
-    let run = execute(suite, a, command, out)?;
+    let run = execute(suite, a, command, env, out)?;
     // Thresholds gate every run, by the rule `check` applies (with no baseline).
     let failed = crate::gate::threshold_failures(&run);
     let passed = run.total_errors() == 0 && (!gates || failed.is_empty());
@@ -109,10 +110,21 @@ pub fn run(suite: &Suite, a: &RunArgs, command: RunCommand, out: &Out) -> Result
 }
 
 /// Plans, executes through the library and stores; returns the run. Shared with `check`.
-pub fn execute(suite: &Suite, a: &RunArgs, command: RunCommand, out: &Out) -> Result<RunResult> {
+pub fn execute(
+    suite: &Suite,
+    a: &RunArgs,
+    command: RunCommand,
+    env: &Env,
+    out: &Out,
+) -> Result<RunResult> {
     let limits = super::plan::limits(a)?;
     let plan = super::plan::build(suite, a, command)?;
-    let (mode, why) = resolve_mode(a.cassettes.as_deref(), command)?;
+    let ModeChoice { mode, why } = mode::choose(
+        mode_given(a),
+        command.default_mode(),
+        command.as_str(),
+        env.ci,
+    )?;
     out.verbose(&format!("cassettes: {mode} ({why})"));
     let options = runner::RunOptions {
         mode,
@@ -134,6 +146,7 @@ pub fn execute(suite: &Suite, a: &RunArgs, command: RunCommand, out: &Out) -> Re
             tags: a.select.tags.clone(),
         },
         limits,
+        env: env.clone(),
         ..runner::RunOptions::default()
     };
     let prepared = runner::Prepared::new(suite, plan, options, out)?;
@@ -251,33 +264,16 @@ pub fn emit(
     Ok(())
 }
 
-/// The mode and why it is that one (for `-v`).
-fn resolve_mode(flag: Option<&str>, command: RunCommand) -> Result<(Mode, String)> {
-    // clap fills the flag from EVALS_CASSETTES too: the command line says which it was.
+/// The `--cassettes` value and where it came from: clap fills the flag from
+/// `EVALS_CASSETTES` too, and the command line says which it was.
+fn mode_given(a: &RunArgs) -> Option<(&str, ModeSource)> {
     let from_flag = std::env::args().any(|x| x == "--cassettes" || x.starts_with("--cassettes="));
-    let mut why = match flag {
-        Some(m) if from_flag => format!("--cassettes {m}"),
-        Some(m) => format!("EVALS_CASSETTES={m}"),
-        None => format!("the default of `{command}`"),
+    let source = if from_flag {
+        ModeSource::Flag
+    } else {
+        ModeSource::Env
     };
-    let mode = match flag {
-        Some(m) => m.parse::<Mode>().map_err(|_| {
-            Error::Usage(format!(
-                "--cassettes {m}: expected one of replay, record, auto, live"
-            ))
-        })?,
-        None => match command {
-            RunCommand::Record => Mode::Record,
-            RunCommand::Check => Mode::Replay,
-            RunCommand::Run | RunCommand::Compare => Mode::Auto,
-        },
-    };
-    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
-    let resolved = mode.resolve(ci);
-    if resolved != mode {
-        why = format!("{why} is {mode}, which acts as {resolved} because CI is set");
-    }
-    Ok((resolved, why))
+    a.cassettes.as_deref().map(|m| (m, source))
 }
 
 /// Where the history store is: `--history`/`EVALS_HISTORY`, else `<project>/.evals/`.

@@ -68,7 +68,7 @@ pub fn resolve(
             Err(miss) => return Err(Error::Baseline(miss.reason(reference, run, history_path))),
         }
     };
-    if found.run.suite_fingerprint != run.run.suite_fingerprint {
+    if !crate::fingerprint::same(&found.run.suite_fingerprint, &run.run.suite_fingerprint) {
         return Err(Error::Baseline(format!(
             "baseline run {} ({reference}) has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed): re-run the baseline, or pass --missing-baseline pass",
             found.run.id,
@@ -204,11 +204,11 @@ fn latest_on_branch(
     let selection = run_selection(run);
     // The newest compatible run wins.
     let compatible = runs.iter().find(|b| {
-        b.suite_fingerprint == r.suite_fingerprint
+        crate::fingerprint::same(&b.suite_fingerprint, &r.suite_fingerprint)
             && same_selection(b.selection.as_ref(), selection)
     });
     let Some(latest) = compatible else {
-        if newest.suite_fingerprint != r.suite_fingerprint {
+        if !crate::fingerprint::same(&newest.suite_fingerprint, &r.suite_fingerprint) {
             return Ok(Err(Miss::Fingerprint {
                 newest: newest.id.clone(),
                 fingerprint: newest.suite_fingerprint.clone(),
@@ -343,6 +343,19 @@ mod tests {
             msg.ends_with("re-run on main, or pass --missing-baseline pass"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn a_baseline_stored_with_the_old_cut_suite_fingerprint_is_still_this_suites() {
+        let (_d, mut h, p) = setup();
+        let full = crate::fingerprint::of_json(&serde_json::json!({"scorers": []}));
+        let mut old = run("old", "main", "2026-01-01T00:00:00Z", vec![]);
+        old.run.suite_fingerprint = full[..16].to_string();
+        h.insert(&old).expect("insert");
+        let mut me = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
+        me.run.suite_fingerprint = full;
+        let (b, _) = resolve("main", &me, Some(&h), &p).expect("the same suite");
+        assert_eq!(b.run.id, "old");
     }
 
     #[test]

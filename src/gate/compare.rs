@@ -106,7 +106,7 @@ pub fn compare_with(
                 d.gated = true;
             }
             if let (Some(b), Some(cs), Some(bs)) = (b, c.score, b.and_then(|b| b.score))
-                && b.fingerprint == c.fingerprint
+                && crate::fingerprint::same(&b.fingerprint, &c.fingerprint)
             {
                 matched.push((bs, cs, c.weight));
             }
@@ -255,7 +255,7 @@ fn case_delta(
     has_baseline: bool,
     each_case_gates: bool,
 ) -> CaseDelta {
-    let comparable = b.is_some_and(|b| b.fingerprint == c.fingerprint);
+    let comparable = b.is_some_and(|b| crate::fingerprint::same(&b.fingerprint, &c.fingerprint));
     let status = if c.error.is_some() {
         CaseStatus::Errored
     } else if has_baseline && b.is_none() {
@@ -688,6 +688,41 @@ mod tests {
         // The mean is over matched cases only: the changed case's 1.0 → 0.0 does not count.
         assert_eq!(c.experiments[0].matched, 2);
         assert!(c.experiments[0].delta.is_some_and(|d| d > 0.0));
+    }
+
+    #[test]
+    fn a_baseline_with_the_old_cut_fingerprints_still_compares_case_by_case() {
+        let full = |id: &str| crate::fingerprint::of_json(&serde_json::json!(id));
+        let cut = |mut c: CaseResult| {
+            c.fingerprint = full(&c.case)[..16].to_string();
+            c
+        };
+        let whole = |mut c: CaseResult| {
+            c.fingerprint = full(&c.case);
+            c
+        };
+        let b = run(
+            "b",
+            "main",
+            T0,
+            vec![
+                cut(case("same", Some(0.5), Some(true))),
+                cut(case("better", Some(0.5), Some(true))),
+            ],
+        );
+        let n = run(
+            "n",
+            "f",
+            T0,
+            vec![
+                whole(case("same", Some(0.5), Some(true))),
+                whole(case("better", Some(0.9), Some(true))),
+            ],
+        );
+        let c = check(&b, &n, 0.0);
+        assert_eq!(status(&c, "better"), Some(CaseStatus::Improved));
+        assert_ne!(status(&c, "same"), Some(CaseStatus::Changed));
+        assert_eq!(c.experiments[0].matched, 2);
     }
 
     #[test]

@@ -262,10 +262,13 @@ impl CaseError {
 /// message.
 impl From<crate::cassette::CallError> for CaseError {
     fn from(e: crate::cassette::CallError) -> CaseError {
-        use crate::cassette::CallError;
+        use crate::cassette::{CallError, CassetteError};
         let kind = match &e {
             CallError::Transport(..) => CaseErrorKind::Transport,
             CallError::Miss(..) => CaseErrorKind::Miss,
+            CallError::Cassette(
+                CassetteError::SecretRefused { .. } | CassetteError::Unwritable { .. },
+            ) => CaseErrorKind::RefusedWrite,
             CallError::Cassette(..) => CaseErrorKind::Cassette,
             CallError::TooLarge(..) => CaseErrorKind::TooLarge,
         };
@@ -288,8 +291,11 @@ pub enum CaseErrorKind {
     Transport,
     /// Replay found no recording of the request (the message holds the nearest one's diff).
     Miss,
-    /// A cassette could not be read or written (corrupt, a newer format, a secret in it).
+    /// A cassette could not be read (corrupt, a newer format).
     Cassette,
+    /// A recording was not written: it would have held a secret, or the file system refused
+    /// it. The exchange itself succeeded; the case is not scored on an unkept answer.
+    RefusedWrite,
     /// The response is over `cassettes.max_response_bytes`.
     TooLarge,
     /// The case's prompt template could not be filled.
@@ -505,6 +511,18 @@ pub enum Command {
 }
 
 impl Command {
+    /// The cassette mode the command runs in when neither `--cassettes` nor
+    /// `EVALS_CASSETTES` says: `record` records, `check` replays, `run` and `compare` are
+    /// `auto` (CI then turns `auto` into replay: [`crate::cassette::mode::choose`]).
+    pub fn default_mode(self) -> crate::cassette::Mode {
+        use crate::cassette::Mode;
+        match self {
+            Command::Record => Mode::Record,
+            Command::Check => Mode::Replay,
+            Command::Run | Command::Compare => Mode::Auto,
+        }
+    }
+
     /// The command's name, as typed and stored.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -556,17 +574,35 @@ mod tests {
             kind(CallError::Transport("HTTP 500".into())),
             CaseErrorKind::Transport
         );
+        use crate::cassette::CassetteError;
+        let at = std::path::PathBuf::from("a.json");
         assert_eq!(
-            kind(CallError::Cassette("corrupt".into())),
+            kind(CallError::Cassette(CassetteError::NotACassette {
+                path: at.clone(),
+                why: "corrupt".into()
+            })),
             CaseErrorKind::Cassette
+        );
+        assert_eq!(
+            kind(CallError::Cassette(CassetteError::Unwritable {
+                path: at.clone(),
+                why: "read-only".into()
+            })),
+            CaseErrorKind::RefusedWrite
         );
         assert_eq!(
             kind(CallError::TooLarge("9 MiB".into())),
             CaseErrorKind::TooLarge
         );
-        let miss = CaseError::from(CallError::Miss("no cassette for this case (a.json)".into()));
+        let miss = crate::cassette::Miss {
+            path: at,
+            reason: crate::cassette::MissReason::NoCassette,
+            hint: "run `evals record` to record it".into(),
+        };
+        let text = miss.to_string();
+        let miss = CaseError::from(CallError::Miss(Box::new(miss)));
         assert_eq!(miss.kind, CaseErrorKind::Miss);
-        assert_eq!(miss.message, "no cassette for this case (a.json)");
+        assert_eq!(miss.message, text);
     }
 
     #[test]

@@ -11,10 +11,13 @@ use super::execute::{OnCase, RunContext, cassette_key};
 use super::plan::RunPlan;
 use crate::adapter::Adapter;
 use crate::adapter::exec::StderrTo;
-use crate::cassette::{CassetteOptions, LiveClient, Mode, Tally, Transport};
+use crate::cassette::{CassetteContender, CassetteOptions, LiveClient, Mode, Tally, Transport};
+use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::provider::Registry;
-use crate::results::{Command, ExperimentResult, Limits, RunInfo, RunResult, Selection, Settings};
+use crate::results::{
+    Command, ContenderInfo, ExperimentResult, Limits, RunInfo, RunResult, Selection, Settings,
+};
 use crate::score::{Scorer, ScorerChoice};
 use crate::suite::{Overrides, Suite, lineup};
 
@@ -47,7 +50,8 @@ impl Notices for StderrNotices {
 /// How a run is made. [`RunOptions::default`] replays the recorded cassettes with the
 /// config's scorers and never stops to ask.
 pub struct RunOptions {
-    /// The cassette mode, as it acts (resolve `auto` in CI with [`Mode::resolve`] first).
+    /// The cassette mode, as it acts: pick it with [`crate::cassette::mode::choose`] (the
+    /// flag, the command's default, and `auto` as `replay` on CI).
     /// Default: [`Mode::Replay`], so a library run calls nothing; fake and mock contenders
     /// answer offline in every mode.
     pub mode: Mode,
@@ -70,6 +74,10 @@ pub struct RunOptions {
     /// Your adapter in place of the config's `adapter:` (whose templates are then not
     /// read); `None`: the config's.
     pub adapter: Option<Box<dyn Adapter>>,
+    /// The environment, as the caller read it (the CLI: [`Env::from_process`]): redirects
+    /// for live calls, the backoff's test scale. Default: [`Env::default`], which reads
+    /// nothing from the process.
+    pub env: Env,
 }
 
 impl Default for RunOptions {
@@ -84,6 +92,7 @@ impl Default for RunOptions {
             limits: Limits::default(),
             providers: Registry::default(),
             adapter: None,
+            env: Env::default(),
         }
     }
 }
@@ -105,7 +114,7 @@ impl Default for RunOptions {
 /// let suite = Suite::load(&cwd.join("evals/.llm-evals.config.yml"), &cwd)?;
 /// let run = evaluate(&suite, RunOptions::default())?;
 /// println!("{} experiments, {} errors", run.experiments.len(), run.total_errors());
-/// # Ok::<(), llm_evals::error::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn evaluate(suite: &Suite, options: RunOptions) -> Result<RunResult> {
     let lineup = lineup::expand_with(&suite.config, &Overrides::default(), &options.providers);
@@ -192,7 +201,7 @@ impl<'s> Prepared<'s> {
             None => crate::adapter::build(suite)?,
         };
         let (keys, mode) = resolve_keys(&plan, options.mode, suite, &providers, notices)?;
-        let transport = Arc::new(build_transport(suite, mode, &keys)?);
+        let transport = Arc::new(build_transport(suite, mode, &keys, &options.env)?);
         let options = RunOptions { mode, ..options };
         Ok(Prepared {
             suite,
@@ -427,11 +436,10 @@ fn resolve_keys(
                 let needed = match mode {
                     Mode::Replay => false,
                     Mode::Record | Mode::Live => true,
-                    Mode::Auto => plan.cases.iter().any(|case| {
-                        !cassette_dir
-                            .join(cassette_key(c, case).relative_path())
-                            .is_file()
-                    }),
+                    Mode::Auto => plan
+                        .cases
+                        .iter()
+                        .any(|case| !cassette_key(c, case).path_in(&cassette_dir).is_file()),
                 };
                 if needed {
                     return Err(Error::Usage(format!(
@@ -531,8 +539,28 @@ fn recording_summary(mode: Mode, t: Tally, dir: &str) -> Option<String> {
     }
 }
 
+/// The edge between the run's model and the cassette's file format: a cassette records its
+/// contender in its own type, so the results model can change without changing the files.
+impl From<&ContenderInfo> for CassetteContender {
+    fn from(c: &ContenderInfo) -> CassetteContender {
+        CassetteContender {
+            id: c.id.clone(),
+            provider: c.provider.clone(),
+            model: c.model.clone(),
+            effort: c.effort.clone(),
+            temperature: c.temperature.clone(),
+            max_tokens: c.max_tokens,
+        }
+    }
+}
+
 /// The cassette transport for this run, with the live client below it.
-fn build_transport(suite: &Suite, mode: Mode, keys: &HashMap<String, String>) -> Result<Transport> {
+fn build_transport(
+    suite: &Suite,
+    mode: Mode,
+    keys: &HashMap<String, String>,
+    env: &Env,
+) -> Result<Transport> {
     let redact = suite
         .config
         .cassettes
@@ -549,23 +577,12 @@ fn build_transport(suite: &Suite, mode: Mode, keys: &HashMap<String, String>) ->
         .collect::<Result<Vec<_>>>()?;
     let timeout =
         Duration::from_secs_f64(suite.config.defaults.timeout.unwrap_or(120.0).max(0.001));
-    let redirects = std::env::var("EVALS_REDIRECT")
-        .ok()
-        .map(|v| {
-            v.split(',')
-                .filter_map(|pair| {
-                    pair.split_once('=')
-                        .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
     let max_response_bytes = suite
         .config
         .cassettes
         .max_response_bytes
         .unwrap_or(crate::cassette::DEFAULT_MAX_RESPONSE_BYTES);
-    let live = LiveClient::new(timeout, redirects)
+    let live = LiveClient::new(timeout, env.redirects.clone())
         .map_err(|e| Error::Failed(e.to_string()))?
         .with_max_response_bytes(max_response_bytes);
     // The suite's keys (needed by this run or not) and every other secret in play
@@ -590,7 +607,7 @@ fn build_transport(suite: &Suite, mode: Mode, keys: &HashMap<String, String>) ->
         },
         Arc::new(super::Scheduled::new(
             Arc::new(live),
-            super::retry::RetryPolicy::from_env(),
+            super::retry::RetryPolicy::scaled(env.backoff_scale),
         )),
     ))
 }
@@ -1078,6 +1095,22 @@ mod tests {
             // echo says the input's answer back as it is; parrot too, reworded.
             assert_eq!(e.score, Some(1.0), "{}", e.contender.id);
         }
+    }
+
+    #[test]
+    fn a_cassette_writes_its_contender_as_the_results_model_does() {
+        let info = ContenderInfo {
+            id: "openai/gpt-4o-mini".into(),
+            provider: "openrouter".into(),
+            model: "openai/gpt-4o-mini".into(),
+            effort: Some("low".into()),
+            temperature: None,
+            max_tokens: Some(64),
+        };
+        let on_disk = serde_json::to_value(CassetteContender::from(&info)).unwrap();
+        assert_eq!(on_disk, serde_json::to_value(&info).unwrap());
+        let back: ContenderInfo = serde_json::from_value(on_disk).unwrap();
+        assert_eq!(back, info);
     }
 
     #[test]

@@ -367,7 +367,7 @@ async fn run_case_unscrubbed(
 fn session_meta(contender: &Contender, case: &Case, provider: &dyn Provider) -> SessionMeta {
     SessionMeta {
         case: case.key(),
-        contender: contender.info.clone(),
+        contender: (&contender.info).into(),
         hint: {
             // The contender's own effort and temperature, so the hint records this one.
             let mut settings = String::new();
@@ -458,10 +458,16 @@ fn fmt_num(v: f64) -> String {
 
 /// Where a case's exchanges with a contender are recorded.
 pub fn cassette_key(contender: &Contender, case: &Case) -> CassetteKey {
+    let c = &contender.info;
     CassetteKey {
-        provider: contender.info.provider.clone(),
-        model: contender.info.model.clone(),
-        settings: contender.settings_slug(),
+        provider: c.provider.clone(),
+        model: c.model.clone(),
+        // The layout's settings word is the store's: one owner for the whole path.
+        settings: crate::cassette::settings_slug(
+            c.effort.as_deref(),
+            c.temperature.as_deref(),
+            c.max_tokens,
+        ),
         dataset: case.dataset.clone(),
         case_id: case.id.clone(),
     }

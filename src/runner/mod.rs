@@ -2,6 +2,7 @@
 //! inside each, on a tokio runtime the runner owns. It produces the one result model:
 //! [`evaluate`] (or [`Prepared`]) turns a suite into the assembled [`crate::results::RunResult`].
 
+mod cassettes;
 mod control;
 mod evaluate;
 mod execute;
@@ -14,6 +15,7 @@ mod verify;
 
 pub use crate::results::RunStatus;
 pub use crate::results::Selection;
+pub use cassettes::cassette_status;
 pub use control::{Control, OnStreak, Quiet};
 pub use evaluate::{Hooks, Notices, Prepared, RunOptions, StderrNotices, evaluate};
 pub use execute::{

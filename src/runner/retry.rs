@@ -20,6 +20,9 @@ pub struct RetryPolicy {
     pub jitter: f64,
     /// A longer wait than this is not retried.
     pub max_wait: Duration,
+    /// Multiplies `backoff` (never a `Retry-After`): 1 in use, small in tests, which set it
+    /// through `EVALS_BACKOFF_SCALE` ([`crate::env::Env::backoff_scale`]).
+    pub backoff_scale: f64,
 }
 
 impl Default for RetryPolicy {
@@ -29,6 +32,7 @@ impl Default for RetryPolicy {
             backoff: [1, 2, 4, 8].map(Duration::from_secs).to_vec(),
             jitter: 0.25,
             max_wait: Duration::from_secs(300),
+            backoff_scale: 1.0,
         }
     }
 }
@@ -45,18 +49,13 @@ pub enum Decision {
 }
 
 impl RetryPolicy {
-    /// The default policy with its backoff multiplied by `EVALS_BACKOFF_SCALE` when that is
-    /// set (tests use a small factor; `Retry-After` is always honoured as sent).
-    pub fn from_env() -> RetryPolicy {
-        let mut p = RetryPolicy::default();
-        if let Some(scale) = std::env::var("EVALS_BACKOFF_SCALE")
-            .ok()
-            .and_then(|v| v.parse::<f64>().ok())
-            .filter(|v| v.is_finite() && *v >= 0.0)
-        {
-            p.backoff = p.backoff.iter().map(|d| d.mul_f64(scale)).collect();
+    /// The default policy with its backoff multiplied by `scale` when one is given (the
+    /// environment's test knob, [`crate::env::Env::backoff_scale`]).
+    pub fn scaled(scale: Option<f64>) -> RetryPolicy {
+        RetryPolicy {
+            backoff_scale: scale.unwrap_or(1.0),
+            ..RetryPolicy::default()
         }
-        p
     }
 
     /// Decides after attempt number `attempt` (1-based). `accept` is the provider's
@@ -103,7 +102,8 @@ impl RetryPolicy {
                     .get(attempt as usize - 1)
                     .or(self.backoff.last())
                     .copied()
-                    .unwrap_or(Duration::from_secs(1));
+                    .unwrap_or(Duration::from_secs(1))
+                    .mul_f64(self.backoff_scale);
                 base.mul_f64(1.0 + self.jitter * unit(seed ^ u64::from(attempt)))
             }
         };
@@ -303,9 +303,44 @@ mod tests {
     }
 
     #[test]
+    fn the_backoff_scale_shrinks_the_backoff_but_never_a_retry_after() {
+        let p = RetryPolicy {
+            jitter: 0.0,
+            ..RetryPolicy::scaled(Some(0.01))
+        };
+        let busy = |headers: Vec<(String, String)>| {
+            Ok(HttpResponse {
+                status: 503,
+                headers,
+                body: serde_json::Value::Null,
+                latency: Duration::ZERO,
+            })
+        };
+        assert_eq!(
+            p.decide(2, &busy(vec![]), any_2xx, 0),
+            Decision::Retry(Duration::from_millis(20))
+        );
+        assert_eq!(
+            p.decide(
+                2,
+                &busy(vec![("retry-after".into(), "3".into())]),
+                any_2xx,
+                0
+            ),
+            Decision::Retry(Duration::from_secs(3))
+        );
+        assert_eq!(RetryPolicy::scaled(None), RetryPolicy::default());
+    }
+
+    #[test]
     fn cassette_misses_are_not_retried() {
         let p = RetryPolicy::default();
-        let e: Result<HttpResponse, CallError> = Err(CallError::Miss("no recording".into()));
+        let miss = crate::cassette::Miss {
+            path: "c.json".into(),
+            reason: crate::cassette::MissReason::NoCassette,
+            hint: String::new(),
+        };
+        let e: Result<HttpResponse, CallError> = Err(miss.into());
         assert_eq!(p.decide(1, &e, any_2xx, 0), Decision::Accept);
     }
 }

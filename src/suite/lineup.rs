@@ -65,23 +65,14 @@ impl Contender {
         &self.info.id
     }
 
-    /// Settings as one filesystem-safe token: `effort-low.temp-0.1.max-8192`.
+    /// Settings as one filesystem-safe token: `effort-low.temp-0.1.max-8192` (the
+    /// cassette layout's settings folder, [`crate::cassette::settings_slug`]).
     pub fn settings_slug(&self) -> String {
-        let mut parts = Vec::new();
-        if let Some(e) = &self.info.effort {
-            parts.push(format!("effort-{e}"));
-        }
-        if let Some(t) = &self.info.temperature {
-            parts.push(format!("temp-{t}"));
-        }
-        if let Some(m) = self.info.max_tokens {
-            parts.push(format!("max-{m}"));
-        }
-        if parts.is_empty() {
-            "default".to_string()
-        } else {
-            parts.join(".")
-        }
+        crate::cassette::settings_slug(
+            self.info.effort.as_deref(),
+            self.info.temperature.as_deref(),
+            self.info.max_tokens,
+        )
     }
 }
 

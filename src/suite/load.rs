@@ -1,9 +1,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-use sha2::{Digest, Sha256};
-
 use super::Case;
 use super::cases::{self, CaseSet};
 use super::config::{AdapterConfig, Config, REQUEST_TYPES, SchemaSource, ScorerConfig};
@@ -272,14 +269,15 @@ impl Suite {
     }
 
     /// The suite fingerprint: scorer config, schema, thresholds and `version`, hashed from
-    /// parsed values with sorted keys, so formatting and key order never change it.
+    /// parsed values with sorted keys ([`crate::fingerprint::of_json`]), so formatting and
+    /// key order never change it.
     pub fn fingerprint(&self) -> String {
         let v = serde_json::json!({
             "scorers": self.scorers,
             "version": self.config.version,
             "minimum_scores": self.config.minimum_scores,
         });
-        hash_value(&v)
+        crate::fingerprint::of_json(&v)
     }
 
     /// Suite-wide thresholds merged with the case's (the case wins).
@@ -298,7 +296,8 @@ impl Suite {
     }
 }
 
-/// A case's fingerprint: input, expected, assertions, metadata and thresholds.
+/// A case's fingerprint: input, expected, assertions, metadata and thresholds, hashed as
+/// every fingerprint is ([`crate::fingerprint::of_json`]).
 pub fn case_fingerprint(case: &Case, thresholds: &BTreeMap<String, f64>) -> String {
     let v = serde_json::json!({
         "input": case.input.to_value(),
@@ -307,15 +306,7 @@ pub fn case_fingerprint(case: &Case, thresholds: &BTreeMap<String, f64>) -> Stri
         "metadata": case.metadata,
         "minimum_scores": thresholds,
     });
-    hash_value(&v)
-}
-
-/// SHA-256 of a JSON value serialized with sorted keys (serde_json's map is ordered).
-pub fn hash_value(v: &Value) -> String {
-    let sorted: Value = serde_json::from_str(&v.to_string()).unwrap_or(Value::Null);
-    let mut h = Sha256::new();
-    h.update(sorted.to_string().as_bytes());
-    hex::encode(h.finalize())[..16].to_string()
+    crate::fingerprint::of_json(&v)
 }
 
 fn resolve_scorer(s: &ScorerConfig, root: &Path, cwd: &Path, config: &str) -> Result<ScorerConfig> {

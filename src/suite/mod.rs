@@ -17,5 +17,5 @@ pub use cases::{CaseProblem, CaseSet, Selection};
 pub use config::Config;
 pub use discovery::Locate;
 pub use lineup::{Contender, Lineup, Overrides, ProviderKind, Refusal};
-pub use load::{KEY_VARS, Suite, case_fingerprint, hash_value};
+pub use load::{KEY_VARS, Suite, case_fingerprint};
 pub use schema::{FieldSpec, FieldType, Schema};

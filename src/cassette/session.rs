@@ -1,86 +1,29 @@
-//! The record/replay transport: modes, per-case sessions, and the live HTTP client.
-//!
-//! A [`Transport`] is made once per run with a [`Mode`]; each case opens a [`Session`] on
-//! its cassette, sends its requests through it (concurrently if it likes), and calls
-//! [`Session::finish`] to write what was recorded. Providers call `send` and never learn
-//! whether the answer came from the network or from a file.
+//! The record/replay session: a [`Transport`] is made once per run with a [`Mode`]; each
+//! case opens a [`Session`] on its cassette, sends its requests through it (concurrently if
+//! it likes), and calls [`Session::finish`] to write what was recorded. Providers call
+//! `send` and never learn whether the answer came from the network or from a file.
 
-use std::fmt;
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
-use std::str::FromStr;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use regex::Regex;
 use serde_json::Value;
 
+use super::error::CassetteError;
 use super::fingerprint::fingerprint_at;
 use super::format::{
-    Cassette, FORMAT, Interaction, RecordedRequest, RecordedResponse, RecordedUsage, parse,
+    Cassette, CassetteContender, FORMAT, Interaction, RecordedRequest, RecordedResponse,
+    RecordedUsage, parse,
 };
-use super::http::{Accept, CallError, HttpRequest, HttpResponse, Route, Verdict, human_bytes};
-use super::matcher::{Matcher, describe_difference, nearest};
-use super::redact::Redactor;
+use super::http::{
+    Accept, CallError, HttpRequest, HttpResponse, Route, Upstream, Verdict, too_large,
+};
+use super::matcher::Matcher;
+use super::miss::{self, Miss};
+use super::mode::Mode;
+use super::redact::{REQUEST_HEADERS, RESPONSE_HEADERS, Redactor};
 use super::store::{self, CassetteKey, WriteError, Written};
-use crate::results::ContenderInfo;
-
-/// Request headers that may be written to a cassette; everything else (auth, SDK
-/// telemetry, cookies) is dropped.
-const REQUEST_HEADERS: &[&str] = &["content-type", "accept"];
-/// Response headers that may be written (`retry-after` so replayed rate limits behave).
-const RESPONSE_HEADERS: &[&str] = &["content-type", "retry-after"];
-
-/// How the transport uses cassettes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Mode {
-    /// Answer only from cassettes; a request with no recording is an error of the case.
-    Replay,
-    /// Always call upstream; rewrite the cassette of every case that ran.
-    Record,
-    /// Replay what is recorded, call upstream and record what is not.
-    Auto,
-    /// Call upstream; read and write nothing.
-    Live,
-}
-
-impl Mode {
-    /// The mode to run in: with `CI` set, `auto` acts as `replay` (no writes on CI).
-    pub fn resolve(self, ci: bool) -> Mode {
-        match self {
-            Mode::Auto if ci => Mode::Replay,
-            other => other,
-        }
-    }
-}
-
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Mode::Replay => "replay",
-            Mode::Record => "record",
-            Mode::Auto => "auto",
-            Mode::Live => "live",
-        })
-    }
-}
-
-impl FromStr for Mode {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Mode, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "replay" => Ok(Mode::Replay),
-            "record" => Ok(Mode::Record),
-            "auto" => Ok(Mode::Auto),
-            "live" => Ok(Mode::Live),
-            _ => Err(format!(
-                "unknown cassette mode `{s}`; use replay, record, auto or live"
-            )),
-        }
-    }
-}
 
 /// The largest response body accepted by default (`cassettes.max_response_bytes`): 8 MiB.
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 8 * 1024 * 1024;
@@ -98,7 +41,7 @@ pub struct CassetteOptions {
     /// still present. Values shorter than 8 characters are ignored.
     pub secrets: Vec<String>,
     /// A recorded response body larger than this is an error of its case on replay (the
-    /// live client refuses one while reading it, see [`LiveClient::with_max_response_bytes`]).
+    /// live client refuses one while reading it, see [`LiveClient::with_max_response_bytes`](super::LiveClient::with_max_response_bytes)).
     pub max_response_bytes: u64,
 }
 
@@ -114,223 +57,18 @@ impl Default for CassetteOptions {
     }
 }
 
-/// The error of a response body over the limit; `size` is what is known of it (`None`:
-/// more than `over`, which is how far it was read).
-fn too_large(what: &str, size: Option<u64>, over: u64, limit: u64) -> CallError {
-    let size = match size {
-        Some(n) => human_bytes(n),
-        None => format!("over {}", human_bytes(over)),
-    };
-    CallError::TooLarge(format!(
-        "{what} is {size}, over cassettes.max_response_bytes ({}): raise it in the config \
-         if this is expected",
-        human_bytes(limit)
-    ))
-}
-
 /// What a cassette records about its case, and the hint a miss ends with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionMeta {
     /// `dataset/case id`.
     pub case: String,
-    pub contender: ContenderInfo,
+    pub contender: CassetteContender,
     /// The last line of a miss, e.g. "run `evals record -c vague` to record it".
     pub hint: String,
     /// How live calls of this session are scheduled (vendor pauses, rate limits).
     pub route: Route,
     /// The provider's `base_url`: requests are fingerprinted relative to it (empty: whole).
     pub base_url: String,
-}
-
-/// The future an [`Upstream`] returns.
-pub type UpstreamFuture<'a> =
-    Pin<Box<dyn Future<Output = Result<HttpResponse, CallError>> + Send + 'a>>;
-
-/// Sends requests for real. The runner wraps it with retries/rate limits later. `accept`
-/// is the provider's judgement of a 2xx response (a retry layer retries a transient
-/// failure); the client itself has no use for it.
-pub trait Upstream: Send + Sync {
-    fn send<'a>(&'a self, req: HttpRequest, route: &'a Route, accept: Accept)
-    -> UpstreamFuture<'a>;
-}
-
-/// The real HTTP client: a `reqwest::Client` with a per-call timeout and a cap on the size
-/// of a response body.
-#[derive(Debug, Clone)]
-pub struct LiveClient {
-    client: reqwest::Client,
-    timeout: Duration,
-    redirects: Vec<(String, String)>,
-    max_response_bytes: u64,
-}
-
-/// How far past the limit an oversized body is still counted (never kept) for the figure
-/// its error gives; a longer one is "over" this.
-const COUNT_OVERSIZED_UP_TO: u64 = 1024 * 1024 * 1024;
-
-impl LiveClient {
-    /// A client whose calls time out after `timeout`. A request whose URL starts with the
-    /// first string of a `redirects` pair is sent to the second instead (the canonical URL
-    /// stays in the cassette and the fingerprint): used to record against a local server.
-    pub fn new(
-        timeout: Duration,
-        redirects: Vec<(String, String)>,
-    ) -> Result<LiveClient, CallError> {
-        // reqwest is built without a default TLS crypto provider; install ring's once.
-        // An error only means one is installed already.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .build()
-            .map_err(|e| CallError::Transport(format!("cannot start the HTTP client: {e}")))?;
-        Ok(LiveClient {
-            client,
-            timeout,
-            redirects,
-            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
-        })
-    }
-
-    /// Refuses a response body over `limit` bytes while reading it, so a huge one is never
-    /// held whole: an error of the case naming its size (`cassettes.max_response_bytes`).
-    pub fn with_max_response_bytes(mut self, limit: u64) -> LiveClient {
-        self.max_response_bytes = limit;
-        self
-    }
-
-    fn target_url(&self, url: &str) -> String {
-        for (from, to) in &self.redirects {
-            if let Some(rest) = url.strip_prefix(from.as_str()) {
-                return format!("{to}{rest}");
-            }
-        }
-        url.to_string()
-    }
-
-    async fn send_now(&self, req: HttpRequest) -> Result<HttpResponse, CallError> {
-        let method_name = req.method.to_ascii_uppercase();
-        let target = self.target_url(&req.url);
-        let what = if target == req.url {
-            format!("{method_name} {}", req.url)
-        } else {
-            format!("{method_name} {} (sent to {target})", req.url)
-        };
-        let method = reqwest::Method::from_bytes(method_name.as_bytes())
-            .map_err(|_| CallError::Transport(format!("{what}: not an HTTP method")))?;
-        let mut builder = self.client.request(method, &target).timeout(self.timeout);
-        let mut has_content_type = false;
-        for (name, value) in &req.headers {
-            has_content_type |= name.eq_ignore_ascii_case("content-type");
-            builder = builder.header(name.as_str(), value.as_str());
-        }
-        if let Some(body) = &req.body {
-            let bytes = serde_json::to_vec(body).map_err(|e| {
-                CallError::Transport(format!("{what}: cannot encode the body: {e}"))
-            })?;
-            if !has_content_type {
-                builder = builder.header("content-type", "application/json");
-            }
-            builder = builder.body(bytes);
-        }
-        let started = Instant::now();
-        let mut response = builder
-            .send()
-            .await
-            .map_err(|e| CallError::Transport(format!("{what}: {}", self.describe(&e))))?;
-        let status = response.status().as_u16();
-        let headers = response
-            .headers()
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_ascii_lowercase(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect();
-        let limit = self.max_response_bytes;
-        let subject = format!("{what}: the response");
-        if let Some(length) = response.content_length()
-            && length > limit
-        {
-            return Err(too_large(&subject, Some(length), limit, limit));
-        }
-        // Read chunk by chunk: a body that passes the limit is dropped there, then only
-        // counted (for the figure of the error), never held whole.
-        let mut body: Vec<u8> = Vec::new();
-        let mut seen: u64 = 0;
-        let read_error =
-            |e: reqwest::Error| CallError::Transport(format!("{what}: {}", self.describe(&e)));
-        while let Some(chunk) = response.chunk().await.map_err(read_error)? {
-            seen += chunk.len() as u64;
-            if seen > limit {
-                body = Vec::new();
-                if seen > COUNT_OVERSIZED_UP_TO {
-                    return Err(too_large(&subject, None, seen, limit));
-                }
-                continue;
-            }
-            body.extend_from_slice(&chunk);
-        }
-        if seen > limit {
-            return Err(too_large(&subject, Some(seen), limit, limit));
-        }
-        let text = String::from_utf8_lossy(&body).into_owned();
-        let latency = started.elapsed();
-        let body = match serde_json::from_str::<Value>(&text) {
-            Ok(json) => json,
-            Err(_) => Value::String(text),
-        };
-        Ok(HttpResponse {
-            status,
-            headers,
-            body,
-            latency,
-        })
-    }
-
-    fn describe(&self, error: &reqwest::Error) -> String {
-        if error.is_timeout() {
-            return format!("timed out after {}", human_duration(self.timeout));
-        }
-        // The innermost cause says what happened ("Connection refused (os error 111)").
-        let mut source: &dyn std::error::Error = error;
-        while let Some(next) = source.source() {
-            if let Some(io) = next.downcast_ref::<std::io::Error>() {
-                match io.kind() {
-                    std::io::ErrorKind::ConnectionRefused => return "connection refused".into(),
-                    std::io::ErrorKind::TimedOut => {
-                        return format!("timed out after {}", human_duration(self.timeout));
-                    }
-                    _ => {}
-                }
-            }
-            source = next;
-        }
-        if error.is_connect() {
-            format!("cannot connect: {source}")
-        } else {
-            source.to_string()
-        }
-    }
-}
-
-impl Upstream for LiveClient {
-    fn send<'a>(
-        &'a self,
-        req: HttpRequest,
-        _route: &'a Route,
-        _accept: Accept,
-    ) -> UpstreamFuture<'a> {
-        Box::pin(self.send_now(req))
-    }
-}
-
-fn human_duration(d: Duration) -> String {
-    if d.subsec_millis() == 0 && d.as_secs() > 0 {
-        format!("{}s", d.as_secs())
-    } else {
-        format!("{}ms", d.as_millis())
-    }
 }
 
 /// Opens a [`Session`] per case on its cassette, in one [`Mode`].
@@ -426,9 +164,9 @@ impl Transport {
             .len()
     }
 
-    /// The cassette file of `key`.
+    /// The cassette file of `key` ([`CassetteKey::path_in`] the cassette folder).
     pub fn path(&self, key: &CassetteKey) -> PathBuf {
-        self.options.dir.join(key.relative_path())
+        key.path_in(&self.options.dir)
     }
 
     /// Opens the session of one case. In replay and auto, its cassette is loaded now: a
@@ -441,10 +179,11 @@ impl Transport {
                 Ok(text) => Some(parse(&text, &path)?),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => {
-                    return Err(CallError::Cassette(format!(
-                        "{}: cannot read cassette: {e}",
-                        path.display()
-                    )));
+                    return Err(CassetteError::Unreadable {
+                        path,
+                        why: e.to_string(),
+                    }
+                    .into());
                 }
             },
             Mode::Record | Mode::Live => None,
@@ -460,6 +199,7 @@ impl Transport {
         Ok(Session {
             mode: self.mode,
             base,
+            key: key.clone(),
             path,
             meta,
             options: Arc::clone(&self.options),
@@ -483,6 +223,7 @@ pub struct Session {
     mode: Mode,
     /// [`SessionMeta::base_url`], scrubbed as the requests are.
     base: String,
+    key: CassetteKey,
     path: PathBuf,
     meta: SessionMeta,
     options: Arc<CassetteOptions>,
@@ -536,7 +277,7 @@ impl Session {
                     fingerprint_at(&recorded.to_http(), &self.options.ignore_fields, &self.base);
                 match self.replay(&fp) {
                     Some(response) => response,
-                    None => Err(self.miss(&recorded)),
+                    None => Err(self.miss(&recorded).into()),
                 }
             }
             Mode::Auto => {
@@ -594,6 +335,7 @@ impl Session {
                 Ok(Some(self.path))
             }
             Err(WriteError::Io(why)) if self.mode == Mode::Auto => {
+                let why = why.to_string();
                 let mut u = self
                     .unwritten
                     .lock()
@@ -701,6 +443,20 @@ impl Session {
         }
     }
 
+    /// The miss of `request`: the nearest recording (in this cassette, or the case's under
+    /// other settings when there is none) and how the request differs from it.
+    fn miss(&self, request: &RecordedRequest) -> Miss {
+        miss::diagnose(
+            &self.path,
+            &self.key,
+            &self.options.dir,
+            self.recorded.as_deref(),
+            request,
+            &self.options.ignore_fields,
+            &self.meta.hint,
+        )
+    }
+
     fn allowed(
         &self,
         headers: &[(String, String)],
@@ -712,89 +468,6 @@ impl Session {
             .filter(|(k, _)| allow.contains(&k.as_str()))
             .map(|(k, v)| (k, self.redactor.scrub_str(v)))
             .collect()
-    }
-
-    /// The error of a replay miss: the diff against the nearest recording, and the hint.
-    /// The same case's cassettes under the contender's other settings folders
-    /// (`<provider>/<model>/<settings>/<dataset>/<case>.json`), loaded; unreadable ones skipped.
-    fn other_settings(&self) -> Vec<(PathBuf, Vec<Interaction>)> {
-        let Ok(rel) = self.path.strip_prefix(&self.options.dir) else {
-            return vec![];
-        };
-        let parts: Vec<&std::ffi::OsStr> = rel.iter().collect();
-        if parts.len() < 5 {
-            return vec![];
-        }
-        let model_dir = self.options.dir.join(parts[0]).join(parts[1]);
-        let rest: PathBuf = parts[3..].iter().collect();
-        let Ok(entries) = std::fs::read_dir(&model_dir) else {
-            return vec![];
-        };
-        let mut found: Vec<(PathBuf, Vec<Interaction>)> = entries
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_name() != parts[2])
-            .map(|e| e.path().join(&rest))
-            .filter(|p| p.is_file())
-            .filter_map(|p| {
-                let text = std::fs::read_to_string(&p).ok()?;
-                let c = parse(&text, &p).ok()?;
-                Some((p, c.interactions))
-            })
-            .collect();
-        found.sort_by(|a, b| a.0.cmp(&b.0));
-        found
-    }
-
-    fn miss(&self, request: &RecordedRequest) -> CallError {
-        let path = self.path.display();
-        let hint = &self.meta.hint;
-        let Some(recorded) = self.recorded.as_ref() else {
-            // Settings are part of the path: a changed temperature or effort finds no file.
-            // Diff against the nearest recording of this case under other settings.
-            let ignore = &self.options.ignore_fields;
-            let best = self
-                .other_settings()
-                .into_iter()
-                .filter_map(|(other, interactions)| {
-                    let i = nearest(request, &interactions, ignore)?;
-                    let lines = describe_difference(&interactions[i].request, request, ignore);
-                    Some((lines.len(), other, lines))
-                })
-                .min_by_key(|(n, _, _)| *n);
-            return match best {
-                None => CallError::Miss(format!("no cassette for this case ({path})\n{hint}")),
-                Some((_, other, lines)) => {
-                    let mut message = format!(
-                        "no cassette for this case with these settings ({path}); nearest recording: {}\n",
-                        other.display()
-                    );
-                    push_indented(&mut message, &lines);
-                    message.push_str(hint);
-                    CallError::Miss(message)
-                }
-            };
-        };
-        let ignore = &self.options.ignore_fields;
-        let mut message = format!("no recording matches this request ({path})\n");
-        match nearest(request, recorded, ignore) {
-            None => message.push_str("  the cassette holds no interactions\n"),
-            Some(index) => {
-                let lines = describe_difference(&recorded[index].request, request, ignore);
-                if lines.is_empty() {
-                    let times = recorded
-                        .iter()
-                        .filter(|i| i.fingerprint == recorded[index].fingerprint)
-                        .count();
-                    message.push_str(&format!(
-                        "  this request was recorded {times} time(s) and every recording is \
-                         used: it was sent more often than when recorded\n"
-                    ));
-                }
-                push_indented(&mut message, &lines);
-            }
-        }
-        message.push_str(hint);
-        CallError::Miss(message)
     }
 }
 
@@ -821,15 +494,6 @@ fn body_size(body: &Value) -> u64 {
     }
 }
 
-/// The lines of a miss's diff, indented under its first line.
-fn push_indented(message: &mut String, lines: &[String]) {
-    for line in lines {
-        message.push_str("  ");
-        message.push_str(line);
-        message.push('\n');
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -839,13 +503,14 @@ mod tests {
     use wiremock::{Mock, MockServer, ResponseTemplate};
 
     use super::*;
-    use crate::cassette::{any_2xx, load};
+    use crate::cassette::miss::MissReason;
+    use crate::cassette::{LiveClient, UpstreamFuture, any_2xx, load};
 
     const KEY: &str = "sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef";
     const CANONICAL: &str = "https://openrouter.example/api/v1";
 
-    fn contender() -> ContenderInfo {
-        ContenderInfo {
+    fn contender() -> CassetteContender {
+        CassetteContender {
             id: "openai/gpt-4o-mini".into(),
             provider: "openrouter".into(),
             model: "openai/gpt-4o-mini".into(),
@@ -1073,9 +738,15 @@ mod tests {
             )
             .await
             .unwrap_err();
-        let CallError::Miss(message) = err else {
+        let CallError::Miss(miss) = err else {
             panic!("not a miss: {err:?}");
         };
+        assert!(
+            matches!(miss.reason, MissReason::Differs { nearest: 0, .. }),
+            "{miss:?}"
+        );
+        assert_eq!(miss.diff().len(), 5);
+        let message = miss.to_string();
         let path = dir
             .path()
             .join("openrouter/openai__gpt-4o-mini/default/toy/vague.json");
@@ -1103,12 +774,16 @@ mod tests {
         let path = dir
             .path()
             .join("openrouter/openai__gpt-4o-mini/default/toy/new.json");
+        assert!(
+            matches!(&err, CallError::Miss(m) if m.reason == MissReason::NoCassette),
+            "{err:?}"
+        );
         assert_eq!(
-            err,
-            CallError::Miss(format!(
+            err.to_string(),
+            format!(
                 "no cassette for this case ({})\nrun `evals record -c new` to record it",
                 path.display()
-            ))
+            )
         );
     }
 
@@ -1550,170 +1225,6 @@ mod tests {
         );
     }
 
-    #[test]
-    fn modes_parse_print_and_resolve_on_ci() {
-        for mode in [Mode::Replay, Mode::Record, Mode::Auto, Mode::Live] {
-            assert_eq!(mode.to_string().parse::<Mode>(), Ok(mode));
-        }
-        assert_eq!("AUTO".parse::<Mode>(), Ok(Mode::Auto));
-        assert!(
-            "tape"
-                .parse::<Mode>()
-                .unwrap_err()
-                .contains("replay, record, auto or live")
-        );
-        assert_eq!(Mode::Auto.resolve(true), Mode::Replay);
-        assert_eq!(Mode::Auto.resolve(false), Mode::Auto);
-        assert_eq!(Mode::Record.resolve(true), Mode::Record);
-        assert_eq!(Mode::Live.resolve(true), Mode::Live);
-    }
-
-    #[tokio::test]
-    async fn live_client_names_timeouts_and_refused_connections() {
-        let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(5)))
-            .mount(&server)
-            .await;
-        let client = LiveClient::new(Duration::from_millis(200), vec![]).unwrap();
-        let url = format!("{}/chat/completions", server.uri());
-        let err = client
-            .send(prompt_to(&url), &Route::default(), any_2xx)
-            .await
-            .unwrap_err();
-        assert_eq!(
-            err,
-            CallError::Transport(format!("POST {url}: timed out after 200ms"))
-        );
-
-        let port = {
-            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            listener.local_addr().unwrap().port()
-        };
-        let url = format!("http://127.0.0.1:{port}/v1");
-        let err = client
-            .send(prompt_to(&url), &Route::default(), any_2xx)
-            .await
-            .unwrap_err();
-        assert_eq!(
-            err,
-            CallError::Transport(format!("POST {url}: connection refused"))
-        );
-    }
-
-    #[tokio::test]
-    async fn live_client_returns_error_statuses_and_text_bodies() {
-        let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .respond_with(
-                ResponseTemplate::new(429)
-                    .insert_header("retry-after", "3")
-                    .set_body_string("slow down"),
-            )
-            .mount(&server)
-            .await;
-        let client = LiveClient::new(Duration::from_secs(5), vec![]).unwrap();
-        let response = client
-            .send(prompt_to(&server.uri()), &Route::default(), any_2xx)
-            .await
-            .unwrap();
-        assert_eq!(response.status, 429);
-        assert_eq!(response.body, json!("slow down"));
-        assert!(
-            response
-                .headers
-                .contains(&("retry-after".into(), "3".into()))
-        );
-        let sent = &server.received_requests().await.unwrap()[0];
-        assert_eq!(
-            sent.headers.get("content-type").unwrap(),
-            "application/json"
-        );
-        assert_eq!(sent.body_json::<Value>().unwrap(), json!({"prompt": 1}));
-    }
-
-    #[tokio::test]
-    async fn live_client_refuses_a_body_over_the_limit_with_its_size() {
-        let server = MockServer::start().await;
-        Mock::given(method("POST"))
-            .respond_with(ResponseTemplate::new(200).set_body_string("x".repeat(3000)))
-            .mount(&server)
-            .await;
-        let url = server.uri();
-        let client = LiveClient::new(Duration::from_secs(5), vec![])
-            .unwrap()
-            .with_max_response_bytes(2048);
-        let err = client
-            .send(prompt_to(&url), &Route::default(), any_2xx)
-            .await
-            .unwrap_err();
-        assert_eq!(
-            err,
-            CallError::TooLarge(format!(
-                "POST {url}: the response is 2.9 KiB, over cassettes.max_response_bytes \
-                 (2.0 KiB): raise it in the config if this is expected"
-            ))
-        );
-        // At the limit it is an answer.
-        let client = client.with_max_response_bytes(3000);
-        let ok = client
-            .send(prompt_to(&url), &Route::default(), any_2xx)
-            .await
-            .unwrap();
-        assert_eq!(ok.body, json!("x".repeat(3000)));
-    }
-
-    /// Serves one chunked response (no Content-Length) of `chunks` chunks of `size` bytes.
-    async fn chunked_server(chunks: usize, size: usize) -> String {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            let (mut socket, _) = listener.accept().await.unwrap();
-            let mut buf = vec![0u8; 4096];
-            let _ = socket.read(&mut buf).await;
-            let head =
-                "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\n";
-            if socket.write_all(head.as_bytes()).await.is_err() {
-                return;
-            }
-            let chunk = format!("{size:x}\r\n{}\r\n", "y".repeat(size));
-            for _ in 0..chunks {
-                if socket.write_all(chunk.as_bytes()).await.is_err() {
-                    return;
-                }
-            }
-            let _ = socket.write_all(b"0\r\n\r\n").await;
-        });
-        format!("http://{addr}/v1")
-    }
-
-    #[tokio::test]
-    async fn live_client_reads_a_body_of_unknown_length_up_to_the_limit_only() {
-        // 50 chunks of 64 KiB, no Content-Length: 3.1 MiB, over a 1 MiB limit.
-        let url = chunked_server(50, 64 * 1024).await;
-        let client = LiveClient::new(Duration::from_secs(10), vec![])
-            .unwrap()
-            .with_max_response_bytes(1024 * 1024);
-        let err = client
-            .send(prompt_to(&url), &Route::default(), any_2xx)
-            .await
-            .unwrap_err();
-        assert_eq!(
-            err,
-            CallError::TooLarge(format!(
-                "POST {url}: the response is 3.1 MiB, over cassettes.max_response_bytes \
-                 (1.0 MiB): raise it in the config if this is expected"
-            ))
-        );
-        let url = chunked_server(4, 1000).await;
-        let ok = client
-            .send(prompt_to(&url), &Route::default(), any_2xx)
-            .await
-            .unwrap();
-        assert_eq!(ok.body, json!("y".repeat(4000)));
-    }
-
     #[tokio::test]
     async fn replaying_a_response_over_the_limit_is_an_error_naming_the_cassette() {
         let dir = tempfile::tempdir().unwrap();
@@ -1745,12 +1256,5 @@ mod tests {
         let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
         let session = player.session(&key("big"), meta("big")).unwrap();
         assert!(session.send(prompt(1), any_2xx).await.is_ok());
-    }
-
-    fn prompt_to(url: &str) -> HttpRequest {
-        HttpRequest {
-            url: url.to_string(),
-            ..prompt(1)
-        }
     }
 }

@@ -1,0 +1,108 @@
+//! [`CassetteError`]: what goes wrong with a cassette file (reading, parsing, writing) or
+//! with the choice of a cassette mode. Each message names the file and the fix; the crate's
+//! [`crate::error::Error::exit_code`] maps each kind to its exit code.
+
+use std::path::PathBuf;
+
+use super::format::FORMAT;
+
+/// A failure of the cassette subsystem. A case that meets one errors (no score); a command
+/// that meets one (`evals cassettes status`, `--cassettes`) stops with it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CassetteError {
+    /// The file exists but could not be read.
+    #[error("{}: cannot read cassette: {why}", path.display())]
+    Unreadable { path: PathBuf, why: String },
+    /// Not JSON, or JSON that is not a cassette (`why` says which, with the position).
+    #[error("{}: not a cassette ({why})", path.display())]
+    NotACassette { path: PathBuf, why: String },
+    /// Written by a newer `evals`: refused, never guessed at.
+    #[error(
+        "{}: format {format} is newer than this evals understands ({FORMAT}); upgrade evals",
+        path.display()
+    )]
+    TooNew { path: PathBuf, format: u64 },
+    /// The cassette could not be turned into JSON.
+    #[error("{}: cannot serialize cassette: {why}", path.display())]
+    Unserializable { path: PathBuf, why: String },
+    /// The cassette would hold a secret (after scrubbing): the write is refused. Names the
+    /// kind of secret and where, never its value.
+    #[error(
+        "refusing to write {}: it would contain {} (line {line}){}; {}",
+        path.display(),
+        with_article(kind),
+        place.map_or("", SecretPlace::phrase),
+        SecretPlace::fix(*place)
+    )]
+    SecretRefused {
+        path: PathBuf,
+        /// The kind of secret ("OpenAI-style key (sk-…)").
+        kind: &'static str,
+        /// 1-based line of the cassette's text.
+        line: usize,
+        /// Where in the cassette it is; `None`: neither a request nor a response (the case
+        /// id, the contender).
+        place: Option<SecretPlace>,
+    },
+    /// The file system refused the write (a read-only folder, a full disk).
+    #[error("cannot write cassette {}: {why}", path.display())]
+    Unwritable { path: PathBuf, why: String },
+    /// A `--cassettes`/`EVALS_CASSETTES` value that is no mode.
+    #[error("--cassettes {given}: expected one of replay, record, auto, live")]
+    UnknownMode { given: String },
+}
+
+impl CassetteError {
+    /// Whether this is bad input (a file or a value the user must fix; exit 2) rather than
+    /// a failure while running (a write the file system or the secret scan refused; exit 1).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            CassetteError::Unreadable { .. }
+                | CassetteError::NotACassette { .. }
+                | CassetteError::TooNew { .. }
+                | CassetteError::UnknownMode { .. }
+        )
+    }
+}
+
+/// The part of a cassette a secret is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretPlace {
+    Request,
+    Response,
+}
+
+impl SecretPlace {
+    fn phrase(self) -> &'static str {
+        match self {
+            SecretPlace::Request => " in a request",
+            SecretPlace::Response => " in a response",
+        }
+    }
+
+    fn fix(place: Option<SecretPlace>) -> &'static str {
+        match place {
+            Some(SecretPlace::Request) => {
+                "keep the secret out of the request (a prompt or a case input holds it), \
+                 or add a `cassettes.redact` pattern for it"
+            }
+            Some(SecretPlace::Response) => {
+                "the server sent it back in its response (the request was scrubbed): add a \
+                 `cassettes.redact` pattern for it"
+            }
+            None => {
+                "add a `cassettes.redact` pattern for it, or keep it out of the case id and \
+                 the contender's name"
+            }
+        }
+    }
+}
+
+fn with_article(kind: &str) -> String {
+    let article = match kind.chars().next() {
+        Some('A' | 'E' | 'I' | 'O' | 'U' | 'a' | 'e' | 'i' | 'o' | 'u') => "an",
+        _ => "a",
+    };
+    format!("{article} {kind}")
+}

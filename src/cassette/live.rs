@@ -1,0 +1,357 @@
+//! The live HTTP client: reqwest with a per-call timeout, a cap on the size of a response
+//! body (read chunk by chunk, never held whole when over), `EVALS_REDIRECT`-style redirects
+//! and errors that say what happened ("connection refused", "timed out after 30s"). It is
+//! the [`Upstream`] the runner wraps with retries and rate limits.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::http::{
+    Accept, CallError, HttpRequest, HttpResponse, Route, Upstream, UpstreamFuture, too_large,
+};
+use super::session::DEFAULT_MAX_RESPONSE_BYTES;
+
+/// The real HTTP client: a `reqwest::Client` with a per-call timeout and a cap on the size
+/// of a response body.
+#[derive(Debug, Clone)]
+pub struct LiveClient {
+    client: reqwest::Client,
+    timeout: Duration,
+    redirects: Vec<(String, String)>,
+    max_response_bytes: u64,
+}
+
+/// How far past the limit an oversized body is still counted (never kept) for the figure
+/// its error gives; a longer one is "over" this.
+const COUNT_OVERSIZED_UP_TO: u64 = 1024 * 1024 * 1024;
+
+impl LiveClient {
+    /// A client whose calls time out after `timeout`. A request whose URL starts with the
+    /// first string of a `redirects` pair is sent to the second instead (the canonical URL
+    /// stays in the cassette and the fingerprint): used to record against a local server.
+    pub fn new(
+        timeout: Duration,
+        redirects: Vec<(String, String)>,
+    ) -> Result<LiveClient, CallError> {
+        // reqwest is built without a default TLS crypto provider; install ring's once.
+        // An error only means one is installed already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .build()
+            .map_err(|e| CallError::Transport(format!("cannot start the HTTP client: {e}")))?;
+        Ok(LiveClient {
+            client,
+            timeout,
+            redirects,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+        })
+    }
+
+    /// Refuses a response body over `limit` bytes while reading it, so a huge one is never
+    /// held whole: an error of the case naming its size (`cassettes.max_response_bytes`).
+    pub fn with_max_response_bytes(mut self, limit: u64) -> LiveClient {
+        self.max_response_bytes = limit;
+        self
+    }
+
+    fn target_url(&self, url: &str) -> String {
+        for (from, to) in &self.redirects {
+            if let Some(rest) = url.strip_prefix(from.as_str()) {
+                return format!("{to}{rest}");
+            }
+        }
+        url.to_string()
+    }
+
+    async fn send_now(&self, req: HttpRequest) -> Result<HttpResponse, CallError> {
+        let method_name = req.method.to_ascii_uppercase();
+        let target = self.target_url(&req.url);
+        let what = if target == req.url {
+            format!("{method_name} {}", req.url)
+        } else {
+            format!("{method_name} {} (sent to {target})", req.url)
+        };
+        let method = reqwest::Method::from_bytes(method_name.as_bytes())
+            .map_err(|_| CallError::Transport(format!("{what}: not an HTTP method")))?;
+        let mut builder = self.client.request(method, &target).timeout(self.timeout);
+        let mut has_content_type = false;
+        for (name, value) in &req.headers {
+            has_content_type |= name.eq_ignore_ascii_case("content-type");
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        if let Some(body) = &req.body {
+            let bytes = serde_json::to_vec(body).map_err(|e| {
+                CallError::Transport(format!("{what}: cannot encode the body: {e}"))
+            })?;
+            if !has_content_type {
+                builder = builder.header("content-type", "application/json");
+            }
+            builder = builder.body(bytes);
+        }
+        let started = Instant::now();
+        let mut response = builder
+            .send()
+            .await
+            .map_err(|e| CallError::Transport(format!("{what}: {}", self.describe(&e))))?;
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_ascii_lowercase(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let limit = self.max_response_bytes;
+        let subject = format!("{what}: the response");
+        if let Some(length) = response.content_length()
+            && length > limit
+        {
+            return Err(too_large(&subject, Some(length), limit, limit));
+        }
+        // Read chunk by chunk: a body that passes the limit is dropped there, then only
+        // counted (for the figure of the error), never held whole.
+        let mut body: Vec<u8> = Vec::new();
+        let mut seen: u64 = 0;
+        let read_error =
+            |e: reqwest::Error| CallError::Transport(format!("{what}: {}", self.describe(&e)));
+        while let Some(chunk) = response.chunk().await.map_err(read_error)? {
+            seen += chunk.len() as u64;
+            if seen > limit {
+                body = Vec::new();
+                if seen > COUNT_OVERSIZED_UP_TO {
+                    return Err(too_large(&subject, None, seen, limit));
+                }
+                continue;
+            }
+            body.extend_from_slice(&chunk);
+        }
+        if seen > limit {
+            return Err(too_large(&subject, Some(seen), limit, limit));
+        }
+        let text = String::from_utf8_lossy(&body).into_owned();
+        let latency = started.elapsed();
+        let body = match serde_json::from_str::<Value>(&text) {
+            Ok(json) => json,
+            Err(_) => Value::String(text),
+        };
+        Ok(HttpResponse {
+            status,
+            headers,
+            body,
+            latency,
+        })
+    }
+
+    fn describe(&self, error: &reqwest::Error) -> String {
+        if error.is_timeout() {
+            return format!("timed out after {}", human_duration(self.timeout));
+        }
+        // The innermost cause says what happened ("Connection refused (os error 111)").
+        let mut source: &dyn std::error::Error = error;
+        while let Some(next) = source.source() {
+            if let Some(io) = next.downcast_ref::<std::io::Error>() {
+                match io.kind() {
+                    std::io::ErrorKind::ConnectionRefused => return "connection refused".into(),
+                    std::io::ErrorKind::TimedOut => {
+                        return format!("timed out after {}", human_duration(self.timeout));
+                    }
+                    _ => {}
+                }
+            }
+            source = next;
+        }
+        if error.is_connect() {
+            format!("cannot connect: {source}")
+        } else {
+            source.to_string()
+        }
+    }
+}
+
+impl Upstream for LiveClient {
+    fn send<'a>(
+        &'a self,
+        req: HttpRequest,
+        _route: &'a Route,
+        _accept: Accept,
+    ) -> UpstreamFuture<'a> {
+        Box::pin(self.send_now(req))
+    }
+}
+
+fn human_duration(d: Duration) -> String {
+    if d.subsec_millis() == 0 && d.as_secs() > 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    use super::*;
+    use crate::cassette::any_2xx;
+
+    fn prompt_to(url: &str) -> HttpRequest {
+        HttpRequest {
+            method: "POST".into(),
+            url: url.to_string(),
+            headers: vec![],
+            body: Some(json!({"prompt": 1})),
+        }
+    }
+
+    #[tokio::test]
+    async fn live_client_names_timeouts_and_refused_connections() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(5)))
+            .mount(&server)
+            .await;
+        let client = LiveClient::new(Duration::from_millis(200), vec![]).unwrap();
+        let url = format!("{}/chat/completions", server.uri());
+        let err = client
+            .send(prompt_to(&url), &Route::default(), any_2xx)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            CallError::Transport(format!("POST {url}: timed out after 200ms"))
+        );
+
+        let port = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().port()
+        };
+        let url = format!("http://127.0.0.1:{port}/v1");
+        let err = client
+            .send(prompt_to(&url), &Route::default(), any_2xx)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            CallError::Transport(format!("POST {url}: connection refused"))
+        );
+    }
+
+    #[tokio::test]
+    async fn live_client_returns_error_statuses_and_text_bodies() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(
+                ResponseTemplate::new(429)
+                    .insert_header("retry-after", "3")
+                    .set_body_string("slow down"),
+            )
+            .mount(&server)
+            .await;
+        let client = LiveClient::new(Duration::from_secs(5), vec![]).unwrap();
+        let response = client
+            .send(prompt_to(&server.uri()), &Route::default(), any_2xx)
+            .await
+            .unwrap();
+        assert_eq!(response.status, 429);
+        assert_eq!(response.body, json!("slow down"));
+        assert!(
+            response
+                .headers
+                .contains(&("retry-after".into(), "3".into()))
+        );
+        let sent = &server.received_requests().await.unwrap()[0];
+        assert_eq!(
+            sent.headers.get("content-type").unwrap(),
+            "application/json"
+        );
+        assert_eq!(sent.body_json::<Value>().unwrap(), json!({"prompt": 1}));
+    }
+
+    #[tokio::test]
+    async fn live_client_refuses_a_body_over_the_limit_with_its_size() {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_body_string("x".repeat(3000)))
+            .mount(&server)
+            .await;
+        let url = server.uri();
+        let client = LiveClient::new(Duration::from_secs(5), vec![])
+            .unwrap()
+            .with_max_response_bytes(2048);
+        let err = client
+            .send(prompt_to(&url), &Route::default(), any_2xx)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            CallError::TooLarge(format!(
+                "POST {url}: the response is 2.9 KiB, over cassettes.max_response_bytes \
+                 (2.0 KiB): raise it in the config if this is expected"
+            ))
+        );
+        // At the limit it is an answer.
+        let client = client.with_max_response_bytes(3000);
+        let ok = client
+            .send(prompt_to(&url), &Route::default(), any_2xx)
+            .await
+            .unwrap();
+        assert_eq!(ok.body, json!("x".repeat(3000)));
+    }
+
+    /// Serves one chunked response (no Content-Length) of `chunks` chunks of `size` bytes.
+    async fn chunked_server(chunks: usize, size: usize) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buf = vec![0u8; 4096];
+            let _ = socket.read(&mut buf).await;
+            let head =
+                "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\n";
+            if socket.write_all(head.as_bytes()).await.is_err() {
+                return;
+            }
+            let chunk = format!("{size:x}\r\n{}\r\n", "y".repeat(size));
+            for _ in 0..chunks {
+                if socket.write_all(chunk.as_bytes()).await.is_err() {
+                    return;
+                }
+            }
+            let _ = socket.write_all(b"0\r\n\r\n").await;
+        });
+        format!("http://{addr}/v1")
+    }
+
+    #[tokio::test]
+    async fn live_client_reads_a_body_of_unknown_length_up_to_the_limit_only() {
+        // 50 chunks of 64 KiB, no Content-Length: 3.1 MiB, over a 1 MiB limit.
+        let url = chunked_server(50, 64 * 1024).await;
+        let client = LiveClient::new(Duration::from_secs(10), vec![])
+            .unwrap()
+            .with_max_response_bytes(1024 * 1024);
+        let err = client
+            .send(prompt_to(&url), &Route::default(), any_2xx)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            CallError::TooLarge(format!(
+                "POST {url}: the response is 3.1 MiB, over cassettes.max_response_bytes \
+                 (1.0 MiB): raise it in the config if this is expected"
+            ))
+        );
+        let url = chunked_server(4, 1000).await;
+        let ok = client
+            .send(prompt_to(&url), &Route::default(), any_2xx)
+            .await
+            .unwrap();
+        assert_eq!(ok.body, json!("y".repeat(4000)));
+    }
+}

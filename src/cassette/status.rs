@@ -1,0 +1,261 @@
+//! What `evals cassettes status` reports: for each case and contender that records, whether
+//! its cassette is there and still matches the request the suite would send now; then the
+//! files no case uses and the temp files interrupted writes left. The caller (which knows
+//! the suite, the adapter and the providers) says what it expects; this module looks.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::error::CassetteError;
+use super::fingerprint::fingerprint_at;
+use super::format::load;
+use super::http::HttpRequest;
+use super::store::{CassetteKey, list_files, list_partial_files};
+
+/// The state of one case's cassette for one contender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// The cassette holds the request the suite sends now.
+    Recorded,
+    /// There is no cassette.
+    Missing,
+    /// The cassette no longer holds the request the suite sends now (a prompt, a setting
+    /// or the case changed): replay would miss.
+    Stale,
+    /// The request cannot be known without running the case (an exec adapter's), so the
+    /// cassette could not be checked.
+    Unchecked,
+}
+
+impl Status {
+    /// The word the status table shows.
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Recorded => "recorded",
+            Status::Missing => "missing",
+            Status::Stale => "stale",
+            Status::Unchecked => "unchecked",
+        }
+    }
+}
+
+/// A cassette the suite expects: whose it is, and the request it should hold.
+#[derive(Debug, Clone)]
+pub struct Expected {
+    pub key: CassetteKey,
+    /// How the contender is shown: `openai/gpt-4o-mini [default]`.
+    pub contender: String,
+    /// `dataset/case id`.
+    pub case: String,
+    /// The request the suite would send now; `None` when it cannot be known.
+    pub request: Option<HttpRequest>,
+    /// The provider's `base_url`, which request fingerprints count from.
+    pub base_url: String,
+}
+
+/// One expected cassette and its status.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub status: Status,
+    pub contender: String,
+    pub case: String,
+    /// The cassette file.
+    pub path: PathBuf,
+}
+
+/// The state of a cassette folder against what a suite expects.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StatusReport {
+    /// One per expected cassette, in the order given.
+    pub entries: Vec<Entry>,
+    /// Cassette files no expected cassette is (sorted).
+    pub unused: Vec<PathBuf>,
+    /// Temp files a killed write left (sorted): never cassettes.
+    pub partial: Vec<PathBuf>,
+}
+
+impl StatusReport {
+    /// How many entries have `status`.
+    pub fn count(&self, status: Status) -> usize {
+        self.entries.iter().filter(|e| e.status == status).count()
+    }
+
+    /// Whether something must be recorded: a cassette missing or stale.
+    pub fn needs_recording(&self) -> bool {
+        self.count(Status::Missing) + self.count(Status::Stale) > 0
+    }
+}
+
+/// Checks every `expected` cassette in `dir` (requests compared by fingerprint, minus
+/// `ignore_fields`), and lists the files nothing expects. A cassette that is there but
+/// cannot be read, is not one, or is of a newer format is an error naming the file.
+pub fn status(
+    dir: &Path,
+    ignore_fields: &[String],
+    expected: impl IntoIterator<Item = Expected>,
+) -> Result<StatusReport, CassetteError> {
+    let mut wanted: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut entries = Vec::new();
+    for e in expected {
+        let path = e.key.path_in(dir);
+        wanted.insert(path.clone());
+        let status = if !path.is_file() {
+            Status::Missing
+        } else {
+            let cassette = load(&path)?;
+            let base = e.base_url.as_str();
+            match e.request.map(|r| fingerprint_at(&r, ignore_fields, base)) {
+                // Found as replay finds it: by the fingerprint written, or by the one its
+                // request has now (a cassette from before fingerprints were relative).
+                Some(fp) => {
+                    let found = cassette.interactions.iter().any(|i| {
+                        i.fingerprint == fp
+                            || fingerprint_at(&i.request.to_http(), ignore_fields, base) == fp
+                    });
+                    if found {
+                        Status::Recorded
+                    } else {
+                        Status::Stale
+                    }
+                }
+                None => Status::Unchecked,
+            }
+        };
+        entries.push(Entry {
+            status,
+            contender: e.contender,
+            case: e.case,
+            path,
+        });
+    }
+    let unused = list_files(dir)
+        .into_iter()
+        .filter(|p| !wanted.contains(p))
+        .collect();
+    Ok(StatusReport {
+        entries,
+        unused,
+        partial: list_partial_files(dir),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::cassette::format::{
+        Cassette, CassetteContender, FORMAT, Interaction, RecordedRequest, RecordedResponse,
+    };
+
+    fn key(case_id: &str) -> CassetteKey {
+        CassetteKey {
+            provider: "local".into(),
+            model: "m".into(),
+            settings: "default".into(),
+            dataset: "toy".into(),
+            case_id: case_id.into(),
+        }
+    }
+
+    fn request(prompt: &str) -> HttpRequest {
+        HttpRequest {
+            method: "POST".into(),
+            url: "http://h/v1/chat/completions".into(),
+            headers: vec![],
+            body: Some(json!({"prompt": prompt})),
+        }
+    }
+
+    fn expected(case_id: &str, request: Option<HttpRequest>) -> Expected {
+        Expected {
+            key: key(case_id),
+            contender: "local/m [default]".into(),
+            case: format!("toy/{case_id}"),
+            request,
+            base_url: "http://h/v1".into(),
+        }
+    }
+
+    fn write(dir: &Path, case_id: &str, prompt: &str) {
+        let r = request(prompt);
+        let cassette = Cassette {
+            format: FORMAT,
+            case: format!("toy/{case_id}"),
+            contender: CassetteContender {
+                id: "local/m".into(),
+                provider: "local".into(),
+                model: "m".into(),
+                effort: None,
+                temperature: None,
+                max_tokens: None,
+            },
+            recorded_at: chrono::DateTime::from_timestamp(0, 0).unwrap_or_default(),
+            evals_version: "0".into(),
+            interactions: vec![Interaction {
+                fingerprint: fingerprint_at(&r, &[], "http://h/v1"),
+                request: RecordedRequest {
+                    method: r.method,
+                    url: r.url,
+                    headers: Default::default(),
+                    body: r.body,
+                },
+                response: RecordedResponse {
+                    status: 200,
+                    headers: Default::default(),
+                    body: json!({}),
+                },
+                latency_ms: 1,
+                usage: None,
+            }],
+        };
+        let path = key(case_id).path_in(dir);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, cassette.to_pretty_json().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn each_expected_cassette_gets_its_status_and_the_rest_are_unused() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "same", "hi");
+        write(dir.path(), "edited", "old prompt");
+        write(dir.path(), "exec", "whatever");
+        write(dir.path(), "gone", "hi");
+        let report = status(
+            dir.path(),
+            &[],
+            [
+                expected("same", Some(request("hi"))),
+                expected("edited", Some(request("new prompt"))),
+                expected("exec", None),
+                expected("new", Some(request("hi"))),
+            ],
+        )
+        .unwrap();
+        let statuses: Vec<Status> = report.entries.iter().map(|e| e.status).collect();
+        assert_eq!(
+            statuses,
+            [
+                Status::Recorded,
+                Status::Stale,
+                Status::Unchecked,
+                Status::Missing
+            ]
+        );
+        assert_eq!(report.entries[3].path, key("new").path_in(dir.path()));
+        assert_eq!(report.unused, [key("gone").path_in(dir.path())]);
+        assert_eq!(report.count(Status::Stale), 1);
+        assert!(report.needs_recording());
+        assert_eq!(Status::Unchecked.label(), "unchecked");
+    }
+
+    #[test]
+    fn a_cassette_of_a_newer_format_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = key("x").path_in(dir.path());
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, r#"{"format": 9}"#).unwrap();
+        let err = status(dir.path(), &[], [expected("x", None)]).unwrap_err();
+        assert_eq!(err, CassetteError::TooNew { path, format: 9 });
+    }
+}

@@ -1,0 +1,39 @@
+//! The suite's side of `evals cassettes status`: which cassettes it expects (every case for
+//! every contender that records) and the request each should hold now, predicted through
+//! the adapter and the provider without calling anything.
+
+use crate::cassette::status::{self, Expected, StatusReport};
+use crate::error::Result;
+use crate::suite::{Overrides, Suite, lineup};
+
+/// The state of the suite's cassette folder: per case and contender recorded, missing,
+/// stale or unchecked; then the unused and the partial files.
+pub fn cassette_status(suite: &Suite) -> Result<StatusReport> {
+    let adapter = crate::adapter::build(suite)?;
+    let lineup = lineup::expand(&suite.config, &Overrides::default());
+    let providers = crate::provider::Registry::default();
+    let mut expected = Vec::new();
+    for c in &lineup.contenders {
+        let Some(provider) = providers.get(&c.kind.name).filter(|p| p.sends()) else {
+            continue;
+        };
+        for case in &suite.cases.cases {
+            // An exec adapter's requests cannot be predicted without running it.
+            let request = adapter
+                .predict(case)
+                .and_then(|req| crate::provider::predict_request(provider.as_ref(), c, &req));
+            expected.push(Expected {
+                key: super::cassette_key(c, case),
+                contender: format!("{} [{}]", c.id(), c.settings_slug()),
+                case: case.key(),
+                request,
+                base_url: provider.base_url(c).unwrap_or_default(),
+            });
+        }
+    }
+    Ok(status::status(
+        &suite.cassette_dir(),
+        &suite.config.cassettes.ignore_fields,
+        expected,
+    )?)
+}
