@@ -13,6 +13,7 @@ pub mod cassette;
 pub mod cli;
 pub mod error;
 pub mod gate;
+pub mod github;
 pub mod harden;
 pub mod history;
 pub mod provider;

@@ -9,7 +9,7 @@ use super::report_file::ReportFile;
 use crate::cassette::Mode;
 use crate::error::{Error, Result, exit};
 use crate::report::{Report, json::Json, terminal::Terminal};
-use crate::results::RunResult;
+use crate::results::{Comparison, RunResult};
 use crate::runner;
 use crate::suite::Suite;
 
@@ -47,7 +47,7 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
                 breakdown: command == "run",
                 totals: a.totals,
             };
-            emit(&run, a.format, a.output.as_deref(), view, out)?;
+            emit(&run, None, a.format.into(), a.output.as_deref(), view, out)?;
         }
     }
     if run.total_errors() > 0 {
@@ -211,43 +211,23 @@ pub struct View {
     pub totals: super::args::TotalsArg,
 }
 
-/// Writes the report to stdout or `-o FILE`.
+/// Writes the report (with the run's comparison, if it has one) to stdout or `-o FILE`.
 pub fn emit(
     run: &RunResult,
-    format: Format,
+    comparison: Option<&Comparison>,
+    format: crate::report::Format,
     output: Option<&Path>,
     view: View,
     out: &Out,
 ) -> Result<()> {
-    let text = match format {
-        Format::Json => Json.render(run),
-        Format::Html => crate::report::html::Html.render(run),
-        Format::Tui => Terminal {
-            color: output.is_none() && out.color(),
-            breakdown: view.breakdown,
-            totals: view.totals.into(),
-            width: output.is_none().then(|| out.width()).flatten(),
-        }
-        .render(run),
+    let terminal = Terminal {
+        color: output.is_none() && out.color(),
+        breakdown: view.breakdown,
+        totals: view.totals.into(),
+        width: output.is_none().then(|| out.width()).flatten(),
     };
-    match output {
-        Some(p) => {
-            let (kind, example) = match format {
-                Format::Json => ("JSON report", "run.json"),
-                Format::Html => ("HTML report", "report.html"),
-                Format::Tui => ("report", "report.txt"),
-            };
-            ReportFile {
-                flag: "-o",
-                kind,
-                example,
-            }
-            .write(p, &text)?;
-            out.note(&format!("wrote {}", p.display()));
-        }
-        None => out.text(&text),
-    }
-    Ok(())
+    let text = crate::report::render(format, terminal, run, comparison);
+    super::target::write(&text, ReportFile::of("-o", format), output, out)
 }
 
 /// The mode and why it is that one (for `-v`).
@@ -296,6 +276,6 @@ fn store_run(suite: &Suite, a: &RunArgs, run: &RunResult) -> Result<PathBuf> {
 fn save_snapshot(suite: &Suite, dest: Option<&Path>, run: &RunResult) -> Result<PathBuf> {
     let dir = super::target::results_dir(suite, dest);
     let path = dir.join(super::target::stamped_name(&run.run.command, run, "json"));
-    crate::error::write_atomic(&path, Json.render(run).as_bytes())?;
+    crate::error::write_atomic(&path, Json.render(run, None).as_bytes())?;
     Ok(path)
 }

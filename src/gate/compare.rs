@@ -31,6 +31,21 @@ pub struct Rules {
 }
 
 impl Rules {
+    /// The rules of `--tolerance` and `--fail-on-case-regression`, the tolerance checked:
+    /// a fraction in 0..=1, else a usage error (exit 2).
+    pub fn new(tolerance: f64, fail_on_case_decline: bool) -> crate::error::Result<Rules> {
+        if !(0.0..=1.0).contains(&tolerance) {
+            return Err(crate::error::Error::Usage(format!(
+                "--tolerance {tolerance}: expected a fraction between 0 and 1 (0.02 is two points)"
+            )));
+        }
+        Ok(Rules {
+            tolerance,
+            fail_on_case_decline,
+        })
+    }
+
+    /// Rule 1's tolerance alone, unchecked.
     pub fn tolerance(tolerance: f64) -> Rules {
         Rules {
             tolerance,
@@ -438,12 +453,11 @@ mod tests {
         assert_eq!(c.stopped.as_ref().map(|s| s.not_run), Some(2));
         assert!(c.cases.iter().all(|d| d.status != CaseStatus::Removed));
         assert!(!c.compared_nothing());
-        cand.comparison = Some(c);
         assert!(
-            crate::report::markdown::verdict_text(&cand)
+            crate::report::markdown::verdict_text(&cand, Some(&c))
                 .starts_with("evals check: stopped early (aborted): 2 of 3 cases did not run"),
             "{}",
-            crate::report::markdown::verdict_text(&cand)
+            crate::report::markdown::verdict_text(&cand, Some(&c))
         );
     }
 

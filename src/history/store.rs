@@ -573,7 +573,6 @@ pub(crate) mod tests {
                 refused: vec![],
             },
             experiments: vec![experiment(cases)],
-            comparison: None,
         }
     }
 

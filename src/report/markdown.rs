@@ -179,32 +179,30 @@ fn cell(md: &str) -> String {
 use crate::text::plural;
 
 /// `**evals check: 2 regressions, 1 error** in tax-intake (main → feature-x)`.
-pub fn verdict_line(run: &RunResult) -> String {
-    let (head, suite, span) = verdict(run);
+pub fn verdict_line(run: &RunResult, comparison: Option<&Comparison>) -> String {
+    let (head, suite, span) = verdict(run, comparison);
     format!("**{head}** in {} ({})", text(&suite), text(&span))
 }
 
 /// The verdict line as plain text, for the terminal and the HTML report.
-pub fn verdict_text(run: &RunResult) -> String {
-    let (head, suite, span) = verdict(run);
+pub fn verdict_text(run: &RunResult, comparison: Option<&Comparison>) -> String {
+    let (head, suite, span) = verdict(run, comparison);
     format!("{head} in {suite} ({span})")
 }
 
 /// The verdict, the suite and the branches compared.
-fn verdict(run: &RunResult) -> (String, String, String) {
-    let from = run
-        .comparison
-        .as_ref()
+fn verdict(run: &RunResult, comparison: Option<&Comparison>) -> (String, String, String) {
+    let from = comparison
         .and_then(|c| c.baseline.as_ref())
         .map(|b| b.branch.clone().unwrap_or_else(|| b.reference.clone()));
     let to = run.run.branch.clone().unwrap_or_else(|| "this run".into());
-    let first = run.comparison.as_ref().is_some_and(|c| c.first_baseline);
+    let first = comparison.is_some_and(|c| c.first_baseline);
     let span = match from {
         Some(from) => format!("{from} → {to}"),
         None if first => format!("{to}, first baseline"),
         None => format!("{to}, no baseline"),
     };
-    let head = match &run.comparison {
+    let head = match comparison {
         None => "evals check: not compared".to_string(),
         Some(c) if c.verdict.passed => "evals check passed".to_string(),
         Some(c) => {
@@ -436,15 +434,15 @@ fn section(out: &mut Bounded, title: &str, rows: Vec<String>) {
 const CASE_HEADER: &str = "| contender | dataset | case | status | baseline → candidate | Δ points | diagnostics |\n|---|---|---|---|---|--:|---|\n";
 
 impl Report for Markdown {
-    fn render(&self, run: &RunResult) -> String {
+    fn render(&self, run: &RunResult, comparison: Option<&Comparison>) -> String {
         let mut out = Bounded {
             text: String::new(),
             limit: self.limit,
             left_out: 0,
         };
-        let _ = writeln!(out.text, "{}", verdict_line(run));
+        let _ = writeln!(out.text, "{}", verdict_line(run, comparison));
         let _ = writeln!(out.text, "{}", marker(&run.run.suite));
-        let Some(c) = &run.comparison else {
+        let Some(c) = comparison else {
             out.text
                 .push_str("\nThis run was not checked; run `evals check`.\n");
             return out.text;
@@ -585,7 +583,7 @@ mod tests {
     use crate::history::store::tests::{case, run};
     use crate::results::{BaselineInfo, Diagnostic};
 
-    fn checked() -> RunResult {
+    fn checked() -> (RunResult, Comparison) {
         let base = run(
             "base",
             "main",
@@ -608,7 +606,7 @@ mod tests {
         }];
         let mut breaks = case("breaks", None, None);
         breaks.error = Some("cassette miss: no recording of this request".into());
-        let mut cand = run(
+        let cand = run(
             "cand",
             "feature-x",
             "2026-01-02T00:00:00Z",
@@ -627,25 +625,26 @@ mod tests {
             started_at: "2026-01-01T00:00:00Z".into(),
             reference: "main".into(),
         };
-        cand.comparison = Some(compare(Some((&base, info)), &cand, 0.02));
-        cand
+        let c = compare(Some((&base, info)), &cand, 0.02);
+        (cand, c)
     }
 
     #[test]
     fn markdown_report() {
-        insta::assert_snapshot!(Markdown::default().render(&checked()));
+        let (run, c) = checked();
+        insta::assert_snapshot!(Markdown::default().render(&run, Some(&c)));
     }
 
     #[test]
     fn a_passing_check_says_so_on_the_first_line() {
-        let mut r = run(
+        let r = run(
             "r",
             "main",
             "2026-01-01T00:00:00Z",
             vec![case("ok", Some(1.0), Some(true))],
         );
-        r.comparison = Some(compare(None, &r, 0.02));
-        let md = Markdown::default().render(&r);
+        let c = compare(None, &r, 0.02);
+        let md = Markdown::default().render(&r, Some(&c));
         assert_eq!(
             md.lines().next(),
             Some("**evals check passed** in tax-intake (main, no baseline)")
@@ -660,7 +659,7 @@ mod tests {
 
     /// A check whose regressed case answered [`EVIL`] (in its output and its diagnostics)
     /// and whose errored case's error is [`EVIL`] too.
-    fn hostile() -> RunResult {
+    fn hostile() -> (RunResult, Comparison) {
         let mut before = case("evil", Some(0.9), Some(true));
         before.output = Some(serde_json::json!(format!("fine\n```\n{EVIL}")));
         let base = run(
@@ -680,7 +679,7 @@ mod tests {
         }];
         let mut crash = case("crash", None, None);
         crash.error = Some(format!("adapter crashed: {EVIL}"));
-        let mut cand = run("cand", "feature", "2026-01-02T00:00:00Z", vec![evil, crash]);
+        let cand = run("cand", "feature", "2026-01-02T00:00:00Z", vec![evil, crash]);
         let info = BaselineInfo {
             id: "base".into(),
             branch: Some("main".into()),
@@ -688,8 +687,8 @@ mod tests {
             started_at: "2026-01-01T00:00:00Z".into(),
             reference: "main".into(),
         };
-        cand.comparison = Some(compare(Some((&base, info)), &cand, 0.02));
-        cand
+        let c = compare(Some((&base, info)), &cand, 0.02);
+        (cand, c)
     }
 
     /// The lines outside fenced code blocks, and the fenced blocks' lines, read the way
@@ -751,7 +750,8 @@ mod tests {
 
     #[test]
     fn model_text_never_reaches_the_comment_as_markdown_or_html() {
-        let md = Markdown::default().render(&hostile());
+        let (run, c) = hostile();
+        let md = Markdown::default().render(&run, Some(&c));
         let (outside, blocks) = outside_and_inside_fences(&md);
         // Our one diff stays one block, holding the whole answer, closed where we close it.
         assert_eq!(blocks.len(), 1, "{md}");
@@ -816,7 +816,8 @@ mod tests {
 
     #[test]
     fn a_long_report_is_cut_under_the_limit_with_a_note() {
-        let md = Markdown { limit: 1500 }.render(&checked());
+        let (run, c) = checked();
+        let md = Markdown { limit: 1500 }.render(&run, Some(&c));
         assert!(md.len() <= 1500, "{} chars", md.len());
         assert!(
             md.contains("left out to stay under GitHub's 65536-character limit"),

@@ -315,8 +315,6 @@ pub struct RunResult {
     pub format: u32,
     pub run: RunInfo,
     pub experiments: Vec<ExperimentResult>,
-    /// Filled by `check`: the baseline, the deltas and the verdict.
-    pub comparison: Option<super::comparison::Comparison>,
 }
 
 impl RunResult {

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::markdown::{MARKER, marker_in};
 use crate::error::{Error, Result};
+use crate::report::markdown::{MARKER, marker_in};
 
 /// GitHub's REST API, unless `GITHUB_API_URL` says otherwise.
 const DEFAULT_API: &str = "https://api.github.com";
