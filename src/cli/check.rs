@@ -147,7 +147,7 @@ pub(super) fn print_verdict(run: &RunResult, comparison: Option<&Comparison>, ou
             .iter()
             .filter(|r| !crate::report::misses::is_miss_reason(r))
         {
-            out.note(&format!("  {r}"));
+            out.note(&format!("  {}", crate::report::verdict::reason_text(r)));
         }
         for g in crate::report::misses::groups(run) {
             out.note(&format!(

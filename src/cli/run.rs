@@ -92,7 +92,7 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
             out.warn("thresholds failed (record does not gate; `evals check` will):");
         }
         for line in failed.iter().take(10) {
-            out.note(&format!("  {line}"));
+            out.note(&format!("  {}", crate::report::verdict::reason_text(line)));
         }
         if failed.len() > 10 {
             out.note(&format!(
@@ -103,7 +103,10 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
     }
     // Last, the run's own verdict: the leaderboard covers only the cases that ran.
     if let Some(s) = crate::gate::stopped(&run) {
-        out.error(&format!("evals {command}: {}", s.text()));
+        out.error(&format!(
+            "evals {command}: {}",
+            crate::report::format::stopped(&s)
+        ));
     }
     Ok(code)
 }

@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, HashSet};
 
 use super::Limits;
 use crate::results::{
-    BaselineInfo, CaseDelta, CaseResult, CaseStatus, Comparison, ExperimentDelta, ExperimentResult,
-    RunResult, Stopped, Verdict, contender_label,
+    BaselineInfo, CaseDelta, CaseRef, CaseResult, CaseStatus, Comparison, ExperimentDelta,
+    ExperimentResult, Reason, RunResult, Stopped, Verdict,
 };
 
 /// Scores closer than this are the same score (they went through JSON and sums).
@@ -102,13 +102,12 @@ pub fn compare_with(
             && planned.contains(&(exp.contender.key(), format!("{}/{}", exp.dataset, bc.case)))
     };
     if let Some(s) = &stopped {
-        reasons.push(format!("the run {}; a partial run cannot pass", s.text()));
+        reasons.push(Reason::Stopped(s.clone()));
     }
 
     for exp in &run.experiments {
         let key = (exp.contender.key(), exp.dataset.clone());
         seen.insert(key.clone());
-        let label = format!("{} · {}", contender_label(&exp.contender), exp.dataset);
         let base = base_exps.get(&key).copied();
         let base_cases: BTreeMap<&str, &CaseResult> = base
             .map(|b| b.cases.iter().map(|c| (c.case.as_str(), c)).collect())
@@ -126,7 +125,7 @@ pub fn compare_with(
                 matched.push((bs, cs, c.weight));
             }
             if d.gated {
-                reasons.push(case_reason(&label, &d, &base_name));
+                reasons.push(case_reason(&d, &base_name));
             }
             if d.status == CaseStatus::Unchanged && !d.gated {
                 unchanged += 1;
@@ -134,7 +133,7 @@ pub fn compare_with(
                 cases.push(d);
             }
         }
-        reasons.extend(limits.misses(&label, exp));
+        reasons.extend(limits.misses(exp));
         if let Some(b) = base {
             let ours: HashSet<&str> = exp.cases.iter().map(|c| c.case.as_str()).collect();
             for bc in b
@@ -147,14 +146,14 @@ pub fn compare_with(
             let (bm, cm) = means(&matched);
             let delta = bm.zip(cm).map(|(b, c)| c - b);
             let regressed = delta.is_some_and(|d| -d > tolerance + EPS);
-            if regressed {
-                reasons.push(format!(
-                    "{label}: mean score fell {:.1} points ({} → {}), more than the {:.1}-point tolerance",
-                    -delta.unwrap_or(0.0) * 100.0,
-                    pct(bm),
-                    pct(cm),
-                    tolerance * 100.0
-                ));
+            if let (true, Some(baseline), Some(candidate)) = (regressed, bm, cm) {
+                reasons.push(Reason::ExperimentFell {
+                    contender: exp.contender.clone(),
+                    dataset: exp.dataset.clone(),
+                    baseline,
+                    candidate,
+                    tolerance,
+                });
             }
             experiments.push(ExperimentDelta {
                 contender: exp.contender.clone(),
@@ -249,27 +248,28 @@ fn planned(run: &RunResult) -> HashSet<(String, String)> {
 
 /// Rule (4) for a run with no baseline (`run`, `compare`), errors left out (each is its
 /// own failure, reported apart): the cases failing their thresholds and the experiments
-/// missing the run's limits, one line each, as `check` words them.
-pub fn threshold_failures(run: &RunResult) -> Vec<String> {
+/// missing the run's limits, one reason each, as `check` gives them.
+pub fn threshold_failures(run: &RunResult) -> Vec<Reason> {
     let limits = Limits::of(run);
     let mut out = Vec::new();
     for exp in &run.experiments {
-        let label = format!("{} · {}", contender_label(&exp.contender), exp.dataset);
         if limits.each_case_gates() {
             for c in &exp.cases {
                 if c.error.is_none() && c.passed == Some(false) {
-                    let unusable = crate::results::unusable_text(
-                        c.reply_error.as_deref(),
-                        c.unusable_said().as_deref(),
-                    );
-                    out.push(with_unusable(
-                        fails_reason(&label, &c.case, &c.failed_thresholds),
-                        unusable,
-                    ));
+                    out.push(Reason::BelowThreshold {
+                        at: CaseRef {
+                            contender: exp.contender.clone(),
+                            dataset: exp.dataset.clone(),
+                            case: c.case.clone(),
+                            reply_error: c.reply_error.clone(),
+                            said: c.unusable_said(),
+                        },
+                        failed: c.failed_thresholds.clone(),
+                    });
                 }
             }
         }
-        out.extend(limits.misses(&label, exp));
+        out.extend(limits.misses(exp));
     }
     out
 }
@@ -353,42 +353,35 @@ fn removed(exp: &ExperimentResult, bc: &CaseResult) -> CaseDelta {
     }
 }
 
-fn case_reason(label: &str, d: &CaseDelta, base: &str) -> String {
-    let at = format!("{label} · {}", d.case);
-    let reason = match d.status {
-        CaseStatus::Errored => format!(
-            "{at}: errored: {}",
-            d.error.as_deref().unwrap_or("no score")
-        ),
-        CaseStatus::Regressed => format!(
-            "{at}: met its thresholds on {base}, now fails ({})",
-            d.failed_thresholds.join(", ")
-        ),
-        // Gated only under --fail-on-case-regression; a threshold failure says so first.
-        CaseStatus::Declined if d.candidate_passed != Some(false) => format!(
-            "{at}: score fell {:.1} points ({} → {}); --fail-on-case-regression fails any drop",
-            -d.delta().unwrap_or(0.0) * 100.0,
-            pct(d.baseline_score),
-            pct(d.candidate_score)
-        ),
-        _ => fails_reason(label, &d.case, &d.failed_thresholds),
+fn case_reason(d: &CaseDelta, base: &str) -> Reason {
+    let at = CaseRef {
+        contender: d.contender.clone(),
+        dataset: d.dataset.clone(),
+        case: d.case.clone(),
+        reply_error: d.reply_error.clone(),
+        said: d.said.clone(),
     };
-    with_unusable(reason, d.unusable_text())
-}
-
-/// A case's reason, followed by what the model said when its reply was unusable.
-fn with_unusable(reason: String, unusable: Option<String>) -> String {
-    match unusable {
-        Some(u) => format!("{reason}; {u}"),
-        None => reason,
+    match d.status {
+        CaseStatus::Errored => Reason::CaseErrored {
+            at,
+            error: d.error.clone(),
+        },
+        CaseStatus::Regressed => Reason::CaseRegressed {
+            at,
+            baseline: base.to_string(),
+            failed: d.failed_thresholds.clone(),
+        },
+        // Gated only under --fail-on-case-regression; a threshold failure says so first.
+        CaseStatus::Declined if d.candidate_passed != Some(false) => Reason::CaseDeclined {
+            at,
+            baseline: d.baseline_score,
+            candidate: d.candidate_score,
+        },
+        _ => Reason::BelowThreshold {
+            at,
+            failed: d.failed_thresholds.clone(),
+        },
     }
-}
-
-fn fails_reason(label: &str, case: &str, failed: &[String]) -> String {
-    format!(
-        "{label} · {case}: fails its thresholds ({})",
-        failed.join(", ")
-    )
 }
 
 /// Weighted means of the baseline and candidate scores over the matched cases.
@@ -402,15 +395,18 @@ fn means(matched: &[(f64, f64, f64)]) -> (Option<f64>, Option<f64>) {
     (Some(b), Some(c))
 }
 
-fn pct(v: Option<f64>) -> String {
-    v.map(|v| format!("{:.1}%", v * 100.0))
-        .unwrap_or_else(|| "-".into())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::history::store::tests::{case, run};
+
+    /// The reasons in the words every report gives them.
+    fn words(reasons: &[Reason]) -> Vec<String> {
+        reasons
+            .iter()
+            .map(crate::report::verdict::reason_text)
+            .collect()
+    }
 
     fn info(b: &RunResult) -> BaselineInfo {
         BaselineInfo {
@@ -521,7 +517,7 @@ mod tests {
         assert!(!c.verdict.passed);
         assert!(c.experiments[0].regressed);
         assert!(
-            c.verdict.reasons[0].contains("mean score fell 5.0 points"),
+            words(&c.verdict.reasons)[0].contains("mean score fell 5.0 points"),
             "{:?}",
             c.verdict.reasons
         );
@@ -549,7 +545,7 @@ mod tests {
         assert!(!c.verdict.passed);
         assert_eq!(status(&c, "a"), Some(CaseStatus::Regressed));
         assert!(
-            c.verdict.reasons[0]
+            words(&c.verdict.reasons)[0]
                 .contains("met its thresholds on main, now fails (accuracy 0.80 < 0.81)")
         );
     }
@@ -562,7 +558,7 @@ mod tests {
         let c = check(&b, &run("n", "f", T0, vec![err]), 0.02);
         assert!(!c.verdict.passed);
         assert_eq!(status(&c, "a"), Some(CaseStatus::Errored));
-        assert!(c.verdict.reasons[0].contains("cassette miss"));
+        assert!(words(&c.verdict.reasons)[0].contains("cassette miss"));
     }
 
     #[test]
@@ -584,7 +580,8 @@ mod tests {
         assert!(!c.verdict.passed);
         assert_eq!(c.verdict.reasons.len(), 1);
         assert!(
-            c.verdict.reasons[0].contains("fake/echo [temp 0] · tax · b: fails its thresholds")
+            words(&c.verdict.reasons)[0]
+                .contains("fake/echo [temp 0] · tax · b: fails its thresholds")
         );
     }
 
@@ -600,13 +597,13 @@ mod tests {
             T0,
             vec![case("a", Some(1.0), Some(true)), fail, err],
         );
-        let checked = compare(None, &n, 0.02).verdict.reasons;
+        let checked = words(&compare(None, &n, 0.02).verdict.reasons);
         assert_eq!(checked.len(), 2, "{checked:?}");
         assert_eq!(
-            threshold_failures(&n),
+            words(&threshold_failures(&n)),
             vec!["fake/echo [temp 0] · tax · b: fails its thresholds (accuracy 0.1 < 0.8)"]
         );
-        assert!(checked.contains(&threshold_failures(&n)[0]));
+        assert!(checked.contains(&words(&threshold_failures(&n))[0]));
     }
 
     #[test]
@@ -624,8 +621,8 @@ mod tests {
         let with = |n: &mut RunResult, limits: serde_json::Value| {
             n.run.settings = serde_json::json!({ "limits": limits });
             (
-                threshold_failures(n),
-                compare(None, n, 0.02).verdict.reasons,
+                words(&threshold_failures(n)),
+                words(&compare(None, n, 0.02).verdict.reasons),
             )
         };
         // 2 of 3 pass: enough for 0.6, and the failing case no longer gates alone.
@@ -738,7 +735,7 @@ mod tests {
         let c = compare_with(Some((&b, info(&b))), &n, strict);
         assert!(!c.verdict.passed);
         assert_eq!(
-            c.verdict.reasons,
+            words(&c.verdict.reasons),
             [
                 "fake/echo [temp 0] · tax · a: score fell 1.0 points (80.0% → 79.0%); --fail-on-case-regression fails any drop"
             ]

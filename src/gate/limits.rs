@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::results::{ExperimentResult, RunResult};
+use crate::results::{ExperimentResult, Reason, RunResult};
 
 /// Scores closer than this are the same score (they went through JSON and sums).
 const EPS: f64 = 1e-9;
@@ -41,17 +41,18 @@ impl Limits {
         self.min_pass_rate.is_none()
     }
 
-    /// Why an experiment (named `label`) falls short of these limits, one line each.
-    pub fn misses(&self, label: &str, exp: &ExperimentResult) -> Vec<String> {
+    /// Why an experiment falls short of these limits, one reason each.
+    pub fn misses(&self, exp: &ExperimentResult) -> Vec<Reason> {
         let mut out = Vec::new();
         if let (Some(min), Some(score)) = (self.min_score, exp.score)
             && score + EPS < min
         {
-            out.push(format!(
-                "{label}: mean score {} is below --min-score {}",
-                pct(score),
-                pct(min)
-            ));
+            out.push(Reason::BelowMinScore {
+                contender: exp.contender.clone(),
+                dataset: exp.dataset.clone(),
+                score,
+                min,
+            });
         }
         if let Some(min) = self.min_pass_rate
             && !exp.cases.is_empty()
@@ -60,18 +61,15 @@ impl Limits {
             let passed = exp.cases.iter().filter(|c| c.passed == Some(true)).count();
             let rate = passed as f64 / exp.cases.len() as f64;
             if rate + EPS < min {
-                out.push(format!(
-                    "{label}: pass rate {} ({passed} of {} cases passed) is below --min-pass-rate {}",
-                    pct(rate),
-                    exp.cases.len(),
-                    pct(min)
-                ));
+                out.push(Reason::BelowPassRate {
+                    contender: exp.contender.clone(),
+                    dataset: exp.dataset.clone(),
+                    passed,
+                    cases: exp.cases.len(),
+                    min,
+                });
             }
         }
         out
     }
-}
-
-fn pct(v: f64) -> String {
-    format!("{:.1}%", v * 100.0)
 }

@@ -11,7 +11,8 @@ use serde_json::Value;
 use similar::TextDiff;
 
 use super::Report;
-use crate::results::{CaseDelta, Comparison, RunResult, contender_label};
+use super::format::{contender_label, unusable_text};
+use crate::results::{CaseDelta, Comparison, RunResult};
 
 pub struct Diff;
 
@@ -61,7 +62,7 @@ impl Report for Diff {
                     d.case,
                     d.status.as_str()
                 );
-                if let Some(u) = d.unusable_text() {
+                if let Some(u) = unusable_text(d.reply_error.as_deref(), d.said.as_deref()) {
                     let _ = writeln!(s, "# {u}");
                 }
                 s.push_str(&diff);

@@ -77,7 +77,7 @@ fn deltas(comparison: Option<&Comparison>) -> Vec<DeltaView> {
     c.cases
         .iter()
         .map(|d| DeltaView {
-            contender: crate::results::contender_label(&d.contender),
+            contender: super::format::contender_label(&d.contender),
             dataset: d.dataset.clone(),
             case: d.case.clone(),
             status: d.status.as_str().to_string(),
@@ -352,7 +352,11 @@ impl Report for Html {
             Some(c) => (
                 Some(super::markdown::verdict_text(run, Some(c))),
                 c.verdict.passed,
-                c.verdict.reasons.clone(),
+                c.verdict
+                    .reasons
+                    .iter()
+                    .map(super::verdict::reason_text)
+                    .collect(),
             ),
             None => (None, true, vec![]),
         };

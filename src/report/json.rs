@@ -15,7 +15,7 @@ struct Snapshot<'a> {
     format: u32,
     run: &'a RunInfo,
     experiments: &'a [ExperimentResult],
-    comparison: Option<&'a Comparison>,
+    comparison: Option<super::verdict::Written<'a>>,
 }
 
 impl Report for Json {
@@ -24,7 +24,7 @@ impl Report for Json {
             format: run.format,
             run: &run.run,
             experiments: &run.experiments,
-            comparison,
+            comparison: comparison.map(super::verdict::Written::new),
         };
         let mut s = serde_json::to_string_pretty(&snapshot)
             .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));

@@ -10,7 +10,8 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Report as JunitReport, TestCase, TestCaseStatus, TestSuite};
 
 use super::Report;
-use crate::results::{CaseDelta, CaseStatus, Comparison, RunResult, contender_label};
+use super::format::contender_label;
+use crate::results::{CaseDelta, CaseStatus, Comparison, RunResult};
 
 pub struct Junit;
 

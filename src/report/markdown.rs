@@ -10,7 +10,8 @@ use std::fmt::Write;
 
 use super::Report;
 use super::diff::output_diff;
-use crate::results::{CaseDelta, CaseStatus, Comparison, RunResult, contender_label};
+use super::format::{contender_label, unusable_text};
+use crate::results::{CaseDelta, CaseStatus, Comparison, RunResult};
 
 /// The hidden marker of comments written before markers named their suite; `evals comment`
 /// still finds and updates a comment that carries it.
@@ -229,7 +230,7 @@ fn verdict(run: &RunResult, comparison: Option<&Comparison>) -> (String, String,
                 );
             let mut parts = Vec::new();
             if let Some(s) = &c.stopped {
-                parts.push(s.text());
+                parts.push(super::format::stopped(s));
             }
             if regressions > 0 {
                 parts.push(plural(regressions, "regression", "regressions"));
@@ -286,7 +287,7 @@ fn case_row(d: &CaseDelta) -> String {
     let mut why = diags.join("; ");
     if let Some(e) = &d.error {
         why = format!("error: {}", text(e));
-    } else if let Some(u) = d.unusable_text() {
+    } else if let Some(u) = unusable_text(d.reply_error.as_deref(), d.said.as_deref()) {
         // Every field of an unusable reply is invalid: what the model said says more.
         why = text(&u);
     } else if !d.failed_thresholds.is_empty() && why.is_empty() {
@@ -485,11 +486,13 @@ impl Report for Markdown {
         if !c.verdict.passed {
             out.text.push('\n');
             // Misses are said once per cause below; the rest of the reasons, the first few.
-            let others: Vec<&String> = c
+            // The plain words of every report, escaped for Markdown.
+            let others: Vec<String> = c
                 .verdict
                 .reasons
                 .iter()
                 .filter(|r| !super::misses::is_miss_reason(r))
+                .map(super::verdict::reason_text)
                 .collect();
             for r in others.iter().take(REASONS) {
                 // Continuation lines indented, so a multi-line reason stays one list item.

@@ -14,6 +14,7 @@ pub mod leaderboard;
 pub mod markdown;
 pub mod misses;
 pub mod terminal;
+pub mod verdict;
 
 use crate::results::{Comparison, RunResult};
 

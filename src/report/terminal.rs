@@ -367,7 +367,7 @@ impl Terminal {
                     let _ = writeln!(out, "  {} error: {}", c.case, indent(err));
                     continue;
                 }
-                if let Some(u) = crate::results::unusable_text(
+                if let Some(u) = super::format::unusable_text(
                     c.reply_error.as_deref(),
                     c.unusable_said().as_deref(),
                 ) {

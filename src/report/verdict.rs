@@ -1,0 +1,157 @@
+//! The verdict's reasons in words, and the comparison as the JSON snapshot writes it.
+//!
+//! The gate returns typed [`Reason`]s; these are the words the terminal, the HTML page and
+//! the JSON snapshot give them (the Markdown report escapes the same words). A reason read
+//! back from a snapshot is already words and is said as it was written.
+
+use serde::Serialize;
+
+use super::format::{experiment_label, pct, percent, stopped, unusable_text};
+use crate::results::{
+    BaselineInfo, CaseDelta, CaseRef, Comparison, ExperimentDelta, Reason, Stopped,
+};
+
+/// A reason as one line of plain text: `fake/echo [temp 0] · tax · b: fails its
+/// thresholds (accuracy 0.1 < 0.8)`.
+pub fn reason_text(r: &Reason) -> String {
+    match r {
+        Reason::Stopped(s) => format!("the run {}; a partial run cannot pass", stopped(s)),
+        Reason::ExperimentFell {
+            contender,
+            dataset,
+            baseline,
+            candidate,
+            tolerance,
+        } => format!(
+            "{}: mean score fell {:.1} points ({} → {}), more than the {:.1}-point tolerance",
+            experiment_label(contender, dataset),
+            -(candidate - baseline) * 100.0,
+            percent(*baseline),
+            percent(*candidate),
+            tolerance * 100.0
+        ),
+        Reason::CaseErrored { at, error } => with_unusable(
+            at,
+            format!(
+                "{}: errored: {}",
+                case_label(at),
+                error.as_deref().unwrap_or("no score")
+            ),
+        ),
+        Reason::CaseRegressed {
+            at,
+            baseline,
+            failed,
+        } => with_unusable(
+            at,
+            format!(
+                "{}: met its thresholds on {baseline}, now fails ({})",
+                case_label(at),
+                failed.join(", ")
+            ),
+        ),
+        Reason::CaseDeclined {
+            at,
+            baseline,
+            candidate,
+        } => with_unusable(
+            at,
+            format!(
+                "{}: score fell {:.1} points ({} → {}); --fail-on-case-regression fails any drop",
+                case_label(at),
+                -candidate.zip(*baseline).map(|(c, b)| c - b).unwrap_or(0.0) * 100.0,
+                pct(*baseline),
+                pct(*candidate)
+            ),
+        ),
+        Reason::BelowThreshold { at, failed } => with_unusable(
+            at,
+            format!(
+                "{}: fails its thresholds ({})",
+                case_label(at),
+                failed.join(", ")
+            ),
+        ),
+        Reason::BelowMinScore {
+            contender,
+            dataset,
+            score,
+            min,
+        } => format!(
+            "{}: mean score {} is below --min-score {}",
+            experiment_label(contender, dataset),
+            percent(*score),
+            percent(*min)
+        ),
+        Reason::BelowPassRate {
+            contender,
+            dataset,
+            passed,
+            cases,
+            min,
+        } => format!(
+            "{}: pass rate {} ({passed} of {cases} cases passed) is below --min-pass-rate {}",
+            experiment_label(contender, dataset),
+            percent(*passed as f64 / *cases as f64),
+            percent(*min)
+        ),
+        Reason::Recorded(text) => text.clone(),
+    }
+}
+
+/// `contender · dataset · case`.
+fn case_label(at: &CaseRef) -> String {
+    format!(
+        "{} · {}",
+        experiment_label(&at.contender, &at.dataset),
+        at.case
+    )
+}
+
+/// A case's reason, followed by what the model said when its reply was unusable.
+fn with_unusable(at: &CaseRef, reason: String) -> String {
+    match unusable_text(at.reply_error.as_deref(), at.said.as_deref()) {
+        Some(u) => format!("{reason}; {u}"),
+        None => reason,
+    }
+}
+
+/// The comparison as the JSON snapshot holds it: the fields in their order, each reason
+/// in words.
+#[derive(Serialize)]
+pub(crate) struct Written<'a> {
+    baseline: &'a Option<BaselineInfo>,
+    tolerance: f64,
+    experiments: &'a [ExperimentDelta],
+    cases: &'a [CaseDelta],
+    unchanged: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stopped: &'a Option<Stopped>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    first_baseline: bool,
+    verdict: WrittenVerdict,
+}
+
+#[derive(Serialize)]
+struct WrittenVerdict {
+    passed: bool,
+    reasons: Vec<String>,
+}
+
+impl<'a> Written<'a> {
+    pub(crate) fn new(c: &'a Comparison) -> Written<'a> {
+        Written {
+            baseline: &c.baseline,
+            tolerance: c.tolerance,
+            experiments: &c.experiments,
+            cases: &c.cases,
+            unchanged: c.unchanged,
+            stopped: &c.stopped,
+            first_baseline: c.first_baseline,
+            verdict: WrittenVerdict {
+                passed: c.verdict.passed,
+                reasons: c.verdict.reasons.iter().map(reason_text).collect(),
+            },
+        }
+    }
+}
