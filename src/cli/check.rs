@@ -111,7 +111,7 @@ fn write_reports(
             }
         }
     }
-    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) {
+    if let Some(summary) = crate::github::Env::read().step_summary {
         let p = Path::new(&summary);
         let appended = std::fs::OpenOptions::new()
             .create(true)

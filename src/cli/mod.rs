@@ -128,7 +128,8 @@ fn dispatch(cli: Cli, bin: &'static str, out: &Out) -> Result<i32> {
             }
             let markdown = crate::error::read_text(&a.file, &a.file.display().to_string())
                 .map_err(|e| e.named_by("evals comment FILE", None))?;
-            let target = crate::github::Target::from_env(a.pr, a.repo.clone())?;
+            let target =
+                crate::github::Target::new(&crate::github::Env::read(), a.pr, a.repo.clone())?;
             match crate::github::post(&target, &markdown)? {
                 crate::github::Posted::Created(url) => {
                     out.note(&format!("commented on #{}: {url}", target.pr))

@@ -187,3 +187,156 @@ pub fn check(run: &RunResult, plan: &CheckPlan, history_path: &Path) -> Checked 
     checked.notices = notices;
     checked
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::store::tests::{case, run};
+
+    const T0: &str = "2026-01-01T00:00:00Z";
+    const T1: &str = "2026-01-02T00:00:00Z";
+
+    fn setup() -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("h.sqlite3");
+        (dir, path)
+    }
+
+    fn plan(baseline: &str, missing: MissingBaseline) -> CheckPlan {
+        CheckPlan::check(Some(baseline.into()), Rules::tolerance(0.02), missing)
+    }
+
+    #[test]
+    fn a_tolerance_outside_zero_to_one_is_a_usage_error() {
+        for bad in [-0.01, 1.5, f64::NAN] {
+            let e = Rules::new(bad, false).expect_err("refused");
+            assert_eq!(e.exit_code(), exit::USAGE);
+            assert!(
+                e.to_string()
+                    .ends_with(": expected a fraction between 0 and 1 (0.02 is two points)"),
+                "{e}"
+            );
+        }
+        assert!(Rules::new(0.0, true).is_ok_and(|r| r.fail_on_case_decline));
+    }
+
+    #[test]
+    fn no_baseline_under_fail_is_refused_with_exit_2_and_still_gated_for_the_reports() {
+        let (_d, path) = setup();
+        let me = run("me", "feature", T1, vec![case("a", Some(0.1), Some(false))]);
+        let checked = check(&me, &plan("main", MissingBaseline::Fail), &path);
+        let refused = checked.refused.as_ref().expect("refused");
+        assert!(
+            refused
+                .to_string()
+                .starts_with("no completed run of suite tax-intake on branch main"),
+            "{refused}"
+        );
+        assert_eq!(checked.exit_code(&me), exit::USAGE);
+        assert!(!checked.passed());
+        // The reports still get the thresholds-and-errors verdict.
+        assert!(checked.comparison.baseline.is_none());
+        assert!(!checked.comparison.verdict.passed);
+        assert!(checked.notices.is_empty(), "{:?}", checked.notices);
+    }
+
+    #[test]
+    fn no_baseline_under_pass_warns_and_gates_on_thresholds_alone() {
+        let (_d, path) = setup();
+        let me = run("me", "feature", T1, vec![case("a", Some(1.0), Some(true))]);
+        let checked = check(&me, &plan("main", MissingBaseline::Pass), &path);
+        assert!(checked.refused.is_none());
+        assert!(checked.passed());
+        assert_eq!(checked.exit_code(&me), exit::OK);
+        let [Notice::BaselinePassed(e)] = checked.notices.as_slice() else {
+            panic!("{:?}", checked.notices);
+        };
+        assert!(checked.notices[0].is_warning());
+        assert!(
+            checked.notices[0]
+                .to_string()
+                .ends_with("\n  (--missing-baseline pass: gating on thresholds and errors alone)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_first_check_on_its_branch_is_the_first_baseline_unless_it_stopped_early() {
+        let (_d, path) = setup();
+        let mut me = run("me", "main", T1, vec![case("a", Some(1.0), Some(true))]);
+        let checked = check(&me, &plan("main", MissingBaseline::Fail), &path);
+        assert!(checked.refused.is_none());
+        assert!(checked.comparison.first_baseline);
+        assert_eq!(
+            checked
+                .notices
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>(),
+            ["no earlier run of main: this run is the first baseline"]
+        );
+        assert!(!checked.notices[0].is_warning());
+        me.run.status = "aborted".into();
+        let checked = check(&me, &plan("main", MissingBaseline::Fail), &path);
+        assert!(!checked.comparison.first_baseline);
+        assert!(
+            checked.notices[0]
+                .to_string()
+                .contains("this run stopped early"),
+            "{:?}",
+            checked.notices
+        );
+        assert_eq!(checked.exit_code(&me), exit::FAILED);
+        // `report` judges stored runs: there, the same branch is a missing baseline.
+        let h = History::open(&path).expect("open");
+        let report = CheckPlan {
+            first_on_own_branch: false,
+            ..plan("main", MissingBaseline::Fail)
+        };
+        let me = run("me", "main", T1, vec![]);
+        let judged = judge(&me, &report, Some(&h), &path);
+        assert!(judged.refused.is_some());
+    }
+
+    #[test]
+    fn a_baseline_sharing_no_case_is_a_warning() {
+        let (_d, path) = setup();
+        let mut h = History::open(&path).expect("open");
+        h.insert(&run(
+            "base",
+            "main",
+            T0,
+            vec![case("z", Some(1.0), Some(true))],
+        ))
+        .expect("insert");
+        let me = run("me", "feature", T1, vec![case("a", Some(1.0), Some(true))]);
+        let checked = judge(&me, &plan("main", MissingBaseline::Fail), Some(&h), &path);
+        assert_eq!(
+            checked.comparison.baseline.as_ref().map(|b| b.id.as_str()),
+            Some("base")
+        );
+        assert!(matches!(
+            checked.notices.as_slice(),
+            [Notice::NothingCompared]
+        ));
+        assert!(checked.notices[0].is_warning());
+        assert!(checked.passed());
+    }
+
+    #[test]
+    fn a_blank_baseline_is_none_and_an_unreadable_one_keeps_its_own_error_for_report() {
+        let p = CheckPlan::check(
+            Some("  ".into()),
+            Rules::tolerance(0.02),
+            Default::default(),
+        );
+        assert_eq!(p.baseline, None);
+        let io = crate::error::Error::Failed("disk on fire".into());
+        let b = BaselineError::from(io);
+        assert_eq!(b.to_string(), "disk on fire");
+        // `check` exits 2 on it; `report` keeps the error's own exit code.
+        assert_eq!(crate::error::Error::Baseline(b).exit_code(), exit::USAGE);
+        let b = BaselineError::from(crate::error::Error::Failed("disk on fire".into()));
+        assert_eq!(b.into_error().exit_code(), exit::FAILED);
+    }
+}

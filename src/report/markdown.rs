@@ -45,6 +45,16 @@ pub fn marker_in(text: &str) -> Option<&str> {
         .find(|l| (l.starts_with("<!-- evals:") && l.ends_with(" -->")) || *l == MARKER)
 }
 
+/// The pull-request comment of a Markdown report: the report itself, or for a file written
+/// without a marker, the report after the old marker (so the next comment finds it).
+pub fn comment_body(markdown: &str) -> String {
+    if marker_in(markdown).is_some() {
+        markdown.to_string()
+    } else {
+        format!("{MARKER}\n{markdown}")
+    }
+}
+
 /// GitHub refuses a comment longer than this.
 const LIMIT: usize = 65_536;
 /// Room kept for the note saying what was left out.

@@ -116,3 +116,26 @@ pub fn render(
 ) -> String {
     renderer(format, terminal).render(run, comparison)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_extension_names_its_format_and_each_format_its_extension() {
+        for f in [
+            Format::Json,
+            Format::Markdown,
+            Format::Junit,
+            Format::Diff,
+            Format::Html,
+        ] {
+            assert_eq!(Format::from_extension(f.extension()), Some(f));
+        }
+        assert_eq!(Format::from_extension("patch"), Some(Format::Diff));
+        assert_eq!(Format::from_extension("htm"), Some(Format::Html));
+        assert_eq!(Format::from_extension("txt"), None);
+        assert_eq!(Format::Junit.kind(), "JUnit report");
+        assert_eq!(Format::Terminal.example(), "report.txt");
+    }
+}

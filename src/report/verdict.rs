@@ -155,3 +155,45 @@ impl<'a> Written<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::compare;
+    use crate::history::store::tests::{case, run};
+    use crate::report::{Report, json::Json};
+
+    #[test]
+    fn the_snapshot_writes_each_reason_in_words_and_reads_them_back_as_recorded() {
+        let mut failing = case("b", Some(0.1), Some(false));
+        failing.failed_thresholds = vec!["accuracy 0.1 < 0.8".into()];
+        let r = run("r", "main", "2026-01-01T00:00:00Z", vec![failing]);
+        let c = compare(None, &r, 0.02);
+        let words = "fake/echo [temp 0] · tax · b: fails its thresholds (accuracy 0.1 < 0.8)";
+        assert_eq!(reason_text(&c.verdict.reasons[0]), words);
+        let text = Json.render(&r, Some(&c));
+        let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(v["comparison"]["verdict"]["reasons"][0], words);
+        // The keys in the order snapshots have always had, the comparison last.
+        let keys: Vec<&String> = v.as_object().expect("object").keys().collect();
+        assert_eq!(keys.len(), 4);
+        assert!(text.trim_end().ends_with('}'));
+        let at = |k: &str| text.find(&format!("\n  \"{k}\":")).expect(k);
+        assert!(at("format") < at("run") && at("run") < at("experiments"));
+        assert!(at("experiments") < at("comparison"));
+        // Without a comparison, `null` as before.
+        assert!(Json.render(&r, None).contains("\n  \"comparison\": null\n"));
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("run.json");
+        std::fs::write(&file, &text).expect("write");
+        let (back, comparison) = crate::report::json::load_checked(&file).expect("load");
+        assert_eq!(back, r);
+        let comparison = comparison.expect("comparison");
+        assert_eq!(
+            comparison.verdict.reasons,
+            [Reason::Recorded(words.to_string())]
+        );
+        // Written again, the same bytes.
+        assert_eq!(Json.render(&back, Some(&comparison)), text);
+    }
+}
