@@ -10,7 +10,7 @@ use super::output::Out;
 use super::report_file::ReportFile;
 use crate::error::{Error, Result, exit};
 use crate::gate::{self, CheckPlan, MissingBaseline, Rules};
-use crate::report::{Format, Report};
+use crate::report::Format;
 use crate::results::{Comparison, RunResult};
 use crate::suite::Suite;
 
@@ -86,7 +86,7 @@ fn write_reports(
     comparison: Option<&Comparison>,
     out: &Out,
 ) -> bool {
-    let markdown = crate::report::markdown::Markdown::default().render(run, comparison);
+    let markdown = crate::report::render(Format::Markdown, Default::default(), run, comparison);
     let files: [(Option<&Path>, &str, Format); 5] = [
         (a.markdown.as_deref(), "--markdown", Format::Markdown),
         (a.junit.as_deref(), "--junit", Format::Junit),

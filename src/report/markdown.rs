@@ -71,9 +71,9 @@ impl Default for Markdown {
     }
 }
 
+/// A score, `–` when there is none (the dash the comment's tables use).
 fn pct(v: Option<f64>) -> String {
-    v.map(|v| format!("{:.1}%", v * 100.0))
-        .unwrap_or_else(|| "–".into())
+    super::format::pct_or(v, "–")
 }
 
 fn points(v: Option<f64>) -> String {
