@@ -1,4 +1,4 @@
-//! `check` = a run + the gate → a verdict: the policy around [`compare`](super::compare)
+//! `check` = a run + the gate → a verdict: the policy around [`compare`](super::compare())
 //! that `evals check` and `evals report --fail-on-regression` share.
 //!
 //! The baseline is found once ([`super::baseline`]); a run that is the first on its own
