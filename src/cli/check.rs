@@ -130,41 +130,18 @@ fn write_reports(
     written
 }
 
-/// The verdict on stderr: a line, then the reasons.
+/// The verdict on stderr: a line, then (when it failed) the reasons.
 pub(super) fn print_verdict(run: &RunResult, comparison: Option<&Comparison>, out: &Out) {
     let Some(c) = comparison else {
         return;
     };
-    let line = crate::report::markdown::verdict_text(run, comparison);
+    let said = crate::report::verdict::Terminal::of(run, c);
     if c.verdict.passed {
-        out.note(&line);
+        out.note(&said.line);
     } else {
-        out.error(&line);
-        // A miss is said once per cause, below, not once per case.
-        for r in c
-            .verdict
-            .reasons
-            .iter()
-            .filter(|r| !crate::report::misses::is_miss_reason(r))
-        {
-            out.note(&format!("  {}", crate::report::verdict::reason_text(r)));
-        }
-        for g in crate::report::misses::groups(run) {
-            out.note(&format!(
-                "  {} missed request(s), the same change: {}\n  cases: {}\n{}  record again: {}",
-                g.cases.len(),
-                crate::report::misses::who(&g),
-                crate::report::misses::case_list(&g, 10),
-                g.diff
-                    .lines()
-                    .map(|l| format!("    {l}\n"))
-                    .collect::<String>(),
-                g.hints()
-                    .iter()
-                    .map(|h| format!("`{h}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+        out.error(&said.line);
+        for r in &said.reasons {
+            out.note(r);
         }
     }
 }

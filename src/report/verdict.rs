@@ -1,4 +1,5 @@
-//! The verdict's reasons in words, and the comparison as the JSON snapshot writes it.
+//! The verdict in words: its reasons ([`reason_text`]), the terminal's verdict
+//! ([`Terminal`]), and the comparison as the JSON snapshot writes it.
 //!
 //! The gate returns typed [`Reason`]s; these are the words the terminal, the HTML page and
 //! the JSON snapshot give them (the Markdown report escapes the same words). A reason read
@@ -8,8 +9,53 @@ use serde::Serialize;
 
 use super::format::{experiment_label, pct, percent, stopped, unusable_text};
 use crate::results::{
-    BaselineInfo, CaseDelta, CaseRef, Comparison, ExperimentDelta, Reason, Stopped,
+    BaselineInfo, CaseDelta, CaseRef, Comparison, ExperimentDelta, Reason, RunResult, Stopped,
 };
+
+/// The verdict as the terminal says it (on stderr): the line, then for a failed check
+/// each reason indented, the cassette misses once per cause rather than once per case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Terminal {
+    /// `evals check: 2 regressions, 1 error in tax-intake (main → feature-x)`.
+    pub line: String,
+    /// Nothing when the check passed.
+    pub reasons: Vec<String>,
+}
+
+impl Terminal {
+    /// The terminal's verdict on `run` compared as `c` says.
+    pub fn of(run: &RunResult, c: &Comparison) -> Terminal {
+        let line = super::markdown::verdict_text(run, Some(c));
+        let mut reasons = Vec::new();
+        if !c.verdict.passed {
+            reasons.extend(
+                c.verdict
+                    .reasons
+                    .iter()
+                    .filter(|r| !super::misses::is_miss_reason(r))
+                    .map(|r| format!("  {}", reason_text(r))),
+            );
+            for g in super::misses::groups(run) {
+                reasons.push(format!(
+                    "  {} missed request(s), the same change: {}\n  cases: {}\n{}  record again: {}",
+                    g.cases.len(),
+                    super::misses::who(&g),
+                    super::misses::case_list(&g, 10),
+                    g.diff
+                        .lines()
+                        .map(|l| format!("    {l}\n"))
+                        .collect::<String>(),
+                    g.hints()
+                        .iter()
+                        .map(|h| format!("`{h}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+        Terminal { line, reasons }
+    }
+}
 
 /// A reason as one line of plain text: `fake/echo [temp 0] · tax · b: fails its
 /// thresholds (accuracy 0.1 < 0.8)`.
@@ -195,5 +241,43 @@ mod tests {
         );
         // Written again, the same bytes.
         assert_eq!(Json.render(&back, Some(&comparison)), text);
+    }
+
+    #[test]
+    fn the_terminal_says_each_reason_and_each_cause_of_misses_once() {
+        let base = run(
+            "base",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![
+                case("a", Some(1.0), Some(true)),
+                case("b", Some(1.0), Some(true)),
+            ],
+        );
+        let mut a = case("a", None, None);
+        a.error =
+            Some("no recording matches this request (c/a.json)\n  model: \"x\" → \"y\"".into());
+        let mut b = case("b", None, None);
+        b.error =
+            Some("no recording matches this request (c/b.json)\n  model: \"x\" → \"y\"".into());
+        let cand = run("cand", "f", "2026-01-02T00:00:00Z", vec![a, b]);
+        let info = crate::results::BaselineInfo {
+            id: "base".into(),
+            branch: Some("main".into()),
+            commit: None,
+            started_at: "2026-01-01T00:00:00Z".into(),
+            reference: "main".into(),
+        };
+        let c = compare(Some((&base, info)), &cand, 0.02);
+        let said = Terminal::of(&cand, &c);
+        assert_eq!(said.line, "evals check: 2 errors in tax-intake (main → f)");
+        assert_eq!(said.reasons.len(), 1, "{:?}", said.reasons);
+        assert!(
+            said.reasons[0].starts_with("  2 missed request(s), the same change: fake/echo [temp 0] (2 cases)\n  cases: tax/a, tax/b\n"),
+            "{:?}",
+            said.reasons
+        );
+        let passing = compare(None, &base, 0.02);
+        assert!(Terminal::of(&base, &passing).reasons.is_empty());
     }
 }
