@@ -178,7 +178,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         totals: Totals::Overall,
         width: None,
     }
-    .render(&run);
+    .render(&run, None);
     print!("{leaderboard}");
     Ok(())
 }

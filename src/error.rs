@@ -48,8 +48,8 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
     /// No usable baseline for `check`.
-    #[error("{0}")]
-    Baseline(String),
+    #[error(transparent)]
+    Baseline(#[from] crate::gate::BaselineError),
     /// A suite input is missing or cannot be read: the config, a file it names
     /// (`scorer.schema`, `adapter.system`, `env_files`), a case file, or a file named on the
     /// command line (`--baseline run.json`, `evals render FILE`). Bad input: exit 2.
@@ -257,7 +257,10 @@ mod tests {
         let s = || "x".to_string();
         assert_eq!(Error::Config(s()).exit_code(), exit::USAGE);
         assert_eq!(Error::Usage(s()).exit_code(), exit::USAGE);
-        assert_eq!(Error::Baseline(s()).exit_code(), exit::USAGE);
+        let no_history = crate::gate::BaselineError::NoHistory {
+            history: "h.sqlite3".into(),
+        };
+        assert_eq!(Error::Baseline(no_history).exit_code(), exit::USAGE);
         assert_eq!(
             Error::input("a", io(ErrorKind::NotFound)).exit_code(),
             exit::USAGE

@@ -15,6 +15,7 @@ pub mod env;
 pub mod error;
 pub mod fingerprint;
 pub mod gate;
+pub mod github;
 pub mod harden;
 pub mod history;
 pub mod provider;

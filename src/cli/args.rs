@@ -318,47 +318,24 @@ pub enum ReportFormat {
     Html,
 }
 
-impl ReportFormat {
-    /// The format a file name asks for: `.md`, `.xml`, `.json`, `.diff`/`.patch`, `.html`.
-    pub fn from_extension(ext: &str) -> Option<ReportFormat> {
-        Some(match ext {
-            "md" | "markdown" => ReportFormat::Md,
-            "xml" => ReportFormat::Junit,
-            "json" => ReportFormat::Json,
-            "diff" | "patch" => ReportFormat::Diff,
-            "html" | "htm" => ReportFormat::Html,
-            _ => return None,
-        })
-    }
-
-    /// The extension of a file written in this format.
-    pub fn extension(self) -> &'static str {
-        match self {
-            ReportFormat::Md => "md",
-            ReportFormat::Junit => "xml",
-            ReportFormat::Json => "json",
-            ReportFormat::Diff => "diff",
-            ReportFormat::Html => "html",
+impl From<ReportFormat> for crate::report::Format {
+    fn from(f: ReportFormat) -> Self {
+        match f {
+            ReportFormat::Md => Self::Markdown,
+            ReportFormat::Junit => Self::Junit,
+            ReportFormat::Json => Self::Json,
+            ReportFormat::Diff => Self::Diff,
+            ReportFormat::Html => Self::Html,
         }
     }
 }
 
-impl Format {
-    /// The format a file name asks for: `.html`, `.json`; anything else gets the leaderboard.
-    pub fn from_extension(ext: &str) -> Format {
-        match ext {
-            "html" | "htm" => Format::Html,
-            "json" => Format::Json,
-            _ => Format::Tui,
-        }
-    }
-
-    /// The extension of a file written in this format.
-    pub fn extension(self) -> &'static str {
-        match self {
-            Format::Tui => "txt",
-            Format::Json => "json",
-            Format::Html => "html",
+impl From<Format> for crate::report::Format {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Tui => Self::Terminal,
+            Format::Json => Self::Json,
+            Format::Html => Self::Html,
         }
     }
 }

@@ -3,13 +3,14 @@
 
 use std::path::{Path, PathBuf};
 
-use super::args::{ExportArgs, Global, HistoryArgs, ReportArgs, ReportFormat};
+use super::args::{ExportArgs, Global, HistoryArgs, ReportArgs};
 use super::output::{Out, align_right, table};
 use super::report_file::ReportFile;
 use super::target::Target;
 use crate::error::{Error, Result, exit};
+use crate::gate::{CheckPlan, MissingBaseline, Rules};
 use crate::history::{History, RunFilter};
-use crate::report::{Report, diff::Diff, json::Json, junit::Junit, markdown::Markdown};
+use crate::report::{Format, Report, json::Json};
 use crate::results::RunResult;
 
 /// `--history`, else the suite's `.evals/history.sqlite3` (the suite must then be found).
@@ -30,18 +31,6 @@ fn open_existing(path: &Path) -> Result<History> {
         )));
     }
     History::open(path)
-}
-
-/// Writes `text` (the `file` report) to `-o FILE` or stdout.
-fn write(text: &str, file: ReportFile, output: Option<&Path>, out: &Out) -> Result<()> {
-    match output {
-        Some(p) => {
-            file.write(p, text)?;
-            out.note(&format!("wrote {}", p.display()));
-        }
-        None => out.text(text),
-    }
-    Ok(())
 }
 
 /// `evals history`: the stored runs, newest first.
@@ -81,7 +70,7 @@ pub fn list(g: &Global, a: &HistoryArgs, out: &Out) -> Result<i32> {
             r.command.clone(),
             r.mode.clone(),
             r.cases.to_string(),
-            crate::report::terminal::pct(r.score),
+            crate::report::format::pct(r.score),
             r.errors.to_string(),
             r.status.clone(),
         ]);
@@ -116,7 +105,7 @@ pub fn export(g: &Global, a: &ExportArgs, out: &Out) -> Result<i32> {
         kind: "JSON snapshot",
         example: "run.json",
     };
-    write(&Json.render(&run), file, a.output.as_deref(), out)?;
+    super::target::write(&Json.render(&run, None), file, a.output.as_deref(), out)?;
     Ok(exit::OK)
 }
 
@@ -124,32 +113,24 @@ pub fn export(g: &Global, a: &ExportArgs, out: &Out) -> Result<i32> {
 /// latest run of this suite without RUN, the format from `-o FILE`'s extension; with
 /// `--fail-on-regression`, the exit code is `check`'s verdict on the two runs.
 pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
-    if !(0.0..=1.0).contains(&a.tolerance) {
-        return Err(Error::Usage(format!(
-            "--tolerance {}: expected a fraction between 0 and 1 (0.02 is two points)",
-            a.tolerance
-        )));
-    }
+    let rules = Rules::new(a.tolerance, a.fail_on_case_regression)?;
     if a.fail_on_case_regression && a.baseline.is_none() {
         return Err(Error::Usage(
             "--fail-on-case-regression needs --baseline REF: a case's score can only drop against a baseline".into(),
         ));
     }
     let gate = a.fail_on_regression || a.fail_on_case_regression;
-    let rules = crate::gate::Rules {
-        tolerance: a.tolerance,
-        fail_on_case_decline: a.fail_on_case_regression,
-    };
     let target = Target::new(&a.output);
     let format = a
         .format
+        .map(Format::from)
         .or_else(|| {
             target
                 .extension()
                 .as_deref()
-                .and_then(ReportFormat::from_extension)
+                .and_then(Format::from_extension)
         })
-        .unwrap_or(ReportFormat::Md);
+        .unwrap_or(Format::Markdown);
     let file = a.run.as_deref().map(Path::new).filter(|p| p.exists());
     let needs_store = file.is_none() || a.baseline.is_some();
     // The suite: for its latest run, for `-o` alone (its results folder), for its history.
@@ -180,9 +161,9 @@ pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
     } else {
         None
     };
-    let mut run = match (file, &a.run, &store, &suite) {
-        (Some(f), _, _, _) => crate::results::snapshot::load(f)?,
-        (None, Some(reference), Some((h, path)), _) => get(h, path, reference)?,
+    let (run, recorded) = match (file, &a.run, &store, &suite) {
+        (Some(f), _, _, _) => crate::results::snapshot::load_checked(f)?,
+        (None, Some(reference), Some((h, path)), _) => (get(h, path, reference)?, None),
         (None, None, Some((h, path)), Some(suite)) => {
             let id = h.latest(Some(&suite.name))?.ok_or_else(|| {
                 Error::Usage(format!(
@@ -191,42 +172,37 @@ pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
                     path.display()
                 ))
             })?;
-            get(h, path, &id)?
+            (get(h, path, &id)?, None)
         }
         _ => unreachable!("a run without a snapshot file is read from the store"),
     };
-    if let Some(reference) = &a.baseline {
-        let (h, path) = match &store {
-            Some((h, p)) => (Some(h), p.clone()),
-            None => (None, PathBuf::new()),
-        };
-        let (b, info) = crate::gate::resolve(reference, &run, h, &path)?;
-        let comparison = crate::gate::compare_with(Some((&b, info)), &run, rules);
-        if comparison.compared_nothing() {
-            out.warn(super::check::NOTHING_COMPARED);
+    let comparison = match recorded {
+        // A snapshot written by `check --json` keeps the comparison (and the verdict) it was
+        // written with, unless a baseline is named here.
+        Some(c) if a.baseline.is_none() => c,
+        // Else the gate as `check` runs it, on stored runs: a branch with no earlier run is
+        // a missing baseline here, not a first one; without a baseline, thresholds and
+        // errors alone.
+        _ => {
+            let plan = CheckPlan {
+                baseline: a.baseline.clone(),
+                rules,
+                missing: MissingBaseline::Fail,
+                first_on_own_branch: false,
+            };
+            let (h, path) = match &store {
+                Some((h, p)) => (Some(h), p.clone()),
+                None => (None, PathBuf::new()),
+            };
+            let checked = crate::gate::judge(&run, &plan, h, &path);
+            if let Some(e) = checked.refused {
+                return Err(e.into_error());
+            }
+            super::check::print_notices(&checked.notices, out);
+            checked.comparison
         }
-        run.comparison = Some(comparison);
-    } else if run.comparison.is_none() {
-        // No baseline: thresholds and errors alone, as `check` without one. A snapshot
-        // written by `check --json` keeps the comparison (and the verdict) it was written with.
-        run.comparison = Some(crate::gate::compare_with(None, &run, rules));
-    }
-    let (text, kind, example) = match format {
-        ReportFormat::Md => (Markdown::default().render(&run), "Markdown report", "pr.md"),
-        ReportFormat::Junit => (Junit.render(&run), "JUnit report", "junit.xml"),
-        ReportFormat::Json => (Json.render(&run), "JSON report", "run.json"),
-        ReportFormat::Diff => (Diff.render(&run), "diff report", "pr.diff"),
-        ReportFormat::Html => (
-            crate::report::html::Html.render(&run),
-            "HTML report",
-            "report.html",
-        ),
     };
-    let file = ReportFile {
-        flag: "-o",
-        kind,
-        example,
-    };
+    let text = crate::report::render(format, Default::default(), &run, Some(&comparison));
     let path = match (target, &suite) {
         (Target::Stdout, _) => None,
         (Target::File(p), _) => Some(p),
@@ -238,16 +214,16 @@ pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
         )),
         (Target::Stamped, None) => unreachable!("-o alone loads the suite"),
     };
-    write(&text, file, path.as_deref(), out)?;
-    let passed = run.comparison.as_ref().is_none_or(|c| c.verdict.passed);
+    super::target::write(&text, ReportFile::of("-o", format), path.as_deref(), out)?;
+    let passed = comparison.verdict.passed;
     if !gate {
         if a.baseline.is_some() && !passed {
-            let line = crate::report::markdown::verdict_text(&run);
+            let line = crate::report::markdown::verdict_text(&run, Some(&comparison));
             out.note(&format!("{line}; add --fail-on-regression to exit 1 on it"));
         }
         return Ok(exit::OK);
     }
-    super::check::print_verdict(&run, out);
+    super::check::print_verdict(&run, Some(&comparison), out);
     // A run that did not finish cannot pass a gate, as `check` fails an aborted run.
     let complete = run.run.status == crate::results::RunStatus::Completed;
     if !complete {

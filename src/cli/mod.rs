@@ -131,15 +131,16 @@ fn dispatch(cli: Cli, bin: &'static str, env: &crate::env::Env, out: &Out) -> Re
             }
             let markdown = crate::error::read_text(&a.file, &a.file.display().to_string())
                 .map_err(|e| e.named_by("evals comment FILE", None))?;
-            let target = crate::report::github::Target::from_env(a.pr, a.repo.clone())?;
-            match crate::report::github::post(&target, &markdown)? {
-                crate::report::github::Posted::Created(url) => {
+            let target =
+                crate::github::Target::new(&crate::github::Env::read(), a.pr, a.repo.clone())?;
+            match crate::github::post(&target, &markdown)? {
+                crate::github::Posted::Created(url) => {
                     out.note(&format!("commented on #{}: {url}", target.pr))
                 }
-                crate::report::github::Posted::Updated(url) => {
+                crate::github::Posted::Updated(url) => {
                     out.note(&format!("updated the comment on #{}: {url}", target.pr))
                 }
-                crate::report::github::Posted::ReadOnly(note) => out.warn(&note),
+                crate::github::Posted::ReadOnly(note) => out.warn(&note),
             }
             Ok(exit::OK)
         }

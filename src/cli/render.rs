@@ -1,9 +1,10 @@
 //! `evals render FILE.json`: re-prints a saved run; calls nothing.
 
-use super::args::{Format, Global, RenderArgs};
+use super::args::{Global, RenderArgs};
 use super::output::Out;
 use super::target::Target;
 use crate::error::{Error, Result, exit};
+use crate::report::Format;
 
 /// Renders the snapshot to stdout, `-o FILE` (the format from its extension unless
 /// `--format` says) or, for `-o` alone, a stamped HTML file under `results.destination`.
@@ -18,14 +19,16 @@ pub fn run(g: &Global, a: &RenderArgs, out: &Out) -> Result<i32> {
         )));
     }
     let format = match (a.format, &target) {
-        (Some(f), _) => f,
+        (Some(f), _) => f.into(),
         (None, Target::Stamped) => Format::Html,
+        // render writes the leaderboard, JSON or HTML: any other file gets the leaderboard.
         (None, _) => ext
             .as_deref()
-            .map(Format::from_extension)
-            .unwrap_or_default(),
+            .and_then(Format::from_extension)
+            .filter(|f| matches!(f, Format::Json | Format::Html))
+            .unwrap_or(Format::Terminal),
     };
-    let run = crate::results::snapshot::load(&a.file)
+    let (run, comparison) = crate::results::snapshot::load_checked(&a.file)
         .map_err(|e| e.named_by("evals render FILE", None))?;
     let path = match target {
         Target::Stdout => None,
@@ -46,7 +49,14 @@ pub fn run(g: &Global, a: &RenderArgs, out: &Out) -> Result<i32> {
         breakdown: false,
         totals: a.totals,
     };
-    super::run::emit(&run, format, path.as_deref(), view, out)?;
+    super::run::emit(
+        &run,
+        comparison.as_ref(),
+        format,
+        path.as_deref(),
+        view,
+        out,
+    )?;
     Ok(exit::OK)
 }
 

@@ -17,7 +17,16 @@ pub(crate) struct ReportFile<'a> {
     pub example: &'a str,
 }
 
-impl ReportFile<'_> {
+impl<'a> ReportFile<'a> {
+    /// The report `flag` asks for in `format` (its kind and example file from the format).
+    pub fn of(flag: &'a str, format: crate::report::Format) -> ReportFile<'a> {
+        ReportFile {
+            flag,
+            kind: format.kind(),
+            example: format.example(),
+        }
+    }
+
     /// Writes `text` to `path` atomically (the old file, or none, until the new one is whole).
     pub fn write(&self, path: &Path, text: &str) -> Result<()> {
         crate::error::write_atomic(path, text.as_bytes()).map_err(|e| self.error(path, &e))

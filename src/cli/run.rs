@@ -9,8 +9,8 @@ use super::report_file::ReportFile;
 use crate::cassette::mode::{self, ModeChoice, ModeSource};
 use crate::env::Env;
 use crate::error::{Error, Result, exit};
-use crate::report::{Report, json::Json, terminal::Terminal};
-use crate::results::{Command as RunCommand, RunResult};
+use crate::report::terminal::Terminal;
+use crate::results::{Command as RunCommand, Comparison, RunResult};
 use crate::runner;
 use crate::suite::Suite;
 
@@ -48,7 +48,7 @@ pub fn run(suite: &Suite, a: &RunArgs, command: RunCommand, env: &Env, out: &Out
                 breakdown: command == RunCommand::Run,
                 totals: a.totals,
             };
-            emit(&run, a.format, a.output.as_deref(), view, out)?;
+            emit(&run, None, a.format.into(), a.output.as_deref(), view, out)?;
         }
     }
     if run.total_errors() > 0 {
@@ -93,7 +93,7 @@ pub fn run(suite: &Suite, a: &RunArgs, command: RunCommand, env: &Env, out: &Out
             out.warn("thresholds failed (record does not gate; `evals check` will):");
         }
         for line in failed.iter().take(10) {
-            out.note(&format!("  {line}"));
+            out.note(&format!("  {}", crate::report::verdict::reason_text(line)));
         }
         if failed.len() > 10 {
             out.note(&format!(
@@ -104,7 +104,10 @@ pub fn run(suite: &Suite, a: &RunArgs, command: RunCommand, env: &Env, out: &Out
     }
     // Last, the run's own verdict: the leaderboard covers only the cases that ran.
     if let Some(s) = crate::gate::stopped(&run) {
-        out.error(&format!("evals {command}: {}", s.text()));
+        out.error(&format!(
+            "evals {command}: {}",
+            crate::report::format::stopped(&s)
+        ));
     }
     Ok(code)
 }
@@ -225,43 +228,23 @@ pub struct View {
     pub totals: super::args::TotalsArg,
 }
 
-/// Writes the report to stdout or `-o FILE`.
+/// Writes the report (with the run's comparison, if it has one) to stdout or `-o FILE`.
 pub fn emit(
     run: &RunResult,
-    format: Format,
+    comparison: Option<&Comparison>,
+    format: crate::report::Format,
     output: Option<&Path>,
     view: View,
     out: &Out,
 ) -> Result<()> {
-    let text = match format {
-        Format::Json => Json.render(run),
-        Format::Html => crate::report::html::Html.render(run),
-        Format::Tui => Terminal {
-            color: output.is_none() && out.color(),
-            breakdown: view.breakdown,
-            totals: view.totals.into(),
-            width: output.is_none().then(|| out.width()).flatten(),
-        }
-        .render(run),
+    let terminal = Terminal {
+        color: output.is_none() && out.color(),
+        breakdown: view.breakdown,
+        totals: view.totals.into(),
+        width: output.is_none().then(|| out.width()).flatten(),
     };
-    match output {
-        Some(p) => {
-            let (kind, example) = match format {
-                Format::Json => ("JSON report", "run.json"),
-                Format::Html => ("HTML report", "report.html"),
-                Format::Tui => ("report", "report.txt"),
-            };
-            ReportFile {
-                flag: "-o",
-                kind,
-                example,
-            }
-            .write(p, &text)?;
-            out.note(&format!("wrote {}", p.display()));
-        }
-        None => out.text(&text),
-    }
-    Ok(())
+    let text = crate::report::render(format, terminal, run, comparison);
+    super::target::write(&text, ReportFile::of("-o", format), output, out)
 }
 
 /// The `--cassettes` value and where it came from: clap fills the flag from

@@ -4,6 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::output::Out;
+use super::report_file::ReportFile;
+use crate::error::Result;
 use crate::results::RunResult;
 use crate::suite::Suite;
 
@@ -70,4 +73,16 @@ pub fn stamped(suite: &Suite, command: &str, run: &RunResult, ext: &str) -> Path
         Ok(rel) => rel.to_path_buf(),
         Err(_) => path,
     }
+}
+
+/// Writes `text` (the report `file` describes) to `path`, saying so, or to stdout.
+pub(super) fn write(text: &str, file: ReportFile, path: Option<&Path>, out: &Out) -> Result<()> {
+    match path {
+        Some(p) => {
+            file.write(p, text)?;
+            out.note(&format!("wrote {}", p.display()));
+        }
+        None => out.text(text),
+    }
+    Ok(())
 }

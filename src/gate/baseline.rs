@@ -9,19 +9,10 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use super::BaselineError;
+use crate::error::Result;
 use crate::history::History;
 use crate::results::{BaselineInfo, RunResult, RunStatus, Selection};
-
-/// What to do when no usable baseline is found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum MissingBaseline {
-    /// Exit 2 with the reason.
-    #[default]
-    Fail,
-    /// Warn and gate on thresholds and errors alone.
-    Pass,
-}
 
 /// Finds the baseline `reference` names for `run`. `history` is the store (if it opened).
 pub fn resolve(
@@ -30,60 +21,10 @@ pub fn resolve(
     history: Option<&History>,
     history_path: &Path,
 ) -> Result<(RunResult, BaselineInfo)> {
-    let as_path = Path::new(reference);
-    let found = if as_path.exists() {
-        crate::results::snapshot::load(as_path).map_err(|e| e.named_by("--baseline", None))?
-    } else if reference.ends_with(".json") {
-        return Err(Error::Baseline(format!(
-            "{reference}: no such file; pass a snapshot written by `evals export` or `evals check --json FILE` (or pass --missing-baseline pass)"
-        )));
-    } else if uuid::Uuid::parse_str(reference).is_ok() || is_run_number(reference) {
-        let h = store(history, history_path)?;
-        let id = h.find(reference)?;
-        id.map(|id| h.get(&id))
-            .transpose()?
-            .flatten()
-            .ok_or_else(|| {
-                Error::Baseline(format!(
-                    "no run {reference} in {}; list runs with `evals history` (or pass --missing-baseline pass)",
-                    history_path.display()
-                ))
-            })?
-    } else if let Some(id) = match history {
-        // A unique prefix of a run id; anything else is a branch.
-        Some(h) => h.find(reference)?,
-        None => None,
-    } {
-        let h = store(history, history_path)?;
-        h.get(&id)?.ok_or_else(|| {
-            Error::Baseline(format!(
-                "run {id} vanished from {} while it was read; run the command again",
-                history_path.display()
-            ))
-        })?
-    } else {
-        let h = store(history, history_path)?;
-        match latest_on_branch(reference, run, h, history_path)? {
-            Ok(found) => found,
-            Err(miss) => return Err(Error::Baseline(miss.reason(reference, run, history_path))),
-        }
-    };
-    if !crate::fingerprint::same(&found.run.suite_fingerprint, &run.run.suite_fingerprint) {
-        return Err(Error::Baseline(format!(
-            "baseline run {} ({reference}) has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed): re-run the baseline, or pass --missing-baseline pass",
-            found.run.id,
-            short(&found.run.suite_fingerprint),
-            short(&run.run.suite_fingerprint)
-        )));
+    match find(reference, run, history, history_path, false)? {
+        Found::Baseline(b) => Ok(*b),
+        Found::First(_) => unreachable!("only check's own branch makes a first baseline"),
     }
-    let info = BaselineInfo {
-        id: found.run.id.clone(),
-        branch: found.run.branch.clone(),
-        commit: found.run.commit.clone(),
-        started_at: found.run.started_at.clone(),
-        reference: reference.to_string(),
-    };
-    Ok((found, info))
 }
 
 /// What `check` compares with: a baseline, or none because this run is the first baseline.
@@ -105,21 +46,78 @@ pub fn resolve_or_first(
     history: Option<&History>,
     history_path: &Path,
 ) -> Result<Found> {
-    let on_it = run.run.branch.as_deref() == Some(reference);
-    let plain_branch = on_it
-        && !Path::new(reference).exists()
-        && !reference.ends_with(".json")
-        && uuid::Uuid::parse_str(reference).is_err()
-        && !is_run_number(reference);
-    // A unique id prefix that happens to equal the branch name is still a run.
-    if let (true, Some(h)) = (plain_branch, history)
-        && h.find(reference)?.is_none()
-        && let Err(miss) = latest_on_branch(reference, run, h, history_path)?
-    {
-        let complete = run.run.status == RunStatus::Completed;
-        return Ok(Found::First(miss.first_note(reference, complete)));
+    find(reference, run, history, history_path, true)
+}
+
+/// [`resolve`], and with `first`, [`resolve_or_first`]: `reference` is read as a file, a
+/// run (number, id, unique id prefix) or a branch, in that order, and the baseline is read
+/// from the store once.
+fn find(
+    reference: &str,
+    run: &RunResult,
+    history: Option<&History>,
+    history_path: &Path,
+    first: bool,
+) -> Result<Found> {
+    let as_path = Path::new(reference);
+    let found = if as_path.exists() {
+        crate::results::snapshot::load(as_path).map_err(|e| e.named_by("--baseline", None))?
+    } else if reference.ends_with(".json") {
+        return Err(BaselineError::NoSuchFile {
+            reference: reference.to_string(),
+        }
+        .into());
+    } else if uuid::Uuid::parse_str(reference).is_ok() || is_run_number(reference) {
+        let h = store(history, history_path)?;
+        let id = h.find(reference)?;
+        id.map(|id| h.get(&id))
+            .transpose()?
+            .flatten()
+            .ok_or_else(|| BaselineError::NoSuchRun {
+                reference: reference.to_string(),
+                history: history_path.to_path_buf(),
+            })?
+    } else if let Some(id) = match history {
+        // A unique prefix of a run id (even one equal to the branch name); anything else
+        // is a branch.
+        Some(h) => h.find(reference)?,
+        None => None,
+    } {
+        let h = store(history, history_path)?;
+        h.get(&id)?.ok_or_else(|| BaselineError::Vanished {
+            id: id.clone(),
+            history: history_path.to_path_buf(),
+            rerun: "run the command again",
+        })?
+    } else {
+        let h = store(history, history_path)?;
+        match latest_on_branch(reference, run, h, history_path)? {
+            Ok(found) => found,
+            // The first check on its own branch: no baseline yet, and none missing.
+            Err(miss) if first && run.run.branch.as_deref() == Some(reference) => {
+                let complete = run.run.status == RunStatus::Completed;
+                return Ok(Found::First(miss.first_note(reference, complete)));
+            }
+            Err(miss) => return Err(miss.error(reference, run, history_path).into()),
+        }
+    };
+    if !crate::fingerprint::same(&found.run.suite_fingerprint, &run.run.suite_fingerprint) {
+        return Err(BaselineError::Fingerprint {
+            id: found.run.id.clone(),
+            reference: reference.to_string(),
+            theirs: found.run.suite_fingerprint.clone(),
+            ours: run.run.suite_fingerprint.clone(),
+        }
+        .into());
     }
-    resolve(reference, run, history, history_path).map(|b| Found::Baseline(Box::new(b)))
+    let info = BaselineInfo {
+        id: found.run.id.clone(),
+        branch: found.run.branch.clone(),
+        commit: found.run.commit.clone(),
+        started_at: found.run.started_at.clone(),
+        reference: reference.to_string(),
+    };
+    Ok(Found::Baseline(Box::new((found, info))))
 }
 
 /// Why a branch offered no baseline.
@@ -137,27 +135,29 @@ enum Miss {
 
 impl Miss {
     /// The error `--baseline BRANCH` gives off that branch.
-    fn reason(&self, reference: &str, run: &RunResult, history_path: &Path) -> String {
+    fn error(self, reference: &str, run: &RunResult, history_path: &Path) -> BaselineError {
         let r = &run.run;
         match self {
-            Miss::NoRun => format!(
-                "no completed run of suite {} on branch {reference} in {}; run `evals check` on {reference} first (or pass --missing-baseline pass)",
-                r.suite,
-                history_path.display()
-            ),
+            Miss::NoRun => BaselineError::NoRunOnBranch {
+                suite: r.suite.clone(),
+                branch: reference.to_string(),
+                history: history_path.to_path_buf(),
+            },
             Miss::Fingerprint {
                 newest,
                 fingerprint,
-            } => format!(
-                "baseline run {newest} on {reference} has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed), and no earlier run on {reference} matches: re-run on {reference}, or pass --missing-baseline pass",
-                short(fingerprint),
-                short(&r.suite_fingerprint)
-            ),
-            Miss::Selection { newest, selection } => format!(
-                "no run on {reference} selected what this run selects ({}); the newest, {newest}, selected {}: run `evals check` on {reference} with the same -m/-d/-c/-e/-t flags, or pass --missing-baseline pass",
-                describe_selection(run_selection(run)),
-                describe_selection(selection.as_ref())
-            ),
+            } => BaselineError::BranchFingerprint {
+                branch: reference.to_string(),
+                newest,
+                theirs: fingerprint,
+                ours: r.suite_fingerprint.clone(),
+            },
+            Miss::Selection { newest, selection } => BaselineError::Selection {
+                branch: reference.to_string(),
+                newest,
+                ours: describe_selection(run_selection(run)),
+                theirs: describe_selection(selection.as_ref()),
+            },
         }
     }
 
@@ -220,11 +220,12 @@ fn latest_on_branch(
         }));
     };
     h.get(&latest.id)?.map(Ok).ok_or_else(|| {
-        Error::Baseline(format!(
-            "run {} vanished from {} while it was read; run `evals check` again",
-            latest.id,
-            history_path.display()
-        ))
+        BaselineError::Vanished {
+            id: latest.id.clone(),
+            history: history_path.to_path_buf(),
+            rerun: "run `evals check` again",
+        }
+        .into()
     })
 }
 
@@ -236,10 +237,10 @@ fn is_run_number(reference: &str) -> bool {
 
 fn store<'a>(history: Option<&'a History>, path: &Path) -> Result<&'a History> {
     history.ok_or_else(|| {
-        Error::Baseline(format!(
-            "the history {} could not be opened, so no baseline can be read from it; fix the file or pass --baseline FILE.json",
-            path.display()
-        ))
+        BaselineError::NoHistory {
+            history: path.to_path_buf(),
+        }
+        .into()
     })
 }
 
@@ -275,10 +276,6 @@ fn describe_selection(v: Option<&Selection>) -> String {
     } else {
         parts.join(" ")
     }
-}
-
-fn short(fp: &str) -> &str {
-    fp.get(..12).unwrap_or(fp)
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, HashSet};
 
 use super::Limits;
 use crate::results::{
-    BaselineInfo, CaseDelta, CaseResult, CaseStatus, Comparison, ExperimentDelta, ExperimentResult,
-    RunResult, RunStatus, Stopped, Verdict, contender_label,
+    BaselineInfo, CaseDelta, CaseRef, CaseResult, CaseStatus, Comparison, ExperimentDelta,
+    ExperimentResult, Reason, RunResult, RunStatus, Stopped, Verdict,
 };
 
 /// Scores closer than this are the same score (they went through JSON and sums).
@@ -31,6 +31,21 @@ pub struct Rules {
 }
 
 impl Rules {
+    /// The rules of `--tolerance` and `--fail-on-case-regression`, the tolerance checked:
+    /// a fraction in 0..=1, else a usage error (exit 2).
+    pub fn new(tolerance: f64, fail_on_case_decline: bool) -> crate::error::Result<Rules> {
+        if !(0.0..=1.0).contains(&tolerance) {
+            return Err(crate::error::Error::Usage(format!(
+                "--tolerance {tolerance}: expected a fraction between 0 and 1 (0.02 is two points)"
+            )));
+        }
+        Ok(Rules {
+            tolerance,
+            fail_on_case_decline,
+        })
+    }
+
+    /// Rule 1's tolerance alone, unchecked.
     pub fn tolerance(tolerance: f64) -> Rules {
         Rules {
             tolerance,
@@ -87,13 +102,12 @@ pub fn compare_with(
             && planned.contains(&(exp.contender.key(), format!("{}/{}", exp.dataset, bc.case)))
     };
     if let Some(s) = &stopped {
-        reasons.push(format!("the run {}; a partial run cannot pass", s.text()));
+        reasons.push(Reason::Stopped(s.clone()));
     }
 
     for exp in &run.experiments {
         let key = (exp.contender.key(), exp.dataset.clone());
         seen.insert(key.clone());
-        let label = format!("{} · {}", contender_label(&exp.contender), exp.dataset);
         let base = base_exps.get(&key).copied();
         let base_cases: BTreeMap<&str, &CaseResult> = base
             .map(|b| b.cases.iter().map(|c| (c.case.as_str(), c)).collect())
@@ -111,7 +125,7 @@ pub fn compare_with(
                 matched.push((bs, cs, c.weight));
             }
             if d.gated {
-                reasons.push(case_reason(&label, &d, &base_name));
+                reasons.push(case_reason(&d, &base_name));
             }
             if d.status == CaseStatus::Unchanged && !d.gated {
                 unchanged += 1;
@@ -119,7 +133,7 @@ pub fn compare_with(
                 cases.push(d);
             }
         }
-        reasons.extend(limits.misses(&label, exp));
+        reasons.extend(limits.misses(exp));
         if let Some(b) = base {
             let ours: HashSet<&str> = exp.cases.iter().map(|c| c.case.as_str()).collect();
             for bc in b
@@ -132,14 +146,14 @@ pub fn compare_with(
             let (bm, cm) = means(&matched);
             let delta = bm.zip(cm).map(|(b, c)| c - b);
             let regressed = delta.is_some_and(|d| -d > tolerance + EPS);
-            if regressed {
-                reasons.push(format!(
-                    "{label}: mean score fell {:.1} points ({} → {}), more than the {:.1}-point tolerance",
-                    -delta.unwrap_or(0.0) * 100.0,
-                    pct(bm),
-                    pct(cm),
-                    tolerance * 100.0
-                ));
+            if let (true, Some(baseline), Some(candidate)) = (regressed, bm, cm) {
+                reasons.push(Reason::ExperimentFell {
+                    contender: exp.contender.clone(),
+                    dataset: exp.dataset.clone(),
+                    baseline,
+                    candidate,
+                    tolerance,
+                });
             }
             experiments.push(ExperimentDelta {
                 contender: exp.contender.clone(),
@@ -223,27 +237,28 @@ fn planned(run: &RunResult) -> HashSet<(String, String)> {
 
 /// Rule (4) for a run with no baseline (`run`, `compare`), errors left out (each is its
 /// own failure, reported apart): the cases failing their thresholds and the experiments
-/// missing the run's limits, one line each, as `check` words them.
-pub fn threshold_failures(run: &RunResult) -> Vec<String> {
+/// missing the run's limits, one reason each, as `check` gives them.
+pub fn threshold_failures(run: &RunResult) -> Vec<Reason> {
     let limits = Limits::of(run);
     let mut out = Vec::new();
     for exp in &run.experiments {
-        let label = format!("{} · {}", contender_label(&exp.contender), exp.dataset);
         if limits.each_case_gates() {
             for c in &exp.cases {
                 if c.error.is_none() && c.passed == Some(false) {
-                    let unusable = crate::results::unusable_text(
-                        c.reply_error.as_deref(),
-                        c.unusable_said().as_deref(),
-                    );
-                    out.push(with_unusable(
-                        fails_reason(&label, &c.case, &c.failed_thresholds),
-                        unusable,
-                    ));
+                    out.push(Reason::BelowThreshold {
+                        at: CaseRef {
+                            contender: exp.contender.clone(),
+                            dataset: exp.dataset.clone(),
+                            case: c.case.clone(),
+                            reply_error: c.reply_error.clone(),
+                            said: c.unusable_said(),
+                        },
+                        failed: c.failed_thresholds.clone(),
+                    });
                 }
             }
         }
-        out.extend(limits.misses(&label, exp));
+        out.extend(limits.misses(exp));
     }
     out
 }
@@ -329,42 +344,35 @@ fn removed(exp: &ExperimentResult, bc: &CaseResult) -> CaseDelta {
     }
 }
 
-fn case_reason(label: &str, d: &CaseDelta, base: &str) -> String {
-    let at = format!("{label} · {}", d.case);
-    let reason = match d.status {
-        CaseStatus::Errored => format!(
-            "{at}: errored: {}",
-            d.error.as_deref().unwrap_or("no score")
-        ),
-        CaseStatus::Regressed => format!(
-            "{at}: met its thresholds on {base}, now fails ({})",
-            d.failed_thresholds.join(", ")
-        ),
-        // Gated only under --fail-on-case-regression; a threshold failure says so first.
-        CaseStatus::Declined if d.candidate_passed != Some(false) => format!(
-            "{at}: score fell {:.1} points ({} → {}); --fail-on-case-regression fails any drop",
-            -d.delta().unwrap_or(0.0) * 100.0,
-            pct(d.baseline_score),
-            pct(d.candidate_score)
-        ),
-        _ => fails_reason(label, &d.case, &d.failed_thresholds),
+fn case_reason(d: &CaseDelta, base: &str) -> Reason {
+    let at = CaseRef {
+        contender: d.contender.clone(),
+        dataset: d.dataset.clone(),
+        case: d.case.clone(),
+        reply_error: d.reply_error.clone(),
+        said: d.said.clone(),
     };
-    with_unusable(reason, d.unusable_text())
-}
-
-/// A case's reason, followed by what the model said when its reply was unusable.
-fn with_unusable(reason: String, unusable: Option<String>) -> String {
-    match unusable {
-        Some(u) => format!("{reason}; {u}"),
-        None => reason,
+    match d.status {
+        CaseStatus::Errored => Reason::CaseErrored {
+            at,
+            error: d.error.clone(),
+        },
+        CaseStatus::Regressed => Reason::CaseRegressed {
+            at,
+            baseline: base.to_string(),
+            failed: d.failed_thresholds.clone(),
+        },
+        // Gated only under --fail-on-case-regression; a threshold failure says so first.
+        CaseStatus::Declined if d.candidate_passed != Some(false) => Reason::CaseDeclined {
+            at,
+            baseline: d.baseline_score,
+            candidate: d.candidate_score,
+        },
+        _ => Reason::BelowThreshold {
+            at,
+            failed: d.failed_thresholds.clone(),
+        },
     }
-}
-
-fn fails_reason(label: &str, case: &str, failed: &[String]) -> String {
-    format!(
-        "{label} · {case}: fails its thresholds ({})",
-        failed.join(", ")
-    )
 }
 
 /// Weighted means of the baseline and candidate scores over the matched cases.
@@ -378,15 +386,18 @@ fn means(matched: &[(f64, f64, f64)]) -> (Option<f64>, Option<f64>) {
     (Some(b), Some(c))
 }
 
-fn pct(v: Option<f64>) -> String {
-    v.map(|v| format!("{:.1}%", v * 100.0))
-        .unwrap_or_else(|| "-".into())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::results::testing::{case, run};
+
+    /// The reasons in the words every report gives them.
+    fn words(reasons: &[Reason]) -> Vec<String> {
+        reasons
+            .iter()
+            .map(crate::report::verdict::reason_text)
+            .collect()
+    }
 
     fn info(b: &RunResult) -> BaselineInfo {
         BaselineInfo {
@@ -430,12 +441,11 @@ mod tests {
         assert_eq!(c.stopped.as_ref().map(|s| s.not_run), Some(2));
         assert!(c.cases.iter().all(|d| d.status != CaseStatus::Removed));
         assert!(!c.compared_nothing());
-        cand.comparison = Some(c);
         assert!(
-            crate::report::markdown::verdict_text(&cand)
+            crate::report::markdown::verdict_text(&cand, Some(&c))
                 .starts_with("evals check: stopped early (aborted): 2 of 3 cases did not run"),
             "{}",
-            crate::report::markdown::verdict_text(&cand)
+            crate::report::markdown::verdict_text(&cand, Some(&c))
         );
     }
 
@@ -500,7 +510,7 @@ mod tests {
         assert!(!c.verdict.passed);
         assert!(c.experiments[0].regressed);
         assert!(
-            c.verdict.reasons[0].contains("mean score fell 5.0 points"),
+            words(&c.verdict.reasons)[0].contains("mean score fell 5.0 points"),
             "{:?}",
             c.verdict.reasons
         );
@@ -528,7 +538,7 @@ mod tests {
         assert!(!c.verdict.passed);
         assert_eq!(status(&c, "a"), Some(CaseStatus::Regressed));
         assert!(
-            c.verdict.reasons[0]
+            words(&c.verdict.reasons)[0]
                 .contains("met its thresholds on main, now fails (accuracy 0.80 < 0.81)")
         );
     }
@@ -541,7 +551,7 @@ mod tests {
         let c = check(&b, &run("n", "f", T0, vec![err]), 0.02);
         assert!(!c.verdict.passed);
         assert_eq!(status(&c, "a"), Some(CaseStatus::Errored));
-        assert!(c.verdict.reasons[0].contains("cassette miss"));
+        assert!(words(&c.verdict.reasons)[0].contains("cassette miss"));
     }
 
     #[test]
@@ -563,7 +573,8 @@ mod tests {
         assert!(!c.verdict.passed);
         assert_eq!(c.verdict.reasons.len(), 1);
         assert!(
-            c.verdict.reasons[0].contains("fake/echo [temp 0] · tax · b: fails its thresholds")
+            words(&c.verdict.reasons)[0]
+                .contains("fake/echo [temp 0] · tax · b: fails its thresholds")
         );
     }
 
@@ -579,13 +590,13 @@ mod tests {
             T0,
             vec![case("a", Some(1.0), Some(true)), fail, err],
         );
-        let checked = compare(None, &n, 0.02).verdict.reasons;
+        let checked = words(&compare(None, &n, 0.02).verdict.reasons);
         assert_eq!(checked.len(), 2, "{checked:?}");
         assert_eq!(
-            threshold_failures(&n),
+            words(&threshold_failures(&n)),
             vec!["fake/echo [temp 0] · tax · b: fails its thresholds (accuracy 0.1 < 0.8)"]
         );
-        assert!(checked.contains(&threshold_failures(&n)[0]));
+        assert!(checked.contains(&words(&threshold_failures(&n))[0]));
     }
 
     #[test]
@@ -604,8 +615,8 @@ mod tests {
             n.run.settings =
                 serde_json::from_value(serde_json::json!({ "limits": limits })).expect("settings");
             (
-                threshold_failures(n),
-                compare(None, n, 0.02).verdict.reasons,
+                words(&threshold_failures(n)),
+                words(&compare(None, n, 0.02).verdict.reasons),
             )
         };
         // 2 of 3 pass: enough for 0.6, and the failing case no longer gates alone.
@@ -753,7 +764,7 @@ mod tests {
         let c = compare_with(Some((&b, info(&b))), &n, strict);
         assert!(!c.verdict.passed);
         assert_eq!(
-            c.verdict.reasons,
+            words(&c.verdict.reasons),
             [
                 "fake/echo [temp 0] · tax · a: score fell 1.0 points (80.0% → 79.0%); --fail-on-case-regression fails any drop"
             ]

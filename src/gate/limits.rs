@@ -2,7 +2,7 @@
 //! and `--min-pass-rate` (the share of an experiment's cases that pass). They are kept in
 //! the run's settings, so a report of the stored run later gates it the same way.
 
-use crate::results::{ExperimentResult, RunResult};
+use crate::results::{ExperimentResult, Reason, RunResult};
 
 /// Scores closer than this are the same score (they went through JSON and sums).
 const EPS: f64 = 1e-9;
@@ -27,17 +27,18 @@ impl Limits {
         self.min_pass_rate.is_none()
     }
 
-    /// Why an experiment (named `label`) falls short of these limits, one line each.
-    pub fn misses(&self, label: &str, exp: &ExperimentResult) -> Vec<String> {
+    /// Why an experiment falls short of these limits, one reason each.
+    pub fn misses(&self, exp: &ExperimentResult) -> Vec<Reason> {
         let mut out = Vec::new();
         if let (Some(min), Some(score)) = (self.min_score, exp.score)
             && score + EPS < min
         {
-            out.push(format!(
-                "{label}: mean score {} is below --min-score {}",
-                pct(score),
-                pct(min)
-            ));
+            out.push(Reason::BelowMinScore {
+                contender: exp.contender.clone(),
+                dataset: exp.dataset.clone(),
+                score,
+                min,
+            });
         }
         if let Some(min) = self.min_pass_rate
             && !exp.cases.is_empty()
@@ -46,18 +47,15 @@ impl Limits {
             let passed = exp.cases.iter().filter(|c| c.passed == Some(true)).count();
             let rate = passed as f64 / exp.cases.len() as f64;
             if rate + EPS < min {
-                out.push(format!(
-                    "{label}: pass rate {} ({passed} of {} cases passed) is below --min-pass-rate {}",
-                    pct(rate),
-                    exp.cases.len(),
-                    pct(min)
-                ));
+                out.push(Reason::BelowPassRate {
+                    contender: exp.contender.clone(),
+                    dataset: exp.dataset.clone(),
+                    passed,
+                    cases: exp.cases.len(),
+                    min,
+                });
             }
         }
         out
     }
-}
-
-fn pct(v: f64) -> String {
-    format!("{:.1}%", v * 100.0)
 }

@@ -1,15 +1,23 @@
 //! The regression gate: find the baseline a run is judged against, then judge it.
 //!
-//! `baseline` turns `--baseline main|RUN_ID|run.json` into a stored run, refusing one from
-//! the future or with another suite fingerprint; `compare` applies the rules of DESIGN §8
-//! and produces the [`Comparison`](crate::results::Comparison) every report renders;
+//! `check` is the gate as `evals check` and `evals report --fail-on-regression` run it
+//! ([`check()`], [`judge`]: a [`CheckPlan`] → [`Checked`], the comparison with notices and
+//! the verdict); `baseline` turns `--baseline main|RUN_ID|run.json` into a stored run,
+//! refusing one from the future or with another suite fingerprint ([`BaselineError`]);
+//! `compare` applies the rules of DESIGN §8 and produces the
+//! [`Comparison`](crate::results::Comparison) every report renders, its verdict's
+//! [`Reason`](crate::results::Reason)s typed for each renderer to word;
 //! `threshold_failures` is the same rule (4) for `run` and `compare`, which have no
 //! baseline; `limits` holds the run-wide floors of `--min-score` and `--min-pass-rate`.
 
 pub mod baseline;
+pub mod check;
 pub mod compare;
+mod error;
 pub mod limits;
 
-pub use baseline::{MissingBaseline, resolve};
+pub use baseline::resolve;
+pub use check::{CheckPlan, Checked, MissingBaseline, Notice, check, judge};
 pub use compare::{Rules, compare, compare_with, stopped, threshold_failures};
+pub use error::BaselineError;
 pub use limits::Limits;

@@ -11,7 +11,8 @@ use serde_json::Value;
 use similar::TextDiff;
 
 use super::Report;
-use crate::results::{CaseDelta, RunResult, contender_label};
+use super::format::{contender_label, unusable_text};
+use crate::results::{CaseDelta, Comparison, RunResult};
 
 pub struct Diff;
 
@@ -48,13 +49,9 @@ pub fn output_diff(d: &CaseDelta) -> Option<String> {
 }
 
 impl Report for Diff {
-    fn render(&self, run: &RunResult) -> String {
+    fn render(&self, run: &RunResult, comparison: Option<&Comparison>) -> String {
         let mut s = String::new();
-        let cases = run
-            .comparison
-            .as_ref()
-            .map(|c| c.cases.as_slice())
-            .unwrap_or(&[]);
+        let cases = comparison.map(|c| c.cases.as_slice()).unwrap_or(&[]);
         for d in cases {
             if let Some(diff) = output_diff(d) {
                 let _ = writeln!(
@@ -65,7 +62,7 @@ impl Report for Diff {
                     d.case,
                     d.status.as_str()
                 );
-                if let Some(u) = d.unusable_text() {
+                if let Some(u) = unusable_text(d.reply_error.as_deref(), d.said.as_deref()) {
                     let _ = writeln!(s, "# {u}");
                 }
                 s.push_str(&diff);
@@ -73,7 +70,7 @@ impl Report for Diff {
             }
         }
         if s.is_empty() {
-            s.push_str(match run.comparison {
+            s.push_str(match comparison {
                 Some(_) => "no output changed\n",
                 None => "no comparison: run `evals check --baseline REF` to diff outputs\n",
             });

@@ -6,9 +6,9 @@ use minijinja::{AutoEscape, Environment, context};
 use serde::Serialize;
 
 use super::Report;
+use super::format::{money, pct, secs};
 use super::leaderboard::{Standings, metrics_in_order, standings};
-use super::terminal::{money, pct, secs};
-use crate::results::{ExperimentResult, MetricDef, RunResult};
+use crate::results::{Comparison, ExperimentResult, MetricDef, RunResult};
 
 pub struct Html;
 
@@ -70,14 +70,14 @@ struct DeltaView {
     diff: Option<String>,
 }
 
-fn deltas(run: &RunResult) -> Vec<DeltaView> {
-    let Some(c) = &run.comparison else {
+fn deltas(comparison: Option<&Comparison>) -> Vec<DeltaView> {
+    let Some(c) = comparison else {
         return vec![];
     };
     c.cases
         .iter()
         .map(|d| DeltaView {
-            contender: crate::results::contender_label(&d.contender),
+            contender: super::format::contender_label(&d.contender),
             dataset: d.dataset.clone(),
             case: d.case.clone(),
             status: d.status.as_str().to_string(),
@@ -335,7 +335,7 @@ document.querySelectorAll("table.sortable").forEach(function (t) {
 "#;
 
 impl Report for Html {
-    fn render(&self, run: &RunResult) -> String {
+    fn render(&self, run: &RunResult, comparison: Option<&Comparison>) -> String {
         let mut env = Environment::new();
         env.set_auto_escape_callback(|_| AutoEscape::Html);
         if let Err(e) = env.add_template("report.html", TEMPLATE) {
@@ -348,11 +348,15 @@ impl Report for Html {
             tables.push(table(run, o));
         }
         tables.extend(per_dataset.iter().map(|s| table(run, s)));
-        let (verdict, passed, reasons) = match &run.comparison {
+        let (verdict, passed, reasons) = match comparison {
             Some(c) => (
-                Some(super::markdown::verdict_text(run)),
+                Some(super::markdown::verdict_text(run, Some(c))),
                 c.verdict.passed,
-                c.verdict.reasons.clone(),
+                c.verdict
+                    .reasons
+                    .iter()
+                    .map(super::verdict::reason_text)
+                    .collect(),
             ),
             None => (None, true, vec![]),
         };
@@ -366,7 +370,7 @@ impl Report for Html {
             verdict => verdict,
             passed => passed,
             reasons => reasons,
-            deltas => deltas(run),
+            deltas => deltas(comparison),
         };
         env.get_template("report.html")
             .and_then(|t| t.render(ctx))
@@ -393,7 +397,7 @@ mod tests {
         r.experiments[0].cases[0].output = Some(serde_json::json!("<script>alert(1)</script>"));
         r.experiments[0].cases[0].error =
             crate::results::testing::error("<img src=x onerror=alert(2)>");
-        let html = Html.render(&r);
+        let html = Html.render(&r, None);
         assert!(
             html.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;"),
             "{html}"

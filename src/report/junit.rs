@@ -10,14 +10,14 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Report as JunitReport, TestCase, TestCaseStatus, TestSuite};
 
 use super::Report;
-use crate::results::{CaseDelta, CaseStatus, RunResult, contender_label};
+use super::format::contender_label;
+use crate::results::{CaseDelta, CaseStatus, Comparison, RunResult};
 
 pub struct Junit;
 
 impl Report for Junit {
-    fn render(&self, run: &RunResult) -> String {
-        let deltas: HashMap<(String, &str, &str), &CaseDelta> = run
-            .comparison
+    fn render(&self, run: &RunResult, comparison: Option<&Comparison>) -> String {
+        let deltas: HashMap<(String, &str, &str), &CaseDelta> = comparison
             .iter()
             .flat_map(|c| &c.cases)
             .map(|d| ((d.contender.key(), d.dataset.as_str(), d.case.as_str()), d))
@@ -30,7 +30,7 @@ impl Report for Junit {
             let mut suite = TestSuite::new(name.clone());
             suite.set_time(Duration::from_secs_f64(exp.time_s.max(0.0)));
             let key = exp.contender.key();
-            let exp_delta = run.comparison.as_ref().and_then(|c| {
+            let exp_delta = comparison.and_then(|c| {
                 c.experiments
                     .iter()
                     .find(|e| e.contender.key() == key && e.dataset == exp.dataset)
@@ -89,7 +89,7 @@ impl Report for Junit {
                 s.set_message(format!(
                     "mean score {} (tolerance {:.1} points)",
                     score_change(e.baseline, e.candidate),
-                    run.comparison.as_ref().map(|c| c.tolerance).unwrap_or(0.0) * 100.0
+                    comparison.map(|c| c.tolerance).unwrap_or(0.0) * 100.0
                 ))
                 .set_type("regression");
                 let mut tc = TestCase::new("mean score", s);
@@ -178,7 +178,7 @@ mod tests {
         let mut breaks = case("breaks", None, None);
         breaks.error =
             crate::results::testing::error("cassette miss: no recording of this request");
-        let mut cand = run(
+        let cand = run(
             "cand",
             "feature-x",
             "2026-01-02T00:00:00Z",
@@ -191,8 +191,8 @@ mod tests {
             started_at: "2026-01-01T00:00:00Z".into(),
             reference: "main".into(),
         };
-        cand.comparison = Some(compare(Some((&base, info)), &cand, 0.02));
-        insta::assert_snapshot!(Junit.render(&cand));
+        let c = compare(Some((&base, info)), &cand, 0.02);
+        insta::assert_snapshot!(Junit.render(&cand, Some(&c)));
     }
 
     #[test]
@@ -204,8 +204,8 @@ mod tests {
             vec![case("ok", Some(0.9), Some(true))],
         );
         r.experiments[0].contender.temperature = Some("0.1".into());
-        r.comparison = Some(compare(None, &r, 0.02));
-        let xml = Junit.render(&r);
+        let c = compare(None, &r, 0.02);
+        let xml = Junit.render(&r, Some(&c));
         let root = xml.lines().find(|l| l.starts_with("<testsuites")).unwrap();
         assert!(!root.contains("skipped="), "{root}");
         assert!(

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::terminal::{money, pct};
+use super::format::{money, pct};
 use crate::results::{ExperimentResult, Latency, MetricDef, RunResult};
 use crate::score::weighted;
 

@@ -10,7 +10,8 @@ use std::fmt::Write;
 
 use super::Report;
 use super::diff::output_diff;
-use crate::results::{CaseDelta, CaseStatus, Comparison, RunResult, contender_label};
+use super::format::{contender_label, unusable_text};
+use crate::results::{CaseDelta, CaseStatus, Comparison, RunResult};
 
 /// The hidden marker of comments written before markers named their suite; `evals comment`
 /// still finds and updates a comment that carries it.
@@ -44,6 +45,16 @@ pub fn marker_in(text: &str) -> Option<&str> {
         .find(|l| (l.starts_with("<!-- evals:") && l.ends_with(" -->")) || *l == MARKER)
 }
 
+/// The pull-request comment of a Markdown report: the report itself, or for a file written
+/// without a marker, the report after the old marker (so the next comment finds it).
+pub fn comment_body(markdown: &str) -> String {
+    if marker_in(markdown).is_some() {
+        markdown.to_string()
+    } else {
+        format!("{MARKER}\n{markdown}")
+    }
+}
+
 /// GitHub refuses a comment longer than this.
 const LIMIT: usize = 65_536;
 /// Room kept for the note saying what was left out.
@@ -60,9 +71,9 @@ impl Default for Markdown {
     }
 }
 
+/// A score, `–` when there is none (the dash the comment's tables use).
 fn pct(v: Option<f64>) -> String {
-    v.map(|v| format!("{:.1}%", v * 100.0))
-        .unwrap_or_else(|| "–".into())
+    super::format::pct_or(v, "–")
 }
 
 fn points(v: Option<f64>) -> String {
@@ -179,32 +190,30 @@ fn cell(md: &str) -> String {
 use crate::text::plural;
 
 /// `**evals check: 2 regressions, 1 error** in tax-intake (main → feature-x)`.
-pub fn verdict_line(run: &RunResult) -> String {
-    let (head, suite, span) = verdict(run);
+pub fn verdict_line(run: &RunResult, comparison: Option<&Comparison>) -> String {
+    let (head, suite, span) = verdict(run, comparison);
     format!("**{head}** in {} ({})", text(&suite), text(&span))
 }
 
 /// The verdict line as plain text, for the terminal and the HTML report.
-pub fn verdict_text(run: &RunResult) -> String {
-    let (head, suite, span) = verdict(run);
+pub fn verdict_text(run: &RunResult, comparison: Option<&Comparison>) -> String {
+    let (head, suite, span) = verdict(run, comparison);
     format!("{head} in {suite} ({span})")
 }
 
 /// The verdict, the suite and the branches compared.
-fn verdict(run: &RunResult) -> (String, String, String) {
-    let from = run
-        .comparison
-        .as_ref()
+fn verdict(run: &RunResult, comparison: Option<&Comparison>) -> (String, String, String) {
+    let from = comparison
         .and_then(|c| c.baseline.as_ref())
         .map(|b| b.branch.clone().unwrap_or_else(|| b.reference.clone()));
     let to = run.run.branch.clone().unwrap_or_else(|| "this run".into());
-    let first = run.comparison.as_ref().is_some_and(|c| c.first_baseline);
+    let first = comparison.is_some_and(|c| c.first_baseline);
     let span = match from {
         Some(from) => format!("{from} → {to}"),
         None if first => format!("{to}, first baseline"),
         None => format!("{to}, no baseline"),
     };
-    let head = match &run.comparison {
+    let head = match comparison {
         None => "evals check: not compared".to_string(),
         Some(c) if c.verdict.passed => "evals check passed".to_string(),
         Some(c) => {
@@ -231,7 +240,7 @@ fn verdict(run: &RunResult) -> (String, String, String) {
                 );
             let mut parts = Vec::new();
             if let Some(s) = &c.stopped {
-                parts.push(s.text());
+                parts.push(super::format::stopped(s));
             }
             if regressions > 0 {
                 parts.push(plural(regressions, "regression", "regressions"));
@@ -288,7 +297,7 @@ fn case_row(d: &CaseDelta) -> String {
     let mut why = diags.join("; ");
     if let Some(e) = &d.error {
         why = format!("error: {}", text(e));
-    } else if let Some(u) = d.unusable_text() {
+    } else if let Some(u) = unusable_text(d.reply_error.as_deref(), d.said.as_deref()) {
         // Every field of an unusable reply is invalid: what the model said says more.
         why = text(&u);
     } else if !d.failed_thresholds.is_empty() && why.is_empty() {
@@ -436,15 +445,15 @@ fn section(out: &mut Bounded, title: &str, rows: Vec<String>) {
 const CASE_HEADER: &str = "| contender | dataset | case | status | baseline → candidate | Δ points | diagnostics |\n|---|---|---|---|---|--:|---|\n";
 
 impl Report for Markdown {
-    fn render(&self, run: &RunResult) -> String {
+    fn render(&self, run: &RunResult, comparison: Option<&Comparison>) -> String {
         let mut out = Bounded {
             text: String::new(),
             limit: self.limit,
             left_out: 0,
         };
-        let _ = writeln!(out.text, "{}", verdict_line(run));
+        let _ = writeln!(out.text, "{}", verdict_line(run, comparison));
         let _ = writeln!(out.text, "{}", marker(&run.run.suite));
-        let Some(c) = &run.comparison else {
+        let Some(c) = comparison else {
             out.text
                 .push_str("\nThis run was not checked; run `evals check`.\n");
             return out.text;
@@ -487,11 +496,13 @@ impl Report for Markdown {
         if !c.verdict.passed {
             out.text.push('\n');
             // Misses are said once per cause below; the rest of the reasons, the first few.
-            let others: Vec<&String> = c
+            // The plain words of every report, escaped for Markdown.
+            let others: Vec<String> = c
                 .verdict
                 .reasons
                 .iter()
                 .filter(|r| !super::misses::is_miss_reason(r))
+                .map(super::verdict::reason_text)
                 .collect();
             for r in others.iter().take(REASONS) {
                 // Continuation lines indented, so a multi-line reason stays one list item.
@@ -585,7 +596,7 @@ mod tests {
     use crate::results::testing::{case, run};
     use crate::results::{BaselineInfo, Diagnostic};
 
-    fn checked() -> RunResult {
+    fn checked() -> (RunResult, Comparison) {
         let base = run(
             "base",
             "main",
@@ -609,7 +620,7 @@ mod tests {
         let mut breaks = case("breaks", None, None);
         breaks.error =
             crate::results::testing::error("cassette miss: no recording of this request");
-        let mut cand = run(
+        let cand = run(
             "cand",
             "feature-x",
             "2026-01-02T00:00:00Z",
@@ -628,25 +639,26 @@ mod tests {
             started_at: "2026-01-01T00:00:00Z".into(),
             reference: "main".into(),
         };
-        cand.comparison = Some(compare(Some((&base, info)), &cand, 0.02));
-        cand
+        let c = compare(Some((&base, info)), &cand, 0.02);
+        (cand, c)
     }
 
     #[test]
     fn markdown_report() {
-        insta::assert_snapshot!(Markdown::default().render(&checked()));
+        let (run, c) = checked();
+        insta::assert_snapshot!(Markdown::default().render(&run, Some(&c)));
     }
 
     #[test]
     fn a_passing_check_says_so_on_the_first_line() {
-        let mut r = run(
+        let r = run(
             "r",
             "main",
             "2026-01-01T00:00:00Z",
             vec![case("ok", Some(1.0), Some(true))],
         );
-        r.comparison = Some(compare(None, &r, 0.02));
-        let md = Markdown::default().render(&r);
+        let c = compare(None, &r, 0.02);
+        let md = Markdown::default().render(&r, Some(&c));
         assert_eq!(
             md.lines().next(),
             Some("**evals check passed** in tax-intake (main, no baseline)")
@@ -661,7 +673,7 @@ mod tests {
 
     /// A check whose regressed case answered [`EVIL`] (in its output and its diagnostics)
     /// and whose errored case's error is [`EVIL`] too.
-    fn hostile() -> RunResult {
+    fn hostile() -> (RunResult, Comparison) {
         let mut before = case("evil", Some(0.9), Some(true));
         before.output = Some(serde_json::json!(format!("fine\n```\n{EVIL}")));
         let base = run(
@@ -681,7 +693,7 @@ mod tests {
         }];
         let mut crash = case("crash", None, None);
         crash.error = crate::results::testing::error(format!("adapter crashed: {EVIL}"));
-        let mut cand = run("cand", "feature", "2026-01-02T00:00:00Z", vec![evil, crash]);
+        let cand = run("cand", "feature", "2026-01-02T00:00:00Z", vec![evil, crash]);
         let info = BaselineInfo {
             id: "base".into(),
             branch: Some("main".into()),
@@ -689,8 +701,8 @@ mod tests {
             started_at: "2026-01-01T00:00:00Z".into(),
             reference: "main".into(),
         };
-        cand.comparison = Some(compare(Some((&base, info)), &cand, 0.02));
-        cand
+        let c = compare(Some((&base, info)), &cand, 0.02);
+        (cand, c)
     }
 
     /// The lines outside fenced code blocks, and the fenced blocks' lines, read the way
@@ -752,7 +764,8 @@ mod tests {
 
     #[test]
     fn model_text_never_reaches_the_comment_as_markdown_or_html() {
-        let md = Markdown::default().render(&hostile());
+        let (run, c) = hostile();
+        let md = Markdown::default().render(&run, Some(&c));
         let (outside, blocks) = outside_and_inside_fences(&md);
         // Our one diff stays one block, holding the whole answer, closed where we close it.
         assert_eq!(blocks.len(), 1, "{md}");
@@ -817,7 +830,8 @@ mod tests {
 
     #[test]
     fn a_long_report_is_cut_under_the_limit_with_a_note() {
-        let md = Markdown { limit: 1500 }.render(&checked());
+        let (run, c) = checked();
+        let md = Markdown { limit: 1500 }.render(&run, Some(&c));
         assert!(md.len() <= 1500, "{} chars", md.len());
         assert!(
             md.contains("left out to stay under GitHub's 65536-character limit"),

@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::results::{CaseErrorKind, CaseStatus, ContenderInfo, RunResult, contender_label};
+use super::format::contender_label;
+use crate::results::{CaseErrorKind, CaseStatus, ContenderInfo, Reason, RunResult};
 
 /// Whether an error's text is a cassette miss's, for the verdict reasons, which are text
 /// (case errors carry their kind: [`crate::results::CaseError`]).
@@ -12,11 +13,16 @@ pub fn is_miss(error: &str) -> bool {
     CaseErrorKind::of_message(error) == CaseErrorKind::Miss
 }
 
-/// Whether a verdict reason is a miss's (`label · case: errored: no recording ...`).
-pub fn is_miss_reason(reason: &str) -> bool {
-    reason
-        .split_once(": errored: ")
-        .is_some_and(|(_, e)| is_miss(e))
+/// Whether a verdict reason is a miss's: a case errored with no recording (read back from
+/// a snapshot, `label · case: errored: no recording ...`).
+pub fn is_miss_reason(reason: &Reason) -> bool {
+    match reason {
+        Reason::CaseErrored { error, .. } => error.as_deref().is_some_and(is_miss),
+        Reason::Recorded(text) => text
+            .split_once(": errored: ")
+            .is_some_and(|(_, e)| is_miss(e)),
+        _ => false,
+    }
 }
 
 /// One cause of misses: the normalised diff and every case it hit.
@@ -267,6 +273,8 @@ mod tests {
         let d = "no recording matches this request (d.json)\n  messages[1].content:\n    -Case d, longer.\n    +Question: Case d, longer.\n     context\nrun `evals record -c d` to record it";
         assert_eq!(cause(&normalise(c)), cause(&normalise(d)));
         assert_ne!(normalise(c), normalise(d));
-        assert!(is_miss_reason(&format!("m · d · a: errored: {a}")));
+        assert!(is_miss_reason(&Reason::Recorded(format!(
+            "m · d · a: errored: {a}"
+        ))));
     }
 }

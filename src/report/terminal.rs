@@ -8,9 +8,12 @@ use anstyle::{AnsiColor, Style};
 use comfy_table::{Attribute, Cell, Color};
 
 use super::Report;
+use super::format::{money, pct, secs};
 use super::leaderboard::{Standings, standings};
-use crate::results::{ExperimentResult, MetricDef, RunResult};
+use crate::results::{Comparison, ExperimentResult, MetricDef, RunResult};
 
+/// The leaderboard report; its fields say how it looks.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Terminal {
     pub color: bool,
     /// Print each case's score, metrics and the diagnostics of its misses first.
@@ -129,24 +132,6 @@ impl Terminal {
     }
 }
 
-pub fn pct(v: Option<f64>) -> String {
-    v.map(|v| format!("{:.1}%", v * 100.0))
-        .unwrap_or_else(|| "-".into())
-}
-
-pub fn money(v: Option<f64>) -> String {
-    match v {
-        None => "-".into(),
-        Some(0.0) => "$0".into(),
-        Some(v) if v < 0.0001 => format!("${v:.6}"),
-        Some(v) => format!("${v:.4}"),
-    }
-}
-
-pub fn secs(v: Option<f64>) -> String {
-    v.map(|v| format!("{v:.2}s")).unwrap_or_else(|| "-".into())
-}
-
 fn tokens(v: Option<u64>) -> String {
     v.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
 }
@@ -160,7 +145,7 @@ fn table(header: Vec<String>) -> comfy_table::Table {
 }
 
 impl Report for Terminal {
-    fn render(&self, run: &RunResult) -> String {
+    fn render(&self, run: &RunResult, _: Option<&Comparison>) -> String {
         let mut out = String::new();
         let metrics = super::leaderboard::metrics_in_order(run);
         if self.breakdown {
@@ -382,7 +367,7 @@ impl Terminal {
                     let _ = writeln!(out, "  {} error: {}", c.case, indent(&err.message));
                     continue;
                 }
-                if let Some(u) = crate::results::unusable_text(
+                if let Some(u) = super::format::unusable_text(
                     c.reply_error.as_deref(),
                     c.unusable_said().as_deref(),
                 ) {

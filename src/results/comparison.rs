@@ -2,15 +2,17 @@
 //!
 //! It names the baseline, the tolerance, each experiment's mean primary score before and
 //! after (over the cases both runs share), every case whose status is worth a reviewer's
-//! look, and the verdict with its reasons. It travels inside the run's JSON snapshot.
+//! look, and the verdict with its typed reasons. It travels beside the run (never inside
+//! it): the gate returns it, every report renders it, the JSON snapshot writes it.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::model::{CaseErrorKind, ContenderInfo, Diagnostic, RunStatus};
 
-/// What `check` concluded, and against what.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What `check` concluded, and against what. The JSON snapshot writes it beside the run
+/// (`report::json`), each reason in words.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Comparison {
     /// The run compared against; `None` when `check` gated on thresholds and errors alone.
     pub baseline: Option<BaselineInfo>,
@@ -41,31 +43,6 @@ pub struct Stopped {
     pub not_run: usize,
     /// Case runs planned.
     pub planned: usize,
-}
-
-impl Stopped {
-    /// `stopped early (aborted): 4,369 of 4,500 cases did not run`.
-    pub fn text(&self) -> String {
-        format!(
-            "stopped early ({}): {} of {} cases did not run",
-            self.status,
-            thousands(self.not_run),
-            thousands(self.planned)
-        )
-    }
-}
-
-/// `4500` as `4,500`.
-pub fn thousands(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 impl Comparison {
@@ -193,49 +170,86 @@ impl CaseDelta {
     pub fn delta(&self) -> Option<f64> {
         Some(self.candidate_score? - self.baseline_score?)
     }
-
-    /// `reply unusable (not JSON: …); the model said: "Sure! It is blue."`, when the reply
-    /// was unusable.
-    pub fn unusable_text(&self) -> Option<String> {
-        unusable_text(self.reply_error.as_deref(), self.said.as_deref())
-    }
-}
-
-/// `reply unusable (not JSON: …); the model said: "Sure! It is blue."` (the text on one
-/// line, cut), when there is a reply error; just the error when the text is unknown.
-pub fn unusable_text(reply_error: Option<&str>, said: Option<&str>) -> Option<String> {
-    let e = reply_error?;
-    Some(match said {
-        Some(s) => format!(
-            "reply unusable ({e}); the model said: \"{}\"",
-            super::one_line(s)
-        ),
-        None => format!("reply unusable ({e})"),
-    })
 }
 
 /// Passed or not, and why not.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Verdict {
     pub passed: bool,
-    pub reasons: Vec<String>,
+    /// Why it failed, one reason per failure, as data: each report words them.
+    pub reasons: Vec<Reason>,
 }
 
-/// `openai/gpt-4o-mini [effort high, temp 0.1]`: the contender as reports name it.
-pub fn contender_label(c: &ContenderInfo) -> String {
-    let mut parts = Vec::new();
-    if let Some(e) = &c.effort {
-        parts.push(format!("effort {e}"));
-    }
-    if let Some(t) = &c.temperature {
-        parts.push(format!("temp {t}"));
-    }
-    if let Some(m) = c.max_tokens {
-        parts.push(format!("max {m}"));
-    }
-    if parts.is_empty() {
-        c.id.clone()
-    } else {
-        format!("{} [{}]", c.id, parts.join(", "))
+/// One reason a run fails the gate. The gate says what failed; each report says it in
+/// its own words (`report::verdict`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reason {
+    /// The run stopped early: a partial run cannot pass.
+    Stopped(Stopped),
+    /// Rule 1: an experiment's mean primary score fell by more than the tolerance.
+    ExperimentFell {
+        contender: ContenderInfo,
+        dataset: String,
+        /// The means over the cases both runs scored alike.
+        baseline: f64,
+        candidate: f64,
+        tolerance: f64,
+    },
+    /// Rule 3: a case errors now (a cassette miss included).
+    CaseErrored {
+        at: CaseRef,
+        /// The error, when there is one to tell.
+        error: Option<String>,
+    },
+    /// Rule 2: a case met its thresholds on `baseline` and now fails them.
+    CaseRegressed {
+        at: CaseRef,
+        /// The baseline's branch, or `run ID`.
+        baseline: String,
+        failed: Vec<String>,
+    },
+    /// `--fail-on-case-regression`: a compared case's score dropped.
+    CaseDeclined {
+        at: CaseRef,
+        baseline: Option<f64>,
+        candidate: Option<f64>,
+    },
+    /// Rule 4: a case fails its thresholds.
+    BelowThreshold { at: CaseRef, failed: Vec<String> },
+    /// `--min-score`: an experiment's mean primary score is below the floor.
+    BelowMinScore {
+        contender: ContenderInfo,
+        dataset: String,
+        score: f64,
+        min: f64,
+    },
+    /// `--min-pass-rate`: too few of an experiment's cases passed.
+    BelowPassRate {
+        contender: ContenderInfo,
+        dataset: String,
+        passed: usize,
+        cases: usize,
+        min: f64,
+    },
+    /// A reason read back from a JSON snapshot, in the words it was written with.
+    Recorded(String),
+}
+
+/// The case a [`Reason`] is about, and the model's reply when it was unusable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseRef {
+    pub contender: ContenderInfo,
+    pub dataset: String,
+    pub case: String,
+    /// The model's own failure (not JSON, refused, empty), when its reply was unusable.
+    pub reply_error: Option<String>,
+    /// What the model said then (its whole text).
+    pub said: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Reason {
+    /// A snapshot holds each reason in words: it is read back as [`Reason::Recorded`].
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(Reason::Recorded)
     }
 }

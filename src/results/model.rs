@@ -546,8 +546,6 @@ impl std::fmt::Display for Command {
 pub struct RunResult {
     pub run: RunInfo,
     pub experiments: Vec<ExperimentResult>,
-    /// Filled by `check`: the baseline, the deltas and the verdict.
-    pub comparison: Option<super::comparison::Comparison>,
 }
 
 impl RunResult {

@@ -105,16 +105,31 @@ impl From<SnapshotError> for Error {
     }
 }
 
-/// Reads a snapshot file, naming the file in every error: the version is checked first,
-/// so a newer file is refused by its version, not by the first key it does not know.
+/// Reads a snapshot file's run, naming the file in every error: the version is checked
+/// first, so a newer file is refused by its version, not by the first key it does not know.
+/// A comparison written beside the run is left out ([`load_checked`] keeps it).
 pub fn load(path: &Path) -> Result<RunResult> {
-    let shown = path.display().to_string();
-    let text = crate::error::read_text(path, &shown)?;
-    Ok(parse(&text, &shown)?)
+    load_checked(path).map(|(run, _)| run)
 }
 
-/// Parses a snapshot's text; `shown` names it in errors.
+/// Reads a snapshot file: the run and the comparison written beside it (`check --json`).
+pub fn load_checked(path: &Path) -> Result<(RunResult, Option<Comparison>)> {
+    let shown = path.display().to_string();
+    let text = crate::error::read_text(path, &shown)?;
+    Ok(parse_checked(&text, &shown)?)
+}
+
+/// Parses a snapshot's text into its run; `shown` names it in errors.
 pub fn parse(text: &str, shown: &str) -> std::result::Result<RunResult, SnapshotError> {
+    parse_checked(text, shown).map(|(run, _)| run)
+}
+
+/// Parses a snapshot's text: the run and the comparison beside it; `shown` names it in
+/// errors.
+pub fn parse_checked(
+    text: &str,
+    shown: &str,
+) -> std::result::Result<(RunResult, Option<Comparison>), SnapshotError> {
     let not_json = |e: serde_json::Error| SnapshotError::NotJson {
         path: shown.to_string(),
         line: e.line(),
@@ -127,12 +142,7 @@ pub fn parse(text: &str, shown: &str) -> std::result::Result<RunResult, Snapshot
         format: Option<Value>,
     }
     let header: Header = serde_json::from_str(text).map_err(not_json)?;
-    let Some(found) = header.format else {
-        return Err(SnapshotError::NoFormat {
-            path: shown.to_string(),
-        });
-    };
-    let Some(found) = found.as_u64() else {
+    let Some(found) = header.format.as_ref().and_then(Value::as_u64) else {
         return Err(SnapshotError::NoFormat {
             path: shown.to_string(),
         });
@@ -141,31 +151,51 @@ pub fn parse(text: &str, shown: &str) -> std::result::Result<RunResult, Snapshot
         path: shown.to_string(),
         found,
     })?;
-    serde_json::from_str(text).map_err(not_json)
+    let f: SnapshotFormat = serde_json::from_str(text).map_err(not_json)?;
+    Ok((
+        RunResult {
+            run: f.run,
+            experiments: f.experiments,
+        },
+        f.comparison,
+    ))
 }
 
-/// The snapshot as pretty JSON with a final newline: the file `save` writes and `-f json`
-/// prints.
+/// The snapshot as pretty JSON with a final newline, uncompared (`"comparison": null`):
+/// the file `save` writes.
 pub fn to_json(run: &RunResult) -> String {
-    let mut s =
-        serde_json::to_string_pretty(run).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    to_json_with::<()>(run, None)
+}
+
+/// The snapshot as pretty JSON with a final newline, the comparison written beside the
+/// run: `report::json` passes the comparison as its reports word it.
+pub fn to_json_with<C: Serialize>(run: &RunResult, comparison: Option<C>) -> String {
+    let snapshot = SnapshotRef {
+        format: SNAPSHOT_FORMAT,
+        run: &run.run,
+        experiments: &run.experiments,
+        comparison,
+    };
+    let mut s = serde_json::to_string_pretty(&snapshot)
+        .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     s.push('\n');
     s
 }
 
-/// Writes the snapshot to `path` atomically, scrubbed of secrets on the way out.
+/// Writes the uncompared snapshot to `path` atomically, scrubbed of secrets on the way out.
 pub fn save(path: &Path, run: &RunResult) -> Result<()> {
     crate::error::write_atomic(path, to_json(run).as_bytes())
 }
 
 /// The snapshot as written: `format`, then the run. The comparison is a part of its own
-/// (`null` for a run no `check` compared), so the model need not hold it to write it.
+/// (`null` for a run no `check` compared), so the model need not hold it to write it; its
+/// written form (reasons in words) is the reports' to give.
 #[derive(Serialize)]
-struct SnapshotRef<'a> {
+struct SnapshotRef<'a, C: Serialize> {
     format: FormatVersion,
     run: &'a RunInfo,
     experiments: &'a [ExperimentResult],
-    comparison: Option<&'a Comparison>,
+    comparison: Option<C>,
 }
 
 /// The snapshot as read.
@@ -180,11 +210,11 @@ struct SnapshotFormat {
 
 impl Serialize for RunResult {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        SnapshotRef {
+        SnapshotRef::<()> {
             format: SNAPSHOT_FORMAT,
             run: &self.run,
             experiments: &self.experiments,
-            comparison: self.comparison.as_ref(),
+            comparison: None,
         }
         .serialize(s)
     }
@@ -199,7 +229,6 @@ impl<'de> Deserialize<'de> for RunResult {
         Ok(RunResult {
             run: f.run,
             experiments: f.experiments,
-            comparison: f.comparison,
         })
     }
 }
@@ -339,7 +368,7 @@ mod tests {
 
     #[test]
     fn a_snapshot_written_before_the_model_was_typed_reads_into_the_enums() {
-        let r = parse(WRITTEN_BEFORE_KINDS, "old.json").expect("reads");
+        let (r, c) = parse_checked(WRITTEN_BEFORE_KINDS, "old.json").expect("reads");
         assert_eq!(r.run.status, RunStatus::Completed);
         assert_eq!(r.run.command, Command::Check);
         assert_eq!(r.run.mode, Mode::Replay);
@@ -359,14 +388,14 @@ mod tests {
                 .message
                 .starts_with("no cassette for this case (")
         );
-        let c = r.comparison.as_ref().expect("a check's comparison");
+        let c = c.as_ref().expect("a check's comparison");
         assert!(c.cases.iter().any(|d| d.status == CaseStatus::Errored));
     }
 
     #[test]
     fn a_snapshot_written_before_the_model_was_typed_writes_back_the_same_plus_each_errors_kind() {
-        let r = parse(WRITTEN_BEFORE_KINDS, "old.json").expect("reads");
-        let again = to_json(&r);
+        let (r, c) = parse_checked(WRITTEN_BEFORE_KINDS, "old.json").expect("reads");
+        let again = to_json_with(&r, c.as_ref().map(crate::report::verdict::Written::new));
         let added: Vec<&str> = again
             .lines()
             .filter(|l| l.trim_start().starts_with("\"error_kind\""))

@@ -89,7 +89,6 @@ pub(crate) fn run(id: &str, branch: &str, started_at: &str, cases: Vec<CaseResul
             refused: vec![],
         },
         experiments: vec![experiment(cases)],
-        comparison: None,
     }
 }
 

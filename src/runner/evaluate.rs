@@ -331,7 +331,6 @@ impl<'s> Prepared<'s> {
                 refused: plan.lineup.refused.iter().map(|r| r.to_string()).collect(),
             },
             experiments,
-            comparison: None,
         })
     }
 }
@@ -716,7 +715,7 @@ mod tests {
             totals: Default::default(),
             width: None,
         }
-        .render(&run);
+        .render(&run, None);
         let header = board
             .lines()
             .find(|l| l.contains("field_accuracy"))

@@ -1,18 +1,58 @@
-//! `evals comment`: puts the check's Markdown on the pull request as one comment, updated in
-//! place on every push (found by the hidden marker line), through GitHub's REST API.
+//! GitHub: the Actions environment, read once ([`Env`]), and the REST client of `evals
+//! comment`, which puts the check's Markdown on the pull request as one comment, updated in
+//! place on every push (found by the hidden marker line the Markdown report writes).
 
+use std::ffi::OsString;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::markdown::{MARKER, marker_in};
 use crate::error::{Error, Result};
+use crate::report::markdown::{MARKER, comment_body, marker_in};
 
 /// GitHub's REST API, unless `GITHUB_API_URL` says otherwise.
 const DEFAULT_API: &str = "https://api.github.com";
 
 /// How long one API call may take.
 const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The `GITHUB_*` variables evals reads, each blank one as unset.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Env {
+    /// `GITHUB_TOKEN`: what may write the comment.
+    pub token: Option<String>,
+    /// `GITHUB_REPOSITORY`: `owner/name`.
+    pub repository: Option<String>,
+    /// `GITHUB_API_URL` (GitHub Enterprise).
+    pub api_url: Option<String>,
+    /// `GITHUB_EVENT_PATH`: the event payload (the pull request's number, a fork's head).
+    pub event_path: Option<String>,
+    /// `GITHUB_STEP_SUMMARY`: the file `check` appends its Markdown to.
+    pub step_summary: Option<OsString>,
+    /// `GITHUB_HEAD_REF`: a pull request's branch.
+    pub head_ref: Option<String>,
+    /// `GITHUB_REF_NAME`: the branch or tag pushed.
+    pub ref_name: Option<String>,
+    /// `GITHUB_SHA`: the commit.
+    pub sha: Option<String>,
+}
+
+impl Env {
+    /// The process environment's `GITHUB_*` variables.
+    pub fn read() -> Env {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        Env {
+            token: var("GITHUB_TOKEN"),
+            repository: var("GITHUB_REPOSITORY"),
+            api_url: var("GITHUB_API_URL"),
+            event_path: var("GITHUB_EVENT_PATH"),
+            step_summary: std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()),
+            head_ref: var("GITHUB_HEAD_REF"),
+            ref_name: var("GITHUB_REF_NAME"),
+            sha: var("GITHUB_SHA"),
+        }
+    }
+}
 
 /// Where the comment goes and with which token.
 #[derive(Debug, Clone)]
@@ -42,26 +82,25 @@ pub enum Posted {
 impl Target {
     /// From flags and the Actions environment: `GITHUB_TOKEN`, `GITHUB_REPOSITORY`,
     /// `GITHUB_API_URL`, and the PR number from `--pr` or `GITHUB_EVENT_PATH`.
-    pub fn from_env(pr: Option<u64>, repo: Option<String>) -> Result<Target> {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-        let token = var("GITHUB_TOKEN").ok_or_else(|| {
+    pub fn new(env: &Env, pr: Option<u64>, repo: Option<String>) -> Result<Target> {
+        let token = env.token.clone().ok_or_else(|| {
             Error::Usage(
                 "GITHUB_TOKEN is not set: the comment needs a token that may write pull-request comments (in Actions: `env: GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}`)".into(),
             )
         })?;
-        let repo = repo.or_else(|| var("GITHUB_REPOSITORY")).ok_or_else(|| {
+        let repo = repo.or_else(|| env.repository.clone()).ok_or_else(|| {
             Error::Usage("no repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY".into())
         })?;
         if repo.split('/').filter(|p| !p.is_empty()).count() != 2 {
             return Err(Error::Usage(format!("--repo {repo}: expected OWNER/NAME")));
         }
-        let event_path = var("GITHUB_EVENT_PATH");
+        let event_path = env.event_path.clone();
         let pr = match pr {
             Some(n) => n,
             None => pr_from_event(event_path.clone())?,
         };
         let fork = event_path.and_then(|p| fork_from_event(&p));
-        let from_env = var("GITHUB_API_URL");
+        let from_env = env.api_url.clone();
         let api_url_from_env = from_env.is_some();
         let api_url = from_env
             .unwrap_or_else(|| DEFAULT_API.into())
@@ -135,12 +174,7 @@ fn pr_from_event(path: Option<String>) -> Result<u64> {
 /// the old one.
 pub fn post(target: &Target, markdown: &str) -> Result<Posted> {
     // The request body leaves the process: it passes through the egress scrubber.
-    let markdown = crate::secrets::scrub(markdown);
-    let body = if marker_in(&markdown).is_some() {
-        markdown.to_string()
-    } else {
-        format!("{MARKER}\n{markdown}")
-    };
+    let body = comment_body(&crate::secrets::scrub(markdown));
     let _ = rustls::crypto::ring::default_provider().install_default();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -1,0 +1,110 @@
+//! Why no usable baseline was found: each failure of `--baseline` as data, worded with
+//! its fix. `check` exits 2 on any of them (or, with `--missing-baseline pass`, warns and
+//! gates on thresholds and errors alone); [`crate::error::Error::Baseline`] carries one.
+
+use std::path::PathBuf;
+
+/// A baseline that could not be found or used.
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    /// `--baseline x.json` names no file.
+    #[error(
+        "{reference}: no such file; pass a snapshot written by `evals export` or `evals check --json FILE` (or pass --missing-baseline pass)"
+    )]
+    NoSuchFile { reference: String },
+    /// A run number or id that the history does not hold.
+    #[error(
+        "no run {reference} in {}; list runs with `evals history` (or pass --missing-baseline pass)",
+        history.display()
+    )]
+    NoSuchRun { reference: String, history: PathBuf },
+    /// A run found in the history that could not be read back a moment later.
+    #[error("run {id} vanished from {} while it was read; {rerun}", history.display())]
+    Vanished {
+        id: String,
+        history: PathBuf,
+        /// What to run again.
+        rerun: &'static str,
+    },
+    /// The history holds the baseline but could not be opened.
+    #[error(
+        "the history {} could not be opened, so no baseline can be read from it; fix the file or pass --baseline FILE.json",
+        history.display()
+    )]
+    NoHistory { history: PathBuf },
+    /// The run named has another suite fingerprint.
+    #[error(
+        "baseline run {id} ({reference}) has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed): re-run the baseline, or pass --missing-baseline pass",
+        short(theirs),
+        short(ours)
+    )]
+    Fingerprint {
+        id: String,
+        reference: String,
+        theirs: String,
+        ours: String,
+    },
+    /// No completed run of the suite on the branch, before this run.
+    #[error(
+        "no completed run of suite {suite} on branch {branch} in {}; run `evals check` on {branch} first (or pass --missing-baseline pass)",
+        history.display()
+    )]
+    NoRunOnBranch {
+        suite: String,
+        branch: String,
+        history: PathBuf,
+    },
+    /// The branch's newest run has another suite fingerprint, and no earlier one matches.
+    #[error(
+        "baseline run {newest} on {branch} has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed), and no earlier run on {branch} matches: re-run on {branch}, or pass --missing-baseline pass",
+        short(theirs),
+        short(ours)
+    )]
+    BranchFingerprint {
+        branch: String,
+        newest: String,
+        theirs: String,
+        ours: String,
+    },
+    /// Runs on the branch match the fingerprint but none selected what this run selects.
+    #[error(
+        "no run on {branch} selected what this run selects ({ours}); the newest, {newest}, selected {theirs}: run `evals check` on {branch} with the same -m/-d/-c/-e/-t flags, or pass --missing-baseline pass"
+    )]
+    Selection {
+        branch: String,
+        newest: String,
+        /// This run's selection, as flags (`-m a,b -d x`, or `everything`).
+        ours: String,
+        /// The newest run's.
+        theirs: String,
+    },
+    /// The baseline could not be read: the history or the snapshot failed (the error says how).
+    #[error("{0}")]
+    Unreadable(Box<crate::error::Error>),
+}
+
+impl BaselineError {
+    /// Back into the crate's error: an unreadable baseline as the error that made it so
+    /// (with that error's exit code), any other as [`crate::error::Error::Baseline`].
+    pub fn into_error(self) -> crate::error::Error {
+        match self {
+            BaselineError::Unreadable(e) => *e,
+            other => crate::error::Error::Baseline(other),
+        }
+    }
+}
+
+impl From<crate::error::Error> for BaselineError {
+    /// A failure while finding the baseline: itself when it is one, else unreadable.
+    fn from(e: crate::error::Error) -> Self {
+        match e {
+            crate::error::Error::Baseline(b) => b,
+            other => BaselineError::Unreadable(Box::new(other)),
+        }
+    }
+}
+
+/// A fingerprint's first 12 characters, as messages show it.
+fn short(fp: &str) -> &str {
+    fp.get(..12).unwrap_or(fp)
+}

@@ -1,0 +1,285 @@
+//! The verdict in words: its reasons ([`reason_text`]), the terminal's verdict
+//! ([`Terminal`]), and the comparison as the JSON snapshot writes it.
+//!
+//! The gate returns typed [`Reason`]s; these are the words the terminal, the HTML page and
+//! the JSON snapshot give them (the Markdown report escapes the same words). A reason read
+//! back from a snapshot is already words and is said as it was written.
+
+use serde::Serialize;
+
+use super::format::{experiment_label, pct, percent, stopped, unusable_text};
+use crate::results::{
+    BaselineInfo, CaseDelta, CaseRef, Comparison, ExperimentDelta, Reason, RunResult, Stopped,
+};
+
+/// The verdict as the terminal says it (on stderr): the line, then for a failed check
+/// each reason indented, the cassette misses once per cause rather than once per case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Terminal {
+    /// `evals check: 2 regressions, 1 error in tax-intake (main → feature-x)`.
+    pub line: String,
+    /// Nothing when the check passed.
+    pub reasons: Vec<String>,
+}
+
+impl Terminal {
+    /// The terminal's verdict on `run` compared as `c` says.
+    pub fn of(run: &RunResult, c: &Comparison) -> Terminal {
+        let line = super::markdown::verdict_text(run, Some(c));
+        let mut reasons = Vec::new();
+        if !c.verdict.passed {
+            reasons.extend(
+                c.verdict
+                    .reasons
+                    .iter()
+                    .filter(|r| !super::misses::is_miss_reason(r))
+                    .map(|r| format!("  {}", reason_text(r))),
+            );
+            for g in super::misses::groups(run) {
+                reasons.push(format!(
+                    "  {} missed request(s), the same change: {}\n  cases: {}\n{}  record again: {}",
+                    g.cases.len(),
+                    super::misses::who(&g),
+                    super::misses::case_list(&g, 10),
+                    g.diff
+                        .lines()
+                        .map(|l| format!("    {l}\n"))
+                        .collect::<String>(),
+                    g.hints()
+                        .iter()
+                        .map(|h| format!("`{h}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+        Terminal { line, reasons }
+    }
+}
+
+/// A reason as one line of plain text: `fake/echo [temp 0] · tax · b: fails its
+/// thresholds (accuracy 0.1 < 0.8)`.
+pub fn reason_text(r: &Reason) -> String {
+    match r {
+        Reason::Stopped(s) => format!("the run {}; a partial run cannot pass", stopped(s)),
+        Reason::ExperimentFell {
+            contender,
+            dataset,
+            baseline,
+            candidate,
+            tolerance,
+        } => format!(
+            "{}: mean score fell {:.1} points ({} → {}), more than the {:.1}-point tolerance",
+            experiment_label(contender, dataset),
+            -(candidate - baseline) * 100.0,
+            percent(*baseline),
+            percent(*candidate),
+            tolerance * 100.0
+        ),
+        Reason::CaseErrored { at, error } => with_unusable(
+            at,
+            format!(
+                "{}: errored: {}",
+                case_label(at),
+                error.as_deref().unwrap_or("no score")
+            ),
+        ),
+        Reason::CaseRegressed {
+            at,
+            baseline,
+            failed,
+        } => with_unusable(
+            at,
+            format!(
+                "{}: met its thresholds on {baseline}, now fails ({})",
+                case_label(at),
+                failed.join(", ")
+            ),
+        ),
+        Reason::CaseDeclined {
+            at,
+            baseline,
+            candidate,
+        } => with_unusable(
+            at,
+            format!(
+                "{}: score fell {:.1} points ({} → {}); --fail-on-case-regression fails any drop",
+                case_label(at),
+                -candidate.zip(*baseline).map(|(c, b)| c - b).unwrap_or(0.0) * 100.0,
+                pct(*baseline),
+                pct(*candidate)
+            ),
+        ),
+        Reason::BelowThreshold { at, failed } => with_unusable(
+            at,
+            format!(
+                "{}: fails its thresholds ({})",
+                case_label(at),
+                failed.join(", ")
+            ),
+        ),
+        Reason::BelowMinScore {
+            contender,
+            dataset,
+            score,
+            min,
+        } => format!(
+            "{}: mean score {} is below --min-score {}",
+            experiment_label(contender, dataset),
+            percent(*score),
+            percent(*min)
+        ),
+        Reason::BelowPassRate {
+            contender,
+            dataset,
+            passed,
+            cases,
+            min,
+        } => format!(
+            "{}: pass rate {} ({passed} of {cases} cases passed) is below --min-pass-rate {}",
+            experiment_label(contender, dataset),
+            percent(*passed as f64 / *cases as f64),
+            percent(*min)
+        ),
+        Reason::Recorded(text) => text.clone(),
+    }
+}
+
+/// `contender · dataset · case`.
+fn case_label(at: &CaseRef) -> String {
+    format!(
+        "{} · {}",
+        experiment_label(&at.contender, &at.dataset),
+        at.case
+    )
+}
+
+/// A case's reason, followed by what the model said when its reply was unusable.
+fn with_unusable(at: &CaseRef, reason: String) -> String {
+    match unusable_text(at.reply_error.as_deref(), at.said.as_deref()) {
+        Some(u) => format!("{reason}; {u}"),
+        None => reason,
+    }
+}
+
+/// The comparison as the JSON snapshot holds it: the fields in their order, each reason
+/// in words.
+#[derive(Serialize)]
+pub(crate) struct Written<'a> {
+    baseline: &'a Option<BaselineInfo>,
+    tolerance: f64,
+    experiments: &'a [ExperimentDelta],
+    cases: &'a [CaseDelta],
+    unchanged: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stopped: &'a Option<Stopped>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    first_baseline: bool,
+    verdict: WrittenVerdict,
+}
+
+#[derive(Serialize)]
+struct WrittenVerdict {
+    passed: bool,
+    reasons: Vec<String>,
+}
+
+impl<'a> Written<'a> {
+    pub(crate) fn new(c: &'a Comparison) -> Written<'a> {
+        Written {
+            baseline: &c.baseline,
+            tolerance: c.tolerance,
+            experiments: &c.experiments,
+            cases: &c.cases,
+            unchanged: c.unchanged,
+            stopped: &c.stopped,
+            first_baseline: c.first_baseline,
+            verdict: WrittenVerdict {
+                passed: c.verdict.passed,
+                reasons: c.verdict.reasons.iter().map(reason_text).collect(),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::compare;
+    use crate::report::{Report, json::Json};
+    use crate::results::testing::{case, run};
+
+    #[test]
+    fn the_snapshot_writes_each_reason_in_words_and_reads_them_back_as_recorded() {
+        let mut failing = case("b", Some(0.1), Some(false));
+        failing.failed_thresholds = vec!["accuracy 0.1 < 0.8".into()];
+        let r = run("r", "main", "2026-01-01T00:00:00Z", vec![failing]);
+        let c = compare(None, &r, 0.02);
+        let words = "fake/echo [temp 0] · tax · b: fails its thresholds (accuracy 0.1 < 0.8)";
+        assert_eq!(reason_text(&c.verdict.reasons[0]), words);
+        let text = Json.render(&r, Some(&c));
+        let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(v["comparison"]["verdict"]["reasons"][0], words);
+        // The keys in the order snapshots have always had, the comparison last.
+        let keys: Vec<&String> = v.as_object().expect("object").keys().collect();
+        assert_eq!(keys.len(), 4);
+        assert!(text.trim_end().ends_with('}'));
+        let at = |k: &str| text.find(&format!("\n  \"{k}\":")).expect(k);
+        assert!(at("format") < at("run") && at("run") < at("experiments"));
+        assert!(at("experiments") < at("comparison"));
+        // Without a comparison, `null` as before.
+        assert!(Json.render(&r, None).contains("\n  \"comparison\": null\n"));
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("run.json");
+        std::fs::write(&file, &text).expect("write");
+        let (back, comparison) = crate::results::snapshot::load_checked(&file).expect("load");
+        assert_eq!(back, r);
+        let comparison = comparison.expect("comparison");
+        assert_eq!(
+            comparison.verdict.reasons,
+            [Reason::Recorded(words.to_string())]
+        );
+        // Written again, the same bytes.
+        assert_eq!(Json.render(&back, Some(&comparison)), text);
+    }
+
+    #[test]
+    fn the_terminal_says_each_reason_and_each_cause_of_misses_once() {
+        let base = run(
+            "base",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![
+                case("a", Some(1.0), Some(true)),
+                case("b", Some(1.0), Some(true)),
+            ],
+        );
+        let mut a = case("a", None, None);
+        a.error = crate::results::testing::error(
+            "no recording matches this request (c/a.json)\n  model: \"x\" → \"y\"",
+        );
+        let mut b = case("b", None, None);
+        b.error = crate::results::testing::error(
+            "no recording matches this request (c/b.json)\n  model: \"x\" → \"y\"",
+        );
+        let cand = run("cand", "f", "2026-01-02T00:00:00Z", vec![a, b]);
+        let info = crate::results::BaselineInfo {
+            id: "base".into(),
+            branch: Some("main".into()),
+            commit: None,
+            started_at: "2026-01-01T00:00:00Z".into(),
+            reference: "main".into(),
+        };
+        let c = compare(Some((&base, info)), &cand, 0.02);
+        let said = Terminal::of(&cand, &c);
+        assert_eq!(said.line, "evals check: 2 errors in tax-intake (main → f)");
+        assert_eq!(said.reasons.len(), 1, "{:?}", said.reasons);
+        assert!(
+            said.reasons[0].starts_with("  2 missed request(s), the same change: fake/echo [temp 0] (2 cases)\n  cases: tax/a, tax/b\n"),
+            "{:?}",
+            said.reasons
+        );
+        let passing = compare(None, &base, 0.02);
+        assert!(Terminal::of(&base, &passing).reasons.is_empty());
+    }
+}
