@@ -1,7 +1,12 @@
 //! `run`, `compare` and `record`: plan, resolve the cassette mode, run through the library
-//! ([`crate::runner::Prepared`]), report, store the run, save the snapshot.
+//! ([`crate::runner::Prepared`]) with its sinks (progress bars, the history store, the JSON
+//! snapshot), report. The case results stay in the run's case log, on disk; they are read
+//! back only for an output that lists cases (the breakdown of `run`, errors, failed
+//! thresholds, a stopped run, `--format json/html`, `--totals variant`), so the common
+//! leaderboard of `compare` holds none.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::args::{Format, RunArgs};
 use super::output::Out;
@@ -11,6 +16,7 @@ use crate::error::{Error, Result, exit};
 use crate::report::{Report, json::Json, terminal::Terminal};
 use crate::results::RunResult;
 use crate::runner;
+use crate::runner::sinks::{HistorySink, SnapshotSink};
 use crate::suite::Suite;
 
 /// Runs a command end to end and returns its exit code.
@@ -22,7 +28,11 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
             "--min-score and --min-pass-rate gate run, compare and check; record does not gate (run `evals check` after it)".into(),
         ));
     }
-    let run = execute(suite, a, command, out)?;
+    let runner::Streamed { mut run, cases } = execute_streamed(suite, a, command, out)?;
+    if needs_cases(&run, a, command == "run") {
+        cases.fill(&mut run)?;
+    }
+    drop(cases);
     // Thresholds gate every run, by the rule `check` applies (with no baseline).
     let failed = crate::gate::threshold_failures(&run);
     let passed = run.total_errors() == 0 && (!gates || failed.is_empty());
@@ -108,8 +118,35 @@ pub fn run(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<i32> 
     Ok(code)
 }
 
-/// Plans, executes through the library and stores; returns the run. Shared with `check`.
+/// Whether what `run` prints after the run reads case results: the per-case breakdown, the
+/// lines naming errors and failed thresholds, a stopped run's count of cases that ran,
+/// `--min-pass-rate`, a variant table, a JSON or HTML report. Otherwise (a clean
+/// leaderboard) the figures of each experiment are all it needs.
+fn needs_cases(run: &RunResult, a: &RunArgs, breakdown: bool) -> bool {
+    use super::args::TotalsArg;
+    breakdown
+        || a.format != Format::Tui
+        || a.totals != TotalsArg::Overall
+        || run.run.status != "completed"
+        || crate::gate::Limits::of(run).min_pass_rate.is_some()
+        || run.experiments.iter().any(|e| e.errors > 0 || e.failed > 0)
+}
+
+/// Plans, executes through the library and stores; returns the run, every case in it.
+/// Shared with `check`.
 pub fn execute(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<RunResult> {
+    let runner::Streamed { mut run, cases } = execute_streamed(suite, a, command, out)?;
+    cases.fill(&mut run)?;
+    Ok(run)
+}
+
+/// [`execute`] with the case results left in the run's case log.
+pub fn execute_streamed(
+    suite: &Suite,
+    a: &RunArgs,
+    command: &str,
+    out: &Out,
+) -> Result<runner::Streamed> {
     let limits = super::plan::limits(a)?;
     let plan = super::plan::build(suite, a, command)?;
     let (mode, why) = resolve_mode(a.cassettes.as_deref(), command)?;
@@ -134,6 +171,7 @@ pub fn execute(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<R
             tags: a.select.tags.clone(),
         },
         limits,
+        sinks: runner::Sinks::new(),
     };
     let prepared = runner::Prepared::new(suite, plan, options, out)?;
 
@@ -144,8 +182,27 @@ pub fn execute(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<R
     ));
     let progress = super::progress::Progress::new(prepared.plan(), &warnings_log);
     let shown = crate::suite::discovery::display_path(&warnings_log, &suite.cwd);
+    let mut sinks = runner::Sinks::new();
+    if let Some(bars) = progress.sink() {
+        sinks.push(bars);
+    }
+    let history = Arc::new(HistorySink::new({
+        let path = history_path(suite, a.history.as_deref());
+        move || crate::history::SqliteStore::open(&path)
+    }));
+    sinks.push(history.clone());
+    let autosave = !a.no_autosave && suite.config.results.autosave != Some(false);
+    let snapshot = autosave.then(|| {
+        let dir = super::target::results_dir(suite, a.destination.as_deref());
+        Arc::new(SnapshotSink::new(Box::new(move |run: &RunResult| {
+            dir.join(super::target::stamped_name(&run.run.command, run, "json"))
+        })))
+    });
+    if let Some(s) = &snapshot {
+        sinks.push(s.clone());
+    }
     let hooks = runner::Hooks {
-        on_case: progress.callback(),
+        sinks,
         quiet: Some(progress.quiet()),
         exec_stderr: prepared.uses_exec().then(|| {
             if progress.capturing() {
@@ -159,7 +216,8 @@ pub fn execute(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<R
             }
         }),
     };
-    let run = prepared.run(hooks, out)?;
+    let streamed = prepared.run_streamed(hooks, out)?;
+    let run = &streamed.run;
     if let Some(log) = progress
         .finish()
         .or_else(|| super::progress::tidy_log(&warnings_log))
@@ -183,24 +241,24 @@ pub fn execute(suite: &Suite, a: &RunArgs, command: &str, out: &Out) -> Result<R
             "EVALS_HISTORY"
         }
     ));
-    match store_run(suite, a, &run) {
-        Ok(p) => out.note(&format!(
+    match history.outcome() {
+        Some(Ok(p)) => out.note(&format!(
             "stored run {} in {}",
             run.run.id,
+            crate::suite::discovery::display_path(Path::new(&p), &suite.cwd)
+        )),
+        Some(Err(e)) => out.warn(&format!("could not store the run in the history: {e}")),
+        None => {}
+    }
+    match snapshot.as_ref().and_then(|s| s.outcome()) {
+        Some(Ok(p)) => out.note(&format!(
+            "saved {}",
             crate::suite::discovery::display_path(&p, &suite.cwd)
         )),
-        Err(e) => out.warn(&format!("could not store the run in the history: {e}")),
+        Some(Err(e)) => out.warn(&format!("could not save the JSON snapshot: {e}")),
+        None => {}
     }
-    if !a.no_autosave && suite.config.results.autosave != Some(false) {
-        match save_snapshot(suite, a.destination.as_deref(), &run) {
-            Ok(p) => out.note(&format!(
-                "saved {}",
-                crate::suite::discovery::display_path(&p, &suite.cwd)
-            )),
-            Err(e) => out.warn(&format!("could not save the JSON snapshot: {e}")),
-        }
-    }
-    Ok(run)
+    Ok(streamed)
 }
 
 /// How the terminal report looks.
@@ -285,17 +343,4 @@ pub fn history_path(suite: &Suite, flag: Option<&Path>) -> PathBuf {
         Some(p) => suite.cwd.join(p),
         None => crate::history::History::default_path(&suite.project_dir),
     }
-}
-
-fn store_run(suite: &Suite, a: &RunArgs, run: &RunResult) -> Result<PathBuf> {
-    let path = history_path(suite, a.history.as_deref());
-    crate::history::History::open(&path)?.insert(run)?;
-    Ok(path)
-}
-
-fn save_snapshot(suite: &Suite, dest: Option<&Path>, run: &RunResult) -> Result<PathBuf> {
-    let dir = super::target::results_dir(suite, dest);
-    let path = dir.join(super::target::stamped_name(&run.run.command, run, "json"));
-    crate::error::write_atomic(&path, Json.render(run).as_bytes())?;
-    Ok(path)
 }

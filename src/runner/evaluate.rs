@@ -9,13 +9,15 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::control::{Control, OnStreak, Quiet};
-use super::execute::{OnCase, RunContext, cassette_key};
+use super::events::{Event, Sinks};
+use super::execute::{RunContext, cassette_key};
 use super::plan::RunPlan;
 use crate::adapter::Adapter;
 use crate::adapter::exec::StderrTo;
 use crate::cassette::{CassetteOptions, LiveClient, Mode, Tally, Transport};
 use crate::error::{Error, Result};
 use crate::gate::Limits;
+use crate::results::CaseLog;
 use crate::results::{ExperimentResult, RunInfo, RunResult, SNAPSHOT_FORMAT};
 use crate::score::{Scorer, ScorerChoice};
 use crate::suite::{Overrides, Suite, lineup};
@@ -88,6 +90,8 @@ pub struct RunOptions {
     pub selection: Selection,
     /// `--min-score`/`--min-pass-rate`, stored so a later report gates the run the same.
     pub limits: Limits,
+    /// Your sinks (a tracker, a live view): told every event of the run. Default: none.
+    pub sinks: Sinks,
 }
 
 impl Default for RunOptions {
@@ -100,6 +104,7 @@ impl Default for RunOptions {
             branch: None,
             selection: Selection::default(),
             limits: Limits::default(),
+            sinks: Sinks::new(),
         }
     }
 }
@@ -140,8 +145,8 @@ pub fn evaluate(suite: &Suite, options: RunOptions) -> Result<RunResult> {
 /// adapter's workers write their stderr. All optional.
 #[derive(Default)]
 pub struct Hooks {
-    /// Called after each case finishes.
-    pub on_case: Option<OnCase>,
+    /// Sinks told every event after those of [`RunOptions::sinks`] (the progress bars).
+    pub sinks: Sinks,
     /// How the runner prints its own notices (the streak question) while bars draw.
     pub quiet: Option<Quiet>,
     /// Where exec workers' stderr goes; `None`: the adapter's default log file.
@@ -226,8 +231,18 @@ impl<'s> Prepared<'s> {
     }
 
     /// Executes the plan and assembles the result: the weighted score per dataset table,
-    /// the metrics (primary first), the run info (fingerprint, git, settings, status).
+    /// the metrics (primary first), the run info (fingerprint, git, settings, status), every
+    /// case result in it (read back from the run's [`CaseLog`]).
     pub fn run(self, hooks: Hooks, notices: &dyn Notices) -> Result<RunResult> {
+        let Streamed { mut run, cases } = self.run_streamed(hooks, notices)?;
+        cases.fill(&mut run)?;
+        Ok(run)
+    }
+
+    /// [`Prepared::run`] without holding the cases: the result's experiments have their
+    /// figures and no `cases`, which stay on disk in the [`CaseLog`] returned beside it
+    /// (what the sinks read at `RunFinished`). Memory stays flat however many cases run.
+    pub fn run_streamed(self, hooks: Hooks, notices: &dyn Notices) -> Result<Streamed> {
         let Prepared {
             suite,
             plan,
@@ -244,12 +259,18 @@ impl<'s> Prepared<'s> {
         let started_at = chrono::Utc::now();
         // Taken at the start, so ids order runs by when they started (baselines rely on it).
         let id = uuid::Uuid::now_v7().to_string();
+        let mut sinks = options.sinks.clone();
+        sinks.extend(hooks.sinks);
+        sinks.emit(Event::RunStarted {
+            id: &id,
+            experiments: plan.lineup.contenders.len() * plan.datasets().len(),
+        });
         let ctx = RunContext {
             transport: transport.clone(),
             keys,
             scorer: scorer.clone(),
             adapter: Arc::new(adapter),
-            on_case: hooks.on_case,
+            sinks: sinks.clone(),
         };
         let mut control = Control::new(
             suite.config.errors.abort_after,
@@ -300,7 +321,7 @@ impl<'s> Prepared<'s> {
         }
         let stamp =
             |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        Ok(RunResult {
+        let run = RunResult {
             format: SNAPSHOT_FORMAT,
             run: RunInfo {
                 id,
@@ -323,12 +344,28 @@ impl<'s> Prepared<'s> {
             },
             experiments,
             comparison: None,
+        };
+        sinks.emit(Event::RunFinished {
+            run: &run,
+            cases: &outcome.cases,
+        });
+        Ok(Streamed {
+            run,
+            cases: outcome.cases,
         })
     }
 }
 
+/// A run whose case results stay on disk: [`Prepared::run_streamed`].
+pub struct Streamed {
+    /// The run, its experiments' `cases` empty.
+    pub run: RunResult,
+    /// Every case result, by experiment (in `run.experiments` order), in case order.
+    pub cases: CaseLog,
+}
+
 /// The weighted score is relative to a table: one per dataset. Experiments are moved into
-/// each table and back, not cloned (they hold every case result).
+/// each table and back, not cloned.
 fn weigh(
     mut experiments: Vec<ExperimentResult>,
     datasets: &[String],

@@ -4,19 +4,18 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 
 use super::control::{Control, RunStatus};
+use super::events::{Event, Sinks};
 use super::plan::RunPlan;
-use super::stats::aggregate;
 use crate::adapter::Adapter;
 use crate::adapter::exec::Pool;
 use crate::adapter::gateway::{Binding, Gateway, Spent};
 use crate::cassette::{CallError, CassetteKey, Limit, Route, SessionMeta, Transport};
 use crate::provider::{self, Completion};
+use crate::results::CaseLog;
+use crate::results::aggregate::Aggregator;
 use crate::results::{CaseResult, ExperimentResult, Reply};
 use crate::score::Scorer;
 use crate::suite::{Case, Contender, case_fingerprint};
-
-/// Called with the experiment's index and each finished case (progress bars).
-pub type OnCase = Arc<dyn Fn(usize, &CaseResult) + Send + Sync>;
 
 /// What the runner needs beyond the plan: the transport, keys, scorer, adapter.
 pub struct RunContext {
@@ -25,17 +24,21 @@ pub struct RunContext {
     pub keys: HashMap<String, String>,
     pub scorer: Arc<dyn Scorer>,
     pub adapter: Arc<Adapter>,
-    /// Called after each case finishes (progress bars).
-    pub on_case: Option<OnCase>,
+    /// Told as each experiment starts, each case finishes and each experiment finishes.
+    pub sinks: Sinks,
 }
 
-/// What a run produced: the experiments with at least one finished case, and how it ended.
+/// What a run produced: the experiments with at least one finished case (their figures;
+/// their `cases` empty), how it ended, and the case results themselves, on disk.
 pub struct RunOutcome {
     pub experiments: Vec<ExperimentResult>,
     pub status: RunStatus,
+    /// The experiments' case results, in the order of `experiments`.
+    pub cases: CaseLog,
 }
 
-/// Runs every experiment of the plan and returns them in plan order (contender, dataset).
+/// Runs every experiment of the plan and returns them in plan order (contender, dataset),
+/// each case result written to the outcome's [`CaseLog`] as it finishes (none is held).
 /// Ctrl-C or SIGTERM stop it: nothing new starts, in-flight calls are cancelled (their
 /// cassettes are never half-written: a cancelled case writes nothing), and what finished
 /// is returned with the status `Interrupted`.
@@ -50,6 +53,17 @@ pub fn execute(
         .map_err(|e| crate::error::Error::Failed(format!("cannot start the runtime: {e}")))?;
     let ctx = Arc::new(ctx);
     let control = Arc::new(control);
+    let sizes: Vec<usize> = plan
+        .lineup
+        .contenders
+        .iter()
+        .flat_map(|_| {
+            plan.datasets()
+                .into_iter()
+                .map(|d| plan.cases.iter().filter(|c| c.dataset == d).count())
+        })
+        .collect();
+    let log = Arc::new(CaseLog::new(&sizes)?);
     let experiments = rt.block_on(async {
         let gateway = match ctx.adapter.as_ref() {
             Adapter::Exec(_) => Some(Arc::new(Gateway::start().await.map_err(|e| {
@@ -60,7 +74,7 @@ pub fn execute(
             Adapter::Prompt(_) => None,
         };
         let signals = listen_for_signals(control.clone());
-        let out = run_all(plan, ctx.clone(), control.clone(), gateway).await;
+        let out = run_all(plan, ctx.clone(), control.clone(), gateway, log.clone()).await;
         // Every worker is gone: end what they left behind and write the last of their
         // stderr before anything reports.
         if let Adapter::Exec(exec) = ctx.adapter.as_ref() {
@@ -70,9 +84,15 @@ pub fn execute(
         out
     })?;
     let status = control.status();
+    // Every task that held the log has ended with the runtime.
+    drop(rt);
+    let cases = Arc::try_unwrap(log)
+        .map_err(|_| crate::error::Error::Failed("a case task outlived the run".into()))?;
     let experiments = if status == RunStatus::Completed {
         experiments
     } else {
+        let keep: Vec<bool> = experiments.iter().map(|e| e.cases_total > 0).collect();
+        cases.retain(&keep);
         experiments
             .into_iter()
             .filter(|e| e.cases_total > 0)
@@ -81,6 +101,7 @@ pub fn execute(
     Ok(RunOutcome {
         experiments,
         status,
+        cases,
     })
 }
 
@@ -124,6 +145,7 @@ async fn run_all(
     ctx: Arc<RunContext>,
     control: Arc<Control>,
     gateway: Option<Arc<Gateway>>,
+    log: Arc<CaseLog>,
 ) -> crate::error::Result<Vec<ExperimentResult>> {
     let experiments_gate = Arc::new(Semaphore::new(
         plan.concurrency.unwrap_or(Semaphore::MAX_PERMITS),
@@ -161,6 +183,7 @@ async fn run_all(
                 ctx: ctx.clone(),
                 control: control.clone(),
                 gateway: gateway.clone(),
+                log: log.clone(),
             };
             let contender = contender.clone();
             let p = plan.parallelism;
@@ -169,8 +192,20 @@ async fn run_all(
             index += 1;
             handles.push(tokio::spawn(async move {
                 let _permit = gate.acquire_owned().await.ok();
-                let results = run_experiment(idx, &contender, cases, p, shared).await;
-                aggregate(contender.info.clone(), dataset, &primary, results, p)
+                let sinks = shared.ctx.sinks.clone();
+                sinks.emit(Event::ExperimentStarted {
+                    index: idx,
+                    contender: &contender.info,
+                    dataset: &dataset,
+                    cases: cases.len(),
+                });
+                let agg = run_experiment(idx, &contender, cases, p, &primary, shared).await;
+                let result = agg.finish(contender.info.clone(), dataset, p);
+                sinks.emit(Event::ExperimentFinished {
+                    index: idx,
+                    result: &result,
+                });
+                result
             }));
         }
     }
@@ -190,40 +225,44 @@ struct Shared {
     ctx: Arc<RunContext>,
     control: Arc<Control>,
     gateway: Option<Arc<Gateway>>,
+    log: Arc<CaseLog>,
 }
 
 /// Runs one experiment's cases on `parallelism` workers pulling from one queue (a bounded
-/// queue: only `-p` cases exist in flight, whatever the suite's size). Results come back in
-/// case order; cases that never started (a stop) are left out.
+/// queue: only `-p` cases exist in flight, whatever the suite's size). Each result goes to
+/// the case log and the sinks as it finishes, and into the experiment's figures, which
+/// come back; cases that never started (a stop) are left out.
 async fn run_experiment(
     idx: usize,
     contender: &Contender,
     cases: Arc<Vec<Case>>,
     parallelism: usize,
+    primary: &str,
     shared: Shared,
-) -> Vec<CaseResult> {
+) -> Aggregator {
     let Shared {
         suite,
         ctx,
         control,
         gateway,
+        log,
     } = shared;
     // An exec adapter's workers for this experiment: at most `-p`, reused case after case.
     let exec = gateway.map(|g| (g, Arc::new(Pool::default())));
     let n = cases.len();
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let slots: Arc<std::sync::Mutex<Vec<Option<CaseResult>>>> =
-        Arc::new(std::sync::Mutex::new(vec![None; n]));
+    let agg = Arc::new(std::sync::Mutex::new(Aggregator::new(primary)));
     let mut workers = Vec::with_capacity(parallelism.min(n));
     for _ in 0..parallelism.min(n) {
-        let (cases, ctx, suite, control, exec, next, slots) = (
+        let (cases, ctx, suite, control, exec, next, agg, log) = (
             cases.clone(),
             ctx.clone(),
             suite.clone(),
             control.clone(),
             exec.clone(),
             next.clone(),
-            slots.clone(),
+            agg.clone(),
+            log.clone(),
         );
         let contender = contender.clone();
         workers.push(tokio::spawn(async move {
@@ -259,16 +298,18 @@ async fn run_experiment(
                                 "warning: {why}; the answer was scored but not recorded"
                             ));
                         }
-                        if let Some(cb) = &ctx.on_case {
-                            cb(idx, &r);
-                        }
+                        log.push(idx, i, &r);
+                        agg.lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .add(i, &r);
+                        ctx.sinks.emit(Event::CaseFinished {
+                            experiment: idx,
+                            position: i,
+                            case: &r,
+                        });
                         control
                             .finished(contender.id(), &cases[i].dataset, &r)
                             .await;
-                        let mut slots = slots
-                            .lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner);
-                        slots[i] = Some(r);
                     }
                     // Cancelled: the run is stopping.
                     Ok(None) => break,
@@ -280,10 +321,11 @@ async fn run_experiment(
     for w in workers {
         let _ = w.await;
     }
-    let mut slots = slots
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    slots.drain(..).flatten().collect()
+    std::mem::take(
+        &mut *agg
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    )
 }
 
 /// One case for one contender: prepare, call through the cassette session, parse, score.
