@@ -768,6 +768,95 @@ mod tests {
         assert_eq!(echo.score, Some(1.0));
     }
 
+    /// Every event, as a line.
+    #[derive(Default)]
+    struct Recorder(std::sync::Mutex<Vec<String>>);
+
+    impl crate::runner::Sink for Recorder {
+        fn event(&self, event: &Event<'_>) {
+            let line = match event {
+                Event::RunStarted { experiments, .. } => format!("run started: {experiments}"),
+                Event::ExperimentStarted {
+                    index,
+                    contender,
+                    dataset,
+                    cases,
+                } => format!("{index} started: {} {dataset} {cases}", contender.id),
+                Event::CaseFinished { experiment, .. } => format!("{experiment} case"),
+                Event::ExperimentFinished { index, result } => {
+                    format!("{index} finished: {} cases", result.cases_total)
+                }
+                Event::RunFinished { run, cases } => format!(
+                    "run finished: {}, {} experiments, {} cases logged, none held: {}",
+                    run.run.status,
+                    run.experiments.len(),
+                    (0..run.experiments.len())
+                        .map(|i| cases.len(i))
+                        .sum::<usize>(),
+                    run.experiments.iter().all(|e| e.cases.is_empty())
+                ),
+            };
+            self.0.lock().unwrap().push(line);
+        }
+    }
+
+    #[test]
+    fn a_callers_sink_hears_every_event_and_the_run_holds_no_case_until_asked() {
+        let recorder = Arc::new(Recorder::default());
+        let mut sinks = Sinks::new();
+        sinks.push(recorder.clone());
+        let options = RunOptions {
+            sinks,
+            ..RunOptions::default()
+        };
+        let run = evaluate(&toy(), options).unwrap();
+        let lines = recorder.0.lock().unwrap().clone();
+        assert_eq!(lines.first().unwrap(), "run started: 4");
+        assert_eq!(
+            lines.last().unwrap(),
+            "run finished: completed, 4 experiments, 16 cases logged, none held: true"
+        );
+        for i in 0..4 {
+            let of = |what: &str| {
+                lines
+                    .iter()
+                    .filter(|l| l.starts_with(&format!("{i} {what}")))
+                    .count()
+            };
+            assert_eq!(
+                (of("started"), of("case"), of("finished")),
+                (1, 4, 1),
+                "{lines:?}"
+            );
+            let started = lines
+                .iter()
+                .position(|l| l.starts_with(&format!("{i} started")))
+                .unwrap();
+            let finished = lines
+                .iter()
+                .position(|l| l.starts_with(&format!("{i} finished")))
+                .unwrap();
+            assert!(started < finished);
+        }
+        // `evaluate` reads the cases back for its caller, in the suite's case order.
+        let suite = toy();
+        for e in &run.experiments {
+            let got: Vec<(&str, &str)> = e
+                .cases
+                .iter()
+                .map(|c| (c.case.as_str(), c.variant.as_str()))
+                .collect();
+            let want: Vec<(&str, &str)> = suite
+                .cases
+                .cases
+                .iter()
+                .filter(|c| c.dataset == e.dataset)
+                .map(|c| (c.id.as_str(), c.variant.as_str()))
+                .collect();
+            assert_eq!(got, want);
+        }
+    }
+
     #[test]
     fn a_custom_scorer_must_name_one_primary_and_no_metric_of_the_config() {
         let suite = toy();

@@ -96,3 +96,141 @@ impl Sink for SnapshotSink {
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+/// Prints the terminal leaderboard (the per-dataset tables and the overall one, no
+/// breakdown) when the run finishes, from the experiments' figures alone: no case is read.
+/// Its text goes through the egress scrubber to the writer given (stdout for
+/// [`LeaderboardSink::stdout`]).
+pub struct LeaderboardSink {
+    color: bool,
+    out: Mutex<Box<dyn std::io::Write + Send>>,
+}
+
+impl LeaderboardSink {
+    /// A sink printing on `out`, in colour or not.
+    pub fn new(out: Box<dyn std::io::Write + Send>, color: bool) -> LeaderboardSink {
+        LeaderboardSink {
+            color,
+            out: Mutex::new(out),
+        }
+    }
+
+    /// A sink printing on stdout, without colour.
+    pub fn stdout() -> LeaderboardSink {
+        LeaderboardSink::new(Box::new(std::io::stdout()), false)
+    }
+}
+
+impl Sink for LeaderboardSink {
+    fn event(&self, event: &Event<'_>) {
+        use crate::report::Report;
+        if let Event::RunFinished { run, .. } = event {
+            let text = crate::report::terminal::Terminal {
+                color: self.color,
+                breakdown: false,
+                totals: crate::report::terminal::Totals::Overall,
+                width: None,
+            }
+            .render(run);
+            let mut out = lock(&self.out);
+            // A closed pipe is the reader's choice; the run's result stands.
+            let _ = out.write_all(&crate::secrets::scrub_bytes(text.as_bytes()));
+            let _ = out.flush();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::store::tests::{case, run};
+
+    /// A writer whose bytes the test reads after.
+    #[derive(Clone, Default)]
+    struct Shared(std::sync::Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            lock(&self.0).extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn finished(sink: &dyn Sink, whole: &RunResult) {
+        let log = CaseLog::new(&[whole.experiments[0].cases.len()]).unwrap();
+        let mut bare = whole.clone();
+        for (j, c) in bare.experiments[0].cases.drain(..).enumerate() {
+            log.push(0, j, &c);
+        }
+        sink.event(&Event::RunFinished {
+            run: &bare,
+            cases: &log,
+        });
+    }
+
+    #[test]
+    fn the_leaderboard_sink_prints_the_board_of_the_whole_run_from_figures_alone() {
+        use crate::report::Report;
+        let whole = run(
+            "r1",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![
+                case("a", Some(0.5), Some(true)),
+                case("b", Some(1.0), Some(true)),
+            ],
+        );
+        let out = Shared::default();
+        finished(&LeaderboardSink::new(Box::new(out.clone()), false), &whole);
+        let want = crate::report::terminal::Terminal {
+            color: false,
+            breakdown: false,
+            totals: crate::report::terminal::Totals::Overall,
+            width: None,
+        }
+        .render(&whole);
+        assert_eq!(String::from_utf8(lock(&out.0).clone()).unwrap(), want);
+    }
+
+    #[test]
+    fn the_snapshot_and_history_sinks_write_what_the_whole_run_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let whole = run(
+            "r1",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![case("a", Some(0.5), Some(true)), case("b", None, None)],
+        );
+        let path = dir.path().join("run.json");
+        let snapshot = SnapshotSink::new(Box::new({
+            let path = path.clone();
+            move |_: &RunResult| path.clone()
+        }));
+        finished(&snapshot, &whole);
+        assert_eq!(snapshot.outcome().unwrap().unwrap(), path);
+        use crate::report::Report;
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            crate::report::json::Json.render(&whole)
+        );
+        let db = dir.path().join("h.sqlite3");
+        let history = HistorySink::new({
+            let db = db.clone();
+            move || crate::history::SqliteStore::open(&db)
+        });
+        finished(&history, &whole);
+        assert_eq!(
+            history.outcome().unwrap().unwrap(),
+            db.display().to_string()
+        );
+        let stored = crate::history::SqliteStore::open(&db)
+            .unwrap()
+            .get("r1")
+            .unwrap();
+        assert_eq!(stored, Some(whole));
+    }
+}
