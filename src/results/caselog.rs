@@ -15,8 +15,11 @@ use crate::error::{Error, Result};
 pub struct CaseLog {
     file: Mutex<Spill>,
     /// Per experiment (in the run's experiment order), per case position: (offset, length).
-    index: Mutex<Vec<Vec<Option<(u64, u32)>>>>,
+    index: Mutex<Vec<Vec<Option<Span>>>>,
 }
+
+/// Where one case's line is in the file: its offset and length.
+type Span = (u64, u32);
 
 struct Spill {
     out: BufWriter<File>,
@@ -99,7 +102,7 @@ impl CaseLog {
 
     /// The case results of experiment `experiment`, in case order, read one at a time.
     pub fn cases(&self, experiment: usize) -> Result<Cases<'_>> {
-        let where_: Vec<(u64, u32)> = lock(&self.index)
+        let where_: Vec<Span> = lock(&self.index)
             .get(experiment)
             .map(|c| c.iter().flatten().copied().collect())
             .unwrap_or_default();
@@ -140,7 +143,7 @@ impl CaseLog {
 pub struct Cases<'a> {
     _log: &'a CaseLog,
     file: File,
-    where_: std::vec::IntoIter<(u64, u32)>,
+    where_: std::vec::IntoIter<Span>,
     buf: Vec<u8>,
 }
 
