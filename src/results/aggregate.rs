@@ -30,8 +30,11 @@ pub fn makespan(durations: &[f64], workers: usize) -> f64 {
     free.into_iter().fold(0.0, f64::max)
 }
 
-/// An experiment's figures, case by case. What it keeps per case is two numbers (the
-/// duration, in case order for [`makespan`], and the latency, for the p95), never the case.
+/// An experiment's figures, case by case. Cases finish in any order, but sums of floats
+/// depend on their order: each case's figures (a few numbers, never the case) wait in a
+/// small buffer until every case before it has come, and are folded in case order, so the
+/// result is the same bit for bit whatever order the workers finished in. The buffer holds
+/// only the cases that finished while an earlier one was still running.
 #[derive(Debug, Clone, Default)]
 pub struct Aggregator {
     primary: String,
@@ -42,56 +45,99 @@ pub struct Aggregator {
     cases: usize,
     errors: usize,
     failed: usize,
-    /// Cases that made a call; `None` once one of them had no cost.
+    /// Cases that made a call; the cost turns `None` once one of them had none.
     called: usize,
     cost: Option<f64>,
     tokens_in: Option<u64>,
     tokens_out: Option<u64>,
-    /// Latencies of scored cases that made a call.
+    /// Latencies of scored cases that made a call (for the mean and the p95).
     latencies: Vec<f64>,
-    /// Durations by case position (a case not run is left out).
-    durations: Vec<Option<f64>>,
+    /// When each of the `-p` workers is next free, cases packed in order ([`makespan`]).
+    free: Vec<f64>,
+    /// The position of the next case to fold, and the figures of later ones already here.
+    next: usize,
+    pending: BTreeMap<usize, Figures>,
+}
+
+/// What the aggregate reads of one case.
+#[derive(Debug, Clone)]
+struct Figures {
+    error: bool,
+    passed: Option<bool>,
+    weight: f64,
+    score: Option<f64>,
+    metrics: Vec<(String, Option<f64>)>,
+    latency_s: Option<f64>,
+    duration_s: f64,
+    cost_usd: Option<f64>,
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
 }
 
 impl Aggregator {
-    /// An empty aggregate ranked by `primary` (the scorer's primary metric).
-    pub fn new(primary: &str) -> Aggregator {
+    /// An empty aggregate ranked by `primary` (the scorer's primary metric), its time
+    /// packed on `workers` workers.
+    pub fn new(primary: &str, workers: usize) -> Aggregator {
         Aggregator {
             primary: primary.to_string(),
             cost: Some(0.0),
+            free: vec![0.0; workers.max(1)],
             ..Aggregator::default()
         }
     }
 
-    /// Adds the case at position `index` of its experiment (cases may finish in any order;
-    /// the time is packed in position order, as the cases were queued).
+    /// Adds the case at position `index` of its experiment.
     pub fn add(&mut self, index: usize, c: &CaseResult) {
-        self.cases += 1;
-        if self.durations.len() <= index {
-            self.durations.resize(index + 1, None);
+        let f = Figures {
+            error: c.error.is_some(),
+            passed: c.passed,
+            weight: c.weight,
+            score: c.score,
+            metrics: c.metrics.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            latency_s: c.latency_s,
+            duration_s: c.duration_s,
+            cost_usd: c.usage.cost_usd,
+            input_tokens: c.usage.input_tokens,
+            output_tokens: c.usage.output_tokens,
+        };
+        self.pending.insert(index, f);
+        while let Some(f) = self.pending.remove(&self.next) {
+            self.fold(f);
+            self.next += 1;
         }
-        self.durations[index] = Some(c.duration_s);
+    }
+
+    fn fold(&mut self, c: Figures) {
+        self.cases += 1;
+        if let Some((i, _)) = self
+            .free
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1.total_cmp(b.1))
+        {
+            self.free[i] += c.duration_s;
+        }
         if c.passed == Some(false) {
             self.failed += 1;
         }
         if c.latency_s.is_some() {
             self.called += 1;
-            self.cost = match (self.cost, c.usage.cost_usd) {
+            self.cost = match (self.cost, c.cost_usd) {
                 (Some(sum), Some(v)) => Some(sum + v),
                 _ => None,
             };
-            add_tokens(&mut self.tokens_in, c.usage.input_tokens);
-            add_tokens(&mut self.tokens_out, c.usage.output_tokens);
+            add_tokens(&mut self.tokens_in, c.input_tokens);
+            add_tokens(&mut self.tokens_out, c.output_tokens);
         }
-        if c.error.is_some() {
+        if c.error {
             self.errors += 1;
             return;
         }
-        for (k, v) in &c.metrics {
-            let i = match self.sums.iter().position(|(n, _, _)| n == k) {
+        for (k, v) in c.metrics {
+            let i = match self.sums.iter().position(|(n, _, _)| *n == k) {
                 Some(i) => i,
                 None => {
-                    self.sums.push((k.clone(), 0.0, 0.0));
+                    self.sums.push((k, 0.0, 0.0));
                     self.sums.len() - 1
                 }
             };
@@ -111,16 +157,15 @@ impl Aggregator {
 
     /// How many cases were added.
     pub fn cases(&self) -> usize {
-        self.cases
+        self.cases + self.pending.len()
     }
 
     /// The experiment's result, its `cases` left empty (they are where the sinks put them).
-    pub fn finish(
-        mut self,
-        contender: ContenderInfo,
-        dataset: String,
-        workers: usize,
-    ) -> ExperimentResult {
+    /// Cases after one that never ran (a stopped run) are folded in order too.
+    pub fn finish(mut self, contender: ContenderInfo, dataset: String) -> ExperimentResult {
+        for f in std::mem::take(&mut self.pending).into_values() {
+            self.fold(f);
+        }
         let means: BTreeMap<String, Option<f64>> = self
             .sums
             .iter()
@@ -136,7 +181,6 @@ impl Aggregator {
             mean_s: (!lats.is_empty()).then(|| lats.iter().sum::<f64>() / lats.len() as f64),
             p95_s: percentile(lats, 0.95),
         };
-        let durations: Vec<f64> = self.durations.iter().flatten().copied().collect();
         ExperimentResult {
             contender,
             dataset,
@@ -149,7 +193,7 @@ impl Aggregator {
             tokens_in: self.tokens_in,
             tokens_out: self.tokens_out,
             latency,
-            time_s: makespan(&durations, workers),
+            time_s: self.free.iter().copied().fold(0.0, f64::max),
             wscore: None,
             cases: vec![],
         }
@@ -170,13 +214,13 @@ pub fn aggregate(
     cases: Vec<CaseResult>,
     workers: usize,
 ) -> ExperimentResult {
-    let mut agg = Aggregator::new(primary);
+    let mut agg = Aggregator::new(primary, workers);
     for (i, c) in cases.iter().enumerate() {
         agg.add(i, c);
     }
     ExperimentResult {
         cases,
-        ..agg.finish(contender, dataset, workers)
+        ..agg.finish(contender, dataset)
     }
 }
 
@@ -331,11 +375,11 @@ mod tests {
             case("d", Some(0.5), 1.0, None),
         ];
         let in_order = aggregate(contender(), "d".into(), "acc", cases.clone(), 2);
-        let mut agg = Aggregator::new("acc");
+        let mut agg = Aggregator::new("acc", 2);
         for i in [3, 1, 0, 2] {
             agg.add(i, &cases[i]);
         }
-        let shuffled = agg.finish(contender(), "d".into(), 2);
+        let shuffled = agg.finish(contender(), "d".into());
         assert_eq!(
             shuffled,
             ExperimentResult {
@@ -350,7 +394,64 @@ mod tests {
         assert_eq!(in_order.tokens_in, Some(30));
         // [3, 1] on one worker and [1, 0] on the other: 3 s.
         assert_eq!(in_order.time_s, 3.0);
+        assert_eq!(in_order.time_s, makespan(&[3.0, 1.0, 1.0, 0.0], 2));
         assert_eq!(in_order.latency.p95_s, Some(3.0));
+    }
+
+    #[test]
+    fn sums_of_floats_come_out_the_same_bit_for_bit_in_any_finishing_order() {
+        // 0.1 + 0.2 + 0.3 differs from 0.3 + 0.2 + 0.1 in the last bit.
+        let cases: Vec<CaseResult> = [0.1, 0.2, 0.3, 0.7, 0.11]
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let mut c = case(&format!("c{i}"), Some(v), 1.0, Some(v));
+                c.usage.cost_usd = Some(v);
+                c
+            })
+            .collect();
+        let want = aggregate(contender(), "d".into(), "acc", cases.clone(), 3);
+        for order in [[4, 3, 2, 1, 0], [2, 0, 4, 1, 3], [1, 2, 3, 4, 0]] {
+            let mut agg = Aggregator::new("acc", 3);
+            for i in order {
+                agg.add(i, &cases[i]);
+            }
+            let got = agg.finish(contender(), "d".into());
+            assert_eq!(
+                got.cost_usd.map(f64::to_bits),
+                want.cost_usd.map(f64::to_bits)
+            );
+            assert_eq!(got.score.map(f64::to_bits), want.score.map(f64::to_bits));
+            assert_eq!(got.time_s.to_bits(), want.time_s.to_bits());
+        }
+    }
+
+    #[test]
+    fn a_case_that_never_ran_leaves_the_later_ones_folded_in_order() {
+        let cases = vec![
+            case("a", Some(1.0), 1.0, Some(1.0)),
+            case("b", Some(0.0), 1.0, Some(2.0)),
+            case("c", Some(0.5), 1.0, Some(3.0)),
+        ];
+        let mut agg = Aggregator::new("acc", 1);
+        agg.add(2, &cases[2]);
+        agg.add(0, &cases[0]);
+        let got = agg.finish(contender(), "d".into());
+        let want = aggregate(
+            contender(),
+            "d".into(),
+            "acc",
+            vec![cases[0].clone(), cases[2].clone()],
+            1,
+        );
+        assert_eq!(
+            got,
+            ExperimentResult {
+                cases: vec![],
+                ..want
+            }
+        );
+        assert_eq!(got.cases_total, 2);
     }
 
     #[test]

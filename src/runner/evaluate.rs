@@ -245,7 +245,7 @@ impl<'s> Prepared<'s> {
     pub fn run_streamed(self, hooks: Hooks, notices: &dyn Notices) -> Result<Streamed> {
         let Prepared {
             suite,
-            plan,
+            mut plan,
             options,
             scorer,
             mut adapter,
@@ -287,7 +287,12 @@ impl<'s> Prepared<'s> {
         if let Some(quiet) = hooks.quiet {
             control = control.with_quiet(quiet);
         }
-        let outcome = super::execute(&plan, ctx, control)?;
+        // What the run info needs of the cases, taken before they move into the executor
+        // (held once, not once more by the plan).
+        let datasets = plan.datasets();
+        let case_keys: Vec<String> = plan.cases.iter().map(|c| c.key()).collect();
+        let cases = std::mem::take(&mut plan.cases);
+        let outcome = super::execute(&plan, cases, ctx, control)?;
         let unwritten = transport.unwritten_count();
         if unwritten > 0 {
             notices.warn(&unwritten_warning(unwritten));
@@ -302,13 +307,13 @@ impl<'s> Prepared<'s> {
             .as_ref()
             .map(|w| w.weights.iter().map(|(k, v)| (k.clone(), *v)).collect())
             .unwrap_or_default();
-        let experiments = weigh(outcome.experiments, &plan.datasets(), &weights);
+        let experiments = weigh(outcome.experiments, &datasets, &weights);
         let mut metrics = scorer.metrics();
         metrics.sort_by_key(|m| !m.primary);
         let git = crate::history::git::detect(&suite.project_dir);
         let mut settings = serde_json::json!({
             "contenders": plan.lineup.contenders.iter().map(|c| &c.info).collect::<Vec<_>>(),
-            "cases": plan.cases.iter().map(|c| c.key()).collect::<Vec<_>>(),
+            "cases": case_keys,
             "parallelism": plan.parallelism,
             "concurrency": plan.concurrency,
             "cassettes": mode.to_string(),

@@ -42,8 +42,10 @@ pub struct RunOutcome {
 /// Ctrl-C or SIGTERM stop it: nothing new starts, in-flight calls are cancelled (their
 /// cassettes are never half-written: a cancelled case writes nothing), and what finished
 /// is returned with the status `Interrupted`.
+/// `cases` are the plan's cases, moved in (the plan's own list is not read).
 pub fn execute(
     plan: &RunPlan,
+    cases: Vec<Case>,
     ctx: RunContext,
     control: Control,
 ) -> crate::error::Result<RunOutcome> {
@@ -53,15 +55,23 @@ pub fn execute(
         .map_err(|e| crate::error::Error::Failed(format!("cannot start the runtime: {e}")))?;
     let ctx = Arc::new(ctx);
     let control = Arc::new(control);
+    // Each dataset's cases once, shared by every contender's experiment.
+    let mut by_dataset: Vec<(String, Vec<Case>)> = Vec::new();
+    for c in cases {
+        match by_dataset.iter_mut().find(|(d, _)| *d == c.dataset) {
+            Some((_, list)) => list.push(c),
+            None => by_dataset.push((c.dataset.clone(), vec![c])),
+        }
+    }
+    let by_dataset: Vec<(String, Arc<Vec<Case>>)> = by_dataset
+        .into_iter()
+        .map(|(d, cases)| (d, Arc::new(cases)))
+        .collect();
     let sizes: Vec<usize> = plan
         .lineup
         .contenders
         .iter()
-        .flat_map(|_| {
-            plan.datasets()
-                .into_iter()
-                .map(|d| plan.cases.iter().filter(|c| c.dataset == d).count())
-        })
+        .flat_map(|_| by_dataset.iter().map(|(_, cases)| cases.len()))
         .collect();
     let log = Arc::new(CaseLog::new(&sizes)?);
     let experiments = rt.block_on(async {
@@ -74,7 +84,15 @@ pub fn execute(
             Adapter::Prompt(_) => None,
         };
         let signals = listen_for_signals(control.clone());
-        let out = run_all(plan, ctx.clone(), control.clone(), gateway, log.clone()).await;
+        let out = run_all(
+            plan,
+            &by_dataset,
+            ctx.clone(),
+            control.clone(),
+            gateway,
+            log.clone(),
+        )
+        .await;
         // Every worker is gone: end what they left behind and write the last of their
         // stderr before anything reports.
         if let Adapter::Exec(exec) = ctx.adapter.as_ref() {
@@ -142,6 +160,7 @@ fn listen_for_signals(control: Arc<Control>) -> tokio::task::JoinHandle<()> {
 
 async fn run_all(
     plan: &RunPlan,
+    by_dataset: &[(String, Arc<Vec<Case>>)],
     ctx: Arc<RunContext>,
     control: Arc<Control>,
     gateway: Option<Arc<Gateway>>,
@@ -157,24 +176,10 @@ async fn run_all(
         .find(|m| m.primary)
         .map(|m| m.name)
         .unwrap_or_default();
-    // Each dataset's cases once, shared by every contender's experiment.
-    let by_dataset: Vec<(String, Arc<Vec<Case>>)> = plan
-        .datasets()
-        .into_iter()
-        .map(|d| {
-            let cases = plan
-                .cases
-                .iter()
-                .filter(|c| c.dataset == d)
-                .cloned()
-                .collect();
-            (d, Arc::new(cases))
-        })
-        .collect();
     let mut handles = Vec::new();
     let mut index = 0usize;
     for contender in &plan.lineup.contenders {
-        for (dataset, cases) in &by_dataset {
+        for (dataset, cases) in by_dataset {
             let dataset = dataset.clone();
             let cases = cases.clone();
             let gate = experiments_gate.clone();
@@ -200,7 +205,7 @@ async fn run_all(
                     cases: cases.len(),
                 });
                 let agg = run_experiment(idx, &contender, cases, p, &primary, shared).await;
-                let result = agg.finish(contender.info.clone(), dataset, p);
+                let result = agg.finish(contender.info.clone(), dataset);
                 sinks.emit(Event::ExperimentFinished {
                     index: idx,
                     result: &result,
@@ -251,7 +256,7 @@ async fn run_experiment(
     let exec = gateway.map(|g| (g, Arc::new(Pool::default())));
     let n = cases.len();
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let agg = Arc::new(std::sync::Mutex::new(Aggregator::new(primary)));
+    let agg = Arc::new(std::sync::Mutex::new(Aggregator::new(primary, parallelism)));
     let mut workers = Vec::with_capacity(parallelism.min(n));
     for _ in 0..parallelism.min(n) {
         let (cases, ctx, suite, control, exec, next, agg, log) = (
