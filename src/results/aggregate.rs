@@ -428,7 +428,7 @@ mod tests {
 
     #[test]
     fn a_case_that_never_ran_leaves_the_later_ones_folded_in_order() {
-        let cases = vec![
+        let cases = [
             case("a", Some(1.0), 1.0, Some(1.0)),
             case("b", Some(0.0), 1.0, Some(2.0)),
             case("c", Some(0.5), 1.0, Some(3.0)),
