@@ -12,8 +12,9 @@ use crate::results::{CaseLog, CaseResult, ContenderInfo, ExperimentResult, RunRe
 /// the run finished (completed, interrupted or aborted: a stopped run finishes too).
 #[derive(Clone, Copy)]
 pub enum Event<'a> {
-    /// Before any case starts. `id` is the run's id, as stored.
+    /// Before any case starts.
     RunStarted {
+        /// The run's id, as it is stored.
         id: &'a str,
         /// Experiments the plan holds (contender × dataset), numbered from 0 in plan order.
         experiments: usize,
@@ -22,7 +23,9 @@ pub enum Event<'a> {
     ExperimentStarted {
         /// Its number in plan order (contender, then dataset).
         index: usize,
+        /// Who runs it.
         contender: &'a ContenderInfo,
+        /// Over which dataset.
         dataset: &'a str,
         /// How many cases it plans.
         cases: usize,
@@ -33,18 +36,23 @@ pub enum Event<'a> {
         experiment: usize,
         /// The case's position in its experiment (cases finish out of order).
         position: usize,
+        /// Its result, secrets already scrubbed.
         case: &'a CaseResult,
     },
     /// Every case of the experiment that was going to run has. Its figures are final except
     /// the weighted score, which needs the whole table (see `RunFinished`).
     ExperimentFinished {
+        /// The experiment's number.
         index: usize,
+        /// Its figures (`cases` empty).
         result: &'a ExperimentResult,
     },
     /// The run is assembled: its info (status included) and experiments with their figures;
     /// `run.experiments[i].cases` are empty, the cases are in `cases`, in order.
     RunFinished {
+        /// The assembled run.
         run: &'a RunResult,
+        /// Its case results.
         cases: &'a CaseLog,
     },
 }
