@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Replay benchmark (DESIGN §11): N recorded cases (default 10,000) replayed, scored and
-# reported by a release build, with no network. The cassettes are recorded once into
-# target/bench-suite against a local answer server; the timed part is the replay only.
+# Replay benchmark (DESIGN §11): N recorded cases (default 10,000) replayed, scored, stored
+# and reported by a release build, with no network. The cassettes are recorded once into
+# target/bench-suite-N against a local answer server (kept: recording 100,000 takes minutes);
+# the timed part is the replay only, each run with a fresh history file so runs compare.
 #   bash bench/replay.sh [N]
+#   EVALS_BIN=path/to/evals bash bench/replay.sh [N]   # time another build (no cargo build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-10000}
-cargo build --release --quiet
-suite=target/bench-suite
+if [ -z "${EVALS_BIN:-}" ]; then
+  cargo build --release --quiet
+  EVALS_BIN=target/release/evals
+fi
+bin=$(realpath "$EVALS_BIN")
+suite=target/bench-suite-$n
 if [ ! -f "$suite/.recorded-$n" ]; then
   rm -rf "$suite"; mkdir -p "$suite/evals/datasets/bench"
   cat > "$suite/evals/.llm-evals.config.yml" <<YAML
@@ -30,16 +36,18 @@ for i in range(int(sys.argv[1])):
 PY
   python3 bench/answer_server.py 18766 & server=$!
   sleep 0.5
-  (cd "$suite" && ../release/evals record --no-autosave -j 1 -p 32 > /dev/null) || { kill $server; exit 1; }
+  (cd "$suite" && EVALS_HISTORY=.evals/record.sqlite3 "$bin" record --no-autosave -j 1 -p 32 > /dev/null) || { kill $server; exit 1; }
   kill $server
   touch "$suite/.recorded-$n"
 fi
 cd "$suite"
-echo "replaying $n cases (release build, CI=1: strict replay, no network)"
+echo "replaying $n cases ($bin, CI=1: strict replay, no network)"
+for i in 1 2 3; do
+  rm -f .evals/bench.sqlite3*
+  CI=1 EVALS_HISTORY=.evals/bench.sqlite3 /usr/bin/time -f "%e s wall, %M KiB max RSS" \
+    "$bin" compare --no-autosave --cassettes replay > /dev/null
+done
 if command -v hyperfine > /dev/null; then
-  CI=1 hyperfine --warmup 1 --runs 5 "../release/evals compare --no-autosave --cassettes replay"
-else
-  for i in 1 2 3; do
-    /usr/bin/time -f "%e s wall, %M KiB max RSS" env CI=1 ../release/evals compare --no-autosave --cassettes replay > /dev/null
-  done
+  CI=1 EVALS_HISTORY=.evals/bench.sqlite3 hyperfine --warmup 1 --runs 5 \
+    --prepare "rm -f .evals/bench.sqlite3*" "$bin compare --no-autosave --cassettes replay"
 fi

@@ -213,6 +213,41 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     write_atomic_verbatim(path, &crate::secrets::scrub_bytes(contents))
 }
 
+/// [`write_atomic`] for text made in pieces: `write` writes them to the writer it is given,
+/// each piece scrubbed as a whole ([`crate::secrets::ScrubWriter`]: give it whole JSON
+/// values, never a string cut in two); the file appears, complete, only if `write` succeeds.
+pub fn write_atomic_streamed(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> Result<()>,
+) -> Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .suffix(TEMP_SUFFIX)
+        .tempfile_in(dir)
+        .map_err(|e| Error::io(dir, e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(|e| Error::io(path, e))?;
+    }
+    {
+        let mut out = crate::secrets::ScrubWriter(std::io::BufWriter::new(tmp.as_file_mut()));
+        write(&mut out)?;
+        out.flush().map_err(|e| Error::io(path, e))?;
+    }
+    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}
+
 /// [`write_atomic`] without the scrubber, for the one kind of file that is the user's own
 /// text rewritten in place (`evals upgrade-config`'s new config and its `.bak`): a password
 /// in a `base_url` there is the user's to keep, and replacing it would break the config.

@@ -142,6 +142,22 @@ pub fn scrub_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
+/// A writer that scrubs each `write` as a whole before passing it on ([`scrub_bytes`]): for
+/// text written in pieces (a streamed snapshot), each piece a JSON value or the text between
+/// two, so no string is cut across writes.
+pub struct ScrubWriter<W: std::io::Write>(pub W);
+
+impl<W: std::io::Write> std::io::Write for ScrubWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write_all(&scrub_bytes(buf))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

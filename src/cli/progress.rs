@@ -10,8 +10,25 @@ use std::sync::{Arc, Mutex};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::results::CaseResult;
-use crate::runner::{OnCase, Quiet, RunPlan};
+use crate::runner::{Event, Quiet, RunPlan, Sink};
+
+/// One bar per experiment, in plan order: the sink of [`Progress::sink`].
+struct Bars(Vec<ProgressBar>);
+
+impl Sink for Bars {
+    fn event(&self, event: &Event<'_>) {
+        if let Event::CaseFinished {
+            experiment, case, ..
+        } = event
+            && let Some(b) = self.0.get(*experiment)
+        {
+            b.inc(1);
+            if case.error.is_some() {
+                b.set_message("errors");
+            }
+        }
+    }
+}
 
 pub struct Progress {
     bars: Option<(MultiProgress, Vec<ProgressBar>)>,
@@ -146,17 +163,10 @@ impl Progress {
         }
     }
 
-    pub fn callback(&self) -> Option<OnCase> {
+    /// The sink that moves the bars as cases finish; `None` when no bar draws.
+    pub fn sink(&self) -> Option<Arc<dyn Sink>> {
         let (_, bars) = self.bars.as_ref()?;
-        let bars = bars.clone();
-        Some(Arc::new(move |i: usize, r: &CaseResult| {
-            if let Some(b) = bars.get(i) {
-                b.inc(1);
-                if r.error.is_some() {
-                    b.set_message("errors");
-                }
-            }
-        }))
+        Some(Arc::new(Bars(bars.clone())))
     }
 
     /// Whether stderr goes to the warnings log now.

@@ -1,7 +1,12 @@
 //! `run`, `compare` and `record`: plan, resolve the cassette mode, run through the library
-//! ([`crate::runner::Prepared`]), report, store the run, save the snapshot.
+//! ([`crate::runner::Prepared`]) with its sinks (progress bars, the history store, the JSON
+//! snapshot), report. The case results stay in the run's case log, on disk; they are read
+//! back only for an output that lists cases (the breakdown of `run`, errors, failed
+//! thresholds, a stopped run, `--format json/html`, `--totals variant`), so the common
+//! leaderboard of `compare` holds none.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::args::{Format, RunArgs};
 use super::output::Out;
@@ -12,6 +17,7 @@ use crate::error::{Error, Result, exit};
 use crate::report::terminal::Terminal;
 use crate::results::{Command as RunCommand, Comparison, RunResult};
 use crate::runner;
+use crate::runner::sinks::{HistorySink, SnapshotSink};
 use crate::suite::Suite;
 
 /// Runs a command end to end and returns its exit code.
@@ -23,7 +29,11 @@ pub fn run(suite: &Suite, a: &RunArgs, command: RunCommand, env: &Env, out: &Out
             "--min-score and --min-pass-rate gate run, compare and check; record does not gate (run `evals check` after it)".into(),
         ));
     }
-    let run = execute(suite, a, command, env, out)?;
+    let runner::Streamed { mut run, cases } = execute_streamed(suite, a, command, env, out)?;
+    if needs_cases(&run, a, command == RunCommand::Run) {
+        cases.fill(&mut run)?;
+    }
+    drop(cases);
     // Thresholds gate every run, by the rule `check` applies (with no baseline).
     let failed = crate::gate::threshold_failures(&run);
     let passed = run.total_errors() == 0 && (!gates || failed.is_empty());
@@ -112,7 +122,22 @@ pub fn run(suite: &Suite, a: &RunArgs, command: RunCommand, env: &Env, out: &Out
     Ok(code)
 }
 
-/// Plans, executes through the library and stores; returns the run. Shared with `check`.
+/// Whether what `run` prints after the run reads case results: the per-case breakdown, the
+/// lines naming errors and failed thresholds, a stopped run's count of cases that ran,
+/// `--min-pass-rate`, a variant table, a JSON or HTML report. Otherwise (a clean
+/// leaderboard) the figures of each experiment are all it needs.
+fn needs_cases(run: &RunResult, a: &RunArgs, breakdown: bool) -> bool {
+    use super::args::TotalsArg;
+    breakdown
+        || a.format != Format::Tui
+        || a.totals != TotalsArg::Overall
+        || run.run.status != crate::results::RunStatus::Completed
+        || crate::gate::Limits::of(run).min_pass_rate.is_some()
+        || run.experiments.iter().any(|e| e.errors > 0 || e.failed > 0)
+}
+
+/// Plans, executes through the library and stores; returns the run, every case in it.
+/// Shared with `check`.
 pub fn execute(
     suite: &Suite,
     a: &RunArgs,
@@ -120,6 +145,19 @@ pub fn execute(
     env: &Env,
     out: &Out,
 ) -> Result<RunResult> {
+    let runner::Streamed { mut run, cases } = execute_streamed(suite, a, command, env, out)?;
+    cases.fill(&mut run)?;
+    Ok(run)
+}
+
+/// [`execute`] with the case results left in the run's case log.
+pub fn execute_streamed(
+    suite: &Suite,
+    a: &RunArgs,
+    command: RunCommand,
+    env: &Env,
+    out: &Out,
+) -> Result<runner::Streamed> {
     let limits = super::plan::limits(a)?;
     let plan = super::plan::build(suite, a, command)?;
     let ModeChoice { mode, why } = mode::choose(
@@ -150,6 +188,7 @@ pub fn execute(
         },
         limits,
         env: env.clone(),
+        sinks: runner::Sinks::new(),
         ..runner::RunOptions::default()
     };
     let prepared = runner::Prepared::new(suite, plan, options, out)?;
@@ -161,8 +200,31 @@ pub fn execute(
     ));
     let progress = super::progress::Progress::new(prepared.plan(), &warnings_log);
     let shown = crate::suite::discovery::display_path(&warnings_log, &suite.cwd);
+    let mut sinks = runner::Sinks::new();
+    if let Some(bars) = progress.sink() {
+        sinks.push(bars);
+    }
+    let history = Arc::new(HistorySink::new({
+        let path = history_path(suite, a.history.as_deref());
+        move || crate::history::SqliteStore::open(&path)
+    }));
+    sinks.push(history.clone());
+    let autosave = !a.no_autosave && suite.config.results.autosave != Some(false);
+    let snapshot = autosave.then(|| {
+        let dir = super::target::results_dir(suite, a.destination.as_deref());
+        Arc::new(SnapshotSink::new(Box::new(move |run: &RunResult| {
+            dir.join(super::target::stamped_name(
+                run.run.command.as_str(),
+                run,
+                "json",
+            ))
+        })))
+    });
+    if let Some(s) = &snapshot {
+        sinks.push(s.clone());
+    }
     let hooks = runner::Hooks {
-        on_case: progress.callback(),
+        sinks,
         quiet: Some(progress.quiet()),
         exec_stderr: prepared.uses_exec().then(|| {
             if progress.capturing() {
@@ -176,7 +238,8 @@ pub fn execute(
             }
         }),
     };
-    let run = prepared.run(hooks, out)?;
+    let streamed = prepared.run_streamed(hooks, out)?;
+    let run = &streamed.run;
     if let Some(log) = progress
         .finish()
         .or_else(|| super::progress::tidy_log(&warnings_log))
@@ -200,24 +263,24 @@ pub fn execute(
             "EVALS_HISTORY"
         }
     ));
-    match store_run(suite, a, &run) {
-        Ok(p) => out.note(&format!(
+    match history.outcome() {
+        Some(Ok(p)) => out.note(&format!(
             "stored run {} in {}",
             run.run.id,
+            crate::suite::discovery::display_path(Path::new(&p), &suite.cwd)
+        )),
+        Some(Err(e)) => out.warn(&format!("could not store the run in the history: {e}")),
+        None => {}
+    }
+    match snapshot.as_ref().and_then(|s| s.outcome()) {
+        Some(Ok(p)) => out.note(&format!(
+            "saved {}",
             crate::suite::discovery::display_path(&p, &suite.cwd)
         )),
-        Err(e) => out.warn(&format!("could not store the run in the history: {e}")),
+        Some(Err(e)) => out.warn(&format!("could not save the JSON snapshot: {e}")),
+        None => {}
     }
-    if !a.no_autosave && suite.config.results.autosave != Some(false) {
-        match save_snapshot(suite, a.destination.as_deref(), &run) {
-            Ok(p) => out.note(&format!(
-                "saved {}",
-                crate::suite::discovery::display_path(&p, &suite.cwd)
-            )),
-            Err(e) => out.warn(&format!("could not save the JSON snapshot: {e}")),
-        }
-    }
-    Ok(run)
+    Ok(streamed)
 }
 
 /// How the terminal report looks.
@@ -265,21 +328,4 @@ pub fn history_path(suite: &Suite, flag: Option<&Path>) -> PathBuf {
         Some(p) => suite.cwd.join(p),
         None => crate::history::History::default_path(&suite.project_dir),
     }
-}
-
-fn store_run(suite: &Suite, a: &RunArgs, run: &RunResult) -> Result<PathBuf> {
-    let path = history_path(suite, a.history.as_deref());
-    crate::history::History::open(&path)?.insert(run)?;
-    Ok(path)
-}
-
-fn save_snapshot(suite: &Suite, dest: Option<&Path>, run: &RunResult) -> Result<PathBuf> {
-    let dir = super::target::results_dir(suite, dest);
-    let path = dir.join(super::target::stamped_name(
-        run.run.command.as_str(),
-        run,
-        "json",
-    ));
-    crate::results::snapshot::save(&path, run)?;
-    Ok(path)
 }

@@ -13,7 +13,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::results::RunResult;
+use crate::results::{CaseLog, RunResult};
 
 /// Numbered migrations; `user_version` holds how many have run.
 const MIGRATIONS: &[&str] = &[
@@ -24,8 +24,8 @@ const MIGRATIONS: &[&str] = &[
 /// How long a writer waits for another process's lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The history database, open.
-pub struct History {
+/// The SQLite history database, open: the [`super::HistoryStore`] runs are stored in today.
+pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
 }
@@ -67,19 +67,22 @@ pub struct BranchRun {
     pub selection: Option<crate::results::Selection>,
 }
 
-impl History {
+/// The name the rest of the crate knew the store by.
+pub type History = SqliteStore;
+
+impl SqliteStore {
     /// The default location: `<project>/.evals/history.sqlite3`.
     pub fn default_path(project_dir: &Path) -> PathBuf {
         project_dir.join(".evals").join("history.sqlite3")
     }
 
     /// Opens (creating it and its folder if needed) and migrates the store at `path`.
-    pub fn open(path: &Path) -> Result<History> {
+    pub fn open(path: &Path) -> Result<SqliteStore> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
         let conn = Connection::open(path).map_err(|e| sql_err(path, e))?;
-        let h = History {
+        let h = SqliteStore {
             conn,
             path: path.to_path_buf(),
         };
@@ -157,15 +160,31 @@ impl History {
 
     /// Stores a run, its experiments, case results and metric results in one transaction.
     pub fn insert(&mut self, run: &RunResult) -> Result<()> {
+        // One way in for every run: its cases logged as the runner logs them.
+        let sizes: Vec<usize> = run.experiments.iter().map(|e| e.cases.len()).collect();
+        let log = CaseLog::new(&sizes)?;
+        let mut bare = run.clone();
+        for (i, e) in bare.experiments.iter_mut().enumerate() {
+            for (j, c) in e.cases.drain(..).enumerate() {
+                log.push(i, j, &c);
+            }
+        }
+        self.store(&bare, &log)
+    }
+
+    /// Stores a run whose case results are in `cases` (its experiments' `cases` empty), in
+    /// one transaction at the end of the run: the run row with its final status, then each
+    /// experiment and its case and metric rows, each case read from the log, inserted and
+    /// dropped; the snapshot column is written from a temporary file. Memory stays flat, and
+    /// the write lock is held for the insert alone, not for the whole run (parallel CI jobs
+    /// share a history and wait at most the busy timeout for it).
+    pub fn store(&mut self, run: &RunResult, cases: &CaseLog) -> Result<()> {
         let path = self.path.clone();
         let e = |e: rusqlite::Error| sql_err(&path, e);
         // The run's own text passes through the egress scrubber here; each case result was
         // scrubbed when it finished (`CaseResult::scrub_secrets`), so its columns are clean.
         use crate::secrets::scrub;
-        let snapshot = serde_json::to_string(run).map_err(|err| {
-            Error::Failed(format!("could not serialize run {}: {err}", run.run.id))
-        })?;
-        let snapshot = scrub(&snapshot);
+        let snapshot = compact_snapshot(run, cases)?;
         let argv = serde_json::to_string(&run.run.argv).unwrap_or_else(|_| "[]".into());
         let argv = scrub(&argv);
         let settings = serde_json::to_string(&run.run.settings).unwrap_or_else(|_| "{}".into());
@@ -175,16 +194,34 @@ impl History {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(e)?;
         let r = &run.run;
+        // The snapshot's bytes go in after the row, in place (`zeroblob` reserves them as
+        // text), so the whole run's JSON is never one string in memory.
         tx.execute(
             "INSERT INTO runs (id, suite, suite_fingerprint, branch, \"commit\", command, mode, argv, settings, started_at, finished_at, status, snapshot, number)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, CAST(zeroblob(?13) AS TEXT),
                      (SELECT COALESCE(MAX(number), 0) + 1 FROM runs))",
             params![
                 r.id, scrub(&r.suite), r.suite_fingerprint, r.branch.as_deref().map(scrub), r.commit, r.command.as_str(), r.mode.to_string(), argv,
-                settings, r.started_at, r.finished_at, r.status.as_str(), snapshot
+                settings, r.started_at, r.finished_at, r.status.as_str(), snapshot.1 as i64
             ],
         )
         .map_err(e)?;
+        {
+            let rowid = tx.last_insert_rowid();
+            let mut blob = tx
+                .blob_open(rusqlite::MAIN_DB, "runs", "snapshot", rowid, false)
+                .map_err(e)?;
+            let mut file = snapshot.0;
+            std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))
+                .and_then(|_| std::io::copy(&mut file, &mut blob))
+                .map_err(|err| {
+                    Error::Failed(format!(
+                        "{}: could not write run {}'s snapshot: {err}",
+                        path.display(),
+                        r.id
+                    ))
+                })?;
+        }
         {
             // Prepared once: a run of 10,000 cases is ~60,000 rows.
             let mut experiment = tx
@@ -202,7 +239,7 @@ impl History {
             let mut metric = tx
                 .prepare_cached("INSERT INTO metric_results (case_result_id, metric, value) VALUES (?1, ?2, ?3)")
                 .map_err(e)?;
-            for x in &run.experiments {
+            for (i, x) in run.experiments.iter().enumerate() {
                 let experiment_id = experiment
                     .insert(params![
                         r.id,
@@ -215,7 +252,8 @@ impl History {
                         x.cost_usd
                     ])
                     .map_err(e)?;
-                for c in &x.cases {
+                for c in cases.cases(i)? {
+                    let c = c?;
                     let case_id = case_result
                         .insert(params![
                             experiment_id,
@@ -435,6 +473,22 @@ impl History {
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.err(e))
     }
+}
+
+/// The run's compact JSON (what the `snapshot` column holds), scrubbed, in a temporary file,
+/// with its length.
+fn compact_snapshot(run: &RunResult, cases: &CaseLog) -> Result<(std::fs::File, u64)> {
+    use std::io::Write;
+    let failed = |err: std::io::Error| {
+        Error::Failed(format!("could not serialize run {}: {err}", run.run.id))
+    };
+    let mut file = tempfile::tempfile().map_err(failed)?;
+    let mut out = crate::secrets::ScrubWriter(std::io::BufWriter::new(&mut file));
+    crate::results::write_json(run, cases, false, &mut out)?;
+    out.flush().map_err(failed)?;
+    drop(out);
+    let len = std::io::Seek::stream_position(&mut file).map_err(failed)?;
+    Ok((file, len))
 }
 
 fn sql_err(path: &Path, e: rusqlite::Error) -> Error {

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::format::{money, pct};
-use crate::results::{ExperimentResult, Latency, MetricDef, RunResult};
+use crate::results::aggregate;
+use crate::results::{ExperimentResult, MetricDef, RunResult};
 use crate::score::weighted;
 
 /// The scorer's metrics, primary first: the order of every report's metric columns.
@@ -172,7 +173,7 @@ pub fn variant_standings(run: &RunResult) -> Vec<Standings> {
                 .into_iter()
                 .filter(|(_, cases)| !cases.is_empty())
                 .map(|(contender, cases)| {
-                    crate::runner::aggregate(
+                    aggregate::aggregate(
                         contender,
                         format!("variant {v}"),
                         &primary,
@@ -303,82 +304,9 @@ pub fn best_weighted_text(s: &Standings, label: &dyn Fn(&ExperimentResult) -> St
     }
 }
 
-/// One row per contender over every dataset: means weighted by scored cases, sums of errors,
-/// cost, time and tokens; p95 is the mean of the datasets' p95 (an approximation to rank by).
+/// One row per contender over every dataset (the rule is [`aggregate::overall`]'s).
 pub fn overall_rows(experiments: &[ExperimentResult]) -> Vec<ExperimentResult> {
-    let mut groups: Vec<(String, Vec<&ExperimentResult>)> = Vec::new();
-    for e in experiments {
-        let k = e.contender.key();
-        match groups.iter_mut().find(|(key, _)| *key == k) {
-            Some((_, v)) => v.push(e),
-            None => groups.push((k, vec![e])),
-        }
-    }
-    groups
-        .into_iter()
-        .map(|(_, es)| {
-            let first = es[0];
-            let scored = |e: &ExperimentResult| (e.cases_total - e.errors) as f64;
-            let mut means: BTreeMap<String, Option<f64>> = BTreeMap::new();
-            let names: std::collections::BTreeSet<&String> =
-                es.iter().flat_map(|e| e.means.keys()).collect();
-            for n in names {
-                let (s, w) = es
-                    .iter()
-                    .filter_map(|e| {
-                        e.means
-                            .get(n)
-                            .copied()
-                            .flatten()
-                            .map(|v| (v * scored(e), scored(e)))
-                    })
-                    .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
-                means.insert(n.clone(), (w > 0.0).then(|| s / w));
-            }
-            let (s, w) = es
-                .iter()
-                .filter_map(|e| e.score.map(|v| (v * scored(e), scored(e))))
-                .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
-            let opt_sum = |f: fn(&ExperimentResult) -> Option<f64>| -> Option<f64> {
-                es.iter().map(|e| f(e)).sum::<Option<f64>>()
-            };
-            let tok_sum = |f: fn(&ExperimentResult) -> Option<u64>| -> Option<u64> {
-                let v: Vec<u64> = es.iter().filter_map(|e| f(e)).collect();
-                (!v.is_empty()).then(|| v.iter().sum())
-            };
-            let lat_n: f64 = es
-                .iter()
-                .filter(|e| e.latency.mean_s.is_some())
-                .map(|e| scored(e))
-                .sum();
-            let mean_s = (lat_n > 0.0).then(|| {
-                es.iter()
-                    .filter_map(|e| e.latency.mean_s.map(|m| m * scored(e)))
-                    .sum::<f64>()
-                    / lat_n
-            });
-            let p95s: Vec<f64> = es.iter().filter_map(|e| e.latency.p95_s).collect();
-            ExperimentResult {
-                contender: first.contender.clone(),
-                dataset: "(all)".into(),
-                means,
-                score: (w > 0.0).then(|| s / w),
-                cases_total: es.iter().map(|e| e.cases_total).sum(),
-                errors: es.iter().map(|e| e.errors).sum(),
-                failed: es.iter().map(|e| e.failed).sum(),
-                cost_usd: opt_sum(|e| e.cost_usd),
-                tokens_in: tok_sum(|e| e.tokens_in),
-                tokens_out: tok_sum(|e| e.tokens_out),
-                latency: Latency {
-                    mean_s,
-                    p95_s: (!p95s.is_empty()).then(|| p95s.iter().sum::<f64>() / p95s.len() as f64),
-                },
-                time_s: es.iter().map(|e| e.time_s).sum(),
-                wscore: None,
-                cases: vec![],
-            }
-        })
-        .collect()
+    aggregate::overall(experiments)
 }
 
 #[cfg(test)]

@@ -4,6 +4,8 @@
 //! renders it. Its JSON form, the snapshot, is kept apart in [`snapshot`]: versioned,
 //! checked when read, and the same bytes whichever writer writes it.
 
+pub mod aggregate;
+mod caselog;
 mod comparison;
 mod model;
 mod settings;
@@ -11,6 +13,7 @@ pub mod snapshot;
 #[cfg(test)]
 pub(crate) mod testing;
 
+pub use caselog::{CaseLog, Cases, write_json};
 pub use comparison::*;
 pub use model::*;
 pub use settings::{Limits, Selection, Settings};

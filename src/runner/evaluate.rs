@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::control::{Control, OnStreak, Quiet};
-use super::execute::{OnCase, RunContext, cassette_key};
+use super::events::{Event, Sinks};
+use super::execute::{RunContext, cassette_key};
 use super::plan::RunPlan;
 use crate::adapter::Adapter;
 use crate::adapter::exec::StderrTo;
@@ -15,6 +16,7 @@ use crate::cassette::{CassetteContender, CassetteOptions, LiveClient, Mode, Tall
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::provider::Registry;
+use crate::results::CaseLog;
 use crate::results::{
     Command, ContenderInfo, ExperimentResult, Limits, RunInfo, RunResult, Selection, Settings,
 };
@@ -78,6 +80,8 @@ pub struct RunOptions {
     /// for live calls, the backoff's test scale. Default: [`Env::default`], which reads
     /// nothing from the process.
     pub env: Env,
+    /// Your sinks (a tracker, a live view): told every event of the run. Default: none.
+    pub sinks: Sinks,
 }
 
 impl Default for RunOptions {
@@ -93,6 +97,7 @@ impl Default for RunOptions {
             providers: Registry::default(),
             adapter: None,
             env: Env::default(),
+            sinks: Sinks::new(),
         }
     }
 }
@@ -133,8 +138,8 @@ pub fn evaluate(suite: &Suite, options: RunOptions) -> Result<RunResult> {
 /// adapter's workers write their stderr. All optional.
 #[derive(Default)]
 pub struct Hooks {
-    /// Called after each case finishes.
-    pub on_case: Option<OnCase>,
+    /// Sinks told every event after those of [`RunOptions::sinks`] (the progress bars).
+    pub sinks: Sinks,
     /// How the runner prints its own notices (the streak question) while bars draw.
     pub quiet: Option<Quiet>,
     /// Where exec workers' stderr goes; `None`: the adapter's default log file.
@@ -231,11 +236,21 @@ impl<'s> Prepared<'s> {
     }
 
     /// Executes the plan and assembles the result: the weighted score per dataset table,
-    /// the metrics (primary first), the run info (fingerprint, git, settings, status).
+    /// the metrics (primary first), the run info (fingerprint, git, settings, status), every
+    /// case result in it (read back from the run's [`CaseLog`]).
     pub fn run(self, hooks: Hooks, notices: &dyn Notices) -> Result<RunResult> {
+        let Streamed { mut run, cases } = self.run_streamed(hooks, notices)?;
+        cases.fill(&mut run)?;
+        Ok(run)
+    }
+
+    /// [`Prepared::run`] without holding the cases: the result's experiments have their
+    /// figures and no `cases`, which stay on disk in the [`CaseLog`] returned beside it
+    /// (what the sinks read at `RunFinished`). Memory stays flat however many cases run.
+    pub fn run_streamed(self, hooks: Hooks, notices: &dyn Notices) -> Result<Streamed> {
         let Prepared {
             suite,
-            plan,
+            mut plan,
             options,
             scorer,
             mut adapter,
@@ -250,13 +265,19 @@ impl<'s> Prepared<'s> {
         let started_at = chrono::Utc::now();
         // Taken at the start, so ids order runs by when they started (baselines rely on it).
         let id = uuid::Uuid::now_v7().to_string();
+        let mut sinks = options.sinks.clone();
+        sinks.extend(hooks.sinks);
+        sinks.emit(Event::RunStarted {
+            id: &id,
+            experiments: plan.lineup.contenders.len() * plan.datasets().len(),
+        });
         let ctx = RunContext {
             transport: transport.clone(),
             keys,
             scorer: scorer.clone(),
             adapter: Arc::from(adapter),
             providers,
-            on_case: hooks.on_case,
+            sinks: sinks.clone(),
         };
         let mut control = Control::new(
             suite.config.errors.abort_after,
@@ -273,7 +294,12 @@ impl<'s> Prepared<'s> {
         if let Some(quiet) = hooks.quiet {
             control = control.with_quiet(quiet);
         }
-        let outcome = super::execute(&plan, ctx, control)?;
+        // What the run info needs of the cases, taken before they move into the executor
+        // (held once, not once more by the plan).
+        let datasets = plan.datasets();
+        let case_keys: Vec<String> = plan.cases.iter().map(|c| c.key()).collect();
+        let cases = std::mem::take(&mut plan.cases);
+        let outcome = super::execute(&plan, cases, ctx, control)?;
         let unwritten = transport.unwritten_count();
         if unwritten > 0 {
             notices.warn(&unwritten_warning(unwritten));
@@ -288,7 +314,7 @@ impl<'s> Prepared<'s> {
             .as_ref()
             .map(|w| w.weights.iter().map(|(k, v)| (k.clone(), *v)).collect())
             .unwrap_or_default();
-        let experiments = weigh(outcome.experiments, &plan.datasets(), &weights);
+        let experiments = weigh(outcome.experiments, &datasets, &weights);
         let mut metrics = scorer.metrics();
         metrics.sort_by_key(|m| !m.primary);
         let git = crate::history::git::detect(&suite.project_dir);
@@ -299,7 +325,7 @@ impl<'s> Prepared<'s> {
                 .iter()
                 .map(|c| c.info.clone())
                 .collect(),
-            cases: plan.cases.iter().map(|c| c.key()).collect(),
+            cases: case_keys,
             parallelism: plan.parallelism,
             concurrency: plan.concurrency,
             cassettes: Some(mode),
@@ -310,7 +336,7 @@ impl<'s> Prepared<'s> {
         };
         let stamp =
             |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        Ok(RunResult {
+        let run = RunResult {
             run: RunInfo {
                 id,
                 suite: suite.name.clone(),
@@ -331,12 +357,28 @@ impl<'s> Prepared<'s> {
                 refused: plan.lineup.refused.iter().map(|r| r.to_string()).collect(),
             },
             experiments,
+        };
+        sinks.emit(Event::RunFinished {
+            run: &run,
+            cases: &outcome.cases,
+        });
+        Ok(Streamed {
+            run,
+            cases: outcome.cases,
         })
     }
 }
 
+/// A run whose case results stay on disk: [`Prepared::run_streamed`].
+pub struct Streamed {
+    /// The run, its experiments' `cases` empty.
+    pub run: RunResult,
+    /// Every case result, by experiment (in `run.experiments` order), in case order.
+    pub cases: CaseLog,
+}
+
 /// The weighted score is relative to a table: one per dataset. Experiments are moved into
-/// each table and back, not cloned (they hold every case result).
+/// each table and back, not cloned.
 fn weigh(
     mut experiments: Vec<ExperimentResult>,
     datasets: &[String],
@@ -1110,6 +1152,95 @@ mod tests {
         assert_eq!(on_disk, serde_json::to_value(&info).unwrap());
         let back: ContenderInfo = serde_json::from_value(on_disk).unwrap();
         assert_eq!(back, info);
+    }
+
+    /// Every event, as a line.
+    #[derive(Default)]
+    struct Recorder(std::sync::Mutex<Vec<String>>);
+
+    impl crate::runner::Sink for Recorder {
+        fn event(&self, event: &Event<'_>) {
+            let line = match event {
+                Event::RunStarted { experiments, .. } => format!("run started: {experiments}"),
+                Event::ExperimentStarted {
+                    index,
+                    contender,
+                    dataset,
+                    cases,
+                } => format!("{index} started: {} {dataset} {cases}", contender.id),
+                Event::CaseFinished { experiment, .. } => format!("{experiment} case"),
+                Event::ExperimentFinished { index, result } => {
+                    format!("{index} finished: {} cases", result.cases_total)
+                }
+                Event::RunFinished { run, cases } => format!(
+                    "run finished: {}, {} experiments, {} cases logged, none held: {}",
+                    run.run.status,
+                    run.experiments.len(),
+                    (0..run.experiments.len())
+                        .map(|i| cases.len(i))
+                        .sum::<usize>(),
+                    run.experiments.iter().all(|e| e.cases.is_empty())
+                ),
+            };
+            self.0.lock().unwrap().push(line);
+        }
+    }
+
+    #[test]
+    fn a_callers_sink_hears_every_event_and_the_run_holds_no_case_until_asked() {
+        let recorder = Arc::new(Recorder::default());
+        let mut sinks = Sinks::new();
+        sinks.push(recorder.clone());
+        let options = RunOptions {
+            sinks,
+            ..RunOptions::default()
+        };
+        let run = evaluate(&toy(), options).unwrap();
+        let lines = recorder.0.lock().unwrap().clone();
+        assert_eq!(lines.first().unwrap(), "run started: 4");
+        assert_eq!(
+            lines.last().unwrap(),
+            "run finished: completed, 4 experiments, 16 cases logged, none held: true"
+        );
+        for i in 0..4 {
+            let of = |what: &str| {
+                lines
+                    .iter()
+                    .filter(|l| l.starts_with(&format!("{i} {what}")))
+                    .count()
+            };
+            assert_eq!(
+                (of("started"), of("case"), of("finished")),
+                (1, 4, 1),
+                "{lines:?}"
+            );
+            let started = lines
+                .iter()
+                .position(|l| l.starts_with(&format!("{i} started")))
+                .unwrap();
+            let finished = lines
+                .iter()
+                .position(|l| l.starts_with(&format!("{i} finished")))
+                .unwrap();
+            assert!(started < finished);
+        }
+        // `evaluate` reads the cases back for its caller, in the suite's case order.
+        let suite = toy();
+        for e in &run.experiments {
+            let got: Vec<(&str, &str)> = e
+                .cases
+                .iter()
+                .map(|c| (c.case.as_str(), c.variant.as_str()))
+                .collect();
+            let want: Vec<(&str, &str)> = suite
+                .cases
+                .cases
+                .iter()
+                .filter(|c| c.dataset == e.dataset)
+                .map(|c| (c.id.as_str(), c.variant.as_str()))
+                .collect();
+            assert_eq!(got, want);
+        }
     }
 
     #[test]

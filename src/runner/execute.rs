@@ -4,19 +4,18 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 
 use super::control::Control;
+use super::events::{Event, Sinks};
 use super::plan::RunPlan;
-use super::stats::aggregate;
 use crate::adapter::{Adapter, AdapterSession, CaseModel};
 use crate::cassette::{CassetteKey, Limit, Route, SessionMeta, Transport};
 use crate::provider::{Provider, Registry};
+use crate::results::CaseLog;
+use crate::results::aggregate::Aggregator;
 use crate::results::{
     CaseError, CaseErrorKind, CaseResult, ExperimentResult, Outcome, Reply, RunStatus,
 };
 use crate::score::Scorer;
 use crate::suite::{Case, Contender, case_fingerprint};
-
-/// Called with the experiment's index and each finished case (progress bars).
-pub type OnCase = Arc<dyn Fn(usize, &CaseResult) + Send + Sync>;
 
 /// What the runner needs beyond the plan: the transport, keys, scorer, adapter, providers.
 pub struct RunContext {
@@ -27,22 +26,28 @@ pub struct RunContext {
     pub adapter: Arc<dyn Adapter>,
     /// The providers a contender's kind is resolved in.
     pub providers: Arc<Registry>,
-    /// Called after each case finishes (progress bars).
-    pub on_case: Option<OnCase>,
+    /// Told as each experiment starts, each case finishes and each experiment finishes.
+    pub sinks: Sinks,
 }
 
-/// What a run produced: the experiments with at least one finished case, and how it ended.
+/// What a run produced: the experiments with at least one finished case (their figures;
+/// their `cases` empty), how it ended, and the case results themselves, on disk.
 pub struct RunOutcome {
     pub experiments: Vec<ExperimentResult>,
     pub status: RunStatus,
+    /// The experiments' case results, in the order of `experiments`.
+    pub cases: CaseLog,
 }
 
-/// Runs every experiment of the plan and returns them in plan order (contender, dataset).
+/// Runs every experiment of the plan and returns them in plan order (contender, dataset),
+/// each case result written to the outcome's [`CaseLog`] as it finishes (none is held).
 /// Ctrl-C or SIGTERM stop it: nothing new starts, in-flight calls are cancelled (their
 /// cassettes are never half-written: a cancelled case writes nothing), and what finished
 /// is returned with the status `Interrupted`.
+/// `cases` are the plan's cases, moved in (the plan's own list is not read).
 pub fn execute(
     plan: &RunPlan,
+    cases: Vec<Case>,
     ctx: RunContext,
     control: Control,
 ) -> crate::error::Result<RunOutcome> {
@@ -52,13 +57,32 @@ pub fn execute(
         .map_err(|e| crate::error::Error::Failed(format!("cannot start the runtime: {e}")))?;
     let ctx = Arc::new(ctx);
     let control = Arc::new(control);
+    // Each dataset's cases once, shared by every contender's experiment.
+    let mut by_dataset: Vec<(String, Vec<Case>)> = Vec::new();
+    for c in cases {
+        match by_dataset.iter_mut().find(|(d, _)| *d == c.dataset) {
+            Some((_, list)) => list.push(c),
+            None => by_dataset.push((c.dataset.clone(), vec![c])),
+        }
+    }
+    let by_dataset: Vec<(String, Arc<Vec<Case>>)> = by_dataset
+        .into_iter()
+        .map(|(d, cases)| (d, Arc::new(cases)))
+        .collect();
+    let sizes: Vec<usize> = plan
+        .lineup
+        .contenders
+        .iter()
+        .flat_map(|_| by_dataset.iter().map(|(_, cases)| cases.len()))
+        .collect();
+    let log = Arc::new(CaseLog::new(&sizes)?);
     let experiments = rt.block_on(async {
         ctx.adapter
             .start_run()
             .await
             .map_err(crate::error::Error::Failed)?;
         let signals = listen_for_signals(control.clone());
-        let out = run_all(plan, ctx.clone(), control.clone()).await;
+        let out = run_all(plan, &by_dataset, ctx.clone(), control.clone(), log.clone()).await;
         // Every session is gone (an exec adapter's workers with them): end what they left
         // behind and write the last of their stderr before anything reports.
         ctx.adapter.finish_run().await;
@@ -66,9 +90,15 @@ pub fn execute(
         out
     })?;
     let status = control.status();
+    // Every task that held the log has ended with the runtime.
+    drop(rt);
+    let cases = Arc::try_unwrap(log)
+        .map_err(|_| crate::error::Error::Failed("a case task outlived the run".into()))?;
     let experiments = if status == RunStatus::Completed {
         experiments
     } else {
+        let keep: Vec<bool> = experiments.iter().map(|e| e.cases_total > 0).collect();
+        cases.retain(&keep);
         experiments
             .into_iter()
             .filter(|e| e.cases_total > 0)
@@ -77,6 +107,7 @@ pub fn execute(
     Ok(RunOutcome {
         experiments,
         status,
+        cases,
     })
 }
 
@@ -117,8 +148,10 @@ fn listen_for_signals(control: Arc<Control>) -> tokio::task::JoinHandle<()> {
 
 async fn run_all(
     plan: &RunPlan,
+    by_dataset: &[(String, Arc<Vec<Case>>)],
     ctx: Arc<RunContext>,
     control: Arc<Control>,
+    log: Arc<CaseLog>,
 ) -> crate::error::Result<Vec<ExperimentResult>> {
     let experiments_gate = Arc::new(Semaphore::new(
         plan.concurrency.unwrap_or(Semaphore::MAX_PERMITS),
@@ -130,24 +163,10 @@ async fn run_all(
         .find(|m| m.primary)
         .map(|m| m.name)
         .unwrap_or_default();
-    // Each dataset's cases once, shared by every contender's experiment.
-    let by_dataset: Vec<(String, Arc<Vec<Case>>)> = plan
-        .datasets()
-        .into_iter()
-        .map(|d| {
-            let cases = plan
-                .cases
-                .iter()
-                .filter(|c| c.dataset == d)
-                .cloned()
-                .collect();
-            (d, Arc::new(cases))
-        })
-        .collect();
     let mut handles = Vec::new();
     let mut index = 0usize;
     for contender in &plan.lineup.contenders {
-        for (dataset, cases) in &by_dataset {
+        for (dataset, cases) in by_dataset {
             let dataset = dataset.clone();
             let cases = cases.clone();
             let gate = experiments_gate.clone();
@@ -155,6 +174,7 @@ async fn run_all(
                 suite: plan.suite.clone(),
                 ctx: ctx.clone(),
                 control: control.clone(),
+                log: log.clone(),
             };
             let contender = contender.clone();
             let p = plan.parallelism;
@@ -163,8 +183,20 @@ async fn run_all(
             index += 1;
             handles.push(tokio::spawn(async move {
                 let _permit = gate.acquire_owned().await.ok();
-                let results = run_experiment(idx, &contender, cases, p, shared).await;
-                aggregate(contender.info.clone(), dataset, &primary, results, p)
+                let sinks = shared.ctx.sinks.clone();
+                sinks.emit(Event::ExperimentStarted {
+                    index: idx,
+                    contender: &contender.info,
+                    dataset: &dataset,
+                    cases: cases.len(),
+                });
+                let agg = run_experiment(idx, &contender, cases, p, &primary, shared).await;
+                let result = agg.finish(contender.info.clone(), dataset);
+                sinks.emit(Event::ExperimentFinished {
+                    index: idx,
+                    result: &result,
+                });
+                result
             }));
         }
     }
@@ -183,40 +215,44 @@ struct Shared {
     suite: Arc<crate::suite::Suite>,
     ctx: Arc<RunContext>,
     control: Arc<Control>,
+    log: Arc<CaseLog>,
 }
 
 /// Runs one experiment's cases on `parallelism` workers pulling from one queue (a bounded
-/// queue: only `-p` cases exist in flight, whatever the suite's size). Results come back in
-/// case order; cases that never started (a stop) are left out.
+/// queue: only `-p` cases exist in flight, whatever the suite's size). Each result goes to
+/// the case log and the sinks as it finishes, and into the experiment's figures, which
+/// come back; cases that never started (a stop) are left out.
 async fn run_experiment(
     idx: usize,
     contender: &Contender,
     cases: Arc<Vec<Case>>,
     parallelism: usize,
+    primary: &str,
     shared: Shared,
-) -> Vec<CaseResult> {
+) -> Aggregator {
     let Shared {
         suite,
         ctx,
         control,
+        log,
     } = shared;
     // The adapter's session for this experiment (an exec adapter's workers: at most `-p`,
     // reused case after case), ended when the experiment is.
     let exec = ctx.adapter.clone().start();
     let n = cases.len();
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let slots: Arc<std::sync::Mutex<Vec<Option<CaseResult>>>> =
-        Arc::new(std::sync::Mutex::new(vec![None; n]));
+    let agg = Arc::new(std::sync::Mutex::new(Aggregator::new(primary, parallelism)));
     let mut workers = Vec::with_capacity(parallelism.min(n));
     for _ in 0..parallelism.min(n) {
-        let (cases, ctx, suite, control, exec, next, slots) = (
+        let (cases, ctx, suite, control, exec, next, agg, log) = (
             cases.clone(),
             ctx.clone(),
             suite.clone(),
             control.clone(),
             exec.clone(),
             next.clone(),
-            slots.clone(),
+            agg.clone(),
+            log.clone(),
         );
         let contender = contender.clone();
         workers.push(tokio::spawn(async move {
@@ -251,16 +287,18 @@ async fn run_experiment(
                                 "warning: {why}; the answer was scored but not recorded"
                             ));
                         }
-                        if let Some(cb) = &ctx.on_case {
-                            cb(idx, &r);
-                        }
+                        log.push(idx, i, &r);
+                        agg.lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .add(i, &r);
+                        ctx.sinks.emit(Event::CaseFinished {
+                            experiment: idx,
+                            position: i,
+                            case: &r,
+                        });
                         control
                             .finished(contender.id(), &cases[i].dataset, &r)
                             .await;
-                        let mut slots = slots
-                            .lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner);
-                        slots[i] = Some(r);
                     }
                     // Cancelled: the run is stopping.
                     Ok(None) => break,
@@ -272,10 +310,11 @@ async fn run_experiment(
     for w in workers {
         let _ = w.await;
     }
-    let mut slots = slots
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    slots.drain(..).flatten().collect()
+    std::mem::take(
+        &mut *agg
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    )
 }
 
 /// One case for one contender: the adapter's session answers it (calling the contender's

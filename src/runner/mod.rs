@@ -5,24 +5,23 @@
 mod cassettes;
 mod control;
 mod evaluate;
+pub mod events;
 mod execute;
 mod plan;
 mod ratelimit;
 pub mod retry;
-mod stats;
+pub mod sinks;
 mod upstream;
 mod verify;
 
-pub use crate::results::RunStatus;
-pub use crate::results::Selection;
+pub use crate::results::aggregate::{aggregate, makespan};
+pub use crate::results::{CaseLog, RunStatus, Selection};
 pub use cassettes::cassette_status;
 pub use control::{Control, OnStreak, Quiet};
-pub use evaluate::{Hooks, Notices, Prepared, RunOptions, StderrNotices, evaluate};
-pub use execute::{
-    OnCase, RunContext, RunOutcome, cassette_key, execute, pricing, run_case, score_into,
-};
+pub use evaluate::{Hooks, Notices, Prepared, RunOptions, StderrNotices, Streamed, evaluate};
+pub use events::{Event, Sink, Sinks};
+pub use execute::{RunContext, RunOutcome, cassette_key, execute, pricing, run_case, score_into};
 pub use plan::RunPlan;
 pub use ratelimit::RateLimits;
-pub use stats::{aggregate, makespan};
 pub use upstream::Scheduled;
 pub use verify::problems;

@@ -1,0 +1,480 @@
+//! The one aggregation: an experiment's figures (means, score, errors, cost, tokens,
+//! latency, time) summed case by case as the cases finish, so the runner never holds the
+//! cases to compute them; and the overall row of a contender over several datasets.
+//!
+//! Two rules, each kept where it was (the figures every report shows are unchanged):
+//! - within an experiment (and a `--totals variant` table), a metric's mean is weighted by
+//!   each case's `weight:` ([`Aggregator`]);
+//! - across datasets (the overall table), each dataset's mean is weighted by how many of its
+//!   cases were scored ([`overall`]). With case weights other than 1 the two differ: a
+//!   weight-3 case scoring 1 in one dataset and a weight-1 case scoring 0 in another give an
+//!   overall 50% (one scored case each), not the 75% their weights would.
+
+use std::collections::BTreeMap;
+
+use super::{CaseResult, ContenderInfo, ExperimentResult, Latency};
+
+/// The wall time of running cases with these durations on `workers` workers, in order,
+/// each case starting on the first free worker. Computed from call latencies, so a replay
+/// reports the figure the recording did.
+pub fn makespan(durations: &[f64], workers: usize) -> f64 {
+    let mut free = vec![0.0f64; workers.max(1)];
+    for d in durations {
+        let (i, _) = free
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1.total_cmp(b.1))
+            .unwrap_or((0, &0.0));
+        free[i] += d;
+    }
+    free.into_iter().fold(0.0, f64::max)
+}
+
+/// An experiment's figures, case by case. Cases finish in any order, but sums of floats
+/// depend on their order: each case's figures (a few numbers, never the case) wait in a
+/// small buffer until every case before it has come, and are folded in case order, so the
+/// result is the same bit for bit whatever order the workers finished in. The buffer holds
+/// only the cases that finished while an earlier one was still running.
+#[derive(Debug, Clone, Default)]
+pub struct Aggregator {
+    primary: String,
+    /// Each metric, in the order first met: (weighted sum, weight) over the values present.
+    sums: Vec<(String, f64, f64)>,
+    /// The score's weighted sum and weight, the fallback when no metric is the primary.
+    score: (f64, f64),
+    cases: usize,
+    errors: usize,
+    failed: usize,
+    /// Cases that made a call; the cost turns `None` once one of them had none.
+    called: usize,
+    cost: Option<f64>,
+    tokens_in: Option<u64>,
+    tokens_out: Option<u64>,
+    /// Latencies of scored cases that made a call (for the mean and the p95).
+    latencies: Vec<f64>,
+    /// When each of the `-p` workers is next free, cases packed in order ([`makespan`]).
+    free: Vec<f64>,
+    /// The position of the next case to fold, and the figures of later ones already here.
+    next: usize,
+    pending: BTreeMap<usize, Figures>,
+}
+
+/// What the aggregate reads of one case.
+#[derive(Debug, Clone)]
+struct Figures {
+    error: bool,
+    passed: Option<bool>,
+    weight: f64,
+    score: Option<f64>,
+    metrics: Vec<(String, Option<f64>)>,
+    latency_s: Option<f64>,
+    duration_s: f64,
+    cost_usd: Option<f64>,
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+}
+
+impl Aggregator {
+    /// An empty aggregate ranked by `primary` (the scorer's primary metric), its time
+    /// packed on `workers` workers.
+    pub fn new(primary: &str, workers: usize) -> Aggregator {
+        Aggregator {
+            primary: primary.to_string(),
+            cost: Some(0.0),
+            free: vec![0.0; workers.max(1)],
+            ..Aggregator::default()
+        }
+    }
+
+    /// Adds the case at position `index` of its experiment.
+    pub fn add(&mut self, index: usize, c: &CaseResult) {
+        let f = Figures {
+            error: c.error.is_some(),
+            passed: c.passed,
+            weight: c.weight,
+            score: c.score,
+            metrics: c.metrics.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            latency_s: c.latency_s,
+            duration_s: c.duration_s,
+            cost_usd: c.usage.cost_usd,
+            input_tokens: c.usage.input_tokens,
+            output_tokens: c.usage.output_tokens,
+        };
+        self.pending.insert(index, f);
+        while let Some(f) = self.pending.remove(&self.next) {
+            self.fold(f);
+            self.next += 1;
+        }
+    }
+
+    fn fold(&mut self, c: Figures) {
+        self.cases += 1;
+        if let Some((i, _)) = self
+            .free
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1.total_cmp(b.1))
+        {
+            self.free[i] += c.duration_s;
+        }
+        if c.passed == Some(false) {
+            self.failed += 1;
+        }
+        if c.latency_s.is_some() {
+            self.called += 1;
+            self.cost = match (self.cost, c.cost_usd) {
+                (Some(sum), Some(v)) => Some(sum + v),
+                _ => None,
+            };
+            add_tokens(&mut self.tokens_in, c.input_tokens);
+            add_tokens(&mut self.tokens_out, c.output_tokens);
+        }
+        if c.error {
+            self.errors += 1;
+            return;
+        }
+        for (k, v) in c.metrics {
+            let i = match self.sums.iter().position(|(n, _, _)| *n == k) {
+                Some(i) => i,
+                None => {
+                    self.sums.push((k, 0.0, 0.0));
+                    self.sums.len() - 1
+                }
+            };
+            if let Some(v) = v {
+                self.sums[i].1 += v * c.weight;
+                self.sums[i].2 += c.weight;
+            }
+        }
+        if let Some(s) = c.score {
+            self.score.0 += s * c.weight;
+            self.score.1 += c.weight;
+        }
+        if let Some(l) = c.latency_s {
+            self.latencies.push(l);
+        }
+    }
+
+    /// How many cases were added.
+    pub fn cases(&self) -> usize {
+        self.cases + self.pending.len()
+    }
+
+    /// The experiment's result, its `cases` left empty (they are where the sinks put them).
+    /// Cases after one that never ran (a stopped run) are folded in order too.
+    pub fn finish(mut self, contender: ContenderInfo, dataset: String) -> ExperimentResult {
+        for f in std::mem::take(&mut self.pending).into_values() {
+            self.fold(f);
+        }
+        let means: BTreeMap<String, Option<f64>> = self
+            .sums
+            .iter()
+            .map(|(n, s, w)| (n.clone(), (*w > 0.0).then(|| s / w)))
+            .collect();
+        let score = means.get(&self.primary).copied().flatten().or_else(|| {
+            let (s, w) = self.score;
+            (w > 0.0).then(|| s / w)
+        });
+        self.latencies.sort_by(f64::total_cmp);
+        let lats = &self.latencies;
+        let latency = Latency {
+            mean_s: (!lats.is_empty()).then(|| lats.iter().sum::<f64>() / lats.len() as f64),
+            p95_s: percentile(lats, 0.95),
+        };
+        ExperimentResult {
+            contender,
+            dataset,
+            means,
+            score,
+            cases_total: self.cases,
+            errors: self.errors,
+            failed: self.failed,
+            cost_usd: if self.called == 0 { None } else { self.cost },
+            tokens_in: self.tokens_in,
+            tokens_out: self.tokens_out,
+            latency,
+            time_s: self.free.iter().copied().fold(0.0, f64::max),
+            wscore: None,
+            cases: vec![],
+        }
+    }
+}
+
+fn add_tokens(sum: &mut Option<u64>, v: Option<u64>) {
+    if let Some(v) = v {
+        *sum = Some(sum.unwrap_or(0) + v);
+    }
+}
+
+/// Sums an experiment's case results (in case order) into its figures, the cases kept.
+pub fn aggregate(
+    contender: ContenderInfo,
+    dataset: String,
+    primary: &str,
+    cases: Vec<CaseResult>,
+    workers: usize,
+) -> ExperimentResult {
+    let mut agg = Aggregator::new(primary, workers);
+    for (i, c) in cases.iter().enumerate() {
+        agg.add(i, c);
+    }
+    ExperimentResult {
+        cases,
+        ..agg.finish(contender, dataset)
+    }
+}
+
+/// One row per contender over every dataset: means weighted by scored cases, sums of errors,
+/// cost, time and tokens; p95 is the mean of the datasets' p95 (an approximation to rank by).
+pub fn overall(experiments: &[ExperimentResult]) -> Vec<ExperimentResult> {
+    let mut groups: Vec<(String, Vec<&ExperimentResult>)> = Vec::new();
+    for e in experiments {
+        let k = e.contender.key();
+        match groups.iter_mut().find(|(key, _)| *key == k) {
+            Some((_, v)) => v.push(e),
+            None => groups.push((k, vec![e])),
+        }
+    }
+    groups.into_iter().map(|(_, es)| overall_row(&es)).collect()
+}
+
+fn overall_row(es: &[&ExperimentResult]) -> ExperimentResult {
+    let first = es[0];
+    let scored = |e: &ExperimentResult| (e.cases_total - e.errors) as f64;
+    let mut means: BTreeMap<String, Option<f64>> = BTreeMap::new();
+    let names: std::collections::BTreeSet<&String> =
+        es.iter().flat_map(|e| e.means.keys()).collect();
+    for n in names {
+        let (s, w) = es
+            .iter()
+            .filter_map(|e| {
+                e.means
+                    .get(n)
+                    .copied()
+                    .flatten()
+                    .map(|v| (v * scored(e), scored(e)))
+            })
+            .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
+        means.insert(n.clone(), (w > 0.0).then(|| s / w));
+    }
+    let (s, w) = es
+        .iter()
+        .filter_map(|e| e.score.map(|v| (v * scored(e), scored(e))))
+        .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let opt_sum = |f: fn(&ExperimentResult) -> Option<f64>| -> Option<f64> {
+        es.iter().map(|e| f(e)).sum::<Option<f64>>()
+    };
+    let tok_sum = |f: fn(&ExperimentResult) -> Option<u64>| -> Option<u64> {
+        let v: Vec<u64> = es.iter().filter_map(|e| f(e)).collect();
+        (!v.is_empty()).then(|| v.iter().sum())
+    };
+    let lat_n: f64 = es
+        .iter()
+        .filter(|e| e.latency.mean_s.is_some())
+        .map(|e| scored(e))
+        .sum();
+    let mean_s = (lat_n > 0.0).then(|| {
+        es.iter()
+            .filter_map(|e| e.latency.mean_s.map(|m| m * scored(e)))
+            .sum::<f64>()
+            / lat_n
+    });
+    let p95s: Vec<f64> = es.iter().filter_map(|e| e.latency.p95_s).collect();
+    ExperimentResult {
+        contender: first.contender.clone(),
+        dataset: "(all)".into(),
+        means,
+        score: (w > 0.0).then(|| s / w),
+        cases_total: es.iter().map(|e| e.cases_total).sum(),
+        errors: es.iter().map(|e| e.errors).sum(),
+        failed: es.iter().map(|e| e.failed).sum(),
+        cost_usd: opt_sum(|e| e.cost_usd),
+        tokens_in: tok_sum(|e| e.tokens_in),
+        tokens_out: tok_sum(|e| e.tokens_out),
+        latency: Latency {
+            mean_s,
+            p95_s: (!p95s.is_empty()).then(|| p95s.iter().sum::<f64>() / p95s.len() as f64),
+        },
+        time_s: es.iter().map(|e| e.time_s).sum(),
+        wscore: None,
+        cases: vec![],
+    }
+}
+
+/// Nearest-rank percentile of sorted values.
+fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Usage;
+
+    #[test]
+    fn makespan_packs_cases_on_free_workers() {
+        assert_eq!(makespan(&[1.0, 1.0, 1.0, 1.0], 2), 2.0);
+        assert_eq!(makespan(&[3.0, 1.0, 1.0, 1.0], 2), 3.0);
+        assert_eq!(makespan(&[], 4), 0.0);
+    }
+
+    #[test]
+    fn p95_is_nearest_rank() {
+        let v: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!(percentile(&v, 0.95), Some(19.0));
+        assert_eq!(percentile(&[2.0], 0.95), Some(2.0));
+    }
+
+    fn case(id: &str, score: Option<f64>, weight: f64, latency: Option<f64>) -> CaseResult {
+        CaseResult {
+            case: id.into(),
+            variant: String::new(),
+            fingerprint: String::new(),
+            score,
+            metrics: [("acc".to_string(), score)].into(),
+            passed: score.map(|s| s >= 0.5),
+            failed_thresholds: vec![],
+            error: score.is_none().then(|| {
+                crate::results::CaseError::new(crate::results::CaseErrorKind::Other, "boom")
+            }),
+            reply_error: None,
+            output: None,
+            raw: None,
+            diagnostics: vec![],
+            usage: Usage {
+                input_tokens: latency.map(|_| 10),
+                output_tokens: None,
+                cost_usd: latency.map(|_| 0.5),
+            },
+            latency_s: latency,
+            duration_s: latency.unwrap_or(0.0),
+            tags: vec![],
+            weight,
+        }
+    }
+
+    fn contender() -> ContenderInfo {
+        ContenderInfo {
+            id: "fake/echo".into(),
+            provider: "fake".into(),
+            model: "echo".into(),
+            effort: None,
+            temperature: None,
+            max_tokens: None,
+        }
+    }
+
+    #[test]
+    fn cases_added_in_any_order_give_the_figures_of_case_order() {
+        let cases = vec![
+            case("a", Some(1.0), 3.0, Some(3.0)),
+            case("b", Some(0.0), 1.0, Some(1.0)),
+            case("c", None, 1.0, Some(1.0)),
+            case("d", Some(0.5), 1.0, None),
+        ];
+        let in_order = aggregate(contender(), "d".into(), "acc", cases.clone(), 2);
+        let mut agg = Aggregator::new("acc", 2);
+        for i in [3, 1, 0, 2] {
+            agg.add(i, &cases[i]);
+        }
+        let shuffled = agg.finish(contender(), "d".into());
+        assert_eq!(
+            shuffled,
+            ExperimentResult {
+                cases: vec![],
+                ..in_order.clone()
+            }
+        );
+        // Weighted by case weight: (3·1 + 1·0 + 1·0.5) / 5.
+        assert_eq!(in_order.score, Some(0.7));
+        assert_eq!((in_order.errors, in_order.failed), (1, 1));
+        assert_eq!(in_order.cost_usd, Some(1.5));
+        assert_eq!(in_order.tokens_in, Some(30));
+        // [3, 1] on one worker and [1, 0] on the other: 3 s.
+        assert_eq!(in_order.time_s, 3.0);
+        assert_eq!(in_order.time_s, makespan(&[3.0, 1.0, 1.0, 0.0], 2));
+        assert_eq!(in_order.latency.p95_s, Some(3.0));
+    }
+
+    #[test]
+    fn sums_of_floats_come_out_the_same_bit_for_bit_in_any_finishing_order() {
+        // 0.1 + 0.2 + 0.3 differs from 0.3 + 0.2 + 0.1 in the last bit.
+        let cases: Vec<CaseResult> = [0.1, 0.2, 0.3, 0.7, 0.11]
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let mut c = case(&format!("c{i}"), Some(v), 1.0, Some(v));
+                c.usage.cost_usd = Some(v);
+                c
+            })
+            .collect();
+        let want = aggregate(contender(), "d".into(), "acc", cases.clone(), 3);
+        for order in [[4, 3, 2, 1, 0], [2, 0, 4, 1, 3], [1, 2, 3, 4, 0]] {
+            let mut agg = Aggregator::new("acc", 3);
+            for i in order {
+                agg.add(i, &cases[i]);
+            }
+            let got = agg.finish(contender(), "d".into());
+            assert_eq!(
+                got.cost_usd.map(f64::to_bits),
+                want.cost_usd.map(f64::to_bits)
+            );
+            assert_eq!(got.score.map(f64::to_bits), want.score.map(f64::to_bits));
+            assert_eq!(got.time_s.to_bits(), want.time_s.to_bits());
+        }
+    }
+
+    #[test]
+    fn a_case_that_never_ran_leaves_the_later_ones_folded_in_order() {
+        let cases = [
+            case("a", Some(1.0), 1.0, Some(1.0)),
+            case("b", Some(0.0), 1.0, Some(2.0)),
+            case("c", Some(0.5), 1.0, Some(3.0)),
+        ];
+        let mut agg = Aggregator::new("acc", 1);
+        agg.add(2, &cases[2]);
+        agg.add(0, &cases[0]);
+        let got = agg.finish(contender(), "d".into());
+        let want = aggregate(
+            contender(),
+            "d".into(),
+            "acc",
+            vec![cases[0].clone(), cases[2].clone()],
+            1,
+        );
+        assert_eq!(
+            got,
+            ExperimentResult {
+                cases: vec![],
+                ..want
+            }
+        );
+        assert_eq!(got.cases_total, 2);
+    }
+
+    #[test]
+    fn the_overall_row_weights_each_dataset_by_its_scored_cases_not_by_case_weight() {
+        let a = aggregate(
+            contender(),
+            "a".into(),
+            "acc",
+            vec![case("x", Some(1.0), 3.0, None)],
+            1,
+        );
+        let b = aggregate(
+            contender(),
+            "b".into(),
+            "acc",
+            vec![case("y", Some(0.0), 1.0, None)],
+            1,
+        );
+        let rows = overall(&[a, b]);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].score, Some(0.5));
+        assert_eq!(rows[0].cases_total, 2);
+    }
+}

@@ -1,0 +1,332 @@
+//! A run's case results on disk, not in memory: each finished case appended to a temporary
+//! file, read back in case order by whoever needs the cases (the JSON snapshot, the
+//! history's case rows, a report that lists cases), one at a time.
+
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::sync::Mutex;
+
+use super::{CaseResult, RunResult};
+use crate::error::{Error, Result};
+
+/// The case results of a run, on disk: each finished case appended as one line of JSON to
+/// an anonymous temporary file (gone when the log is dropped), with where each case of each
+/// experiment starts. Read back in case order by [`CaseLog::cases`].
+pub struct CaseLog {
+    file: Mutex<Spill>,
+    /// Per experiment (in the run's experiment order), per case position: (offset, length).
+    index: Mutex<Vec<Vec<Option<Span>>>>,
+}
+
+/// Where one case's line is in the file: its offset and length.
+type Span = (u64, u32);
+
+struct Spill {
+    out: BufWriter<File>,
+    at: u64,
+    /// The first write error; the log is then unreadable and says so.
+    failed: Option<String>,
+}
+
+impl CaseLog {
+    /// An empty log for experiments of these sizes (cases planned in each).
+    pub fn new(sizes: &[usize]) -> Result<CaseLog> {
+        let file = tempfile::tempfile().map_err(|e| {
+            Error::Failed(format!(
+                "cannot create a temporary file for the case results: {e}"
+            ))
+        })?;
+        Ok(CaseLog {
+            file: Mutex::new(Spill {
+                out: BufWriter::new(file),
+                at: 0,
+                failed: None,
+            }),
+            index: Mutex::new(sizes.iter().map(|&n| vec![None; n]).collect()),
+        })
+    }
+
+    /// Appends the case at `position` of experiment `experiment`.
+    pub fn push(&self, experiment: usize, position: usize, case: &CaseResult) {
+        let line = match serde_json::to_vec(case) {
+            Ok(l) => l,
+            Err(e) => {
+                lock(&self.file).failed.get_or_insert(e.to_string());
+                return;
+            }
+        };
+        let at = {
+            let mut f = lock(&self.file);
+            let at = f.at;
+            if let Err(e) = f.out.write_all(&line).and_then(|()| f.out.write_all(b"\n")) {
+                f.failed.get_or_insert(e.to_string());
+                return;
+            }
+            f.at += line.len() as u64 + 1;
+            at
+        };
+        let mut index = lock(&self.index);
+        if let Some(slot) = index
+            .get_mut(experiment)
+            .and_then(|cases| cases.get_mut(position))
+        {
+            *slot = Some((at, line.len() as u32));
+        }
+    }
+
+    /// Keeps the experiments `keep` says (in the run's experiment order), as the run drops
+    /// experiments where no case ran.
+    pub fn retain(&self, keep: &[bool]) {
+        let mut index = lock(&self.index);
+        let mut i = 0;
+        index.retain(|_| {
+            let k = keep.get(i).copied().unwrap_or(true);
+            i += 1;
+            k
+        });
+    }
+
+    /// How many cases experiment `experiment` holds.
+    pub fn len(&self, experiment: usize) -> usize {
+        lock(&self.index)
+            .get(experiment)
+            .map_or(0, |c| c.iter().flatten().count())
+    }
+
+    /// Whether no case is logged at all.
+    pub fn is_empty(&self) -> bool {
+        lock(&self.index)
+            .iter()
+            .all(|c| c.iter().all(Option::is_none))
+    }
+
+    /// The case results of experiment `experiment`, in case order, read one at a time.
+    pub fn cases(&self, experiment: usize) -> Result<Cases<'_>> {
+        let where_: Vec<Span> = lock(&self.index)
+            .get(experiment)
+            .map(|c| c.iter().flatten().copied().collect())
+            .unwrap_or_default();
+        let file = {
+            let mut f = lock(&self.file);
+            if let Some(e) = &f.failed {
+                return Err(Error::Failed(format!(
+                    "the case results could not be kept on disk: {e}"
+                )));
+            }
+            f.out.flush().map_err(|e| {
+                Error::Failed(format!("the case results could not be kept on disk: {e}"))
+            })?;
+            f.out
+                .get_ref()
+                .try_clone()
+                .map_err(|e| Error::Failed(format!("the case results cannot be read back: {e}")))?
+        };
+        Ok(Cases {
+            _log: self,
+            file,
+            where_: where_.into_iter(),
+            buf: Vec::new(),
+        })
+    }
+
+    /// Puts every experiment's cases back into `run` (for a report that lists cases, or a
+    /// library caller that wants the whole [`RunResult`]).
+    pub fn fill(&self, run: &mut RunResult) -> Result<()> {
+        for (i, e) in run.experiments.iter_mut().enumerate() {
+            e.cases = self.cases(i)?.collect::<Result<Vec<_>>>()?;
+        }
+        Ok(())
+    }
+}
+
+/// The cases of one experiment, read back from a [`CaseLog`] in case order.
+pub struct Cases<'a> {
+    _log: &'a CaseLog,
+    file: File,
+    where_: std::vec::IntoIter<Span>,
+    buf: Vec<u8>,
+}
+
+impl Iterator for Cases<'_> {
+    type Item = Result<CaseResult>;
+
+    fn next(&mut self) -> Option<Result<CaseResult>> {
+        let (at, len) = self.where_.next()?;
+        let read = |file: &mut File, buf: &mut Vec<u8>| -> std::io::Result<()> {
+            buf.resize(len as usize, 0);
+            file.seek(SeekFrom::Start(at))?;
+            file.read_exact(buf)
+        };
+        if let Err(e) = read(&mut self.file, &mut self.buf) {
+            return Some(Err(Error::Failed(format!(
+                "the case results cannot be read back: {e}"
+            ))));
+        }
+        Some(serde_json::from_slice(&self.buf).map_err(|e| {
+            Error::Failed(format!(
+                "a case result kept on disk does not read back: {e}"
+            ))
+        }))
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Writes `run` as JSON with its cases streamed from `log`, byte for byte what serializing
+/// the whole run (cases in it) would give, pretty (the snapshot file) or compact (the
+/// history's copy). Each piece goes to `out` in one `write` (a JSON value or the text
+/// between two), so a writer that scrubs each write sees every string whole.
+pub fn write_json(run: &RunResult, log: &CaseLog, pretty: bool, out: &mut dyn Write) -> Result<()> {
+    let ser = |v: &dyn erased::Ser| -> Result<String> {
+        v.to(pretty)
+            .map_err(|e| Error::Failed(format!("could not serialize run {}: {e}", run.run.id)))
+    };
+    let io = |e: std::io::Error| Error::Failed(format!("could not write run {}: {e}", run.run.id));
+    let nl = |depth: usize| -> String {
+        if pretty {
+            format!("\n{}", "  ".repeat(depth))
+        } else {
+            String::new()
+        }
+    };
+    let nest = |text: &str, depth: usize| -> String {
+        if pretty {
+            text.replace('\n', &nl(depth))
+        } else {
+            text.to_string()
+        }
+    };
+    // The run with no experiments, split where they go. `rfind`: the key cannot occur in a
+    // string (its quotes would be escaped), and only `comparison` follows it.
+    let skeleton = RunResult {
+        experiments: vec![],
+        ..run.clone()
+    };
+    let (head, tail) = split_at_empty(&ser(&skeleton)?, "experiments", pretty)?;
+    out.write_all(head.as_bytes()).map_err(io)?;
+    for (i, e) in run.experiments.iter().enumerate() {
+        let mut piece = if i > 0 { "," } else { "" }.to_string();
+        piece.push_str(&nl(2));
+        let (ehead, etail) = split_at_empty(&ser(e)?, "cases", pretty)?;
+        piece.push_str(&nest(&ehead, 2));
+        out.write_all(piece.as_bytes()).map_err(io)?;
+        let mut any = false;
+        for (j, c) in log.cases(i)?.enumerate() {
+            let c = c?;
+            let mut piece = if j > 0 { "," } else { "" }.to_string();
+            piece.push_str(&nl(4));
+            piece.push_str(&nest(&ser(&c)?, 4));
+            out.write_all(piece.as_bytes()).map_err(io)?;
+            any = true;
+        }
+        let mut piece = if any { nl(3) } else { String::new() };
+        piece.push_str(&nest(&etail, 2));
+        out.write_all(piece.as_bytes()).map_err(io)?;
+    }
+    let mut piece = if run.experiments.is_empty() {
+        String::new()
+    } else {
+        nl(1)
+    };
+    piece.push_str(&tail);
+    out.write_all(piece.as_bytes()).map_err(io)?;
+    Ok(())
+}
+
+/// `{... "key": [` and `] ...}` of a text whose last `"key"` holds an empty array.
+fn split_at_empty(text: &str, key: &str, pretty: bool) -> Result<(String, String)> {
+    let empty = if pretty {
+        format!("\"{key}\": []")
+    } else {
+        format!("\"{key}\":[]")
+    };
+    let at = text
+        .rfind(&empty)
+        .ok_or_else(|| Error::Failed(format!("the run's JSON has no `{key}` to fill")))?;
+    let open = at + empty.len() - 1;
+    Ok((text[..open].to_string(), text[open..].to_string()))
+}
+
+/// Serializing a value pretty or compact, behind one `dyn` (the pieces are of three types).
+mod erased {
+    pub trait Ser {
+        fn to(&self, pretty: bool) -> serde_json::Result<String>;
+    }
+
+    impl<T: serde::Serialize> Ser for T {
+        fn to(&self, pretty: bool) -> serde_json::Result<String> {
+            if pretty {
+                serde_json::to_string_pretty(self)
+            } else {
+                serde_json::to_string(self)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::testing::{case, run};
+
+    fn logged(r: &RunResult) -> (RunResult, CaseLog) {
+        let sizes: Vec<usize> = r.experiments.iter().map(|e| e.cases.len()).collect();
+        let log = CaseLog::new(&sizes).unwrap();
+        let mut bare = r.clone();
+        for (i, e) in bare.experiments.iter_mut().enumerate() {
+            // Out of order, as workers finish them.
+            for (j, c) in e.cases.iter().enumerate().rev() {
+                log.push(i, j, c);
+            }
+            e.cases.clear();
+        }
+        (bare, log)
+    }
+
+    #[test]
+    fn the_streamed_json_is_the_serialized_run_byte_for_byte() {
+        let mut r = run(
+            "r1",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![
+                case("a", Some(0.5), Some(true)),
+                case("b", None, None),
+                case("c\"experiments\": []", Some(1.0), Some(false)),
+            ],
+        );
+        let mut empty = r.experiments[0].clone();
+        empty.cases.clear();
+        empty.dataset = "empty".into();
+        r.experiments.push(empty);
+        let (bare, log) = logged(&r);
+        for pretty in [true, false] {
+            let mut out = Vec::new();
+            write_json(&bare, &log, pretty, &mut out).unwrap();
+            let want = if pretty {
+                serde_json::to_string_pretty(&r).unwrap()
+            } else {
+                serde_json::to_string(&r).unwrap()
+            };
+            assert_eq!(String::from_utf8(out).unwrap(), want, "pretty: {pretty}");
+        }
+        let mut filled = bare.clone();
+        log.fill(&mut filled).unwrap();
+        assert_eq!(filled, r);
+    }
+
+    #[test]
+    fn a_run_with_no_experiment_streams_as_it_serializes() {
+        let mut r = run("r1", "main", "2026-01-01T00:00:00Z", vec![]);
+        r.experiments.clear();
+        let (bare, log) = logged(&r);
+        let mut out = Vec::new();
+        write_json(&bare, &log, true, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            serde_json::to_string_pretty(&r).unwrap()
+        );
+    }
+}
