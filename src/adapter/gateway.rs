@@ -383,8 +383,7 @@ mod tests {
         .unwrap();
         let mut providers = Registry::default();
         providers.register("atlas", Atlas);
-        let lineup =
-            crate::suite::lineup::expand_with(&suite.config, &Default::default(), &providers);
+        let lineup = crate::suite::lineup::expand(&suite.config, &Default::default(), &providers);
         let contender = lineup.contenders[0].clone();
         let case = suite.cases.cases[0].clone();
         let server = Arc::new(Server::default());

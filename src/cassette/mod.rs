@@ -16,7 +16,8 @@
 //! - `session`: the [`Transport`] and its per-case [`Session`]s, record and replay.
 //! - `live`: the reqwest [`LiveClient`], the real [`Upstream`].
 //! - `status`: what `evals cassettes status` reports, per case and contender.
-//! - `redact`: scrubbing secrets before a write; the secret scan.
+//! - `redact` (the egress scrubber's, `crate::secrets::redact`): scrubbing secrets before
+//!   a write; the secret scan.
 //! - `error`: [`CassetteError`].
 
 mod error;
@@ -27,7 +28,9 @@ mod live;
 pub(crate) mod matcher;
 pub mod miss;
 pub mod mode;
-pub(crate) mod redact;
+/// The redaction engine is the egress scrubber's ([`crate::secrets::redact`]): one pattern
+/// table for cassettes, scans and everything else that leaves the process.
+pub(crate) use crate::secrets::redact;
 mod session;
 pub mod status;
 mod store;

@@ -55,7 +55,11 @@ pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
         picked.len(),
         datasets.len()
     ));
-    let lineup = lineup::expand(&suite.config, &Overrides::default());
+    let lineup = lineup::expand(
+        &suite.config,
+        &Overrides::default(),
+        &crate::provider::Registry::default(),
+    );
     if !lineup.refused.is_empty() {
         out.line("");
         out.line("refused (never scored):");

@@ -192,6 +192,7 @@ pub(crate) fn load_suite(g: &Global, out: &Out) -> Result<Suite> {
         },
         |name, path| out.banner(name, path),
     )?;
+    suite.check_lineup(&crate::provider::Registry::default())?;
     match &suite.config.project {
         Some(p) => out.verbose(&format!(
             "project: {p} (project: in the config; kept with each run)"

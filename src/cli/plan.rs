@@ -42,7 +42,11 @@ pub fn build(suite: &Suite, a: &RunArgs, command: RunCommand) -> Result<RunPlan>
         temperatures,
         max_tokens: a.max_tokens,
     };
-    let lineup = lineup::expand(&suite.config, &overrides);
+    let lineup = lineup::expand(
+        &suite.config,
+        &overrides,
+        &crate::provider::Registry::default(),
+    );
     let cases = cases::select(&suite.cases, &super::cases::selection(&a.select))?;
     RunPlan::new(suite, lineup, cases, a.parallelism, a.concurrency, command)
 }

@@ -96,6 +96,23 @@ impl Registry {
     }
 }
 
+/// The registry is the lineup's catalog: a contender's model is checked against its
+/// provider's, and its request type is its provider's.
+impl crate::suite::lineup::Catalog for Registry {
+    fn unknown_model(&self, kind: &str, section: &str, id: &str, model: &str) -> Option<String> {
+        self.get(kind)
+            .and_then(|p| super::unknown_model(p.as_ref(), section, id, model))
+    }
+
+    fn request_type(&self, kind: &str) -> &'static str {
+        self.get(kind).map_or("prompt", |p| p.request_type())
+    }
+
+    fn answers_in_process(&self, kind: &str) -> bool {
+        self.get(kind).is_some_and(|p| !p.sends())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

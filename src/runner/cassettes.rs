@@ -10,8 +10,8 @@ use crate::suite::{Overrides, Suite, lineup};
 /// stale or unchecked; then the unused and the partial files.
 pub fn cassette_status(suite: &Suite) -> Result<StatusReport> {
     let adapter = crate::adapter::build(suite)?;
-    let lineup = lineup::expand(&suite.config, &Overrides::default());
     let providers = crate::provider::Registry::default();
+    let lineup = lineup::expand(&suite.config, &Overrides::default(), &providers);
     let mut expected = Vec::new();
     for c in &lineup.contenders {
         let Some(provider) = providers.get(&c.kind.name).filter(|p| p.sends()) else {

@@ -122,7 +122,7 @@ impl Default for RunOptions {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn evaluate(suite: &Suite, options: RunOptions) -> Result<RunResult> {
-    let lineup = lineup::expand_with(&suite.config, &Overrides::default(), &options.providers);
+    let lineup = lineup::expand(&suite.config, &Overrides::default(), &options.providers);
     let plan = RunPlan::new(
         suite,
         lineup,

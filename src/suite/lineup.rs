@@ -6,11 +6,25 @@ use serde::Serialize;
 use super::config::{
     Config, Effort, ModelEntry, OneOrMany, ProviderSection, RateLimit, Temperature,
 };
-use crate::provider::Registry;
 use crate::results::ContenderInfo;
 
+/// What the lineup asks of the providers a section's kind names: whether they have a model,
+/// what request type they build, whether they answer in the process. The suite knows
+/// providers only through this; `crate::provider::Registry` is the catalog runs use.
+pub trait Catalog {
+    /// Why model `model` of contender `id` (section `section`, provider `kind`) cannot be,
+    /// naming the models the provider has; `None` when it has it, serves any model, or no
+    /// provider is registered as `kind` (the run refuses that one by itself).
+    fn unknown_model(&self, kind: &str, section: &str, id: &str, model: &str) -> Option<String>;
+    /// The request type the provider of `kind` builds (`prompt` when none is registered).
+    fn request_type(&self, kind: &str) -> &'static str;
+    /// Whether a provider registered as `kind` answers in the process (it needs no URL, so
+    /// `-m kind/model` names it without a section).
+    fn answers_in_process(&self, kind: &str) -> bool;
+}
+
 /// Which provider serves a contender, as its config section said: the name of a provider
-/// in the [`crate::provider::Registry`] (`openrouter`, `openai`, `custom` for a `base_url`
+/// in the [`Catalog`] (`openrouter`, `openai`, `custom` for a `base_url`
 /// section, `fake`, `mock`, `typesafe`, or one a Rust caller registered) and the section's
 /// `base_url` and `api_key_env`. Plain data: what a provider does with it (its default URL,
 /// its key variable, how it builds requests) is the provider's, in `crate::provider`.
@@ -191,7 +205,7 @@ fn entries(config: &Config) -> Vec<Entry> {
     out
 }
 
-fn bare_entry(config: &Config, registry: &Registry, id: &str) -> Entry {
+fn bare_entry(config: &Config, catalog: &dyn Catalog, id: &str) -> Entry {
     let (prefix, rest) = id.split_once('/').unwrap_or(("", id));
     let direct = config.providers.get_key_value(prefix).filter(|(name, p)| {
         name.as_str() != "openrouter"
@@ -201,7 +215,7 @@ fn bare_entry(config: &Config, registry: &Registry, id: &str) -> Entry {
         Some((name, p)) => (name.clone(), section_kind(name, p), rest.to_string()),
         // A provider that needs no URL (fake, mock, typesafe, one of yours that answers in
         // the process) is asked by its name alone.
-        None if registry.get(prefix).is_some_and(|p| !p.sends()) => (
+        None if catalog.answers_in_process(prefix) => (
             prefix.to_string(),
             ProviderKind::for_section(prefix, None, None, None),
             rest.to_string(),
@@ -251,15 +265,10 @@ fn bare_entry(config: &Config, registry: &Registry, id: &str) -> Entry {
     }
 }
 
-/// Expands the config's provider sections into contenders, with the built-in providers.
-pub fn expand(config: &Config, overrides: &Overrides) -> Lineup {
-    expand_with(config, overrides, &Registry::default())
-}
-
-/// [`expand`] with these providers: their catalogs and request types decide which entries
-/// are unknown or refused. An entry whose kind is not registered is kept; the run refuses
-/// it, naming the registered ones ([`Registry::resolve`]).
-pub fn expand_with(config: &Config, overrides: &Overrides, registry: &Registry) -> Lineup {
+/// Expands the config's provider sections into contenders; the providers' `catalog`
+/// decides which entries are unknown models or refused request types. An entry whose kind
+/// no provider is registered as is kept; the run refuses it, naming the registered ones.
+pub fn expand(config: &Config, overrides: &Overrides, catalog: &dyn Catalog) -> Lineup {
     let request_types = config.request_types.clone().unwrap_or_default();
     let all = entries(config);
     let chosen: Vec<Entry> = if overrides.models.is_empty() {
@@ -280,7 +289,7 @@ pub fn expand_with(config: &Config, overrides: &Overrides, registry: &Registry) 
                 })
                 .collect();
             if hits.is_empty() {
-                hits.push(bare_entry(config, registry, m));
+                hits.push(bare_entry(config, catalog, m));
             }
             picked.extend(hits);
         }
@@ -291,16 +300,13 @@ pub fn expand_with(config: &Config, overrides: &Overrides, registry: &Registry) 
     let default_temps = temp_values(&config.defaults.temperature).unwrap_or_else(|| vec![None]);
     let mut lineup = Lineup::default();
     for e in chosen {
-        let provider = registry.get(&e.kind.name);
-        if let Some(why) = provider
-            .and_then(|p| crate::provider::unknown_model(p.as_ref(), &e.section, &e.id, &e.model))
-        {
+        if let Some(why) = catalog.unknown_model(&e.kind.name, &e.section, &e.id, &e.model) {
             if !lineup.unknown.contains(&why) {
                 lineup.unknown.push(why);
             }
             continue;
         }
-        let rt = provider.map(|p| p.request_type()).unwrap_or("prompt");
+        let rt = catalog.request_type(&e.kind.name);
         if !request_types.iter().any(|t| t == rt) {
             let r = Refusal {
                 id: e.id.clone(),

@@ -159,10 +159,6 @@ impl Suite {
         }
         super::lineup::check_rate_limits(&config)
             .map_err(|e| Error::Config(format!("{display_path}: {e}")))?;
-        let lineup = super::lineup::expand(&config, &super::lineup::Overrides::default());
-        if let Some(why) = lineup.unknown.first() {
-            return Err(Error::Config(format!("{display_path}: {why}")));
-        }
         for (name, p) in &config.providers {
             let limits = std::iter::once(p.rate_limit)
                 .chain(
@@ -271,6 +267,19 @@ impl Suite {
     /// The suite fingerprint: scorer config, schema, thresholds and `version`, hashed from
     /// parsed values with sorted keys ([`crate::fingerprint::of_json`]), so formatting and
     /// key order never change it.
+    /// Checks the lineup against the providers' catalog: a model its provider does not have
+    /// is a config error naming the ones it has (`fake/ech: the fake provider has the
+    /// models echo, parrot and oracle; ...`). The CLI checks every suite it loads with the
+    /// built-in providers; a run checks its own lineup again with the run's.
+    pub fn check_lineup(&self, catalog: &dyn super::lineup::Catalog) -> Result<()> {
+        let lineup =
+            super::lineup::expand(&self.config, &super::lineup::Overrides::default(), catalog);
+        match lineup.unknown.first() {
+            Some(why) => Err(Error::Config(format!("{}: {why}", self.display_path))),
+            None => Ok(()),
+        }
+    }
+
     pub fn fingerprint(&self) -> String {
         let v = serde_json::json!({
             "scorers": self.scorers,

@@ -18,6 +18,7 @@ mod five_minutes;
 mod forge;
 mod gate;
 mod history;
+mod layers;
 mod leaderboard;
 mod lineup;
 mod providers;

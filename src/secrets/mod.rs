@@ -6,7 +6,7 @@
 //! suite's API keys and the secret-named values of its `env_files` (registered when the
 //! suite loads), and whatever a library caller [`register`]s. It replaces each of them in
 //! every form (raw, trimmed, JSON-, `\u`-, percent- and base64-encoded) and everything the
-//! pattern table of `cassette::redact` recognises with `[REDACTED]`.
+//! pattern table of [`redact`] recognises with `[REDACTED]`.
 //!
 //! The sinks call it: [`crate::error::write_atomic`] (reports, snapshots, cassettes,
 //! exports), the history store's rows, the terminal output, the warnings log (exec
@@ -19,7 +19,9 @@ use std::sync::{Arc, LazyLock, RwLock};
 
 use serde_json::Value;
 
-use crate::cassette::redact::Redactor;
+pub mod redact;
+
+use redact::Redactor;
 
 struct Egress {
     values: BTreeSet<String>,
@@ -60,7 +62,7 @@ fn env_secret_values() -> BTreeSet<String> {
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .filter(|(k, _)| is_secret_name(k))
         .map(|(_, v)| v)
-        .filter(|v| v.trim().len() >= crate::cassette::redact::MIN_SECRET_LEN)
+        .filter(|v| v.trim().len() >= redact::MIN_SECRET_LEN)
         .collect()
 }
 
@@ -74,7 +76,7 @@ where
     let new: Vec<String> = values
         .into_iter()
         .map(Into::into)
-        .filter(|v| v.trim().len() >= crate::cassette::redact::MIN_SECRET_LEN)
+        .filter(|v| v.trim().len() >= redact::MIN_SECRET_LEN)
         .collect();
     let mut egress = EGRESS.write().unwrap_or_else(|e| e.into_inner());
     let before = egress.values.len();
