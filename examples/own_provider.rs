@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use llm_evals::cassette::{Accept, CallError, HttpRequest, HttpResponse, Mode, Verdict};
 use llm_evals::provider::{ChatRequest, Completion, Provider, Registry};
 use llm_evals::report::Report;
-use llm_evals::report::terminal::{Terminal, Totals};
+use llm_evals::report::{Terminal, Totals};
 use llm_evals::results::Usage;
 use llm_evals::runner::{RunOptions, evaluate};
 use llm_evals::suite::config::Pricing;

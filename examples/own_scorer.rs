@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use llm_evals::report::Report;
-use llm_evals::report::terminal::{Terminal, Totals};
+use llm_evals::report::{Terminal, Totals};
 use llm_evals::results::{Diagnostic, MetricDef, Reply, Score};
 use llm_evals::runner::{RunOptions, evaluate};
 use llm_evals::score::{Scorer, ScorerChoice};

@@ -8,15 +8,19 @@
 //! [`results::RunResult`] with any [`report::Report`]. `examples/own_scorer.rs` shows it.
 //! The rest of the public surface is the CLI's and carries no stability promise yet.
 
+#![warn(missing_docs)]
+
 pub mod adapter;
 pub mod cassette;
+/// The command line: the binaries' entry point ([`cli::main`]); no library API.
+#[doc(hidden)]
 pub mod cli;
 pub mod env;
 pub mod error;
-pub mod fingerprint;
+pub(crate) mod fingerprint;
 pub mod gate;
-pub mod github;
-pub mod harden;
+pub(crate) mod github;
+pub(crate) mod harden;
 pub mod history;
 pub mod provider;
 pub mod report;
@@ -24,6 +28,6 @@ pub mod results;
 pub mod runner;
 pub mod score;
 pub mod secrets;
-pub mod suggest;
+pub(crate) mod suggest;
 pub mod suite;
 mod text;

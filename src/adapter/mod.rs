@@ -4,8 +4,8 @@
 //! through the loopback gateway. An unparsable reply is the model's failure (scored 0); a
 //! crashed adapter is an error of the case.
 
-pub mod exec;
-pub mod gateway;
+pub(crate) mod exec;
+pub(crate) mod gateway;
 mod prompt;
 #[cfg(target_os = "linux")]
 mod reap;

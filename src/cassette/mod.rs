@@ -26,13 +26,13 @@ mod format;
 mod http;
 mod live;
 pub(crate) mod matcher;
-pub mod miss;
+pub(crate) mod miss;
 pub mod mode;
 /// The redaction engine is the egress scrubber's ([`crate::secrets::redact`]): one pattern
 /// table for cassettes, scans and everything else that leaves the process.
 pub(crate) use crate::secrets::redact;
 mod session;
-pub mod status;
+pub(crate) mod status;
 mod store;
 
 pub use error::{CassetteError, SecretPlace};

@@ -5,46 +5,46 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// A record/replay regression gate for LLM evaluation suites.
 #[derive(Debug, Parser)]
 #[command(name = "evals", version, about, long_about = None, disable_version_flag = true)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
-    pub global: Global,
+    pub(crate) global: Global,
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 #[derive(Debug, Args)]
-pub struct Global {
+pub(crate) struct Global {
     /// Use this config file; skip the search.
     #[arg(short = 'C', long = "config", global = true, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// Do not search for the suite: use ./evals/.llm-evals.config.yml only.
     #[arg(long, global = true)]
-    pub no_search: bool,
+    pub(crate) no_search: bool,
     /// Say on stderr which suite file was found and why, the cassette mode and why, where
     /// each key was found (names only) and the history file.
     #[arg(short = 'v', long, global = true)]
-    pub verbose: bool,
+    pub(crate) verbose: bool,
     /// When to use color.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
-    pub color: ColorChoice,
+    pub(crate) color: ColorChoice,
     /// Show every leaderboard column; otherwise the least important ones are left out to
     /// fit the terminal (its width, or COLUMNS).
     #[arg(long, global = true)]
-    pub wide: bool,
+    pub(crate) wide: bool,
     /// Print the version.
     #[arg(short = 'V', long = "version", action = clap::ArgAction::Version)]
-    pub version: Option<bool>,
+    pub(crate) version: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
+pub(crate) enum ColorChoice {
     Auto,
     Always,
     Never,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Write a small working suite (config, prompt, cases) that runs offline at once.
     Init {
         /// The project folder (default: here).
@@ -93,91 +93,91 @@ pub enum Command {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Shell {
+pub(crate) enum Shell {
     Bash,
     Zsh,
     Fish,
 }
 
 #[derive(Debug, Args, Default, Clone)]
-pub struct SelectArgs {
+pub(crate) struct SelectArgs {
     /// Only this dataset (repeat or comma-separate for more).
     #[arg(short = 'd', long = "dataset", value_delimiter = ',')]
-    pub datasets: Vec<String>,
+    pub(crate) datasets: Vec<String>,
     /// Only this case or variant: `vague`, `vague/003` (repeatable).
     #[arg(short = 'c', long = "case", value_delimiter = ',')]
-    pub cases: Vec<String>,
+    pub(crate) cases: Vec<String>,
     /// Only cases carrying this tag (JSONL `tags`; repeat for more: any of them matches).
     #[arg(long = "tag", value_name = "TAG", value_delimiter = ',')]
-    pub tags: Vec<String>,
+    pub(crate) tags: Vec<String>,
 }
 
 #[derive(Debug, Args, Clone)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     #[command(flatten)]
-    pub select: SelectArgs,
+    pub(crate) select: SelectArgs,
     /// Only these models (contender ids like openai/gpt-4o-mini; comma-separated).
     #[arg(short = 'm', long = "models", value_delimiter = ',')]
-    pub models: Vec<String>,
+    pub(crate) models: Vec<String>,
     /// Reasoning efforts (comma-separated; `default` sends none). Beats the config.
     #[arg(short = 'e', long = "effort", value_delimiter = ',')]
-    pub efforts: Vec<String>,
+    pub(crate) efforts: Vec<String>,
     /// Temperatures (comma-separated; `default` sends none). Beats the config.
     #[arg(short = 't', long = "temperature", value_delimiter = ',')]
-    pub temperatures: Vec<String>,
+    pub(crate) temperatures: Vec<String>,
     /// Max tokens per call. Beats the config.
     #[arg(long)]
-    pub max_tokens: Option<u32>,
+    pub(crate) max_tokens: Option<u32>,
     /// Cases in flight inside each experiment (default: defaults.parallelism, else 4).
     #[arg(short = 'p', long)]
-    pub parallelism: Option<usize>,
+    pub(crate) parallelism: Option<usize>,
     /// Experiments at a time (default: CPU count; 0 starts them all).
     #[arg(short = 'j', long = "concurrency")]
-    pub concurrency: Option<usize>,
+    pub(crate) concurrency: Option<usize>,
     /// Show the experiment matrix and the number of calls; call nothing.
     #[arg(short = 'n', long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// Cassette mode: replay, record, auto, live.
     #[arg(long = "cassettes", env = "EVALS_CASSETTES", value_name = "MODE")]
-    pub cassettes: Option<String>,
+    pub(crate) cassettes: Option<String>,
     /// Output format for stdout or -o.
     #[arg(long, value_enum, default_value_t = Format::Tui)]
-    pub format: Format,
+    pub(crate) format: Format,
     /// Write the report to FILE instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     /// Where JSON snapshots are saved (default: results.destination).
     #[arg(long, value_name = "DIR")]
-    pub destination: Option<PathBuf>,
+    pub(crate) destination: Option<PathBuf>,
     /// Do not save a JSON snapshot of the run.
     #[arg(long)]
-    pub no_autosave: bool,
+    pub(crate) no_autosave: bool,
     /// Totals after the per-dataset tables: overall, per case variant across datasets, or both.
     #[arg(long, value_enum, default_value_t = TotalsArg::Overall)]
-    pub totals: TotalsArg,
+    pub(crate) totals: TotalsArg,
     /// Accepted for llm-evals compatibility: results always stay local (no remote tracker).
     #[arg(long)]
-    pub local: bool,
+    pub(crate) local: bool,
     /// Keep going when 100 calls in a row fail, without asking.
     #[arg(short = 'y', long)]
-    pub yes: bool,
+    pub(crate) yes: bool,
     /// The history store (default: <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
-    pub history: Option<PathBuf>,
+    pub(crate) history: Option<PathBuf>,
     /// Record the run under this branch instead of the one git or CI reports.
     #[arg(long = "branch", value_name = "NAME")]
-    pub branch: Option<String>,
+    pub(crate) branch: Option<String>,
     /// Exit 1 when an experiment's mean score (its primary metric) is below FRACTION.
     #[arg(long, value_name = "FRACTION")]
-    pub min_score: Option<f64>,
+    pub(crate) min_score: Option<f64>,
     /// Exit 1 when the share of an experiment's cases that pass is below FRACTION (a failing
     /// case alone then no longer fails the run; without it, every case must pass).
     #[arg(long, value_name = "FRACTION")]
-    pub min_pass_rate: Option<f64>,
+    pub(crate) min_pass_rate: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum TotalsArg {
+pub(crate) enum TotalsArg {
     #[default]
     Overall,
     Variant,
@@ -195,7 +195,7 @@ impl From<TotalsArg> for crate::report::terminal::Totals {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum Format {
+pub(crate) enum Format {
     #[default]
     Tui,
     Json,
@@ -204,38 +204,38 @@ pub enum Format {
 }
 
 #[derive(Debug, Args, Clone)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     #[command(flatten)]
-    pub run: RunArgs,
+    pub(crate) run: RunArgs,
     /// Compare with this baseline: a branch (its latest earlier run), a run (# or id from
     /// `evals history`), or FILE.json.
     #[arg(long, value_name = "REF")]
-    pub baseline: Option<String>,
+    pub(crate) baseline: Option<String>,
     /// How far (0..1) an experiment's mean primary score may fall before it regresses.
     #[arg(long, default_value_t = 0.02, value_name = "FRACTION")]
-    pub tolerance: f64,
+    pub(crate) tolerance: f64,
     /// What to do when no usable baseline is found.
     #[arg(long, value_enum, default_value_t = MissingBaselineArg::Fail, value_name = "WHAT")]
-    pub missing_baseline: MissingBaselineArg,
+    pub(crate) missing_baseline: MissingBaselineArg,
     /// Write the Markdown report (the PR comment) to FILE.
     #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
+    pub(crate) markdown: Option<PathBuf>,
     /// Write the JUnit XML report to FILE.
     #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
+    pub(crate) junit: Option<PathBuf>,
     /// Write unified diffs of changed outputs to FILE.
     #[arg(long, value_name = "FILE")]
-    pub diff: Option<PathBuf>,
+    pub(crate) diff: Option<PathBuf>,
     /// Write the JSON snapshot, comparison included, to FILE.
     #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
     /// Write the standalone HTML report to FILE.
     #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    pub(crate) html: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum MissingBaselineArg {
+pub(crate) enum MissingBaselineArg {
     /// Exit 2 with the reason.
     Fail,
     /// Warn, and gate on thresholds and errors alone.
@@ -243,44 +243,44 @@ pub enum MissingBaselineArg {
 }
 
 #[derive(Debug, Args, Clone)]
-pub struct HistoryArgs {
+pub(crate) struct HistoryArgs {
     /// Only runs of this suite.
     #[arg(long)]
-    pub suite: Option<String>,
+    pub(crate) suite: Option<String>,
     /// Only runs on this branch.
     #[arg(long)]
-    pub branch: Option<String>,
+    pub(crate) branch: Option<String>,
     /// At most this many runs.
     #[arg(long, default_value_t = 20)]
-    pub limit: usize,
+    pub(crate) limit: usize,
     /// Print JSON instead of a table.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// The history store (default: <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
-    pub history: Option<PathBuf>,
+    pub(crate) history: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// The run: its # or id from `evals history` (a unique prefix of the id will do).
-    pub run: String,
+    pub(crate) run: String,
     /// Write to FILE instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     /// The history store (default: <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
-    pub history: Option<PathBuf>,
+    pub(crate) history: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// A run: its # or id from `evals history` (a unique prefix of the id will do), or a JSON
     /// snapshot file (default: the latest run of this suite).
-    pub run: Option<String>,
+    pub(crate) run: Option<String>,
     /// Compare with this baseline: a run (# or id), a branch (its latest earlier run), or FILE.json.
     #[arg(long, value_name = "REF")]
-    pub baseline: Option<String>,
+    pub(crate) baseline: Option<String>,
     /// How far (0..1) an experiment's mean primary score may fall before it regresses.
     #[arg(
         long,
@@ -288,29 +288,29 @@ pub struct ReportArgs {
         default_value_t = 0.02,
         value_name = "FRACTION"
     )]
-    pub tolerance: f64,
+    pub(crate) tolerance: f64,
     /// Gate as `check` does: exit 1 on a regression, a failed threshold or an error, 2 when
     /// the baseline is unusable (without it, report exits 0 whatever it found).
     #[arg(long)]
-    pub fail_on_regression: bool,
+    pub(crate) fail_on_regression: bool,
     /// Also fail on any case whose score dropped at all, inside the tolerance or not (implies
     /// --fail-on-regression; needs --baseline).
     #[arg(long)]
-    pub fail_on_case_regression: bool,
+    pub(crate) fail_on_case_regression: bool,
     /// The format (default: from the extension of -o FILE, else md).
     #[arg(long, value_enum)]
-    pub format: Option<ReportFormat>,
+    pub(crate) format: Option<ReportFormat>,
     /// Write to FILE instead of stdout (.md, .xml, .json, .diff, .html pick the format); -o
     /// alone writes a stamped file under results.destination.
     #[arg(short = 'o', long = "output", value_name = "FILE", num_args = 0..=1)]
-    pub output: Option<Option<PathBuf>>,
+    pub(crate) output: Option<Option<PathBuf>>,
     /// The history store (default: <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
-    pub history: Option<PathBuf>,
+    pub(crate) history: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
+pub(crate) enum ReportFormat {
     Md,
     Junit,
     Json,
@@ -341,24 +341,24 @@ impl From<Format> for crate::report::Format {
 }
 
 #[derive(Debug, Args)]
-pub struct RenderArgs {
+pub(crate) struct RenderArgs {
     /// A JSON snapshot written by run/compare.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Totals after the per-dataset tables: overall, per case variant, or both.
     #[arg(long, value_enum, default_value_t = TotalsArg::Overall)]
-    pub totals: TotalsArg,
+    pub(crate) totals: TotalsArg,
     /// The format (default: from the extension of -o FILE; the leaderboard on stdout; html
     /// for -o alone).
     #[arg(long, value_enum)]
-    pub format: Option<Format>,
+    pub(crate) format: Option<Format>,
     /// Write to FILE instead of stdout (.html and .json pick the format); -o alone writes a
     /// stamped HTML file under results.destination.
     #[arg(short = 'o', long = "output", value_name = "FILE", num_args = 0..=1)]
-    pub output: Option<Option<PathBuf>>,
+    pub(crate) output: Option<Option<PathBuf>>,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum CassettesCommand {
+pub(crate) enum CassettesCommand {
     /// Exit 1 naming each file that holds a secret (never printing it).
     Scan {
         /// Files or folders (default: the suite's cassettes).
@@ -375,25 +375,25 @@ pub enum CassettesCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct UpgradeArgs {
+pub(crate) struct UpgradeArgs {
     /// The config to upgrade (default: -C, else the one the search finds).
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
     /// Print the upgraded config; write nothing.
     #[arg(short = 'n', long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// With -n: print the change as a unified diff instead of the whole result.
     #[arg(long, requires = "dry_run")]
-    pub diff: bool,
+    pub(crate) diff: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct CommentArgs {
+pub(crate) struct CommentArgs {
     /// The Markdown written by `evals check --markdown FILE`.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// The pull request (default: from GITHUB_EVENT_PATH).
     #[arg(long)]
-    pub pr: Option<u64>,
+    pub(crate) pr: Option<u64>,
     /// OWNER/NAME (default: GITHUB_REPOSITORY).
     #[arg(long)]
-    pub repo: Option<String>,
+    pub(crate) repo: Option<String>,
 }

@@ -4,7 +4,7 @@ use crate::error::{Result, exit};
 use crate::suite::{Overrides, Selection, Suite, cases, lineup};
 
 /// `evals cases`: one row per case, then the refused contenders.
-pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
+pub(crate) fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
     let scorer = crate::score::build(suite)?;
     let picked = cases::select(&suite.cases, &selection(sel))?;
     // A tags column when the suite's cases carry any (the shape does not change with -d).
@@ -70,7 +70,7 @@ pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
     Ok(exit::OK)
 }
 
-pub fn selection(sel: &SelectArgs) -> Selection {
+pub(crate) fn selection(sel: &SelectArgs) -> Selection {
     Selection {
         datasets: sel.datasets.clone(),
         cases: sel.cases.clone(),

@@ -11,7 +11,7 @@ use crate::error::{Result, exit};
 use crate::runner::cassette_status;
 use crate::suite::{Suite, discovery};
 
-pub fn run(suite: Option<&Suite>, cmd: &CassettesCommand, out: &Out) -> Result<i32> {
+pub(crate) fn run(suite: Option<&Suite>, cmd: &CassettesCommand, out: &Out) -> Result<i32> {
     match cmd {
         CassettesCommand::Scan { paths } => scan(suite, paths, out),
         CassettesCommand::Status => status(suite.ok_or_else(no_suite)?, out),

@@ -27,7 +27,7 @@ fn plan(a: &CheckArgs) -> Result<CheckPlan> {
 }
 
 /// Runs the check end to end and returns its exit code.
-pub fn run(suite: &Suite, a: &CheckArgs, env: &crate::env::Env, out: &Out) -> Result<i32> {
+pub(crate) fn run(suite: &Suite, a: &CheckArgs, env: &crate::env::Env, out: &Out) -> Result<i32> {
     let plan = plan(a)?;
     let run = super::run::execute(suite, &a.run, RunCommand::Check, env, out)?;
     let history = super::run::history_path(suite, a.run.history.as_deref());

@@ -4,7 +4,7 @@ use super::args::{Cli, Shell};
 use super::output::Out;
 use crate::error::{Result, exit};
 
-pub fn run(shell: Shell, bin: &'static str, _out: &Out) -> Result<i32> {
+pub(crate) fn run(shell: Shell, bin: &'static str, _out: &Out) -> Result<i32> {
     let mut cmd = Cli::command().name(bin).bin_name(bin);
     let sh = match shell {
         Shell::Bash => clap_complete::Shell::Bash,

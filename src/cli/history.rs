@@ -34,7 +34,7 @@ fn open_existing(path: &Path) -> Result<History> {
 }
 
 /// `evals history`: the stored runs, newest first.
-pub fn list(g: &Global, a: &HistoryArgs, out: &Out) -> Result<i32> {
+pub(crate) fn list(g: &Global, a: &HistoryArgs, out: &Out) -> Result<i32> {
     let path = history_path(g, a.history.as_deref(), out)?;
     let h = open_existing(&path)?;
     let runs = h.list(&RunFilter {
@@ -96,7 +96,7 @@ fn get(h: &History, path: &Path, reference: &str) -> Result<RunResult> {
 }
 
 /// `evals export RUN -o run.json`.
-pub fn export(g: &Global, a: &ExportArgs, out: &Out) -> Result<i32> {
+pub(crate) fn export(g: &Global, a: &ExportArgs, out: &Out) -> Result<i32> {
     let path = history_path(g, a.history.as_deref(), out)?;
     let h = open_existing(&path)?;
     let run = get(&h, &path, &a.run)?;
@@ -112,7 +112,7 @@ pub fn export(g: &Global, a: &ExportArgs, out: &Out) -> Result<i32> {
 /// `evals report [RUN] [--baseline REF] [--format md|junit|json|diff|html] [-o [FILE]]`: the
 /// latest run of this suite without RUN, the format from `-o FILE`'s extension; with
 /// `--fail-on-regression`, the exit code is `check`'s verdict on the two runs.
-pub fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
+pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
     let rules = Rules::new(a.tolerance, a.fail_on_case_regression)?;
     if a.fail_on_case_regression && a.baseline.is_none() {
         return Err(Error::Usage(

@@ -95,7 +95,7 @@ fn gitignore(existing: Option<&str>) -> Option<String> {
 }
 
 /// Writes the suite under `dir/evals/`; refuses to overwrite anything.
-pub fn run(dir: Option<&Path>, out: &Out) -> Result<i32> {
+pub(crate) fn run(dir: Option<&Path>, out: &Out) -> Result<i32> {
     let cwd = std::env::current_dir().map_err(|e| Error::io(PathBuf::from("."), e))?;
     let root = dir.map(|d| cwd.join(d)).unwrap_or_else(|| cwd.clone());
     let name = root

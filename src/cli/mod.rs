@@ -23,7 +23,7 @@ use std::path::PathBuf;
 
 use clap::{CommandFactory, FromArgMatches};
 
-pub use args::Cli;
+pub(crate) use args::Cli;
 use args::{Command, Global};
 use output::Out;
 

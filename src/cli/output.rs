@@ -8,7 +8,7 @@ use anstyle::{AnsiColor, Style};
 
 use super::args::ColorChoice;
 
-pub struct Out {
+pub(crate) struct Out {
     color_stdout: bool,
     color_stderr: bool,
     verbose: bool,
@@ -17,7 +17,7 @@ pub struct Out {
 }
 
 impl Out {
-    pub fn new(choice: ColorChoice) -> Out {
+    pub(crate) fn new(choice: ColorChoice) -> Out {
         let env_ok = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             && std::env::var("TERM").map(|t| t != "dumb").unwrap_or(true);
         let (o, e) = match choice {
@@ -37,13 +37,13 @@ impl Out {
     }
 
     /// With `-v`: [`Out::verbose`] lines are printed.
-    pub fn with_verbose(mut self, on: bool) -> Out {
+    pub(crate) fn with_verbose(mut self, on: bool) -> Out {
         self.verbose = on;
         self
     }
 
     /// `verbose: MSG` on stderr with `-v`: what was found where, and why. Names, never values.
-    pub fn verbose(&self, msg: &str) {
+    pub(crate) fn verbose(&self, msg: &str) {
         if self.verbose {
             self.err_styled(
                 Style::new().fg_color(Some(AnsiColor::Cyan.into())),
@@ -53,13 +53,13 @@ impl Out {
         }
     }
 
-    pub fn color(&self) -> bool {
+    pub(crate) fn color(&self) -> bool {
         self.color_stdout
     }
 
     /// Sets the width stdout's tables fit in: none with `--wide`; else `COLUMNS` when set,
     /// else the terminal's when stdout is one (a pipe gets every column).
-    pub fn with_width(mut self, wide: bool) -> Out {
+    pub(crate) fn with_width(mut self, wide: bool) -> Out {
         self.width = if wide {
             None
         } else {
@@ -79,19 +79,19 @@ impl Out {
     }
 
     /// The width stdout's tables should fit in, if any.
-    pub fn width(&self) -> Option<usize> {
+    pub(crate) fn width(&self) -> Option<usize> {
         self.width
     }
 
     /// Writes to stdout; a closed pipe is not an error.
-    pub fn text(&self, s: &str) {
+    pub(crate) fn text(&self, s: &str) {
         let s = crate::secrets::scrub(s);
         let mut so = std::io::stdout().lock();
         let _ = so.write_all(s.as_bytes());
         let _ = so.flush();
     }
 
-    pub fn line(&self, s: &str) {
+    pub(crate) fn line(&self, s: &str) {
         self.text(&format!("{s}\n"));
     }
 
@@ -105,7 +105,7 @@ impl Out {
         }
     }
 
-    pub fn error(&self, msg: &str) {
+    pub(crate) fn error(&self, msg: &str) {
         self.err_styled(
             Style::new().bold().fg_color(Some(AnsiColor::Red.into())),
             "error:",
@@ -113,7 +113,7 @@ impl Out {
         );
     }
 
-    pub fn warn(&self, msg: &str) {
+    pub(crate) fn warn(&self, msg: &str) {
         self.err_styled(
             Style::new().bold().fg_color(Some(AnsiColor::Yellow.into())),
             "warning:",
@@ -121,14 +121,14 @@ impl Out {
         );
     }
 
-    pub fn note(&self, msg: &str) {
+    pub(crate) fn note(&self, msg: &str) {
         let msg = crate::secrets::scrub(msg);
         let mut se = std::io::stderr().lock();
         let _ = writeln!(se, "{msg}");
     }
 
     /// The first line of a run: which suite, from which file.
-    pub fn banner(&self, suite: &str, path: &str) {
+    pub(crate) fn banner(&self, suite: &str, path: &str) {
         self.err_styled(
             Style::new().bold().fg_color(Some(AnsiColor::Green.into())),
             "suite:",
@@ -136,7 +136,7 @@ impl Out {
         );
     }
 
-    pub fn paint(&self, s: &str, style: Style) -> String {
+    pub(crate) fn paint(&self, s: &str, style: Style) -> String {
         if self.color_stdout {
             format!("{style}{s}{style:#}")
         } else {
@@ -146,7 +146,7 @@ impl Out {
 }
 
 /// A table in the house style: box-drawing, no wrapping, stable across terminal widths.
-pub fn table(header: Vec<String>) -> comfy_table::Table {
+pub(crate) fn table(header: Vec<String>) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
@@ -155,7 +155,7 @@ pub fn table(header: Vec<String>) -> comfy_table::Table {
 }
 
 /// Right-aligns the given columns.
-pub fn align_right(t: &mut comfy_table::Table, cols: impl IntoIterator<Item = usize>) {
+pub(crate) fn align_right(t: &mut comfy_table::Table, cols: impl IntoIterator<Item = usize>) {
     for i in cols {
         if let Some(c) = t.column_mut(i) {
             c.set_cell_alignment(comfy_table::CellAlignment::Right);

@@ -10,7 +10,7 @@ use crate::runner::RunPlan;
 use crate::suite::{Overrides, Suite, cases, lineup};
 
 /// Builds the plan for a command (`run`, `compare`, `record`, `check`).
-pub fn build(suite: &Suite, a: &RunArgs, command: RunCommand) -> Result<RunPlan> {
+pub(crate) fn build(suite: &Suite, a: &RunArgs, command: RunCommand) -> Result<RunPlan> {
     let efforts = a
         .efforts
         .iter()
@@ -52,7 +52,7 @@ pub fn build(suite: &Suite, a: &RunArgs, command: RunCommand) -> Result<RunPlan>
 }
 
 /// `--min-score` and `--min-pass-rate`, each a fraction (LLMEvalForge writes `0.95`).
-pub fn limits(a: &RunArgs) -> Result<crate::gate::Limits> {
+pub(crate) fn limits(a: &RunArgs) -> Result<crate::gate::Limits> {
     for (flag, v) in [
         ("--min-score", a.min_score),
         ("--min-pass-rate", a.min_pass_rate),
@@ -72,7 +72,7 @@ pub fn limits(a: &RunArgs) -> Result<crate::gate::Limits> {
 }
 
 /// `-n`: the experiment matrix and the number of calls; calls nothing, needs no key.
-pub fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
+pub(crate) fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
     limits(a)?;
     let plan = build(suite, a, RunCommand::Compare)?;
     // The checks a real run makes before its first call (weights, thresholds, the schema).

@@ -30,7 +30,7 @@ impl Sink for Bars {
     }
 }
 
-pub struct Progress {
+pub(crate) struct Progress {
     bars: Option<(MultiProgress, Vec<ProgressBar>)>,
     capture: Option<Capture>,
 }
@@ -105,7 +105,7 @@ impl Drop for Capture {
 
 /// The warnings log if anything was written to it; an empty one is removed (and `log/`
 /// with it, when that leaves it empty).
-pub fn tidy_log(log: &Path) -> Option<PathBuf> {
+pub(crate) fn tidy_log(log: &Path) -> Option<PathBuf> {
     match std::fs::metadata(log) {
         Ok(m) if m.len() > 0 => Some(log.to_path_buf()),
         Ok(_) => {
@@ -122,7 +122,7 @@ pub fn tidy_log(log: &Path) -> Option<PathBuf> {
 impl Progress {
     /// Bars for every experiment of the plan, when stderr is a terminal; stderr then goes to
     /// `log` until [`Progress::finish`].
-    pub fn new(plan: &RunPlan, log: &Path) -> Progress {
+    pub(crate) fn new(plan: &RunPlan, log: &Path) -> Progress {
         if !std::io::stderr().is_terminal() {
             return Progress {
                 bars: None,
@@ -164,18 +164,18 @@ impl Progress {
     }
 
     /// The sink that moves the bars as cases finish; `None` when no bar draws.
-    pub fn sink(&self) -> Option<Arc<dyn Sink>> {
+    pub(crate) fn sink(&self) -> Option<Arc<dyn Sink>> {
         let (_, bars) = self.bars.as_ref()?;
         Some(Arc::new(Bars(bars.clone())))
     }
 
     /// Whether stderr goes to the warnings log now.
-    pub fn capturing(&self) -> bool {
+    pub(crate) fn capturing(&self) -> bool {
         self.capture.is_some()
     }
 
     /// Writes our own notices on the terminal, with the bars hidden meanwhile.
-    pub fn quiet(&self) -> Quiet {
+    pub(crate) fn quiet(&self) -> Quiet {
         let terminal = self.capture.as_ref().map(|c| c.terminal.clone());
         match &self.bars {
             Some((multi, _)) => {
@@ -195,7 +195,7 @@ impl Progress {
     }
 
     /// Clears the bars and gives stderr back; returns the warnings log if anything went there.
-    pub fn finish(&self) -> Option<PathBuf> {
+    pub(crate) fn finish(&self) -> Option<PathBuf> {
         if let Some((m, bars)) = &self.bars {
             for b in bars {
                 // Keep each bar where it stopped: an aborted run did not finish its cases.

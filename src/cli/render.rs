@@ -8,7 +8,7 @@ use crate::report::Format;
 
 /// Renders the snapshot to stdout, `-o FILE` (the format from its extension unless
 /// `--format` says) or, for `-o` alone, a stamped HTML file under `results.destination`.
-pub fn run(g: &Global, a: &RenderArgs, out: &Out) -> Result<i32> {
+pub(crate) fn run(g: &Global, a: &RenderArgs, out: &Out) -> Result<i32> {
     let target = Target::new(&a.output);
     let ext = target.extension();
     if a.format.is_none() && matches!(ext.as_deref(), Some("md" | "markdown")) {

@@ -10,16 +10,16 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ReportFile<'a> {
     /// `--junit`, `-o`.
-    pub flag: &'a str,
+    pub(crate) flag: &'a str,
     /// `JUnit report`: what the message says could not be written.
-    pub kind: &'a str,
+    pub(crate) kind: &'a str,
     /// `junit.xml`: the file name a fix suggests when the path is a folder.
-    pub example: &'a str,
+    pub(crate) example: &'a str,
 }
 
 impl<'a> ReportFile<'a> {
     /// The report `flag` asks for in `format` (its kind and example file from the format).
-    pub fn of(flag: &'a str, format: crate::report::Format) -> ReportFile<'a> {
+    pub(crate) fn of(flag: &'a str, format: crate::report::Format) -> ReportFile<'a> {
         ReportFile {
             flag,
             kind: format.kind(),
@@ -28,7 +28,7 @@ impl<'a> ReportFile<'a> {
     }
 
     /// Writes `text` to `path` atomically (the old file, or none, until the new one is whole).
-    pub fn write(&self, path: &Path, text: &str) -> Result<()> {
+    pub(crate) fn write(&self, path: &Path, text: &str) -> Result<()> {
         crate::error::write_atomic(path, text.as_bytes()).map_err(|e| self.error(path, &e))
     }
 

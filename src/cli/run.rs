@@ -21,7 +21,7 @@ use crate::runner::sinks::{HistorySink, SnapshotSink};
 use crate::suite::Suite;
 
 /// Runs a command end to end and returns its exit code.
-pub fn run(suite: &Suite, a: &RunArgs, command: RunCommand, env: &Env, out: &Out) -> Result<i32> {
+pub(crate) fn run(suite: &Suite, a: &RunArgs, command: RunCommand, env: &Env, out: &Out) -> Result<i32> {
     // `record` refreshes recordings: it reports thresholds but never gates on them.
     let gates = command != RunCommand::Record;
     if !gates && (a.min_score.is_some() || a.min_pass_rate.is_some()) {
@@ -138,7 +138,7 @@ fn needs_cases(run: &RunResult, a: &RunArgs, breakdown: bool) -> bool {
 
 /// Plans, executes through the library and stores; returns the run, every case in it.
 /// Shared with `check`.
-pub fn execute(
+pub(crate) fn execute(
     suite: &Suite,
     a: &RunArgs,
     command: RunCommand,
@@ -151,7 +151,7 @@ pub fn execute(
 }
 
 /// [`execute`] with the case results left in the run's case log.
-pub fn execute_streamed(
+pub(crate) fn execute_streamed(
     suite: &Suite,
     a: &RunArgs,
     command: RunCommand,
@@ -285,14 +285,14 @@ pub fn execute_streamed(
 
 /// How the terminal report looks.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct View {
+pub(crate) struct View {
     /// The per-case breakdown first (`run`).
-    pub breakdown: bool,
-    pub totals: super::args::TotalsArg,
+    pub(crate) breakdown: bool,
+    pub(crate) totals: super::args::TotalsArg,
 }
 
 /// Writes the report (with the run's comparison, if it has one) to stdout or `-o FILE`.
-pub fn emit(
+pub(crate) fn emit(
     run: &RunResult,
     comparison: Option<&Comparison>,
     format: crate::report::Format,
@@ -323,7 +323,7 @@ fn mode_given(a: &RunArgs) -> Option<(&str, ModeSource)> {
 }
 
 /// Where the history store is: `--history`/`EVALS_HISTORY`, else `<project>/.evals/`.
-pub fn history_path(suite: &Suite, flag: Option<&Path>) -> PathBuf {
+pub(crate) fn history_path(suite: &Suite, flag: Option<&Path>) -> PathBuf {
     match flag {
         Some(p) => suite.cwd.join(p),
         None => crate::history::History::default_path(&suite.project_dir),

@@ -14,11 +14,11 @@ use crate::suite::Suite;
 pub(super) const STAMPED_NEEDS_A_SUITE: &str = "-o without a file writes under the suite's results.destination, and there is no suite here; give -o FILE";
 
 /// `-o`, as clap reads it: absent, given alone, or given a file.
-pub type OutputFlag = Option<Option<PathBuf>>;
+pub(crate) type OutputFlag = Option<Option<PathBuf>>;
 
 /// Where the report goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     Stdout,
     File(PathBuf),
     /// `-o` without a file: a stamped name under `results.destination`.
@@ -26,7 +26,7 @@ pub enum Target {
 }
 
 impl Target {
-    pub fn new(flag: &OutputFlag) -> Target {
+    pub(crate) fn new(flag: &OutputFlag) -> Target {
         match flag {
             None => Target::Stdout,
             Some(None) => Target::Stamped,
@@ -36,7 +36,7 @@ impl Target {
     }
 
     /// The file's extension, lowercase (`report.HTML` → `html`).
-    pub fn extension(&self) -> Option<String> {
+    pub(crate) fn extension(&self) -> Option<String> {
         match self {
             Target::File(p) => p
                 .extension()
@@ -49,7 +49,7 @@ impl Target {
 
 /// The folder run snapshots are saved in: `--destination` (from the working directory),
 /// else `results.destination` (from the project), else `evals/results`.
-pub fn results_dir(suite: &Suite, destination: Option<&Path>) -> PathBuf {
+pub(crate) fn results_dir(suite: &Suite, destination: Option<&Path>) -> PathBuf {
     match (destination, &suite.config.results.destination) {
         (Some(d), _) => suite.cwd.join(d),
         (None, Some(d)) => suite.project_dir.join(d),
@@ -58,7 +58,7 @@ pub fn results_dir(suite: &Suite, destination: Option<&Path>) -> PathBuf {
 }
 
 /// `20261201T094713Z-<command>-<the run id's last 8>.<ext>`: when, what wrote it, which run.
-pub fn stamped_name(command: &str, run: &RunResult, ext: &str) -> String {
+pub(crate) fn stamped_name(command: &str, run: &RunResult, ext: &str) -> String {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
     let id = &run.run.id;
     let short = id.get(id.len().saturating_sub(8)..).unwrap_or("");
@@ -67,7 +67,7 @@ pub fn stamped_name(command: &str, run: &RunResult, ext: &str) -> String {
 
 /// The file `-o` alone writes: a stamped name under `results.destination`, relative to the
 /// working directory when it is inside it (so `wrote evals/results/...` reads short).
-pub fn stamped(suite: &Suite, command: &str, run: &RunResult, ext: &str) -> PathBuf {
+pub(crate) fn stamped(suite: &Suite, command: &str, run: &RunResult, ext: &str) -> PathBuf {
     let path = results_dir(suite, None).join(stamped_name(command, run, ext));
     match path.strip_prefix(&suite.cwd) {
         Ok(rel) => rel.to_path_buf(),

@@ -12,7 +12,7 @@ use crate::suite::{Config, Locate, upgrade};
 /// agent-evals' config name: upgraded into a `.llm-evals.config.yml` beside it.
 const AGENT_EVALS_NAME: &str = ".agent-eval.config.yml";
 
-pub fn run(g: &Global, a: &UpgradeArgs, out: &Out) -> Result<i32> {
+pub(crate) fn run(g: &Global, a: &UpgradeArgs, out: &Out) -> Result<i32> {
     let cwd = std::env::current_dir().map_err(|e| Error::io(PathBuf::from("."), e))?;
     let source = locate(&cwd, g, a.file.as_deref())?;
     let shown = discovery::display_path(&source, &cwd);

@@ -4,7 +4,7 @@ use crate::error::{Result, exit};
 use crate::suite::{Case, Suite, cases, discovery};
 
 /// `evals verify`: offline checks; exit 1 when any case has a problem.
-pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
+pub(crate) fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
     let scorer = crate::score::build(suite)?;
     let picked = cases::select(&suite.cases, &super::cases::selection(sel))?;
     let adapter = crate::adapter::build(suite)?;
@@ -37,7 +37,7 @@ pub fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
 
 /// An `input.txt` over this many bytes is a warning: every call sends it, every result and
 /// every cassette holds it.
-pub const LARGE_INPUT_BYTES: u64 = 1024 * 1024;
+pub(crate) const LARGE_INPUT_BYTES: u64 = 1024 * 1024;
 
 /// A warning for each picked case whose `input.txt` is over [`LARGE_INPUT_BYTES`], naming the
 /// file and its size. Not a problem: a long document may be the point of the case.

@@ -6,7 +6,7 @@ use crate::score::weighted;
 use crate::suite::Suite;
 
 /// `evals weights`: each weighted column, its direction and its real share.
-pub fn run(suite: &Suite, out: &Out) -> Result<i32> {
+pub(crate) fn run(suite: &Suite, out: &Out) -> Result<i32> {
     let Some(ws) = &suite.config.weighted_score else {
         return Err(Error::Usage(format!(
             "{} has no weighted_score: add `weighted_score: {{ weights: {{ score: 5, cost: -2 }} }}`",

@@ -10,11 +10,11 @@
 //! `threshold_failures` is the same rule (4) for `run` and `compare`, which have no
 //! baseline; `limits` holds the run-wide floors of `--min-score` and `--min-pass-rate`.
 
-pub mod baseline;
-pub mod check;
-pub mod compare;
+pub(crate) mod baseline;
+pub(crate) mod check;
+pub(crate) mod compare;
 mod error;
-pub mod limits;
+pub(crate) mod limits;
 
 pub use baseline::resolve;
 pub use check::{CheckPlan, Checked, MissingBaseline, Notice, check, judge};

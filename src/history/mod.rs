@@ -4,8 +4,8 @@
 //! [`SqliteStore`] (a file beside the project, the default) is the one implementation
 //! today. A store for a shared database (PostgreSQL) implements the same trait.
 
-pub mod git;
-pub mod store;
+pub(crate) mod git;
+pub(crate) mod store;
 
 pub use store::{BranchRun, History, RunFilter, RunSummary, SqliteStore};
 

@@ -5,16 +5,23 @@
 //! place a format becomes its renderer (hyperfine's `export/mod.rs`). A run checked
 //! against a baseline is rendered with its [`Comparison`] beside it, never inside it.
 
-pub mod diff;
-pub mod format;
-pub mod html;
-pub mod json;
-pub mod junit;
-pub mod leaderboard;
-pub mod markdown;
-pub mod misses;
-pub mod terminal;
-pub mod verdict;
+pub(crate) mod diff;
+pub(crate) mod format;
+pub(crate) mod html;
+pub(crate) mod json;
+pub(crate) mod junit;
+pub(crate) mod leaderboard;
+pub(crate) mod markdown;
+pub(crate) mod misses;
+pub(crate) mod terminal;
+pub(crate) mod verdict;
+
+pub use diff::Diff;
+pub use html::Html;
+pub use json::Json;
+pub use junit::Junit;
+pub use markdown::Markdown;
+pub use terminal::{Terminal, Totals};
 
 use crate::results::{Comparison, RunResult};
 

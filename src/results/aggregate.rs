@@ -16,8 +16,10 @@ use super::{CaseResult, ContenderInfo, ExperimentResult, Latency};
 
 /// The wall time of running cases with these durations on `workers` workers, in order,
 /// each case starting on the first free worker. Computed from call latencies, so a replay
-/// reports the figure the recording did.
-pub fn makespan(durations: &[f64], workers: usize) -> f64 {
+/// reports the figure the recording did. The [`Aggregator`] packs its cases the same way
+/// as they come; this is the rule written out whole, which its tests hold it to.
+#[cfg(test)]
+pub(crate) fn makespan(durations: &[f64], workers: usize) -> f64 {
     let mut free = vec![0.0f64; workers.max(1)];
     for d in durations {
         let (i, _) = free
@@ -153,11 +155,6 @@ impl Aggregator {
         if let Some(l) = c.latency_s {
             self.latencies.push(l);
         }
-    }
-
-    /// How many cases were added.
-    pub fn cases(&self) -> usize {
-        self.cases + self.pending.len()
     }
 
     /// The experiment's result, its `cases` left empty (they are where the sinks put them).

@@ -4,7 +4,7 @@
 //! renders it. Its JSON form, the snapshot, is kept apart in [`snapshot`]: versioned,
 //! checked when read, and the same bytes whichever writer writes it.
 
-pub mod aggregate;
+pub(crate) mod aggregate;
 mod caselog;
 mod comparison;
 mod model;

@@ -5,23 +5,23 @@
 mod cassettes;
 mod control;
 mod evaluate;
-pub mod events;
+mod events;
 mod execute;
 mod plan;
 mod ratelimit;
-pub mod retry;
-pub mod sinks;
+pub(crate) mod retry;
+pub(crate) mod sinks;
+
+pub use sinks::{HistorySink, LeaderboardSink, SnapshotSink};
 mod upstream;
 mod verify;
 
-pub use crate::results::aggregate::{aggregate, makespan};
 pub use crate::results::{CaseLog, RunStatus, Selection};
-pub use cassettes::cassette_status;
+pub(crate) use cassettes::cassette_status;
 pub use control::{Control, OnStreak, Quiet};
 pub use evaluate::{Hooks, Notices, Prepared, RunOptions, StderrNotices, Streamed, evaluate};
 pub use events::{Event, Sink, Sinks};
-pub use execute::{RunContext, RunOutcome, cassette_key, execute, pricing, run_case, score_into};
+pub(crate) use execute::{cassette_key, execute, pricing};
 pub use plan::RunPlan;
-pub use ratelimit::RateLimits;
-pub use upstream::Scheduled;
-pub use verify::problems;
+pub(crate) use upstream::Scheduled;
+pub(crate) use verify::problems;

@@ -52,10 +52,6 @@ impl FieldsScorer {
         FieldsScorer { schema }
     }
 
-    pub fn schema(&self) -> &Schema {
-        &self.schema
-    }
-
     /// The outcome of each schema field, in schema order, for an expected object and the
     /// reply's object. Keys missing on either side count as null.
     pub fn outcomes(

@@ -5,10 +5,10 @@
 //! to [`crate::runner::evaluate`] in [`crate::runner::RunOptions::scorer`] to replace them
 //! or to add its metrics beside theirs ([`ScorerChoice`]). `examples/own_scorer.rs` does.
 
-pub mod assertions;
+pub(crate) mod assertions;
 mod build;
-pub mod fields;
-pub mod weighted;
+pub(crate) mod fields;
+pub(crate) mod weighted;
 
 pub use build::{ScorerChoice, build, build_with};
 

@@ -2,14 +2,14 @@
 //! judges the symlinks among them), lineup.
 
 mod case;
-pub mod cases;
+pub(crate) mod cases;
 pub mod config;
-pub mod discovery;
+pub(crate) mod discovery;
 pub mod lineup;
 mod links;
 mod load;
-pub mod schema;
-pub mod upgrade;
+pub(crate) mod schema;
+pub(crate) mod upgrade;
 mod yaml;
 
 pub use case::{Case, CaseInput};
