@@ -15,7 +15,8 @@ use crate::fingerprint::{sha256_hex, write_canonical};
 /// and the JSON body with sorted keys, minus `ignore_fields` (dotted paths such as `user` or
 /// `metadata.trace_id`). Headers never count. The fingerprint of cassettes recorded before
 /// they were relative to the provider's `base_url` ([`fingerprint_at`] with no base).
-pub fn fingerprint(req: &HttpRequest, ignore_fields: &[String]) -> String {
+#[cfg(test)]
+pub(crate) fn fingerprint(req: &HttpRequest, ignore_fields: &[String]) -> String {
     fingerprint_at(req, ignore_fields, "")
 }
 

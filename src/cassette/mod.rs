@@ -36,21 +36,15 @@ pub(crate) mod status;
 mod store;
 
 pub use error::{CassetteError, SecretPlace};
-pub use fingerprint::{fingerprint, fingerprint_at};
-pub use format::{
-    Cassette, CassetteContender, FORMAT, Interaction, RecordedRequest, RecordedResponse,
-    RecordedUsage, load,
-};
-pub use http::{
-    Accept, CallError, HttpRequest, HttpResponse, Limit, Route, Upstream, UpstreamFuture, Verdict,
-    any_2xx, human_bytes,
-};
-pub use live::LiveClient;
+pub(crate) use format::CassetteContender;
+pub use http::{Accept, CallError, HttpRequest, HttpResponse, Verdict, any_2xx};
+pub(crate) use http::{Limit, Route, Upstream, UpstreamFuture, human_bytes};
+pub(crate) use live::LiveClient;
 pub use miss::{Miss, MissReason};
 pub use mode::Mode;
-pub use redact::{Finding, REDACTED, scan_paths};
-pub use session::{
-    CassetteOptions, DEFAULT_MAX_RESPONSE_BYTES, Session, SessionMeta, Tally, Transport,
-    UNWRITTEN_NAMED,
+pub(crate) use redact::{Finding, scan_paths};
+pub use session::Session;
+pub(crate) use session::{
+    CassetteOptions, DEFAULT_MAX_RESPONSE_BYTES, SessionMeta, Tally, Transport, UNWRITTEN_NAMED,
 };
-pub use store::{CassetteKey, list_files, list_partial_files, settings_slug};
+pub(crate) use store::{CassetteKey, settings_slug};

@@ -130,13 +130,6 @@ impl Transport {
         *self.tally.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub fn mode(&self) -> Mode {
-        self.mode
-    }
-
-    /// How many unwritten cassettes [`Transport::take_unwritten`] names, at most.
-    pub const UNWRITTEN_NAMED: usize = 10;
-
     /// The cassettes `auto` could not write since the last call, each file once, as
     /// "cannot write cassette FILE: why"; the first [`UNWRITTEN_NAMED`] only, so a read-only
     /// folder does not print a line per case ([`Transport::unwritten_count`] has them all).
@@ -503,8 +496,9 @@ mod tests {
     use wiremock::{Mock, MockServer, ResponseTemplate};
 
     use super::*;
+    use crate::cassette::format::load;
     use crate::cassette::miss::MissReason;
-    use crate::cassette::{LiveClient, UpstreamFuture, any_2xx, load};
+    use crate::cassette::{LiveClient, UpstreamFuture, any_2xx};
 
     const KEY: &str = "sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef";
     const CANONICAL: &str = "https://openrouter.example/api/v1";
@@ -1182,7 +1176,7 @@ mod tests {
     }
 
     fn list_files_in(dir: &std::path::Path) -> Vec<PathBuf> {
-        crate::cassette::list_files(dir)
+        crate::cassette::store::list_files(dir)
     }
 
     #[test]

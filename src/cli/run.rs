@@ -21,7 +21,13 @@ use crate::runner::sinks::{HistorySink, SnapshotSink};
 use crate::suite::Suite;
 
 /// Runs a command end to end and returns its exit code.
-pub(crate) fn run(suite: &Suite, a: &RunArgs, command: RunCommand, env: &Env, out: &Out) -> Result<i32> {
+pub(crate) fn run(
+    suite: &Suite,
+    a: &RunArgs,
+    command: RunCommand,
+    env: &Env,
+    out: &Out,
+) -> Result<i32> {
     // `record` refreshes recordings: it reports thresholds but never gates on them.
     let gates = command != RunCommand::Record;
     if !gates && (a.min_score.is_some() || a.min_pass_rate.is_some()) {
