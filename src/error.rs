@@ -39,6 +39,8 @@ pub mod exit {
     }
 }
 
+/// Why a command stopped, as a kind that decides the exit code ([`Error::exit_code`]): bad
+/// input exits 2, a failure while running 1.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A config, case or cassette file is wrong; the message names the file and the fix.
@@ -61,13 +63,16 @@ pub enum Error {
         key: Option<String>,
         /// The file holding that key (the config), if any.
         named_in: Option<String>,
+        /// Why it could not be read.
         #[source]
         source: std::io::Error,
     },
     /// A file could not be read or written while running (exit 1).
     #[error("{path}: {source}")]
     Io {
+        /// The file.
         path: PathBuf,
+        /// Why it could not be read or written.
         #[source]
         source: std::io::Error,
     },
@@ -93,6 +98,8 @@ impl Error {
         }
     }
 
+    /// A file `path` that could not be read or written while running (exit 1); a suite input
+    /// the user gave is an [`Error::input`] (exit 2).
     pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.as_ref().to_path_buf(),
@@ -156,6 +163,7 @@ fn input_message(
     format!("{shown}: {what}{by}: {fix}")
 }
 
+/// The crate's result: its error is an [`Error`] unless said otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// How the temp file of [`write_atomic`] is named: `.evals-tmp-XXXXXX.partial`, so what a

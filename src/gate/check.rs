@@ -32,7 +32,9 @@ pub struct CheckPlan {
     /// `--baseline`: a branch, a run (number, id, unique prefix) or a snapshot file;
     /// `None` gates on thresholds and errors alone.
     pub baseline: Option<String>,
+    /// The tolerance and what fails beyond the four rules.
     pub rules: Rules,
+    /// What to do when no usable baseline is found (`--missing-baseline`).
     pub missing: MissingBaseline,
     /// Whether a run on the baseline branch itself, with no earlier compatible run there,
     /// is that branch's first baseline (`check`) rather than a missing baseline (`report`,

@@ -11,17 +11,27 @@ pub enum BaselineError {
     #[error(
         "{reference}: no such file; pass a snapshot written by `evals export` or `evals check --json FILE` (or pass --missing-baseline pass)"
     )]
-    NoSuchFile { reference: String },
+    NoSuchFile {
+        /// The file, as `--baseline` named it.
+        reference: String,
+    },
     /// A run number or id that the history does not hold.
     #[error(
         "no run {reference} in {}; list runs with `evals history` (or pass --missing-baseline pass)",
         history.display()
     )]
-    NoSuchRun { reference: String, history: PathBuf },
+    NoSuchRun {
+        /// What `--baseline` said.
+        reference: String,
+        /// The history file searched.
+        history: PathBuf,
+    },
     /// A run found in the history that could not be read back a moment later.
     #[error("run {id} vanished from {} while it was read; {rerun}", history.display())]
     Vanished {
+        /// The run's id.
         id: String,
+        /// The history file it was found in.
         history: PathBuf,
         /// What to run again.
         rerun: &'static str,
@@ -31,7 +41,10 @@ pub enum BaselineError {
         "the history {} could not be opened, so no baseline can be read from it; fix the file or pass --baseline FILE.json",
         history.display()
     )]
-    NoHistory { history: PathBuf },
+    NoHistory {
+        /// The history file.
+        history: PathBuf,
+    },
     /// The run named has another suite fingerprint.
     #[error(
         "baseline run {id} ({reference}) has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed): re-run the baseline, or pass --missing-baseline pass",
@@ -39,9 +52,13 @@ pub enum BaselineError {
         short(ours)
     )]
     Fingerprint {
+        /// The baseline run's id.
         id: String,
+        /// What `--baseline` said.
         reference: String,
+        /// Its suite fingerprint.
         theirs: String,
+        /// This run's.
         ours: String,
     },
     /// No completed run of the suite on the branch, before this run.
@@ -50,8 +67,11 @@ pub enum BaselineError {
         history.display()
     )]
     NoRunOnBranch {
+        /// The suite's name.
         suite: String,
+        /// The baseline branch.
         branch: String,
+        /// The history file searched.
         history: PathBuf,
     },
     /// The branch's newest run has another suite fingerprint, and no earlier one matches.
@@ -61,9 +81,13 @@ pub enum BaselineError {
         short(ours)
     )]
     BranchFingerprint {
+        /// The baseline branch.
         branch: String,
+        /// The id of its newest run of the suite.
         newest: String,
+        /// That run's suite fingerprint.
         theirs: String,
+        /// This run's.
         ours: String,
     },
     /// Runs on the branch match the fingerprint but none selected what this run selects.
@@ -71,7 +95,9 @@ pub enum BaselineError {
         "no run on {branch} selected what this run selects ({ours}); the newest, {newest}, selected {theirs}: run `evals check` on {branch} with the same -m/-d/-c/-e/-t flags, or pass --missing-baseline pass"
     )]
     Selection {
+        /// The baseline branch.
         branch: String,
+        /// The id of its newest run of the suite (the fingerprint matches).
         newest: String,
         /// This run's selection, as flags (`-m a,b -d x`, or `everything`).
         ours: String,

@@ -12,6 +12,7 @@ const EPS: f64 = 1e-9;
 pub use crate::results::Limits;
 
 impl Limits {
+    /// No floor is set (the run's settings then keep no `limits`).
     pub fn is_empty(&self) -> bool {
         self.min_score.is_none() && self.min_pass_rate.is_none()
     }

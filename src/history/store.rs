@@ -35,32 +35,47 @@ pub struct SqliteStore {
 pub struct RunSummary {
     /// The run's number in this store: 1, 2, 3 in the order runs were stored; never reused.
     pub number: i64,
+    /// The run's id.
     pub id: String,
+    /// When it started (RFC 3339, UTC).
     pub started_at: String,
+    /// The git branch it ran on; `None` when that was not known.
     pub branch: Option<String>,
+    /// The git commit it ran at; `None` when that was not known.
     pub commit: Option<String>,
+    /// The suite's name.
     pub suite: String,
+    /// The command that made it: run, compare, record, check.
     pub command: String,
+    /// The cassette mode: replay, record, auto, live.
     pub mode: String,
+    /// completed, interrupted or aborted.
     pub status: String,
+    /// Cases run, over every experiment.
     pub cases: usize,
     /// Mean of the experiments' primary scores.
     pub score: Option<f64>,
+    /// Cases that errored, over every experiment.
     pub errors: usize,
 }
 
 /// Which runs `list` returns, newest first.
 #[derive(Debug, Clone, Default)]
 pub struct RunFilter {
+    /// Only runs of this suite.
     pub suite: Option<String>,
+    /// Only runs on this branch.
     pub branch: Option<String>,
+    /// At most this many runs.
     pub limit: Option<usize>,
 }
 
 /// The latest run on a branch, as far as baseline resolution cares.
 #[derive(Debug, Clone)]
 pub struct BranchRun {
+    /// The run's id.
     pub id: String,
+    /// Its suite fingerprint: a baseline must have this run's.
     pub suite_fingerprint: String,
     /// The run's `settings.selection`: what `-m/-d/-c/-e/-t/--max-tokens` narrowed or
     /// changed; `None` for a run stored before selections were recorded.
@@ -95,6 +110,7 @@ impl SqliteStore {
         Ok(h)
     }
 
+    /// The file the store is in.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -14,6 +14,8 @@ use super::Report;
 use super::format::{contender_label, unusable_text};
 use crate::results::{CaseDelta, Comparison, RunResult};
 
+/// Unified diffs of the outputs that changed against the baseline, and of each cassette
+/// miss against its nearest recording (`--format diff`, a `.diff` file).
 pub struct Diff;
 
 /// The text a diff compares for an output: JSON pretty-printed, a string as it is.

@@ -10,6 +10,7 @@ use super::format::{money, pct, secs};
 use super::leaderboard::{Standings, metrics_in_order, standings};
 use crate::results::{Comparison, ExperimentResult, MetricDef, RunResult};
 
+/// A standalone HTML page: the leaderboards and, when the run was compared, the verdict.
 pub struct Html;
 
 #[derive(Serialize)]

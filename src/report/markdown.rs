@@ -60,6 +60,8 @@ const LIMIT: usize = 65_536;
 /// Room kept for the note saying what was left out.
 const RESERVE: usize = 512;
 
+/// The pull-request comment and job summary: the verdict, the leaderboards and the cases
+/// worth a reviewer's look.
 pub struct Markdown {
     /// Cut the text to fit this many characters (GitHub's limit by default).
     pub limit: usize,

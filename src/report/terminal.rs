@@ -15,6 +15,7 @@ use crate::results::{Comparison, ExperimentResult, MetricDef, RunResult};
 /// The leaderboard report; its fields say how it looks.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Terminal {
+    /// Color the output (ANSI escape codes).
     pub color: bool,
     /// Print each case's score, metrics and the diagnostics of its misses first.
     pub breakdown: bool,
@@ -29,9 +30,12 @@ pub struct Terminal {
 /// variant across datasets, or both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Totals {
+    /// The overall table: every contender across every case.
     #[default]
     Overall,
+    /// One table per case variant, across datasets.
     Variant,
+    /// Both: the variant tables, then the overall one.
     Both,
 }
 

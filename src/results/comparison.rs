@@ -18,6 +18,8 @@ pub struct Comparison {
     pub baseline: Option<BaselineInfo>,
     /// How far (0..=1) an experiment's mean primary score may fall before it regresses.
     pub tolerance: f64,
+    /// Each experiment of this run beside the baseline's (none without a baseline); one the
+    /// baseline did not run has no baseline mean and nothing matched.
     pub experiments: Vec<ExperimentDelta>,
     /// Every case that is not plainly unchanged, plus unchanged cases failing thresholds.
     pub cases: Vec<CaseDelta>,
@@ -31,6 +33,7 @@ pub struct Comparison {
     /// --baseline main` on main with nothing earlier): the baseline of the next check.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub first_baseline: bool,
+    /// Passed or not, and every reason it did not.
     pub verdict: Verdict,
 }
 
@@ -71,9 +74,13 @@ impl Comparison {
 /// Which run was the baseline and how it was named.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BaselineInfo {
+    /// The baseline run's id.
     pub id: String,
+    /// The git branch it ran on; `None` when that was not known.
     pub branch: Option<String>,
+    /// The git commit it ran at; `None` when that was not known.
     pub commit: Option<String>,
+    /// When it started (RFC 3339, UTC).
     pub started_at: String,
     /// What `--baseline` said: a branch, a run id or a file.
     pub reference: String,
@@ -82,14 +89,20 @@ pub struct BaselineInfo {
 /// One experiment (contender × dataset) before and after.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExperimentDelta {
+    /// The contender: provider, model and settings.
     pub contender: ContenderInfo,
+    /// The dataset: the folder under `datasets/`.
     pub dataset: String,
     /// Mean primary score over the cases both runs scored with the same fingerprint.
     pub baseline: Option<f64>,
+    /// The same mean in this run; for an experiment the baseline did not run, its mean over
+    /// every scored case.
     pub candidate: Option<f64>,
+    /// `candidate - baseline`: negative when the score fell; `None` unless both means are known.
     pub delta: Option<f64>,
     /// How many cases the means are taken over.
     pub matched: usize,
+    /// Fell by more than the tolerance (rule 1): this fails the check.
     pub regressed: bool,
 }
 
@@ -116,6 +129,7 @@ pub enum CaseStatus {
 }
 
 impl CaseStatus {
+    /// The status as the reports and the JSON snapshot write it: `regressed`, `new`, ...
     pub fn as_str(self) -> &'static str {
         match self {
             CaseStatus::Regressed => "regressed",
@@ -133,17 +147,26 @@ impl CaseStatus {
 /// One case before and after.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaseDelta {
+    /// The contender that ran the case.
     pub contender: ContenderInfo,
+    /// The case's dataset.
     pub dataset: String,
+    /// The case id within its dataset: `vague`, `vague/003`.
     pub case: String,
+    /// How it moved, and so whether it was compared at all.
     pub status: CaseStatus,
+    /// Its score in the baseline (0..=1); `None` when it was not there or had no score.
     pub baseline_score: Option<f64>,
+    /// Its score in this run (0..=1); `None` when it was removed or errors now.
     pub candidate_score: Option<f64>,
+    /// Whether it met its thresholds in the baseline; `None` when it was not there or errored.
     pub baseline_passed: Option<bool>,
+    /// Whether it meets them in this run; `None` when it was removed or errors now.
     pub candidate_passed: Option<bool>,
     /// Thresholds this run failed, as `metric value < minimum`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_thresholds: Vec<String>,
+    /// Why it has no score in this run (the error's message), when it errors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// What failed, when the case errored; absent in a snapshot from before kinds were
@@ -153,7 +176,9 @@ pub struct CaseDelta {
     /// Diagnostics this run has that the baseline did not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub diagnostics: Vec<Diagnostic>,
+    /// The baseline's output (what the diff report compares); `None` when it had none.
     pub baseline_output: Option<Value>,
+    /// This run's output; `None` when it had none.
     pub candidate_output: Option<Value>,
     /// The model's own failure in this run (not JSON, refused, empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -167,6 +192,7 @@ pub struct CaseDelta {
 }
 
 impl CaseDelta {
+    /// How far the score moved (`candidate - baseline`); `None` unless both runs scored the case.
     pub fn delta(&self) -> Option<f64> {
         Some(self.candidate_score? - self.baseline_score?)
     }
@@ -175,6 +201,7 @@ impl CaseDelta {
 /// Passed or not, and why not.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Verdict {
+    /// Whether the run passes the check: true exactly when `reasons` is empty.
     pub passed: bool,
     /// Why it failed, one reason per failure, as data: each report words them.
     pub reasons: Vec<Reason>,
@@ -188,47 +215,71 @@ pub enum Reason {
     Stopped(Stopped),
     /// Rule 1: an experiment's mean primary score fell by more than the tolerance.
     ExperimentFell {
+        /// The experiment's contender.
         contender: ContenderInfo,
+        /// The experiment's dataset.
         dataset: String,
         /// The means over the cases both runs scored alike.
         baseline: f64,
+        /// This run's mean (0..=1).
         candidate: f64,
+        /// How far (0..=1) it was allowed to fall.
         tolerance: f64,
     },
     /// Rule 3: a case errors now (a cassette miss included).
     CaseErrored {
+        /// The case.
         at: CaseRef,
         /// The error, when there is one to tell.
         error: Option<String>,
     },
     /// Rule 2: a case met its thresholds on `baseline` and now fails them.
     CaseRegressed {
+        /// The case.
         at: CaseRef,
         /// The baseline's branch, or `run ID`.
         baseline: String,
+        /// The thresholds it fails now, as `metric value < minimum`.
         failed: Vec<String>,
     },
     /// `--fail-on-case-regression`: a compared case's score dropped.
     CaseDeclined {
+        /// The case.
         at: CaseRef,
+        /// Its score in the baseline.
         baseline: Option<f64>,
+        /// Its score in this run.
         candidate: Option<f64>,
     },
     /// Rule 4: a case fails its thresholds.
-    BelowThreshold { at: CaseRef, failed: Vec<String> },
+    BelowThreshold {
+        /// The case.
+        at: CaseRef,
+        /// The thresholds it fails, as `metric value < minimum`.
+        failed: Vec<String>,
+    },
     /// `--min-score`: an experiment's mean primary score is below the floor.
     BelowMinScore {
+        /// The experiment's contender.
         contender: ContenderInfo,
+        /// The experiment's dataset.
         dataset: String,
+        /// The experiment's mean primary score (0..=1).
         score: f64,
+        /// The floor `--min-score` set (0..=1).
         min: f64,
     },
     /// `--min-pass-rate`: too few of an experiment's cases passed.
     BelowPassRate {
+        /// The experiment's contender.
         contender: ContenderInfo,
+        /// The experiment's dataset.
         dataset: String,
+        /// Cases that passed (met their thresholds).
         passed: usize,
+        /// Cases in the experiment, errored ones included: they did not pass.
         cases: usize,
+        /// The share of cases `--min-pass-rate` asks to pass (0..=1).
         min: f64,
     },
     /// A reason read back from a JSON snapshot, in the words it was written with.
@@ -238,8 +289,11 @@ pub enum Reason {
 /// The case a [`Reason`] is about, and the model's reply when it was unusable.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaseRef {
+    /// The contender that ran the case.
     pub contender: ContenderInfo,
+    /// The case's dataset.
     pub dataset: String,
+    /// The case id within its dataset.
     pub case: String,
     /// The model's own failure (not JSON, refused, empty), when its reply was unusable.
     pub reply_error: Option<String>,

@@ -170,6 +170,7 @@ pub struct Score {
     pub value: f64,
     /// Every declared metric; `None` means "does not apply" (skipped in means, never zeroed).
     pub metrics: BTreeMap<String, Option<f64>>,
+    /// What the scorer has to say about each field or assertion it judged (misses, mostly).
     pub diagnostics: Vec<Diagnostic>,
     /// The scorer's own verdict on the case, when it has one (assertions: every assertion
     /// passed); thresholds are applied on top. `None`: thresholds alone decide.
@@ -186,9 +187,11 @@ pub struct ContenderInfo {
     pub provider: String,
     /// The model name sent to the provider.
     pub model: String,
+    /// The reasoning effort sent (`low`, `high`); `None`: the provider's default.
     pub effort: Option<String>,
     /// Kept as text so the model is `Eq`/`Ord` and prints as written (`0.1`).
     pub temperature: Option<String>,
+    /// The reply's token cap sent; `None`: the provider's default.
     pub max_tokens: Option<u32>,
 }
 
@@ -211,11 +214,14 @@ impl ContenderInfo {
 pub struct CaseResult {
     /// Case id within its dataset: `vague`, `vague/003`, `refund-window`.
     pub case: String,
+    /// The case's variant: its folder (`complete`, `vague`) or the JSONL id before `/`.
     pub variant: String,
     /// The case fingerprint (input, expected, metadata, thresholds).
     pub fingerprint: String,
     /// `None` when the case errored: it has no score.
     pub score: Option<f64>,
+    /// Each declared metric (0..=1); `None` means "does not apply"; empty when the case
+    /// errored.
     pub metrics: BTreeMap<String, Option<f64>>,
     /// Whether it met its `minimum_scores`; `None` when it errored.
     pub passed: Option<bool>,
@@ -225,17 +231,24 @@ pub struct CaseResult {
     pub error: Option<CaseError>,
     /// The model's own failure (scored 0): not JSON, refused.
     pub reply_error: Option<String>,
+    /// The parsed reply (JSON when the adapter asks for JSON, else a string); `None` when
+    /// there was none to parse (an error, an unusable reply).
     pub output: Option<Value>,
     /// The model's text, only where it differs from `output` (prose around the JSON, a
     /// code fence, an answer that did not parse); absent, it is the output (see
     /// [`raw_is_output`]), so a reader wanting the text falls back to `output`.
     pub raw: Option<String>,
+    /// What the scorer said about the reply, each field or assertion it judged.
     pub diagnostics: Vec<Diagnostic>,
+    /// Tokens and dollars the case's calls cost.
     pub usage: Usage,
     /// Seconds spent in calls (recorded latency on replay).
     pub latency_s: Option<f64>,
+    /// Seconds the case took: its calls' latency, 0 when it made none.
     pub duration_s: f64,
+    /// The case's tags (`--tag` selects by them).
     pub tags: Vec<String>,
+    /// The case's weight in its experiment's means (1 unless the case sets one).
     pub weight: f64,
 }
 
@@ -403,55 +416,77 @@ pub fn raw_is_output(raw: &str, output: Option<&Value>) -> bool {
 /// Latency of the calls that worked.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
+    /// Mean seconds per call; `None` when no call worked.
     pub mean_s: Option<f64>,
+    /// The 95th percentile, in seconds; `None` when no call worked.
     pub p95_s: Option<f64>,
 }
 
 /// One contender over one dataset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExperimentResult {
+    /// Who ran it: provider, model and settings.
     pub contender: ContenderInfo,
+    /// The dataset: the folder under `datasets/`.
     pub dataset: String,
     /// Mean of each metric over scored cases (weighted by case weight), `None` if none applied.
     pub means: BTreeMap<String, Option<f64>>,
     /// Mean primary score over scored cases.
     pub score: Option<f64>,
+    /// Cases run, errored ones included.
     pub cases_total: usize,
+    /// Cases that errored (no score).
     pub errors: usize,
     /// Cases that failed their thresholds (errors excluded).
     pub failed: usize,
+    /// Dollars spent; `None` when no call was made or one call's price is unknown.
     pub cost_usd: Option<f64>,
+    /// Input tokens over the calls that reported them; `None` when none did.
     pub tokens_in: Option<u64>,
+    /// Output tokens over the calls that reported them; `None` when none did.
     pub tokens_out: Option<u64>,
+    /// Mean and p95 latency of the calls.
     pub latency: Latency,
     /// Experiment time in seconds, computed from call latencies (see ARCHITECTURE.md).
     pub time_s: f64,
     /// Weighted score, when the suite sets `weighted_score`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wscore: Option<f64>,
+    /// Its case results, in case order; empty in a run the runner streamed to its sinks
+    /// (the cases are in the [`CaseLog`](super::CaseLog) then).
     pub cases: Vec<CaseResult>,
 }
 
 /// Where the run came from and how it was made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
+    /// The run's id (a UUID v7, so ids sort by time).
     pub id: String,
+    /// The suite's name.
     pub suite: String,
+    /// The config's `description:`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The config's `project:` (the seeds' tracker project name), kept with the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+    /// The suite fingerprint (scorer, schema, thresholds, version): runs are compared only
+    /// when theirs are equal.
     pub suite_fingerprint: String,
+    /// The git branch it ran on; `None` when that was not known.
     pub branch: Option<String>,
+    /// The git commit it ran at; `None` when that was not known.
     pub commit: Option<String>,
     /// The command: run, compare, record, check.
     pub command: Command,
     /// The cassette mode: replay, record, auto, live.
     #[serde(with = "super::settings::mode_text")]
     pub mode: Mode,
+    /// The command line, as given.
     pub argv: Vec<String>,
+    /// When it started (RFC 3339, UTC).
     pub started_at: String,
+    /// When it finished; `None` when that was not recorded.
     pub finished_at: Option<String>,
     /// completed, interrupted or aborted.
     pub status: RunStatus,
@@ -544,15 +579,20 @@ impl std::fmt::Display for Command {
 /// (`results::snapshot`, versioned there).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunResult {
+    /// Where the run came from and how it was made.
     pub run: RunInfo,
+    /// Each experiment (contender × dataset), in the run's order.
     pub experiments: Vec<ExperimentResult>,
 }
 
 impl RunResult {
+    /// The scorer's primary metric, whose value is each case's `score`; `None` when the run
+    /// names none.
     pub fn primary_metric(&self) -> Option<&MetricDef> {
         self.run.metrics.iter().find(|m| m.primary)
     }
 
+    /// Cases that errored, over every experiment.
     pub fn total_errors(&self) -> usize {
         self.experiments.iter().map(|e| e.errors).sum()
     }

@@ -71,17 +71,25 @@ pub enum SnapshotError {
     /// Not JSON, or not the shape of a snapshot.
     #[error("{path}:{line}:{column}: not a JSON snapshot: {message}")]
     NotJson {
+        /// The file, as shown to the user.
         path: String,
+        /// The line where it goes wrong (from 1).
         line: usize,
+        /// The column there (from 1).
         column: usize,
+        /// What is wrong there, in serde_json's words.
         message: String,
     },
     /// JSON without a `format` version (a file that is no snapshot of evals).
     #[error("{path}: not a JSON snapshot (no `format`)")]
-    NoFormat { path: String },
+    NoFormat {
+        /// The file, as shown to the user.
+        path: String,
+    },
     /// A version this build does not read.
     #[error("{}", incompatible_message(path, *found))]
     Incompatible {
+        /// The file, as shown to the user.
         path: String,
         /// How it is out of reach: too old or too new, with the version found.
         found: Incompatibility,
