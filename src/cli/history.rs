@@ -194,7 +194,12 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
                 Some((h, p)) => (Some(h), p.clone()),
                 None => (None, PathBuf::new()),
             };
-            let checked = crate::gate::judge(&run, &plan, h, &path);
+            let checked = crate::gate::judge(
+                &run,
+                &plan,
+                h.map(|h| h as &dyn crate::history::HistoryStore),
+                &path,
+            );
             if let Some(e) = checked.refused {
                 return Err(e.into_error());
             }

@@ -11,14 +11,14 @@ use std::path::Path;
 
 use super::BaselineError;
 use crate::error::Result;
-use crate::history::History;
+use crate::history::HistoryStore;
 use crate::results::{BaselineInfo, RunResult, RunStatus, Selection};
 
 /// Finds the baseline `reference` names for `run`. `history` is the store (if it opened).
 pub fn resolve(
     reference: &str,
     run: &RunResult,
-    history: Option<&History>,
+    history: Option<&dyn HistoryStore>,
     history_path: &Path,
 ) -> Result<(RunResult, BaselineInfo)> {
     match find(reference, run, history, history_path, false)? {
@@ -43,7 +43,7 @@ pub enum Found {
 pub fn resolve_or_first(
     reference: &str,
     run: &RunResult,
-    history: Option<&History>,
+    history: Option<&dyn HistoryStore>,
     history_path: &Path,
 ) -> Result<Found> {
     find(reference, run, history, history_path, true)
@@ -55,7 +55,7 @@ pub fn resolve_or_first(
 fn find(
     reference: &str,
     run: &RunResult,
-    history: Option<&History>,
+    history: Option<&dyn HistoryStore>,
     history_path: &Path,
     first: bool,
 ) -> Result<Found> {
@@ -193,7 +193,7 @@ fn run_selection(run: &RunResult) -> Option<&Selection> {
 fn latest_on_branch(
     branch: &str,
     run: &RunResult,
-    h: &History,
+    h: &dyn HistoryStore,
     history_path: &Path,
 ) -> Result<std::result::Result<RunResult, Miss>> {
     let r = &run.run;
@@ -235,7 +235,7 @@ fn is_run_number(reference: &str) -> bool {
     !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
-fn store<'a>(history: Option<&'a History>, path: &Path) -> Result<&'a History> {
+fn store<'a>(history: Option<&'a dyn HistoryStore>, path: &Path) -> Result<&'a dyn HistoryStore> {
     history.ok_or_else(|| {
         BaselineError::NoHistory {
             history: path.to_path_buf(),
@@ -281,6 +281,7 @@ fn describe_selection(v: Option<&Selection>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::History;
     use crate::results::testing::{case, run};
 
     fn setup() -> (tempfile::TempDir, History, std::path::PathBuf) {

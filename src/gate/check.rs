@@ -13,7 +13,7 @@ use std::path::Path;
 use super::baseline::{Found, resolve_or_first};
 use super::{BaselineError, Rules, compare_with, resolve};
 use crate::error::exit;
-use crate::history::History;
+use crate::history::{History, HistoryStore};
 use crate::results::{Comparison, RunResult};
 
 /// What to do when no usable baseline is found.
@@ -124,7 +124,7 @@ impl Checked {
 pub fn judge(
     run: &RunResult,
     plan: &CheckPlan,
-    history: Option<&History>,
+    history: Option<&dyn HistoryStore>,
     history_path: &Path,
 ) -> Checked {
     let mut notices = Vec::new();
@@ -184,7 +184,12 @@ pub fn check(run: &RunResult, plan: &CheckPlan, history_path: &Path) -> Checked 
             Err(e) => notices.push(Notice::HistoryUnreadable(e.to_string())),
         }
     }
-    let mut checked = judge(run, plan, opened.as_ref(), history_path);
+    let mut checked = judge(
+        run,
+        plan,
+        opened.as_ref().map(|h| h as &dyn HistoryStore),
+        history_path,
+    );
     notices.append(&mut checked.notices);
     checked.notices = notices;
     checked
