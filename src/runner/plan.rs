@@ -25,8 +25,9 @@ pub struct RunPlan {
 
 impl RunPlan {
     /// Checks what the flags gave: a lineup entry naming a model its provider does not have
-    /// (a `-m`), or `-p 0`, is a usage error. `parallelism` defaults to the config's `defaults.parallelism`, else
-    /// 4; `concurrency` to the machine's cores, and `Some(0)` means all experiments at once.
+    /// (a `-m`), or `-p 0`, is a usage error. `parallelism` defaults to the config's
+    /// `defaults.parallelism`, else 4; `concurrency` to the machine's cores, and `Some(0)`
+    /// means all experiments at once.
     pub fn new(
         suite: &Suite,
         lineup: Lineup,
