@@ -105,7 +105,10 @@ pub enum StderrTo {
 /// How to start workers.
 #[derive(Debug, Clone)]
 pub struct ExecAdapter {
+    /// The worker's argv (`adapter.command`), the program first; never a shell string.
     pub command: Vec<String>,
+    /// Variables set for every worker (`adapter.env`), as written: over those copied from
+    /// evals' environment, under the gateway's three.
     pub env: BTreeMap<String, String>,
     /// Variables copied from evals' environment (`adapter.pass_env`).
     pub pass_env: Vec<String>,
@@ -122,6 +125,9 @@ pub struct ExecAdapter {
 }
 
 impl ExecAdapter {
+    /// The adapter for a suite's `adapter: { kind: exec }`: checks that `command` names a
+    /// program here (on `PATH`, or a file relative to the project folder) and sends the
+    /// workers' stderr to `log/adapter.<stamp>.log`. Starts nothing yet.
     pub fn new(
         suite: &Suite,
         command: &[String],

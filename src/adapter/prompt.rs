@@ -20,6 +20,10 @@ pub struct PromptAdapter {
 }
 
 impl PromptAdapter {
+    /// The adapter for a suite's `adapter: { kind: prompt }`: `system` and `user` are each a
+    /// template file (beside the config) or inline text (`user` defaults to `{{ input }}`);
+    /// a template that does not parse, or a named template file that is missing, is a
+    /// config error. `json` asks for a JSON object and parses the reply as one.
     pub fn new(
         suite: &Suite,
         system: Option<&str>,

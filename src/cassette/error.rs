@@ -12,19 +12,39 @@ use super::format::FORMAT;
 pub enum CassetteError {
     /// The file exists but could not be read.
     #[error("{}: cannot read cassette: {why}", path.display())]
-    Unreadable { path: PathBuf, why: String },
+    Unreadable {
+        /// The cassette file.
+        path: PathBuf,
+        /// What the file system said.
+        why: String,
+    },
     /// Not JSON, or JSON that is not a cassette (`why` says which, with the position).
     #[error("{}: not a cassette ({why})", path.display())]
-    NotACassette { path: PathBuf, why: String },
+    NotACassette {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message, with the line and column.
+        why: String,
+    },
     /// Written by a newer `evals`: refused, never guessed at.
     #[error(
         "{}: format {format} is newer than this evals understands ({FORMAT}); upgrade evals",
         path.display()
     )]
-    TooNew { path: PathBuf, format: u64 },
+    TooNew {
+        /// The cassette file.
+        path: PathBuf,
+        /// The format version the file declares.
+        format: u64,
+    },
     /// The cassette could not be turned into JSON.
     #[error("{}: cannot serialize cassette: {why}", path.display())]
-    Unserializable { path: PathBuf, why: String },
+    Unserializable {
+        /// The cassette that was to be written.
+        path: PathBuf,
+        /// The serializer's message.
+        why: String,
+    },
     /// The cassette would hold a secret (after scrubbing): the write is refused. Names the
     /// kind of secret and where, never its value.
     #[error(
@@ -35,6 +55,7 @@ pub enum CassetteError {
         SecretPlace::fix(*place)
     )]
     SecretRefused {
+        /// The cassette that was to be written (nothing was).
         path: PathBuf,
         /// The kind of secret ("OpenAI-style key (sk-…)").
         kind: &'static str,
@@ -46,10 +67,18 @@ pub enum CassetteError {
     },
     /// The file system refused the write (a read-only folder, a full disk).
     #[error("cannot write cassette {}: {why}", path.display())]
-    Unwritable { path: PathBuf, why: String },
+    Unwritable {
+        /// The cassette that was to be written.
+        path: PathBuf,
+        /// What the file system said.
+        why: String,
+    },
     /// A `--cassettes`/`EVALS_CASSETTES` value that is no mode.
     #[error("--cassettes {given}: expected one of replay, record, auto, live")]
-    UnknownMode { given: String },
+    UnknownMode {
+        /// The value as given.
+        given: String,
+    },
 }
 
 impl CassetteError {
@@ -69,7 +98,9 @@ impl CassetteError {
 /// The part of a cassette a secret is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SecretPlace {
+    /// In a recorded request: the suite sent it (a prompt or a case input holds it).
     Request,
+    /// In a recorded response: the server sent it back.
     Response,
 }
 

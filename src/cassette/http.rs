@@ -16,6 +16,7 @@ use super::miss::Miss;
 /// the cassette layer answers them from a recording or forwards them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HttpRequest {
+    /// `POST`, `GET`: part of the fingerprint.
     pub method: String,
     /// The canonical URL (the provider's real endpoint), part of the fingerprint.
     pub url: String,
@@ -29,9 +30,13 @@ pub struct HttpRequest {
 /// text), and how long the exchange took (the recorded latency on replay).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpResponse {
+    /// The HTTP status; a non-2xx is an answer too, for the provider to read.
     pub status: u16,
+    /// The headers, names lowercase; on replay only the recorded (allow-listed) ones.
     pub headers: Vec<(String, String)>,
+    /// The body as JSON; a body that is not JSON is a JSON string holding its text.
     pub body: Value,
+    /// How long the exchange took; on replay, the recorded figure, so latencies compare.
     pub latency: Duration,
 }
 
@@ -39,12 +44,15 @@ pub struct HttpResponse {
 /// Only a success is recorded, so a recording always replays as one.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
+    /// The provider's answer: recorded, and read into a completion.
     Success,
     /// Not a usable answer (not JSON, an error object, no choices): an error of the case,
     /// never recorded. `transient`: the provider says another attempt may succeed (an
     /// overloaded or failing server), so it is retried like a 5xx.
     Failure {
+        /// What is wrong with it, for the case's error.
         reason: String,
+        /// Whether another attempt may succeed.
         transient: bool,
     },
 }

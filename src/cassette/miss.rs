@@ -17,6 +17,7 @@ use super::store::CassetteKey;
 pub struct Miss {
     /// The cassette the case replays from (it may not exist).
     pub path: PathBuf,
+    /// Why nothing matched, with the nearest recording when there is one.
     pub reason: MissReason,
     /// What to run to record it: "run `evals record -c vague` to record it".
     pub hint: String,
@@ -29,15 +30,30 @@ pub enum MissReason {
     NoCassette,
     /// There is no cassette under these settings (a changed temperature or effort is
     /// another folder); `nearest` is the case's closest recording under other settings.
-    OtherSettings { nearest: PathBuf, diff: Vec<String> },
+    OtherSettings {
+        /// The cassette holding it.
+        nearest: PathBuf,
+        /// How the request differs from it, one field a line.
+        diff: Vec<String>,
+    },
     /// The cassette holds no interactions.
     Empty,
     /// The request differs from every recording; `nearest` (an index into the cassette's
     /// interactions) differs in the fields of `diff`, one line each.
-    Differs { nearest: usize, diff: Vec<String> },
+    Differs {
+        /// The index of the nearest recording in the cassette's interactions.
+        nearest: usize,
+        /// How the request differs from it, one field a line.
+        diff: Vec<String>,
+    },
     /// The request is recorded `times` times and every recording is used up: it was sent
     /// more often than when recorded.
-    UsedUp { nearest: usize, times: usize },
+    UsedUp {
+        /// The index of the request's first recording in the cassette's interactions.
+        nearest: usize,
+        /// How many times it is recorded.
+        times: usize,
+    },
 }
 
 impl Miss {

@@ -2,19 +2,19 @@
 //!
 //! The layer sits below the providers, at the HTTP exchange: a provider hands a
 //! [`HttpRequest`] to a [`Session`], which answers from the case's cassette or forwards it
-//! to the [`Upstream`] and records the exchange, depending on the [`Mode`]. Providers, the
+//! to the `Upstream` and records the exchange, depending on the [`Mode`]. Providers, the
 //! exec gateway and judges are therefore recorded the same way, and the runner never knows
 //! whether it records or replays.
 //!
-//! - `http`: the exchange types, [`CallError`], the [`Upstream`] trait.
+//! - `http`: the exchange types, [`CallError`], the `Upstream` trait.
 //! - `mode`: the [`Mode`] and the policy that picks it (flag, command default, CI).
 //! - `fingerprint`: what makes two requests the same.
 //! - `format`: the file's types and version, loading with clear errors.
 //! - `store`: where each cassette lives (the one owner of the layout), atomic writes.
 //! - `matcher`: FIFO replay by fingerprint; the field diff of two requests.
 //! - `miss`: a replay miss as data ([`Miss`]): the nearest recording and the diff.
-//! - `session`: the [`Transport`] and its per-case [`Session`]s, record and replay.
-//! - `live`: the reqwest [`LiveClient`], the real [`Upstream`].
+//! - `session`: the `Transport` and its per-case [`Session`]s, record and replay.
+//! - `live`: the reqwest `LiveClient`, the real `Upstream`.
 //! - `status`: what `evals cassettes status` reports, per case and contender.
 //! - `redact` (the egress scrubber's, `crate::secrets::redact`): scrubbing secrets before
 //!   a write; the secret scan.

@@ -69,6 +69,7 @@ pub enum ModeSource {
 /// The mode a run acts in, and why it is that one (for `-v`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModeChoice {
+    /// The mode, the CI rule applied: what the run acts in.
     pub mode: Mode,
     /// "--cassettes auto is auto, which acts as replay because CI is set".
     pub why: String,

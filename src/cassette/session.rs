@@ -293,7 +293,8 @@ impl Session {
     /// stays as it was. A secret still present after scrubbing stops the write with an error
     /// naming its kind, in every mode. A file the file system refuses (a read-only folder, a
     /// full disk) is an error in record, whose job is the write; in auto it is noted for the
-    /// run to warn about ([`Transport::take_unwritten`]) and the case goes on to be scored.
+    /// run's closing warning (how many cassettes went unwritten) and the case goes on to be
+    /// scored.
     pub fn finish(self) -> Result<Option<PathBuf>, CallError> {
         let state = self
             .state

@@ -183,16 +183,21 @@ pub fn unknown_model(
 /// What the adapter asks of a model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatRequest {
+    /// The system message, when the adapter has one.
     pub system: Option<String>,
+    /// The user message: the rendered prompt.
     pub user: String,
     /// Ask for a JSON object (`response_format: json_object`).
     pub json: bool,
 }
 
-/// What a model said, with its usage. `raw` is the provider's whole response body.
+/// What a model said, with its usage.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Completion {
+    /// The reply's text, as the adapter parses it.
     pub text: String,
+    /// Tokens and cost, as far as the provider reports them (priced by
+    /// [`Provider::read_response`] when the response carries no cost).
     pub usage: Usage,
     /// Seconds the call took (the recorded latency on replay).
     pub latency_s: f64,

@@ -35,7 +35,10 @@ struct Counts {
 /// default writes to stderr.
 pub type Quiet = std::sync::Arc<dyn Fn(&mut dyn FnMut(&mut dyn std::io::Write)) + Send + Sync>;
 
-pub struct Control {
+/// The one owner of a run's stop and pause decisions: counts finished and failed cases,
+/// stops the run on `errors.abort_after` or an interrupt, pauses it to ask after a streak of
+/// failed live calls. Every case asks [`Control::may_start`] first.
+pub(crate) struct Control {
     quiet: Quiet,
     stop: AtomicBool,
     status: Mutex<RunStatus>,
@@ -58,6 +61,8 @@ pub struct Control {
 }
 
 impl Control {
+    /// A control for a run of these `models`, `datasets` and `cases` (named in the streak's
+    /// notice), counting every call as live until [`Control::with_live_calls`] says not.
     pub fn new(
         abort_after: Option<AbortAfter>,
         on_streak: OnStreak,
@@ -106,6 +111,7 @@ impl Control {
         });
     }
 
+    /// How the run ends so far: completed, or why it stopped (the first reason wins).
     pub fn status(&self) -> RunStatus {
         *self
             .status
@@ -113,6 +119,7 @@ impl Control {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Whether the run is stopping: no case starts any more.
     pub fn stopped(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
     }

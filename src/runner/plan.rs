@@ -1,3 +1,5 @@
+//! The run plan: what the flags and the config decided, checked once before any call.
+
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
@@ -7,17 +9,25 @@ use crate::suite::{Case, Lineup, Suite};
 /// A validated run: what will be called, how many at a time. Built from flags by the CLI.
 #[derive(Debug, Clone)]
 pub struct RunPlan {
+    /// The suite's settings, without its cases (the plan holds the selected ones).
     pub suite: Arc<Suite>,
+    /// The contenders to run, and those refused (each warned about when the run starts).
     pub lineup: Lineup,
+    /// The selected cases: each contender answers every one.
     pub cases: Vec<Case>,
     /// Cases in flight per experiment.
     pub parallelism: usize,
     /// Experiments at a time; `None` means all.
     pub concurrency: Option<usize>,
+    /// The command the run is stored under.
     pub command: Command,
 }
 
 impl RunPlan {
+    /// Checks what the flags gave: a lineup entry naming a model its provider does not have
+    /// (a `-m`), or `-p 0`, is a usage error. `parallelism` defaults to the config's
+    /// `defaults.parallelism`, else 4; `concurrency` to the machine's cores, and `Some(0)`
+    /// means all experiments at once.
     pub fn new(
         suite: &Suite,
         lineup: Lineup,
@@ -58,7 +68,8 @@ impl RunPlan {
         })
     }
 
-    pub fn concurrency_label(&self) -> String {
+    /// `-j` as the plan shows it: the number, or `all`.
+    pub(crate) fn concurrency_label(&self) -> String {
         match self.concurrency {
             Some(n) => n.to_string(),
             None => "all".into(),

@@ -33,7 +33,9 @@ pub(crate) const MIN_SECRET_LEN: usize = 8;
 /// or a file it could not read, so a scan never passes by not looking.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finding {
+    /// A secret in a file: the file is not safe to commit.
     Secret {
+        /// The file.
         path: PathBuf,
         /// 1-based.
         line: usize,
@@ -41,7 +43,12 @@ pub enum Finding {
         kind: &'static str,
     },
     /// The file (or a folder on the way to it) could not be read: not checked.
-    Unreadable { path: PathBuf, why: String },
+    Unreadable {
+        /// The file or folder.
+        path: PathBuf,
+        /// What the file system said.
+        why: String,
+    },
 }
 
 impl Finding {

@@ -1,3 +1,5 @@
+//! One case: what it feeds the adapter and what a scorer grades the reply against.
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -9,7 +11,9 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum CaseInput {
+    /// `input.txt`, or a JSONL `input` that is a string.
     Text(String),
+    /// A JSONL `input` that is an object: its keys are the template's variables.
     Vars(Map<String, Value>),
 }
 
@@ -24,6 +28,8 @@ impl CaseInput {
         }
     }
 
+    /// The JSON form: a string, or the variables' object (what an exec worker is sent, and
+    /// what the case fingerprint hashes).
     pub fn to_value(&self) -> Value {
         match self {
             CaseInput::Text(t) => Value::String(t.clone()),
@@ -31,7 +37,8 @@ impl CaseInput {
         }
     }
 
-    pub fn word_count(&self) -> usize {
+    /// Words in the input (in each variable's value), for `evals cases`.
+    pub(crate) fn word_count(&self) -> usize {
         match self {
             CaseInput::Text(t) => t.split_whitespace().count(),
             CaseInput::Vars(v) => v
@@ -75,6 +82,7 @@ pub struct Case {
     pub mock_response: Option<String>,
     /// Where it came from: the input file or the JSONL file, with the line for JSONL.
     pub source: PathBuf,
+    /// The 1-based line in a JSONL file; `None` for a case folder.
     pub line: Option<usize>,
 }
 

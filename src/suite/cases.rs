@@ -14,15 +14,20 @@ use crate::error::{Error, Result};
 /// A case that loaded but has a problem `verify` reports (and `run` refuses).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaseProblem {
+    /// The case's key, `dataset/id` (`dataset/?` when no case could be named).
     pub case: String,
+    /// The file or folder at fault (`expected.json`, a looping symlink).
     pub file: PathBuf,
+    /// What `verify` prints: the file, what is wrong, the fix.
     pub message: String,
 }
 
 /// Every case of a suite, in dataset then id order, plus the problems found loading them.
 #[derive(Debug, Clone, Default)]
 pub struct CaseSet {
+    /// Every case that loaded, in dataset then id order.
     pub cases: Vec<Case>,
+    /// What loading found wrong: a run of a case with one is refused.
     pub problems: Vec<CaseProblem>,
     /// Every dataset folder found, even those with no case.
     pub datasets: Vec<String>,
@@ -488,13 +493,16 @@ fn check_duplicates(cases: &[Case], base: &Path) -> Result<()> {
 /// `-d`, `-c` and `--tag` selection.
 #[derive(Debug, Clone, Default)]
 pub struct Selection {
+    /// `-d`: only these datasets.
     pub datasets: Vec<String>,
+    /// `-c`: only these cases (an id, a variant, an id prefix or `dataset/id`).
     pub cases: Vec<String>,
     /// A case carrying any of these tags is selected.
     pub tags: Vec<String>,
 }
 
 impl Selection {
+    /// Whether it selects everything.
     pub fn is_empty(&self) -> bool {
         self.datasets.is_empty() && self.cases.is_empty() && self.tags.is_empty()
     }

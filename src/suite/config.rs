@@ -103,7 +103,7 @@ pub enum AdapterConfig {
         #[serde(default)]
         env: BTreeMap<String, String>,
         /// Variables copied from evals' environment into the workers' (which otherwise get
-        /// only an allow-list: see [`crate::adapter::exec`]).
+        /// only an allow-list: see [`crate::adapter::ExecAdapter`]).
         #[serde(default)]
         pass_env: Vec<String>,
     },
@@ -140,10 +140,14 @@ pub enum ScorerConfig {
     },
 }
 
+/// `scorer.schema`: the fields schema, or the file holding it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum SchemaSource {
+    /// A JSON or YAML file, relative to the config: a loaded [`crate::suite::Suite`]'s
+    /// scorers hold it [`SchemaSource::Inline`] instead.
     File(String),
+    /// The schema itself.
     Inline(Schema),
 }
 
@@ -342,12 +346,17 @@ pub struct ResultsConfig {
     pub display: Option<Display>,
 }
 
+/// `results.display`: whether a run ends with the leaderboard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Display {
+    /// No leaderboard (a report asked for with `--format` or `-o` is still written).
     None,
+    /// The terminal leaderboard (the default).
     Tui,
+    /// Not yet available: the terminal leaderboard, with a note saying so.
     Browser,
+    /// As `browser`.
     Both,
 }
 
@@ -379,6 +388,8 @@ pub struct Pricing {
     pub output: f64,
 }
 
+/// `weighted_score:` — the `wscore` column: accuracy, errors, cost and speed folded into
+/// one number by the suite's weights (comparable within one table only).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WeightedScore {
@@ -386,6 +397,7 @@ pub struct WeightedScore {
     pub weights: IndexMap<String, f64>,
 }
 
+/// `errors:` — when failed calls stop a run.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ErrorsConfig {
@@ -393,6 +405,7 @@ pub struct ErrorsConfig {
     pub abort_after: Option<AbortAfter>,
 }
 
+/// `errors.abort_after: { total, percent }`: the failures after which no call starts.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct AbortAfter {
@@ -417,11 +430,11 @@ pub struct RateLimit {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSection {
-    /// The OpenAI-compatible endpoint (`https://host/v1`).
     /// The registered provider that serves this section (`kind: canned`, one a Rust caller
     /// registered); without it, the section's name says (`openrouter:`, `fake:`), or
     /// `base_url` makes it an OpenAI-compatible one.
     pub kind: Option<String>,
+    /// The OpenAI-compatible endpoint (`https://host/v1`).
     pub base_url: Option<String>,
     /// The variable holding the key (default per provider).
     pub api_key_env: Option<String>,
@@ -433,6 +446,8 @@ pub struct ProviderSection {
     pub models: Option<Vec<ModelEntry>>,
 }
 
+/// One vendor of an OpenRouter section (`openai:`, `anthropic:`): its models' ids read
+/// `vendor/model`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct VendorSection {

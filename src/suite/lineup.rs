@@ -67,20 +67,24 @@ impl ProviderKind {
 /// One model with one set of settings: a column of the experiment matrix.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Contender {
+    /// What results record of it: id, section, model and settings as written.
     pub info: ContenderInfo,
+    /// The provider that serves it, and its section's `base_url` and `api_key_env`.
     pub kind: ProviderKind,
+    /// The temperature to send, as a number; `None` sends none.
     pub temperature: Option<f64>,
     /// Rate limits that apply, outermost first, each with a key naming where it was set.
     pub rate_limits: Vec<(String, RateLimit)>,
 }
 
 impl Contender {
+    /// Its id (`openai/gpt-4o-mini`, `fake/echo`): how results and messages name it.
     pub fn id(&self) -> &str {
         &self.info.id
     }
 
     /// Settings as one filesystem-safe token: `effort-low.temp-0.1.max-8192` (the
-    /// cassette layout's settings folder, [`crate::cassette::settings_slug`]).
+    /// cassette layout's settings folder).
     pub fn settings_slug(&self) -> String {
         crate::cassette::settings_slug(
             self.info.effort.as_deref(),
@@ -93,7 +97,9 @@ impl Contender {
 /// A contender the suite cannot ask, with the reason.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Refusal {
+    /// The lineup entry's id.
     pub id: String,
+    /// Why: `needs typesafe; this suite produces prompt`.
     pub reason: String,
 }
 
@@ -112,12 +118,16 @@ pub struct Overrides {
     pub efforts: Vec<Option<String>>,
     /// `-t`: temperatures.
     pub temperatures: Vec<Option<f64>>,
+    /// `--max-tokens`: the most tokens a reply may have, for every contender.
     pub max_tokens: Option<u32>,
 }
 
+/// The contenders a run asks, from the config's provider sections and the [`Overrides`].
 #[derive(Debug, Clone, Default)]
 pub struct Lineup {
+    /// Each model × effort × temperature the suite can ask, in config order.
     pub contenders: Vec<Contender>,
+    /// Entries the suite cannot ask (a request type it does not produce): never run.
     pub refused: Vec<Refusal>,
     /// Entries naming a model their provider does not have (`fake`, `mock` and `typesafe`
     /// know their models), each with the ones it has: a config or usage error, never run.

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 /// A loaded, validated suite: its config, where it lives, its cases.
 #[derive(Debug, Clone)]
 pub struct Suite {
+    /// `suite:`, else the project folder's name: what runs are stored under.
     pub name: String,
     /// The config file, absolute.
     pub config_path: PathBuf,
@@ -22,11 +23,16 @@ pub struct Suite {
     pub project_dir: PathBuf,
     /// The working directory the suite was found from (for messages).
     pub cwd: PathBuf,
+    /// The config as parsed.
     pub config: Config,
+    /// `request_types:`, checked (never empty): a contender whose provider builds another
+    /// type is refused.
     pub request_types: Vec<String>,
+    /// `adapter:`, else the prompt adapter with `user: "{{ input }}"`.
     pub adapter: AdapterConfig,
     /// Scorer configs with their schemas loaded.
     pub scorers: Vec<ScorerConfig>,
+    /// Every case under `datasets/`, with what loading found wrong.
     pub cases: CaseSet,
     /// Variables from `env_files` (never overriding the environment).
     pub env_files: BTreeMap<String, String>,
@@ -264,9 +270,6 @@ impl Suite {
         vars
     }
 
-    /// The suite fingerprint: scorer config, schema, thresholds and `version`, hashed from
-    /// parsed values with sorted keys ([`crate::fingerprint::of_json`]), so formatting and
-    /// key order never change it.
     /// Checks the lineup against the providers' catalog: a model its provider does not have
     /// is a config error naming the ones it has (`fake/ech: the fake provider has the
     /// models echo, parrot and oracle; ...`). The CLI checks every suite it loads with the
@@ -280,6 +283,9 @@ impl Suite {
         }
     }
 
+    /// The suite fingerprint: scorer config, schema, thresholds and `version`, hashed from
+    /// parsed values with sorted keys (SHA-256 of canonical JSON), so formatting and key
+    /// order never change it. `check` gates a run only against a baseline with the same.
     pub fn fingerprint(&self) -> String {
         let v = serde_json::json!({
             "scorers": self.scorers,
@@ -306,7 +312,7 @@ impl Suite {
 }
 
 /// A case's fingerprint: input, expected, assertions, metadata and thresholds, hashed as
-/// every fingerprint is ([`crate::fingerprint::of_json`]).
+/// every fingerprint is (SHA-256 of canonical JSON).
 pub fn case_fingerprint(case: &Case, thresholds: &BTreeMap<String, f64>) -> String {
     let v = serde_json::json!({
         "input": case.input.to_value(),

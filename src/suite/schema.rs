@@ -1,3 +1,5 @@
+//! The `fields` scorer's schema: each field's type, allowed values and whether it may be null.
+
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
@@ -5,15 +7,22 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FieldType {
+    /// `true` or `false`.
     Boolean,
+    /// A whole number (`3`, `3.0`); compared as a number.
     Integer,
+    /// Any finite number.
     Number,
+    /// Text, compared trimmed and case-folded.
     String,
+    /// One of `values` (case-folded).
     Enum,
+    /// A list of `values`, compared as a set.
     MultiEnum,
 }
 
 impl FieldType {
+    /// The type as a schema writes it (`multi_enum`).
     pub fn name(self) -> &'static str {
         match self {
             FieldType::Boolean => "boolean",
@@ -30,6 +39,7 @@ impl FieldType {
 /// or the shorthand `integer`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FieldSpec {
+    /// `type:`: what values the field takes and how they compare.
     #[serde(rename = "type")]
     pub kind: FieldType,
     /// Allowed values for `enum` and `multi_enum`.
@@ -37,6 +47,7 @@ pub struct FieldSpec {
     pub values: Vec<String>,
     /// A field is nullable unless it says `nullable: false`.
     pub nullable: bool,
+    /// What the field means, for the model: it is in the schema `{{ schema }}` renders.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
