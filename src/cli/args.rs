@@ -1,3 +1,8 @@
+//! The command line's clap types: flags, subcommands and their help text.
+
+// The doc comments are clap's `--help` text (`<project>` is a placeholder), not HTML.
+#![allow(rustdoc::invalid_html_tags)]
+
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
