@@ -98,13 +98,26 @@ pub struct RecordedUsage {
 }
 
 impl RecordedUsage {
-    /// `usage.prompt_tokens`, `usage.completion_tokens` and `usage.cost` of an
-    /// OpenAI-shaped body; `None` when it has none of them.
-    pub fn from_body(body: &Value) -> Option<RecordedUsage> {
+    /// The tokens and cost a response body reports: `usage.prompt_tokens` (or
+    /// `input_tokens`), `usage.completion_tokens` (or `output_tokens`) and `usage.cost` of
+    /// an OpenAI-shaped body, or of the last event carrying `usage` in a server-sent-events
+    /// body (`stream: true`); `None` when it reports none of them. The one reader of usage:
+    /// the cassette writes it, the providers price their completions with it.
+    pub(crate) fn from_body(body: &Value) -> Option<RecordedUsage> {
+        if let Value::String(text) = body {
+            let last = text
+                .lines()
+                .rev()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+                .find(|v| v.get("usage").is_some_and(|u| !u.is_null()))?;
+            return RecordedUsage::from_body(&last);
+        }
         let usage = body.get("usage")?;
+        let num = |k: &str| usage.get(k).and_then(Value::as_u64);
         let usage = RecordedUsage {
-            prompt_tokens: usage.get("prompt_tokens").and_then(Value::as_u64),
-            completion_tokens: usage.get("completion_tokens").and_then(Value::as_u64),
+            prompt_tokens: num("prompt_tokens").or_else(|| num("input_tokens")),
+            completion_tokens: num("completion_tokens").or_else(|| num("output_tokens")),
             cost: usage.get("cost").and_then(Value::as_f64),
         };
         let empty = usage.prompt_tokens.is_none()
@@ -294,5 +307,26 @@ mod tests {
         let u = RecordedUsage::from_body(&json!({"usage": {"prompt_tokens": 5}})).unwrap();
         assert_eq!(u.prompt_tokens, Some(5));
         assert_eq!(RecordedUsage::from_body(&json!({"choices": []})), None);
+    }
+
+    #[test]
+    fn usage_is_read_as_the_providers_read_it_responses_shape_and_streams_included() {
+        // The Responses API's names, and a stream whose last usage-bearing event counts:
+        // the cassette records what the completion was priced by.
+        let responses = json!({"usage": {"input_tokens": 7, "output_tokens": 3}});
+        let u = RecordedUsage::from_body(&responses).unwrap();
+        assert_eq!((u.prompt_tokens, u.completion_tokens), (Some(7), Some(3)));
+        let sse = Value::String(
+            "data: {\"choices\":[]}\n\ndata: {\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":4,\"cost\":0.5}}\n\ndata: [DONE]\n".into(),
+        );
+        let u = RecordedUsage::from_body(&sse).unwrap();
+        assert_eq!(
+            (u.prompt_tokens, u.completion_tokens, u.cost),
+            (Some(9), Some(4), Some(0.5))
+        );
+        assert_eq!(
+            RecordedUsage::from_body(&Value::String("data: [DONE]\n".into())),
+            None
+        );
     }
 }

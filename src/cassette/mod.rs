@@ -36,7 +36,7 @@ pub(crate) mod status;
 mod store;
 
 pub use error::{CassetteError, SecretPlace};
-pub(crate) use format::CassetteContender;
+pub(crate) use format::{CassetteContender, RecordedUsage};
 pub use http::{Accept, CallError, HttpRequest, HttpResponse, Verdict, any_2xx};
 pub(crate) use http::{Limit, Route, Upstream, UpstreamFuture, human_bytes};
 pub(crate) use live::LiveClient;

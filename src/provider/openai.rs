@@ -374,22 +374,13 @@ impl OpenAiCompatible {
 /// Tokens and cost from an OpenAI-shaped response body, or from the last event that carries
 /// `usage` in a server-sent-events body (`stream: true`).
 pub fn usage_of(body: &Value) -> Usage {
-    if let Value::String(text) = body {
-        let last = text
-            .lines()
-            .rev()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-            .find(|v| v.get("usage").is_some_and(|u| !u.is_null()));
-        return last.map(|v| usage_of(&v)).unwrap_or_default();
-    }
-    let u = body.get("usage");
-    let num = |k: &str| u.and_then(|u| u.get(k)).and_then(Value::as_u64);
-    Usage {
-        input_tokens: num("prompt_tokens").or_else(|| num("input_tokens")),
-        output_tokens: num("completion_tokens").or_else(|| num("output_tokens")),
-        cost_usd: u.and_then(|u| u.get("cost")).and_then(Value::as_f64),
-    }
+    crate::cassette::RecordedUsage::from_body(body)
+        .map(|u| Usage {
+            input_tokens: u.prompt_tokens,
+            output_tokens: u.completion_tokens,
+            cost_usd: u.cost,
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
