@@ -383,7 +383,7 @@ impl AdapterSession for ExecSession {
                     "adapter: answered while one of its calls was still in flight".to_string(),
                 )),
             };
-            let mut reply = answer.map_err(adapter_error)?;
+            let mut reply = answer?;
             if let Some(e) = spent.error {
                 return Err(e);
             }
@@ -546,14 +546,16 @@ impl Drop for Worker {
 }
 
 impl Worker {
-    /// Sends a case and reads the answer. `Err` is a crashed or broken worker: an error of
-    /// the case. An answer with `error` is the model's failure (scored 0).
+    /// Sends a case and reads the answer. `Err` is a crashed or broken worker (an error of
+    /// the case of kind `adapter`) or one that gave no answer in time (`timeout`). An
+    /// answer with `error` is the model's failure (scored 0).
     pub async fn ask(
         &mut self,
         case: &Case,
         contender: &Contender,
         timeout: Duration,
-    ) -> Result<Reply, String> {
+    ) -> Result<Reply, CaseError> {
+        let broken = |e: String| CaseError::new(CaseErrorKind::Adapter, e);
         let line = request_line(case, contender);
         let write = async {
             self.stdin.write_all(line.as_bytes()).await?;
@@ -561,9 +563,10 @@ impl Worker {
             self.stdin.flush().await
         };
         if let Err(e) = write.await {
-            return Err(self
-                .crashed(&format!("could not write the case to the adapter: {e}"))
-                .await);
+            return Err(broken(
+                self.crashed(&format!("could not write the case to the adapter: {e}"))
+                    .await,
+            ));
         }
         // The worker's exit is watched, not only its output: a child it started (and that
         // outlives it) holds the pipe open, and the crash would wait for the timeout.
@@ -588,33 +591,41 @@ impl Worker {
         let text = match read {
             Err(_) => {
                 let stderr = self.stop().await;
-                return Err(format!(
-                    "adapter: no answer within {}s; it was stopped ({stderr})",
-                    timeout.as_secs()
+                return Err(CaseError::new(
+                    CaseErrorKind::Timeout,
+                    format!(
+                        "adapter: no answer within {}s; it was stopped ({stderr})",
+                        timeout.as_secs()
+                    ),
                 ));
             }
             Ok((Err(e), _)) => {
-                return Err(self
-                    .crashed(&format!("could not read the adapter's answer: {e}"))
-                    .await);
+                return Err(broken(
+                    self.crashed(&format!("could not read the adapter's answer: {e}"))
+                        .await,
+                ));
             }
             Ok((Ok(None), false)) => {
-                return Err(self.crashed("the adapter closed its output").await);
+                return Err(broken(self.crashed("the adapter closed its output").await));
             }
-            Ok((Ok(None), true)) => return Err(self.crashed("the adapter exited").await),
+            Ok((Ok(None), true)) => {
+                return Err(broken(self.crashed("the adapter exited").await));
+            }
             Ok((Ok(Some(t)), _)) => t,
         };
         let answer: Answer = serde_json::from_str(&text).map_err(|e| {
             // Scrubbed before it is cut: a key across the cut would keep its first half.
             let shown: String = crate::secrets::scrub(&text).chars().take(120).collect();
-            format!("adapter: its answer is not the protocol's JSON line ({e}): {shown}")
+            broken(format!(
+                "adapter: its answer is not the protocol's JSON line ({e}): {shown}"
+            ))
         })?;
         let wanted = case.key();
         if answer.id.as_str() != Some(wanted.as_str()) {
-            return Err(format!(
+            return Err(broken(format!(
                 "adapter: answered id {} for case {wanted}",
                 answer.id
-            ));
+            )));
         }
         Ok(Reply {
             output: answer.output,

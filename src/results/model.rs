@@ -313,8 +313,10 @@ pub enum CaseErrorKind {
     TooLarge,
     /// The case's prompt template could not be filled.
     Template,
-    /// The exec adapter failed: it crashed, broke the protocol or gave no answer in time.
+    /// The exec adapter failed: it crashed or broke the protocol.
     Adapter,
+    /// The exec adapter gave no answer within the case's time and was stopped.
+    Timeout,
     /// Anything else (a run that could not set the case up).
     Other,
 }

@@ -439,7 +439,15 @@ mod tests {
     fn every_kind_and_an_outcome_of_your_own_round_trip() {
         use CaseErrorKind::*;
         for kind in [
-            Transport, Miss, Cassette, TooLarge, Template, Adapter, Other,
+            Transport,
+            Miss,
+            Cassette,
+            RefusedWrite,
+            TooLarge,
+            Template,
+            Adapter,
+            Timeout,
+            Other,
         ] {
             let mut r = run(
                 "r",

@@ -571,7 +571,9 @@ fn a_crashed_worker_says_where_its_stderr_went() {
     assert!(
         quiet.ends_with("; it wrote nothing on stderr") && !quiet.contains("log"),
         "never a log that does not exist: {quiet}"
-    );
+    );    for c in cases {
+        assert_eq!(c["error_kind"], "adapter", "a crash is the adapter's error: {c}");
+    }
 }
 
 /// Whether `pid` still exists (running, or a zombie nobody reaped).
@@ -780,5 +782,44 @@ fn pass_env_names_variables_and_only_on_an_exec_adapter() {
         .file("evals/datasets/d/cases.jsonl", "{\"id\": \"a\", \"input\": \"x\"}\n");
     prompt.evals(&["run", "--no-autosave"]).code(2).stderr_has(
         "error: evals/.llm-evals.config.yml:5:3: unknown key 'pass_env' in adapter ('pass_env' is a key of `kind: exec` adapters; remove it, or change the kind)",
+    );
+}
+
+#[test]
+fn a_worker_that_never_answers_is_stopped_and_its_case_errors_as_a_timeout() {
+    // `defaults.timeout` is per call; a case gets five calls' worth (here 1 s), then the
+    // worker is stopped and the case errors with its own kind, not as a crash.
+    let p = worker_suite(
+        "import json, sys, time\nfor line in sys.stdin:\n    m = json.loads(line)\n    if m['case']['id'] == 'slow':\n        time.sleep(30)\n    print(json.dumps({'id': m['id'], 'output': 'ok'}), flush=True)\n",
+        "defaults: { timeout: 0.2 }\n",
+        &["slow", "fast"],
+    );
+    p.evals(&[
+        "run",
+        "--no-autosave",
+        "-p",
+        "1",
+        "--format",
+        "json",
+        "-o",
+        "out.json",
+    ])
+    .code(1);
+    let out: Value = serde_json::from_str(&p.read("out.json")).unwrap();
+    let cases = out["experiments"][0]["cases"].as_array().unwrap();
+    let by = |id: &str| cases.iter().find(|c| c["case"] == id).unwrap().clone();
+    let slow = by("slow");
+    assert_eq!(slow["error_kind"], "timeout", "{slow}");
+    assert!(
+        slow["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("adapter: no answer within 1s; it was stopped"),
+        "{slow}"
+    );
+    assert_eq!(
+        by("fast")["error"],
+        Value::Null,
+        "the next case gets a new worker"
     );
 }
