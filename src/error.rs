@@ -229,31 +229,11 @@ pub fn write_atomic_streamed(
     write: impl FnOnce(&mut dyn std::io::Write) -> Result<()>,
 ) -> Result<()> {
     use std::io::Write;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
-        .suffix(TEMP_SUFFIX)
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(dir, e))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(|e| Error::io(path, e))?;
-    }
-    {
-        let mut out = crate::secrets::ScrubWriter(std::io::BufWriter::new(tmp.as_file_mut()));
+    replace_atomically(path, |tmp| {
+        let mut out = crate::secrets::ScrubWriter(std::io::BufWriter::new(tmp));
         write(&mut out)?;
-        out.flush().map_err(|e| Error::io(path, e))?;
-    }
-    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    Ok(())
+        out.flush().map_err(|e| Error::io(path, e))
+    })
 }
 
 /// [`write_atomic`] without the scrubber, for the one kind of file that is the user's own
@@ -261,6 +241,17 @@ pub fn write_atomic_streamed(
 /// in a `base_url` there is the user's to keep, and replacing it would break the config.
 pub(crate) fn write_atomic_verbatim(path: &Path, contents: &[u8]) -> Result<()> {
     use std::io::Write;
+    replace_atomically(path, |tmp| {
+        tmp.write_all(contents).map_err(|e| Error::io(path, e))
+    })
+}
+
+/// The one atomic write: `fill` writes a temp file in `path`'s folder (created if need
+/// be), which is synced and renamed over `path` only if `fill` succeeds.
+fn replace_atomically(
+    path: &Path,
+    fill: impl FnOnce(&mut std::fs::File) -> Result<()>,
+) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -280,7 +271,7 @@ pub(crate) fn write_atomic_verbatim(path: &Path, contents: &[u8]) -> Result<()> 
             .set_permissions(std::fs::Permissions::from_mode(0o644))
             .map_err(|e| Error::io(path, e))?;
     }
-    tmp.write_all(contents).map_err(|e| Error::io(path, e))?;
+    fill(tmp.as_file_mut())?;
     tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())

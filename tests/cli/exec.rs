@@ -571,8 +571,12 @@ fn a_crashed_worker_says_where_its_stderr_went() {
     assert!(
         quiet.ends_with("; it wrote nothing on stderr") && !quiet.contains("log"),
         "never a log that does not exist: {quiet}"
-    );    for c in cases {
-        assert_eq!(c["error_kind"], "adapter", "a crash is the adapter's error: {c}");
+    );
+    for c in cases {
+        assert_eq!(
+            c["error_kind"], "adapter",
+            "a crash is the adapter's error: {c}"
+        );
     }
 }
 
