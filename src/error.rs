@@ -52,6 +52,9 @@ pub enum Error {
     /// No usable baseline for `check`.
     #[error(transparent)]
     Baseline(#[from] crate::gate::BaselineError),
+    /// A run history that is not one (exit 2) or that failed while running (exit 1).
+    #[error(transparent)]
+    History(#[from] crate::history::HistoryError),
     /// A suite input is missing or cannot be read: the config, a file it names
     /// (`scorer.schema`, `adapter.system`, `env_files`), a case file, or a file named on the
     /// command line (`--baseline run.json`, `evals render FILE`). Bad input: exit 2.
@@ -94,7 +97,10 @@ impl Error {
                 exit::USAGE
             }
             Error::Cassette(e) if e.is_bad_input() => exit::USAGE,
-            Error::Io { .. } | Error::Failed(_) | Error::Cassette(_) => exit::FAILED,
+            Error::History(e) if e.is_bad_input() => exit::USAGE,
+            Error::Io { .. } | Error::Failed(_) | Error::Cassette(_) | Error::History(_) => {
+                exit::FAILED
+            }
         }
     }
 
@@ -328,6 +334,39 @@ mod tests {
             why: s(),
         };
         assert_eq!(Error::from(unwritable).exit_code(), exit::FAILED);
+        use crate::history::HistoryError;
+        for bad_input in [
+            HistoryError::NotAHistory {
+                shown: s(),
+                what: "not a SQLite database",
+            },
+            HistoryError::TooNew {
+                path: path(),
+                found: 9,
+                known: 2,
+            },
+            HistoryError::Ambiguous {
+                prefix: s(),
+                path: path(),
+                count: 2,
+                listed: s(),
+            },
+        ] {
+            assert_eq!(Error::from(bad_input).exit_code(), exit::USAGE);
+        }
+        for failed in [
+            HistoryError::Sqlite {
+                shown: s(),
+                why: s(),
+            },
+            HistoryError::Unreadable {
+                path: path(),
+                id: s(),
+                why: s(),
+            },
+        ] {
+            assert_eq!(Error::from(failed).exit_code(), exit::FAILED);
+        }
     }
 
     #[test]

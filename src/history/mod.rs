@@ -4,9 +4,11 @@
 //! [`SqliteStore`] (a file beside the project, the default) is the one implementation
 //! today. A store for a shared database (PostgreSQL) implements the same trait.
 
+mod error;
 pub(crate) mod git;
 pub(crate) mod store;
 
+pub use error::HistoryError;
 pub use store::{BranchRun, History, RunFilter, RunSummary, SqliteStore};
 
 use crate::error::Result;

@@ -12,6 +12,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
+use super::HistoryError;
 use crate::error::{Error, Result};
 use crate::results::{CaseLog, RunResult};
 
@@ -155,11 +156,12 @@ impl SqliteStore {
                 .map_err(|e| self.err(e))?;
             let version = usize::try_from(version).unwrap_or(0);
             if version > MIGRATIONS.len() {
-                return Err(Error::Usage(format!(
-                    "{}: history schema version {version} is newer than this evals knows ({}); upgrade evals, or pass --history with another file",
-                    self.path.display(),
-                    MIGRATIONS.len()
-                )));
+                return Err(HistoryError::TooNew {
+                    path: self.path.clone(),
+                    found: version,
+                    known: MIGRATIONS.len(),
+                }
+                .into());
             }
             for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
                 self.conn.execute_batch(sql).map_err(|e| self.err(e))?;
@@ -230,12 +232,11 @@ impl SqliteStore {
             let mut file = snapshot.0;
             std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))
                 .and_then(|_| std::io::copy(&mut file, &mut blob))
-                .map_err(|err| {
-                    Error::Failed(format!(
-                        "{}: could not write run {}'s snapshot: {err}",
-                        path.display(),
-                        r.id
-                    ))
+                .map_err(|err| HistoryError::Unwritten {
+                    path: Some(path.to_path_buf()),
+                    what: "write the snapshot of",
+                    id: r.id.clone(),
+                    why: err.to_string(),
                 })?;
         }
         {
@@ -303,10 +304,12 @@ impl SqliteStore {
 
     fn parse(&self, id: &str, text: &str) -> Result<RunResult> {
         serde_json::from_str(text).map_err(|e| {
-            Error::Failed(format!(
-                "{}: run {id} has an unreadable snapshot ({e}); export another run, or pass --history with another file",
-                self.path.display()
-            ))
+            HistoryError::Unreadable {
+                path: self.path.clone(),
+                id: id.to_string(),
+                why: e.to_string(),
+            }
+            .into()
         })
     }
 
@@ -378,11 +381,13 @@ impl SqliteStore {
                     })
                     .collect();
                 let more = if count > 5 { ", ..." } else { "" };
-                Err(Error::Usage(format!(
-                    "run id prefix {r} matches {count} runs in {} ({}{more}): give more of the id, or the run's number from `evals history`",
-                    self.path.display(),
-                    listed.join(", ")
-                )))
+                Err(HistoryError::Ambiguous {
+                    prefix: r.to_string(),
+                    path: self.path.clone(),
+                    count: count as usize,
+                    listed: format!("{}{more}", listed.join(", ")),
+                }
+                .into())
             }
         }
     }
@@ -495,8 +500,11 @@ impl SqliteStore {
 /// with its length.
 fn compact_snapshot(run: &RunResult, cases: &CaseLog) -> Result<(std::fs::File, u64)> {
     use std::io::Write;
-    let failed = |err: std::io::Error| {
-        Error::Failed(format!("could not serialize run {}: {err}", run.run.id))
+    let failed = |err: std::io::Error| HistoryError::Unwritten {
+        path: None,
+        what: "serialize",
+        id: run.run.id.clone(),
+        why: err.to_string(),
     };
     let mut file = tempfile::tempfile().map_err(failed)?;
     let mut out = crate::secrets::ScrubWriter(std::io::BufWriter::new(&mut file));
@@ -520,28 +528,13 @@ fn sql_err(path: &Path, e: rusqlite::Error) -> Error {
         _ => None,
     };
     match damaged {
-        // Not a problem of the run: the file is not what a history is (exit 2), and moving
-        // it aside keeps it for whoever wants to look at it.
-        Some(what) => {
-            let q = shell_quote(&shown);
-            let bad = shell_quote(&format!("{shown}.bad"));
-            Error::Config(format!(
-                "{shown}: {what}, so not a run history: move it aside (`mv {q} {bad}`; the next run starts a new one) or pass --history PATH"
-            ))
+        // Not a problem of the run: the file is not what a history is (exit 2).
+        Some(what) => HistoryError::NotAHistory { shown, what }.into(),
+        None => HistoryError::Sqlite {
+            shown,
+            why: e.to_string(),
         }
-        None => Error::Failed(format!(
-            "{shown}: history store: {e}; check the file is writable, or pass --history with another file"
-        )),
-    }
-}
-
-/// `path` as one shell word.
-fn shell_quote(path: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+=:@%,".contains(c);
-    if !path.is_empty() && path.chars().all(plain) {
-        path.to_string()
-    } else {
-        format!("'{}'", path.replace('\'', "'\\''"))
+        .into(),
     }
 }
 

@@ -1,0 +1,108 @@
+//! What can go wrong with a run history, each failure a kind of its own;
+//! [`crate::error::Error::exit_code`] maps each to its exit code.
+
+use std::path::PathBuf;
+
+/// A history store's failure. The file is named as the user would type it.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    /// The file is not a SQLite database, or a damaged one: not a run history (bad input,
+    /// exit 2). Moving it aside keeps it for whoever wants to look at it.
+    #[error(
+        "{shown}: {what}, so not a run history: move it aside (`mv {} {}`; the next run starts a new one) or pass --history PATH",
+        shell_quote(shown),
+        shell_quote(&format!("{shown}.bad"))
+    )]
+    NotAHistory {
+        /// The file, as shown.
+        shown: String,
+        /// "not a SQLite database" or "a damaged SQLite database".
+        what: &'static str,
+    },
+    /// Its schema is newer than this evals knows (exit 2).
+    #[error(
+        "{}: history schema version {found} is newer than this evals knows ({known}); upgrade evals, or pass --history with another file",
+        path.display()
+    )]
+    TooNew {
+        /// The store's file.
+        path: PathBuf,
+        /// The schema version the file has.
+        found: usize,
+        /// The newest version this evals knows.
+        known: usize,
+    },
+    /// A run id prefix that matches more than one run (exit 2).
+    #[error(
+        "run id prefix {prefix} matches {count} runs in {} ({listed}): give more of the id, or the run's number from `evals history`",
+        path.display()
+    )]
+    Ambiguous {
+        /// The prefix given.
+        prefix: String,
+        /// The store's file.
+        path: PathBuf,
+        /// How many runs it matches.
+        count: usize,
+        /// The first few of them (`#3 0193…, #4 0193…, ...`).
+        listed: String,
+    },
+    /// A stored run whose snapshot cannot be read back (exit 1).
+    #[error(
+        "{}: run {id} has an unreadable snapshot ({why}); export another run, or pass --history with another file",
+        path.display()
+    )]
+    Unreadable {
+        /// The store's file.
+        path: PathBuf,
+        /// The run.
+        id: String,
+        /// What the JSON reader said.
+        why: String,
+    },
+    /// A run could not be written into the store (exit 1).
+    #[error("{}could not {what} run {id}: {why}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
+    Unwritten {
+        /// The store's file, when known.
+        path: Option<PathBuf>,
+        /// "serialize" or "write ...'s snapshot".
+        what: &'static str,
+        /// The run.
+        id: String,
+        /// What failed.
+        why: String,
+    },
+    /// SQLite failed otherwise (a locked or read-only file; exit 1).
+    #[error(
+        "{shown}: history store: {why}; check the file is writable, or pass --history with another file"
+    )]
+    Sqlite {
+        /// The file, as shown.
+        shown: String,
+        /// What SQLite said.
+        why: String,
+    },
+}
+
+impl HistoryError {
+    /// Whether the history itself is bad input (exit 2) rather than a failure while
+    /// running (exit 1).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            HistoryError::NotAHistory { .. }
+                | HistoryError::TooNew { .. }
+                | HistoryError::Ambiguous { .. }
+        )
+    }
+}
+
+/// `path` as one shell word.
+pub(crate) fn shell_quote(path: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+=:@%,".contains(c);
+    if !path.is_empty() && path.chars().all(plain) {
+        path.to_string()
+    } else {
+        format!("'{}'", path.replace('\'', r"'\''"))
+    }
+}
