@@ -3,7 +3,7 @@
 
 use crate::adapter::Adapter;
 use crate::score::Scorer;
-use crate::suite::{Case, Suite, discovery};
+use crate::suite::{Case, Cases, Suite, discovery};
 
 /// Every problem of the `picked` cases, each naming its file: what loading found (empty
 /// input, unparsable expected.json), what the scorer finds (values the schema forbids, bad
@@ -11,18 +11,19 @@ use crate::suite::{Case, Suite, discovery};
 /// loading problems of cases outside the selection too (a case folder with no id).
 pub fn problems(
     suite: &Suite,
-    picked: &[Case],
+    picked: &Cases,
     scorer: &dyn Scorer,
     adapter: Option<&dyn Adapter>,
     all_loaded: bool,
 ) -> Vec<String> {
     let mut problems: Vec<String> = Vec::new();
     for p in &suite.cases.problems {
-        if all_loaded || picked.iter().any(|c| c.key() == p.case) {
+        if all_loaded || picked.heads().any(|c| c.key() == p.case) {
             problems.push(p.message.clone());
         }
     }
-    for c in picked {
+    for c in picked.iter() {
+        let c = &c;
         // An unreadable expected.json is reported once, by loading; the scorer would only
         // add "expected.json is missing".
         let expected_unreadable = suite
