@@ -464,6 +464,21 @@ pub(super) fn parse_line(
     }
     let c: JsonlCase =
         serde_json::from_value(value).map_err(|e| Error::Config(format!("{at}: {e}")))?;
+    jsonl_case(dataset, file, lineno, c, &at)
+}
+
+/// A line read again ([`super::stored`]): straight into its fields, which gives what the
+/// checked way above gives for any line that passed it; a line that does not parse this
+/// way (a key given twice: the value keeps the last) goes the checked way.
+pub(super) fn reparse_line(dataset: &str, file: &Path, lineno: usize, line: &str) -> Result<Case> {
+    match serde_json::from_str::<JsonlCase>(line) {
+        Ok(c) => jsonl_case(dataset, file, lineno, c, &file.display().to_string()),
+        Err(_) => parse_line(dataset, file, lineno, line, Path::new("")),
+    }
+}
+
+/// The case of a parsed line, or what is wrong with its id or weight.
+fn jsonl_case(dataset: &str, file: &Path, lineno: usize, c: JsonlCase, at: &str) -> Result<Case> {
     let id = match c.id {
         Value::String(s) if !s.trim().is_empty() => s,
         Value::Number(n) => n.to_string(),

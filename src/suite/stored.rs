@@ -88,12 +88,11 @@ impl Store {
     fn case(&self, s: &Stored) -> Case {
         match &s.body {
             Body::Parsed(c) => (**c).clone(),
-            Body::Line { file, line, text } => super::cases::parse_line(
+            Body::Line { file, line, text } => super::cases::reparse_line(
                 &self.datasets[s.dataset as usize],
                 &self.files[*file as usize],
                 *line as usize,
                 text,
-                Path::new(""),
             )
             // The same text, parsed the same way, loaded without an error.
             .unwrap_or_else(|e| panic!("a case that loaded no longer parses: {e}")),
@@ -204,5 +203,78 @@ impl Cases {
                 (d, cases)
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::cases::{Selection, load_cases, parse_line, select};
+    use std::path::Path;
+
+    const LINES: &str = r#"{"id": "b/2", "input": "two", "expected": {"a": 1}, "tags": ["x"]}
+{"id": "a/1", "input": {"q": "one"}, "expect": [{"contains": "o"}], "weight": 2, "metadata": {"k": [1, 2]}, "minimum_scores": {"score": 0.5}, "mock_response": {"a": 1}}
+
+{"id": "c", "id": "c/3", "input": "a key given twice keeps the last"}
+{"id": 7, "input": "a number id", "mock_response": null}
+"#;
+
+    fn suite(dir: &Path) {
+        let ds = dir.join("evals/datasets/d");
+        std::fs::create_dir_all(ds.join("cases/plain")).unwrap();
+        std::fs::write(ds.join("cases/plain/input.txt"), "from a folder").unwrap();
+        std::fs::write(ds.join("cases/plain/expected.json"), r#"{"a": 2}"#).unwrap();
+        std::fs::write(ds.join("cases.jsonl"), LINES).unwrap();
+    }
+
+    #[test]
+    fn a_case_read_again_is_the_case_its_line_loaded_as() {
+        let tmp = tempfile::tempdir().unwrap();
+        suite(tmp.path());
+        let set = load_cases(&tmp.path().join("evals"), tmp.path(), tmp.path()).unwrap();
+        let file = tmp.path().join("evals/datasets/d/cases.jsonl");
+        let ids: Vec<&str> = set.cases.heads().map(|h| h.id).collect();
+        assert_eq!(ids, ["7", "a/1", "b/2", "c/3", "plain"]);
+        for (i, head) in set.cases.heads().enumerate() {
+            let case = set.cases.get(i);
+            assert_eq!(
+                (head.id, head.dataset, head.variant, head.tags),
+                (
+                    case.id.as_str(),
+                    case.dataset.as_str(),
+                    case.variant.as_str(),
+                    case.tags.as_slice()
+                )
+            );
+            assert_eq!((head.source, head.line), (case.source.as_path(), case.line));
+            if let Some(n) = case.line {
+                let line = LINES.lines().nth(n - 1).unwrap();
+                assert_eq!(case, parse_line("d", &file, n, line, tmp.path()).unwrap());
+            }
+        }
+        assert_eq!(
+            set.cases.get(3).input.as_text(),
+            "a key given twice keeps the last"
+        );
+        assert_eq!(
+            set.cases.get(1).mock_response.as_deref(),
+            Some(r#"{"a":1}"#)
+        );
+    }
+
+    #[test]
+    fn a_selection_shares_the_suites_cases_in_their_order() {
+        let tmp = tempfile::tempdir().unwrap();
+        suite(tmp.path());
+        let set = load_cases(&tmp.path().join("evals"), tmp.path(), tmp.path()).unwrap();
+        let sel = Selection {
+            cases: vec!["d/b/2".into(), "plain".into(), "a".into()],
+            ..Default::default()
+        };
+        let picked = select(&set, &sel).unwrap();
+        let keys: Vec<String> = picked.heads().map(|h| h.key()).collect();
+        assert_eq!(keys, ["d/a/1", "d/b/2", "d/plain"]);
+        assert_eq!(picked.get(1), set.cases.get(2));
+        assert_eq!(picked.by_dataset().len(), 1);
+        assert_eq!(picked.datasets(), ["d"]);
     }
 }
