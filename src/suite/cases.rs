@@ -464,7 +464,7 @@ pub(super) fn parse_line(
     }
     let c: JsonlCase =
         serde_json::from_value(value).map_err(|e| Error::Config(format!("{at}: {e}")))?;
-    jsonl_case(dataset, file, lineno, c, &at)
+    jsonl_case(dataset, file, lineno, c, || at.clone())
 }
 
 /// A line read again ([`super::stored`]): straight into its fields, which gives what the
@@ -472,32 +472,42 @@ pub(super) fn parse_line(
 /// way (a key given twice: the value keeps the last) goes the checked way.
 pub(super) fn reparse_line(dataset: &str, file: &Path, lineno: usize, line: &str) -> Result<Case> {
     match serde_json::from_str::<JsonlCase>(line) {
-        Ok(c) => jsonl_case(dataset, file, lineno, c, &file.display().to_string()),
+        Ok(c) => jsonl_case(dataset, file, lineno, c, || file.display().to_string()),
         Err(_) => parse_line(dataset, file, lineno, line, Path::new("")),
     }
 }
 
 /// The case of a parsed line, or what is wrong with its id or weight.
-fn jsonl_case(dataset: &str, file: &Path, lineno: usize, c: JsonlCase, at: &str) -> Result<Case> {
+/// `at` names the line in a message (only made for one).
+fn jsonl_case(
+    dataset: &str,
+    file: &Path,
+    lineno: usize,
+    c: JsonlCase,
+    at: impl Fn() -> String,
+) -> Result<Case> {
     let id = match c.id {
         Value::String(s) if !s.trim().is_empty() => s,
         Value::Number(n) => n.to_string(),
         _ => {
             return Err(Error::Config(format!(
-                "{at}: `id` must be a non-empty string"
+                "{}: `id` must be a non-empty string",
+                at()
             )));
         }
     };
     if id.split('/').any(|p| p.is_empty() || p == "." || p == "..") {
         return Err(Error::Config(format!(
-            "{at}: id '{id}' has an empty, `.` or `..` part"
+            "{}: id '{id}' has an empty, `.` or `..` part",
+            at()
         )));
     }
     if let Some(w) = c.weight
         && !(w.is_finite() && w > 0.0)
     {
         return Err(Error::Config(format!(
-            "{at}: weight {w} must be a positive number (it scales the case in the means; leave it out for 1)"
+            "{}: weight {w} must be a positive number (it scales the case in the means; leave it out for 1)",
+            at()
         )));
     }
     let variant = id.split('/').next().unwrap_or(&id).to_string();
