@@ -103,9 +103,13 @@ impl Store {
 /// What a case is known by without parsing it: its id, dataset, variant, tags and file.
 #[derive(Debug, Clone, Copy)]
 pub struct CaseHead<'a> {
+    /// As [`Case::id`].
     pub id: &'a str,
+    /// As [`Case::dataset`].
     pub dataset: &'a str,
+    /// As [`Case::variant`].
     pub variant: &'a str,
+    /// As [`Case::tags`].
     pub tags: &'a [String],
     /// The input file or the JSONL file.
     pub source: &'a Path,
@@ -138,10 +142,12 @@ impl Cases {
         }
     }
 
+    /// How many cases.
     pub fn len(&self) -> usize {
         self.picked.len()
     }
 
+    /// Whether there is no case.
     pub fn is_empty(&self) -> bool {
         self.picked.is_empty()
     }
