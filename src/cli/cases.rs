@@ -8,7 +8,7 @@ pub(crate) fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
     let scorer = crate::score::build(suite)?;
     let picked = cases::select(&suite.cases, &selection(sel))?;
     // A tags column when the suite's cases carry any (the shape does not change with -d).
-    let tagged = suite.cases.cases.iter().any(|c| !c.tags.is_empty());
+    let tagged = suite.cases.cases.heads().any(|c| !c.tags.is_empty());
     let mut header = vec![
         "dataset".into(),
         "case".into(),
@@ -20,7 +20,8 @@ pub(crate) fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
         header.push("tags".into());
     }
     let mut t = table(header);
-    for c in &picked {
+    for c in picked.iter() {
+        let c = &c;
         let difficulty = c
             .metadata
             .get("difficulty")
@@ -48,8 +49,7 @@ pub(crate) fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
     }
     align_right(&mut t, [4]);
     out.line(&t.to_string());
-    let datasets: std::collections::BTreeSet<&str> =
-        picked.iter().map(|c| c.dataset.as_str()).collect();
+    let datasets: std::collections::BTreeSet<&str> = picked.heads().map(|c| c.dataset).collect();
     out.line(&format!(
         "{} cases in {} datasets",
         picked.len(),

@@ -81,8 +81,8 @@ pub(crate) fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
         out.warn(&r.to_string());
     }
     let mut per_dataset: BTreeMap<&str, usize> = BTreeMap::new();
-    for c in &plan.cases {
-        *per_dataset.entry(c.dataset.as_str()).or_default() += 1;
+    for c in plan.cases.heads() {
+        *per_dataset.entry(c.dataset).or_default() += 1;
     }
     let mut header = vec![
         "model".to_string(),

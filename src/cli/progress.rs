@@ -150,7 +150,7 @@ impl Progress {
             ))
             .unwrap_or_else(|_| ProgressStyle::default_bar());
             for d in plan.datasets() {
-                let n = plan.cases.iter().filter(|x| x.dataset == d).count() as u64;
+                let n = plan.cases.heads().filter(|x| x.dataset == d).count() as u64;
                 let b = multi.add(ProgressBar::new(n));
                 b.set_style(style.clone());
                 b.set_prefix(format!("{} {} · {d}", c.id(), c.settings_slug()));

@@ -1,7 +1,7 @@
 use super::args::SelectArgs;
 use super::output::Out;
 use crate::error::{Result, exit};
-use crate::suite::{Case, Suite, cases, discovery};
+use crate::suite::{Cases, Suite, cases, discovery};
 
 /// `evals verify`: offline checks; exit 1 when any case has a problem.
 pub(crate) fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
@@ -41,17 +41,17 @@ pub(crate) const LARGE_INPUT_BYTES: u64 = 1024 * 1024;
 
 /// A warning for each picked case whose `input.txt` is over [`LARGE_INPUT_BYTES`], naming the
 /// file and its size. Not a problem: a long document may be the point of the case.
-fn large_inputs(suite: &Suite, picked: &[Case]) -> Vec<String> {
+fn large_inputs(suite: &Suite, picked: &Cases) -> Vec<String> {
     picked
-        .iter()
+        .heads()
         .filter(|c| c.line.is_none())
         .filter_map(|c| {
-            let size = std::fs::metadata(&c.source).ok()?.len();
+            let size = std::fs::metadata(c.source).ok()?.len();
             (size > LARGE_INPUT_BYTES).then(|| {
                 format!(
                     "{}: the input is {}, over {}: every call sends it and every result and \
                      cassette keeps it; trim it if the case does not need it all",
-                    discovery::display_path(&c.source, &suite.cwd),
+                    discovery::display_path(c.source, &suite.cwd),
                     crate::cassette::human_bytes(size),
                     crate::cassette::human_bytes(LARGE_INPUT_BYTES)
                 )

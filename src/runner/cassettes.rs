@@ -17,7 +17,8 @@ pub fn cassette_status(suite: &Suite) -> Result<StatusReport> {
         let Some(provider) = providers.get(&c.kind.name).filter(|p| p.sends()) else {
             continue;
         };
-        for case in &suite.cases.cases {
+        for case in suite.cases.cases.iter() {
+            let case = &case;
             // An exec adapter's requests cannot be predicted without running it.
             let request = adapter
                 .predict(case)

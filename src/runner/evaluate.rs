@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::control::{Control, OnStreak, Quiet};
 use super::events::{Event, Sinks};
-use super::execute::{RunContext, cassette_key};
+use super::execute::{RunContext, cassette_key_of};
 use super::plan::RunPlan;
 use crate::adapter::Adapter;
 use crate::adapter::exec::StderrTo;
@@ -297,7 +297,7 @@ impl<'s> Prepared<'s> {
         // What the run info needs of the cases, taken before they move into the executor
         // (held once, not once more by the plan).
         let datasets = plan.datasets();
-        let case_keys: Vec<String> = plan.cases.iter().map(|c| c.key()).collect();
+        let case_keys: Vec<String> = plan.cases.heads().map(|c| c.key()).collect();
         let cases = std::mem::take(&mut plan.cases);
         let outcome = super::execute(&plan, cases, ctx, control)?;
         let unwritten = transport.unwritten_count();
@@ -477,10 +477,11 @@ fn resolve_keys(
                 let needed = match mode {
                     Mode::Replay => false,
                     Mode::Record | Mode::Live => true,
-                    Mode::Auto => plan
-                        .cases
-                        .iter()
-                        .any(|case| !cassette_key(c, case).path_in(&cassette_dir).is_file()),
+                    Mode::Auto => plan.cases.heads().any(|case| {
+                        !cassette_key_of(c, case.dataset, case.id)
+                            .path_in(&cassette_dir)
+                            .is_file()
+                    }),
                 };
                 if needed {
                     return Err(Error::Usage(format!(
@@ -1235,9 +1236,9 @@ mod tests {
             let want: Vec<(&str, &str)> = suite
                 .cases
                 .cases
-                .iter()
+                .heads()
                 .filter(|c| c.dataset == e.dataset)
-                .map(|c| (c.id.as_str(), c.variant.as_str()))
+                .map(|c| (c.id, c.variant))
                 .collect();
             assert_eq!(got, want);
         }

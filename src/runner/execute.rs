@@ -15,7 +15,7 @@ use crate::results::{
     CaseError, CaseErrorKind, CaseResult, ExperimentResult, Outcome, Reply, RunStatus,
 };
 use crate::score::Scorer;
-use crate::suite::{Case, Contender, case_fingerprint};
+use crate::suite::{Case, Cases, Contender, case_fingerprint};
 
 /// What the runner needs beyond the plan: the transport, keys, scorer, adapter, providers.
 pub struct RunContext {
@@ -44,10 +44,11 @@ pub struct RunOutcome {
 /// Ctrl-C or SIGTERM stop it: nothing new starts, in-flight calls are cancelled (their
 /// cassettes are never half-written: a cancelled case writes nothing), and what finished
 /// is returned with the status `Interrupted`.
-/// `cases` are the plan's cases, moved in (the plan's own list is not read).
+/// `cases` are the plan's cases, moved in (the plan's own list is not read); each is
+/// parsed as a worker starts it, and dropped when it is done.
 pub fn execute(
     plan: &RunPlan,
-    cases: Vec<Case>,
+    cases: Cases,
     ctx: RunContext,
     control: Control,
 ) -> crate::error::Result<RunOutcome> {
@@ -58,17 +59,7 @@ pub fn execute(
     let ctx = Arc::new(ctx);
     let control = Arc::new(control);
     // Each dataset's cases once, shared by every contender's experiment.
-    let mut by_dataset: Vec<(String, Vec<Case>)> = Vec::new();
-    for c in cases {
-        match by_dataset.iter_mut().find(|(d, _)| *d == c.dataset) {
-            Some((_, list)) => list.push(c),
-            None => by_dataset.push((c.dataset.clone(), vec![c])),
-        }
-    }
-    let by_dataset: Vec<(String, Arc<Vec<Case>>)> = by_dataset
-        .into_iter()
-        .map(|(d, cases)| (d, Arc::new(cases)))
-        .collect();
+    let by_dataset = cases.by_dataset();
     let sizes: Vec<usize> = plan
         .lineup
         .contenders
@@ -148,7 +139,7 @@ fn listen_for_signals(control: Arc<Control>) -> tokio::task::JoinHandle<()> {
 
 async fn run_all(
     plan: &RunPlan,
-    by_dataset: &[(String, Arc<Vec<Case>>)],
+    by_dataset: &[(String, Cases)],
     ctx: Arc<RunContext>,
     control: Arc<Control>,
     log: Arc<CaseLog>,
@@ -225,7 +216,7 @@ struct Shared {
 async fn run_experiment(
     idx: usize,
     contender: &Contender,
-    cases: Arc<Vec<Case>>,
+    cases: Cases,
     parallelism: usize,
     primary: &str,
     shared: Shared,
@@ -272,8 +263,9 @@ async fn run_experiment(
                         contender.clone(),
                     );
                     tokio::spawn(async move {
+                        let case = cases.get(i);
                         tokio::select! {
-                            r = run_case(&contender, &cases[i], &suite, &ctx, exec.as_ref()) => Some(r),
+                            r = run_case(&contender, &case, &suite, &ctx, exec.as_ref()) => Some(r),
                             _ = control.cancelled() => None,
                         }
                     })
@@ -297,7 +289,7 @@ async fn run_experiment(
                             case: &r,
                         });
                         control
-                            .finished(contender.id(), &cases[i].dataset, &r)
+                            .finished(contender.id(), cases.head(i).dataset, &r)
                             .await;
                     }
                     // Cancelled: the run is stopping.
@@ -497,6 +489,11 @@ fn fmt_num(v: f64) -> String {
 
 /// Where a case's exchanges with a contender are recorded.
 pub fn cassette_key(contender: &Contender, case: &Case) -> CassetteKey {
+    cassette_key_of(contender, &case.dataset, &case.id)
+}
+
+/// [`cassette_key`] from a case's dataset and id (read without parsing the case).
+pub(crate) fn cassette_key_of(contender: &Contender, dataset: &str, id: &str) -> CassetteKey {
     let c = &contender.info;
     CassetteKey {
         provider: c.provider.clone(),
@@ -507,8 +504,8 @@ pub fn cassette_key(contender: &Contender, case: &Case) -> CassetteKey {
             c.temperature.as_deref(),
             c.max_tokens,
         ),
-        dataset: case.dataset.clone(),
-        case_id: case.id.clone(),
+        dataset: dataset.to_string(),
+        case_id: id.to_string(),
     }
 }
 

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::results::Command;
-use crate::suite::{Case, Lineup, Suite};
+use crate::suite::{Cases, Lineup, Suite};
 
 /// A validated run: what will be called, how many at a time. Built from flags by the CLI.
 #[derive(Debug, Clone)]
@@ -13,8 +13,8 @@ pub struct RunPlan {
     pub suite: Arc<Suite>,
     /// The contenders to run, and those refused (each warned about when the run starts).
     pub lineup: Lineup,
-    /// The selected cases: each contender answers every one.
-    pub cases: Vec<Case>,
+    /// The selected cases (sharing the suite's, each parsed when a worker starts it).
+    pub cases: Cases,
     /// Cases in flight per experiment.
     pub parallelism: usize,
     /// Experiments at a time; `None` means all.
@@ -31,7 +31,7 @@ impl RunPlan {
     pub fn new(
         suite: &Suite,
         lineup: Lineup,
-        cases: Vec<Case>,
+        cases: Cases,
         parallelism: Option<usize>,
         concurrency: Option<usize>,
         command: Command,
@@ -78,8 +78,6 @@ impl RunPlan {
 
     /// The datasets of the selected cases, in order.
     pub fn datasets(&self) -> Vec<String> {
-        let mut d: Vec<String> = self.cases.iter().map(|c| c.dataset.clone()).collect();
-        d.dedup();
-        d
+        self.cases.datasets()
     }
 }

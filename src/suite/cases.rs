@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::case::{Case, CaseInput};
 use super::links::{Found, Links, Step};
+use super::stored::{Body, CaseHead, Cases, Store, Stored};
 use crate::error::{Error, Result};
 
 /// A case that loaded but has a problem `verify` reports (and `run` refuses).
@@ -25,8 +26,8 @@ pub struct CaseProblem {
 /// Every case of a suite, in dataset then id order, plus the problems found loading them.
 #[derive(Debug, Clone, Default)]
 pub struct CaseSet {
-    /// Every case that loaded, in dataset then id order.
-    pub cases: Vec<Case>,
+    /// Held compactly, each parsed when read ([`Cases`]).
+    pub cases: Cases,
     /// What loading found wrong: a run of a case with one is refused.
     pub problems: Vec<CaseProblem>,
     /// Every dataset folder found, even those with no case.
@@ -39,6 +40,7 @@ pub struct CaseSet {
 pub fn load_cases(root: &Path, project: &Path, base: &Path) -> Result<CaseSet> {
     let links = Links::new(project, root, base);
     let mut set = CaseSet::default();
+    let mut store = Store::default();
     let mut above = links.steps_to(root);
     let datasets_dir = root.join("datasets");
     match links.resolve(&datasets_dir, &above, false)? {
@@ -107,21 +109,29 @@ pub fn load_cases(root: &Path, project: &Path, base: &Path) -> Result<CaseSet> {
             }),
             Found::Absent | Found::File => {}
         }
+        let mut disk = Vec::new();
         load_disk_cases(
             &dataset,
             &cases_dir,
             &inputs,
             &links,
             base,
-            &mut cases,
+            &mut disk,
             &mut set.problems,
         )?;
+        let dataset_index = store.dataset(&dataset);
+        cases.extend(disk.into_iter().map(|c| Stored {
+            id: c.id.as_str().into(),
+            dataset: dataset_index,
+            tags: c.tags.clone().into(),
+            body: Body::Parsed(Box::new(c)),
+        }));
         for (file, own) in sorted_entries(&dir)? {
             if file.extension().is_none_or(|x| x != "jsonl") {
                 continue;
             }
             match links.resolve_typed(&file, own, &above, true)? {
-                Found::File => load_jsonl(&dataset, &file, base, &mut cases)?,
+                Found::File => load_jsonl(&dataset, &file, base, &mut store, &mut cases)?,
                 Found::Loop(message) => set.problems.push(CaseProblem {
                     case: format!("{dataset}/?"),
                     file: file.clone(),
@@ -131,10 +141,11 @@ pub fn load_cases(root: &Path, project: &Path, base: &Path) -> Result<CaseSet> {
             }
         }
         above.pop();
-        check_duplicates(&cases, base)?;
+        check_duplicates(&store, &dataset, &cases, base)?;
         cases.sort_by(|a, b| a.id.cmp(&b.id));
-        set.cases.extend(cases);
+        store.cases.extend(cases);
     }
+    set.cases = Cases::new(store);
     Ok(set)
 }
 
@@ -388,100 +399,159 @@ const JSONL_KEYS: &[&str] = &[
     "mock_response",
 ];
 
-fn load_jsonl(dataset: &str, file: &Path, base: &Path, out: &mut Vec<Case>) -> Result<()> {
+fn load_jsonl(
+    dataset: &str,
+    file: &Path,
+    base: &Path,
+    store: &mut Store,
+    out: &mut Vec<Stored>,
+) -> Result<()> {
     let text = crate::error::read_text(file, &rel(file, base))?;
+    let (dataset_index, file_index) = (store.dataset(dataset), store.file(file));
     for (i, line) in text.lines().enumerate() {
         let lineno = i + 1;
         if line.trim().is_empty() {
             continue;
         }
-        let at = format!("{}:{lineno}", rel(file, base));
-        let value: Value = serde_json::from_str(line).map_err(|e| {
-            Error::Config(format!(
-                "{at}:{}: not valid JSON: {}",
-                e.column(),
-                strip_position(&e.to_string())
-            ))
-        })?;
-        let Value::Object(obj) = &value else {
-            return Err(Error::Config(format!(
-                "{at}: each line must be a JSON object with an `id` and an `input`"
-            )));
-        };
-        for k in obj.keys() {
-            if !JSONL_KEYS.contains(&k.as_str()) {
-                let hint = crate::suggest::did_you_mean(k, JSONL_KEYS)
-                    .map(|s| format!(" (did you mean '{s}'?)"))
-                    .unwrap_or_else(|| format!(" (known keys: {})", JSONL_KEYS.join(", ")));
-                return Err(Error::Config(format!("{at}: unknown key '{k}'{hint}")));
-            }
-        }
-        for required in ["id", "input"] {
-            if !obj.contains_key(required) {
-                return Err(Error::Config(format!(
-                    "{at}: missing key '{required}': every case needs an id and an input"
-                )));
-            }
-        }
-        let c: JsonlCase =
-            serde_json::from_value(value).map_err(|e| Error::Config(format!("{at}: {e}")))?;
-        let id = match c.id {
-            Value::String(s) if !s.trim().is_empty() => s,
-            Value::Number(n) => n.to_string(),
-            _ => {
-                return Err(Error::Config(format!(
-                    "{at}: `id` must be a non-empty string"
-                )));
-            }
-        };
-        if id.split('/').any(|p| p.is_empty() || p == "." || p == "..") {
-            return Err(Error::Config(format!(
-                "{at}: id '{id}' has an empty, `.` or `..` part"
-            )));
-        }
-        if let Some(w) = c.weight
-            && !(w.is_finite() && w > 0.0)
-        {
-            return Err(Error::Config(format!(
-                "{at}: weight {w} must be a positive number (it scales the case in the means; leave it out for 1)"
-            )));
-        }
-        let variant = id.split('/').next().unwrap_or(&id).to_string();
-        out.push(Case {
-            id,
-            dataset: dataset.to_string(),
-            variant,
-            input: c.input,
-            expected: c.expected,
-            expect: c.expect,
-            tags: c.tags,
-            weight: c.weight.unwrap_or(1.0),
-            metadata: c.metadata,
-            minimum_scores: c.minimum_scores,
-            mock_response: match c.mock_response {
-                None | Some(Value::Null) => None,
-                Some(Value::String(s)) => Some(s),
-                Some(other) => Some(other.to_string()),
+        // Checked whole now, held as its text: parsed again, the same way, when read.
+        let case = parse_line(dataset, file, lineno, line, base)?;
+        out.push(Stored {
+            id: case.id.into(),
+            dataset: dataset_index,
+            tags: case.tags.into(),
+            body: Body::Line {
+                file: file_index,
+                line: lineno as u32,
+                text: line.into(),
             },
-            source: file.to_path_buf(),
-            line: Some(lineno),
         });
     }
     Ok(())
 }
 
-fn check_duplicates(cases: &[Case], base: &Path) -> Result<()> {
-    let mut seen: HashMap<&str, &Case> = HashMap::new();
+/// The case of line `lineno` (`line`, not blank) of a JSONL `file`, or what is wrong with
+/// it. `base` is what the file is named relative to in messages.
+pub(super) fn parse_line(
+    dataset: &str,
+    file: &Path,
+    lineno: usize,
+    line: &str,
+    base: &Path,
+) -> Result<Case> {
+    let at = format!("{}:{lineno}", rel(file, base));
+    let value: Value = serde_json::from_str(line).map_err(|e| {
+        Error::Config(format!(
+            "{at}:{}: not valid JSON: {}",
+            e.column(),
+            strip_position(&e.to_string())
+        ))
+    })?;
+    let Value::Object(obj) = &value else {
+        return Err(Error::Config(format!(
+            "{at}: each line must be a JSON object with an `id` and an `input`"
+        )));
+    };
+    for k in obj.keys() {
+        if !JSONL_KEYS.contains(&k.as_str()) {
+            let hint = crate::suggest::did_you_mean(k, JSONL_KEYS)
+                .map(|s| format!(" (did you mean '{s}'?)"))
+                .unwrap_or_else(|| format!(" (known keys: {})", JSONL_KEYS.join(", ")));
+            return Err(Error::Config(format!("{at}: unknown key '{k}'{hint}")));
+        }
+    }
+    for required in ["id", "input"] {
+        if !obj.contains_key(required) {
+            return Err(Error::Config(format!(
+                "{at}: missing key '{required}': every case needs an id and an input"
+            )));
+        }
+    }
+    let c: JsonlCase =
+        serde_json::from_value(value).map_err(|e| Error::Config(format!("{at}: {e}")))?;
+    jsonl_case(dataset, file, lineno, c, || at.clone())
+}
+
+/// A line read again ([`super::stored`]): straight into its fields, which gives what the
+/// checked way above gives for any line that passed it; a line that does not parse this
+/// way (a key given twice: the value keeps the last) goes the checked way.
+pub(super) fn reparse_line(dataset: &str, file: &Path, lineno: usize, line: &str) -> Result<Case> {
+    match serde_json::from_str::<JsonlCase>(line) {
+        Ok(c) => jsonl_case(dataset, file, lineno, c, || file.display().to_string()),
+        Err(_) => parse_line(dataset, file, lineno, line, Path::new("")),
+    }
+}
+
+/// The case of a parsed line, or what is wrong with its id or weight.
+/// `at` names the line in a message (only made for one).
+fn jsonl_case(
+    dataset: &str,
+    file: &Path,
+    lineno: usize,
+    c: JsonlCase,
+    at: impl Fn() -> String,
+) -> Result<Case> {
+    let id = match c.id {
+        Value::String(s) if !s.trim().is_empty() => s,
+        Value::Number(n) => n.to_string(),
+        _ => {
+            return Err(Error::Config(format!(
+                "{}: `id` must be a non-empty string",
+                at()
+            )));
+        }
+    };
+    if id.split('/').any(|p| p.is_empty() || p == "." || p == "..") {
+        return Err(Error::Config(format!(
+            "{}: id '{id}' has an empty, `.` or `..` part",
+            at()
+        )));
+    }
+    if let Some(w) = c.weight
+        && !(w.is_finite() && w > 0.0)
+    {
+        return Err(Error::Config(format!(
+            "{}: weight {w} must be a positive number (it scales the case in the means; leave it out for 1)",
+            at()
+        )));
+    }
+    let variant = id.split('/').next().unwrap_or(&id).to_string();
+    Ok(Case {
+        id,
+        dataset: dataset.to_string(),
+        variant,
+        input: c.input,
+        expected: c.expected,
+        expect: c.expect,
+        tags: c.tags,
+        weight: c.weight.unwrap_or(1.0),
+        metadata: c.metadata,
+        minimum_scores: c.minimum_scores,
+        mock_response: match c.mock_response {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s),
+            Some(other) => Some(other.to_string()),
+        },
+        source: file.to_path_buf(),
+        line: Some(lineno),
+    })
+}
+
+fn check_duplicates(store: &Store, dataset: &str, cases: &[Stored], base: &Path) -> Result<()> {
+    let loc = |c: &Stored| match &c.body {
+        Body::Parsed(c) => match c.line {
+            Some(l) => format!("{}:{l}", rel(&c.source, base)),
+            None => rel(&c.source, base),
+        },
+        Body::Line { file, line, .. } => {
+            format!("{}:{line}", rel(&store.files[*file as usize], base))
+        }
+    };
+    let mut seen: HashMap<&str, &Stored> = HashMap::new();
     for c in cases {
         if let Some(first) = seen.insert(&c.id, c) {
-            let loc = |c: &Case| match c.line {
-                Some(l) => format!("{}:{l}", rel(&c.source, base)),
-                None => rel(&c.source, base),
-            };
             return Err(Error::Config(format!(
-                "duplicate case id '{}' in dataset '{}': {} and {}; give one of them another id",
+                "duplicate case id '{}' in dataset '{dataset}': {} and {}; give one of them another id",
                 c.id,
-                c.dataset,
                 loc(first),
                 loc(c)
             )));
@@ -508,8 +578,9 @@ impl Selection {
     }
 }
 
-/// Keeps the cases the selection names; naming something that does not exist is an error.
-pub fn select(set: &CaseSet, sel: &Selection) -> Result<Vec<Case>> {
+/// Keeps the cases the selection names (sharing the set's cases, not copying them);
+/// naming something that does not exist is an error.
+pub fn select(set: &CaseSet, sel: &Selection) -> Result<Cases> {
     for d in &sel.datasets {
         if !set.datasets.contains(d) {
             let known: Vec<&str> = set.datasets.iter().map(String::as_str).collect();
@@ -519,24 +590,26 @@ pub fn select(set: &CaseSet, sel: &Selection) -> Result<Vec<Case>> {
             return Err(Error::Usage(format!("no dataset '{d}' ({hint})")));
         }
     }
-    let matches_case = |c: &Case, s: &str| {
+    let matches_case = |c: &CaseHead<'_>, s: &str| {
         let s = s.trim_end_matches('/');
-        c.id == s || c.variant == s || c.id.starts_with(&format!("{s}/")) || c.key() == s
+        c.id == s
+            || c.variant == s
+            || c.id.starts_with(&format!("{s}/"))
+            || s.strip_prefix(c.dataset)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .is_some_and(|id| id == c.id)
     };
-    let picked: Vec<Case> = set
-        .cases
-        .iter()
-        .filter(|c| sel.datasets.is_empty() || sel.datasets.contains(&c.dataset))
-        .filter(|c| sel.cases.is_empty() || sel.cases.iter().any(|s| matches_case(c, s)))
-        .filter(|c| sel.tags.is_empty() || c.tags.iter().any(|t| sel.tags.contains(t)))
-        .cloned()
-        .collect();
+    let picked = set.cases.filter(|c| {
+        (sel.datasets.is_empty() || sel.datasets.iter().any(|d| d == c.dataset))
+            && (sel.cases.is_empty() || sel.cases.iter().any(|s| matches_case(c, s)))
+            && (sel.tags.is_empty() || c.tags.iter().any(|t| sel.tags.contains(t)))
+    });
     if picked.is_empty() {
         // Tags are free-form, and any of them selects: one no case carries is named only
         // when nothing was selected at all (the likely typo).
         let mut known: Vec<&str> = set
             .cases
-            .iter()
+            .heads()
             .flat_map(|c| c.tags.iter().map(String::as_str))
             .collect();
         known.sort_unstable();
@@ -554,7 +627,7 @@ pub fn select(set: &CaseSet, sel: &Selection) -> Result<Vec<Case>> {
     }
     if !sel.cases.is_empty() {
         for s in &sel.cases {
-            if !set.cases.iter().any(|c| matches_case(c, s)) {
+            if !set.cases.heads().any(|c| matches_case(&c, s)) {
                 return Err(Error::Usage(format!(
                     "no case matches '-c {s}'; run `evals cases` to list them"
                 )));

@@ -1,5 +1,5 @@
 //! The suite: config (YAML → validated model), discovery, cases (disk + JSONL; links.rs
-//! judges the symlinks among them), lineup.
+//! judges the symlinks among them; stored.rs holds them compactly), lineup.
 
 mod case;
 pub(crate) mod cases;
@@ -9,6 +9,7 @@ pub mod lineup;
 mod links;
 mod load;
 pub(crate) mod schema;
+mod stored;
 pub(crate) mod upgrade;
 mod yaml;
 
@@ -19,3 +20,4 @@ pub use discovery::Locate;
 pub use lineup::{Contender, Lineup, Overrides, ProviderKind, Refusal};
 pub use load::{KEY_VARS, Suite, case_fingerprint};
 pub use schema::{FieldSpec, FieldType, Schema};
+pub use stored::{CaseHead, Cases};
