@@ -20,6 +20,7 @@ use crate::results::{CaseLog, RunResult};
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_run_numbers.sql"),
+    include_str!("migrations/0003_run_snapshots.sql"),
 ];
 
 /// How long a writer waits for another process's lock before giving up.
@@ -212,22 +213,28 @@ impl SqliteStore {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(e)?;
         let r = &run.run;
-        // The snapshot's bytes go in after the row, in place (`zeroblob` reserves them as
-        // text), so the whole run's JSON is never one string in memory.
         tx.execute(
-            "INSERT INTO runs (id, suite, suite_fingerprint, branch, \"commit\", command, mode, argv, settings, started_at, finished_at, status, snapshot, number)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, CAST(zeroblob(?13) AS TEXT),
+            "INSERT INTO runs (id, suite, suite_fingerprint, branch, \"commit\", command, mode, argv, settings, started_at, finished_at, status, number)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
                      (SELECT COALESCE(MAX(number), 0) + 1 FROM runs))",
             params![
                 r.id, scrub(&r.suite), r.suite_fingerprint, r.branch.as_deref().map(scrub), r.commit, r.command.as_str(), r.mode.to_string(), argv,
-                settings, r.started_at, r.finished_at, r.status.as_str(), snapshot.1 as i64
+                settings, r.started_at, r.finished_at, r.status.as_str()
             ],
+        )
+        .map_err(e)?;
+        // The snapshot's bytes go in after its row, in place: `zeroblob` reserves them (the
+        // table's last column, so SQLite never builds them in memory), and the blob is
+        // written from the temporary file. The whole run's JSON is never one string here.
+        tx.execute(
+            "INSERT INTO run_snapshots (run_id, snapshot) VALUES (?1, zeroblob(?2))",
+            params![r.id, snapshot.1 as i64],
         )
         .map_err(e)?;
         {
             let rowid = tx.last_insert_rowid();
             let mut blob = tx
-                .blob_open(rusqlite::MAIN_DB, "runs", "snapshot", rowid, false)
+                .blob_open(rusqlite::MAIN_DB, "run_snapshots", "snapshot", rowid, false)
                 .map_err(e)?;
             let mut file = snapshot.0;
             std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))
@@ -292,18 +299,20 @@ impl SqliteStore {
 
     /// The run with this id, rebuilt from its snapshot.
     pub fn get(&self, id: &str) -> Result<Option<RunResult>> {
-        let text: Option<String> = self
+        let bytes: Option<Vec<u8>> = self
             .conn
-            .query_row("SELECT snapshot FROM runs WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT snapshot FROM run_snapshots WHERE run_id = ?1",
+                [id],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(|e| self.err(e))?;
-        text.map(|t| self.parse(id, &t)).transpose()
+        bytes.map(|b| self.parse(id, &b)).transpose()
     }
 
-    fn parse(&self, id: &str, text: &str) -> Result<RunResult> {
-        serde_json::from_str(text).map_err(|e| {
+    fn parse(&self, id: &str, bytes: &[u8]) -> Result<RunResult> {
+        serde_json::from_slice(bytes).map_err(|e| {
             HistoryError::Unreadable {
                 path: self.path.clone(),
                 id: id.to_string(),
