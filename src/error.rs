@@ -253,11 +253,20 @@ pub(crate) fn write_atomic_verbatim(path: &Path, contents: &[u8]) -> Result<()> 
 }
 
 /// The one atomic write: `fill` writes a temp file in `path`'s folder (created if need
-/// be), which is synced and renamed over `path` only if `fill` succeeds.
+/// be), which is synced and renamed over `path` only if `fill` succeeds. A `path` that is a
+/// device or a pipe (`-o /dev/null`, `--junit /dev/stdout`) is written through instead:
+/// renaming over it would replace `/dev/null` itself with a regular file.
 fn replace_atomically(
     path: &Path,
     fill: impl FnOnce(&mut std::fs::File) -> Result<()>,
 ) -> Result<()> {
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        return fill(&mut f);
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -367,6 +376,19 @@ mod tests {
         ] {
             assert_eq!(Error::from(failed).exit_code(), exit::FAILED);
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_device_is_written_through_never_replaced_by_a_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let null = Path::new("/dev/null");
+        write_atomic(null, b"a report nobody keeps").expect("written");
+        write_atomic_streamed(null, |w| w.write_all(b"{}").map_err(|e| Error::io(null, e)))
+            .expect("streamed");
+        let kind = std::fs::metadata(null).expect("still there").file_type();
+        assert!(kind.is_char_device(), "/dev/null is still the device");
+        assert!(std::fs::read(null).expect("readable").is_empty());
     }
 
     #[test]
