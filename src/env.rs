@@ -49,7 +49,7 @@ impl Env {
 }
 
 /// Whether a `CI` value means CI: set, and not empty, `0` or `false`.
-pub fn is_ci(value: Option<&OsStr>) -> bool {
+fn is_ci(value: Option<&OsStr>) -> bool {
     value.is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 

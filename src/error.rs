@@ -242,9 +242,10 @@ pub fn write_atomic_streamed(
     })
 }
 
-/// [`write_atomic`] without the scrubber, for the one kind of file that is the user's own
-/// text rewritten in place (`evals upgrade-config`'s new config and its `.bak`): a password
-/// in a `base_url` there is the user's to keep, and replacing it would break the config.
+/// [`write_atomic`] without the scrubber: for the user's own text rewritten in place
+/// (`evals upgrade-config`'s new config and its `.bak`: a password in a `base_url` there is
+/// the user's to keep, and replacing it would break the config), and for a cassette, which
+/// its write-time secret scan already guards (scrubbing it again would only cost time).
 pub(crate) fn write_atomic_verbatim(path: &Path, contents: &[u8]) -> Result<()> {
     use std::io::Write;
     replace_atomically(path, |tmp| {

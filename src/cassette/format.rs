@@ -181,6 +181,18 @@ pub fn load(path: &Path) -> Result<Cassette, CassetteError> {
     parse(&text, path)
 }
 
+/// [`load`], with a file that does not exist as `None` (a case not recorded yet).
+pub(crate) fn load_if_present(path: &Path) -> Result<Option<Cassette>, CassetteError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse(&text, path).map(Some),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(CassetteError::Unreadable {
+            path: path.to_path_buf(),
+            why: e.to_string(),
+        }),
+    }
+}
+
 /// Parses the text of the cassette at `path`, checking its `format` first: a newer one is
 /// refused whatever else it holds.
 pub(crate) fn parse(text: &str, path: &Path) -> Result<Cassette, CassetteError> {

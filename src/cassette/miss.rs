@@ -8,7 +8,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::format::{Interaction, RecordedRequest, parse};
+use super::format::{Interaction, RecordedRequest, load};
 use super::matcher::{describe_difference, nearest};
 use super::store::CassetteKey;
 
@@ -139,8 +139,7 @@ pub(crate) fn diagnose(
                 .other_settings(dir)
                 .into_iter()
                 .filter_map(|other| {
-                    let text = std::fs::read_to_string(&other).ok()?;
-                    let interactions = parse(&text, &other).ok()?.interactions;
+                    let interactions = load(&other).ok()?.interactions;
                     let i = nearest(request, &interactions, ignore)?;
                     let lines = describe_difference(&interactions[i].request, request, ignore);
                     Some((lines.len(), other, lines))

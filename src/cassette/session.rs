@@ -10,11 +10,10 @@ use std::time::Duration;
 use regex::Regex;
 use serde_json::Value;
 
-use super::error::CassetteError;
 use super::fingerprint::fingerprint_at;
 use super::format::{
     Cassette, CassetteContender, FORMAT, Interaction, RecordedRequest, RecordedResponse,
-    RecordedUsage, parse,
+    RecordedUsage, load_if_present,
 };
 use super::http::{
     Accept, CallError, HttpRequest, HttpResponse, Route, Upstream, Verdict, too_large,
@@ -168,17 +167,7 @@ impl Transport {
     pub fn session(&self, key: &CassetteKey, meta: SessionMeta) -> Result<Session, CallError> {
         let path = self.path(key);
         let recorded = match self.mode {
-            Mode::Replay | Mode::Auto => match std::fs::read_to_string(&path) {
-                Ok(text) => Some(parse(&text, &path)?),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => {
-                    return Err(CassetteError::Unreadable {
-                        path,
-                        why: e.to_string(),
-                    }
-                    .into());
-                }
-            },
+            Mode::Replay | Mode::Auto => load_if_present(&path)?,
             Mode::Record | Mode::Live => None,
         };
         let recorded_interactions = recorded.map(|c| c.interactions);
@@ -263,23 +252,22 @@ impl Session {
                 self.redactor.scrub_in_place(&mut response.body);
                 Ok(response)
             }
-            Mode::Record => self.fetch(req, accept).await,
+            Mode::Record => {
+                let (recorded, fp) = self.fingerprinted(&req);
+                self.fetch(req, recorded, fp, accept).await
+            }
             Mode::Replay => {
-                let recorded = self.scrubbed_request(&req);
-                let fp =
-                    fingerprint_at(&recorded.to_http(), &self.options.ignore_fields, &self.base);
+                let (recorded, fp) = self.fingerprinted(&req);
                 match self.replay(&fp) {
                     Some(response) => response,
                     None => Err(self.miss(&recorded).into()),
                 }
             }
             Mode::Auto => {
-                let recorded = self.scrubbed_request(&req);
-                let fp =
-                    fingerprint_at(&recorded.to_http(), &self.options.ignore_fields, &self.base);
+                let (recorded, fp) = self.fingerprinted(&req);
                 match self.replay(&fp) {
                     Some(response) => response,
-                    None => self.fetch(req, accept).await,
+                    None => self.fetch(req, recorded, fp, accept).await,
                 }
             }
         }
@@ -373,9 +361,21 @@ impl Session {
         Some(Ok(interaction.to_response()))
     }
 
-    async fn fetch(&self, req: HttpRequest, accept: Accept) -> Result<HttpResponse, CallError> {
-        let request = self.scrubbed_request(&req);
-        let fp = fingerprint_at(&request.to_http(), &self.options.ignore_fields, &self.base);
+    /// The request as it would be written (scrubbed) and its fingerprint: what replay
+    /// matches on and what a recording is filed under.
+    fn fingerprinted(&self, req: &HttpRequest) -> (RecordedRequest, String) {
+        filed(&self.redactor, req, &self.options.ignore_fields, &self.base)
+    }
+
+    /// Sends `req` upstream; `request` and `fp` are its [`Session::fingerprinted`] form,
+    /// kept as the recording if the answer is a success.
+    async fn fetch(
+        &self,
+        req: HttpRequest,
+        request: RecordedRequest,
+        fp: String,
+        accept: Accept,
+    ) -> Result<HttpResponse, CallError> {
         self.count_live_call();
         let sent = self.upstream.send(req, &self.meta.route, accept).await;
         let mut response = match sent {
@@ -428,14 +428,6 @@ impl Session {
     }
 
     /// The request as it would be written: allow-listed headers, secrets scrubbed.
-    fn scrubbed_request(&self, req: &HttpRequest) -> RecordedRequest {
-        RecordedRequest {
-            method: req.method.to_ascii_uppercase(),
-            url: self.redactor.scrub_str(&req.url),
-            headers: self.allowed(&req.headers, REQUEST_HEADERS),
-            body: req.body.as_ref().map(|b| self.redactor.scrub_value(b)),
-        }
-    }
 
     /// The miss of `request`: the nearest recording (in this cassette, or the case's under
     /// other settings when there is none) and how the request differs from it.
@@ -456,13 +448,40 @@ impl Session {
         headers: &[(String, String)],
         allow: &[&str],
     ) -> std::collections::BTreeMap<String, String> {
-        headers
-            .iter()
-            .map(|(k, v)| (k.to_ascii_lowercase(), v))
-            .filter(|(k, _)| allow.contains(&k.as_str()))
-            .map(|(k, v)| (k, self.redactor.scrub_str(v)))
-            .collect()
+        allowed(&self.redactor, headers, allow)
     }
+}
+
+/// `req` as a cassette holds it (scrubbed, allow-listed headers) and its fingerprint
+/// relative to `base` (the provider's `base_url`, scrubbed as the requests are): what replay
+/// matches on, what a recording is filed under and what `cassettes status` checks.
+pub(crate) fn filed(
+    redactor: &Redactor,
+    req: &HttpRequest,
+    ignore_fields: &[String],
+    base: &str,
+) -> (RecordedRequest, String) {
+    let recorded = RecordedRequest {
+        method: req.method.to_ascii_uppercase(),
+        url: redactor.scrub_str(&req.url),
+        headers: allowed(redactor, &req.headers, REQUEST_HEADERS),
+        body: req.body.as_ref().map(|b| redactor.scrub_value(b)),
+    };
+    let fp = fingerprint_at(&recorded.to_http(), ignore_fields, base);
+    (recorded, fp)
+}
+
+fn allowed(
+    redactor: &Redactor,
+    headers: &[(String, String)],
+    allow: &[&str],
+) -> std::collections::BTreeMap<String, String> {
+    headers
+        .iter()
+        .map(|(k, v)| (k.to_ascii_lowercase(), v))
+        .filter(|(k, _)| allow.contains(&k.as_str()))
+        .map(|(k, v)| (k, redactor.scrub_str(v)))
+        .collect()
 }
 
 /// The size of a body as it came over the wire: a text body's bytes, a JSON one's compact

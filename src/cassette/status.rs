@@ -4,12 +4,14 @@
 //! the suite, the adapter and the providers) says what it expects; this module looks.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::error::CassetteError;
-use super::fingerprint::fingerprint_at;
-use super::format::load;
+use super::format::load_if_present;
 use super::http::HttpRequest;
+use super::matcher::Matcher;
+use super::redact::Redactor;
+use super::session::{CassetteOptions, filed};
 use super::store::{CassetteKey, list_files, list_partial_files};
 
 /// The state of one case's cassette for one contender.
@@ -86,40 +88,38 @@ impl StatusReport {
     }
 }
 
-/// Checks every `expected` cassette in `dir` (requests compared by fingerprint, minus
-/// `ignore_fields`), and lists the files nothing expects. A cassette that is there but
-/// cannot be read, is not one, or is of a newer format is an error naming the file.
+/// Checks every `expected` cassette in `options.dir`, as replay would find it (the request
+/// scrubbed and fingerprinted as a session does it, looked up as its matcher does), and
+/// lists the files nothing expects. A cassette that is there but cannot be read, is not
+/// one, or is of a newer format is an error naming the file.
 pub fn status(
-    dir: &Path,
-    ignore_fields: &[String],
+    options: &CassetteOptions,
     expected: impl IntoIterator<Item = Expected>,
 ) -> Result<StatusReport, CassetteError> {
+    let dir = options.dir.as_path();
+    let ignore_fields = &options.ignore_fields;
+    let redactor = Redactor::new(&options.secrets, &options.redact);
     let mut wanted: BTreeSet<PathBuf> = BTreeSet::new();
     let mut entries = Vec::new();
     for e in expected {
         let path = e.key.path_in(dir);
         wanted.insert(path.clone());
-        let status = if !path.is_file() {
-            Status::Missing
-        } else {
-            let cassette = load(&path)?;
-            let base = e.base_url.as_str();
-            match e.request.map(|r| fingerprint_at(&r, ignore_fields, base)) {
-                // Found as replay finds it: by the fingerprint written, or by the one its
-                // request has now (a cassette from before fingerprints were relative).
-                Some(fp) => {
-                    let found = cassette.interactions.iter().any(|i| {
-                        i.fingerprint == fp
-                            || fingerprint_at(&i.request.to_http(), ignore_fields, base) == fp
-                    });
-                    if found {
+        let status = match load_if_present(&path)? {
+            None => Status::Missing,
+            Some(cassette) => match e.request {
+                Some(request) => {
+                    let base = redactor.scrub_str(&e.base_url);
+                    let (_, fp) = filed(&redactor, &request, ignore_fields, &base);
+                    let mut matcher = Matcher::new(&cassette.interactions, ignore_fields, &base);
+                    if matcher.take(&fp).is_some() {
                         Status::Recorded
                     } else {
                         Status::Stale
                     }
                 }
+                // An exec adapter's requests cannot be predicted without running it.
                 None => Status::Unchecked,
-            }
+            },
         };
         entries.push(Entry {
             status,
@@ -141,6 +141,8 @@ pub fn status(
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use serde_json::json;
 
     use super::*;
@@ -177,8 +179,40 @@ mod tests {
         }
     }
 
+    fn options(dir: &Path, redact: &[&str]) -> CassetteOptions {
+        CassetteOptions {
+            dir: dir.to_path_buf(),
+            ignore_fields: vec![],
+            redact: redact
+                .iter()
+                .map(|p| regex::Regex::new(p).unwrap())
+                .collect(),
+            secrets: vec![],
+            max_response_bytes: crate::cassette::DEFAULT_MAX_RESPONSE_BYTES,
+        }
+    }
+
+    /// Writes the cassette a recording of `prompt` would (its request filed as a session
+    /// files it, under `options`).
+    fn write_as(options: &CassetteOptions, case_id: &str, prompt: &str) {
+        let redactor = Redactor::new(&options.secrets, &options.redact);
+        let (recorded, fp) = filed(&redactor, &request(prompt), &[], "http://h/v1");
+        write_interaction(&options.dir, case_id, fp, recorded);
+    }
+
     fn write(dir: &Path, case_id: &str, prompt: &str) {
         let r = request(prompt);
+        let fp = crate::cassette::fingerprint::fingerprint_at(&r, &[], "http://h/v1");
+        let recorded = RecordedRequest {
+            method: r.method,
+            url: r.url,
+            headers: Default::default(),
+            body: r.body,
+        };
+        write_interaction(dir, case_id, fp, recorded);
+    }
+
+    fn write_interaction(dir: &Path, case_id: &str, fp: String, recorded: RecordedRequest) {
         let cassette = Cassette {
             format: FORMAT,
             case: format!("toy/{case_id}"),
@@ -193,13 +227,8 @@ mod tests {
             recorded_at: chrono::DateTime::from_timestamp(0, 0).unwrap_or_default(),
             evals_version: "0".into(),
             interactions: vec![Interaction {
-                fingerprint: fingerprint_at(&r, &[], "http://h/v1"),
-                request: RecordedRequest {
-                    method: r.method,
-                    url: r.url,
-                    headers: Default::default(),
-                    body: r.body,
-                },
+                fingerprint: fp,
+                request: recorded,
                 response: RecordedResponse {
                     status: 200,
                     headers: Default::default(),
@@ -222,8 +251,7 @@ mod tests {
         write(dir.path(), "exec", "whatever");
         write(dir.path(), "gone", "hi");
         let report = status(
-            dir.path(),
-            &[],
+            &options(dir.path(), &[]),
             [
                 expected("same", Some(request("hi"))),
                 expected("edited", Some(request("new prompt"))),
@@ -255,7 +283,28 @@ mod tests {
         let path = key("x").path_in(dir.path());
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, r#"{"format": 9}"#).unwrap();
-        let err = status(dir.path(), &[], [expected("x", None)]).unwrap_err();
+        let err = status(&options(dir.path(), &[]), [expected("x", None)]).unwrap_err();
         assert_eq!(err, CassetteError::TooNew { path, format: 9 });
+    }
+
+    #[test]
+    fn a_request_a_redact_pattern_changes_is_recorded_as_replay_finds_it() {
+        // The recording holds `[REDACTED]` where the prompt had the account number; status
+        // scrubs the predicted request the same way before it fingerprints it.
+        let dir = tempfile::tempdir().unwrap();
+        let options = options(dir.path(), &["acct-[0-9]+"]);
+        write_as(&options, "acct", "look up acct-42");
+        let report = status(
+            &options,
+            [expected("acct", Some(request("look up acct-42")))],
+        )
+        .unwrap();
+        assert_eq!(report.entries[0].status, Status::Recorded);
+        let report = status(
+            &options,
+            [expected("acct", Some(request("look up acct-43 now")))],
+        )
+        .unwrap();
+        assert_eq!(report.entries[0].status, Status::Stale);
     }
 }

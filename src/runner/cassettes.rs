@@ -32,9 +32,6 @@ pub fn cassette_status(suite: &Suite) -> Result<StatusReport> {
             });
         }
     }
-    Ok(status::status(
-        &suite.cassette_dir(),
-        &suite.config.cassettes.ignore_fields,
-        expected,
-    )?)
+    let options = super::evaluate::cassette_options(suite, Vec::new())?;
+    Ok(status::status(&options, expected)?)
 }

@@ -596,13 +596,10 @@ impl From<&ContenderInfo> for CassetteContender {
     }
 }
 
-/// The cassette transport for this run, with the live client below it.
-fn build_transport(
-    suite: &Suite,
-    mode: Mode,
-    keys: &HashMap<String, String>,
-    env: &Env,
-) -> Result<Transport> {
+/// What the cassette layer needs of the suite: its folder, what the fingerprint leaves
+/// out, the `redact` patterns and every secret in play (the suite's keys, every secret the
+/// process knows, and `extra`); a bad `redact` pattern is a config error naming it.
+pub(crate) fn cassette_options(suite: &Suite, extra: Vec<String>) -> Result<CassetteOptions> {
     let redact = suite
         .config
         .cassettes
@@ -617,36 +614,45 @@ fn build_transport(
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let timeout =
-        Duration::from_secs_f64(suite.config.defaults.timeout.unwrap_or(120.0).max(0.001));
-    let max_response_bytes = suite
-        .config
-        .cassettes
-        .max_response_bytes
-        .unwrap_or(crate::cassette::DEFAULT_MAX_RESPONSE_BYTES);
-    let live = LiveClient::new(timeout, env.redirects.clone())
-        .map_err(|e| Error::Failed(e.to_string()))?
-        .with_max_response_bytes(max_response_bytes);
-    // The suite's keys (needed by this run or not) and every other secret in play
-    // (GITHUB_TOKEN, another provider's key, env_files); the redactor drops duplicates.
+    // The redactor drops duplicates.
     let mut secrets = suite.secret_values();
     secrets.extend(crate::secrets::known());
-    secrets.extend(keys.values().cloned());
+    secrets.extend(extra);
+    Ok(CassetteOptions {
+        dir: suite.cassette_dir(),
+        ignore_fields: suite.config.cassettes.ignore_fields.clone(),
+        redact,
+        secrets,
+        max_response_bytes: suite
+            .config
+            .cassettes
+            .max_response_bytes
+            .unwrap_or(crate::cassette::DEFAULT_MAX_RESPONSE_BYTES),
+    })
+}
+
+/// The cassette transport for this run, with the live client below it.
+fn build_transport(
+    suite: &Suite,
+    mode: Mode,
+    keys: &HashMap<String, String>,
+    env: &Env,
+) -> Result<Transport> {
+    // The run's keys beside the suite's (needed by this run or not) and every other secret
+    // in play (GITHUB_TOKEN, another provider's key, env_files).
+    let mut options = cassette_options(suite, keys.values().cloned().collect())?;
+    // Relative to the working directory when inside it, so messages stay short.
+    if let Ok(relative) = options.dir.strip_prefix(&suite.cwd) {
+        options.dir = relative.to_path_buf();
+    }
+    let timeout =
+        Duration::from_secs_f64(suite.config.defaults.timeout.unwrap_or(120.0).max(0.001));
+    let live = LiveClient::new(timeout, env.redirects.clone())
+        .map_err(|e| Error::Failed(e.to_string()))?
+        .with_max_response_bytes(options.max_response_bytes);
     Ok(Transport::new(
         mode,
-        CassetteOptions {
-            // Relative to the working directory when inside it, so messages stay short.
-            dir: {
-                let d = suite.cassette_dir();
-                d.strip_prefix(&suite.cwd)
-                    .map(|p| p.to_path_buf())
-                    .unwrap_or(d)
-            },
-            ignore_fields: suite.config.cassettes.ignore_fields.clone(),
-            redact,
-            secrets,
-            max_response_bytes,
-        },
+        options,
         Arc::new(super::Scheduled::new(
             Arc::new(live),
             super::retry::RetryPolicy::scaled(env.backoff_scale),
