@@ -427,8 +427,6 @@ impl Session {
         }
     }
 
-    /// The request as it would be written: allow-listed headers, secrets scrubbed.
-
     /// The miss of `request`: the nearest recording (in this cassette, or the case's under
     /// other settings when there is none) and how the request differs from it.
     fn miss(&self, request: &RecordedRequest) -> Miss {
