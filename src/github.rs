@@ -16,7 +16,9 @@ const DEFAULT_API: &str = "https://api.github.com";
 /// How long one API call may take.
 const TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The `GITHUB_*` variables evals reads, each blank one as unset.
+/// The `GITHUB_*` variables of the PR comment and the job summary, each blank one as unset
+/// (the branch and commit ones, `GITHUB_HEAD_REF`/`GITHUB_REF_NAME`/`GITHUB_SHA`, are
+/// `history::git`'s).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Env {
     /// `GITHUB_TOKEN`: what may write the comment.
@@ -29,12 +31,6 @@ pub struct Env {
     pub event_path: Option<String>,
     /// `GITHUB_STEP_SUMMARY`: the file `check` appends its Markdown to.
     pub step_summary: Option<OsString>,
-    /// `GITHUB_HEAD_REF`: a pull request's branch.
-    pub head_ref: Option<String>,
-    /// `GITHUB_REF_NAME`: the branch or tag pushed.
-    pub ref_name: Option<String>,
-    /// `GITHUB_SHA`: the commit.
-    pub sha: Option<String>,
 }
 
 impl Env {
@@ -47,9 +43,6 @@ impl Env {
             api_url: var("GITHUB_API_URL"),
             event_path: var("GITHUB_EVENT_PATH"),
             step_summary: std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()),
-            head_ref: var("GITHUB_HEAD_REF"),
-            ref_name: var("GITHUB_REF_NAME"),
-            sha: var("GITHUB_SHA"),
         }
     }
 }

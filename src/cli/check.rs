@@ -86,7 +86,10 @@ fn write_reports(
     comparison: Option<&Comparison>,
     out: &Out,
 ) -> bool {
-    let markdown = crate::report::render(Format::Markdown, Default::default(), run, comparison);
+    let summary = crate::github::Env::read().step_summary;
+    // Rendered only when a file or the job summary asks for it, and then once.
+    let markdown = (a.markdown.is_some() || summary.is_some())
+        .then(|| crate::report::render(Format::Markdown, Default::default(), run, comparison));
     let files: [(Option<&Path>, &str, Format); 5] = [
         (a.markdown.as_deref(), "--markdown", Format::Markdown),
         (a.junit.as_deref(), "--junit", Format::Junit),
@@ -97,12 +100,15 @@ fn write_reports(
     let mut written = true;
     for (path, flag, format) in files {
         if let Some(p) = path {
-            // Rendered only when asked for; the Markdown once.
-            let text = match format {
-                Format::Markdown => markdown.clone(),
-                _ => crate::report::render(format, Default::default(), run, comparison),
+            let rendered;
+            let text = match (format, &markdown) {
+                (Format::Markdown, Some(md)) => md.as_str(),
+                _ => {
+                    rendered = crate::report::render(format, Default::default(), run, comparison);
+                    rendered.as_str()
+                }
             };
-            match ReportFile::of(flag, format).write(p, &text) {
+            match ReportFile::of(flag, format).write(p, text) {
                 Ok(()) => out.note(&format!("wrote {}", p.display())),
                 Err(e) => {
                     out.error(&e.to_string());
@@ -111,7 +117,7 @@ fn write_reports(
             }
         }
     }
-    if let Some(summary) = crate::github::Env::read().step_summary {
+    if let (Some(summary), Some(markdown)) = (summary, &markdown) {
         let p = Path::new(&summary);
         let appended = std::fs::OpenOptions::new()
             .create(true)

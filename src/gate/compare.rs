@@ -19,7 +19,7 @@ use crate::results::{
 };
 
 /// Scores closer than this are the same score (they went through JSON and sums).
-const EPS: f64 = 1e-9;
+pub(super) const EPS: f64 = 1e-9;
 
 /// What the gate fails on beyond the four rules.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -95,7 +95,13 @@ pub fn compare_with(
     let mut seen = HashSet::new();
     let limits = Limits::of(run);
     // A run that stopped early: the case runs it planned and never ran are not "removed".
-    let planned = planned(run);
+    // Only such a run needs its plan (a completed one ran all of it).
+    let completed = run.run.status == RunStatus::Completed;
+    let planned = if completed {
+        HashSet::new()
+    } else {
+        planned(run)
+    };
     let stopped = stopped_in(run, &planned);
     let never_ran = |exp: &ExperimentResult, bc: &CaseResult| {
         stopped.is_some()
@@ -203,6 +209,9 @@ pub fn compare_with(
 /// How `run` stopped early (`aborted`, `interrupted`), and how many of its planned case
 /// runs never ran; `None` for a completed run.
 pub fn stopped(run: &RunResult) -> Option<Stopped> {
+    if run.run.status == RunStatus::Completed {
+        return None;
+    }
     stopped_in(run, &planned(run))
 }
 
@@ -356,6 +365,7 @@ fn case_reason(d: &CaseDelta, base: &str) -> Reason {
         CaseStatus::Errored => Reason::CaseErrored {
             at,
             error: d.error.clone(),
+            kind: d.error_kind,
         },
         CaseStatus::Regressed => Reason::CaseRegressed {
             at,

@@ -2,10 +2,8 @@
 //! and `--min-pass-rate` (the share of an experiment's cases that pass). They are kept in
 //! the run's settings, so a report of the stored run later gates it the same way.
 
+use super::compare::EPS;
 use crate::results::{ExperimentResult, Reason, RunResult};
-
-/// Scores closer than this are the same score (they went through JSON and sums).
-const EPS: f64 = 1e-9;
 
 /// The run's floors, each a fraction in 0..=1: a part of the run's settings, so the type
 /// lives with them in the result model; the rules that apply them are here.

@@ -140,10 +140,7 @@ fn regression_body(d: Option<&CaseDelta>, c: &crate::results::CaseResult) -> Str
 }
 
 fn score_change(b: Option<f64>, c: Option<f64>) -> String {
-    let p = |v: Option<f64>| {
-        v.map(|v| format!("{:.1}%", v * 100.0))
-            .unwrap_or_else(|| "-".into())
-    };
+    let p = super::format::pct;
     match (b, c) {
         (Some(b), Some(c)) => format!(
             "{} → {} ({:+.1} points)",

@@ -17,6 +17,10 @@ pub fn is_miss(error: &str) -> bool {
 /// a snapshot, `label · case: errored: no recording ...`).
 pub fn is_miss_reason(reason: &Reason) -> bool {
     match reason {
+        Reason::CaseErrored {
+            kind: Some(kind), ..
+        } => *kind == CaseErrorKind::Miss,
+        // A comparison of runs stored before kinds were: the miss's wording tells.
         Reason::CaseErrored { error, .. } => error.as_deref().is_some_and(is_miss),
         Reason::Recorded(text) => text
             .split_once(": errored: ")
@@ -233,6 +237,32 @@ mod tests {
     use super::*;
     use crate::results::CaseError;
     use crate::results::testing::{case, run};
+
+    #[test]
+    fn a_verdict_reason_is_a_miss_by_its_kind_and_by_its_wording_only_without_one() {
+        let at = crate::results::CaseRef {
+            contender: crate::results::testing::contender(),
+            dataset: "d".into(),
+            case: "a".into(),
+            reply_error: None,
+            said: None,
+        };
+        let errored = |error: &str, kind| Reason::CaseErrored {
+            at: at.clone(),
+            error: Some(error.into()),
+            kind,
+        };
+        assert!(is_miss_reason(&errored(
+            "worded otherwise",
+            Some(CaseErrorKind::Miss)
+        )));
+        let wording = "no cassette for this case (a.json)";
+        assert!(!is_miss_reason(&errored(
+            wording,
+            Some(CaseErrorKind::Transport)
+        )));
+        assert!(is_miss_reason(&errored(wording, None)));
+    }
 
     #[test]
     fn misses_are_found_by_their_kind_not_their_wording() {

@@ -119,16 +119,7 @@ impl Terminal {
     }
 
     fn model(&self, run: &RunResult, e: &ExperimentResult) -> String {
-        let ids: Vec<String> = {
-            let mut v: Vec<String> = run
-                .experiments
-                .iter()
-                .map(|x| x.contender.id.clone())
-                .collect();
-            v.dedup();
-            v
-        };
-        let i = ids.iter().position(|x| *x == e.contender.id).unwrap_or(0);
+        let i = Self::model_index(run, e);
         self.paint(
             &e.contender.id,
             Style::new().fg_color(Some(PALETTE_TEXT[i % PALETTE_TEXT.len()].into())),

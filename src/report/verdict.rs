@@ -76,7 +76,7 @@ pub fn reason_text(r: &Reason) -> String {
             percent(*candidate),
             tolerance * 100.0
         ),
-        Reason::CaseErrored { at, error } => with_unusable(
+        Reason::CaseErrored { at, error, .. } => with_unusable(
             at,
             format!(
                 "{}: errored: {}",

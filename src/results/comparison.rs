@@ -232,6 +232,8 @@ pub enum Reason {
         at: CaseRef,
         /// The error, when there is one to tell.
         error: Option<String>,
+        /// What failed (a miss is grouped with the others by it), when known.
+        kind: Option<CaseErrorKind>,
     },
     /// Rule 2: a case met its thresholds on `baseline` and now fails them.
     CaseRegressed {
