@@ -5,12 +5,11 @@ use std::collections::BTreeMap;
 use super::args::RunArgs;
 use super::output::{Out, align_right, table};
 use crate::error::{Error, Result, exit};
-use crate::results::Command as RunCommand;
 use crate::runner::RunPlan;
 use crate::suite::{Overrides, Suite, cases, lineup};
 
-/// Builds the plan for a command (`run`, `compare`, `record`, `check`).
-pub(crate) fn build(suite: &Suite, a: &RunArgs, command: RunCommand) -> Result<RunPlan> {
+/// Builds the plan of `run`, `compare`, `record` and `check` from their flags.
+pub(crate) fn build(suite: &Suite, a: &RunArgs) -> Result<RunPlan> {
     let efforts = a
         .efforts
         .iter()
@@ -48,7 +47,7 @@ pub(crate) fn build(suite: &Suite, a: &RunArgs, command: RunCommand) -> Result<R
         &crate::provider::Registry::default(),
     );
     let cases = cases::select(&suite.cases, &super::cases::selection(&a.select))?;
-    RunPlan::new(suite, lineup, cases, a.parallelism, a.concurrency, command)
+    RunPlan::new(suite, lineup, cases, a.parallelism, a.concurrency)
 }
 
 /// `--min-score` and `--min-pass-rate`, each a fraction (LLMEvalForge writes `0.95`).
@@ -74,7 +73,7 @@ pub(crate) fn limits(a: &RunArgs) -> Result<crate::gate::Limits> {
 /// `-n`: the experiment matrix and the number of calls; calls nothing, needs no key.
 pub(crate) fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
     limits(a)?;
-    let plan = build(suite, a, RunCommand::Compare)?;
+    let plan = build(suite, a)?;
     // The checks a real run makes before its first call (weights, thresholds, the schema).
     crate::score::build(suite)?;
     for r in &plan.lineup.refused {

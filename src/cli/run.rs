@@ -165,7 +165,7 @@ pub(crate) fn execute_streamed(
     out: &Out,
 ) -> Result<runner::Streamed> {
     let limits = super::plan::limits(a)?;
-    let plan = super::plan::build(suite, a, command)?;
+    let plan = super::plan::build(suite, a)?;
     let ModeChoice { mode, why } = mode::choose(
         mode_given(a),
         command.default_mode(),

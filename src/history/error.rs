@@ -10,8 +10,8 @@ pub enum HistoryError {
     /// exit 2). Moving it aside keeps it for whoever wants to look at it.
     #[error(
         "{shown}: {what}, so not a run history: move it aside (`mv {} {}`; the next run starts a new one) or pass --history PATH",
-        shell_quote(shown),
-        shell_quote(&format!("{shown}.bad"))
+        crate::text::shell_word(shown),
+        crate::text::shell_word(&format!("{shown}.bad"))
     )]
     NotAHistory {
         /// The file, as shown.
@@ -94,15 +94,5 @@ impl HistoryError {
                 | HistoryError::TooNew { .. }
                 | HistoryError::Ambiguous { .. }
         )
-    }
-}
-
-/// `path` as one shell word.
-pub(crate) fn shell_quote(path: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+=:@%,".contains(c);
-    if !path.is_empty() && path.chars().all(plain) {
-        path.to_string()
-    } else {
-        format!("'{}'", path.replace('\'', r"'\''"))
     }
 }

@@ -200,11 +200,9 @@ pub fn write_json(run: &RunResult, log: &CaseLog, pretty: bool, out: &mut dyn Wr
     };
     // The run with no experiments, split where they go. `rfind`: the key cannot occur in a
     // string (its quotes would be escaped), and only `comparison` follows it.
-    let skeleton = RunResult {
-        experiments: vec![],
-        ..run.clone()
-    };
-    let (head, tail) = split_at_empty(&ser(&skeleton)?, "experiments", pretty)?;
+    let frame = super::snapshot::frame_json(run, pretty)
+        .map_err(|e| Error::Failed(format!("could not serialize run {}: {e}", run.run.id)))?;
+    let (head, tail) = split_at_empty(&frame, "experiments", pretty)?;
     out.write_all(head.as_bytes()).map_err(io)?;
     for (i, e) in run.experiments.iter().enumerate() {
         let mut piece = if i > 0 { "," } else { "" }.to_string();

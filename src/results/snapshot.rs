@@ -190,6 +190,23 @@ pub fn to_json_with<C: Serialize>(run: &RunResult, comparison: Option<C>) -> Str
     s
 }
 
+/// The uncompared snapshot of `run` without its experiments (`"experiments": []`), pretty
+/// or compact: the frame [`crate::results::write_json`] streams the case log into, made
+/// from the run as it is (nothing copied).
+pub(crate) fn frame_json(run: &RunResult, pretty: bool) -> serde_json::Result<String> {
+    let frame = SnapshotRef::<()> {
+        format: SNAPSHOT_FORMAT,
+        run: &run.run,
+        experiments: &[],
+        comparison: None,
+    };
+    if pretty {
+        serde_json::to_string_pretty(&frame)
+    } else {
+        serde_json::to_string(&frame)
+    }
+}
+
 /// Writes the uncompared snapshot to `path` atomically, scrubbed of secrets on the way out.
 pub fn save(path: &Path, run: &RunResult) -> Result<()> {
     crate::error::write_atomic(path, to_json(run).as_bytes())

@@ -123,14 +123,7 @@ impl Default for RunOptions {
 /// ```
 pub fn evaluate(suite: &Suite, options: RunOptions) -> Result<RunResult> {
     let lineup = lineup::expand(&suite.config, &Overrides::default(), &options.providers);
-    let plan = RunPlan::new(
-        suite,
-        lineup,
-        suite.cases.cases.clone(),
-        None,
-        None,
-        options.command,
-    )?;
+    let plan = RunPlan::new(suite, lineup, suite.cases.cases.clone(), None, None)?;
     Prepared::new(suite, plan, options, &StderrNotices)?.run(Hooks::default(), &StderrNotices)
 }
 

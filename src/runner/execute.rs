@@ -361,7 +361,7 @@ async fn run_case_unscrubbed(
     {
         Ok(p) => p,
         Err(e) => {
-            result.error = Some(CaseError::new(CaseErrorKind::Template, e));
+            result.error = Some(CaseError::new(CaseErrorKind::Other, e));
             return result;
         }
     };
@@ -385,7 +385,7 @@ async fn run_case_unscrubbed(
             score_into(
                 &mut result,
                 case,
-                &answer.reply,
+                answer.reply,
                 &thresholds,
                 ctx.scorer.as_ref(),
             );
@@ -403,16 +403,16 @@ fn session_meta(contender: &Contender, case: &Case, provider: &dyn Provider) -> 
             // The contender's own effort and temperature, so the hint records this one.
             let mut settings = String::new();
             if let Some(e) = &contender.info.effort {
-                settings.push_str(&format!(" -e {}", shell_word(e)));
+                settings.push_str(&format!(" -e {}", crate::text::shell_word(e)));
             }
             if let Some(t) = &contender.info.temperature {
-                settings.push_str(&format!(" -t {}", shell_word(t)));
+                settings.push_str(&format!(" -t {}", crate::text::shell_word(t)));
             }
             format!(
                 "run `evals record -d {} -c {} -m {}{settings}` to record it",
-                shell_word(&case.dataset),
-                shell_word(&case.id),
-                shell_word(contender.id())
+                crate::text::shell_word(&case.dataset),
+                crate::text::shell_word(&case.id),
+                crate::text::shell_word(contender.id())
             )
         },
         route: route(contender, provider),
@@ -440,22 +440,21 @@ pub fn pricing(
 pub fn score_into(
     result: &mut CaseResult,
     case: &Case,
-    reply: &Reply,
+    reply: Reply,
     thresholds: &BTreeMap<String, f64>,
     scorer: &dyn Scorer,
 ) {
-    let score = scorer.score(case, reply);
+    let score = scorer.score(case, &reply);
     result.score = Some(score.value);
     result.metrics = score.metrics;
     result.diagnostics = score.diagnostics;
-    result.reply_error = reply.error.clone();
-    result.output = reply.output.clone();
     // The raw text only where it says more than the output: a reply is not kept twice.
     result.raw = reply
         .raw
-        .clone()
         .filter(|raw| !crate::results::raw_is_output(raw, reply.output.as_ref()));
-    result.usage = reply.usage.clone();
+    result.reply_error = reply.error;
+    result.output = reply.output;
+    result.usage = reply.usage;
     let mut failed = Vec::new();
     if score.passed == Some(false) {
         let failing = result
@@ -527,21 +526,9 @@ pub fn route(contender: &Contender, provider: &dyn Provider) -> Route {
 }
 
 /// A word a shell reads back as itself: as it is when it is plain, else single-quoted.
-fn shell_word(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.chars().all(|c| {
-            c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | ':' | '@' | '+' | ',')
-        });
-    if plain {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::shell_word;
+    use crate::text::shell_word;
 
     #[test]
     fn hints_quote_what_a_shell_would_split() {

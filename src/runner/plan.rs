@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::results::Command;
 use crate::suite::{Cases, Lineup, Suite};
 
 /// A validated run: what will be called, how many at a time. Built from flags by the CLI.
@@ -19,8 +18,6 @@ pub struct RunPlan {
     pub parallelism: usize,
     /// Experiments at a time; `None` means all.
     pub concurrency: Option<usize>,
-    /// The command the run is stored under.
-    pub command: Command,
 }
 
 impl RunPlan {
@@ -34,7 +31,6 @@ impl RunPlan {
         cases: Cases,
         parallelism: Option<usize>,
         concurrency: Option<usize>,
-        command: Command,
     ) -> Result<RunPlan> {
         // The config's entries were checked when it loaded: these came from `-m`.
         if let Some(why) = lineup.unknown.first() {
@@ -64,7 +60,6 @@ impl RunPlan {
             cases,
             parallelism,
             concurrency,
-            command,
         })
     }
 
