@@ -658,8 +658,8 @@ impl Worker {
         match self.stderr_lines.load(Ordering::SeqCst) {
             0 => "it wrote nothing on stderr".to_string(),
             n => format!(
-                "its stderr ({n} line{}) went to {}",
-                if n == 1 { "" } else { "s" },
+                "its stderr ({}) went to {}",
+                crate::text::plural(n, "line", "lines"),
                 self.stderr_shown
             ),
         }

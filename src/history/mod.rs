@@ -25,8 +25,19 @@ pub trait HistoryStore {
     /// empty): every row in one transaction, the cases streamed from the log.
     fn store(&mut self, run: &RunResult, cases: &CaseLog) -> Result<()>;
 
-    /// Stores a run held whole in memory (its cases in its experiments).
-    fn insert(&mut self, run: &RunResult) -> Result<()>;
+    /// Stores a run held whole in memory (its cases in its experiments), through
+    /// [`HistoryStore::store`]: its cases logged as the runner logs them.
+    fn insert(&mut self, run: &RunResult) -> Result<()> {
+        let sizes: Vec<usize> = run.experiments.iter().map(|e| e.cases.len()).collect();
+        let log = CaseLog::new(&sizes)?;
+        let mut bare = run.clone();
+        for (i, e) in bare.experiments.iter_mut().enumerate() {
+            for (j, c) in e.cases.drain(..).enumerate() {
+                log.push(i, j, &c);
+            }
+        }
+        self.store(&bare, &log)
+    }
 
     /// The run with this id, as it was stored.
     fn get(&self, id: &str) -> Result<Option<RunResult>>;
@@ -55,10 +66,6 @@ impl HistoryStore for SqliteStore {
 
     fn store(&mut self, run: &RunResult, cases: &CaseLog) -> Result<()> {
         SqliteStore::store(self, run, cases)
-    }
-
-    fn insert(&mut self, run: &RunResult) -> Result<()> {
-        SqliteStore::insert(self, run)
     }
 
     fn get(&self, id: &str) -> Result<Option<RunResult>> {

@@ -177,20 +177,6 @@ impl SqliteStore {
         result
     }
 
-    /// Stores a run, its experiments, case results and metric results in one transaction.
-    pub fn insert(&mut self, run: &RunResult) -> Result<()> {
-        // One way in for every run: its cases logged as the runner logs them.
-        let sizes: Vec<usize> = run.experiments.iter().map(|e| e.cases.len()).collect();
-        let log = CaseLog::new(&sizes)?;
-        let mut bare = run.clone();
-        for (i, e) in bare.experiments.iter_mut().enumerate() {
-            for (j, c) in e.cases.drain(..).enumerate() {
-                log.push(i, j, &c);
-            }
-        }
-        self.store(&bare, &log)
-    }
-
     /// Stores a run whose case results are in `cases` (its experiments' `cases` empty), in
     /// one transaction at the end of the run: the run row with its final status, then each
     /// experiment and its case and metric rows, each case read from the log, inserted and
@@ -550,6 +536,7 @@ fn sql_err(path: &Path, e: rusqlite::Error) -> Error {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::history::HistoryStore;
     use crate::results::testing::{case, run};
 
     #[test]

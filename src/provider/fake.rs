@@ -8,7 +8,10 @@
 //! scores 100% with it. All three make the pipeline testable without a network. There are
 //! no other fake models: the plan refuses them.
 
-use super::{ChatRequest, Completion, FAKE_MODELS, Provider};
+use super::{ChatRequest, Completion, Provider};
+
+/// The models of the offline `fake` provider.
+const MODELS: &[&str] = &["echo", "parrot", "oracle"];
 use crate::cassette::CallError;
 use crate::results::Usage;
 use crate::suite::{Case, Contender};
@@ -19,7 +22,7 @@ pub struct Fake;
 
 impl Provider for Fake {
     fn models(&self) -> Option<Vec<String>> {
-        Some(FAKE_MODELS.iter().map(|m| m.to_string()).collect())
+        Some(MODELS.iter().map(|m| m.to_string()).collect())
     }
 
     fn answer(

@@ -8,7 +8,7 @@ use crate::results::Usage;
 use crate::suite::{Case, Contender};
 
 /// The mock provider's one model.
-pub const MODELS: &[&str] = &["mock"];
+const MODELS: &[&str] = &["mock"];
 
 /// The `mock` provider (see the module docs).
 #[derive(Debug, Clone, Copy, Default)]

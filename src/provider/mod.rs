@@ -22,13 +22,6 @@ pub use openai::{Flavour, OPENAI_URL, OPENROUTER_URL, OpenAiCompatible};
 pub use registry::Registry;
 pub use typesafe::TypeSafe;
 
-/// The models of the offline `fake` provider.
-pub const FAKE_MODELS: &[&str] = &["echo", "parrot", "oracle"];
-/// The models of the `mock` provider.
-pub use mock::MODELS as MOCK_MODELS;
-/// TypeSafe's catalog, shipped in the binary.
-pub use typesafe::MODELS as TYPESAFE_MODELS;
-
 /// A provider: how a contender's chat request becomes an answer. Either it sends HTTP
 /// requests ([`Provider::sends`]: build the request, judge a 2xx, read the response), which
 /// the cassette layer below it records and replays without the provider knowing, or it

@@ -138,6 +138,15 @@ mod tests {
     }
 
     #[test]
+    fn every_provider_the_config_knows_by_name_is_a_built_in() {
+        // The config parser (below the providers) lists them by name for its messages.
+        let r = Registry::default();
+        for name in crate::suite::config::KNOWN_PROVIDERS {
+            assert!(r.get(name).is_some(), "{name} is not registered");
+        }
+    }
+
+    #[test]
     fn a_registered_provider_is_found_by_the_kind_its_section_names() {
         let mut r = Registry::default();
         r.register("canned", Canned);

@@ -9,7 +9,7 @@ use crate::suite::config::Pricing;
 use crate::suite::{Case, Contender};
 
 /// The models TypeSafe serves (its `GET /v1/models`): the moving aliases of Jev.
-pub const MODELS: &[&str] = &["jev-latest", "jev-preview"];
+const MODELS: &[&str] = &["jev-latest", "jev-preview"];
 
 /// TypeSafe's list price, dollars per million tokens: input is billed, output is free.
 pub const PRICING: Pricing = Pricing {

@@ -720,7 +720,10 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
         known.extend_from_slice(KNOWN_PROVIDERS);
         let hint = match crate::suggest::did_you_mean(key, &known) {
             Some(s) => format!(" (did you mean '{s}'?)"),
-            None => " (a custom provider section needs base_url, or kind: naming a provider registered from Rust; known keys: settings like defaults, scorer, adapter, and providers openrouter, openai, fake, mock, typesafe)".to_string(),
+            None => format!(
+                " (a custom provider section needs base_url, or kind: naming a provider registered from Rust; known keys: settings like defaults, scorer, adapter, and providers {})",
+                KNOWN_PROVIDERS.join(", ")
+            ),
         };
         return format!("{}:{line}:{col}: unknown key '{key}'{hint}", path.display());
     }

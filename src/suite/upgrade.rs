@@ -6,6 +6,8 @@
 //! a top-level section of its own, its list under `models:`. Everything else is left as
 //! written. serde would lose the comments, so this never goes through it.
 
+use super::yaml::indent;
+
 /// Top-level keys of the old layout.
 pub const LEGACY_KEYS: &[&str] = &["vendors", "direct"];
 
@@ -147,10 +149,6 @@ fn key_and_rest(s: &str) -> Option<(&str, &str)> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
     (ok && (rest.is_empty() || rest.starts_with([' ', '\t']))).then_some((key, rest))
-}
-
-fn indent(l: &str) -> usize {
-    l.len() - l.trim_start_matches(' ').len()
 }
 
 fn is_content(l: &str) -> bool {

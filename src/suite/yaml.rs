@@ -212,7 +212,8 @@ pub(crate) fn yaml11_boolean(text: &str, line: usize) -> Option<String> {
     None
 }
 
-fn indent(l: &str) -> usize {
+/// How many spaces a line starts with (YAML indents with spaces only).
+pub(super) fn indent(l: &str) -> usize {
     l.len() - l.trim_start_matches(' ').len()
 }
 
