@@ -209,15 +209,17 @@ impl Suite {
             cases,
             env_files,
         };
-        crate::secrets::register(suite.secret_values());
-        // A secret-named value the config hands an exec worker (`adapter.env`) is one too.
+        // The suite's keys, and a secret-named value the config hands an exec worker
+        // (`adapter.env`): registered together, so the scrubber is rebuilt once.
+        let mut secrets = suite.secret_values();
         if let Some(super::config::AdapterConfig::Exec { env, .. }) = &suite.config.adapter {
-            crate::secrets::register(
+            secrets.extend(
                 env.iter()
                     .filter(|(k, _)| crate::secrets::is_secret_name(k))
                     .map(|(_, v)| v.clone()),
             );
         }
+        crate::secrets::register(secrets);
         Ok(suite)
     }
 

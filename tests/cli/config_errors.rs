@@ -4,12 +4,7 @@ use crate::harness::{MINI_CASES, Project, TOY_FOUND, mini_config};
 
 /// A project whose config is the mini suite followed by `extra`.
 fn with_config(extra: &str) -> Project {
-    Project::new()
-        .file(
-            "evals/.llm-evals.config.yml",
-            &format!("{}{extra}", mini_config("bad")),
-        )
-        .file("evals/datasets/d/cases.jsonl", MINI_CASES)
+    crate::harness::mini_with("bad", extra)
 }
 
 /// The error a broken suite gives, without the `suite:` line that names the suite first

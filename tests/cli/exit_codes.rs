@@ -17,9 +17,7 @@ const CONFIG: &str = "evals/.llm-evals.config.yml";
 
 /// The small echo suite of the harness, with `extra` added to its config.
 fn mini(extra: &str) -> Project {
-    Project::new()
-        .file(CONFIG, &format!("{}{extra}", mini_config("codes")))
-        .file("evals/datasets/d/cases.jsonl", MINI_CASES)
+    crate::harness::mini_with("codes", extra)
 }
 
 #[test]

@@ -452,6 +452,16 @@ pub fn mini_config(suite: &str) -> String {
 pub const MINI_CASES: &str = r#"{"id": "one", "input": "say {\"answer\": \"x\"}", "expected": {"answer": "x"}}
 "#;
 
+/// A project with the mini suite `suite`, `extra` appended to its config.
+pub fn mini_with(suite: &str, extra: &str) -> Project {
+    Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &format!("{}{extra}", mini_config(suite)),
+        )
+        .file("evals/datasets/d/cases.jsonl", MINI_CASES)
+}
+
 /// A project whose suite `suite` lives at `<prefix>evals/`.
 pub fn mini_at(p: Project, prefix: &str, suite: &str) -> Project {
     p.file(

@@ -2,16 +2,11 @@
 //! the run, `results.temp_dir` is an error, `results.display: browser|both` says what happens
 //! instead, and `compare -n` checks the weights as a real run does.
 
-use crate::harness::{MINI_CASES, Project, mini_config};
+use crate::harness::Project;
 
 /// The mini suite followed by `extra`.
 fn mini_with(extra: &str) -> Project {
-    Project::new()
-        .file(
-            "evals/.llm-evals.config.yml",
-            &format!("{}{extra}", mini_config("seedkeys")),
-        )
-        .file("evals/datasets/d/cases.jsonl", MINI_CASES)
+    crate::harness::mini_with("seedkeys", extra)
 }
 
 #[test]
