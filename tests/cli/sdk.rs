@@ -1,0 +1,135 @@
+//! The official SDKs the exec-adapter tests run unmodified through the gateway: Python
+//! `openai`, `anthropic` and `google-genai` in a venv, and the npm `openai` package, pinned
+//! and installed once under `target/tools/` (from the package registries, the only network
+//! a test ever needs, and only the first time). `.ci/run` installs them before `cargo test`
+//! and exports `EVALS_TEST_PYTHON` / `EVALS_TEST_NODE_MODULES`; a bare `cargo test` installs
+//! them here, under a lock so parallel tests install once.
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// Pinned versions, the same as `.ci/run`'s (a test holds them equal).
+pub const PY_PACKAGES: &[&str] = &["openai==3.57.0", "anthropic==2.15.0", "google-genai==3.6.1"];
+/// The npm `openai` package, pinned.
+pub const NODE_PACKAGE: &str = "openai@6.49.0";
+
+fn tools() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/tools")
+}
+
+fn run(cmd: &mut Command, what: &str) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A lock file under `target/tools`, held while installing.
+fn locked<T>(name: &str, f: impl FnOnce() -> T) -> T {
+    std::fs::create_dir_all(tools()).unwrap();
+    let lock = File::create(tools().join(format!("{name}.lock"))).unwrap();
+    lock.lock().unwrap();
+    let out = f();
+    lock.unlock().unwrap();
+    out
+}
+
+/// The venv's python, with the three Python SDKs importable.
+pub fn python() -> PathBuf {
+    static PY: OnceLock<PathBuf> = OnceLock::new();
+    PY.get_or_init(|| {
+        if let Some(p) = std::env::var_os("EVALS_TEST_PYTHON") {
+            return PathBuf::from(p);
+        }
+        let venv = tools().join("py-sdk-1");
+        let py = venv.join("bin/python");
+        locked("py-sdk-1", || {
+            let ok = py.exists()
+                && Command::new(&py)
+                    .args(["-c", "import openai, anthropic, google.genai"])
+                    .output()
+                    .is_ok_and(|o| o.status.success());
+            if !ok {
+                let _ = std::fs::remove_dir_all(&venv);
+                run(
+                    Command::new("python3").arg("-m").arg("venv").arg(&venv),
+                    "python3 -m venv",
+                );
+                run(
+                    Command::new(venv.join("bin/pip"))
+                        .args(["install", "--quiet", "--disable-pip-version-check"])
+                        .args(PY_PACKAGES),
+                    "pip install the SDKs",
+                );
+            }
+        });
+        py
+    })
+    .clone()
+}
+
+/// A `node_modules` folder holding the npm `openai` package (for `NODE_PATH`).
+pub fn node_modules() -> PathBuf {
+    static NODE: OnceLock<PathBuf> = OnceLock::new();
+    NODE.get_or_init(|| {
+        if let Some(p) = std::env::var_os("EVALS_TEST_NODE_MODULES") {
+            return PathBuf::from(p);
+        }
+        let prefix = tools().join("node-sdk-1");
+        locked("node-sdk-1", || {
+            if !prefix.join("node_modules/openai/package.json").exists() {
+                run(
+                    Command::new("npm")
+                        .args(["install", "--silent", "--no-audit", "--no-fund", "--prefix"])
+                        .arg(&prefix)
+                        .arg(NODE_PACKAGE),
+                    "npm install openai",
+                );
+            }
+        });
+        prefix.join("node_modules")
+    })
+    .clone()
+}
+
+#[test]
+fn ci_run_pins_the_same_sdk_versions() {
+    let ci = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/run")).unwrap();
+    for pin in PY_PACKAGES.iter().chain([&NODE_PACKAGE]) {
+        assert!(ci.contains(pin), ".ci/run does not pin {pin}");
+    }
+}
+
+#[test]
+fn the_sdks_load() {
+    let py = Command::new(python())
+        .args([
+            "-c",
+            "import openai, anthropic, google.genai; print(openai.__version__)",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        py.status.success(),
+        "{}",
+        String::from_utf8_lossy(&py.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&py.stdout).trim(), "3.57.0");
+    let node = Command::new("node")
+        .env("NODE_PATH", node_modules())
+        .args(["-e", "console.log(require('openai/package.json').version)"])
+        .output()
+        .unwrap();
+    assert!(
+        node.status.success(),
+        "{}",
+        String::from_utf8_lossy(&node.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&node.stdout).trim(), "6.49.0");
+}
