@@ -123,7 +123,7 @@ fn the_sdks_load() {
     assert_eq!(String::from_utf8_lossy(&py.stdout).trim(), "3.57.0");
     let node = Command::new("node")
         .env("NODE_PATH", node_modules())
-        .args(["-e", "console.log(require('openai/package.json').version)"])
+        .args(["-e", "const { OpenAI } = require('openai'); console.log(require('openai/version').VERSION, typeof OpenAI)"])
         .output()
         .unwrap();
     assert!(
@@ -131,5 +131,8 @@ fn the_sdks_load() {
         "{}",
         String::from_utf8_lossy(&node.stderr)
     );
-    assert_eq!(String::from_utf8_lossy(&node.stdout).trim(), "6.49.0");
+    assert_eq!(
+        String::from_utf8_lossy(&node.stdout).trim(),
+        "6.49.0 function"
+    );
 }
