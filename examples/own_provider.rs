@@ -73,13 +73,14 @@ impl Provider for Atlas {
         let mut usage = Usage {
             input_tokens: tokens("in"),
             output_tokens: tokens("out"),
-            cost_usd: None,
+            ..Usage::default()
         };
         usage.cost_usd = llm_evals::provider::price(&usage, pricing).or(Some(0.0));
         Ok(Completion {
             text: resp.body["answer"].as_str().unwrap_or_default().to_string(),
             usage,
             latency_s: resp.latency.as_secs_f64(),
+            ..Completion::default()
         })
     }
 }

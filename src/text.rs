@@ -16,3 +16,46 @@ pub(crate) fn shell_word(s: &str) -> String {
         format!("'{}'", s.replace('\'', r"'\''"))
     }
 }
+
+/// `text` on one line (runs of whitespace, newlines included, as one space) and at most
+/// `max_chars` long, cut at a word with `…`: a provider's multi-line message stays in its
+/// table cell, and a cut never leaves half a URL (a word holding `://` is dropped whole).
+pub(crate) fn one_line_cut(text: &str, max_chars: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max_chars {
+        return flat;
+    }
+    let mut out = String::new();
+    for word in flat.split(' ') {
+        let len = out.chars().count() + usize::from(!out.is_empty()) + word.chars().count();
+        if len > max_chars {
+            // A first word longer than the whole budget (and no URL) is cut inside.
+            if out.is_empty() && !word.contains("://") {
+                out = word.chars().take(max_chars).collect();
+            }
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    format!("{}…", out.trim_end_matches([',', ';', ':']))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_message_is_cut_at_a_word_never_inside_a_url_and_kept_on_one_line() {
+        let msg = "Invalid request:\n  see https://platform.openai.com/docs/guides/structured-outputs for the rules";
+        assert_eq!(
+            one_line_cut(msg, 200),
+            "Invalid request: see https://platform.openai.com/docs/guides/structured-outputs for the rules"
+        );
+        assert_eq!(one_line_cut(msg, 40), "Invalid request: see…");
+        assert_eq!(one_line_cut("abcdefghij", 4), "abcd…");
+        assert_eq!(one_line_cut("short", 40), "short");
+    }
+}

@@ -396,6 +396,7 @@ impl AdapterSession for ExecSession {
             Ok(super::Answer {
                 reply,
                 latency_s: (spent.calls > 0).then_some(spent.latency_s),
+                truncated: spent.truncated,
             })
         })
     }

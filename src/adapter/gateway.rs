@@ -46,6 +46,8 @@ pub struct Spent {
     /// The first call that failed below the gateway (transport, cassette miss): the case's
     /// error, whatever the adapter makes of the failed call.
     pub error: Option<CaseError>,
+    /// The first call cut at the token limit, said for the reader.
+    pub truncated: Option<String>,
 }
 
 #[derive(Default)]
@@ -163,24 +165,14 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
                 // A rejected key, a bad request, an exhausted rate limit: a failure of the
                 // call, not an answer of the model. The case errors, whatever the adapter
                 // makes of it (the adapter still gets the response, as it would in production).
-                let detail = resp
-                    .body
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .unwrap_or_else(|| {
-                        // Scrubbed before it is cut: a key across the cut would keep half.
-                        crate::secrets::scrub(&resp.body.to_string())
-                            .chars()
-                            .take(200)
-                            .collect()
-                    });
-                spent.error.get_or_insert_with(|| {
-                    CaseError::new(
-                        CaseErrorKind::Transport,
-                        format!("{}: HTTP {}: {detail}", b.contender.id(), resp.status),
-                    )
-                });
+                let message = crate::provider::status_error(
+                    &b.contender,
+                    &resp,
+                    b.provider.key_env(&b.contender).as_deref(),
+                );
+                spent
+                    .error
+                    .get_or_insert_with(|| CaseError::new(CaseErrorKind::Transport, message));
             } else if let Verdict::Failure { reason, .. } = accept(&resp) {
                 // A 200 holding garbage or an error object: not an answer either (and not
                 // recorded). The adapter gets it as it came.
@@ -191,9 +183,17 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
                     )
                 });
             }
-            let mut usage = crate::provider::usage_of(&resp.body);
-            if usage.cost_usd.is_none() {
-                usage.cost_usd = crate::provider::price(&usage, b.pricing.as_ref());
+            let usage =
+                crate::provider::priced(crate::provider::usage_of(&resp), b.pricing.as_ref());
+            // A call cut at the token limit: whatever the adapter makes of it, the reader
+            // is told (and the leaderboard counts it truncated).
+            if spent.truncated.is_none() {
+                spent.truncated = crate::provider::truncation_of(
+                    &resp.body,
+                    b.contender.info.max_tokens,
+                    "",
+                    &usage,
+                );
             }
             spent.usage.add(&usage);
             let status = StatusCode::from_u16(resp.status).unwrap_or(StatusCode::BAD_GATEWAY);
@@ -332,8 +332,10 @@ mod tests {
                     input_tokens: Some(3),
                     output_tokens: Some(1),
                     cost_usd: Some(0.5),
+                    ..Usage::default()
                 },
                 latency_s: 0.25,
+                ..Completion::default()
             })
         }
     }

@@ -88,7 +88,13 @@ pub struct Answer {
     /// Seconds spent in calls to the model (the recorded figures on replay); `None` when the
     /// case made no call (it has no latency, not a 0 s one).
     pub latency_s: Option<f64>,
+    /// A call was cut at the token limit: what to tell the reader ("cut at max_tokens
+    /// (512)"); the runner puts it before the reply's error and counts the case truncated.
+    pub truncated: Option<String>,
 }
+
+/// The error of a reply with no text.
+pub const EMPTY_REPLY: &str = "empty reply";
 
 /// The contender's model for one case, as an adapter reaches it: its provider, key and
 /// pricing, and the case's cassette session (the runner builds it; the adapter never

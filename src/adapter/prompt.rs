@@ -158,7 +158,15 @@ impl PromptAdapter {
             usage: completion.usage,
         };
         if raw.trim().is_empty() {
-            reply.error = Some("empty reply".to_string());
+            // A refusal's words are the reply's text and its diagnostic.
+            reply.error = Some(match completion.refusal {
+                Some(words) => {
+                    let said = format!("refused: {words}");
+                    reply.raw = Some(words);
+                    said
+                }
+                None => super::EMPTY_REPLY.to_string(),
+            });
             return reply;
         }
         if !self.json {
@@ -243,9 +251,11 @@ impl super::AdapterSession for PromptAdapter {
                 .map_err(|e| CaseError::new(CaseErrorKind::Template, e))?;
             let completion = model.complete(&request).await.map_err(CaseError::from)?;
             let latency_s = Some(completion.latency_s);
+            let truncated = completion.truncated.clone();
             Ok(super::Answer {
                 reply: self.parse(completion),
                 latency_s,
+                truncated,
             })
         })
     }

@@ -87,7 +87,7 @@ pub struct RecordedResponse {
 }
 
 /// Token counts and cost as the provider reported them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RecordedUsage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_tokens: Option<u64>,
@@ -95,6 +95,17 @@ pub struct RecordedUsage {
     pub completion_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
+    /// Prompt tokens read from the provider's cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    /// Completion tokens spent reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    /// What the upstream provider charged for the inference when the body says apart from
+    /// `cost` (OpenRouter's `cost_details.upstream_inference_cost`: with your own key, BYOK,
+    /// OpenRouter bills `cost: 0` and the spend is the upstream's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream_cost: Option<f64>,
 }
 
 impl RecordedUsage {
@@ -115,10 +126,21 @@ impl RecordedUsage {
         }
         let usage = body.get("usage")?;
         let num = |k: &str| usage.get(k).and_then(Value::as_u64);
+        let at = |path: &str| usage.pointer(path).and_then(Value::as_u64);
         let usage = RecordedUsage {
             prompt_tokens: num("prompt_tokens").or_else(|| num("input_tokens")),
             completion_tokens: num("completion_tokens").or_else(|| num("output_tokens")),
             cost: usage.get("cost").and_then(Value::as_f64),
+            // Chat completions' `prompt_tokens_details`, the Responses API's
+            // `input_tokens_details`, Anthropic's `cache_read_input_tokens`.
+            cached_tokens: at("/prompt_tokens_details/cached_tokens")
+                .or_else(|| at("/input_tokens_details/cached_tokens"))
+                .or_else(|| num("cache_read_input_tokens")),
+            reasoning_tokens: at("/completion_tokens_details/reasoning_tokens")
+                .or_else(|| at("/output_tokens_details/reasoning_tokens")),
+            upstream_cost: usage
+                .pointer("/cost_details/upstream_inference_cost")
+                .and_then(Value::as_f64),
         };
         let empty = usage.prompt_tokens.is_none()
             && usage.completion_tokens.is_none()
@@ -254,6 +276,7 @@ mod tests {
                     prompt_tokens: Some(3),
                     completion_tokens: Some(4),
                     cost: Some(0.5),
+                    ..RecordedUsage::default()
                 }),
             }],
         }

@@ -67,6 +67,79 @@ pub fn any_2xx(_: &HttpResponse) -> Verdict {
     Verdict::Success
 }
 
+/// What a provider's error object says of another attempt, from its `code`, `type` and
+/// `status` words (OpenAI, OpenRouter, Anthropic and Gemini shapes alike). One table for
+/// every reader: a 2xx carrying it, and a retryable status (a 429 that says
+/// `insufficient_quota` means "out of credit", which no wait mends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// The key, the quota, the billing or the request is the problem: never retried.
+    Permanent,
+    /// The server failed, is overloaded or limits the rate: another attempt may succeed.
+    Transient,
+    /// It says neither.
+    Unknown,
+}
+
+/// The lowercase `code`, `type` and `status` words of a provider's error object, in that
+/// order.
+pub fn error_words(error: &Value) -> Vec<String> {
+    ["code", "type", "status"]
+        .iter()
+        .filter_map(|k| error.get(*k))
+        .filter_map(|v| match v {
+            Value::String(s) => Some(s.to_ascii_lowercase()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// [`ErrorClass`] of a provider's error object (the value of a body's `error`).
+pub fn classify_error(error: &Value) -> ErrorClass {
+    const PERMANENT: &[&str] = &[
+        "quota",
+        "billing",
+        "credit",
+        "invalid",
+        "auth",
+        "permission",
+        "forbidden",
+        "not_found",
+        "context_length",
+        "content_filter",
+        "moderation",
+    ];
+    const TRANSIENT: &[&str] = &[
+        "server_error",
+        "overloaded",
+        "internal",
+        "unavailable",
+        "timeout",
+        "timed_out",
+        "rate_limit",
+        "resource_exhausted",
+        "bad_gateway",
+        "try_again",
+    ];
+    let words = error_words(error);
+    if words
+        .iter()
+        .any(|w| PERMANENT.iter().any(|p| w.contains(p)))
+    {
+        return ErrorClass::Permanent;
+    }
+    let transient = words.iter().any(|w| match w.parse::<u16>() {
+        Ok(code) => code == 408 || code == 429 || (500..600).contains(&code),
+        Err(_) => TRANSIENT.iter().any(|t| w.contains(t)),
+    });
+    if transient {
+        ErrorClass::Transient
+    } else {
+        ErrorClass::Unknown
+    }
+}
+
 /// Why a request got no response. Every variant is an *error* of the case (no score).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CallError {

@@ -37,7 +37,10 @@ mod store;
 
 pub use error::{CassetteError, SecretPlace};
 pub(crate) use format::{CassetteContender, RecordedUsage};
-pub use http::{Accept, CallError, HttpRequest, HttpResponse, Verdict, any_2xx};
+pub use http::{
+    Accept, CallError, ErrorClass, HttpRequest, HttpResponse, Verdict, any_2xx, classify_error,
+    error_words,
+};
 pub(crate) use http::{Limit, Route, Upstream, UpstreamFuture, human_bytes};
 pub(crate) use live::LiveClient;
 pub use miss::{Miss, MissReason};

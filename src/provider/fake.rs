@@ -67,9 +67,11 @@ fn complete(contender: &Contender, case: &Case, req: &ChatRequest) -> Completion
             input_tokens: Some(input_tokens),
             output_tokens: Some(output_tokens),
             cost_usd: Some(0.0),
+            ..Usage::default()
         },
         text,
         latency_s: 0.0,
+        ..Completion::default()
     }
 }
 

@@ -53,8 +53,10 @@ fn complete(
             input_tokens: Some(req.system.as_deref().map(words).unwrap_or(0) + words(&req.user)),
             output_tokens: Some(words(&text)),
             cost_usd: Some(0.0),
+            ..Usage::default()
         },
         text,
         latency_s: 0.0,
+        ..Completion::default()
     })
 }

@@ -17,8 +17,8 @@ use crate::suite::{Case, Contender};
 
 pub use fake::Fake;
 pub use mock::Mock;
-pub(crate) use openai::usage_of;
 pub use openai::{Flavour, OPENAI_URL, OPENROUTER_URL, OpenAiCompatible};
+pub(crate) use openai::{priced, status_error, truncation_of, usage_of};
 pub use registry::Registry;
 pub use typesafe::TypeSafe;
 
@@ -120,9 +120,10 @@ pub trait Provider: Send + Sync {
     }
 
     /// What a retry after a rate limit pauses: every call with the same vendor. Default:
-    /// the contender's provider section.
+    /// the model alone (`section/model`: a proxy's rate limit is per model, so one limited
+    /// model must not stall the others), or the whole section under `pause: section`.
     fn vendor(&self, contender: &Contender) -> String {
-        contender.info.provider.clone()
+        pause_key(contender, None)
     }
 
     /// For a provider that speaks the OpenAI chat shape itself: the request an exec
@@ -143,6 +144,20 @@ pub trait Provider: Send + Sync {
     /// be a stream. Default: [`Provider::accept`].
     fn accept_forwarded(&self) -> Accept {
         self.accept()
+    }
+}
+
+/// What a retry of `contender` pauses, by its section's `pause:`: the section, the vendor
+/// (`vendor`, for a provider with vendors; else the model), or the model. Unset: the vendor
+/// when there is one, else the model.
+pub fn pause_key(contender: &Contender, vendor: Option<&str>) -> String {
+    use crate::suite::config::Pause;
+    let section = &contender.info.provider;
+    let model = || format!("{section}/{}", contender.info.model);
+    match (contender.kind.pause, vendor) {
+        (Some(Pause::Section), _) => section.clone(),
+        (Some(Pause::Model), _) | (Some(Pause::Vendor) | None, None) => model(),
+        (Some(Pause::Vendor) | None, Some(v)) => format!("{section}/{v}"),
     }
 }
 
@@ -185,7 +200,7 @@ pub struct ChatRequest {
 }
 
 /// What a model said, with its usage.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Completion {
     /// The reply's text, as the adapter parses it.
     pub text: String,
@@ -194,6 +209,12 @@ pub struct Completion {
     pub usage: Usage,
     /// Seconds the call took (the recorded latency on replay).
     pub latency_s: f64,
+    /// The model declined (`refusal: "..."` with no content): its words, kept as the
+    /// reply's text and diagnostic.
+    pub refusal: Option<String>,
+    /// The reply was cut at the token limit (`finish_reason: "length"`): what to tell the
+    /// reader, e.g. "cut at max_tokens (512)".
+    pub truncated: Option<String>,
 }
 
 /// Calls one contender for one case: builds the request, sends it through the cassette
@@ -230,12 +251,21 @@ pub fn predict_request(
     provider.build_request(contender, req, None).ok()
 }
 
-/// Cost from `pricing:` (dollars per million tokens) when the provider reported none.
+/// Cost from `pricing:` (dollars per million tokens) when the provider reported none. The
+/// prompt tokens read from cache cost `cached_input` where it is set.
 pub fn price(usage: &Usage, pricing: Option<&Pricing>) -> Option<f64> {
     let p = pricing?;
-    let i = usage.input_tokens? as f64;
+    let i = usage.input_tokens?;
     let o = usage.output_tokens? as f64;
-    Some((i * p.input + o * p.output) / 1_000_000.0)
+    let cached = match p.cached_input {
+        Some(rate) => usage.cached_tokens.unwrap_or(0).min(i) as f64 * rate,
+        None => 0.0,
+    };
+    let uncached = match p.cached_input {
+        Some(_) => i.saturating_sub(usage.cached_tokens.unwrap_or(0)),
+        None => i,
+    } as f64;
+    Some((uncached * p.input + cached + o * p.output) / 1_000_000.0)
 }
 
 #[cfg(test)]
@@ -247,12 +277,42 @@ mod tests {
         Registry::default().get(name).unwrap().clone()
     }
 
+    /// The reply of the issue: 1,152 of 1,220 prompt tokens read from cache (the shape of
+    /// openai-python's recorded `prompt_tokens_details`). Priced as if none were cached it
+    /// comes out 55% high.
+    #[test]
+    fn cached_prompt_tokens_are_priced_at_cached_input() {
+        let usage = Usage {
+            input_tokens: Some(1220),
+            output_tokens: Some(100),
+            cached_tokens: Some(1152),
+            ..Usage::default()
+        };
+        let pricing = Pricing {
+            input: 2.5,
+            output: 10.0,
+            cached_input: Some(1.25),
+        };
+        let cost = price(&usage, Some(&pricing)).unwrap();
+        let want = (68.0 * 2.5 + 1152.0 * 1.25 + 100.0 * 10.0) / 1e6;
+        assert!((cost - want).abs() < 1e-15, "{cost} != {want}");
+        let flat = price(
+            &usage,
+            Some(&Pricing {
+                cached_input: None,
+                ..pricing
+            }),
+        )
+        .unwrap();
+        assert!(flat / cost > 1.5, "{flat} vs {cost}");
+    }
+
     #[test]
     fn typesafe_is_priced_by_its_input_tokens_alone() {
         let usage = Usage {
             input_tokens: Some(2_000_000),
             output_tokens: Some(5_000),
-            cost_usd: None,
+            ..Usage::default()
         };
         let cost = price(&usage, builtin("typesafe").pricing().as_ref());
         assert!((cost.unwrap() - 0.084).abs() < 1e-12, "{cost:?}");

@@ -4,7 +4,9 @@
 use serde_json::{Value, json};
 
 use super::{ChatRequest, Completion, Provider, price};
-use crate::cassette::{Accept, CallError, HttpRequest, HttpResponse, Verdict};
+use crate::cassette::{
+    Accept, CallError, ErrorClass, HttpRequest, HttpResponse, Verdict, classify_error, error_words,
+};
 use crate::results::Usage;
 use crate::suite::Contender;
 use crate::suite::config::Pricing;
@@ -80,19 +82,18 @@ impl Provider for OpenAiCompatible {
         resp: HttpResponse,
         pricing: Option<&Pricing>,
     ) -> Result<Completion, CallError> {
-        parse_response(contender, resp, pricing)
+        parse_response(contender, resp, pricing, self.key_env(contender).as_deref())
     }
 
-    /// An OpenRouter vendor (`openrouter/openai`) pauses apart from the others.
+    /// An OpenRouter vendor (`openrouter/openai`) pauses apart from the others; elsewhere
+    /// (OpenAI, a LiteLLM or vLLM proxy serving many models) the model alone, unless the
+    /// section says `pause: section`.
     fn vendor(&self, c: &Contender) -> String {
-        match self.flavour {
-            Flavour::OpenRouter => format!(
-                "{}/{}",
-                c.info.provider,
-                c.info.model.split('/').next().unwrap_or_default()
-            ),
-            _ => c.info.provider.clone(),
-        }
+        let vendor = match self.flavour {
+            Flavour::OpenRouter => c.info.model.split('/').next(),
+            _ => None,
+        };
+        super::pause_key(c, vendor)
     }
 
     fn forward_request(
@@ -190,7 +191,7 @@ pub fn accept_forwarded(resp: &HttpResponse) -> Verdict {
     }
     for event in events {
         if let Ok(v) = serde_json::from_str::<Value>(event)
-            && let Some(e) = error_object(&v)
+            && let Some(e) = error_in(&v)
         {
             return failure_of(e);
         }
@@ -199,7 +200,7 @@ pub fn accept_forwarded(resp: &HttpResponse) -> Verdict {
 }
 
 fn accept_json(body: &Value) -> Verdict {
-    if let Some(e) = error_object(body) {
+    if let Some(e) = error_in(body) {
         return failure_of(e);
     }
     match body.get("choices").and_then(|c| c.get(0)) {
@@ -209,6 +210,17 @@ fn accept_json(body: &Value) -> Verdict {
             transient: false,
         },
     }
+}
+
+/// The error a body (or a stream event) carries: its own `error`, or OpenRouter's
+/// per-choice one (`choices[0].error`, with `finish_reason: "error"`), which comes in a 200
+/// when the upstream failed after the response began.
+fn error_in(body: &Value) -> Option<&Value> {
+    error_object(body).or_else(|| {
+        body.get("choices")
+            .and_then(Value::as_array)
+            .and_then(|cs| cs.iter().find_map(error_object))
+    })
 }
 
 /// The body's `error`, when it holds one: `null` (or `false`, or `""`) is no error.
@@ -225,51 +237,9 @@ fn error_object(body: &Value) -> Option<&Value> {
 /// say `server_error`, `overloaded_error`), never when the key, the quota or the request is
 /// the problem.
 fn failure_of(error: &Value) -> Verdict {
-    let message = error
-        .get("message")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .unwrap_or_else(|| excerpt(error));
-    let words: Vec<String> = ["code", "type", "status"]
-        .iter()
-        .filter_map(|k| error.get(*k))
-        .filter_map(|v| match v {
-            Value::String(s) => Some(s.to_ascii_lowercase()),
-            Value::Number(n) => Some(n.to_string()),
-            _ => None,
-        })
-        .collect();
-    const PERMANENT: &[&str] = &[
-        "quota",
-        "billing",
-        "invalid",
-        "auth",
-        "permission",
-        "forbidden",
-        "not_found",
-        "context_length",
-        "content_filter",
-        "moderation",
-    ];
-    const TRANSIENT: &[&str] = &[
-        "server_error",
-        "overloaded",
-        "internal",
-        "unavailable",
-        "timeout",
-        "timed_out",
-        "rate_limit",
-        "bad_gateway",
-        "try_again",
-    ];
-    let permanent = words
-        .iter()
-        .any(|w| PERMANENT.iter().any(|p| w.contains(p)));
-    let transient = !permanent
-        && words.iter().any(|w| match w.parse::<u16>() {
-            Ok(code) => code == 408 || code == 429 || (500..600).contains(&code),
-            Err(_) => TRANSIENT.iter().any(|t| w.contains(t)),
-        });
+    let message = error_message(error);
+    let words = error_words(error);
+    let transient = classify_error(error) == ErrorClass::Transient;
     let kind = words.first().map(|w| format!(" ({w})")).unwrap_or_default();
     Verdict::Failure {
         reason: format!("provider error{kind}: {message}"),
@@ -279,27 +249,17 @@ fn failure_of(error: &Value) -> Verdict {
 
 /// Reads a chat completion. A non-2xx status, or a 2xx that [`accept`] refuses (not JSON, an
 /// error object, no choices), is a transport failure (an error of the case, never a 0); an
-/// empty answer is the model's and is left to the adapter.
+/// empty answer is the model's and is left to the adapter. `key_env` names the variable the
+/// contender's key came from, for a 401 or 403.
 fn parse_response(
     c: &Contender,
     resp: HttpResponse,
     pricing: Option<&Pricing>,
+    key_env: Option<&str>,
 ) -> Result<Completion, CallError> {
     let latency_s = resp.latency.as_secs_f64();
     if !(200..300).contains(&resp.status) {
-        let detail = error_object(&resp.body)
-            .map(|e| {
-                e.get("message")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-                    .unwrap_or_else(|| excerpt(e))
-            })
-            .unwrap_or_else(|| excerpt(&resp.body));
-        return Err(CallError::Transport(format!(
-            "{}: HTTP {}: {detail}",
-            c.id(),
-            resp.status
-        )));
+        return Err(CallError::Transport(status_error(c, &resp, key_env)));
     }
     if let Verdict::Failure { reason, .. } = accept(&resp) {
         return Err(CallError::Transport(format!("{}: {reason}", c.id())));
@@ -309,7 +269,7 @@ fn parse_response(
         .get("choices")
         .and_then(|c| c.get(0))
         .unwrap_or(&Value::Null);
-    let message = choice.get("message").cloned().unwrap_or(Value::Null);
+    let message = choice.get("message").unwrap_or(&Value::Null);
     let text = match message.get("content") {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(parts)) => parts
@@ -319,23 +279,141 @@ fn parse_response(
             .join(""),
         _ => String::new(),
     };
-    let mut usage = usage_of(&resp.body);
-    if usage.cost_usd.is_none() {
-        usage.cost_usd = price(&usage, pricing);
-    }
+    let refusal = message
+        .get("refusal")
+        .and_then(Value::as_str)
+        .filter(|r| !r.trim().is_empty())
+        .map(str::to_string);
+    let usage = priced(usage_of(&resp), pricing);
+    let truncated = truncation_of(&resp.body, c.info.max_tokens, &text, &usage);
     Ok(Completion {
         text,
         usage,
         latency_s,
+        refusal,
+        truncated,
     })
 }
 
+/// `usage` with its cost from `pricing:` when the provider reported none.
+pub fn priced(mut usage: Usage, pricing: Option<&Pricing>) -> Usage {
+    if usage.cost_usd.is_none() {
+        usage.cost_usd = price(&usage, pricing);
+    }
+    usage
+}
+
+/// The message of a non-2xx: the contender, the status and what the error says; a 401 or
+/// 403 names the variable the key came from, since that is what to fix.
+pub fn status_error(c: &Contender, resp: &HttpResponse, key_env: Option<&str>) -> String {
+    let detail = error_object(&resp.body)
+        .map(error_message)
+        .unwrap_or_else(|| excerpt(&resp.body));
+    let fix = match (resp.status, key_env) {
+        (401 | 403, Some(var)) => {
+            format!(" (the key is {var}: check that it is set to a valid key for this provider)")
+        }
+        _ => String::new(),
+    };
+    format!("{}: HTTP {}: {detail}{fix}", c.id(), resp.status)
+}
+
+/// Whether the reply was cut at the token limit (`finish_reason: "length"` in the choice,
+/// or in a stream's last event that has one), said for the reader: the limit when the
+/// contender sets it, and, when a reasoning model spent every token thinking and returned
+/// nothing, that too. `None` when the reply ended on its own.
+pub fn truncation_of(
+    body: &Value,
+    max_tokens: Option<u32>,
+    text: &str,
+    usage: &Usage,
+) -> Option<String> {
+    let finish = |v: &Value| {
+        v.pointer("/choices/0/finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let reason = match body {
+        Value::String(sse) => sse
+            .lines()
+            .rev()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .find_map(|v| finish(&v)),
+        body => finish(body),
+    }?;
+    if reason != "length" {
+        return None;
+    }
+    let limit = match max_tokens {
+        Some(n) => format!("cut at max_tokens ({n})"),
+        None => "cut at the provider's token limit".to_string(),
+    };
+    Some(match usage.reasoning_tokens {
+        Some(r) if r > 0 && text.trim().is_empty() => format!(
+            "{limit}: the model spent every token reasoning ({r} reasoning tokens) and returned no answer; raise max_tokens or lower the effort"
+        ),
+        _ => limit,
+    })
+}
+
+/// A value for a message: scrubbed, on one line, cut at a word.
 fn excerpt(v: &Value) -> String {
     let s = match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    crate::cassette::matcher::truncate(&s, 200)
+    // Scrubbed before it is cut: a key across the cut would keep its first half.
+    crate::text::one_line_cut(&crate::secrets::scrub(&s), 200)
+}
+
+/// What an error object says, for a message: its `message`, and where OpenRouter relays an
+/// upstream's failure ("Provider returned error") the provider's name and its own words
+/// (`metadata.raw`), which hold the cause. One hidden cause gets its fix: OpenAI refuses
+/// `response_format: json_object` unless a message says "json", which the prompt adapter's
+/// `json: true` asks for.
+pub fn error_message(error: &Value) -> String {
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| excerpt(error));
+    let meta = error.get("metadata");
+    let raw = meta.and_then(|m| m.get("raw")).map(|r| match r {
+        // `raw` is the upstream's body, often JSON text: its message says more.
+        Value::String(text) => serde_json::from_str::<Value>(text)
+            .ok()
+            .and_then(|v| {
+                v.pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .unwrap_or_else(|| text.clone()),
+        other => other
+            .pointer("/error/message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| other.to_string()),
+    });
+    let provider = meta
+        .and_then(|m| m.get("provider_name"))
+        .and_then(Value::as_str);
+    let mut text = match (provider, raw) {
+        (Some(p), Some(r)) => format!("{message} ({p}: {r})"),
+        (None, Some(r)) => format!("{message} ({r})"),
+        (Some(p), None) => format!("{message} ({p})"),
+        (None, None) => message,
+    };
+    if text
+        .to_ascii_lowercase()
+        .contains("must contain the word 'json'")
+    {
+        text.push_str(
+            "; `json: true` sends `response_format: json_object`, which OpenAI accepts only \
+             when a message says \"JSON\": mention JSON in the adapter's system or user prompt",
+        );
+    }
+    excerpt(&Value::String(text))
 }
 
 impl OpenAiCompatible {
@@ -371,16 +449,41 @@ impl OpenAiCompatible {
     }
 }
 
-/// Tokens and cost from an OpenAI-shaped response body, or from the last event that carries
-/// `usage` in a server-sent-events body (`stream: true`).
-pub fn usage_of(body: &Value) -> Usage {
-    crate::cassette::RecordedUsage::from_body(body)
-        .map(|u| Usage {
-            input_tokens: u.prompt_tokens,
-            output_tokens: u.completion_tokens,
-            cost_usd: u.cost,
+/// Tokens and cost from an OpenAI-shaped response (its body, or the last event that
+/// carries `usage` in a server-sent-events body, `stream: true`). The cost is the body's
+/// `usage.cost` (OpenRouter), else a LiteLLM proxy's `x-litellm-response-cost` header; with
+/// OpenRouter and your own key (BYOK) it is OpenRouter's fee plus the upstream's charge
+/// (`cost_details.upstream_inference_cost`), and what OpenRouter billed is kept apart.
+pub fn usage_of(resp: &HttpResponse) -> Usage {
+    let header_cost = resp
+        .headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("x-litellm-response-cost"))
+        .and_then(|(_, v)| v.trim().parse::<f64>().ok())
+        .filter(|c| c.is_finite() && *c >= 0.0);
+    let byok = resp.body.pointer("/usage/is_byok").and_then(Value::as_bool);
+    let mut usage = crate::cassette::RecordedUsage::from_body(&resp.body)
+        .map(|u| {
+            let (cost, billed) = match (u.cost, u.upstream_cost) {
+                (Some(fee), Some(up)) if byok == Some(true) || (fee == 0.0 && up > 0.0) => {
+                    (Some(fee + up), Some(fee))
+                }
+                (cost, _) => (cost, None),
+            };
+            Usage {
+                input_tokens: u.prompt_tokens,
+                output_tokens: u.completion_tokens,
+                cost_usd: cost,
+                cached_tokens: u.cached_tokens,
+                reasoning_tokens: u.reasoning_tokens,
+                billed_usd: billed,
+            }
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    if usage.cost_usd.is_none() {
+        usage.cost_usd = header_cost;
+    }
+    usage
 }
 
 #[cfg(test)]
@@ -499,11 +602,11 @@ mod tests {
     fn usage_is_read_from_a_body_or_from_the_last_stream_event_with_usage() {
         let body =
             serde_json::json!({"usage": {"prompt_tokens": 5, "completion_tokens": 2, "cost": 0.5}});
-        assert_eq!(usage_of(&body).input_tokens, Some(5));
+        assert_eq!(usage_of(&ok(body)).input_tokens, Some(5));
         let sse = Value::String(
             "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":4}}\n\ndata: [DONE]\n".into(),
         );
-        let u = usage_of(&sse);
+        let u = usage_of(&ok(sse));
         assert_eq!(
             (u.input_tokens, u.output_tokens, u.cost_usd),
             (Some(9), Some(4), None)

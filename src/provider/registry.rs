@@ -131,8 +131,7 @@ mod tests {
         ) -> Result<Completion, CallError> {
             Ok(Completion {
                 text: "canned".into(),
-                usage: Default::default(),
-                latency_s: 0.0,
+                ..Completion::default()
             })
         }
     }

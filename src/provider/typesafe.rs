@@ -15,6 +15,7 @@ const MODELS: &[&str] = &["jev-latest", "jev-preview"];
 pub const PRICING: Pricing = Pricing {
     input: 0.042,
     output: 0.0,
+    cached_input: None,
 };
 
 /// The environment variable holding a TypeSafe key.

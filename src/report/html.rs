@@ -121,27 +121,13 @@ struct ExperimentView {
 fn table(run: &RunResult, s: &Standings) -> Table {
     let weighted = !run.run.weights.is_empty();
     let metrics = metrics_in_order(run);
-    let mut header = vec![
-        "#".to_string(),
-        "model".into(),
-        "effort".into(),
-        "temp".into(),
-    ];
-    if weighted {
-        header.push("wscore".into());
-    }
-    header.extend(metrics.iter().map(|m| m.name.clone()));
-    header.extend(
-        [
-            "errors", "cost", "time", "latency", "p95", "tok_in", "tok_out",
-        ]
-        .map(String::from),
-    );
+    let header = super::leaderboard::header(run);
+    let truncated = super::leaderboard::shows_truncated(run);
     let rows = s
         .rows
         .iter()
         .enumerate()
-        .map(|(i, e)| row(i, e, &metrics, weighted))
+        .map(|(i, e)| row(i, e, &metrics, weighted, truncated))
         .collect();
     let best_value_text = super::leaderboard::best_value_text(s, &label);
     let best_weighted_text = weighted.then(|| super::leaderboard::best_weighted_text(s, &label));
@@ -168,7 +154,13 @@ fn label(e: &ExperimentResult) -> String {
     )
 }
 
-fn row(i: usize, e: &ExperimentResult, metrics: &[&MetricDef], weighted: bool) -> Vec<Cell> {
+fn row(
+    i: usize,
+    e: &ExperimentResult,
+    metrics: &[&MetricDef],
+    weighted: bool,
+    truncated: bool,
+) -> Vec<Cell> {
     let mut r = vec![
         num((i + 1).to_string(), Some(i as f64 + 1.0)),
         txt(e.contender.id.clone()),
@@ -191,6 +183,9 @@ fn row(i: usize, e: &ExperimentResult, metrics: &[&MetricDef], weighted: bool) -
         r.push(num(pct(v), v));
     }
     r.push(num(e.errors.to_string(), Some(e.errors as f64)));
+    if truncated {
+        r.push(num(e.truncated.to_string(), Some(e.truncated as f64)));
+    }
     r.push(num(money(e.cost_usd), e.cost_usd));
     r.push(num(secs(Some(e.time_s)), Some(e.time_s)));
     r.push(num(secs(e.latency.mean_s), e.latency.mean_s));
@@ -299,7 +294,8 @@ ul{margin:.3rem 0}.scroll{overflow-x:auto}dl{display:grid;grid-template-columns:
 <h2>Glossary</h2><dl>{% for m in metrics %}<dt>{{ m.name }}</dt><dd>{{ m.description }} ({{ 'higher' if m.higher_is_better else 'lower' }} is better)</dd>{% endfor %}
 {% if run.weights %}<dt>wscore</dt><dd>weighted score from <code>weighted_score.weights</code>: Σ|w|·goodness / Σ|w|, errors off the total</dd>{% endif %}
 <dt>errors</dt><dd>cases with no score: transport failures, cassette misses, crashed adapters</dd>
-<dt>cost</dt><dd>dollars reported by the provider or priced from <code>pricing:</code>; - when unknown</dd>
+{% if truncated %}<dt>truncated</dt><dd>scored cases whose reply was cut at the token limit (<code>finish_reason: length</code>)</dd>
+{% endif %}<dt>cost</dt><dd>dollars reported by the provider or priced from <code>pricing:</code>; - when unknown</dd>
 <dt>time, latency, p95</dt><dd>experiment time from call latencies; mean and 95th percentile seconds of the calls that worked</dd></dl>
 <h2>Cases</h2>
 {% for e in experiments %}<details><summary>{{ e.title }}{% if e.errors %} · <span class="error">{{ e.errors }} errors</span>{% endif %}</summary>
@@ -372,6 +368,7 @@ impl Report for Html {
             passed => passed,
             reasons => reasons,
             deltas => deltas(comparison),
+            truncated => super::leaderboard::shows_truncated(run),
         };
         env.get_template("report.html")
             .and_then(|t| t.render(ctx))

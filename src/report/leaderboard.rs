@@ -15,8 +15,14 @@ pub fn metrics_in_order(run: &RunResult) -> Vec<&MetricDef> {
     m
 }
 
+/// Whether the tables show a `truncated` column: when some reply was cut at the token limit.
+pub fn shows_truncated(run: &RunResult) -> bool {
+    run.experiments.iter().any(|e| e.truncated > 0)
+}
+
 /// The columns of a standings table: `#`, model, effort, temp, wscore (when weighted), one
-/// per metric, then errors, cost, time, latency, p95, tok_in, tok_out.
+/// per metric, then errors, truncated (when [`shows_truncated`]), cost, time, latency, p95,
+/// tok_in, tok_out.
 pub fn header(run: &RunResult) -> Vec<String> {
     let mut header = vec![
         "#".to_string(),
@@ -28,12 +34,11 @@ pub fn header(run: &RunResult) -> Vec<String> {
         header.push("wscore".into());
     }
     header.extend(metrics_in_order(run).iter().map(|m| m.name.clone()));
-    header.extend(
-        [
-            "errors", "cost", "time", "latency", "p95", "tok_in", "tok_out",
-        ]
-        .map(String::from),
-    );
+    header.push("errors".into());
+    if shows_truncated(run) {
+        header.push("truncated".into());
+    }
+    header.extend(["cost", "time", "latency", "p95", "tok_in", "tok_out"].map(String::from));
     header
 }
 
@@ -46,6 +51,9 @@ pub struct Standings {
     pub best_value: Pick,
     /// The best weighted score: the highest `wscore` without errors (weighted suites only).
     pub best_weighted: Pick,
+    /// Weights left out of this table's `wscore`, no row having their value (`cost` when no
+    /// contender's cost is known).
+    pub unweighed: Vec<String>,
 }
 
 /// A table's verdict on one question ("best value", "best weighted"): the row named, and the
@@ -108,9 +116,11 @@ fn rank(
     mut rows: Vec<ExperimentResult>,
     weights: &[(String, f64)],
 ) -> Standings {
-    if !weights.is_empty() {
-        weighted::apply(&mut rows, weights);
-    }
+    let unweighed = if weights.is_empty() {
+        vec![]
+    } else {
+        weighted::apply(&mut rows, weights)
+    };
     let key = |e: &ExperimentResult| {
         if weights.is_empty() {
             e.score
@@ -136,6 +146,7 @@ fn rank(
         rows,
         best_value,
         best_weighted,
+        unweighed,
     }
 }
 
@@ -289,7 +300,7 @@ pub fn best_weighted_text(s: &Standings, label: &dyn Fn(&ExperimentResult) -> St
     let top = top_note(s, &s.best_weighted, label, &|e| {
         format!("wscore {}", pct(e.wscore))
     });
-    match (s.best_weighted.row, top) {
+    let line = match (s.best_weighted.row, top) {
         (Some(i), None) => format!(
             "best weighted: {} — wscore {}",
             label(&s.rows[i]),
@@ -300,7 +311,17 @@ pub fn best_weighted_text(s: &Standings, label: &dyn Fn(&ExperimentResult) -> St
             label(&s.rows[i]),
             pct(s.rows[i].wscore)
         ),
+        (None, _) if s.rows.iter().all(|e| e.errors == 0) => {
+            "best weighted: none (no experiment has every weighted value)".into()
+        }
         (None, _) => "best weighted: none (an experiment with errors cannot be best)".into(),
+    };
+    match s.unweighed.as_slice() {
+        [] => line,
+        names => format!(
+            "{line} ({} unknown for every contender: left out of wscore)",
+            names.join(", ")
+        ),
     }
 }
 
@@ -330,6 +351,7 @@ mod tests {
             best_value: best_value(&rows),
             best_weighted: pick(&rows, |e| e.wscore, Rule::Highest),
             rows,
+            unweighed: vec![],
         }
     }
 

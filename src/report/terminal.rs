@@ -181,6 +181,10 @@ impl Report for Terminal {
                 "cases with no score: transport failures, cassette misses, crashed adapters",
             ),
             (
+                "truncated",
+                "scored cases whose reply was cut at the token limit (finish_reason length)",
+            ),
+            (
                 "cost",
                 "dollars reported by the provider or priced from `pricing:`; - when unknown",
             ),
@@ -193,7 +197,9 @@ impl Report for Terminal {
             ("tok_in/tok_out", "input and output tokens"),
         ];
         for (k, v) in fixed {
-            if k == "wscore" && run.run.weights.is_empty() {
+            if k == "wscore" && run.run.weights.is_empty()
+                || k == "truncated" && !super::leaderboard::shows_truncated(run)
+            {
                 continue;
             }
             let _ = writeln!(out, "  {k:<18} {v}");
@@ -242,6 +248,13 @@ impl Terminal {
                 Cell::new("0")
             };
             row.push(errors);
+            if super::leaderboard::shows_truncated(run) {
+                row.push(if e.truncated > 0 {
+                    self.cell(&e.truncated.to_string(), Some(Color::DarkYellow), true)
+                } else {
+                    Cell::new("0")
+                });
+            }
             row.extend(
                 [
                     money(e.cost_usd),

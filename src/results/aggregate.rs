@@ -47,6 +47,7 @@ pub struct Aggregator {
     cases: usize,
     errors: usize,
     failed: usize,
+    truncated: usize,
     /// Cases that made a call; the cost turns `None` once one of them had none.
     called: usize,
     cost: Option<f64>,
@@ -65,6 +66,7 @@ pub struct Aggregator {
 #[derive(Debug, Clone)]
 struct Figures {
     error: bool,
+    truncated: bool,
     passed: Option<bool>,
     weight: f64,
     score: Option<f64>,
@@ -92,6 +94,7 @@ impl Aggregator {
     pub fn add(&mut self, index: usize, c: &CaseResult) {
         let f = Figures {
             error: c.error.is_some(),
+            truncated: c.truncated,
             passed: c.passed,
             weight: c.weight,
             score: c.score,
@@ -134,6 +137,9 @@ impl Aggregator {
         if c.error {
             self.errors += 1;
             return;
+        }
+        if c.truncated {
+            self.truncated += 1;
         }
         for (k, v) in c.metrics {
             let i = match self.sums.iter().position(|(n, _, _)| *n == k) {
@@ -186,6 +192,7 @@ impl Aggregator {
             cases_total: self.cases,
             errors: self.errors,
             failed: self.failed,
+            truncated: self.truncated,
             cost_usd: if self.called == 0 { None } else { self.cost },
             tokens_in: self.tokens_in,
             tokens_out: self.tokens_out,
@@ -285,6 +292,7 @@ fn overall_row(es: &[&ExperimentResult]) -> ExperimentResult {
         cases_total: es.iter().map(|e| e.cases_total).sum(),
         errors: es.iter().map(|e| e.errors).sum(),
         failed: es.iter().map(|e| e.failed).sum(),
+        truncated: es.iter().map(|e| e.truncated).sum(),
         cost_usd: opt_sum(|e| e.cost_usd),
         tokens_in: tok_sum(|e| e.tokens_in),
         tokens_out: tok_sum(|e| e.tokens_out),
@@ -335,6 +343,7 @@ mod tests {
             metrics: [("acc".to_string(), score)].into(),
             passed: score.map(|s| s >= 0.5),
             failed_thresholds: vec![],
+            truncated: false,
             error: score.is_none().then(|| {
                 crate::results::CaseError::new(crate::results::CaseErrorKind::Other, "boom")
             }),
@@ -346,6 +355,7 @@ mod tests {
                 input_tokens: latency.map(|_| 10),
                 output_tokens: None,
                 cost_usd: latency.map(|_| 0.5),
+                ..Usage::default()
             },
             latency_s: latency,
             duration_s: latency.unwrap_or(0.0),

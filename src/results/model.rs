@@ -15,6 +15,20 @@ pub struct Usage {
     pub output_tokens: Option<u64>,
     /// Dollars, reported by the provider or priced from `pricing:`.
     pub cost_usd: Option<f64>,
+    /// Of the prompt tokens, those read from the provider's prompt cache
+    /// (`prompt_tokens_details.cached_tokens`, Anthropic's `cache_read_input_tokens`),
+    /// priced at `pricing.cached_input`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    /// Of the completion tokens, those a reasoning model spent thinking
+    /// (`completion_tokens_details.reasoning_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    /// What the provider billed, only where it differs from `cost_usd`: OpenRouter with
+    /// your own key (BYOK) bills its fee (often `cost: 0`) while the upstream provider
+    /// charges the inference, which `cost_usd` reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub billed_usd: Option<f64>,
 }
 
 impl Usage {
@@ -29,7 +43,16 @@ impl Usage {
         }
         self.input_tokens = sum(self.input_tokens, other.input_tokens);
         self.output_tokens = sum(self.output_tokens, other.output_tokens);
+        let before = self.cost_usd;
         self.cost_usd = sum(self.cost_usd, other.cost_usd);
+        self.cached_tokens = sum(self.cached_tokens, other.cached_tokens);
+        self.reasoning_tokens = sum(self.reasoning_tokens, other.reasoning_tokens);
+        // Billed differs from the cost only where some call said so; elsewhere the two are
+        // one figure, so a sum of billed amounts counts those calls at their cost.
+        if self.billed_usd.is_some() || other.billed_usd.is_some() {
+            let billed = |u: &Usage, cost: Option<f64>| u.billed_usd.or(cost).unwrap_or(0.0);
+            self.billed_usd = Some(billed(self, before) + billed(other, other.cost_usd));
+        }
     }
 }
 
@@ -231,6 +254,8 @@ pub struct CaseResult {
     pub error: Option<CaseError>,
     /// The model's own failure (scored 0): not JSON, refused.
     pub reply_error: Option<String>,
+    /// The reply was cut at the token limit (`finish_reason: "length"`).
+    pub truncated: bool,
     /// The parsed reply (JSON when the adapter asks for JSON, else a string); `None` when
     /// there was none to parse (an error, an unusable reply).
     pub output: Option<Value>,
@@ -441,6 +466,10 @@ pub struct ExperimentResult {
     pub errors: usize,
     /// Cases that failed their thresholds (errors excluded).
     pub failed: usize,
+    /// Cases whose reply was cut at the token limit (`finish_reason: "length"`), errors
+    /// excluded: a column of the leaderboard when any experiment has one.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub truncated: usize,
     /// Dollars spent; `None` when no call was made or one call's price is unknown.
     pub cost_usd: Option<f64>,
     /// Input tokens over the calls that reported them; `None` when none did.
@@ -706,4 +735,8 @@ mod tests {
         assert!(cut.ends_with('…'));
         assert_eq!(one_line(&"x".repeat(SAID_CHARS)), "x".repeat(SAID_CHARS));
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

@@ -274,6 +274,8 @@ struct CaseRef<'a> {
     error_kind: Option<CaseErrorKind>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reply_error: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    truncated: bool,
     output: &'a Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     raw: Option<&'a str>,
@@ -302,6 +304,8 @@ struct CaseFormat {
     error_kind: Option<CaseErrorKind>,
     #[serde(default)]
     reply_error: Option<String>,
+    #[serde(default)]
+    truncated: bool,
     output: Option<Value>,
     #[serde(default)]
     raw: Option<String>,
@@ -336,6 +340,7 @@ impl Serialize for CaseResult {
             error: self.error.as_ref().map(|e| e.message.as_str()),
             error_kind: self.error.as_ref().map(|e| e.kind),
             reply_error: self.reply_error.as_deref(),
+            truncated: self.truncated,
             output: &self.output,
             raw: self.raw.as_deref(),
             diagnostics: &self.diagnostics,
@@ -367,6 +372,7 @@ impl<'de> Deserialize<'de> for CaseResult {
                 message,
             }),
             reply_error: f.reply_error,
+            truncated: f.truncated,
             output: f.output,
             raw: f.raw,
             diagnostics: f.diagnostics,

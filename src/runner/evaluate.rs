@@ -830,8 +830,7 @@ mod tests {
             };
             Ok(crate::provider::Completion {
                 text,
-                usage: Default::default(),
-                latency_s: 0.0,
+                ..Default::default()
             })
         }
     }
@@ -987,8 +986,8 @@ mod tests {
         ) -> std::result::Result<crate::provider::Completion, crate::cassette::CallError> {
             Ok(crate::provider::Completion {
                 text: resp.body["answer"].as_str().unwrap_or_default().into(),
-                usage: Default::default(),
                 latency_s: resp.latency.as_secs_f64(),
+                ..Default::default()
             })
         }
     }
@@ -1116,6 +1115,7 @@ mod tests {
                         usage: c.usage,
                     },
                     latency_s: Some(c.latency_s),
+                    truncated: c.truncated,
                 })
             })
         }

@@ -6,7 +6,7 @@ use tokio::sync::Semaphore;
 use super::control::Control;
 use super::events::{Event, Sinks};
 use super::plan::RunPlan;
-use crate::adapter::{Adapter, AdapterSession, CaseModel};
+use crate::adapter::{Adapter, AdapterSession, CaseModel, EMPTY_REPLY};
 use crate::cassette::{CassetteKey, Limit, Route, SessionMeta, Transport};
 use crate::provider::{Provider, Registry};
 use crate::results::CaseLog;
@@ -344,6 +344,7 @@ async fn run_case_unscrubbed(
         failed_thresholds: vec![],
         error: None,
         reply_error: None,
+        truncated: false,
         output: None,
         raw: None,
         diagnostics: vec![],
@@ -382,13 +383,18 @@ async fn run_case_unscrubbed(
         Ok(answer) => {
             result.latency_s = answer.latency_s;
             result.duration_s = answer.latency_s.unwrap_or(0.0);
-            score_into(
-                &mut result,
-                case,
-                answer.reply,
-                &thresholds,
-                ctx.scorer.as_ref(),
-            );
+            let mut reply = answer.reply;
+            if let Some(note) = answer.truncated {
+                // Said where the reader looks: a reply cut short reads "cut at max_tokens
+                // (512): not JSON: EOF while parsing", not a bare parse error.
+                result.truncated = true;
+                reply.error = match reply.error {
+                    Some(e) if e == EMPTY_REPLY => Some(note),
+                    Some(e) => Some(format!("{note}: {e}")),
+                    None => None,
+                };
+            }
+            score_into(&mut result, case, reply, &thresholds, ctx.scorer.as_ref());
         }
         Err(e) => result.error = Some(e),
     }

@@ -1,11 +1,12 @@
-//! Retries: a typed policy. 429, 408, 500, 502, 503, 504, 529, a 2xx the provider calls a
+//! Retries: a typed policy. 429, 408, 500, 502, 503, 504, 529 (unless its error says no
+//! wait mends it: `insufficient_quota`, billing, a bad key), a 2xx the provider calls a
 //! transient failure (an error object saying the server failed or is overloaded), and
 //! dropped connections or timeouts are retried, up to 5 attempts in all, after `Retry-After` (seconds or an HTTP
 //! date) or else 1, 2, 4, 8 seconds with jitter. A wait over 5 minutes is not retried.
 
 use std::time::Duration;
 
-use crate::cassette::{Accept, CallError, HttpResponse, Verdict};
+use crate::cassette::{Accept, CallError, ErrorClass, HttpResponse, Verdict, classify_error};
 
 /// Statuses worth another attempt.
 pub const RETRY_STATUSES: &[u16] = &[408, 429, 500, 502, 503, 504, 529];
@@ -78,6 +79,15 @@ impl RetryPolicy {
                 _ => return Decision::Accept,
             },
             Ok(r) if !RETRY_STATUSES.contains(&r.status) => return Decision::Accept,
+            // A retryable status whose error says no wait mends it (a 429 of
+            // `insufficient_quota`: out of credit): the answer, so one attempt, no pause.
+            Ok(r)
+                if r.body
+                    .get("error")
+                    .is_some_and(|e| classify_error(e) == ErrorClass::Permanent) =>
+            {
+                return Decision::Accept;
+            }
             Ok(r) => (format!("HTTP {}", r.status), retry_after(r)),
             Err(CallError::Transport(m)) => (m.clone(), None),
             Err(_) => return Decision::Accept,
@@ -227,6 +237,33 @@ mod tests {
             p.decide(5, &e, any_2xx, 0),
             Decision::GiveUp("connection reset (after 5 attempts)".into())
         );
+    }
+
+    /// OpenAI's "out of credit" 429 (the body openai-python's docs and its issue #1051
+    /// quote): no wait mends it.
+    #[test]
+    fn a_429_out_of_quota_is_not_retried_but_a_rate_limited_429_is() {
+        let p = RetryPolicy::default();
+        let with = |error: serde_json::Value| -> Result<HttpResponse, CallError> {
+            Ok(HttpResponse {
+                status: 429,
+                headers: vec![],
+                body: serde_json::json!({ "error": error }),
+                latency: Duration::ZERO,
+            })
+        };
+        let quota = with(serde_json::json!({
+            "message": "You exceeded your current quota, please check your plan and billing details.",
+            "type": "insufficient_quota", "param": null, "code": "insufficient_quota"
+        }));
+        assert_eq!(p.decide(1, &quota, any_2xx, 0), Decision::Accept);
+        let limited = with(serde_json::json!({
+            "message": "Rate limit reached for gpt-4o-mini", "type": "requests", "code": "rate_limit_exceeded"
+        }));
+        assert!(matches!(
+            p.decide(1, &limited, any_2xx, 0),
+            Decision::Retry(_)
+        ));
     }
 
     #[test]

@@ -113,8 +113,24 @@ pub fn shares(weights: &[(String, f64)]) -> Vec<Share> {
         .collect()
 }
 
-/// Sets `wscore` on every experiment of one table (the log scales span this slice).
-pub fn apply(experiments: &mut [ExperimentResult], weights: &[(String, f64)]) {
+/// Sets `wscore` on every experiment of one table (the log scales span this slice). A
+/// weight whose value no experiment of the table has (`cost` in a suite whose providers
+/// report none and that has no `pricing:`) is left out of every row's score alike, rather
+/// than leaving every row unscored; its names are returned, for the reports to say so.
+pub fn apply(experiments: &mut [ExperimentResult], weights: &[(String, f64)]) -> Vec<String> {
+    let unknown: Vec<String> = weights
+        .iter()
+        .map(|(n, _)| n)
+        .filter(|n| *n != "errors")
+        .filter(|n| !experiments.is_empty() && experiments.iter().all(|e| raw(e, n).is_none()))
+        .cloned()
+        .collect();
+    let kept: Vec<(String, f64)> = weights
+        .iter()
+        .filter(|(n, _)| !unknown.contains(n))
+        .cloned()
+        .collect();
+    let weights = kept.as_slice();
     // The lowest and highest log value of each log-scaled column in the table.
     let ranges: Vec<(&str, Option<(f64, f64)>)> = LOG_SCALED
         .iter()
@@ -133,6 +149,7 @@ pub fn apply(experiments: &mut [ExperimentResult], weights: &[(String, f64)]) {
     for e in experiments.iter_mut() {
         e.wscore = wscore(e, weights, &ranges);
     }
+    unknown
 }
 
 /// The value a weight reads from an experiment; `None` when unknown.
@@ -209,6 +226,7 @@ mod tests {
             cases_total: 4,
             errors: 0,
             failed: 0,
+            truncated: 0,
             cost_usd: Some(0.01),
             tokens_in: None,
             tokens_out: None,

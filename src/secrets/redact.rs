@@ -23,7 +23,10 @@ pub const REDACTED: &str = "[REDACTED]";
 /// telemetry, cookies) is dropped.
 pub(crate) const REQUEST_HEADERS: &[&str] = &["content-type", "accept"];
 /// Response headers that may be written (`retry-after` so replayed rate limits behave).
-pub(crate) const RESPONSE_HEADERS: &[&str] = &["content-type", "retry-after"];
+/// `x-litellm-response-cost`: a LiteLLM proxy reports a non-streamed call's cost only there,
+/// so replay reports it too.
+pub(crate) const RESPONSE_HEADERS: &[&str] =
+    &["content-type", "retry-after", "x-litellm-response-cost"];
 
 /// Secret values shorter than this are neither scrubbed nor scanned for: replacing every
 /// `1234` in every body would mangle recordings, and no real key is that short.

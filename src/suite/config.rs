@@ -386,6 +386,10 @@ pub struct Pricing {
     pub input: f64,
     /// Dollars per million completion tokens.
     pub output: f64,
+    /// Dollars per million prompt tokens read from the provider's cache (OpenAI's
+    /// `cached_tokens`, Anthropic's cache reads); unset, they cost `input`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input: Option<f64>,
 }
 
 /// `weighted_score:` — the `wscore` column: accuracy, errors, cost and speed folded into
@@ -425,6 +429,21 @@ pub struct RateLimit {
     pub per_minute: u32,
 }
 
+/// `pause:` of a provider section: what a retry after a rate limit (a 429, a 529) holds
+/// back, since a limit is per model at most providers and proxies (LiteLLM, vLLM) but
+/// per account at some.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pause {
+    /// Every model of the section.
+    Section,
+    /// The OpenRouter vendor's models (`openrouter/anthropic`); the model in a section
+    /// without vendors.
+    Vendor,
+    /// The model alone.
+    Model,
+}
+
 /// A provider section: `openrouter:` (with `vendors:`), `fake:`, or a custom one with
 /// `base_url:`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -440,6 +459,9 @@ pub struct ProviderSection {
     pub api_key_env: Option<String>,
     /// The section's rate limit, shared by its models.
     pub rate_limit: Option<RateLimit>,
+    /// What a retry after a rate limit pauses (default: the OpenRouter vendor, else the
+    /// model alone); `section` for a proxy whose limit all its models share.
+    pub pause: Option<Pause>,
     /// OpenRouter's vendors (`openai:`, `anthropic:`), each with its models.
     pub vendors: Option<IndexMap<String, VendorSection>>,
     /// The section's models.

@@ -36,6 +36,8 @@ pub struct ProviderKind {
     pub base_url: Option<String>,
     /// `api_key_env:` as written.
     pub api_key_env: Option<String>,
+    /// `pause:` as written: what a retry pauses (the provider decides when unset).
+    pub pause: Option<super::config::Pause>,
 }
 
 /// The registered name of the provider behind a `base_url` section with no `kind:`.
@@ -60,6 +62,7 @@ impl ProviderKind {
             name: name.to_string(),
             base_url: base_url.map(|u| u.trim_end_matches('/').to_string()),
             api_key_env: api_key_env.map(str::to_string),
+            pause: None,
         }
     }
 }
@@ -157,12 +160,15 @@ fn temp_values(v: &Option<OneOrMany<Temperature>>) -> Option<Vec<Option<f64>>> {
 }
 
 fn section_kind(name: &str, p: &ProviderSection) -> ProviderKind {
-    ProviderKind::for_section(
-        name,
-        p.kind.as_deref(),
-        p.base_url.as_deref(),
-        p.api_key_env.as_deref(),
-    )
+    ProviderKind {
+        pause: p.pause,
+        ..ProviderKind::for_section(
+            name,
+            p.kind.as_deref(),
+            p.base_url.as_deref(),
+            p.api_key_env.as_deref(),
+        )
+    }
 }
 
 fn entries(config: &Config) -> Vec<Entry> {
