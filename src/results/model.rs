@@ -629,6 +629,10 @@ impl RunResult {
     }
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -735,8 +739,4 @@ mod tests {
         assert!(cut.ends_with('…'));
         assert_eq!(one_line(&"x".repeat(SAID_CHARS)), "x".repeat(SAID_CHARS));
     }
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
