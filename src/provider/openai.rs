@@ -306,7 +306,14 @@ pub fn priced(mut usage: Usage, pricing: Option<&Pricing>) -> Usage {
 /// The message of a non-2xx: the contender, the status and what the error says; a 401 or
 /// 403 names the variable the key came from, since that is what to fix.
 pub fn status_error(c: &Contender, resp: &HttpResponse, key_env: Option<&str>) -> String {
-    let detail = error_object(&resp.body)
+    // vLLM and some proxies write the error at the top (`{"object": "error", "message"}`).
+    let error = error_object(&resp.body).or_else(|| {
+        resp.body
+            .get("message")
+            .is_some_and(Value::is_string)
+            .then_some(&resp.body)
+    });
+    let detail = error
         .map(error_message)
         .unwrap_or_else(|| excerpt(&resp.body));
     let fix = match (resp.status, key_env) {
@@ -398,22 +405,23 @@ pub fn error_message(error: &Value) -> String {
     let provider = meta
         .and_then(|m| m.get("provider_name"))
         .and_then(Value::as_str);
-    let mut text = match (provider, raw) {
+    let text = match (provider, raw) {
         (Some(p), Some(r)) => format!("{message} ({p}: {r})"),
         (None, Some(r)) => format!("{message} ({r})"),
         (Some(p), None) => format!("{message} ({p})"),
         (None, None) => message,
     };
-    if text
+    // The fix goes after the cut: it is ours, and the point of the message.
+    let fix = if text
         .to_ascii_lowercase()
         .contains("must contain the word 'json'")
     {
-        text.push_str(
-            "; `json: true` sends `response_format: json_object`, which OpenAI accepts only \
-             when a message says \"JSON\": mention JSON in the adapter's system or user prompt",
-        );
-    }
-    excerpt(&Value::String(text))
+        "; `json: true` sends `response_format: json_object`, which OpenAI accepts only when \
+         a message says \"JSON\": mention JSON in the adapter's system or user prompt"
+    } else {
+        ""
+    };
+    format!("{}{fix}", excerpt(&Value::String(text)))
 }
 
 impl OpenAiCompatible {

@@ -21,6 +21,7 @@ mod history;
 mod layers;
 mod leaderboard;
 mod lineup;
+mod payloads;
 mod providers;
 mod report;
 mod reports;
