@@ -388,6 +388,16 @@ impl AdapterSession for ExecSession {
                 return Err(e);
             }
             finished?;
+            // The model declined and the adapter could make nothing of it: the refusal's
+            // words are the reply's text and its diagnostic, as with the prompt adapter.
+            if let Some(words) = spent.refusal
+                && reply.output.is_none()
+            {
+                reply.error = Some(format!("refused: {words}"));
+                if reply.raw.as_deref().is_none_or(|r| r.trim().is_empty()) {
+                    reply.raw = Some(words);
+                }
+            }
             if spent.calls > 0 {
                 // What the gateway measured (the recording's figures on replay), not what
                 // the adapter says it spent.

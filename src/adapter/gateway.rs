@@ -48,6 +48,8 @@ pub struct Spent {
     pub error: Option<CaseError>,
     /// The first call cut at the token limit, said for the reader.
     pub truncated: Option<String>,
+    /// The words of the first call the model refused (`message.refusal`).
+    pub refusal: Option<String>,
 }
 
 #[derive(Default)]
@@ -187,6 +189,9 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
                 crate::provider::priced(crate::provider::usage_of(&resp), b.pricing.as_ref());
             // A call cut at the token limit: whatever the adapter makes of it, the reader
             // is told (and the leaderboard counts it truncated).
+            if spent.refusal.is_none() {
+                spent.refusal = crate::provider::refusal_of(&resp.body);
+            }
             if spent.truncated.is_none() {
                 spent.truncated = crate::provider::truncation_of(
                     &resp.body,

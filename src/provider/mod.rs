@@ -18,7 +18,7 @@ use crate::suite::{Case, Contender};
 pub use fake::Fake;
 pub use mock::Mock;
 pub use openai::{Flavour, OPENAI_URL, OPENROUTER_URL, OpenAiCompatible};
-pub(crate) use openai::{priced, status_error, truncation_of, usage_of};
+pub(crate) use openai::{priced, refusal_of, status_error, truncation_of, usage_of};
 pub use registry::Registry;
 pub use typesafe::TypeSafe;
 

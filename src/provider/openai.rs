@@ -279,11 +279,7 @@ fn parse_response(
             .join(""),
         _ => String::new(),
     };
-    let refusal = message
-        .get("refusal")
-        .and_then(Value::as_str)
-        .filter(|r| !r.trim().is_empty())
-        .map(str::to_string);
+    let refusal = refusal_of(&resp.body);
     let usage = priced(usage_of(&resp), pricing);
     let truncated = truncation_of(&resp.body, c.info.max_tokens, &text, &usage);
     Ok(Completion {
@@ -293,6 +289,14 @@ fn parse_response(
         refusal,
         truncated,
     })
+}
+
+/// The model's refusal (`message.refusal`, with no content), when it declined.
+pub fn refusal_of(body: &Value) -> Option<String> {
+    body.pointer("/choices/0/message/refusal")
+        .and_then(Value::as_str)
+        .filter(|r| !r.trim().is_empty())
+        .map(str::to_string)
 }
 
 /// `usage` with its cost from `pricing:` when the provider reported none.

@@ -280,24 +280,21 @@ fn a_reasoning_model_that_spent_every_token_thinking_is_told_apart() {
 
 #[test]
 fn a_refusal_keeps_its_words_as_the_reply_and_its_diagnostic() {
-    let (_s, p, d) = through("openai-refusal", Door::Prompt, "");
-    assert_eq!(d.code, 0, "{}", d.stderr);
-    let r = report(&p);
-    let case = the_case(&r);
-    assert_eq!(
-        case["reply_error"],
-        "refused: I'm very sorry, but I can't assist with that request."
-    );
-    assert_eq!(
-        case["raw"],
-        "I'm very sorry, but I can't assist with that request."
-    );
-    assert_eq!(case["score"], 0.0);
-    assert_eq!(
-        case["error"],
-        Value::Null,
-        "a refusal is the model's answer, not an error"
-    );
+    for door in DOORS {
+        let (_s, p, d) = through("openai-refusal", door, "");
+        assert_eq!(d.code, 0, "{door:?}: {}", d.stderr);
+        let r = report(&p);
+        let case = the_case(&r);
+        let words = "I'm very sorry, but I can't assist with that request.";
+        assert_eq!(case["reply_error"], format!("refused: {words}"), "{door:?}");
+        assert_eq!(case["raw"], words, "{door:?}");
+        assert_eq!(case["score"], 0.0, "{door:?}");
+        assert_eq!(
+            case["error"],
+            Value::Null,
+            "{door:?}: a refusal is the model's answer, not an error"
+        );
+    }
 }
 
 #[test]
