@@ -7,8 +7,6 @@
 pub(crate) mod exec;
 pub(crate) mod gateway;
 mod prompt;
-#[cfg(target_os = "linux")]
-mod reap;
 
 pub use exec::ExecAdapter;
 pub use prompt::PromptAdapter;
