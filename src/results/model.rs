@@ -319,6 +319,10 @@ pub enum CaseErrorKind {
     Timeout,
     /// Anything else (a run that could not set the case up).
     Other,
+    /// The scorer could not judge the reply: an exec scorer crashed, broke the protocol or
+    /// reported a metric it did not declare; a judge's call failed or its verdict was
+    /// unparsable. Never a 0: the case has no score.
+    Scorer,
 }
 
 impl CaseErrorKind {

@@ -401,9 +401,7 @@ impl Worker {
             Ok((Ok(None), false)) => Err(broken(
                 self.crashed(&format!("the {role} closed its output")).await,
             )),
-            Ok((Ok(None), true)) => {
-                Err(broken(self.crashed(&format!("the {role} exited")).await))
-            }
+            Ok((Ok(None), true)) => Err(broken(self.crashed(&format!("the {role} exited")).await)),
             Ok((Ok(Some(t)), _)) => Ok(t),
         }
     }
@@ -485,10 +483,5 @@ impl Pool {
     /// Back to the pool after a clean answer.
     pub async fn put(&self, w: Worker) {
         self.idle.lock().await.push(w);
-    }
-
-    /// Stops every idle worker.
-    pub async fn clear(&self) {
-        self.idle.lock().await.clear();
     }
 }
