@@ -43,7 +43,7 @@ use tokio::task::JoinHandle;
 
 use super::gateway::{Binding, Gateway, Spent};
 use super::{Adapter, AdapterSession, BoxFuture, CaseModel};
-use crate::results::{CaseError, CaseErrorKind, Reply, Usage};
+use crate::results::{CaseError, CaseErrorKind, Reply, ToolCall, Usage};
 use crate::suite::{Case, Contender, Suite};
 use crate::worker::{Pool, Worker};
 
@@ -269,6 +269,12 @@ impl AdapterSession for ExecSession {
                 // the adapter says it spent.
                 reply.usage = spent.usage;
             }
+            // The calls seen at the gateway first, then those the worker adds; neither: no
+            // tool-call information (`None`), which is not "no calls".
+            reply.tool_calls = match (spent.tool_calls, reply.tool_calls.take()) {
+                (None, None) => None,
+                (seen, own) => Some(seen.into_iter().chain(own).flatten().collect()),
+            };
             Ok(super::Answer {
                 reply,
                 latency_s: (spent.calls > 0).then_some(spent.latency_s),
@@ -289,6 +295,9 @@ struct Answer {
     usage: Option<Usage>,
     #[serde(default)]
     error: Option<String>,
+    /// Tool calls the worker reports beside those the gateway saw.
+    #[serde(default)]
+    tool_calls: Option<Vec<ToolCall>>,
 }
 
 /// The line a worker reads for a case: never the expected answer.
@@ -353,6 +362,7 @@ async fn ask(
         raw: answer.raw,
         error: answer.error,
         usage: answer.usage.unwrap_or_default(),
+        tool_calls: answer.tool_calls,
     })
 }
 

@@ -160,6 +160,11 @@ pub struct Reply {
     pub error: Option<String>,
     /// What the call cost (summed over an exec adapter's calls).
     pub usage: Usage,
+    /// The tool calls the model asked for, as observed in its responses (and, for an exec
+    /// adapter, as its worker reported). `None`: nobody could see (an in-process provider,
+    /// an adapter that made no call and reported none), which is not `Some([])`, "no calls".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<crate::results::ToolCall>>,
 }
 
 /// A scorer's verdict on one reply.

@@ -345,7 +345,7 @@ pub fn request_line(case: &Case, reply: &Reply) -> String {
             "raw": reply.raw,
             "error": reply.error,
             "usage": reply.usage,
-            "tool_calls": Value::Null,
+            "tool_calls": reply.tool_calls,
         },
     })
     .to_string()

@@ -94,6 +94,13 @@ pub enum AdapterConfig {
         /// Ask for a JSON object and parse the reply as JSON.
         #[serde(default)]
         json: bool,
+        /// The tools offered to the model: OpenAI function definitions, inline (a list) or
+        /// a JSON/YAML file beside the config holding that list.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tools: Option<Value>,
+        /// OpenAI's `tool_choice` (`auto`, `required`, `none`, or a function), sent as is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_choice: Option<Value>,
     },
     /// Your own program, speaking JSON lines on stdin/stdout.
     Exec {
@@ -111,7 +118,10 @@ pub enum AdapterConfig {
 
 /// Keys only one adapter kind takes: a key of the other kind is named as such.
 const ADAPTER_KEYS: &[(&str, &[&str])] = &[
-    ("prompt", &["system", "user", "json"]),
+    (
+        "prompt",
+        &["system", "user", "json", "tools", "tool_choice"],
+    ),
     ("exec", &["command", "env", "pass_env"]),
 ];
 
