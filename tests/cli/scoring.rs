@@ -152,3 +152,210 @@ fn an_exec_scorer_declares_its_metrics() {
         .code(2)
         .stderr_has("scorer.metrics: 2 metrics are primary; mark exactly one `primary: true`");
 }
+
+/// A chat completion that asks for one call, `get_weather({"city": "Paris", "unit": "c"})`.
+fn asks_for_weather() -> wiremock::ResponseTemplate {
+    wiremock::ResponseTemplate::new(200).set_body_json(serde_json::json!({
+        "id": "gen-1",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {
+                "name": "get_weather", "arguments": "{\"city\": \"Paris\", \"unit\": \"c\"}"}}]}}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 7},
+    }))
+}
+
+/// The tool a suite offers, as an OpenAI function definition.
+const WEATHER_TOOL: &str = "{ type: function, function: { name: get_weather, description: \"Weather in a city\", parameters: { type: object, properties: { city: { type: string }, unit: { type: string } }, required: [city] } } }";
+
+/// Tool-call cases: what passes and what fails against a reply asking for get_weather(Paris).
+const TOOL_CASES: &str = concat!(
+    r#"{"id": "asks", "input": "Weather in Paris?", "expect": {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}}"#,
+    "\n",
+    r#"{"id": "counted", "input": "Weather in Paris?", "expect": {"tool_call_count": {"min": 1, "max": 1}, "no_tool_calls": false}}"#,
+    "\n",
+    r#"{"id": "rome", "input": "Weather in Rome?", "expect": {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Rome"}}]}}"#,
+    "\n",
+    r#"{"id": "quiet", "input": "Just say hi", "expect": {"no_tool_calls": true}}"#,
+    "\n",
+    r#"{"id": "sequence", "input": "Weather twice", "expect": {"ordered": true, "tool_calls": [{"name": "get_weather"}, {"name": "get_weather"}]}}"#,
+    "\n",
+);
+
+#[test]
+fn a_prompt_adapter_offers_tools_and_the_recorded_calls_are_checked() {
+    let mut server = crate::mock::Server::start();
+    server.answer("/v1/chat/completions", asks_for_weather());
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &format!(
+                "suite: tools\nrequest_types: [prompt]\nadapter:\n  kind: prompt\n  user: \"{{{{ input }}}}\"\n  tools: [{WEATHER_TOOL}]\n  tool_choice: auto\nscorer: {{ kind: assertions }}\nlocal:\n  base_url: {}/v1\n  api_key_env: LOCAL_KEY\n  models: [m1]\n",
+                server.uri()
+            ),
+        )
+        .file("evals/datasets/d/cases.jsonl", TOOL_CASES);
+    let d = p
+        .evals(&["record", "--no-autosave"])
+        .env("LOCAL_KEY", "local-secret-key-123456")
+        .ok();
+    assert_eq!(d.cell("local/m1", "errors"), "0");
+    // The tools went out as OpenAI function definitions, with the tool choice.
+    let body = &server.bodies()[0];
+    assert_eq!(body["tools"][0]["function"]["name"], "get_weather");
+    assert_eq!(body["tools"][0]["type"], "function");
+    assert_eq!(body["tool_choice"], "auto");
+    server.stop();
+    // Replayed with no key and no server: the recorded calls are what the checks see.
+    let d = p.evals(&["check", "--no-autosave"]).code(1);
+    assert_eq!(d.cell("local/m1", "errors"), "0");
+    d.stderr_has("local/m1 · d · rome: fails its thresholds (1 assertion(s) failed)");
+    d.stderr_has("local/m1 · d · quiet: fails its thresholds (1 assertion(s) failed)");
+    d.stderr_has("local/m1 · d · sequence: fails its thresholds (1 assertion(s) failed)");
+    d.stderr_lacks("· asks:");
+    d.stderr_lacks("· counted:");
+    // What was wanted, beside the calls the model asked for.
+    let d = p
+        .evals(&[
+            "run",
+            "--cassettes",
+            "replay",
+            "-c",
+            "rome",
+            "--no-autosave",
+        ])
+        .code(1);
+    d.stdout_has(r#"rome tool_calls get_weather({"city":"Rome"}): want {"arguments":{"city":"Rome"},"name":"get_weather"}, got [{"arguments":{"city":"Paris","unit":"c"},"name":"get_weather"}]"#);
+}
+
+#[test]
+fn a_tool_call_check_without_tool_call_information_is_an_error_not_a_pass() {
+    // The fake provider answers in the process: nobody sees tool calls, so `no_tool_calls`
+    // cannot pass (`null` is not `[]`).
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            "request_types: [prompt]\nscorer: { kind: assertions }\nfake: { models: [echo] }\n",
+        )
+        .file(
+            "evals/datasets/d/cases.jsonl",
+            concat!(
+                r#"{"id": "quiet", "input": "hi", "expect": {"no_tool_calls": true}}"#,
+                "\n",
+                r#"{"id": "text", "input": "hi", "expect": {"contains": "hi"}}"#,
+                "\n",
+            ),
+        );
+    let d = p.evals(&["check", "--no-autosave"]).code(1);
+    assert_eq!(d.cell("fake/echo", "errors"), "1");
+    d.stderr_has("fake/echo · d · quiet: errored: no_tool_calls: no tool-call information");
+    d.stderr_lacks("· text:");
+}
+
+/// An agent on the official Python `openai` SDK, offering a tool; it answers with the
+/// reply's text and reports nothing of the calls itself.
+const SDK_AGENT: &str = r#"import json, sys
+from openai import OpenAI
+client = OpenAI()
+tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}]
+for line in sys.stdin:
+    req = json.loads(line)
+    r = client.chat.completions.create(model="m1", tools=tools,
+        messages=[{"role": "user", "content": req["case"]["input"]}])
+    print(json.dumps({"id": req["id"], "output": r.choices[0].message.content or ""}), flush=True)
+"#;
+
+#[test]
+fn an_exec_adapter_on_the_openai_sdk_has_the_calls_the_gateway_observed_checked() {
+    let python = crate::sdk::python();
+    let mut server = crate::mock::Server::start();
+    server.answer("/v1/chat/completions", asks_for_weather());
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &format!(
+                "suite: agent\nrequest_types: [prompt]\nadapter:\n  kind: exec\n  command: [{}, evals/agent.py]\nscorer: {{ kind: assertions }}\nlocal:\n  base_url: {}/v1\n  api_key_env: LOCAL_KEY\n  models: [m1]\n",
+                python.display(),
+                server.uri()
+            ),
+        )
+        .file("evals/agent.py", SDK_AGENT)
+        .file("evals/datasets/d/cases.jsonl", TOOL_CASES);
+    let d = p
+        .evals(&["record", "--no-autosave"])
+        .env("LOCAL_KEY", "local-secret-key-123456")
+        .ok();
+    assert_eq!(d.cell("local/m1", "errors"), "0");
+    // The SDK sent its tools through the gateway to the provider.
+    assert_eq!(
+        server.bodies()[0]["tools"][0]["function"]["name"],
+        "get_weather"
+    );
+    server.stop();
+    let d = p.evals(&["check", "--no-autosave"]).code(1);
+    assert_eq!(d.cell("local/m1", "errors"), "0");
+    d.stderr_has("local/m1 · d · rome: fails its thresholds (1 assertion(s) failed)");
+    d.stderr_has("local/m1 · d · quiet: fails its thresholds (1 assertion(s) failed)");
+    d.stderr_lacks("· asks:");
+    d.stderr_lacks("· counted:");
+    let d = p
+        .evals(&[
+            "run",
+            "--cassettes",
+            "replay",
+            "-c",
+            "rome",
+            "--no-autosave",
+        ])
+        .code(1);
+    d.stdout_has(r#"got [{"arguments":{"city":"Paris","unit":"c"},"name":"get_weather"}]"#);
+}
+
+#[test]
+fn a_conversation_input_is_sent_after_the_system_message() {
+    let server = crate::mock::Server::start();
+    server.answer(
+        "/v1/chat/completions",
+        crate::mock::chat(
+            "Paris, still.",
+            serde_json::json!({"prompt_tokens": 9, "completion_tokens": 3}),
+        ),
+    );
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &format!(
+                "request_types: [prompt]\nadapter:\n  kind: prompt\n  system: \"You answer in {{{{ messages | length }}}} turns or fewer.\"\nscorer: {{ kind: assertions }}\nlocal:\n  base_url: {}/v1\n  api_key_env: LOCAL_KEY\n  models: [m1]\n",
+                server.uri()
+            ),
+        )
+        .file(
+            "evals/datasets/d/cases.jsonl",
+            concat!(
+                r#"{"id": "chat", "input": {"messages": [{"role": "user", "content": "Capital of France?"}, {"role": "assistant", "content": "Paris."}, {"role": "user", "content": "Sure?"}]}, "expect": {"contains": "Paris"}}"#,
+                "\n",
+                r#"{"id": "bad", "input": {"messages": [{"content": "no role"}]}, "expect": {"contains": "Paris"}}"#,
+                "\n",
+            ),
+        );
+    let d = p
+        .evals(&["record", "--no-autosave"])
+        .env("LOCAL_KEY", "local-secret-key-123456")
+        .code(1);
+    // The conversation, as written, after the rendered system message ({{ messages }}).
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 1);
+    assert_eq!(
+        bodies[0]["messages"],
+        serde_json::json!([
+            {"role": "system", "content": "You answer in 3 turns or fewer."},
+            {"role": "user", "content": "Capital of France?"},
+            {"role": "assistant", "content": "Paris."},
+            {"role": "user", "content": "Sure?"},
+        ])
+    );
+    // A message without a role fails its case before any call, saying which.
+    d.stderr_has("input.messages[0] is not a message");
+}
