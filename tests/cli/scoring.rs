@@ -359,3 +359,30 @@ fn a_conversation_input_is_sent_after_the_system_message() {
     // A message without a role fails its case before any call, saying which.
     d.stderr_has("input.messages[0] is not a message");
 }
+
+#[test]
+fn the_bundled_tool_desk_suite_replays_offline_with_no_key() {
+    // The repository's layout: the suite under fixtures/, its cassettes in cassettes/.
+    let p = Project::new();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for part in ["fixtures/tool-desk", "cassettes/tool-desk"] {
+        crate::harness::copy_tree(
+            &root.join(part),
+            &p.path().join(part),
+            &["evals/results", ".evals", "log"],
+        );
+    }
+    let d = p
+        .evals(&["check", "--no-autosave"])
+        .cwd(p.path().join("fixtures/tool-desk"))
+        .env("CI", "1")
+        .code(1);
+    d.stderr_lacks("errored");
+    // The exit 1: desk-small refunds the whole order, desk-large calls a tool for the hours.
+    d.stderr_has("local/desk-small · support · refund-half-1042: fails its thresholds (1 assertion(s) failed)");
+    d.stderr_has("local/desk-large · support · opening-hours: fails its thresholds (2 assertion(s) failed, grounded 0 < 1)");
+    assert_eq!(d.cell("local/desk-small", "pass_rate"), "66.7%");
+    assert_eq!(d.cell("local/desk-small", "grounded"), "100.0%");
+    assert_eq!(d.cell("local/desk-large", "grounded"), "66.7%");
+    assert_eq!(d.cell("local/desk-large", "errors"), "0");
+}
