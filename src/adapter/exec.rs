@@ -4,7 +4,9 @@
 //! processes per experiment. A worker reads one JSON line per case on stdin,
 //! `{"id", "case": {"id", "dataset", "variant", "input", "metadata"}, "model": {"id",
 //! "provider", "effort", "temperature", "max_tokens"}}` (never the expected answer), and
-//! prints one JSON line back, `{"id", "output", "raw", "usage", "error"}`. It calls the model
+//! prints one JSON line back, `{"id", "output", "raw", "usage", "error", "tool_calls"?}`
+//! (`tool_calls`: calls it reports beside those the gateway saw in the responses it relayed,
+//! which the reply carries first). It calls the model
 //! through the gateway (`OPENAI_BASE_URL`, with its own token as `OPENAI_API_KEY`). A worker
 //! that exits, answers with something that is not the protocol, or takes too long is an
 //! error of that case (no score) and is replaced for the next case.
