@@ -1035,4 +1035,111 @@ mod tests {
             ]
         );
     }
+
+    fn calls(list: &[(&str, Value)]) -> Reply {
+        Reply {
+            output: Some(Value::String(String::new())),
+            tool_calls: Some(
+                list.iter()
+                    .map(|(n, a)| crate::results::ToolCall {
+                        name: n.to_string(),
+                        arguments: a.clone(),
+                    })
+                    .collect(),
+            ),
+            ..Reply::default()
+        }
+    }
+
+    #[test]
+    fn tool_calls_match_by_name_and_argument_subset_in_any_order_unless_ordered() {
+        let reply = calls(&[
+            ("lookup", json!({"order_id": "1042", "verbose": true})),
+            ("refund", json!({"order_id": "1042", "amount": 40.0})),
+        ]);
+        let value = |expect: Value| scorer().score(&case(expect), &reply).value;
+        // Any order; arguments a subset, numbers by value.
+        assert_eq!(
+            value(json!({"tool_calls": [
+                {"name": "refund", "arguments": {"amount": 40}},
+                {"name": "lookup", "arguments": {"order_id": "1042"}}]})),
+            1.0
+        );
+        // One wanted call is one assertion: a wrong argument fails that one.
+        assert_eq!(
+            value(json!({"tool_calls": [
+                {"name": "refund", "arguments": {"amount": 80}}, {"name": "lookup"}]})),
+            0.5
+        );
+        assert_eq!(
+            value(json!({"ordered": true, "tool_calls": [{"name": "lookup"}, {"name": "refund"}]})),
+            1.0
+        );
+        assert_eq!(
+            value(json!({"ordered": true, "tool_calls": [{"name": "refund"}, {"name": "lookup"}]})),
+            0.0
+        );
+        assert_eq!(value(json!({"tool_call_count": {"min": 2, "max": 2}})), 1.0);
+        assert_eq!(value(json!({"tool_call_count": {"max": 1}})), 0.0);
+        assert_eq!(value(json!({"no_tool_calls": true})), 0.0);
+        assert_eq!(
+            scorer()
+                .score(&case(json!({"no_tool_calls": true})), &calls(&[]))
+                .value,
+            1.0
+        );
+    }
+
+    #[test]
+    fn tool_call_checks_without_tool_call_information_fail_and_error_when_awaited() {
+        let expect = json!({"no_tool_calls": true});
+        let s = scorer().score(&case(expect.clone()), &text("hi"));
+        assert_eq!(s.value, 0.0);
+        assert!(
+            s.diagnostics[0]
+                .got
+                .as_str()
+                .unwrap()
+                .starts_with("no tool-call information")
+        );
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let err = rt
+            .block_on(scorer().score_checked(&case(expect), &text("hi")))
+            .unwrap_err();
+        assert_eq!(err.kind, crate::results::CaseErrorKind::Scorer);
+        assert!(
+            err.message
+                .starts_with("no_tool_calls: no tool-call information"),
+            "{}",
+            err.message
+        );
+        // A text check on the same reply needs no tool-call information.
+        assert!(
+            rt.block_on(scorer().score_checked(&case(json!({"contains": "hi"})), &text("hi")))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn bad_tool_call_assertions_are_named() {
+        let problems = |expect: Value| scorer().verify(&case(expect));
+        assert_eq!(
+            problems(json!({"tool_calls": [{"arguments": {}}]})),
+            ["`tool_calls[0]` must be {name, arguments} (arguments optional, matched as a subset)"]
+        );
+        assert_eq!(
+            problems(json!({"tool_call_count": {"min": 3, "max": 1}})),
+            ["`tool_call_count` min 3 is more than max 1: no reply can pass"]
+        );
+        assert_eq!(
+            problems(json!({"ordered": true, "contains": "x"})),
+            ["`ordered` qualifies `tool_calls`, which this case does not have"]
+        );
+        assert_eq!(
+            problems(json!({"tool_cals": []})),
+            ["unknown assertion 'tool_cals' (did you mean 'tool_calls'?)"]
+        );
+    }
 }

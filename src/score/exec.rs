@@ -291,10 +291,22 @@ impl ExecScorer {
 }
 
 impl Drop for ExecScorer {
+    /// Stops the workers and lets their stderr readers write the last lines (two seconds
+    /// at most), on a thread of its own: the scorer may be dropped inside another runtime,
+    /// where its own could not be waited on.
     fn drop(&mut self) {
-        if let Some(rt) = self.runtime.take() {
+        let Some(rt) = self.runtime.take() else {
+            return;
+        };
+        let (pool, launch) = (self.pool.clone(), self.launch.clone());
+        let done = std::thread::spawn(move || {
+            rt.block_on(async {
+                pool.clear().await;
+                launch.join_readers().await;
+            });
             rt.shutdown_background();
-        }
+        });
+        let _ = done.join();
     }
 }
 

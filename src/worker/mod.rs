@@ -484,4 +484,9 @@ impl Pool {
     pub async fn put(&self, w: Worker) {
         self.idle.lock().await.push(w);
     }
+
+    /// Stops every idle worker (each one's lineage with it).
+    pub async fn clear(&self) {
+        self.idle.lock().await.clear();
+    }
 }

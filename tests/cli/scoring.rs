@@ -7,7 +7,7 @@ use crate::harness::Project;
 /// A 20-line scorer: `helpfulness` (the expected text appears), `tone` (no shouting);
 /// it crashes on `crash`, reports an undeclared metric on `bogus`, and `verify` names a
 /// case without an expected answer.
-const SCORER: &str = r#"import json, sys
+const SCORER: &str = r#"import json, os, sys
 for line in sys.stdin:
     req = json.loads(line)
     if "verify" in req:
@@ -16,7 +16,13 @@ for line in sys.stdin:
         continue
     out = str(req["reply"]["output"])
     if "crash" in out:
+        print("about to fail, key " + os.environ.get("SCORER_API_KEY", "?"), file=sys.stderr, flush=True)
         sys.exit(3)
+    if "env" in out:
+        names = ",".join(sorted(os.environ))
+        print(json.dumps({"id": req["id"], "metrics": {"helpfulness": 1, "tone": 1},
+                          "diagnostics": {"env": names}}), flush=True)
+        continue
     if "bogus" in out:
         print(json.dumps({"id": req["id"], "metrics": {"bogus": 1}}), flush=True)
         continue
@@ -38,6 +44,36 @@ fn scored(cases: &str) -> Project {
         )
         .file("evals/score.py", SCORER)
         .file("evals/datasets/d/cases.jsonl", cases)
+}
+
+#[test]
+fn an_exec_scorers_environment_is_the_allow_list_and_its_own() {
+    let p = scored(concat!(
+        r#"{"id": "env", "input": "env", "expected": "x"}"#,
+        "\n"
+    ));
+    let config = p.read("evals/.llm-evals.config.yml");
+    p.write(
+        "evals/.llm-evals.config.yml",
+        &config.replace(
+            "  command: [python3, evals/score.py]\n",
+            "  command: [python3, evals/score.py]\n  env: { SCORER_MODE: strict }\n  pass_env: [MY_SETTING]\n",
+        ),
+    );
+    let d = p
+        .evals(&["run", "--no-autosave"])
+        .env("GITHUB_TOKEN", "ghp_notreallyatoken1234567890abcdefABCD")
+        .env("OPENAI_API_KEY", "sk-not-for-scorers-1234567890")
+        .env("MY_SETTING", "on")
+        .env("UNLISTED", "u")
+        .ok();
+    d.stdout_has("EVALS_SCORER_TOKEN");
+    d.stdout_has("MY_SETTING");
+    d.stdout_has("SCORER_MODE");
+    d.stdout_has("PATH");
+    d.stdout_lacks("GITHUB_TOKEN");
+    d.stdout_lacks("OPENAI_API_KEY");
+    d.stdout_lacks("UNLISTED");
 }
 
 const CASES: &str = concat!(
@@ -106,13 +142,37 @@ fn a_crashing_or_off_protocol_scorer_is_an_error_of_its_case() {
         r#"{"id": "after", "input": "x again", "expected": "x"}"#,
         "\n",
     ));
-    let d = p.evals(&["check", "-p", "1", "--no-autosave"]).code(1);
+    // The scorer gets a key of its own, which it prints to stderr as it crashes.
+    let config = p.read("evals/.llm-evals.config.yml");
+    p.write(
+        "evals/.llm-evals.config.yml",
+        &config.replace(
+            "  command: [python3, evals/score.py]\n",
+            "  command: [python3, evals/score.py]\n  pass_env: [SCORER_API_KEY]\n",
+        ),
+    );
+    let d = p
+        .evals(&["check", "-p", "1", "--no-autosave"])
+        .env("SCORER_API_KEY", "scorer-secret-value-123456")
+        .code(1);
     assert_eq!(d.cell("fake/echo", "errors"), "3");
     // Scored cases only: the errors are no zeros.
     assert_eq!(d.cell("fake/echo", "helpfulness"), "100.0%");
     d.stderr_has(
-        "fake/echo · d · boom: errored: scorer crashed: the scorer closed its output (exit status: 3)",
+        "fake/echo · d · boom: errored: scorer crashed: the scorer closed its output (exit status: 3); its stderr (1 line) went to log/scorer.",
     );
+    // Its stderr went to the scorer's log, scrubbed of the secret it printed.
+    let logs: Vec<_> = crate::harness::files_under(&p.path().join("evals/log"))
+        .into_iter()
+        .chain(crate::harness::files_under(&p.path().join("log")))
+        .collect();
+    let text: String = logs
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    assert!(text.contains("about to fail, key "), "{logs:?}: {text}");
+    assert!(!text.contains("about to fail, key ?"), "{text}");
+    assert!(!text.contains("scorer-secret-value-123456"), "{text}");
     d.stderr_has("fake/echo · d · odd: errored: scorer: reported the metric 'bogus', which scorer.metrics does not declare (declared: helpfulness, tone)");
     d.stderr_has("fake/echo · d · big: errored: scorer: helpfulness is 7, outside 0..1");
     d.stderr_lacks("· good: errored");
