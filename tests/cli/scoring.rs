@@ -446,3 +446,37 @@ fn the_bundled_tool_desk_suite_replays_offline_with_no_key() {
     assert_eq!(d.cell("local/desk-large", "grounded"), "66.7%");
     assert_eq!(d.cell("local/desk-large", "errors"), "0");
 }
+
+#[test]
+fn an_exec_worker_may_report_its_own_tool_calls_and_one_that_reports_none_has_no_information() {
+    // No call through the gateway: only what the worker says it called is known.
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            "request_types: [prompt]\nadapter: { kind: exec, command: [python3, evals/w.py] }\nscorer: { kind: assertions }\nfake: { models: [echo] }\n",
+        )
+        .file(
+            "evals/w.py",
+            r#"import json, sys
+for line in sys.stdin:
+    req = json.loads(line)
+    answer = {"id": req["id"], "output": "done"}
+    if req["case"]["input"] == "report":
+        answer["tool_calls"] = [{"name": "lookup", "arguments": {"q": "x"}}]
+    print(json.dumps(answer), flush=True)
+"#,
+        )
+        .file(
+            "evals/datasets/d/cases.jsonl",
+            concat!(
+                r#"{"id": "reported", "input": "report", "expect": {"tool_calls": [{"name": "lookup", "arguments": {"q": "x"}}]}}"#,
+                "\n",
+                r#"{"id": "silent", "input": "quiet", "expect": {"tool_call_count": {"max": 0}}}"#,
+                "\n",
+            ),
+        );
+    let d = p.evals(&["check", "--no-autosave"]).code(1);
+    assert_eq!(d.cell("fake/echo", "errors"), "1");
+    d.stderr_lacks("· reported:");
+    d.stderr_has("fake/echo · d · silent: errored: tool_call_count ..0: no tool-call information");
+}
