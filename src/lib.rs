@@ -31,3 +31,4 @@ pub mod secrets;
 pub(crate) mod suggest;
 pub mod suite;
 mod text;
+pub(crate) mod worker;

@@ -4,7 +4,9 @@
 //! processes per experiment. A worker reads one JSON line per case on stdin,
 //! `{"id", "case": {"id", "dataset", "variant", "input", "metadata"}, "model": {"id",
 //! "provider", "effort", "temperature", "max_tokens"}}` (never the expected answer), and
-//! prints one JSON line back, `{"id", "output", "raw", "usage", "error"}`. It calls the model
+//! prints one JSON line back, `{"id", "output", "raw", "usage", "error", "tool_calls"?}`
+//! (`tool_calls`: calls it reports beside those the gateway saw in the responses it relayed,
+//! which the reply carries first). It calls the model
 //! through the gateway (`OPENAI_BASE_URL`, with its own token as `OPENAI_API_KEY`). A worker
 //! that exits, answers with something that is not the protocol, or takes too long is an
 //! error of that case (no score) and is replaced for the next case.
@@ -14,7 +16,7 @@
 //! Its environment is built from nothing (`env_clear`), never inherited whole, so keys in
 //! evals' environment (`GITHUB_TOKEN`, `ANTHROPIC_API_KEY`, the suite's own) stay there:
 //!
-//! - from evals' environment, when set: [`BASIC_ENV`] (`PATH`, `HOME`, `USER`, `LOGNAME`,
+//! - from evals' environment, when set: [`BASIC_ENV`](crate::worker::BASIC_ENV) (`PATH`, `HOME`, `USER`, `LOGNAME`,
 //!   `SHELL`, `LANG`, `LANGUAGE`, `TZ`, `TMPDIR`, `TERM`, the XDG base folders; `SYSTEMROOT`
 //!   and friends on Windows) and every `LC_*`, none of them secret-named;
 //! - the variables the config names in `adapter.pass_env` (copied from evals' environment
@@ -29,78 +31,25 @@
 //! which is that same log). It runs in its own process group; when it stops (the end of its
 //! experiment, a crash, a timeout, Ctrl-C) that group is killed, and on Linux everything it
 //! started is found and ended too, even a descendant that left the group with `setsid`
-//! (see `reap.rs`).
+//! (see `worker/reap.rs`).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
-use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 
 use super::gateway::{Binding, Gateway, Spent};
 use super::{Adapter, AdapterSession, BoxFuture, CaseModel};
-use crate::results::{CaseError, CaseErrorKind, Reply, Usage};
+use crate::results::{CaseError, CaseErrorKind, Reply, ToolCall, Usage};
 use crate::suite::{Case, Contender, Suite};
+use crate::worker::{Pool, Worker};
 
-/// Variables a worker gets from evals' environment whatever the config says (when set),
-/// besides every `LC_*`: where programs and home are, who it runs as, locale, time zone,
-/// temp folder, terminal type. None holds a secret.
-pub const BASIC_ENV: &[&str] = &[
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LANGUAGE",
-    "TZ",
-    "TMPDIR",
-    "TERM",
-    "XDG_CACHE_HOME",
-    "XDG_CONFIG_HOME",
-    "XDG_DATA_HOME",
-    "XDG_RUNTIME_DIR",
-    #[cfg(windows)]
-    "SYSTEMROOT",
-    #[cfg(windows)]
-    "SYSTEMDRIVE",
-    #[cfg(windows)]
-    "WINDIR",
-    #[cfg(windows)]
-    "COMSPEC",
-    #[cfg(windows)]
-    "PATHEXT",
-    #[cfg(windows)]
-    "TEMP",
-    #[cfg(windows)]
-    "TMP",
-    #[cfg(windows)]
-    "USERPROFILE",
-    #[cfg(windows)]
-    "APPDATA",
-    #[cfg(windows)]
-    "LOCALAPPDATA",
-];
-
-/// Where workers' stderr goes, scrubbed line by line; `shown` is how messages name it.
-#[derive(Debug, Clone)]
-pub enum StderrTo {
-    /// Appended to this file.
-    File { path: PathBuf, shown: String },
-    /// Written to evals' own stderr (the terminal, or the warnings log while progress bars
-    /// draw).
-    Stderr { shown: String },
-}
+pub use crate::worker::StderrTo;
 
 /// How to start workers.
 #[derive(Debug, Clone)]
@@ -134,27 +83,18 @@ impl ExecAdapter {
         env: &BTreeMap<String, String>,
         pass_env: &[String],
     ) -> crate::error::Result<ExecAdapter> {
-        if command.is_empty() || command[0].trim().is_empty() {
-            return Err(crate::error::Error::Config(format!(
-                "{}: adapter.command is empty: give the program and its arguments as a list, e.g. [python3, evals/adapter.py]",
-                suite.display_path
-            )));
+        crate::worker::Launch {
+            role: "adapter",
+            key: "adapter.command",
+            command: command.to_vec(),
+            cwd: suite.project_dir.clone(),
+            stderr: StderrTo::Stderr {
+                shown: String::new(),
+            },
+            readers: Arc::default(),
         }
-        let program = &command[0];
-        let found = if program.contains('/') {
-            suite.project_dir.join(program).is_file()
-        } else {
-            std::env::var_os("PATH")
-                .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
-                .unwrap_or(false)
-        };
-        if !found {
-            return Err(crate::error::Error::Config(format!(
-                "{}: adapter.command: '{program}' is not a program here (not on PATH, nor a file relative to {}); install it or fix the path",
-                suite.display_path,
-                suite.project_dir.display()
-            )));
-        }
+        .check_program(&suite.display_path)
+        .map_err(crate::error::Error::Config)?;
         let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
         let log = PathBuf::from("log").join(format!("adapter.{stamp}.log"));
         Ok(ExecAdapter {
@@ -181,16 +121,7 @@ impl ExecAdapter {
         base_url: &str,
         token: &str,
     ) -> BTreeMap<OsString, OsString> {
-        let mut out: BTreeMap<OsString, OsString> = parent
-            .into_iter()
-            .filter(|(k, _)| {
-                k.to_str().is_some_and(|k| {
-                    let basic = BASIC_ENV.contains(&k) || k.starts_with("LC_");
-                    (basic && !crate::secrets::is_secret_name(k))
-                        || self.pass_env.iter().any(|p| p == k)
-                })
-            })
-            .collect();
+        let mut out = crate::worker::basic_env(parent, &self.pass_env);
         out.extend(
             self.env
                 .iter()
@@ -206,87 +137,32 @@ impl ExecAdapter {
         out
     }
 
-    fn spawn(&self, base_url: &str, token: &str) -> Result<Worker, String> {
-        let mut cmd = Command::new(&self.command[0]);
-        cmd.args(&self.command[1..])
-            .current_dir(&self.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .env_clear()
-            .envs(self.worker_env(std::env::vars_os(), base_url, token));
-        // Its own process group, so everything it starts can be stopped with it.
-        #[cfg(unix)]
-        cmd.process_group(0);
-        let mut child = cmd.spawn().map_err(|e| {
-            format!(
-                "adapter: cannot start {:?}: {e}; check adapter.command (it runs from {})",
-                self.command,
-                self.cwd.display()
-            )
-        })?;
-        #[cfg(target_os = "linux")]
-        let ident = child.id().and_then(super::reap::started);
-        let stdin = child.stdin.take().ok_or("adapter: no stdin")?;
-        let stdout = child.stdout.take().ok_or("adapter: no stdout")?;
-        let stderr = child.stderr.take().ok_or("adapter: no stderr")?;
-        let (sink, shown) = self.sink();
-        let written = Arc::new(AtomicUsize::new(0));
-        Ok(Worker {
-            child,
-            stdin,
-            lines: BufReader::new(stdout).lines(),
-            token: token.to_string(),
-            reader: Some(tokio::spawn(forward_stderr(stderr, sink, written.clone()))),
-            stderr_lines: written,
-            stderr_shown: shown,
+    /// How its workers are started.
+    fn launch(&self) -> crate::worker::Launch {
+        crate::worker::Launch {
+            role: "adapter",
+            key: "adapter.command",
+            command: self.command.clone(),
+            cwd: self.cwd.clone(),
+            stderr: self.stderr.clone(),
             readers: self.readers.clone(),
-            #[cfg(target_os = "linux")]
-            ident,
-        })
+        }
     }
 
-    /// Where one worker's stderr lines go, and how messages name it.
-    fn sink(&self) -> (Sink, String) {
-        match &self.stderr {
-            StderrTo::Stderr { shown } => (Sink::Stderr, shown.clone()),
-            StderrTo::File { path, shown } => {
-                let file =
-                    std::fs::create_dir_all(path.parent().unwrap_or(&self.cwd)).and_then(|_| {
-                        std::fs::OpenOptions::new()
-                            .create(true)
-                            .append(true)
-                            .open(path)
-                    });
-                match file {
-                    Ok(f) => (Sink::File(f), shown.clone()),
-                    // Not lost: evals' own stderr, named as such.
-                    Err(e) => (
-                        Sink::Stderr,
-                        format!("evals' stderr ({shown} could not be opened: {e})"),
-                    ),
-                }
-            }
-        }
+    fn spawn(&self, base_url: &str, token: &str) -> Result<Worker, String> {
+        self.launch().spawn(
+            self.worker_env(std::env::vars_os(), base_url, token),
+            "OPENAI_API_KEY",
+            token,
+        )
     }
 
     /// Ends what is left of the run's workers: on Linux, every descendant evals adopted
-    /// (see `reap.rs`); then waits (two seconds at most) for the stderr readers to write
-    /// the last lines. Call once every worker is gone, before the run reports.
+    /// (see `worker/reap.rs`); then waits (two seconds at most) for the stderr readers to
+    /// write the last lines. Call once every worker is gone, before the run reports.
     pub async fn finish(&self) {
-        #[cfg(target_os = "linux")]
-        super::reap::sweep();
-        let readers = std::mem::take(
-            &mut *self
-                .readers
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
-        for r in readers {
-            let _ = tokio::time::timeout_at(deadline, r).await;
-        }
+        crate::worker::sweep();
+        self.launch().join_readers().await;
     }
 }
 
@@ -350,9 +226,11 @@ impl AdapterSession for ExecSession {
             let (contender, case) = (model.contender, model.case);
             let adapter_error = |e: String| CaseError::new(CaseErrorKind::Adapter, e);
             let session = Arc::new(model.open().map_err(CaseError::from)?);
+            let base_url = gateway.base_url();
+            let token = format!("evals-{}", uuid::Uuid::now_v7().simple());
             let mut worker = self
                 .pool
-                .take(&self.adapter, &gateway.base_url())
+                .take(|| self.adapter.spawn(&base_url, &token))
                 .await
                 .map_err(adapter_error)?;
             let spent = Arc::new(std::sync::Mutex::new(Spent::default()));
@@ -368,7 +246,7 @@ impl AdapterSession for ExecSession {
                     spent: spent.clone(),
                 },
             );
-            let answer = worker.ask(case, contender, self.adapter.case_timeout).await;
+            let answer = ask(&mut worker, case, contender, self.adapter.case_timeout).await;
             gateway.unbind(&worker.token);
             if answer.is_ok() {
                 self.pool.put(worker).await;
@@ -403,105 +281,18 @@ impl AdapterSession for ExecSession {
                 // the adapter says it spent.
                 reply.usage = spent.usage;
             }
+            // The calls seen at the gateway first, then those the worker adds; neither: no
+            // tool-call information (`None`), which is not "no calls".
+            reply.tool_calls = match (spent.tool_calls, reply.tool_calls.take()) {
+                (None, None) => None,
+                (seen, own) => Some(seen.into_iter().chain(own).flatten().collect()),
+            };
             Ok(super::Answer {
                 reply,
                 latency_s: (spent.calls > 0).then_some(spent.latency_s),
                 truncated: spent.truncated,
             })
         })
-    }
-}
-
-/// Where a worker's stderr lines are written.
-enum Sink {
-    File(std::fs::File),
-    Stderr,
-}
-
-impl Sink {
-    fn write(&mut self, line: &[u8]) {
-        // One write per line, so lines of workers sharing the log never interleave. A
-        // write that fails (a full disk) loses that line only.
-        let _ = match self {
-            Sink::File(f) => f.write_all(line),
-            Sink::Stderr => std::io::stderr().lock().write_all(line),
-        };
-    }
-}
-
-/// The longest stderr line scrubbed whole; a longer one is written in pieces this long.
-const MAX_LINE: u64 = 1 << 20;
-
-/// Copies a worker's stderr to `sink` line by line, each scrubbed of secrets, until the
-/// pipe closes (the worker and everything it started are gone). A last line without a
-/// newline is written with one. Counts the lines in `written`.
-async fn forward_stderr(stderr: ChildStderr, mut sink: Sink, written: Arc<AtomicUsize>) {
-    let mut reader = BufReader::new(stderr);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        match (&mut reader)
-            .take(MAX_LINE)
-            .read_until(b'\n', &mut buf)
-            .await
-        {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
-        }
-        let text = String::from_utf8_lossy(&buf);
-        let mut line = crate::secrets::scrub(&text).into_owned();
-        line.push('\n');
-        sink.write(line.as_bytes());
-        written.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-/// One worker process and its gateway token.
-pub struct Worker {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Lines<BufReader<ChildStdout>>,
-    pub token: String,
-    /// The task copying its stderr, until it is done.
-    reader: Option<JoinHandle<()>>,
-    stderr_lines: Arc<AtomicUsize>,
-    /// Where its stderr goes, as messages name it.
-    stderr_shown: String,
-    /// The adapter's readers of stopped workers (this one's joins them when it stops).
-    readers: Arc<std::sync::Mutex<Vec<JoinHandle<()>>>>,
-    #[cfg(target_os = "linux")]
-    ident: Option<super::reap::Ident>,
-}
-
-/// The idle workers of one experiment; at most `-p` exist, since at most `-p` cases run.
-pub struct Pool {
-    idle: Mutex<Vec<Worker>>,
-}
-
-impl Default for Pool {
-    fn default() -> Self {
-        Pool {
-            idle: Mutex::new(Vec::new()),
-        }
-    }
-}
-
-impl Pool {
-    /// An idle worker, or a new one.
-    pub async fn take(&self, adapter: &ExecAdapter, base_url: &str) -> Result<Worker, String> {
-        if let Some(w) = self.idle.lock().await.pop() {
-            return Ok(w);
-        }
-        let token = format!("evals-{}", uuid::Uuid::now_v7().simple());
-        adapter.spawn(base_url, &token)
-    }
-
-    /// Back to the pool after a clean answer (a broken worker is dropped, which kills it).
-    pub async fn put(&self, w: Worker) {
-        self.idle.lock().await.push(w);
     }
 }
 
@@ -517,6 +308,9 @@ struct Answer {
     usage: Option<Usage>,
     #[serde(default)]
     error: Option<String>,
+    /// Tool calls the worker reports beside those the gateway saw.
+    #[serde(default)]
+    tool_calls: Option<Vec<ToolCall>>,
 }
 
 /// The line a worker reads for a case: never the expected answer.
@@ -541,158 +335,48 @@ pub fn request_line(case: &Case, contender: &Contender) -> String {
     .to_string()
 }
 
-impl Drop for Worker {
-    /// Stops the worker and everything it started: at the end of an experiment, after a
-    /// crash or a timeout, and on Ctrl-C. Its stderr reader finishes on its own (the pipe
-    /// closes once they are all gone) and is joined by [`ExecAdapter::finish`].
-    fn drop(&mut self) {
-        self.kill_all();
-        if let Some(r) = self.reader.take() {
-            self.readers
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(r);
-        }
-    }
-}
-
-impl Worker {
-    /// Sends a case and reads the answer. `Err` is a crashed or broken worker (an error of
-    /// the case of kind `adapter`) or one that gave no answer in time (`timeout`). An
-    /// answer with `error` is the model's failure (scored 0).
-    pub async fn ask(
-        &mut self,
-        case: &Case,
-        contender: &Contender,
-        timeout: Duration,
-    ) -> Result<Reply, CaseError> {
-        let broken = |e: String| CaseError::new(CaseErrorKind::Adapter, e);
-        let line = request_line(case, contender);
-        let write = async {
-            self.stdin.write_all(line.as_bytes()).await?;
-            self.stdin.write_all(b"\n").await?;
-            self.stdin.flush().await
-        };
-        if let Err(e) = write.await {
-            return Err(broken(
-                self.crashed(&format!("could not write the case to the adapter: {e}"))
-                    .await,
-            ));
-        }
-        // The worker's exit is watched, not only its output: a child it started (and that
-        // outlives it) holds the pipe open, and the crash would wait for the timeout.
-        // Closed output wins a tie (`biased`): a worker's files close before it exits.
-        let read = tokio::time::timeout(timeout, async {
-            tokio::select! {
-                biased;
-                line = self.lines.next_line() => (line, false),
-                _ = self.child.wait() => {
-                    // An answer printed just before exiting is still read.
-                    let line = tokio::time::timeout(
-                        Duration::from_millis(200),
-                        self.lines.next_line(),
-                    )
-                    .await
-                    .unwrap_or(Ok(None));
-                    (line, true)
-                }
-            }
-        })
-        .await;
-        let text = match read {
-            Err(_) => {
-                let stderr = self.stop().await;
-                return Err(CaseError::new(
-                    CaseErrorKind::Timeout,
-                    format!(
-                        "adapter: no answer within {}s; it was stopped ({stderr})",
-                        timeout.as_secs()
-                    ),
-                ));
-            }
-            Ok((Err(e), _)) => {
-                return Err(broken(
-                    self.crashed(&format!("could not read the adapter's answer: {e}"))
-                        .await,
-                ));
-            }
-            Ok((Ok(None), false)) => {
-                return Err(broken(self.crashed("the adapter closed its output").await));
-            }
-            Ok((Ok(None), true)) => {
-                return Err(broken(self.crashed("the adapter exited").await));
-            }
-            Ok((Ok(Some(t)), _)) => t,
-        };
-        let answer: Answer = serde_json::from_str(&text).map_err(|e| {
-            // Scrubbed before it is cut: a key across the cut would keep its first half.
-            let shown: String = crate::secrets::scrub(&text).chars().take(120).collect();
-            broken(format!(
-                "adapter: its answer is not the protocol's JSON line ({e}): {shown}"
-            ))
+/// Sends a case and reads the answer. `Err` is a crashed or broken worker (an error of
+/// the case of kind `adapter`) or one that gave no answer in time (`timeout`). An answer
+/// with `error` is the model's failure (scored 0).
+async fn ask(
+    worker: &mut Worker,
+    case: &Case,
+    contender: &Contender,
+    timeout: Duration,
+) -> Result<Reply, CaseError> {
+    let broken = |e: String| CaseError::new(CaseErrorKind::Adapter, e);
+    let text = worker
+        .exchange(&request_line(case, contender), timeout)
+        .await
+        .map_err(|f| {
+            let kind = if f.timeout {
+                CaseErrorKind::Timeout
+            } else {
+                CaseErrorKind::Adapter
+            };
+            CaseError::new(kind, f.message)
         })?;
-        let wanted = case.key();
-        if answer.id.as_str() != Some(wanted.as_str()) {
-            return Err(broken(format!(
-                "adapter: answered id {} for case {wanted}",
-                answer.id
-            )));
-        }
-        Ok(Reply {
-            output: answer.output,
-            raw: answer.raw,
-            error: answer.error,
-            usage: answer.usage.unwrap_or_default(),
-        })
+    let answer: Answer = serde_json::from_str(&text).map_err(|e| {
+        // Scrubbed before it is cut: a key across the cut would keep its first half.
+        let shown: String = crate::secrets::scrub(&text).chars().take(120).collect();
+        broken(format!(
+            "adapter: its answer is not the protocol's JSON line ({e}): {shown}"
+        ))
+    })?;
+    let wanted = case.key();
+    if answer.id.as_str() != Some(wanted.as_str()) {
+        return Err(broken(format!(
+            "adapter: answered id {} for case {wanted}",
+            answer.id
+        )));
     }
-
-    async fn crashed(&mut self, what: &str) -> String {
-        let status = match tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await {
-            Ok(Ok(s)) => format!(" ({s})"),
-            _ => String::new(),
-        };
-        let stderr = self.stop().await;
-        format!("adapter crashed: {what}{status}; {stderr}")
-    }
-
-    /// Stops the worker and what it started, lets its stderr reader write the last lines
-    /// (a second at most), and says where they went.
-    async fn stop(&mut self) -> String {
-        self.kill_all();
-        if let Some(r) = self.reader.as_mut()
-            && tokio::time::timeout(Duration::from_secs(1), r)
-                .await
-                .is_ok()
-        {
-            self.reader = None;
-        }
-        match self.stderr_lines.load(Ordering::SeqCst) {
-            0 => "it wrote nothing on stderr".to_string(),
-            n => format!(
-                "its stderr ({}) went to {}",
-                crate::text::plural(n, "line", "lines"),
-                self.stderr_shown
-            ),
-        }
-    }
-
-    /// Kills the worker's process group and, on Linux, its whole lineage (`reap.rs`).
-    fn kill_all(&mut self) {
-        #[cfg(target_os = "linux")]
-        if let Some(ident) = self.ident {
-            super::reap::stop(ident, &self.token);
-            return;
-        }
-        #[cfg(unix)]
-        if let Some(pid) = self.child.id().and_then(|p| i32::try_from(p).ok()) {
-            // SAFETY: kill(2) with a negative pid signals that process group; it has no
-            // memory effects. The group is the worker's own (process_group(0) at spawn),
-            // and it is still alive (tokio has not reaped it: `id()` is `Some`).
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
-    }
+    Ok(Reply {
+        output: answer.output,
+        raw: answer.raw,
+        error: answer.error,
+        usage: answer.usage.unwrap_or_default(),
+        tool_calls: answer.tool_calls,
+    })
 }
 
 #[cfg(test)]

@@ -50,6 +50,9 @@ pub struct Spent {
     pub truncated: Option<String>,
     /// The words of the first call the model refused (`message.refusal`).
     pub refusal: Option<String>,
+    /// The tool calls in the responses the worker received, in order; `None` until a
+    /// response of a shape [`crate::results::ToolCall::observed_in`] reads.
+    pub tool_calls: Option<Vec<crate::results::ToolCall>>,
 }
 
 #[derive(Default)]
@@ -201,6 +204,10 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
                 );
             }
             spent.usage.add(&usage);
+            // Observed in what the worker received, never inferred from its answer.
+            if let Some(calls) = crate::results::ToolCall::observed_in(&resp.body) {
+                spent.tool_calls.get_or_insert_with(Vec::new).extend(calls);
+            }
             let status = StatusCode::from_u16(resp.status).unwrap_or(StatusCode::BAD_GATEWAY);
             let content_type = resp
                 .headers
@@ -259,6 +266,7 @@ async fn translated_response(
         system: text_of("system"),
         user: text_of("user").unwrap_or_default(),
         json: false,
+        ..Default::default()
     };
     let completion = crate::provider::complete(
         b.provider.as_ref(),

@@ -7,8 +7,6 @@
 pub(crate) mod exec;
 pub(crate) mod gateway;
 mod prompt;
-#[cfg(target_os = "linux")]
-mod reap;
 
 pub use exec::ExecAdapter;
 pub use prompt::PromptAdapter;
@@ -20,7 +18,7 @@ use std::sync::Arc;
 use crate::cassette::{CallError, CassetteKey, Session, SessionMeta, Transport};
 use crate::error::Result;
 use crate::provider::{ChatRequest, Completion, Provider};
-use crate::results::{CaseError, Reply};
+use crate::results::{CaseError, Reply, ToolCall};
 use crate::suite::config::{AdapterConfig, Pricing};
 use crate::suite::{Case, Contender, Suite};
 
@@ -120,16 +118,31 @@ impl CaseModel<'_> {
     /// answer: a failed call (or a 2xx the provider refused) writes nothing, so the old
     /// cassette stays; a good one is written.
     pub async fn complete(&self, req: &ChatRequest) -> std::result::Result<Completion, CallError> {
+        Ok(self.complete_observed(req).await?.0)
+    }
+
+    /// [`CaseModel::complete`], and the tool calls its response asked for, observed in the
+    /// response itself (`None` for a provider that answers in the process, or a response
+    /// of a shape nobody reads).
+    pub async fn complete_observed(
+        &self,
+        req: &ChatRequest,
+    ) -> std::result::Result<(Completion, Option<Vec<ToolCall>>), CallError> {
+        let (provider, contender) = (self.provider.as_ref(), self.contender);
         let session = self.open()?;
-        let completion = crate::provider::complete(
-            self.provider.as_ref(),
-            self.contender,
-            self.case,
-            req,
-            self.api_key.as_deref(),
-            self.pricing.as_ref(),
-            &session,
-        )
+        // `crate::provider::complete`'s steps, with the response looked at on the way.
+        let completion: std::result::Result<_, CallError> = async {
+            if !provider.sends() {
+                return Ok((provider.answer(contender, self.case, req)?, None));
+            }
+            let http = provider.build_request(contender, req, self.api_key.as_deref())?;
+            let resp = session.send(http, provider.accept()).await?;
+            let calls = ToolCall::observed_in(&resp.body);
+            Ok((
+                provider.read_response(contender, resp, self.pricing.as_ref())?,
+                calls,
+            ))
+        }
         .await;
         let finished = session.finish();
         let completion = completion?;
@@ -147,12 +160,19 @@ impl CaseModel<'_> {
 /// Builds the suite's adapter.
 pub fn build(suite: &Suite) -> Result<Box<dyn Adapter>> {
     match &suite.adapter {
-        AdapterConfig::Prompt { system, user, json } => Ok(Box::new(PromptAdapter::new(
-            suite,
-            system.as_deref(),
-            user.as_deref(),
-            *json,
-        )?)),
+        AdapterConfig::Prompt {
+            system,
+            user,
+            json,
+            tools,
+            tool_choice,
+        } => Ok(Box::new(
+            PromptAdapter::new(suite, system.as_deref(), user.as_deref(), *json)?.with_tools(
+                suite,
+                tools.as_ref(),
+                tool_choice.as_ref(),
+            )?,
+        )),
         AdapterConfig::Exec {
             command,
             env,

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
 use crate::provider::{ChatRequest, Completion};
-use crate::results::{CaseError, CaseErrorKind, Reply};
+use crate::results::{CaseError, CaseErrorKind, Reply, ToolCall};
 use crate::suite::config::{SchemaSource, ScorerConfig, resolve_path};
 use crate::suite::{Case, CaseInput, Suite};
 
@@ -17,6 +17,10 @@ pub struct PromptAdapter {
     has_system: bool,
     json: bool,
     schema: Value,
+    /// `adapter.tools`, as sent (`None`: no tools).
+    tools: Option<Value>,
+    /// `adapter.tool_choice`, as sent.
+    tool_choice: Option<Value>,
 }
 
 impl PromptAdapter {
@@ -80,7 +84,65 @@ impl PromptAdapter {
             has_system,
             json,
             schema,
+            tools: None,
+            tool_choice: None,
         })
+    }
+
+    /// Offers `tools` (OpenAI function definitions: a list, or a JSON/YAML file beside the
+    /// config holding one) with `tool_choice`. A definition without `type` is taken as a
+    /// function's (`{name, description, parameters}`) and wrapped as OpenAI wants it.
+    pub fn with_tools(
+        mut self,
+        suite: &Suite,
+        tools: Option<&Value>,
+        tool_choice: Option<&Value>,
+    ) -> Result<Self> {
+        let at = &suite.display_path;
+        let list = match tools {
+            None => None,
+            Some(Value::String(file)) => {
+                let p = resolve_path(&suite.root, file.trim());
+                let shown = crate::suite::discovery::display_path(&p, &suite.cwd);
+                if !p.is_file() {
+                    return Err(Error::Config(format!(
+                        "{at}: adapter.tools: {shown} does not exist: write the tools inline as a list, or create the file"
+                    )));
+                }
+                let text = crate::error::read_text(&p, &shown)?;
+                let v: Value = serde_saphyr::from_str(&text).map_err(|e| {
+                    Error::Config(format!("{shown}: adapter.tools: not JSON or YAML: {e}"))
+                })?;
+                Some(v)
+            }
+            Some(v) => Some(v.clone()),
+        };
+        if let Some(list) = list {
+            let Value::Array(items) = list else {
+                return Err(Error::Config(format!(
+                    "{at}: adapter.tools must be a list of function definitions (or a file holding one), not {}",
+                    crate::score::kind_of(&list)
+                )));
+            };
+            let mut out = Vec::new();
+            for (i, t) in items.into_iter().enumerate() {
+                let wrapped = match &t {
+                    Value::Object(o) if o.contains_key("type") => t.clone(),
+                    Value::Object(o) if o.contains_key("name") => {
+                        json!({"type": "function", "function": t})
+                    }
+                    _ => {
+                        return Err(Error::Config(format!(
+                            "{at}: adapter.tools[{i}] is not a function definition: give {{type: function, function: {{name, description, parameters}}}} or {{name, description, parameters}}"
+                        )));
+                    }
+                };
+                out.push(wrapped);
+            }
+            self.tools = Some(Value::Array(out));
+        }
+        self.tool_choice = tool_choice.cloned();
+        Ok(self)
     }
 
     /// Renders the prompts for a case. A variable the case lacks fails the case before any
@@ -145,18 +207,28 @@ impl PromptAdapter {
             },
             user: render("user")?,
             json: self.json,
+            tools: self.tools.clone(),
+            tool_choice: self.tool_choice.clone(),
+            messages: conversation(case)?,
         })
     }
 
-    /// Turns the model's text into a reply; unusable text is the model's failure.
-    pub fn parse(&self, completion: Completion) -> Reply {
+    /// Turns the model's text into a reply; unusable text is the model's failure. A reply
+    /// that only asks for tool calls has no text, and is usable.
+    pub fn parse(&self, completion: Completion, tool_calls: Option<Vec<ToolCall>>) -> Reply {
         let raw = completion.text;
+        let calls_only =
+            raw.trim().is_empty() && tool_calls.as_ref().is_some_and(|c| !c.is_empty());
         let mut reply = Reply {
             output: None,
             raw: Some(raw.clone()),
             error: None,
             usage: completion.usage,
+            tool_calls,
         };
+        if calls_only {
+            return reply;
+        }
         if raw.trim().is_empty() {
             // A refusal's words are the reply's text and its diagnostic.
             reply.error = Some(match completion.refusal {
@@ -187,6 +259,37 @@ impl PromptAdapter {
             Err(e) => vec![e],
         }
     }
+}
+
+/// A case's conversation: an object input's `messages`, a list of `{role, content}`
+/// (sent after the system message, in place of the user message). Empty for any other
+/// input.
+fn conversation(case: &Case) -> std::result::Result<Vec<Value>, String> {
+    let CaseInput::Vars(vars) = &case.input else {
+        return Ok(vec![]);
+    };
+    let Some(messages) = vars.get("messages") else {
+        return Ok(vec![]);
+    };
+    let Value::Array(list) = messages else {
+        return Err(format!(
+            "input.messages must be a list of {{role, content}}, not {}",
+            crate::score::kind_of(messages)
+        ));
+    };
+    for (i, m) in list.iter().enumerate() {
+        let role = m.get("role").and_then(Value::as_str);
+        if !matches!(
+            role,
+            Some("system" | "user" | "assistant" | "tool" | "developer")
+        ) || m.get("content").is_none()
+        {
+            return Err(format!(
+                "input.messages[{i}] is not a message: give {{role: user|assistant|system|tool, content: ...}}"
+            ));
+        }
+    }
+    Ok(list.clone())
 }
 
 /// Parses a JSON object from a reply, tolerating a Markdown code fence around it.
@@ -249,11 +352,14 @@ impl super::AdapterSession for PromptAdapter {
             let request = self
                 .prepare(model.case)
                 .map_err(|e| CaseError::new(CaseErrorKind::Template, e))?;
-            let completion = model.complete(&request).await.map_err(CaseError::from)?;
+            let (completion, calls) = model
+                .complete_observed(&request)
+                .await
+                .map_err(CaseError::from)?;
             let latency_s = Some(completion.latency_s);
             let truncated = completion.truncated.clone();
             Ok(super::Answer {
-                reply: self.parse(completion),
+                reply: self.parse(completion, calls),
                 latency_s,
                 truncated,
             })

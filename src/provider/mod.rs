@@ -189,7 +189,7 @@ pub fn unknown_model(
 }
 
 /// What the adapter asks of a model.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ChatRequest {
     /// The system message, when the adapter has one.
     pub system: Option<String>,
@@ -197,6 +197,14 @@ pub struct ChatRequest {
     pub user: String,
     /// Ask for a JSON object (`response_format: json_object`).
     pub json: bool,
+    /// The tools offered (OpenAI function definitions, `[{"type": "function", ...}]`);
+    /// `None`: no tools.
+    pub tools: Option<serde_json::Value>,
+    /// OpenAI's `tool_choice`, sent as is when set.
+    pub tool_choice: Option<serde_json::Value>,
+    /// A conversation (`[{role, content}, ...]`) sent after the system message in place of
+    /// the user message; empty: the user message alone.
+    pub messages: Vec<serde_json::Value>,
 }
 
 /// What a model said, with its usage.

@@ -119,9 +119,19 @@ impl OpenAiCompatible {
         if let Some(s) = &req.system {
             messages.push(json!({"role": "system", "content": s}));
         }
-        messages.push(json!({"role": "user", "content": req.user}));
+        if req.messages.is_empty() {
+            messages.push(json!({"role": "user", "content": req.user}));
+        } else {
+            messages.extend(req.messages.iter().cloned());
+        }
         let mut body = json!({ "model": c.info.model, "messages": messages });
         let obj = body.as_object_mut().expect("json! object");
+        if let Some(tools) = &req.tools {
+            obj.insert("tools".into(), tools.clone());
+        }
+        if let Some(choice) = &req.tool_choice {
+            obj.insert("tool_choice".into(), choice.clone());
+        }
         if let Some(t) = c.temperature {
             obj.insert("temperature".into(), json!(t));
         }
@@ -439,6 +449,7 @@ impl OpenAiCompatible {
                 system: None,
                 user: String::new(),
                 json: false,
+                ..Default::default()
             },
             key,
         );

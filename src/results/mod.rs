@@ -12,9 +12,11 @@ mod settings;
 pub mod snapshot;
 #[cfg(test)]
 pub(crate) mod testing;
+mod tools;
 
 pub use caselog::{CaseLog, Cases, write_json};
 pub use comparison::*;
 pub use model::*;
 pub use settings::{Limits, Selection, Settings};
 pub use snapshot::{FormatVersion, SNAPSHOT_FORMAT};
+pub use tools::ToolCall;

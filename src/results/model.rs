@@ -183,6 +183,11 @@ pub struct Reply {
     pub error: Option<String>,
     /// What the call cost (summed over an exec adapter's calls).
     pub usage: Usage,
+    /// The tool calls the model asked for, as observed in its responses (and, for an exec
+    /// adapter, as its worker reported). `None`: nobody could see (an in-process provider,
+    /// an adapter that made no call and reported none), which is not `Some([])`, "no calls".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<crate::results::ToolCall>>,
 }
 
 /// A scorer's verdict on one reply.
@@ -344,6 +349,10 @@ pub enum CaseErrorKind {
     Timeout,
     /// Anything else (a run that could not set the case up).
     Other,
+    /// The scorer could not judge the reply: an exec scorer crashed, broke the protocol or
+    /// reported a metric it did not declare; a judge's call failed or its verdict was
+    /// unparsable. Never a 0: the case has no score.
+    Scorer,
 }
 
 impl CaseErrorKind {

@@ -1104,6 +1104,7 @@ mod tests {
                         other => other.to_string(),
                     },
                     json: true,
+                    ..Default::default()
                 };
                 let c = model.complete(&req).await?;
                 let output = serde_json::from_str(&c.text).ok();
@@ -1113,6 +1114,7 @@ mod tests {
                         output,
                         raw: Some(c.text),
                         usage: c.usage,
+                        tool_calls: None,
                     },
                     latency_s: Some(c.latency_s),
                     truncated: c.truncated,

@@ -394,7 +394,12 @@ async fn run_case_unscrubbed(
                     None => None,
                 };
             }
-            score_into(&mut result, case, reply, &thresholds, ctx.scorer.as_ref());
+            // A scorer that could not judge the reply (a crashed exec scorer) makes it an
+            // error of the case, never a 0.
+            match ctx.scorer.score_checked(case, &reply).await {
+                Ok(score) => apply_score(&mut result, reply, &thresholds, score),
+                Err(e) => result.error = Some(e),
+            }
         }
         Err(e) => result.error = Some(e),
     }
@@ -442,15 +447,14 @@ pub fn pricing(
         .or_else(|| provider.pricing())
 }
 
-/// Scores a reply and applies the thresholds.
-pub fn score_into(
+/// Puts a reply and the scorer's verdict on it in the case's result, and applies the
+/// thresholds.
+pub fn apply_score(
     result: &mut CaseResult,
-    case: &Case,
     reply: Reply,
     thresholds: &BTreeMap<String, f64>,
-    scorer: &dyn Scorer,
+    score: crate::results::Score,
 ) {
-    let score = scorer.score(case, &reply);
     result.score = Some(score.value);
     result.metrics = score.metrics;
     result.diagnostics = score.diagnostics;

@@ -32,7 +32,17 @@ pub const ASSERTION_KINDS: &[&str] = &[
     "json_schema",
     "min_chars",
     "max_chars",
+    "tool_calls",
+    "no_tool_calls",
+    "tool_call_count",
 ];
+
+/// Keys that qualify an assertion rather than being one: `ordered: true` makes
+/// `tool_calls` a sequence.
+const MODIFIERS: &[&str] = &["ordered"];
+
+/// What a tool-call check says of a reply nobody could see the tool calls of.
+const NO_TOOL_INFO: &str = "no tool-call information: the reply has no observed tool calls and its adapter reported none (an in-process provider, or an exec adapter that made no call through the gateway)";
 
 /// How much of the reply a diagnostic shows.
 const EXCERPT_CHARS: usize = 200;
@@ -49,6 +59,12 @@ enum Check {
     JsonSchema(Value),
     MinChars(u64),
     MaxChars(u64),
+    /// One call wanted among the reply's (a name, and arguments matched as a subset).
+    ToolCall(Value),
+    /// These calls, in this order, among the reply's (others may come between).
+    ToolCallsInOrder(Vec<Value>),
+    NoToolCalls,
+    ToolCallCount(Option<u64>, Option<u64>),
 }
 
 impl Check {
@@ -65,7 +81,29 @@ impl Check {
             Check::JsonSchema(_) => "json_schema".to_string(),
             Check::MinChars(n) => format!("min_chars {n}"),
             Check::MaxChars(n) => format!("max_chars {n}"),
+            Check::ToolCall(c) => format!("tool_calls {}", call_label(c)),
+            Check::ToolCallsInOrder(cs) => format!(
+                "tool_calls (ordered) {}",
+                cs.iter().map(call_label).collect::<Vec<_>>().join(" → ")
+            ),
+            Check::NoToolCalls => "no_tool_calls".to_string(),
+            Check::ToolCallCount(min, max) => format!(
+                "tool_call_count {}..{}",
+                min.map(|n| n.to_string()).unwrap_or_default(),
+                max.map(|n| n.to_string()).unwrap_or_default()
+            ),
         }
+    }
+
+    /// Whether it looks at the reply's tool calls (which need tool-call information).
+    fn on_tool_calls(&self) -> bool {
+        matches!(
+            self,
+            Check::ToolCall(_)
+                | Check::ToolCallsInOrder(_)
+                | Check::NoToolCalls
+                | Check::ToolCallCount(..)
+        )
     }
 
     /// What the assertion wants, for the diagnostic.
@@ -78,8 +116,48 @@ impl Check {
             Check::JsonValid => Value::Bool(true),
             Check::RequiredJsonKeys(keys) => keys.iter().cloned().map(Value::String).collect(),
             Check::MinChars(n) | Check::MaxChars(n) => Value::from(*n),
+            Check::ToolCall(c) => c.clone(),
+            Check::ToolCallsInOrder(cs) => Value::Array(cs.clone()),
+            Check::NoToolCalls => Value::Array(vec![]),
+            Check::ToolCallCount(min, max) => serde_json::json!({"min": min, "max": max}),
         }
     }
+}
+
+/// `name(arguments)` of a wanted call.
+fn call_label(c: &Value) -> String {
+    let name = c.get("name").and_then(Value::as_str).unwrap_or("?");
+    match c.get("arguments") {
+        Some(a) => format!("{name}({a})"),
+        None => name.to_string(),
+    }
+}
+
+/// Whether `got` holds everything `want` says: an object's keys as subsets, lists item by
+/// item, other values equal (numbers by value).
+fn subset(want: &Value, got: &Value) -> bool {
+    match (want, got) {
+        (Value::Object(w), Value::Object(g)) => w
+            .iter()
+            .all(|(k, v)| g.get(k).is_some_and(|gv| subset(v, gv))),
+        (Value::Array(w), Value::Array(g)) => {
+            w.len() == g.len() && w.iter().zip(g).all(|(w, g)| subset(w, g))
+        }
+        _ => json_eq(want, got),
+    }
+}
+
+/// Whether an observed call is the wanted one.
+fn call_matches(want: &Value, got: &crate::results::ToolCall) -> bool {
+    want.get("name").and_then(Value::as_str) == Some(got.name.as_str())
+        && want
+            .get("arguments")
+            .is_none_or(|a| subset(a, &got.arguments))
+}
+
+/// The calls as a diagnostic shows them.
+fn calls_value(calls: &[crate::results::ToolCall]) -> Value {
+    serde_json::to_value(calls).unwrap_or(Value::Null)
 }
 
 /// Grades replies by the assertions of the suite's and the case's `expect`.
@@ -197,6 +275,66 @@ impl AssertionsScorer {
                     }
                     checks.push(Check::JsonSchema(value.clone()));
                 }
+                "tool_calls" => {
+                    let ordered = map.get("ordered").and_then(Value::as_bool) == Some(true);
+                    let list = match value {
+                        Value::Array(l) => l.clone(),
+                        one @ Value::Object(_) => vec![one.clone()],
+                        other => {
+                            problems.push(format!(
+                                "`tool_calls` must be a list of {{name, arguments}}, not {}",
+                                crate::score::kind_of(other)
+                            ));
+                            continue;
+                        }
+                    };
+                    let bad = list.iter().position(|c| {
+                        c.get("name").and_then(Value::as_str).is_none()
+                            || c.as_object()
+                                .is_some_and(|o| o.keys().any(|k| k != "name" && k != "arguments"))
+                    });
+                    if let Some(i) = bad {
+                        problems.push(format!(
+                            "`tool_calls[{i}]` must be {{name, arguments}} (arguments optional, matched as a subset)"
+                        ));
+                        continue;
+                    }
+                    if ordered {
+                        checks.push(Check::ToolCallsInOrder(list));
+                    } else {
+                        checks.extend(list.into_iter().map(Check::ToolCall));
+                    }
+                }
+                "no_tool_calls" => match value {
+                    Value::Bool(true) => checks.push(Check::NoToolCalls),
+                    Value::Bool(false) => {}
+                    other => problems.push(format!(
+                        "`no_tool_calls` must be true or false, not {}",
+                        crate::score::kind_of(other)
+                    )),
+                },
+                "tool_call_count" => {
+                    let bound = |k: &str| value.get(k).and_then(Value::as_u64);
+                    let ok = value.as_object().is_some_and(|o| {
+                        !o.is_empty()
+                            && o.iter()
+                                .all(|(k, v)| (k == "min" || k == "max") && v.is_u64())
+                    });
+                    if !ok {
+                        problems.push(
+                            "`tool_call_count` must be {min, max} (whole numbers, either optional)"
+                                .to_string(),
+                        );
+                    } else if let (Some(min), Some(max)) = (bound("min"), bound("max"))
+                        && min > max
+                    {
+                        problems.push(format!(
+                            "`tool_call_count` min {min} is more than max {max}: no reply can pass"
+                        ));
+                    } else {
+                        checks.push(Check::ToolCallCount(bound("min"), bound("max")));
+                    }
+                }
                 _ => match value.as_u64() {
                     Some(n) if kind == "min_chars" => checks.push(Check::MinChars(n)),
                     Some(n) => checks.push(Check::MaxChars(n)),
@@ -215,9 +353,14 @@ impl AssertionsScorer {
                 "`min_chars` {min} is more than `max_chars` {max}: no reply can pass both"
             ));
         }
+        if map.contains_key("ordered") && !map.contains_key("tool_calls") {
+            problems.push(
+                "`ordered` qualifies `tool_calls`, which this case does not have".to_string(),
+            );
+        }
         for key in map
             .keys()
-            .filter(|k| !ASSERTION_KINDS.contains(&k.as_str()))
+            .filter(|k| !ASSERTION_KINDS.contains(&k.as_str()) && !MODIFIERS.contains(&k.as_str()))
         {
             problems.push(match did_you_mean(key, ASSERTION_KINDS) {
                 Some(s) => format!("unknown assertion '{key}' (did you mean '{s}'?)"),
@@ -257,9 +400,35 @@ impl AssertionsScorer {
     }
 
     /// Runs one check; `Err` carries what the diagnostic shows as `got`.
-    fn check(&self, check: &Check, text: &str, output: Option<&Value>) -> Result<(), Value> {
+    fn check(&self, check: &Check, text: &str, reply: &Reply) -> Result<(), Value> {
+        let output = reply.output.as_ref();
         let excerpt = || excerpt(text);
         let pass = |ok: bool, got: Value| if ok { Ok(()) } else { Err(got) };
+        if check.on_tool_calls() {
+            let Some(calls) = &reply.tool_calls else {
+                return Err(Value::String(NO_TOOL_INFO.to_string()));
+            };
+            let got = || calls_value(calls);
+            return match check {
+                Check::ToolCall(want) => pass(calls.iter().any(|c| call_matches(want, c)), got()),
+                Check::ToolCallsInOrder(wants) => {
+                    let mut rest = calls.iter();
+                    let ok = wants
+                        .iter()
+                        .all(|w| rest.by_ref().any(|c| call_matches(w, c)));
+                    pass(ok, got())
+                }
+                Check::NoToolCalls => pass(calls.is_empty(), got()),
+                Check::ToolCallCount(min, max) => {
+                    let n = calls.len() as u64;
+                    pass(
+                        min.is_none_or(|m| n >= m) && max.is_none_or(|m| n <= m),
+                        Value::from(n),
+                    )
+                }
+                _ => unreachable!("on_tool_calls covers the tool-call checks"),
+            };
+        }
         match check {
             Check::Equals(Value::String(want)) => pass(text.trim() == want.trim(), excerpt()),
             Check::Equals(want) => {
@@ -310,6 +479,10 @@ impl AssertionsScorer {
                 let len = text.chars().count() as u64;
                 pass(len <= *n, Value::from(len))
             }
+            Check::ToolCall(_)
+            | Check::ToolCallsInOrder(_)
+            | Check::NoToolCalls
+            | Check::ToolCallCount(..) => unreachable!("checked above"),
         }
     }
 }
@@ -443,7 +616,7 @@ impl Scorer for AssertionsScorer {
         let text = reply_text(reply);
         let mut diagnostics = Vec::new();
         for check in &checks {
-            if let Err(got) = self.check(check, &text, reply.output.as_ref()) {
+            if let Err(got) = self.check(check, &text, reply) {
                 diagnostics.push(Diagnostic {
                     field: check.label(),
                     want: check.want(),
@@ -469,6 +642,23 @@ impl Scorer for AssertionsScorer {
             passed: Some(diagnostics.is_empty()),
             diagnostics,
         }
+    }
+
+    /// As [`Scorer::score`], except that a tool-call check on a reply without tool-call
+    /// information is an error of the case (RubyLLM's rule: `null` is not `[]`).
+    fn score_checked<'a>(&'a self, case: &'a Case, reply: &'a Reply) -> super::ScoreFuture<'a> {
+        Box::pin(async move {
+            if reply.error.is_none() && reply.tool_calls.is_none() {
+                let (checks, _) = self.parse(&self.merged(case));
+                if let Some(c) = checks.iter().find(|c| c.on_tool_calls()) {
+                    return Err(crate::results::CaseError::new(
+                        crate::results::CaseErrorKind::Scorer,
+                        format!("{}: {NO_TOOL_INFO}", c.label()),
+                    ));
+                }
+            }
+            Ok(self.score(case, reply))
+        })
     }
 
     fn verify(&self, case: &Case) -> Vec<String> {
@@ -843,6 +1033,113 @@ mod tests {
                 "`min_chars` 9 is more than `max_chars` 3: no reply can pass both".to_string(),
                 "unknown assertion 'regx' (did you mean 'regex'?)".to_string(),
             ]
+        );
+    }
+
+    fn calls(list: &[(&str, Value)]) -> Reply {
+        Reply {
+            output: Some(Value::String(String::new())),
+            tool_calls: Some(
+                list.iter()
+                    .map(|(n, a)| crate::results::ToolCall {
+                        name: n.to_string(),
+                        arguments: a.clone(),
+                    })
+                    .collect(),
+            ),
+            ..Reply::default()
+        }
+    }
+
+    #[test]
+    fn tool_calls_match_by_name_and_argument_subset_in_any_order_unless_ordered() {
+        let reply = calls(&[
+            ("lookup", json!({"order_id": "1042", "verbose": true})),
+            ("refund", json!({"order_id": "1042", "amount": 40.0})),
+        ]);
+        let value = |expect: Value| scorer().score(&case(expect), &reply).value;
+        // Any order; arguments a subset, numbers by value.
+        assert_eq!(
+            value(json!({"tool_calls": [
+                {"name": "refund", "arguments": {"amount": 40}},
+                {"name": "lookup", "arguments": {"order_id": "1042"}}]})),
+            1.0
+        );
+        // One wanted call is one assertion: a wrong argument fails that one.
+        assert_eq!(
+            value(json!({"tool_calls": [
+                {"name": "refund", "arguments": {"amount": 80}}, {"name": "lookup"}]})),
+            0.5
+        );
+        assert_eq!(
+            value(json!({"ordered": true, "tool_calls": [{"name": "lookup"}, {"name": "refund"}]})),
+            1.0
+        );
+        assert_eq!(
+            value(json!({"ordered": true, "tool_calls": [{"name": "refund"}, {"name": "lookup"}]})),
+            0.0
+        );
+        assert_eq!(value(json!({"tool_call_count": {"min": 2, "max": 2}})), 1.0);
+        assert_eq!(value(json!({"tool_call_count": {"max": 1}})), 0.0);
+        assert_eq!(value(json!({"no_tool_calls": true})), 0.0);
+        assert_eq!(
+            scorer()
+                .score(&case(json!({"no_tool_calls": true})), &calls(&[]))
+                .value,
+            1.0
+        );
+    }
+
+    #[test]
+    fn tool_call_checks_without_tool_call_information_fail_and_error_when_awaited() {
+        let expect = json!({"no_tool_calls": true});
+        let s = scorer().score(&case(expect.clone()), &text("hi"));
+        assert_eq!(s.value, 0.0);
+        assert!(
+            s.diagnostics[0]
+                .got
+                .as_str()
+                .unwrap()
+                .starts_with("no tool-call information")
+        );
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let err = rt
+            .block_on(scorer().score_checked(&case(expect), &text("hi")))
+            .unwrap_err();
+        assert_eq!(err.kind, crate::results::CaseErrorKind::Scorer);
+        assert!(
+            err.message
+                .starts_with("no_tool_calls: no tool-call information"),
+            "{}",
+            err.message
+        );
+        // A text check on the same reply needs no tool-call information.
+        assert!(
+            rt.block_on(scorer().score_checked(&case(json!({"contains": "hi"})), &text("hi")))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn bad_tool_call_assertions_are_named() {
+        let problems = |expect: Value| scorer().verify(&case(expect));
+        assert_eq!(
+            problems(json!({"tool_calls": [{"arguments": {}}]})),
+            ["`tool_calls[0]` must be {name, arguments} (arguments optional, matched as a subset)"]
+        );
+        assert_eq!(
+            problems(json!({"tool_call_count": {"min": 3, "max": 1}})),
+            ["`tool_call_count` min 3 is more than max 1: no reply can pass"]
+        );
+        assert_eq!(
+            problems(json!({"ordered": true, "contains": "x"})),
+            ["`ordered` qualifies `tool_calls`, which this case does not have"]
+        );
+        assert_eq!(
+            problems(json!({"tool_cals": []})),
+            ["unknown assertion 'tool_cals' (did you mean 'tool_calls'?)"]
         );
     }
 }

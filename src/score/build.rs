@@ -101,10 +101,24 @@ fn from_config(suite: &Suite) -> Result<Arc<dyn Scorer>> {
                     .map_err(|e| Error::Config(format!("{at}: scorer.expect: {e}")))?;
                 parts.push(Arc::new(s));
             }
-            ScorerConfig::Exec { .. } => {
-                return Err(Error::Config(format!(
-                    "{at}: scorer kind 'exec' is not available in this version of evals; use `fields` or `assertions`"
-                )));
+            ScorerConfig::Exec {
+                command,
+                metrics,
+                env,
+                pass_env,
+            } => {
+                let config = super::exec::ExecScorerConfig {
+                    command,
+                    metrics,
+                    env,
+                    pass_env,
+                };
+                let timeout = std::time::Duration::from_secs_f64(
+                    suite.config.defaults.timeout.unwrap_or(120.0) * 5.0,
+                );
+                let s = super::exec::ExecScorer::new(config, at, &suite.project_dir, timeout)
+                    .map_err(Error::Config)?;
+                parts.push(Arc::new(s));
             }
         }
     }
@@ -160,28 +174,16 @@ impl Scorer for Combined {
     }
 
     fn score(&self, case: &Case, reply: &Reply) -> Score {
-        let mut first: Option<Score> = None;
-        for p in &self.parts {
-            let s = p.score(case, reply);
-            match &mut first {
-                None => first = Some(s),
-                Some(f) => {
-                    for (k, v) in s.metrics {
-                        f.metrics.entry(k).or_insert(v);
-                    }
-                    f.diagnostics.extend(s.diagnostics);
-                    f.passed = match (f.passed, s.passed) {
-                        (Some(a), Some(b)) => Some(a && b),
-                        (a, b) => a.or(b),
-                    };
-                }
+        merge(self.parts.iter().map(|p| p.score(case, reply)).collect())
+    }
+
+    fn score_checked<'a>(&'a self, case: &'a Case, reply: &'a Reply) -> super::ScoreFuture<'a> {
+        Box::pin(async move {
+            let mut scores = Vec::with_capacity(self.parts.len());
+            for p in &self.parts {
+                scores.push(p.score_checked(case, reply).await?);
             }
-        }
-        first.unwrap_or(Score {
-            value: 0.0,
-            metrics: Default::default(),
-            diagnostics: vec![],
-            passed: None,
+            Ok(merge(scores))
         })
     }
 
@@ -196,4 +198,31 @@ impl Scorer for Combined {
             .collect::<Vec<_>>()
             .join(", ")
     }
+}
+
+/// Several scorers' scores as one: the first one's value, every metric (the first report
+/// of a name wins), every diagnostic, and a verdict failed if any part failed.
+fn merge(scores: Vec<Score>) -> Score {
+    let mut first: Option<Score> = None;
+    for s in scores {
+        match &mut first {
+            None => first = Some(s),
+            Some(f) => {
+                for (k, v) in s.metrics {
+                    f.metrics.entry(k).or_insert(v);
+                }
+                f.diagnostics.extend(s.diagnostics);
+                f.passed = match (f.passed, s.passed) {
+                    (Some(a), Some(b)) => Some(a && b),
+                    (a, b) => a.or(b),
+                };
+            }
+        }
+    }
+    first.unwrap_or(Score {
+        value: 0.0,
+        metrics: Default::default(),
+        diagnostics: vec![],
+        passed: None,
+    })
 }

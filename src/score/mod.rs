@@ -7,13 +7,20 @@
 
 pub(crate) mod assertions;
 mod build;
+pub(crate) mod exec;
 pub(crate) mod fields;
 pub(crate) mod weighted;
 
 pub use build::{ScorerChoice, build, build_with};
 
-use crate::results::{MetricDef, Reply, Score};
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::results::{CaseError, MetricDef, Reply, Score};
 use crate::suite::Case;
+
+/// What [`Scorer::score_checked`] returns: a score, or an error of the case.
+pub type ScoreFuture<'a> = Pin<Box<dyn Future<Output = Result<Score, CaseError>> + Send + 'a>>;
 
 /// Grades replies. Implementations are deterministic and side-effect free: a replayed run
 /// must score as the recorded one did. The runner calls them from several threads.
@@ -26,6 +33,12 @@ pub trait Scorer: Send + Sync {
     /// A reply with an error ([`Reply::error`]) scores 0 (it is the model's failure). A case
     /// that never got a reply (a transport failure, a cassette miss) is never scored.
     fn score(&self, case: &Case, reply: &Reply) -> Score;
+    /// Scores one reply where scoring may wait or fail (an exec scorer's worker): the
+    /// runner calls this one. `Err` is an error of the case (a crashed scorer, a metric it
+    /// never declared), never a 0. Default: [`Scorer::score`], which cannot fail.
+    fn score_checked<'a>(&'a self, case: &'a Case, reply: &'a Reply) -> ScoreFuture<'a> {
+        Box::pin(async move { Ok(self.score(case, reply)) })
+    }
     /// Offline problems with a case (expected values the schema does not allow, ...): a
     /// run refuses to start while a selected case has one, and `evals verify` lists them.
     fn verify(&self, case: &Case) -> Vec<String>;

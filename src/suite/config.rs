@@ -94,6 +94,13 @@ pub enum AdapterConfig {
         /// Ask for a JSON object and parse the reply as JSON.
         #[serde(default)]
         json: bool,
+        /// The tools offered to the model: OpenAI function definitions, inline (a list) or
+        /// a JSON/YAML file beside the config holding that list.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tools: Option<Value>,
+        /// OpenAI's `tool_choice` (`auto`, `required`, `none`, or a function), sent as is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_choice: Option<Value>,
     },
     /// Your own program, speaking JSON lines on stdin/stdout.
     Exec {
@@ -111,7 +118,10 @@ pub enum AdapterConfig {
 
 /// Keys only one adapter kind takes: a key of the other kind is named as such.
 const ADAPTER_KEYS: &[(&str, &[&str])] = &[
-    ("prompt", &["system", "user", "json"]),
+    (
+        "prompt",
+        &["system", "user", "json", "tools", "tool_choice"],
+    ),
     ("exec", &["command", "env", "pass_env"]),
 ];
 
@@ -133,11 +143,43 @@ pub enum ScorerConfig {
         #[serde(default)]
         expect: Option<Value>,
     },
-    /// Your own scoring program.
+    /// Your own scoring program, speaking JSON lines (see `score/exec.rs`).
     Exec {
-        /// The scorer's argv.
+        /// The scorer's argv (never a shell string).
         command: Vec<String>,
+        /// The metrics it reports, declared so the leaderboard, weights and thresholds
+        /// know them before it runs; the first `primary: true` one (else the first) ranks.
+        #[serde(default)]
+        metrics: Vec<MetricConfig>,
+        /// Variables set for its workers.
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+        /// Variables copied from evals' environment into its workers' (which otherwise get
+        /// only an allow-list, like an exec adapter's).
+        #[serde(default)]
+        pass_env: Vec<String>,
     },
+}
+
+/// One metric a scorer of your own declares (`scorer.metrics`).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricConfig {
+    /// The column's name, the key of the scorer's `metrics`.
+    pub name: String,
+    /// One line for the glossary under the leaderboard.
+    #[serde(default)]
+    pub description: String,
+    /// Whether it ranks the leaderboard and gates the check.
+    #[serde(default)]
+    pub primary: bool,
+    /// Whether a higher value is better (default true).
+    #[serde(default = "higher_is_better")]
+    pub higher_is_better: bool,
+}
+
+fn higher_is_better() -> bool {
+    true
 }
 
 /// `scorer.schema`: the fields schema, or the file holding it.

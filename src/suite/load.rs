@@ -114,6 +114,8 @@ impl Suite {
             system: None,
             user: Some("{{ input }}".to_string()),
             json: false,
+            tools: None,
+            tool_choice: None,
         });
         let scorers = match &config.scorer {
             None => {

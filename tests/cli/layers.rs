@@ -16,6 +16,7 @@ const LAYERS: &[&str] = &[
     "cassette",
     "results",
     "suite",
+    "worker",
     "provider",
     "score",
     "adapter",

@@ -26,6 +26,7 @@ mod providers;
 mod report;
 mod reports;
 mod run;
+mod scoring;
 mod sdk;
 mod secrets;
 mod seed_keys;

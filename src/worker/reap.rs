@@ -1,4 +1,4 @@
-//! Ending everything an exec worker started (Linux).
+//! Ending everything a worker (an exec adapter's, an exec scorer's) started (Linux).
 //!
 //! A worker runs in its own process group, but a descendant that calls `setsid` (a daemon,
 //! a language server, `nohup`-style helpers) leaves the group, and a double fork leaves the
@@ -6,7 +6,7 @@
 //! so an orphaned descendant is re-parented to evals rather than to init. When a worker
 //! stops, [`stop`] ends its whole lineage, found in `/proc`: the worker, every process
 //! below it, every member of its process group, and every process evals adopted that
-//! still carries the worker's gateway token in its environment; each is stopped
+//! still carries the worker's token in its environment; each is stopped
 //! (`SIGSTOP`, so nothing forks while the lineage is walked again) and then killed. When a
 //! run's workers are all gone, [`sweep`] ends whatever evals adopted since its first worker
 //! started (only workers' descendants can be adopted while workers run: evals starts no
@@ -98,9 +98,8 @@ fn me() -> i32 {
     unsafe { libc::getpid() }
 }
 
-/// Whether `pid`'s environment holds `OPENAI_API_KEY=<token>` (a worker's, inherited).
-fn carries_token(pid: i32, token: &str) -> bool {
-    let want = format!("OPENAI_API_KEY={token}");
+/// Whether `pid`'s environment holds `want` (`NAME=token`, a worker's, inherited).
+fn carries_token(pid: i32, want: &str) -> bool {
     std::fs::read(format!("/proc/{pid}/environ"))
         .map(|env| env.split(|b| *b == 0).any(|kv| kv == want.as_bytes()))
         .unwrap_or(false)
@@ -198,9 +197,10 @@ fn reap(mut pending: Vec<Ident>, killed: &BTreeSet<i32>) {
     }
 }
 
-/// Ends a worker and its whole lineage (see the module docs); `token` is its gateway
-/// token, which its descendants inherit in `OPENAI_API_KEY`.
-pub(crate) fn stop(worker: Ident, token: &str) {
+/// Ends a worker and its whole lineage (see the module docs); `marker` is the entry of its
+/// environment that holds its token (`OPENAI_API_KEY=<token>` for an adapter's worker),
+/// which its descendants inherit.
+pub(crate) fn stop(worker: Ident, marker: &str) {
     let me = me();
     end(|procs| {
         let workers = registry().workers.clone();
@@ -208,7 +208,7 @@ pub(crate) fn stop(worker: Ident, token: &str) {
         lineage(procs, &workers, |p| {
             p.id == worker
                 || (p.pgrp == worker.pid && descends_from(&by_pid, p, me))
-                || (p.ppid == me && !workers.contains(&p.id) && carries_token(p.id.pid, token))
+                || (p.ppid == me && !workers.contains(&p.id) && carries_token(p.id.pid, marker))
         })
     });
 }

@@ -1,0 +1,492 @@
+//! Long-lived worker processes speaking JSON lines: the exec adapter's and the exec
+//! scorer's. One machinery for both, so both get the same isolation.
+//!
+//! A worker is started from an argv (never a shell string) with an environment its owner
+//! builds from nothing (the allow-list [`BASIC_ENV`] through [`basic_env`], plus what the
+//! config names), in its own process group. It reads one line per request on stdin and
+//! prints one line back. Its stderr is piped, read line by line, scrubbed of every known
+//! secret and credential pattern ([`crate::secrets::scrub`]) and written where [`StderrTo`]
+//! says. When it stops (its owner is done, a crash, a timeout, Ctrl-C) its group is killed,
+//! and on Linux everything it started is found and ended too, even a descendant that left
+//! the group with `setsid` (see `reap.rs`).
+
+#[cfg(target_os = "linux")]
+pub(crate) mod reap;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::sync::Mutex;
+use tokio::task::JoinHandle;
+
+/// Variables a worker gets from evals' environment whatever the config says (when set),
+/// besides every `LC_*`: where programs and home are, who it runs as, locale, time zone,
+/// temp folder, terminal type. None holds a secret.
+pub const BASIC_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TMPDIR",
+    "TERM",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_RUNTIME_DIR",
+    #[cfg(windows)]
+    "SYSTEMROOT",
+    #[cfg(windows)]
+    "SYSTEMDRIVE",
+    #[cfg(windows)]
+    "WINDIR",
+    #[cfg(windows)]
+    "COMSPEC",
+    #[cfg(windows)]
+    "PATHEXT",
+    #[cfg(windows)]
+    "TEMP",
+    #[cfg(windows)]
+    "TMP",
+    #[cfg(windows)]
+    "USERPROFILE",
+    #[cfg(windows)]
+    "APPDATA",
+    #[cfg(windows)]
+    "LOCALAPPDATA",
+];
+
+/// The part of a worker's environment taken from evals' own (`parent`): [`BASIC_ENV`] and
+/// every `LC_*` (never a secret-named one), and the variables `pass_env` names.
+pub fn basic_env(
+    parent: impl IntoIterator<Item = (OsString, OsString)>,
+    pass_env: &[String],
+) -> BTreeMap<OsString, OsString> {
+    parent
+        .into_iter()
+        .filter(|(k, _)| {
+            k.to_str().is_some_and(|k| {
+                let basic = BASIC_ENV.contains(&k) || k.starts_with("LC_");
+                (basic && !crate::secrets::is_secret_name(k)) || pass_env.iter().any(|p| p == k)
+            })
+        })
+        .collect()
+}
+
+/// Where workers' stderr goes, scrubbed line by line; `shown` is how messages name it.
+#[derive(Debug, Clone)]
+pub enum StderrTo {
+    /// Appended to this file.
+    File {
+        /// The file.
+        path: PathBuf,
+        /// How messages name it (relative to the project).
+        shown: String,
+    },
+    /// Written to evals' own stderr (the terminal, or the warnings log while progress bars
+    /// draw).
+    Stderr {
+        /// How messages name it.
+        shown: String,
+    },
+}
+
+/// How to start one kind of worker: what it runs, where, and where its stderr goes.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// Who the workers are in messages: `adapter`, `scorer`.
+    pub role: &'static str,
+    /// The config key of the argv, for messages: `adapter.command`.
+    pub key: &'static str,
+    /// The argv, the program first.
+    pub command: Vec<String>,
+    /// Workers run here (the project folder), so relative paths in `command` work.
+    pub cwd: PathBuf,
+    /// Where workers' stderr goes.
+    pub stderr: StderrTo,
+    /// The stderr readers of stopped workers, still writing what was left in the pipe.
+    pub readers: Arc<std::sync::Mutex<Vec<JoinHandle<()>>>>,
+}
+
+/// A failed exchange with a worker: it crashed or broke the protocol, or it took too long.
+/// Either way it was stopped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    /// It gave no answer in time.
+    pub timeout: bool,
+    /// What happened, naming the role and where its stderr went.
+    pub message: String,
+}
+
+impl Launch {
+    /// Whether `command` names a program here (on `PATH`, or a file relative to `cwd`);
+    /// the message says which and how to fix it.
+    pub fn check_program(&self, at: &str) -> Result<(), String> {
+        let key = self.key;
+        if self.command.is_empty() || self.command[0].trim().is_empty() {
+            return Err(format!(
+                "{at}: {key} is empty: give the program and its arguments as a list, e.g. [python3, evals/{}.py]",
+                self.role
+            ));
+        }
+        let program = &self.command[0];
+        let found = if program.contains('/') {
+            self.cwd.join(program).is_file()
+        } else {
+            std::env::var_os("PATH")
+                .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
+                .unwrap_or(false)
+        };
+        if found {
+            Ok(())
+        } else {
+            Err(format!(
+                "{at}: {key}: '{program}' is not a program here (not on PATH, nor a file relative to {}); install it or fix the path",
+                self.cwd.display()
+            ))
+        }
+    }
+
+    /// Starts a worker with exactly `env` as its environment, which must hold `token` in
+    /// `token_var`: its descendants inherit it, and are found by it when it stops.
+    pub fn spawn(
+        &self,
+        env: BTreeMap<OsString, OsString>,
+        token_var: &str,
+        token: &str,
+    ) -> Result<Worker, String> {
+        let role = self.role;
+        let mut cmd = Command::new(&self.command[0]);
+        cmd.args(&self.command[1..])
+            .current_dir(&self.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .env_clear()
+            .envs(env);
+        // Its own process group, so everything it starts can be stopped with it.
+        #[cfg(unix)]
+        cmd.process_group(0);
+        let mut child = cmd.spawn().map_err(|e| {
+            format!(
+                "{role}: cannot start {:?}: {e}; check {} (it runs from {})",
+                self.command,
+                self.key,
+                self.cwd.display()
+            )
+        })?;
+        #[cfg(target_os = "linux")]
+        let ident = child.id().and_then(reap::started);
+        let stdin = child.stdin.take().ok_or(format!("{role}: no stdin"))?;
+        let stdout = child.stdout.take().ok_or(format!("{role}: no stdout"))?;
+        let stderr = child.stderr.take().ok_or(format!("{role}: no stderr"))?;
+        let (sink, shown) = self.sink();
+        let written = Arc::new(AtomicUsize::new(0));
+        Ok(Worker {
+            role,
+            child,
+            stdin,
+            lines: BufReader::new(stdout).lines(),
+            marker: format!("{token_var}={token}"),
+            token: token.to_string(),
+            reader: Some(tokio::spawn(forward_stderr(stderr, sink, written.clone()))),
+            stderr_lines: written,
+            stderr_shown: shown,
+            readers: self.readers.clone(),
+            #[cfg(target_os = "linux")]
+            ident,
+        })
+    }
+
+    /// Where one worker's stderr lines go, and how messages name it.
+    fn sink(&self) -> (Sink, String) {
+        match &self.stderr {
+            StderrTo::Stderr { shown } => (Sink::Stderr, shown.clone()),
+            StderrTo::File { path, shown } => {
+                let file =
+                    std::fs::create_dir_all(path.parent().unwrap_or(&self.cwd)).and_then(|_| {
+                        std::fs::OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            .open(path)
+                    });
+                match file {
+                    Ok(f) => (Sink::File(f), shown.clone()),
+                    // Not lost: evals' own stderr, named as such.
+                    Err(e) => (
+                        Sink::Stderr,
+                        format!("evals' stderr ({shown} could not be opened: {e})"),
+                    ),
+                }
+            }
+        }
+    }
+
+    /// Waits (two seconds at most) for the stderr readers of stopped workers to write the
+    /// last lines. Call once every worker is gone.
+    pub async fn join_readers(&self) {
+        let readers = std::mem::take(
+            &mut *self
+                .readers
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+        for r in readers {
+            let _ = tokio::time::timeout_at(deadline, r).await;
+        }
+    }
+}
+
+/// Ends whatever evals adopted from its workers since the first started (Linux; see
+/// `reap.rs`). Call when a run's workers are all gone.
+pub fn sweep() {
+    #[cfg(target_os = "linux")]
+    reap::sweep();
+}
+
+/// Where a worker's stderr lines are written.
+enum Sink {
+    File(std::fs::File),
+    Stderr,
+}
+
+impl Sink {
+    fn write(&mut self, line: &[u8]) {
+        // One write per line, so lines of workers sharing the log never interleave. A
+        // write that fails (a full disk) loses that line only.
+        let _ = match self {
+            Sink::File(f) => f.write_all(line),
+            Sink::Stderr => std::io::stderr().lock().write_all(line),
+        };
+    }
+}
+
+/// The longest stderr line scrubbed whole; a longer one is written in pieces this long.
+const MAX_LINE: u64 = 1 << 20;
+
+/// Copies a worker's stderr to `sink` line by line, each scrubbed of secrets, until the
+/// pipe closes (the worker and everything it started are gone). A last line without a
+/// newline is written with one. Counts the lines in `written`.
+async fn forward_stderr(stderr: ChildStderr, mut sink: Sink, written: Arc<AtomicUsize>) {
+    let mut reader = BufReader::new(stderr);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match (&mut reader)
+            .take(MAX_LINE)
+            .read_until(b'\n', &mut buf)
+            .await
+        {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        }
+        let text = String::from_utf8_lossy(&buf);
+        let mut line = crate::secrets::scrub(&text).into_owned();
+        line.push('\n');
+        sink.write(line.as_bytes());
+        written.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// One worker process.
+pub struct Worker {
+    role: &'static str,
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    /// The entry of its environment that names it (`NAME=token`).
+    marker: String,
+    /// Its token (the exec adapter's gateway token).
+    pub token: String,
+    /// The task copying its stderr, until it is done.
+    reader: Option<JoinHandle<()>>,
+    stderr_lines: Arc<AtomicUsize>,
+    /// Where its stderr goes, as messages name it.
+    stderr_shown: String,
+    /// The launch's readers of stopped workers (this one's joins them when it stops).
+    readers: Arc<std::sync::Mutex<Vec<JoinHandle<()>>>>,
+    #[cfg(target_os = "linux")]
+    ident: Option<reap::Ident>,
+}
+
+impl Drop for Worker {
+    /// Stops the worker and everything it started: when its owner is done, after a crash
+    /// or a timeout, and on Ctrl-C. Its stderr reader finishes on its own (the pipe closes
+    /// once they are all gone) and is joined by [`Launch::join_readers`].
+    fn drop(&mut self) {
+        self.kill_all();
+        if let Some(r) = self.reader.take() {
+            self.readers
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(r);
+        }
+    }
+}
+
+impl Worker {
+    /// Sends one line and reads the line it answers. A worker that exits, closes its
+    /// output or takes longer than `timeout` is stopped, and the failure says so.
+    pub async fn exchange(&mut self, line: &str, timeout: Duration) -> Result<String, Failure> {
+        let role = self.role;
+        let write = async {
+            self.stdin.write_all(line.as_bytes()).await?;
+            self.stdin.write_all(b"\n").await?;
+            self.stdin.flush().await
+        };
+        if let Err(e) = write.await {
+            let message = self
+                .crashed(&format!("could not write the case to the {role}: {e}"))
+                .await;
+            return Err(Failure {
+                timeout: false,
+                message,
+            });
+        }
+        // The worker's exit is watched, not only its output: a child it started (and that
+        // outlives it) holds the pipe open, and the crash would wait for the timeout.
+        // Closed output wins a tie (`biased`): a worker's files close before it exits.
+        let read = tokio::time::timeout(timeout, async {
+            tokio::select! {
+                biased;
+                line = self.lines.next_line() => (line, false),
+                _ = self.child.wait() => {
+                    // An answer printed just before exiting is still read.
+                    let line = tokio::time::timeout(
+                        Duration::from_millis(200),
+                        self.lines.next_line(),
+                    )
+                    .await
+                    .unwrap_or(Ok(None));
+                    (line, true)
+                }
+            }
+        })
+        .await;
+        let broken = |message| Failure {
+            timeout: false,
+            message,
+        };
+        match read {
+            Err(_) => {
+                let stderr = self.stop().await;
+                Err(Failure {
+                    timeout: true,
+                    message: format!(
+                        "{role}: no answer within {}s; it was stopped ({stderr})",
+                        timeout.as_secs()
+                    ),
+                })
+            }
+            Ok((Err(e), _)) => Err(broken(
+                self.crashed(&format!("could not read the {role}'s answer: {e}"))
+                    .await,
+            )),
+            Ok((Ok(None), false)) => Err(broken(
+                self.crashed(&format!("the {role} closed its output")).await,
+            )),
+            Ok((Ok(None), true)) => Err(broken(self.crashed(&format!("the {role} exited")).await)),
+            Ok((Ok(Some(t)), _)) => Ok(t),
+        }
+    }
+
+    async fn crashed(&mut self, what: &str) -> String {
+        let status = match tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await {
+            Ok(Ok(s)) => format!(" ({s})"),
+            _ => String::new(),
+        };
+        let stderr = self.stop().await;
+        format!("{} crashed: {what}{status}; {stderr}", self.role)
+    }
+
+    /// Stops the worker and what it started, lets its stderr reader write the last lines
+    /// (a second at most), and says where they went.
+    pub async fn stop(&mut self) -> String {
+        self.kill_all();
+        if let Some(r) = self.reader.as_mut()
+            && tokio::time::timeout(Duration::from_secs(1), r)
+                .await
+                .is_ok()
+        {
+            self.reader = None;
+        }
+        match self.stderr_lines.load(Ordering::SeqCst) {
+            0 => "it wrote nothing on stderr".to_string(),
+            n => format!(
+                "its stderr ({}) went to {}",
+                crate::text::plural(n, "line", "lines"),
+                self.stderr_shown
+            ),
+        }
+    }
+
+    /// Kills the worker's process group and, on Linux, its whole lineage (`reap.rs`).
+    fn kill_all(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let Some(ident) = self.ident {
+            reap::stop(ident, &self.marker);
+            return;
+        }
+        #[cfg(unix)]
+        if let Some(pid) = self.child.id().and_then(|p| i32::try_from(p).ok()) {
+            // SAFETY: kill(2) with a negative pid signals that process group; it has no
+            // memory effects. The group is the worker's own (process_group(0) at spawn),
+            // and it is still alive (tokio has not reaped it: `id()` is `Some`).
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// Idle workers, reused request after request; a broken one is dropped (which kills it).
+pub struct Pool {
+    idle: Mutex<Vec<Worker>>,
+}
+
+impl Default for Pool {
+    fn default() -> Self {
+        Pool {
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl Pool {
+    /// An idle worker, or a new one from `spawn`.
+    pub async fn take(
+        &self,
+        spawn: impl FnOnce() -> Result<Worker, String>,
+    ) -> Result<Worker, String> {
+        if let Some(w) = self.idle.lock().await.pop() {
+            return Ok(w);
+        }
+        spawn()
+    }
+
+    /// Back to the pool after a clean answer.
+    pub async fn put(&self, w: Worker) {
+        self.idle.lock().await.push(w);
+    }
+
+    /// Stops every idle worker (each one's lineage with it).
+    pub async fn clear(&self) {
+        self.idle.lock().await.clear();
+    }
+}
