@@ -9,6 +9,10 @@ mod mock;
 mod openai;
 mod registry;
 mod typesafe;
+mod anthropic;
+mod gemini;
+mod responses;
+pub mod wire;
 
 use crate::cassette::{Accept, CallError, HttpRequest, HttpResponse, Session, any_2xx};
 use crate::results::Usage;
@@ -21,6 +25,10 @@ pub(crate) use openai::usage_of;
 pub use openai::{Flavour, OPENAI_URL, OPENROUTER_URL, OpenAiCompatible};
 pub use registry::Registry;
 pub use typesafe::TypeSafe;
+pub use anthropic::{ANTHROPIC_URL, ANTHROPIC_VERSION, Anthropic, thinking_budget};
+pub use gemini::{GEMINI_URL, Gemini, gemini_thinking_budget};
+pub use responses::OpenAiResponses;
+use wire::{Api, Call, Forward};
 
 /// A provider: how a contender's chat request becomes an answer. Either it sends HTTP
 /// requests ([`Provider::sends`]: build the request, judge a 2xx, read the response), which
@@ -144,6 +152,31 @@ pub trait Provider: Send + Sync {
     fn accept_forwarded(&self) -> Accept {
         self.accept()
     }
+
+    /// The API its contenders speak natively: what the gateway names when a worker calls
+    /// another one. Default: OpenAI chat completions.
+    fn api(&self) -> Api {
+        Api::ChatCompletions
+    }
+
+    /// A worker's call through the gateway (in any API the gateway serves), made the
+    /// contender's: its model and settings on the worker's body, sent to the contender's
+    /// server with the real key. `None`: the provider does not speak the call's API; the
+    /// gateway then translates a chat completions call (asking [`Provider::build_request`]
+    /// as the prompt adapter would) and refuses any other, naming both APIs. Default: a chat
+    /// completions call through [`Provider::forward_request`].
+    fn forward_call(&self, contender: &Contender, call: &Call, key: Option<&str>) -> Option<Forward> {
+        match call.api {
+            Api::ChatCompletions => self
+                .forward_request(contender, call.body.clone(), key)
+                .map(|request| Forward {
+                    request,
+                    accept: self.accept_forwarded(),
+                    usage: usage_of,
+                }),
+            _ => None,
+        }
+    }
 }
 
 /// Why contender `id` (model `model` of `section`) cannot be, naming the models its provider
@@ -236,6 +269,35 @@ pub fn price(usage: &Usage, pricing: Option<&Pricing>) -> Option<f64> {
     let i = usage.input_tokens? as f64;
     let o = usage.output_tokens? as f64;
     Some((i * p.input + o * p.output) / 1_000_000.0)
+}
+
+/// A response no completion can be read from: a non-2xx (its error's message, or an
+/// excerpt of its body), or a 2xx the API's `accept` refuses (an error object, no answer).
+/// An error of the case, never a 0.
+pub(crate) fn refuse_failure(
+    c: &Contender,
+    resp: &HttpResponse,
+    accept: Accept,
+) -> Result<(), CallError> {
+    if !(200..300).contains(&resp.status) {
+        let detail = openai::error_object(&resp.body)
+            .map(|e| {
+                e.get("message")
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| openai::excerpt(e))
+            })
+            .unwrap_or_else(|| openai::excerpt(&resp.body));
+        return Err(CallError::Transport(format!(
+            "{}: HTTP {}: {detail}",
+            c.id(),
+            resp.status
+        )));
+    }
+    if let crate::cassette::Verdict::Failure { reason, .. } = accept(resp) {
+        return Err(CallError::Transport(format!("{}: {reason}", c.id())));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -107,6 +107,25 @@ impl Provider for OpenAiCompatible {
     fn accept_forwarded(&self) -> Accept {
         accept_forwarded
     }
+
+    /// Chat completions as [`Provider::forward_request`] makes them; `/v1/responses` and
+    /// `/v1/embeddings` sent to the same server (OpenAI, OpenRouter, vLLM and LiteLLM serve
+    /// them too).
+    fn forward_call(
+        &self,
+        c: &Contender,
+        call: &super::wire::Call,
+        key: Option<&str>,
+    ) -> Option<super::wire::Forward> {
+        match call.api {
+            super::wire::Api::ChatCompletions => Some(super::wire::Forward {
+                request: self.forward(c, call.body.clone(), key),
+                accept: accept_forwarded,
+                usage: usage_of,
+            }),
+            _ => super::responses::forward(self, c, call, key),
+        }
+    }
 }
 
 impl OpenAiCompatible {
@@ -212,7 +231,7 @@ fn accept_json(body: &Value) -> Verdict {
 }
 
 /// The body's `error`, when it holds one: `null` (or `false`, or `""`) is no error.
-fn error_object(body: &Value) -> Option<&Value> {
+pub(super) fn error_object(body: &Value) -> Option<&Value> {
     body.get("error").filter(|e| match e {
         Value::Null | Value::Bool(false) => false,
         Value::String(s) => !s.trim().is_empty(),
@@ -224,7 +243,7 @@ fn error_object(body: &Value) -> Option<&Value> {
 /// the server failed or is overloaded (OpenRouter relays an upstream's 502 or 529 so; others
 /// say `server_error`, `overloaded_error`), never when the key, the quota or the request is
 /// the problem.
-fn failure_of(error: &Value) -> Verdict {
+pub(super) fn failure_of(error: &Value) -> Verdict {
     let message = error
         .get("message")
         .and_then(Value::as_str)
@@ -330,7 +349,7 @@ fn parse_response(
     })
 }
 
-fn excerpt(v: &Value) -> String {
+pub(super) fn excerpt(v: &Value) -> String {
     let s = match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -367,6 +386,34 @@ impl OpenAiCompatible {
         HttpRequest {
             body: Some(body),
             ..template
+        }
+    }
+}
+
+impl OpenAiCompatible {
+    /// `body` sent to `path` below the contender's base URL, with the provider's headers
+    /// and the real key.
+    pub(super) fn forward_to(
+        &self,
+        c: &Contender,
+        path: &str,
+        body: Value,
+        key: Option<&str>,
+    ) -> HttpRequest {
+        let template = self.request(
+            c,
+            &ChatRequest {
+                system: None,
+                user: String::new(),
+                json: false,
+            },
+            key,
+        );
+        HttpRequest {
+            method: "POST".into(),
+            url: format!("{}{path}", self.base_url(c).unwrap_or_default()),
+            headers: template.headers,
+            body: Some(body),
         }
     }
 }

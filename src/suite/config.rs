@@ -37,7 +37,15 @@ pub const SETTING_KEYS: &[&str] = &[
 ];
 
 /// Providers the tool knows by name.
-pub const KNOWN_PROVIDERS: &[&str] = &["openrouter", "openai", "fake", "mock", "typesafe"];
+pub const KNOWN_PROVIDERS: &[&str] = &[
+    "openrouter",
+    "openai",
+    "fake",
+    "mock",
+    "typesafe",
+    "anthropic",
+    "gemini",
+];
 
 /// The request types providers produce; a suite names the ones its adapter sends.
 pub const REQUEST_TYPES: &[&str] = &["prompt", "typesafe"];
@@ -444,6 +452,19 @@ pub struct ProviderSection {
     pub vendors: Option<IndexMap<String, VendorSection>>,
     /// The section's models.
     pub models: Option<Vec<ModelEntry>>,
+    /// Which OpenAI API an `openai:` or `base_url` section's contenders are asked in:
+    /// `chat` (chat completions, the default) or `responses` (the Responses API).
+    pub api: Option<OpenAiApi>,
+}
+
+/// `api:` of an OpenAI-shaped section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpenAiApi {
+    /// `POST /chat/completions`.
+    Chat,
+    /// `POST /responses`.
+    Responses,
 }
 
 /// One vendor of an OpenRouter section (`openai:`, `anthropic:`): its models' ids read
