@@ -83,6 +83,8 @@ impl Gateway {
             .route("/models", axum::routing::get(models))
             .route("/v1/messages", post(messages))
             .route("/v1beta/models/{call}", post(gemini))
+            // google-genai asks `v1` unless told `GOOGLE_GENAI_API_VERSION=beta`.
+            .route("/v1/models/{call}", post(gemini))
             .fallback(unknown_endpoint)
             .with_state(bindings.clone());
         tokio::spawn(async move {
@@ -321,6 +323,8 @@ const ENDPOINTS: &[&str] = &[
     "POST /v1/messages",
     "POST /v1beta/models/{model}:generateContent",
     "POST /v1beta/models/{model}:streamGenerateContent",
+    "POST /v1/models/{model}:generateContent",
+    "POST /v1/models/{model}:streamGenerateContent",
 ];
 
 /// The token a call carries, however its SDK sends it: `Authorization: Bearer` (OpenAI,

@@ -311,3 +311,169 @@ fn api_responses_sends_input_and_reasoning_effort_and_reads_output_text_recorded
     let rep = p.evals(&["compare", "--cassettes", "replay", "--no-autosave"]).ok();
     assert_eq!(rep.cell("openai/gpt-r", "field_accuracy"), "100.0%");
 }
+
+/// One adapter for every SDK: the case's section picks the SDK (`anthropic`, `gemini`,
+/// `openai` chat completions, `resp` the Responses API); an input starting with `stream`
+/// asks for a stream. Every HTTP request the OpenAI and Anthropic SDKs send is logged to
+/// `attempts.log`, so a test can count what the SDK did (retries included).
+const PY_ADAPTER: &str = r#"
+import json, os, sys
+import httpx2 as httpx
+
+def log(request):
+    with open("attempts.log", "a") as f:
+        f.write(request.url.path + "\n")
+
+http = httpx.Client(event_hooks={"request": [log]})
+
+def ask(provider, q, stream):
+    if provider == "anthropic":
+        import anthropic
+        c = anthropic.Anthropic(http_client=http)
+        msgs = [{"role": "user", "content": q}]
+        if stream:
+            with c.messages.stream(model="any", max_tokens=256, messages=msgs) as s:
+                return "".join(s.text_stream)
+        r = c.messages.create(model="any", max_tokens=256, messages=msgs)
+        return "".join(b.text for b in r.content if b.type == "text")
+    if provider == "gemini":
+        from google import genai
+        c = genai.Client()
+        if stream:
+            return "".join(ch.text or "" for ch in c.models.generate_content_stream(model="any", contents=q))
+        return c.models.generate_content(model="any", contents=q).text
+    from openai import OpenAI
+    c = OpenAI(http_client=http)
+    if provider == "resp":
+        if stream:
+            events = c.responses.create(model="any", input=q, stream=True)
+            return "".join(e.delta for e in events if e.type == "response.output_text.delta")
+        return c.responses.create(model="any", input=q).output_text
+    msgs = [{"role": "user", "content": q}]
+    if q == "unknown":
+        return c.post("/no/such/endpoint", body={}, cast_to=httpx.Response).text
+    if stream:
+        chunks = c.chat.completions.create(model="any", messages=msgs, stream=True,
+                                           stream_options={"include_usage": True})
+        return "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)
+    return c.chat.completions.create(model="any", messages=msgs).choices[0].message.content
+
+for line in sys.stdin:
+    msg = json.loads(line)
+    q = msg["case"]["input"]
+    out = {"id": msg["id"], "usage": None}
+    try:
+        raw = ask(msg["model"]["provider"], q, q.startswith("stream"))
+        out["raw"] = raw
+        out["output"] = json.loads(raw)
+    except Exception as e:
+        out["error"] = "%s: %s" % (type(e).__name__, e)
+    print(json.dumps(out), flush=True)
+"#;
+
+/// A suite whose exec adapter is `command`, with one contender per API on `upstream`.
+fn sdk_suite(command: &str, adapter: (&str, &str), upstream: &str, cases: &[&str]) -> Project {
+    let lines: String = cases
+        .iter()
+        .map(|q| format!("{{\"id\": \"{q}\", \"input\": \"{q}\", \"expected\": {{\"answer\": \"{q}\"}}}}\n"))
+        .collect();
+    Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &format!(
+                "suite: sdks\nrequest_types: [prompt]\nadapter:\n  kind: exec\n  command: {command}\n{MINI_SCHEMA}anthropic:\n  base_url: {upstream}/v1\n  models: [claude-x]\ngemini:\n  base_url: {upstream}/v1beta\n  models: [gem-x]\nopenai:\n  base_url: {upstream}/v1\n  models: [gpt-x]\nresp:\n  base_url: {upstream}/v1\n  api: responses\n  api_key_env: OPENAI_API_KEY\n  models: [gpt-r]\n"
+            ),
+        )
+        .file(adapter.0, adapter.1)
+        .file("evals/datasets/d/cases.jsonl", &lines)
+}
+
+const KEYS: &[(&str, &str)] = &[
+    ("ANTHROPIC_API_KEY", "sk-ant-real-0123456789"),
+    ("GEMINI_API_KEY", "AIza-real-0123456789"),
+    ("OPENAI_API_KEY", "sk-openai-real-0123456789"),
+];
+
+fn with_keys(mut run: crate::harness::Run) -> crate::harness::Run {
+    for (k, v) in KEYS {
+        run = run.env(k, v);
+    }
+    run
+}
+
+/// Records through the SDKs, then checks offline: the same scores and costs, no errors.
+fn record_then_check_offline(p: &Project, mut s: Server, contenders: &[&str]) -> Vec<Request> {
+    with_keys(p.evals(&["record", "--format", "json", "-o", "rec.json"])).ok();
+    let requests = s.requests();
+    s.stop();
+    let rec: Value = serde_json::from_str(&p.read("rec.json")).unwrap();
+    let experiments = rec["experiments"].as_array().unwrap();
+    assert_eq!(experiments.len(), contenders.len(), "{rec}");
+    for e in experiments {
+        assert_eq!(e["errors"], 0, "{e}");
+        assert_eq!(e["means"]["field_accuracy"], 1.0, "{e}");
+    }
+    // The upstream is gone, and the keys with it: every call replays from the cassettes.
+    p.evals(&["check", "--format", "json", "-o", "chk.json"]).ok();
+    let chk: Value = serde_json::from_str(&p.read("chk.json")).unwrap();
+    for (r, c) in experiments.iter().zip(chk["experiments"].as_array().unwrap()) {
+        assert_eq!(r["contender"]["id"], c["contender"]["id"]);
+        assert_eq!(c["errors"], 0, "{c}");
+        assert_eq!(r["means"], c["means"], "identical scores");
+        assert_eq!(r["cost_usd"], c["cost_usd"]);
+        assert_eq!(
+            (&r["tokens_in"], &r["tokens_out"]),
+            (&c["tokens_in"], &c["tokens_out"]),
+            "usage read from the replayed streams too"
+        );
+    }
+    requests
+}
+
+#[test]
+fn the_official_python_sdks_record_through_the_gateway_and_check_offline_streams_included() {
+    let s = upstream();
+    let py = crate::sdk::python();
+    let command = format!("[{}, evals/adapter.py]", py.display());
+    let p = sdk_suite(&command, ("evals/adapter.py", PY_ADAPTER), &s.uri(), &["plain", "stream-1"]);
+    let requests = record_then_check_offline(
+        &p,
+        s,
+        &["anthropic/claude-x", "gemini/gem-x", "openai/gpt-x", "resp/gpt-r"],
+    );
+    let mut seen: Vec<(String, String)> = requests
+        .iter()
+        .map(|r| {
+            let body: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+            let key = ["x-api-key", "x-goog-api-key", "authorization"]
+                .iter()
+                .find_map(|k| r.headers.get(*k))
+                .map(|v| v.to_str().unwrap().to_string())
+                .unwrap_or_default();
+            assert!(r.url.query().is_none_or(|q| !q.contains("key=")), "{}", r.url);
+            let model = body["model"].as_str().unwrap_or("(in the path)");
+            (format!("{} {model}", r.url.path()), key)
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            ("/v1/chat/completions gpt-x", "Bearer sk-openai-real-0123456789"),
+            ("/v1/chat/completions gpt-x", "Bearer sk-openai-real-0123456789"),
+            ("/v1/messages claude-x", "sk-ant-real-0123456789"),
+            ("/v1/messages claude-x", "sk-ant-real-0123456789"),
+            ("/v1/responses gpt-r", "Bearer sk-openai-real-0123456789"),
+            ("/v1/responses gpt-r", "Bearer sk-openai-real-0123456789"),
+            ("/v1beta/models/gem-x:generateContent (in the path)", "AIza-real-0123456789"),
+            ("/v1beta/models/gem-x:streamGenerateContent (in the path)", "AIza-real-0123456789"),
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string())),
+        "each SDK's call went to its API with the contender's model and the real key"
+    );
+    let rec: Value = serde_json::from_str(&p.read("rec.json")).unwrap();
+    for e in rec["experiments"].as_array().unwrap() {
+        // 7 in and 3 out per call, streams included, as the gateway read them.
+        assert_eq!((&e["tokens_in"], &e["tokens_out"]), (&json!(14), &json!(6)), "{e}");
+    }
+}
