@@ -149,17 +149,28 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
     let Ok(request) = serde_json::from_str::<Value>(&body) else {
         return error(StatusCode::BAD_REQUEST, "the body is not JSON");
     };
-    let forwarded = b.provider.sends().then(|| {
-        b.provider
-            .forward_request(&b.contender, request.clone(), b.api_key.as_deref())
-    });
+    let call = Call {
+        api: Api::ChatCompletions,
+        stream: request.get("stream") == Some(&Value::Bool(true)),
+        body: request.clone(),
+        headers: vec![],
+    };
+    let forwarded = b
+        .provider
+        .sends()
+        .then(|| {
+            b.provider
+                .forward_call(&b.contender, &call, b.api_key.as_deref())
+        })
+        .flatten();
+    if forwarded.is_none() && b.provider.api() != Api::ChatCompletions {
+        // A provider speaking another API the gateway serves is never translated into.
+        return mismatch(&b, Api::ChatCompletions);
+    }
     // A forwarded response is judged here; a translated one was judged (and read) by its
     // provider already, and is a chat completion by construction.
-    let (result, accept) = match forwarded.flatten() {
-        Some(req) => {
-            let accept = b.provider.accept_forwarded();
-            (b.session.send(req, accept).await, accept)
-        }
+    let (result, accept) = match forwarded {
+        Some(Forward { request, accept, .. }) => (b.session.send(request, accept).await, accept),
         None => (
             translated_response(&b, &request).await,
             crate::cassette::any_2xx as crate::cassette::Accept,
@@ -477,6 +488,23 @@ async fn unknown(
     api_error(Api::ChatCompletions, StatusCode::NOT_FOUND, &message)
 }
 
+/// A worker called `api`, which the contender's provider does not speak: an API-shaped
+/// error naming both, and an error of the case (never a 0 for the model).
+fn mismatch(b: &Binding, api: Api) -> Response {
+    let theirs = b.provider.api();
+    let message = format!(
+        "{} speaks the {} ({}), but this worker called the {} ({}); the gateway does not translate between them: call the contender's API from the adapter, or run it with contenders whose provider speaks the {}",
+        b.contender.id(),
+        theirs.name(),
+        theirs.endpoint(),
+        api.name(),
+        api.endpoint(),
+        api.name()
+    );
+    fail_case(b, message.clone());
+    api_error(api, StatusCode::BAD_REQUEST, &message)
+}
+
 /// A call in `api` (`stream`: Gemini's, from its path): forwarded by the contender's
 /// provider through the case's cassette session, or refused naming both APIs when the
 /// provider speaks another.
@@ -516,17 +544,7 @@ async fn serve(
         usage,
     }) = forward.flatten()
     else {
-        let message = format!(
-            "{} is asked in the {} ({}), but this worker called the {} ({}): the gateway does not translate between them; call the contender's API from the adapter, or lint the lineup to contenders speaking the {}",
-            b.contender.id(),
-            b.provider.api().name(),
-            b.provider.api().endpoint(),
-            api.name(),
-            api.endpoint(),
-            api.name()
-        );
-        fail_case(&b, message.clone());
-        return api_error(api, StatusCode::BAD_REQUEST, &message);
+        return mismatch(&b, api);
     };
     let result = b.session.send(request, accept).await;
     let mut spent = b

@@ -327,6 +327,14 @@ def log(request):
 http = httpx.Client(event_hooks={"request": [log]})
 
 def ask(provider, q, stream):
+    if q == "unknown":
+        from openai import OpenAI
+        c = OpenAI(http_client=http)
+        if provider == "openai":
+            return c.post("/no/such/endpoint", body={}, cast_to=httpx.Response).text
+        # Another API than the contender's.
+        msgs = [{"role": "user", "content": q}]
+        return c.chat.completions.create(model="any", messages=msgs).choices[0].message.content
     if provider == "anthropic":
         import anthropic
         c = anthropic.Anthropic(http_client=http)
@@ -350,8 +358,6 @@ def ask(provider, q, stream):
             return "".join(e.delta for e in events if e.type == "response.output_text.delta")
         return c.responses.create(model="any", input=q).output_text
     msgs = [{"role": "user", "content": q}]
-    if q == "unknown":
-        return c.post("/no/such/endpoint", body={}, cast_to=httpx.Response).text
     if stream:
         chunks = c.chat.completions.create(model="any", messages=msgs, stream=True,
                                            stream_options={"include_usage": True})
@@ -371,21 +377,50 @@ for line in sys.stdin:
     print(json.dumps(out), flush=True)
 "#;
 
-/// A suite whose exec adapter is `command`, with one contender per API on `upstream`.
-fn sdk_suite(command: &str, adapter: (&str, &str), upstream: &str, cases: &[&str]) -> Project {
+/// The provider sections of the SDK suites, one per API, all on `upstream`.
+fn section(name: &str, upstream: &str) -> String {
+    match name {
+        "anthropic" => format!("anthropic:\n  base_url: {upstream}/v1\n  models: [claude-x]\n"),
+        "gemini" => format!("gemini:\n  base_url: {upstream}/v1beta\n  models: [gem-x]\n"),
+        "openai" => format!("openai:\n  base_url: {upstream}/v1\n  models: [gpt-x]\n"),
+        _ => format!(
+            "resp:\n  base_url: {upstream}/v1\n  api: responses\n  api_key_env: OPENAI_API_KEY\n  models: [gpt-r]\n"
+        ),
+    }
+}
+
+/// A suite whose exec adapter is `adapter` (`command`, and its file), asking the contenders
+/// of `sections` on `upstream`.
+fn sdk_suite(
+    adapter: (&str, &str, &str),
+    sections: &[&str],
+    upstream: &str,
+    cases: &[&str],
+) -> Project {
     let lines: String = cases
         .iter()
         .map(|q| format!("{{\"id\": \"{q}\", \"input\": \"{q}\", \"expected\": {{\"answer\": \"{q}\"}}}}\n"))
         .collect();
+    let sections: String = sections.iter().map(|n| section(n, upstream)).collect();
     Project::new()
         .file(
             "evals/.llm-evals.config.yml",
             &format!(
-                "suite: sdks\nrequest_types: [prompt]\nadapter:\n  kind: exec\n  command: {command}\n{MINI_SCHEMA}anthropic:\n  base_url: {upstream}/v1\n  models: [claude-x]\ngemini:\n  base_url: {upstream}/v1beta\n  models: [gem-x]\nopenai:\n  base_url: {upstream}/v1\n  models: [gpt-x]\nresp:\n  base_url: {upstream}/v1\n  api: responses\n  api_key_env: OPENAI_API_KEY\n  models: [gpt-r]\n"
+                "suite: sdks\nrequest_types: [prompt]\nadapter:\n  kind: exec\n  command: {}\n{MINI_SCHEMA}{sections}",
+                adapter.0
             ),
         )
-        .file(adapter.0, adapter.1)
+        .file(adapter.1, adapter.2)
         .file("evals/datasets/d/cases.jsonl", &lines)
+}
+
+fn python_adapter() -> (String, &'static str, &'static str) {
+    let py = crate::sdk::python();
+    (
+        format!("[{}, evals/adapter.py]", py.display()),
+        "evals/adapter.py",
+        PY_ADAPTER,
+    )
 }
 
 const KEYS: &[(&str, &str)] = &[
@@ -433,9 +468,13 @@ fn record_then_check_offline(p: &Project, mut s: Server, contenders: &[&str]) ->
 #[test]
 fn the_official_python_sdks_record_through_the_gateway_and_check_offline_streams_included() {
     let s = upstream();
-    let py = crate::sdk::python();
-    let command = format!("[{}, evals/adapter.py]", py.display());
-    let p = sdk_suite(&command, ("evals/adapter.py", PY_ADAPTER), &s.uri(), &["plain", "stream-1"]);
+    let (command, file, text) = python_adapter();
+    let p = sdk_suite(
+        (&command, file, text),
+        &["anthropic", "gemini", "openai", "resp"],
+        &s.uri(),
+        &["plain", "stream-1"],
+    );
     let requests = record_then_check_offline(
         &p,
         s,
@@ -476,4 +515,86 @@ fn the_official_python_sdks_record_through_the_gateway_and_check_offline_streams
         // 7 in and 3 out per call, streams included, as the gateway read them.
         assert_eq!((&e["tokens_in"], &e["tokens_out"]), (&json!(14), &json!(6)), "{e}");
     }
+}
+
+#[test]
+fn a_replay_miss_is_one_request_an_unknown_endpoint_or_another_api_errors_the_case() {
+    let mut s = upstream();
+    let (command, file, text) = python_adapter();
+    let p = sdk_suite(
+        (&command, file, text),
+        &["anthropic", "openai"],
+        &s.uri(),
+        &["plain"],
+    );
+    with_keys(p.evals(&["record", "--no-autosave"])).ok();
+    s.stop();
+    // New cases: one never recorded (a miss, in both SDKs), one calling a path the gateway
+    // does not serve; and the adapter asking the Anthropic contender in chat completions.
+    let cases = ["plain", "missed", "unknown"]
+        .map(|q| format!("{{\"id\": \"{q}\", \"input\": \"{q}\", \"expected\": {{\"answer\": \"{q}\"}}}}\n"))
+        .concat();
+    p.write("evals/datasets/d/cases.jsonl", &cases);
+    let _ = std::fs::remove_file(p.path().join("attempts.log"));
+    let d = p
+        .evals(&[
+            "compare",
+            "--cassettes",
+            "replay",
+            "--no-autosave",
+            "--format",
+            "json",
+            "-o",
+            "rep.json",
+        ])
+        .code(1);
+    d.stderr_has("cases errored");
+    let rep: Value = serde_json::from_str(&p.read("rep.json")).unwrap();
+    let case = |contender: &str, id: &str| -> Value {
+        rep["experiments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["contender"]["id"] == contender)
+            .and_then(|e| e["cases"].as_array().unwrap().iter().find(|c| c["case"] == id))
+            .cloned()
+            .unwrap()
+    };
+    for contender in ["anthropic/claude-x", "openai/gpt-x"] {
+        assert_eq!(case(contender, "plain")["score"], 1.0, "a recording replays");
+        let missed = case(contender, "missed");
+        assert_eq!(missed["score"], Value::Null, "a miss is an error, never a 0");
+        assert_eq!(missed["error_kind"], "miss", "{missed}");
+    }
+    let unknown = case("openai/gpt-x", "unknown");
+    assert_eq!(unknown["score"], Value::Null, "{unknown}");
+    assert!(
+        unknown["error"].as_str().unwrap().contains(
+            "the evals gateway does not serve POST /v1/no/such/endpoint; it serves POST /v1/chat/completions, POST /v1/responses"
+        ),
+        "{unknown}"
+    );
+    let mismatch = case("anthropic/claude-x", "unknown");
+    assert_eq!(mismatch["score"], Value::Null, "{mismatch}");
+    assert!(
+        mismatch["error"].as_str().unwrap().starts_with(
+            "anthropic/claude-x speaks the Anthropic Messages API (POST /v1/messages), but this worker called the OpenAI chat completions API (POST /v1/chat/completions)"
+        ),
+        "{mismatch}"
+    );
+    // What each SDK sent: one request per call, misses included (both SDKs would retry a
+    // 502 twice without `x-should-retry: false`).
+    let mut attempts: Vec<String> = p.read("attempts.log").lines().map(str::to_string).collect();
+    attempts.sort();
+    assert_eq!(
+        attempts,
+        [
+            "/v1/chat/completions", // openai: plain
+            "/v1/chat/completions", // openai: missed
+            "/v1/chat/completions", // anthropic: unknown, the other API
+            "/v1/messages",         // anthropic: plain
+            "/v1/messages",         // anthropic: missed
+            "/v1/no/such/endpoint", // openai: unknown
+        ]
+    );
 }
