@@ -598,3 +598,83 @@ fn a_replay_miss_is_one_request_an_unknown_endpoint_or_another_api_errors_the_ca
         ]
     );
 }
+
+/// The npm `openai` package's adapter: chat completions for `openai`, the Responses API for
+/// `resp`; an input starting with `stream` streams.
+const NODE_ADAPTER: &str = r#"
+const OpenAI = require('openai');
+const readline = require('readline');
+const client = new OpenAI();
+
+async function ask(provider, q, stream) {
+  if (provider === 'resp') {
+    if (!stream) return (await client.responses.create({ model: 'any', input: q })).output_text;
+    let text = '';
+    for await (const e of await client.responses.create({ model: 'any', input: q, stream: true })) {
+      if (e.type === 'response.output_text.delta') text += e.delta;
+    }
+    return text;
+  }
+  const messages = [{ role: 'user', content: q }];
+  if (!stream) return (await client.chat.completions.create({ model: 'any', messages })).choices[0].message.content;
+  let text = '';
+  const chunks = await client.chat.completions.create({ model: 'any', messages, stream: true, stream_options: { include_usage: true } });
+  for await (const ch of chunks) {
+    if (ch.choices.length) text += ch.choices[0].delta.content || '';
+  }
+  return text;
+}
+
+(async () => {
+  for await (const line of readline.createInterface({ input: process.stdin })) {
+    const msg = JSON.parse(line);
+    const q = msg.case.input;
+    const out = { id: msg.id, usage: null };
+    try {
+      out.raw = await ask(msg.model.provider, q, q.startsWith('stream'));
+      out.output = JSON.parse(out.raw);
+    } catch (e) {
+      out.error = `${e.name}: ${e.message}`;
+    }
+    process.stdout.write(JSON.stringify(out) + '\n');
+  }
+})();
+"#;
+
+#[test]
+fn the_npm_openai_sdk_records_chat_and_responses_through_the_gateway_and_checks_offline() {
+    let s = upstream();
+    let p = sdk_suite(
+        ("[node, evals/adapter.js]", "evals/adapter.js", NODE_ADAPTER),
+        &["openai", "resp"],
+        &s.uri(),
+        &["plain", "stream-1"],
+    );
+    // The worker's environment is an allow-list: NODE_PATH goes in through `adapter.env`.
+    let config = p.read("evals/.llm-evals.config.yml").replace(
+        "  command: [node, evals/adapter.js]\n",
+        &format!(
+            "  command: [node, evals/adapter.js]\n  env: {{ NODE_PATH: \"{}\" }}\n",
+            crate::sdk::node_modules().display()
+        ),
+    );
+    p.write("evals/.llm-evals.config.yml", &config);
+    let requests = record_then_check_offline(&p, s, &["openai/gpt-x", "resp/gpt-r"]);
+    let mut paths: Vec<String> = requests
+        .iter()
+        .map(|r| {
+            let body: Value = serde_json::from_slice(&r.body).unwrap();
+            format!("{} {} stream={}", r.url.path(), body["model"], body["stream"] == true)
+        })
+        .collect();
+    paths.sort();
+    assert_eq!(
+        paths,
+        [
+            "/v1/chat/completions \"gpt-x\" stream=false",
+            "/v1/chat/completions \"gpt-x\" stream=true",
+            "/v1/responses \"gpt-r\" stream=false",
+            "/v1/responses \"gpt-r\" stream=true",
+        ]
+    );
+}
