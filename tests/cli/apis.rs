@@ -510,6 +510,31 @@ fn the_official_python_sdks_record_through_the_gateway_and_check_offline_streams
         .map(|(a, b)| (a.to_string(), b.to_string())),
         "each SDK's call went to its API with the contender's model and the real key"
     );
+    // A stream is recorded as its events (format 2), each one readable in the file.
+    let cassette: Value =
+        serde_json::from_str(&p.read("evals/cassettes/anthropic/claude-x/default/d/stream-1.json"))
+            .unwrap();
+    assert_eq!(cassette["format"], 2);
+    let events = cassette["interactions"][0]["response"]["events"].as_array().unwrap();
+    let names: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "message_start",
+            "content_block_start",
+            "ping",
+            "content_block_delta",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop"
+        ]
+    );
+    assert_eq!(events[3]["data"]["delta"]["text"], "{\"answer\": ");
+    let plain: Value =
+        serde_json::from_str(&p.read("evals/cassettes/anthropic/claude-x/default/d/plain.json"))
+            .unwrap();
+    assert_eq!(plain["format"], 1, "a cassette without a stream keeps format 1");
     let rec: Value = serde_json::from_str(&p.read("rec.json")).unwrap();
     for e in rec["experiments"].as_array().unwrap() {
         // 7 in and 3 out per call, streams included, as the gateway read them.
