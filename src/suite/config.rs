@@ -594,6 +594,15 @@ impl<'de> Deserialize<'de> for Config {
                             {
                                 return Err(de::Error::custom(format!("{UNKNOWN_TOP}{key}")));
                             }
+                            // `api:` picks between OpenAI's two APIs: on another provider it
+                            // would be ignored, so it is an error instead.
+                            let openai_shaped = section.kind.is_none()
+                                && (key == "openai" || !KNOWN_PROVIDERS.contains(&key.as_str()));
+                            if section.api.is_some() && !openai_shaped {
+                                return Err(de::Error::custom(format!(
+                                    "{key}: `api:` chooses between OpenAI's chat and Responses APIs; it is for an `openai:` or a `base_url` section: remove it here"
+                                )));
+                            }
                             c.providers.insert(key, section);
                         }
                     }

@@ -703,3 +703,13 @@ fn the_npm_openai_sdk_records_chat_and_responses_through_the_gateway_and_checks_
         ]
     );
 }
+
+#[test]
+fn api_on_a_section_that_is_not_openai_shaped_is_a_config_error() {
+    let p = prompt_suite("anthropic:\n  api: responses\n  models: [claude-x]\n");
+    p.evals(&["compare", "-n"]).code(2).stderr_has(
+        "anthropic: `api:` chooses between OpenAI's chat and Responses APIs; it is for an `openai:` or a `base_url` section: remove it here",
+    );
+    let p = prompt_suite("openai:\n  api: respones\n  models: [gpt-x]\n");
+    p.evals(&["compare", "-n"]).code(2).stderr_has("respones");
+}
