@@ -170,7 +170,9 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
     // A forwarded response is judged here; a translated one was judged (and read) by its
     // provider already, and is a chat completion by construction.
     let (result, accept) = match forwarded {
-        Some(Forward { request, accept, .. }) => (b.session.send(request, accept).await, accept),
+        Some(Forward {
+            request, accept, ..
+        }) => (b.session.send(request, accept).await, accept),
         None => (
             translated_response(&b, &request).await,
             crate::cassette::any_2xx as crate::cassette::Accept,
@@ -317,10 +319,8 @@ const SHOULD_RETRY: &str = "x-should-retry";
 /// A response marked final when it is a failure (not a 2xx).
 fn final_failure(mut resp: Response) -> Response {
     if !resp.status().is_success() {
-        resp.headers_mut().insert(
-            SHOULD_RETRY,
-            axum::http::HeaderValue::from_static("false"),
-        );
+        resp.headers_mut()
+            .insert(SHOULD_RETRY, axum::http::HeaderValue::from_static("false"));
     }
     resp
 }
@@ -416,7 +416,15 @@ async fn messages(
     uri: axum::http::Uri,
     body: String,
 ) -> Response {
-    serve(&bindings, Api::AnthropicMessages, None, &headers, &uri, &body).await
+    serve(
+        &bindings,
+        Api::AnthropicMessages,
+        None,
+        &headers,
+        &uri,
+        &body,
+    )
+    .await
 }
 
 /// `POST /v1beta/models/{model}:generateContent` or `:streamGenerateContent`: the model in
@@ -444,7 +452,11 @@ async fn models(
     uri: axum::http::Uri,
 ) -> Response {
     let Some(b) = binding_of(&bindings, &token_of(&headers, &uri)) else {
-        return api_error(Api::ChatCompletions, StatusCode::UNAUTHORIZED, UNKNOWN_TOKEN);
+        return api_error(
+            Api::ChatCompletions,
+            StatusCode::UNAUTHORIZED,
+            UNKNOWN_TOKEN,
+        );
     };
     axum::Json(json!({
         "object": "list",
@@ -483,7 +495,10 @@ async fn unknown(
         ENDPOINTS.join(", ")
     );
     if let Some(b) = binding_of(bindings, &token_of(headers, uri)) {
-        fail_case(&b, format!("{}: adapter called {message}", b.contender.id()));
+        fail_case(
+            &b,
+            format!("{}: adapter called {message}", b.contender.id()),
+        );
     }
     api_error(Api::ChatCompletions, StatusCode::NOT_FOUND, &message)
 }
@@ -562,10 +577,9 @@ async fn serve(
     };
     spent.latency_s += resp.latency.as_secs_f64();
     let failure = if !(200..300).contains(&resp.status) {
-        let detail = crate::provider::refuse_failure(&b.contender, &resp, accept)
+        crate::provider::refuse_failure(&b.contender, &resp, accept)
             .err()
-            .map(|e| e.to_string());
-        detail
+            .map(|e| e.to_string())
     } else if let Verdict::Failure { reason, .. } = accept(&resp) {
         Some(format!("{}: {reason}", b.contender.id()))
     } else {

@@ -394,12 +394,18 @@ mod tests {
         );
         assert_eq!(file["interactions"][0]["response"].get("body"), None);
         let back = parse(&text, Path::new("c.json")).unwrap();
-        assert_eq!(back.interactions[0].response.body, Value::String(stream.into()));
+        assert_eq!(
+            back.interactions[0].response.body,
+            Value::String(stream.into())
+        );
         // A cassette recorded before streams were events: its body is the stream's text.
         let mut old: Value = serde_json::from_str(&sample().to_pretty_json().unwrap()).unwrap();
         old["interactions"][0]["response"]["body"] = Value::String(stream.into());
         let old = parse(&old.to_string(), Path::new("old.json")).unwrap();
         assert_eq!(old.format, 1);
-        assert_eq!(old.interactions[0].response.body, Value::String(stream.into()));
+        assert_eq!(
+            old.interactions[0].response.body,
+            Value::String(stream.into())
+        );
     }
 }

@@ -135,7 +135,11 @@ mod tests {
         );
         let again = text(&events);
         assert_eq!(super::events(&again), events);
-        assert!(again.starts_with("event: message_start\ndata: {\"n\":1,\"type\":\"message_start\"}\n\n"));
+        assert!(
+            again.starts_with(
+                "event: message_start\ndata: {\"n\":1,\"type\":\"message_start\"}\n\n"
+            )
+        );
     }
 
     #[test]
@@ -144,6 +148,9 @@ mod tests {
         assert!(!is_stream("event: x\n\n"), "no data");
         assert!(!is_stream("{\"a\": 1}"));
         // A JSON string as data is text, kept as written.
-        assert_eq!(events("data: \"quoted\"\n\n"), [json!({"text": "\"quoted\""})]);
+        assert_eq!(
+            events("data: \"quoted\"\n\n"),
+            [json!({"text": "\"quoted\""})]
+        );
     }
 }

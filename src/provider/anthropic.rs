@@ -223,7 +223,9 @@ pub fn accept(resp: &HttpResponse) -> Verdict {
         return events
             .iter()
             .find(|e| e.get("type").and_then(Value::as_str) == Some("error"))
-            .map_or(Verdict::Success, |e| failure_of(e.get("error").unwrap_or(e)));
+            .map_or(Verdict::Success, |e| {
+                failure_of(e.get("error").unwrap_or(e))
+            });
     }
     if let Some(e) = error_object(&resp.body) {
         return failure_of(e);
@@ -297,16 +299,25 @@ mod tests {
             body,
             latency: std::time::Duration::ZERO,
         };
-        assert_eq!(accept(&ok(json!({"type": "message", "content": []}))), Verdict::Success);
+        assert_eq!(
+            accept(&ok(json!({"type": "message", "content": []}))),
+            Verdict::Success
+        );
         let overloaded = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
         assert!(matches!(
             accept(&ok(overloaded.clone())),
-            Verdict::Failure { transient: true, .. }
+            Verdict::Failure {
+                transient: true,
+                ..
+            }
         ));
         let stream = format!("event: error\ndata: {overloaded}\n\n");
         assert!(matches!(
             accept(&ok(Value::String(stream))),
-            Verdict::Failure { transient: true, .. }
+            Verdict::Failure {
+                transient: true,
+                ..
+            }
         ));
     }
 }

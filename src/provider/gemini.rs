@@ -161,9 +161,7 @@ fn settings(c: &Contender, mut body: Value) -> Value {
     let Some(obj) = body.as_object_mut() else {
         return body;
     };
-    let config = obj
-        .entry("generationConfig")
-        .or_insert_with(|| json!({}));
+    let config = obj.entry("generationConfig").or_insert_with(|| json!({}));
     if !config.is_object() {
         *config = json!({});
     }

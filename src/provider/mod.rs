@@ -4,14 +4,14 @@
 //! the OpenAI-compatible ones, `fake`, `mock` and `typesafe` are its built-in impls, and
 //! the [`Registry`] maps a config section's kind to one.
 
+mod anthropic;
 mod fake;
+mod gemini;
 mod mock;
 mod openai;
 mod registry;
-mod typesafe;
-mod anthropic;
-mod gemini;
 mod responses;
+mod typesafe;
 pub mod wire;
 
 use crate::cassette::{Accept, CallError, HttpRequest, HttpResponse, Session, any_2xx};
@@ -19,15 +19,15 @@ use crate::results::Usage;
 use crate::suite::config::Pricing;
 use crate::suite::{Case, Contender};
 
+pub use anthropic::{ANTHROPIC_URL, ANTHROPIC_VERSION, Anthropic, thinking_budget};
 pub use fake::Fake;
+pub use gemini::{GEMINI_URL, Gemini, gemini_thinking_budget};
 pub use mock::Mock;
 pub(crate) use openai::usage_of;
 pub use openai::{Flavour, OPENAI_URL, OPENROUTER_URL, OpenAiCompatible};
 pub use registry::Registry;
-pub use typesafe::TypeSafe;
-pub use anthropic::{ANTHROPIC_URL, ANTHROPIC_VERSION, Anthropic, thinking_budget};
-pub use gemini::{GEMINI_URL, Gemini, gemini_thinking_budget};
 pub use responses::OpenAiResponses;
+pub use typesafe::TypeSafe;
 use wire::{Api, Call, Forward};
 
 /// A provider: how a contender's chat request becomes an answer. Either it sends HTTP
@@ -165,15 +165,21 @@ pub trait Provider: Send + Sync {
     /// gateway then translates a chat completions call (asking [`Provider::build_request`]
     /// as the prompt adapter would) and refuses any other, naming both APIs. Default: a chat
     /// completions call through [`Provider::forward_request`].
-    fn forward_call(&self, contender: &Contender, call: &Call, key: Option<&str>) -> Option<Forward> {
+    fn forward_call(
+        &self,
+        contender: &Contender,
+        call: &Call,
+        key: Option<&str>,
+    ) -> Option<Forward> {
         match call.api {
-            Api::ChatCompletions => self
-                .forward_request(contender, call.body.clone(), key)
-                .map(|request| Forward {
-                    request,
-                    accept: self.accept_forwarded(),
-                    usage: usage_of,
-                }),
+            Api::ChatCompletions => {
+                self.forward_request(contender, call.body.clone(), key)
+                    .map(|request| Forward {
+                        request,
+                        accept: self.accept_forwarded(),
+                        usage: usage_of,
+                    })
+            }
             _ => None,
         }
     }

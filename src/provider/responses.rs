@@ -178,7 +178,11 @@ pub fn usage(body: &Value) -> Usage {
         Value::String(text) => sse_data(text)
             .iter()
             .rev()
-            .find_map(|e| e.pointer("/response/usage").filter(|u| u.is_object()).map(of))
+            .find_map(|e| {
+                e.pointer("/response/usage")
+                    .filter(|u| u.is_object())
+                    .map(of)
+            })
             .unwrap_or_default(),
         _ => body.get("usage").map(of).unwrap_or_default(),
     }
@@ -210,7 +214,12 @@ pub(super) fn forward(
 ) -> Option<Forward> {
     match call.api {
         Api::Responses => Some(Forward {
-            request: twin.forward_to(c, "/responses", contender_settings(c, call.body.clone()), key),
+            request: twin.forward_to(
+                c,
+                "/responses",
+                contender_settings(c, call.body.clone()),
+                key,
+            ),
             accept,
             usage,
         }),
@@ -241,13 +250,21 @@ mod tests {
         let good = json!({"output": [], "error": null});
         assert_eq!(accept(&ok(good)), Verdict::Success);
         assert!(matches!(
-            accept(&ok(json!({"status": "failed", "error": {"code": "server_error", "message": "boom"}, "output": []}))),
-            Verdict::Failure { transient: true, .. }
+            accept(&ok(
+                json!({"status": "failed", "error": {"code": "server_error", "message": "boom"}, "output": []})
+            )),
+            Verdict::Failure {
+                transient: true,
+                ..
+            }
         ));
         let stream = "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"error\":{\"code\":\"rate_limit_exceeded\",\"message\":\"slow\"}}}\n\n";
         assert!(matches!(
             accept(&ok(Value::String(stream.into()))),
-            Verdict::Failure { transient: true, .. }
+            Verdict::Failure {
+                transient: true,
+                ..
+            }
         ));
     }
 }

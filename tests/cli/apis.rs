@@ -93,11 +93,17 @@ impl Respond for Upstream {
             };
             let mut done = ResponseTemplate::new(200);
             let events = [
-                ("", chunk(json!({"role": "assistant", "content": head}), Value::Null)),
+                (
+                    "",
+                    chunk(json!({"role": "assistant", "content": head}), Value::Null),
+                ),
                 ("", chunk(json!({"content": tail}), Value::Null)),
                 ("", chunk(json!({}), json!("stop"))),
-                ("", json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": model, "choices": [],
-                             "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}})),
+                (
+                    "",
+                    json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": model, "choices": [],
+                             "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}}),
+                ),
             ];
             let text: String = events
                 .iter()
@@ -119,19 +125,29 @@ impl Respond for Upstream {
             let usage = json!({"input_tokens": 7, "output_tokens": 3, "total_tokens": 10,
                                "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}});
             if !stream {
-                return ResponseTemplate::new(200).set_body_json(response("completed", message, usage));
+                return ResponseTemplate::new(200).set_body_json(response(
+                    "completed",
+                    message,
+                    usage,
+                ));
             }
             let delta = |n: u64, d: &str| {
                 json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0,
                        "content_index": 0, "delta": d, "sequence_number": n, "logprobs": []})
             };
             return sse(&[
-                ("response.created", json!({"type": "response.created", "sequence_number": 0,
-                                             "response": response("in_progress", json!([]), Value::Null)})),
+                (
+                    "response.created",
+                    json!({"type": "response.created", "sequence_number": 0,
+                                             "response": response("in_progress", json!([]), Value::Null)}),
+                ),
                 ("response.output_text.delta", delta(1, &head)),
                 ("response.output_text.delta", delta(2, &tail)),
-                ("response.completed", json!({"type": "response.completed", "sequence_number": 3,
-                                               "response": response("completed", message, usage)})),
+                (
+                    "response.completed",
+                    json!({"type": "response.completed", "sequence_number": 3,
+                                               "response": response("completed", message, usage)}),
+                ),
             ]);
         }
         if path.ends_with("/messages") {
@@ -143,20 +159,30 @@ impl Respond for Upstream {
                     "usage": {"input_tokens": 7, "output_tokens": 3},
                 }));
             }
-            let delta = |t: &str| {
-                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}})
-            };
+            let delta = |t: &str| json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}});
             return sse(&[
-                ("message_start", json!({"type": "message_start", "message": {
+                (
+                    "message_start",
+                    json!({"type": "message_start", "message": {
                     "id": "msg_1", "type": "message", "role": "assistant", "model": model, "content": [],
-                    "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 7, "output_tokens": 1}}})),
-                ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
+                    "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 7, "output_tokens": 1}}}),
+                ),
+                (
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+                ),
                 ("ping", json!({"type": "ping"})),
                 ("content_block_delta", delta(&head)),
                 ("content_block_delta", delta(&tail)),
-                ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
-                ("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
-                                          "usage": {"output_tokens": 3}})),
+                (
+                    "content_block_stop",
+                    json!({"type": "content_block_stop", "index": 0}),
+                ),
+                (
+                    "message_delta",
+                    json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+                                          "usage": {"output_tokens": 3}}),
+                ),
                 ("message_stop", json!({"type": "message_stop"})),
             ]);
         }
@@ -170,7 +196,8 @@ impl Respond for Upstream {
                 }
                 c
             };
-            let usage = json!({"promptTokenCount": 7, "candidatesTokenCount": 3, "totalTokenCount": 10});
+            let usage =
+                json!({"promptTokenCount": 7, "candidatesTokenCount": 3, "totalTokenCount": 10});
             if !stream {
                 return ResponseTemplate::new(200).set_body_json(chunk(&text, usage));
             }
@@ -181,7 +208,8 @@ impl Respond for Upstream {
             );
             return ResponseTemplate::new(200).set_body_raw(text, "text/event-stream");
         }
-        ResponseTemplate::new(404).set_body_json(json!({"error": {"message": format!("no {path} here")}}))
+        ResponseTemplate::new(404)
+            .set_body_json(json!({"error": {"message": format!("no {path} here")}}))
     }
 }
 
@@ -208,7 +236,10 @@ fn anthropic_sends_the_messages_api_with_its_headers_and_thinking_and_reads_text
     assert_eq!(r.url.path(), "/v1/messages");
     assert_eq!(r.url.query(), None, "no key in the URL");
     let header = |k: &str| r.headers.get(k).map(|v| v.to_str().unwrap().to_string());
-    assert_eq!(header("x-api-key").as_deref(), Some("sk-ant-test-0123456789"));
+    assert_eq!(
+        header("x-api-key").as_deref(),
+        Some("sk-ant-test-0123456789")
+    );
     assert_eq!(header("anthropic-version").as_deref(), Some("2023-06-01"));
     assert_eq!(header("authorization"), None);
     let body: Value = serde_json::from_slice(&r.body).unwrap();
@@ -243,7 +274,10 @@ fn gemini_sends_generate_content_with_the_key_in_a_header_and_its_thinking_budge
         "evals/datasets/d/cases.jsonl",
         "{\"id\": \"one\", \"input\": \"x\", \"expected\": {\"answer\": \"x\"}}\n",
     );
-    let d = p.evals(LIVE).env("GEMINI_API_KEY", "AIzaTestKey0123456789").ok();
+    let d = p
+        .evals(LIVE)
+        .env("GEMINI_API_KEY", "AIzaTestKey0123456789")
+        .ok();
     let requests = s.requests();
     assert_eq!(requests.len(), 1);
     let r = &requests[0];
@@ -308,7 +342,9 @@ fn api_responses_sends_input_and_reasoning_effort_and_reads_output_text_recorded
     );
     assert_eq!(d.cell("openai/gpt-r", "field_accuracy"), "100.0%");
     s.stop();
-    let rep = p.evals(&["compare", "--cassettes", "replay", "--no-autosave"]).ok();
+    let rep = p
+        .evals(&["compare", "--cassettes", "replay", "--no-autosave"])
+        .ok();
     assert_eq!(rep.cell("openai/gpt-r", "field_accuracy"), "100.0%");
 }
 
@@ -399,7 +435,11 @@ fn sdk_suite(
 ) -> Project {
     let lines: String = cases
         .iter()
-        .map(|q| format!("{{\"id\": \"{q}\", \"input\": \"{q}\", \"expected\": {{\"answer\": \"{q}\"}}}}\n"))
+        .map(|q| {
+            format!(
+                "{{\"id\": \"{q}\", \"input\": \"{q}\", \"expected\": {{\"answer\": \"{q}\"}}}}\n"
+            )
+        })
         .collect();
     let sections: String = sections.iter().map(|n| section(n, upstream)).collect();
     Project::new()
@@ -449,9 +489,13 @@ fn record_then_check_offline(p: &Project, mut s: Server, contenders: &[&str]) ->
         assert_eq!(e["means"]["field_accuracy"], 1.0, "{e}");
     }
     // The upstream is gone, and the keys with it: every call replays from the cassettes.
-    p.evals(&["check", "--format", "json", "-o", "chk.json"]).ok();
+    p.evals(&["check", "--format", "json", "-o", "chk.json"])
+        .ok();
     let chk: Value = serde_json::from_str(&p.read("chk.json")).unwrap();
-    for (r, c) in experiments.iter().zip(chk["experiments"].as_array().unwrap()) {
+    for (r, c) in experiments
+        .iter()
+        .zip(chk["experiments"].as_array().unwrap())
+    {
         assert_eq!(r["contender"]["id"], c["contender"]["id"]);
         assert_eq!(c["errors"], 0, "{c}");
         assert_eq!(r["means"], c["means"], "identical scores");
@@ -478,7 +522,12 @@ fn the_official_python_sdks_record_through_the_gateway_and_check_offline_streams
     let requests = record_then_check_offline(
         &p,
         s,
-        &["anthropic/claude-x", "gemini/gem-x", "openai/gpt-x", "resp/gpt-r"],
+        &[
+            "anthropic/claude-x",
+            "gemini/gem-x",
+            "openai/gpt-x",
+            "resp/gpt-r",
+        ],
     );
     let mut seen: Vec<(String, String)> = requests
         .iter()
@@ -489,7 +538,11 @@ fn the_official_python_sdks_record_through_the_gateway_and_check_offline_streams
                 .find_map(|k| r.headers.get(*k))
                 .map(|v| v.to_str().unwrap().to_string())
                 .unwrap_or_default();
-            assert!(r.url.query().is_none_or(|q| !q.contains("key=")), "{}", r.url);
+            assert!(
+                r.url.query().is_none_or(|q| !q.contains("key=")),
+                "{}",
+                r.url
+            );
             let model = body["model"].as_str().unwrap_or("(in the path)");
             (format!("{} {model}", r.url.path()), key)
         })
@@ -498,14 +551,26 @@ fn the_official_python_sdks_record_through_the_gateway_and_check_offline_streams
     assert_eq!(
         seen,
         [
-            ("/v1/chat/completions gpt-x", "Bearer sk-openai-real-0123456789"),
-            ("/v1/chat/completions gpt-x", "Bearer sk-openai-real-0123456789"),
+            (
+                "/v1/chat/completions gpt-x",
+                "Bearer sk-openai-real-0123456789"
+            ),
+            (
+                "/v1/chat/completions gpt-x",
+                "Bearer sk-openai-real-0123456789"
+            ),
             ("/v1/messages claude-x", "sk-ant-real-0123456789"),
             ("/v1/messages claude-x", "sk-ant-real-0123456789"),
             ("/v1/responses gpt-r", "Bearer sk-openai-real-0123456789"),
             ("/v1/responses gpt-r", "Bearer sk-openai-real-0123456789"),
-            ("/v1beta/models/gem-x:generateContent (in the path)", "AIza-real-0123456789"),
-            ("/v1beta/models/gem-x:streamGenerateContent (in the path)", "AIza-real-0123456789"),
+            (
+                "/v1beta/models/gem-x:generateContent (in the path)",
+                "AIza-real-0123456789"
+            ),
+            (
+                "/v1beta/models/gem-x:streamGenerateContent (in the path)",
+                "AIza-real-0123456789"
+            ),
         ]
         .map(|(a, b)| (a.to_string(), b.to_string())),
         "each SDK's call went to its API with the contender's model and the real key"
@@ -515,8 +580,13 @@ fn the_official_python_sdks_record_through_the_gateway_and_check_offline_streams
         serde_json::from_str(&p.read("evals/cassettes/anthropic/claude-x/default/d/stream-1.json"))
             .unwrap();
     assert_eq!(cassette["format"], 2);
-    let events = cassette["interactions"][0]["response"]["events"].as_array().unwrap();
-    let names: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    let events = cassette["interactions"][0]["response"]["events"]
+        .as_array()
+        .unwrap();
+    let names: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
     assert_eq!(
         names,
         [
@@ -534,11 +604,18 @@ fn the_official_python_sdks_record_through_the_gateway_and_check_offline_streams
     let plain: Value =
         serde_json::from_str(&p.read("evals/cassettes/anthropic/claude-x/default/d/plain.json"))
             .unwrap();
-    assert_eq!(plain["format"], 1, "a cassette without a stream keeps format 1");
+    assert_eq!(
+        plain["format"], 1,
+        "a cassette without a stream keeps format 1"
+    );
     let rec: Value = serde_json::from_str(&p.read("rec.json")).unwrap();
     for e in rec["experiments"].as_array().unwrap() {
         // 7 in and 3 out per call, streams included, as the gateway read them.
-        assert_eq!((&e["tokens_in"], &e["tokens_out"]), (&json!(14), &json!(6)), "{e}");
+        assert_eq!(
+            (&e["tokens_in"], &e["tokens_out"]),
+            (&json!(14), &json!(6)),
+            "{e}"
+        );
     }
 }
 
@@ -557,7 +634,11 @@ fn a_replay_miss_is_one_request_an_unknown_endpoint_or_another_api_errors_the_ca
     // New cases: one never recorded (a miss, in both SDKs), one calling a path the gateway
     // does not serve; and the adapter asking the Anthropic contender in chat completions.
     let cases = ["plain", "missed", "unknown"]
-        .map(|q| format!("{{\"id\": \"{q}\", \"input\": \"{q}\", \"expected\": {{\"answer\": \"{q}\"}}}}\n"))
+        .map(|q| {
+            format!(
+                "{{\"id\": \"{q}\", \"input\": \"{q}\", \"expected\": {{\"answer\": \"{q}\"}}}}\n"
+            )
+        })
         .concat();
     p.write("evals/datasets/d/cases.jsonl", &cases);
     let _ = std::fs::remove_file(p.path().join("attempts.log"));
@@ -581,14 +662,28 @@ fn a_replay_miss_is_one_request_an_unknown_endpoint_or_another_api_errors_the_ca
             .unwrap()
             .iter()
             .find(|e| e["contender"]["id"] == contender)
-            .and_then(|e| e["cases"].as_array().unwrap().iter().find(|c| c["case"] == id))
+            .and_then(|e| {
+                e["cases"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|c| c["case"] == id)
+            })
             .cloned()
             .unwrap()
     };
     for contender in ["anthropic/claude-x", "openai/gpt-x"] {
-        assert_eq!(case(contender, "plain")["score"], 1.0, "a recording replays");
+        assert_eq!(
+            case(contender, "plain")["score"],
+            1.0,
+            "a recording replays"
+        );
         let missed = case(contender, "missed");
-        assert_eq!(missed["score"], Value::Null, "a miss is an error, never a 0");
+        assert_eq!(
+            missed["score"],
+            Value::Null,
+            "a miss is an error, never a 0"
+        );
         assert_eq!(missed["error_kind"], "miss", "{missed}");
     }
     let unknown = case("openai/gpt-x", "unknown");
@@ -689,7 +784,12 @@ fn the_npm_openai_sdk_records_chat_and_responses_through_the_gateway_and_checks_
         .iter()
         .map(|r| {
             let body: Value = serde_json::from_slice(&r.body).unwrap();
-            format!("{} {} stream={}", r.url.path(), body["model"], body["stream"] == true)
+            format!(
+                "{} {} stream={}",
+                r.url.path(),
+                body["model"],
+                body["stream"] == true
+            )
         })
         .collect();
     paths.sort();
