@@ -113,6 +113,13 @@ impl Respond for Upstream {
             done = done.set_body_raw(text, "text/event-stream");
             return done;
         }
+        if path.ends_with("/embeddings") {
+            return ResponseTemplate::new(200).set_body_json(json!({
+                "object": "list", "model": model,
+                "data": [{"object": "embedding", "index": 0, "embedding": [0.5, 0.25]}],
+                "usage": {"prompt_tokens": 2, "total_tokens": 2},
+            }));
+        }
         if path.ends_with("/responses") {
             let response = |status: &str, output: Value, usage: Value| {
                 json!({"id": "resp_1", "object": "response", "created_at": 0, "status": status, "model": model,
@@ -393,6 +400,13 @@ def ask(provider, q, stream):
             events = c.responses.create(model="any", input=q, stream=True)
             return "".join(e.delta for e in events if e.type == "response.output_text.delta")
         return c.responses.create(model="any", input=q).output_text
+    if q == "embed":
+        r = c.embeddings.create(model="text-embedding-3-small", input=q)
+        ok = r.model == "text-embedding-3-small" and r.data[0].embedding == [0.5, 0.25]
+        return json.dumps({"answer": q if ok else "wrong: %s" % r})
+    if q == "models":
+        ids = [m.id for m in c.models.list()]
+        return json.dumps({"answer": q if ids == ["gpt-x"] else "wrong: %s" % ids})
     msgs = [{"role": "user", "content": q}]
     if stream:
         chunks = c.chat.completions.create(model="any", messages=msgs, stream=True,
@@ -812,4 +826,32 @@ fn api_on_a_section_that_is_not_openai_shaped_is_a_config_error() {
     );
     let p = prompt_suite("openai:\n  api: respones\n  models: [gpt-x]\n");
     p.evals(&["compare", "-n"]).code(2).stderr_has("respones");
+}
+
+#[test]
+fn embeddings_keep_their_model_and_models_lists_the_contenders_recorded_and_checked_offline() {
+    let s = upstream();
+    let (command, file, text) = python_adapter();
+    let p = sdk_suite(
+        (&command, file, text),
+        &["openai"],
+        &s.uri(),
+        &["embed", "models"],
+    );
+    let requests = record_then_check_offline(&p, s, &["openai/gpt-x"]);
+    // `GET /v1/models` is answered by the gateway; the embeddings call went upstream with
+    // its own model and the real key.
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].url.path(), "/v1/embeddings");
+    let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    assert_eq!(body["model"], "text-embedding-3-small");
+    assert_eq!(
+        requests[0]
+            .headers
+            .get("authorization")
+            .unwrap()
+            .to_str()
+            .unwrap(),
+        "Bearer sk-openai-real-0123456789"
+    );
 }
