@@ -23,7 +23,9 @@
 //!   when set; never one of the suite's API key variables);
 //! - the adapter's `env:` map, as written;
 //! - `OPENAI_BASE_URL` and `EVALS_BASE_URL` (the gateway) and `OPENAI_API_KEY` (the
-//!   worker's own gateway token, worthless anywhere else).
+//!   worker's own gateway token, worthless anywhere else); for Anthropic's and Google's
+//!   SDKs the same token as `ANTHROPIC_API_KEY` and `GEMINI_API_KEY`, and the gateway's
+//!   root as `ANTHROPIC_BASE_URL` and `GOOGLE_GEMINI_BASE_URL`.
 //!
 //! Its stderr is piped, read line by line, scrubbed of every known secret and credential
 //! pattern ([`crate::secrets::scrub`]) and written to the run's
@@ -127,10 +129,16 @@ impl ExecAdapter {
                 .iter()
                 .map(|(k, v)| (OsString::from(k), OsString::from(v))),
         );
+        // Anthropic's and Google's SDKs add their own `/v1` and `/v1beta` to the root.
+        let root = base_url.strip_suffix("/v1").unwrap_or(base_url);
         for (k, v) in [
             ("OPENAI_BASE_URL", base_url),
             ("EVALS_BASE_URL", base_url),
             ("OPENAI_API_KEY", token),
+            ("ANTHROPIC_BASE_URL", root),
+            ("ANTHROPIC_API_KEY", token),
+            ("GOOGLE_GEMINI_BASE_URL", root),
+            ("GEMINI_API_KEY", token),
         ] {
             out.insert(k.into(), v.into());
         }
@@ -407,7 +415,7 @@ mod tests {
             ("UNLISTED", "u"),
         ]
         .map(|(k, v)| (OsString::from(k), OsString::from(v)));
-        let env = adapter.worker_env(parent, "http://127.0.0.1:1", "evals-token");
+        let env = adapter.worker_env(parent, "http://127.0.0.1:1/v1", "evals-token");
         let got: Vec<(&str, &str)> = env
             .iter()
             .map(|(k, v)| (k.to_str().unwrap(), v.to_str().unwrap()))
@@ -415,12 +423,16 @@ mod tests {
         assert_eq!(
             got,
             [
-                ("EVALS_BASE_URL", "http://127.0.0.1:1"),
+                ("ANTHROPIC_API_KEY", "evals-token"),
+                ("ANTHROPIC_BASE_URL", "http://127.0.0.1:1"),
+                ("EVALS_BASE_URL", "http://127.0.0.1:1/v1"),
                 ("FROM_CONFIG", "1"),
+                ("GEMINI_API_KEY", "evals-token"),
+                ("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:1"),
                 ("LC_ALL", "C"),
                 ("MY_SETTING", "on"),
                 ("OPENAI_API_KEY", "evals-token"),
-                ("OPENAI_BASE_URL", "http://127.0.0.1:1"),
+                ("OPENAI_BASE_URL", "http://127.0.0.1:1/v1"),
                 ("PATH", "/bin"),
             ]
         );

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use crate::cassette::{CallError, Session, Verdict};
 use crate::provider::Provider;
+use crate::provider::wire::{Api, Call, Forward};
 use crate::results::{CaseError, CaseErrorKind, Usage};
 use crate::suite::config::Pricing;
 use crate::suite::{Case, Contender};
@@ -81,6 +82,17 @@ impl Gateway {
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
             .route("/chat/completions", post(chat))
+            .route("/v1/responses", post(responses))
+            .route("/responses", post(responses))
+            .route("/v1/embeddings", post(embeddings))
+            .route("/embeddings", post(embeddings))
+            .route("/v1/models", axum::routing::get(models))
+            .route("/models", axum::routing::get(models))
+            .route("/v1/messages", post(messages))
+            .route("/v1beta/models/{call}", post(gemini))
+            // google-genai asks `v1` unless told `GOOGLE_GENAI_API_VERSION=beta`.
+            .route("/v1/models/{call}", post(gemini))
+            .fallback(unknown_endpoint)
             .with_state(bindings.clone());
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -115,6 +127,8 @@ impl Gateway {
 fn error(status: StatusCode, message: &str) -> Response {
     (
         status,
+        // Final: the SDK must not retry what evals already retried (or cannot answer).
+        [(SHOULD_RETRY, "false")],
         axum::Json(json!({"error": {"message": message, "type": "evals_gateway"}})),
     )
         .into_response()
@@ -142,17 +156,30 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
     let Ok(request) = serde_json::from_str::<Value>(&body) else {
         return error(StatusCode::BAD_REQUEST, "the body is not JSON");
     };
-    let forwarded = b.provider.sends().then(|| {
-        b.provider
-            .forward_request(&b.contender, request.clone(), b.api_key.as_deref())
-    });
+    let call = Call {
+        api: Api::ChatCompletions,
+        stream: request.get("stream") == Some(&Value::Bool(true)),
+        body: request.clone(),
+        headers: vec![],
+    };
+    let forwarded = b
+        .provider
+        .sends()
+        .then(|| {
+            b.provider
+                .forward_call(&b.contender, &call, b.api_key.as_deref())
+        })
+        .flatten();
+    if forwarded.is_none() && b.provider.api() != Api::ChatCompletions {
+        // A provider speaking another API the gateway serves is never translated into.
+        return mismatch(&b, Api::ChatCompletions);
+    }
     // A forwarded response is judged here; a translated one was judged (and read) by its
     // provider already, and is a chat completion by construction.
-    let (result, accept) = match forwarded.flatten() {
-        Some(req) => {
-            let accept = b.provider.accept_forwarded();
-            (b.session.send(req, accept).await, accept)
-        }
+    let (result, accept) = match forwarded {
+        Some(Forward {
+            request, accept, ..
+        }) => (b.session.send(request, accept).await, accept),
         None => (
             translated_response(&b, &request).await,
             crate::cassette::any_2xx as crate::cassette::Accept,
@@ -220,17 +247,19 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
                 Value::String(text)
                     if content_type.as_deref().is_some_and(|t| !t.contains("json")) =>
                 {
-                    (
-                        status,
-                        [(
-                            axum::http::header::CONTENT_TYPE,
-                            content_type.unwrap_or_default(),
-                        )],
-                        text,
+                    final_failure(
+                        (
+                            status,
+                            [(
+                                axum::http::header::CONTENT_TYPE,
+                                content_type.unwrap_or_default(),
+                            )],
+                            text,
+                        )
+                            .into_response(),
                     )
-                        .into_response()
                 }
-                body => (status, axum::Json(body)).into_response(),
+                body => final_failure((status, axum::Json(body)).into_response()),
             }
         }
         Err(e) => {
@@ -293,6 +322,336 @@ async fn translated_response(
         }),
         latency: std::time::Duration::from_secs_f64(completion.latency_s.max(0.0)),
     })
+}
+
+/// The header both official SDKs (OpenAI's, Anthropic's) honour before retrying: a failure
+/// the gateway passes on is final (its retries ran below the cassette layer), and a replay
+/// miss never succeeds on a second try, so one missed case is one request.
+const SHOULD_RETRY: &str = "x-should-retry";
+
+/// A response marked final when it is a failure (not a 2xx).
+fn final_failure(mut resp: Response) -> Response {
+    if !resp.status().is_success() {
+        resp.headers_mut()
+            .insert(SHOULD_RETRY, axum::http::HeaderValue::from_static("false"));
+    }
+    resp
+}
+
+/// Every endpoint the gateway serves, for the 404 of any other.
+const ENDPOINTS: &[&str] = &[
+    "POST /v1/chat/completions",
+    "POST /v1/responses",
+    "POST /v1/embeddings",
+    "GET /v1/models",
+    "POST /v1/messages",
+    "POST /v1beta/models/{model}:generateContent",
+    "POST /v1beta/models/{model}:streamGenerateContent",
+    "POST /v1/models/{model}:generateContent",
+    "POST /v1/models/{model}:streamGenerateContent",
+];
+
+/// The token a call carries, however its SDK sends it: `Authorization: Bearer` (OpenAI,
+/// some Anthropic versions), `x-api-key` (Anthropic), `x-goog-api-key` (Gemini), or a
+/// `?key=` query (an old Gemini client).
+fn token_of(headers: &HeaderMap, uri: &axum::http::Uri) -> String {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    header("authorization")
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .or_else(|| header("x-api-key"))
+        .or_else(|| header("x-goog-api-key"))
+        .map(str::to_string)
+        .or_else(|| {
+            uri.query()?
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("key="))
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
+}
+
+fn binding_of(bindings: &Bindings, token: &str) -> Option<Arc<Binding>> {
+    let map = bindings
+        .by_token
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    map.get(token).cloned()
+}
+
+/// An error in the shape the caller's SDK reads (so it raises with the message), final.
+fn api_error(api: Api, status: StatusCode, message: &str) -> Response {
+    let body = match api {
+        Api::AnthropicMessages => json!({
+            "type": "error",
+            "error": {"type": "evals_gateway", "message": message},
+        }),
+        Api::Gemini => json!({
+            "error": {"code": status.as_u16(), "message": message, "status": "EVALS_GATEWAY"},
+        }),
+        _ => json!({"error": {"message": message, "type": "evals_gateway"}}),
+    };
+    (status, [(SHOULD_RETRY, "false")], axum::Json(body)).into_response()
+}
+
+/// A call's case error, once (the first failure of a case is its error).
+fn fail_case(b: &Binding, message: String) {
+    let mut spent = b
+        .spent
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    spent.calls += 1;
+    spent
+        .error
+        .get_or_insert_with(|| CaseError::new(CaseErrorKind::Transport, message));
+}
+
+async fn responses(
+    State(bindings): State<Arc<Bindings>>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    body: String,
+) -> Response {
+    serve(&bindings, Api::Responses, None, &headers, &uri, &body).await
+}
+
+async fn embeddings(
+    State(bindings): State<Arc<Bindings>>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    body: String,
+) -> Response {
+    serve(&bindings, Api::Embeddings, None, &headers, &uri, &body).await
+}
+
+async fn messages(
+    State(bindings): State<Arc<Bindings>>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    body: String,
+) -> Response {
+    serve(
+        &bindings,
+        Api::AnthropicMessages,
+        None,
+        &headers,
+        &uri,
+        &body,
+    )
+    .await
+}
+
+/// `POST /v1beta/models/{model}:generateContent` or `:streamGenerateContent`: the model in
+/// the path is the worker's, replaced by the contender's like any other.
+async fn gemini(
+    State(bindings): State<Arc<Bindings>>,
+    axum::extract::Path(call): axum::extract::Path<String>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    body: String,
+) -> Response {
+    let stream = match call.rsplit_once(':').map(|(_, method)| method) {
+        Some("generateContent") => false,
+        Some("streamGenerateContent") => true,
+        _ => return unknown(&bindings, &headers, &uri, "POST").await,
+    };
+    serve(&bindings, Api::Gemini, Some(stream), &headers, &uri, &body).await
+}
+
+/// `GET /v1/models`: the contender's model, the one model a worker on a case can ask (any
+/// name it sends is replaced by it). Answered here: nothing to record.
+async fn models(
+    State(bindings): State<Arc<Bindings>>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+) -> Response {
+    let Some(b) = binding_of(&bindings, &token_of(&headers, &uri)) else {
+        return api_error(
+            Api::ChatCompletions,
+            StatusCode::UNAUTHORIZED,
+            UNKNOWN_TOKEN,
+        );
+    };
+    axum::Json(json!({
+        "object": "list",
+        "data": [{
+            "id": b.contender.info.model,
+            "object": "model",
+            "created": 0,
+            "owned_by": b.contender.info.provider,
+        }],
+    }))
+    .into_response()
+}
+
+const UNKNOWN_TOKEN: &str = "unknown token: use the key evals gave this worker (OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY), while it is on a case";
+
+async fn unknown_endpoint(
+    State(bindings): State<Arc<Bindings>>,
+    method: axum::http::Method,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+) -> Response {
+    unknown(&bindings, &headers, &uri, method.as_str()).await
+}
+
+/// Any other path: a JSON 404 naming the endpoints served, and an error of the case (an
+/// SDK's call evals cannot serve says nothing about the model).
+async fn unknown(
+    bindings: &Bindings,
+    headers: &HeaderMap,
+    uri: &axum::http::Uri,
+    method: &str,
+) -> Response {
+    let message = format!(
+        "the evals gateway does not serve {method} {}; it serves {}",
+        uri.path(),
+        ENDPOINTS.join(", ")
+    );
+    if let Some(b) = binding_of(bindings, &token_of(headers, uri)) {
+        fail_case(
+            &b,
+            format!("{}: adapter called {message}", b.contender.id()),
+        );
+    }
+    api_error(Api::ChatCompletions, StatusCode::NOT_FOUND, &message)
+}
+
+/// A worker called `api`, which the contender's provider does not speak: an API-shaped
+/// error naming both, and an error of the case (never a 0 for the model).
+fn mismatch(b: &Binding, api: Api) -> Response {
+    let theirs = b.provider.api();
+    let message = format!(
+        "{} speaks the {} ({}), but this worker called the {} ({}); the gateway does not translate between them: call the contender's API from the adapter, or run it with contenders whose provider speaks the {}",
+        b.contender.id(),
+        theirs.name(),
+        theirs.endpoint(),
+        api.name(),
+        api.endpoint(),
+        api.name()
+    );
+    fail_case(b, message.clone());
+    api_error(api, StatusCode::BAD_REQUEST, &message)
+}
+
+/// A call in `api` (`stream`: Gemini's, from its path): forwarded by the contender's
+/// provider through the case's cassette session, or refused naming both APIs when the
+/// provider speaks another.
+async fn serve(
+    bindings: &Bindings,
+    api: Api,
+    stream: Option<bool>,
+    headers: &HeaderMap,
+    uri: &axum::http::Uri,
+    body: &str,
+) -> Response {
+    let Some(b) = binding_of(bindings, &token_of(headers, uri)) else {
+        return api_error(api, StatusCode::UNAUTHORIZED, UNKNOWN_TOKEN);
+    };
+    let Ok(request) = serde_json::from_str::<Value>(body) else {
+        return api_error(api, StatusCode::BAD_REQUEST, "the body is not JSON");
+    };
+    let call = Call {
+        api,
+        stream: stream.unwrap_or_else(|| request.get("stream") == Some(&Value::Bool(true))),
+        body: request,
+        headers: ["anthropic-version", "anthropic-beta"]
+            .iter()
+            .filter_map(|k| {
+                let v = headers.get(*k)?.to_str().ok()?;
+                Some((k.to_string(), v.to_string()))
+            })
+            .collect(),
+    };
+    let forward = b.provider.sends().then(|| {
+        b.provider
+            .forward_call(&b.contender, &call, b.api_key.as_deref())
+    });
+    let Some(Forward {
+        request,
+        accept,
+        usage,
+    }) = forward.flatten()
+    else {
+        return mismatch(&b, api);
+    };
+    let result = b.session.send(request, accept).await;
+    let mut spent = b
+        .spent
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    spent.calls += 1;
+    let resp = match result {
+        Ok(resp) => resp,
+        Err(e) => {
+            let message = e.to_string();
+            spent.error.get_or_insert_with(|| CaseError::from(e));
+            return api_error(api, StatusCode::BAD_GATEWAY, &message);
+        }
+    };
+    spent.latency_s += resp.latency.as_secs_f64();
+    let failure = if !(200..300).contains(&resp.status) {
+        crate::provider::refuse_failure(
+            &b.contender,
+            &resp,
+            accept,
+            b.provider.key_env(&b.contender).as_deref(),
+        )
+        .err()
+        .map(|e| e.to_string())
+    } else if let Verdict::Failure { reason, .. } = accept(&resp) {
+        Some(format!("{}: {reason}", b.contender.id()))
+    } else {
+        None
+    };
+    if let Some(message) = failure {
+        // Not an answer of the model: the case errors, whatever the adapter makes of it
+        // (it still gets the response, as it would in production).
+        spent
+            .error
+            .get_or_insert_with(|| CaseError::new(CaseErrorKind::Transport, message));
+    }
+    let mut used = usage(&resp.body);
+    if used.cost_usd.is_none() {
+        used.cost_usd = crate::provider::price(&used, b.pricing.as_ref());
+    }
+    spent.usage.add(&used);
+    drop(spent);
+    passed_on(resp)
+}
+
+/// A response as the worker gets it: its status, and its body as it came (a stream with
+/// its content type, event for event), final when it is a failure.
+fn passed_on(resp: crate::cassette::HttpResponse) -> Response {
+    let status = StatusCode::from_u16(resp.status).unwrap_or(StatusCode::BAD_GATEWAY);
+    let content_type = resp
+        .headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        .map(|(_, v)| v.clone());
+    let out = match resp.body {
+        Value::String(text) if crate::provider::wire::is_stream(&Value::String(text.clone())) => (
+            status,
+            [(
+                axum::http::header::CONTENT_TYPE,
+                content_type
+                    .filter(|t| t.contains("event-stream"))
+                    .unwrap_or_else(|| "text/event-stream".into()),
+            )],
+            text,
+        )
+            .into_response(),
+        Value::String(text) if content_type.as_deref().is_some_and(|t| !t.contains("json")) => (
+            status,
+            [(
+                axum::http::header::CONTENT_TYPE,
+                content_type.unwrap_or_default(),
+            )],
+            text,
+        )
+            .into_response(),
+        body => (status, axum::Json(body)).into_response(),
+    };
+    final_failure(out)
 }
 
 #[cfg(test)]

@@ -17,8 +17,14 @@ use serde_json::Value;
 use super::error::CassetteError;
 use super::http::{HttpRequest, HttpResponse};
 
-/// The cassette format this build reads and writes. A newer file is refused, not guessed at.
-pub const FORMAT: u32 = 1;
+/// The newest cassette format this build reads. A newer file is refused, not guessed at.
+/// A cassette is written as format 1 unless it holds a stream: then as format 2, whose
+/// streamed responses are lists of `events` (an older evals refuses it instead of
+/// misreading it); format 1 files load as they always did.
+pub const FORMAT: u32 = 2;
+
+/// The format of a cassette with no stream in it.
+const PLAIN_FORMAT: u32 = 1;
 
 /// One cassette file: all exchanges of one case for one contender.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -186,7 +192,19 @@ impl Cassette {
     /// Pretty JSON with every object's keys sorted, ending in a newline.
     pub fn to_pretty_json(&self) -> Result<String, serde_json::Error> {
         // Through `Value`: its maps are BTreeMaps, so struct fields come out sorted too.
-        let value = serde_json::to_value(self)?;
+        let mut value = serde_json::to_value(self)?;
+        let mut streams = false;
+        for response in responses_mut(&mut value) {
+            if let Some(Value::String(text)) = response.get("body")
+                && super::sse::is_stream(text)
+            {
+                let events = super::sse::events(text);
+                response.remove("body");
+                response.insert("events".into(), Value::Array(events));
+                streams = true;
+            }
+        }
+        value["format"] = serde_json::json!(if streams { FORMAT } else { PLAIN_FORMAT });
         let mut text = serde_json::to_string_pretty(&value)?;
         text.push('\n');
         Ok(text)
@@ -235,7 +253,23 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Cassette, CassetteError> 
             format,
         });
     }
+    let mut value = value;
+    for response in responses_mut(&mut value) {
+        if let Some(Value::Array(events)) = response.remove("events") {
+            response.insert("body".into(), Value::String(super::sse::text(&events)));
+        }
+    }
     Cassette::deserialize(value).map_err(|e| not_a_cassette(e.to_string()))
+}
+
+/// Each interaction's `response` object in a cassette's JSON.
+fn responses_mut(value: &mut Value) -> impl Iterator<Item = &mut serde_json::Map<String, Value>> {
+    value
+        .get_mut("interactions")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i.get_mut("response").and_then(Value::as_object_mut))
 }
 
 #[cfg(test)]
@@ -246,7 +280,8 @@ mod tests {
 
     pub(crate) fn sample() -> Cassette {
         Cassette {
-            format: FORMAT,
+            // No stream in it: written (and so read back) as format 1.
+            format: PLAIN_FORMAT,
             case: "toy/vague".into(),
             contender: CassetteContender {
                 id: "fake/echo".into(),
@@ -318,7 +353,7 @@ mod tests {
         let err = parse(r#"{"format": 7}"#, Path::new("cassettes/a/b.json")).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "cassettes/a/b.json: format 7 is newer than this evals understands (1); upgrade evals"
+            "cassettes/a/b.json: format 7 is newer than this evals understands (2); upgrade evals"
         );
     }
 
@@ -362,6 +397,38 @@ mod tests {
         assert_eq!(
             RecordedUsage::from_body(&Value::String("data: [DONE]\n".into())),
             None
+        );
+    }
+
+    #[test]
+    fn a_stream_is_written_as_its_events_in_format_2_and_old_format_1_streams_still_load() {
+        let stream = "event: message_start\ndata: {\"type\":\"message_start\"}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+        let mut c = sample();
+        c.interactions[0].response.body = Value::String(stream.into());
+        let text = c.to_pretty_json().unwrap();
+        assert!(text.contains("\"format\": 2"), "{text}");
+        let file: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            file["interactions"][0]["response"]["events"],
+            json!([
+                {"event": "message_start", "data": {"type": "message_start"}},
+                {"event": "message_stop", "data": {"type": "message_stop"}},
+            ])
+        );
+        assert_eq!(file["interactions"][0]["response"].get("body"), None);
+        let back = parse(&text, Path::new("c.json")).unwrap();
+        assert_eq!(
+            back.interactions[0].response.body,
+            Value::String(stream.into())
+        );
+        // A cassette recorded before streams were events: its body is the stream's text.
+        let mut old: Value = serde_json::from_str(&sample().to_pretty_json().unwrap()).unwrap();
+        old["interactions"][0]["response"]["body"] = Value::String(stream.into());
+        let old = parse(&old.to_string(), Path::new("old.json")).unwrap();
+        assert_eq!(old.format, 1);
+        assert_eq!(
+            old.interactions[0].response.body,
+            Value::String(stream.into())
         );
     }
 }

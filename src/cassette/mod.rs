@@ -32,6 +32,7 @@ pub mod mode;
 /// table for cassettes, scans and everything else that leaves the process.
 pub(crate) use crate::secrets::redact;
 mod session;
+mod sse;
 pub(crate) mod status;
 mod store;
 

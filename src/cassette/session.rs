@@ -1215,7 +1215,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!(
-                "{}: format 7 is newer than this evals understands (1); upgrade evals",
+                "{}: format 7 is newer than this evals understands (2); upgrade evals",
                 path.display()
             )
         );

@@ -4,23 +4,33 @@
 //! the OpenAI-compatible ones, `fake`, `mock` and `typesafe` are its built-in impls, and
 //! the [`Registry`] maps a config section's kind to one.
 
+mod anthropic;
 mod fake;
+mod gemini;
 mod mock;
 mod openai;
 mod registry;
+mod responses;
 mod typesafe;
+pub mod wire;
 
 use crate::cassette::{Accept, CallError, HttpRequest, HttpResponse, Session, any_2xx};
 use crate::results::Usage;
 use crate::suite::config::Pricing;
 use crate::suite::{Case, Contender};
 
+pub use anthropic::{ANTHROPIC_URL, ANTHROPIC_VERSION, Anthropic, thinking_budget};
 pub use fake::Fake;
+pub use gemini::{GEMINI_URL, Gemini, gemini_thinking_budget};
 pub use mock::Mock;
 pub use openai::{Flavour, OPENAI_URL, OPENROUTER_URL, OpenAiCompatible};
-pub(crate) use openai::{priced, refusal_of, status_error, truncation_of, usage_of};
+pub(crate) use openai::{
+    cut_note, priced, refusal_of, status_error, truncation_of, usage_in, usage_of,
+};
 pub use registry::Registry;
+pub use responses::OpenAiResponses;
 pub use typesafe::TypeSafe;
+use wire::{Api, Call, Forward};
 
 /// A provider: how a contender's chat request becomes an answer. Either it sends HTTP
 /// requests ([`Provider::sends`]: build the request, judge a 2xx, read the response), which
@@ -144,6 +154,37 @@ pub trait Provider: Send + Sync {
     /// be a stream. Default: [`Provider::accept`].
     fn accept_forwarded(&self) -> Accept {
         self.accept()
+    }
+
+    /// The API its contenders speak natively: what the gateway names when a worker calls
+    /// another one. Default: OpenAI chat completions.
+    fn api(&self) -> Api {
+        Api::ChatCompletions
+    }
+
+    /// A worker's call through the gateway (in any API the gateway serves), made the
+    /// contender's: its model and settings on the worker's body, sent to the contender's
+    /// server with the real key. `None`: the provider does not speak the call's API; the
+    /// gateway then translates a chat completions call (asking [`Provider::build_request`]
+    /// as the prompt adapter would) and refuses any other, naming both APIs. Default: a chat
+    /// completions call through [`Provider::forward_request`].
+    fn forward_call(
+        &self,
+        contender: &Contender,
+        call: &Call,
+        key: Option<&str>,
+    ) -> Option<Forward> {
+        match call.api {
+            Api::ChatCompletions => {
+                self.forward_request(contender, call.body.clone(), key)
+                    .map(|request| Forward {
+                        request,
+                        accept: self.accept_forwarded(),
+                        usage: usage_in,
+                    })
+            }
+            _ => None,
+        }
     }
 }
 
@@ -274,6 +315,24 @@ pub fn price(usage: &Usage, pricing: Option<&Pricing>) -> Option<f64> {
         None => i,
     } as f64;
     Some((uncached * p.input + cached + o * p.output) / 1_000_000.0)
+}
+
+/// A response no completion can be read from: a non-2xx (its error's message, or an
+/// excerpt of its body), or a 2xx the API's `accept` refuses (an error object, no answer).
+/// An error of the case, never a 0.
+pub(crate) fn refuse_failure(
+    c: &Contender,
+    resp: &HttpResponse,
+    accept: Accept,
+    key_env: Option<&str>,
+) -> Result<(), CallError> {
+    if !(200..300).contains(&resp.status) {
+        return Err(CallError::Transport(status_error(c, resp, key_env)));
+    }
+    if let crate::cassette::Verdict::Failure { reason, .. } = accept(resp) {
+        return Err(CallError::Transport(format!("{}: {reason}", c.id())));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -108,6 +108,25 @@ impl Provider for OpenAiCompatible {
     fn accept_forwarded(&self) -> Accept {
         accept_forwarded
     }
+
+    /// Chat completions as [`Provider::forward_request`] makes them; `/v1/responses` and
+    /// `/v1/embeddings` sent to the same server (OpenAI, OpenRouter, vLLM and LiteLLM serve
+    /// them too).
+    fn forward_call(
+        &self,
+        c: &Contender,
+        call: &super::wire::Call,
+        key: Option<&str>,
+    ) -> Option<super::wire::Forward> {
+        match call.api {
+            super::wire::Api::ChatCompletions => Some(super::wire::Forward {
+                request: self.forward(c, call.body.clone(), key),
+                accept: accept_forwarded,
+                usage: usage_in,
+            }),
+            _ => super::responses::forward(self, c, call, key),
+        }
+    }
 }
 
 impl OpenAiCompatible {
@@ -234,7 +253,7 @@ fn error_in(body: &Value) -> Option<&Value> {
 }
 
 /// The body's `error`, when it holds one: `null` (or `false`, or `""`) is no error.
-fn error_object(body: &Value) -> Option<&Value> {
+pub(super) fn error_object(body: &Value) -> Option<&Value> {
     body.get("error").filter(|e| match e {
         Value::Null | Value::Bool(false) => false,
         Value::String(s) => !s.trim().is_empty(),
@@ -246,7 +265,7 @@ fn error_object(body: &Value) -> Option<&Value> {
 /// the server failed or is overloaded (OpenRouter relays an upstream's 502 or 529 so; others
 /// say `server_error`, `overloaded_error`), never when the key, the quota or the request is
 /// the problem.
-fn failure_of(error: &Value) -> Verdict {
+pub(super) fn failure_of(error: &Value) -> Verdict {
     let message = error_message(error);
     let words = error_words(error);
     let transient = classify_error(error) == ErrorClass::Transient;
@@ -363,23 +382,27 @@ pub fn truncation_of(
             .find_map(|v| finish(&v)),
         body => finish(body),
     }?;
-    if reason != "length" {
-        return None;
-    }
+    (reason == "length").then(|| cut_note(max_tokens, text, usage))
+}
+
+/// What to tell the reader of a reply cut at the token limit: the limit when the contender
+/// sets it, and, when a reasoning model spent every token thinking and returned nothing,
+/// that too. Every provider's reading of its own "cut" signal ends here.
+pub fn cut_note(max_tokens: Option<u32>, text: &str, usage: &Usage) -> String {
     let limit = match max_tokens {
         Some(n) => format!("cut at max_tokens ({n})"),
         None => "cut at the provider's token limit".to_string(),
     };
-    Some(match usage.reasoning_tokens {
+    match usage.reasoning_tokens {
         Some(r) if r > 0 && text.trim().is_empty() => format!(
             "{limit}: the model spent every token reasoning ({r} reasoning tokens) and returned no answer; raise max_tokens or lower the effort"
         ),
         _ => limit,
-    })
+    }
 }
 
 /// A value for a message: scrubbed, on one line, cut at a word.
-fn excerpt(v: &Value) -> String {
+pub(super) fn excerpt(v: &Value) -> String {
     let s = match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -472,20 +495,49 @@ impl OpenAiCompatible {
     }
 }
 
+impl OpenAiCompatible {
+    /// `body` sent to `path` below the contender's base URL, with the provider's headers
+    /// and the real key.
+    pub(super) fn forward_to(
+        &self,
+        c: &Contender,
+        path: &str,
+        body: Value,
+        key: Option<&str>,
+    ) -> HttpRequest {
+        let template = self.request(c, &ChatRequest::default(), key);
+        HttpRequest {
+            method: "POST".into(),
+            url: format!("{}{path}", self.base_url(c).unwrap_or_default()),
+            headers: template.headers,
+            body: Some(body),
+        }
+    }
+}
+
 /// Tokens and cost from an OpenAI-shaped response (its body, or the last event that
-/// carries `usage` in a server-sent-events body, `stream: true`). The cost is the body's
-/// `usage.cost` (OpenRouter), else a LiteLLM proxy's `x-litellm-response-cost` header; with
-/// OpenRouter and your own key (BYOK) it is OpenRouter's fee plus the upstream's charge
-/// (`cost_details.upstream_inference_cost`), and what OpenRouter billed is kept apart.
+/// carries `usage` in a server-sent-events body, `stream: true`): [`usage_in`] its body,
+/// else, for the cost, a LiteLLM proxy's `x-litellm-response-cost` header.
 pub fn usage_of(resp: &HttpResponse) -> Usage {
-    let header_cost = resp
-        .headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("x-litellm-response-cost"))
-        .and_then(|(_, v)| v.trim().parse::<f64>().ok())
-        .filter(|c| c.is_finite() && *c >= 0.0);
-    let byok = resp.body.pointer("/usage/is_byok").and_then(Value::as_bool);
-    let mut usage = crate::cassette::RecordedUsage::from_body(&resp.body)
+    let mut usage = usage_in(&resp.body);
+    if usage.cost_usd.is_none() {
+        usage.cost_usd = resp
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("x-litellm-response-cost"))
+            .and_then(|(_, v)| v.trim().parse::<f64>().ok())
+            .filter(|c| c.is_finite() && *c >= 0.0);
+    }
+    usage
+}
+
+/// Tokens and cost an OpenAI-shaped body reports. The cost is `usage.cost` (OpenRouter);
+/// with OpenRouter and your own key (BYOK) it is OpenRouter's fee plus the upstream's
+/// charge (`cost_details.upstream_inference_cost`), and what OpenRouter billed is kept
+/// apart.
+pub fn usage_in(body: &Value) -> Usage {
+    let byok = body.pointer("/usage/is_byok").and_then(Value::as_bool);
+    crate::cassette::RecordedUsage::from_body(body)
         .map(|u| {
             let (cost, billed) = match (u.cost, u.upstream_cost) {
                 (Some(fee), Some(up)) if byok == Some(true) || (fee == 0.0 && up > 0.0) => {
@@ -502,11 +554,7 @@ pub fn usage_of(resp: &HttpResponse) -> Usage {
                 billed_usd: billed,
             }
         })
-        .unwrap_or_default();
-    if usage.cost_usd.is_none() {
-        usage.cost_usd = header_cost;
-    }
-    usage
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::openai::{Flavour, OpenAiCompatible};
-use super::{Fake, Mock, Provider, TypeSafe};
+use super::{Anthropic, Fake, Gemini, Mock, OpenAiResponses, Provider, TypeSafe};
 use crate::suite::ProviderKind;
-use crate::suite::lineup::CUSTOM_KIND;
+use crate::suite::lineup::{CUSTOM_KIND, RESPONSES_KIND};
 
 /// Providers by name. [`Registry::default`] holds the built-ins: `openrouter`, `openai`,
-/// `custom` (a `base_url` section), `fake`, `mock`, `typesafe`. Add yours with
+/// `custom` (a `base_url` section), `fake`, `mock`, `typesafe`, `anthropic`, `gemini`,
+/// `openai-responses` (a section with `api: responses`). Add yours with
 /// [`Registry::register`] and pass the registry in
 /// [`RunOptions::providers`](crate::runner::RunOptions::providers); a config section names
 /// it with `kind:` (`canned: { kind: canned, models: [a] }`), or by its own name when it
@@ -45,7 +46,10 @@ impl Default for Registry {
         )
         .register("fake", Fake)
         .register("mock", Mock)
-        .register("typesafe", TypeSafe);
+        .register("typesafe", TypeSafe)
+        .register("anthropic", Anthropic)
+        .register("gemini", Gemini)
+        .register(RESPONSES_KIND, OpenAiResponses);
         r
     }
 }
@@ -168,7 +172,7 @@ mod tests {
         let err = r.resolve(&kind, "mine").err().unwrap();
         assert_eq!(
             err,
-            "provider section 'mine': no provider is registered as 'caned' (did you mean 'canned'?); the registered ones are canned, custom, fake, mock, openai, openrouter, typesafe: fix its kind, or register the provider (llm_evals::provider::Registry::register) in the RunOptions of the run"
+            "provider section 'mine': no provider is registered as 'caned' (did you mean 'canned'?); the registered ones are anthropic, canned, custom, fake, gemini, mock, openai, openai-responses, openrouter, typesafe: fix its kind, or register the provider (llm_evals::provider::Registry::register) in the RunOptions of the run"
         );
     }
 }

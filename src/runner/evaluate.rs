@@ -866,7 +866,7 @@ mod tests {
         assert_eq!(err.exit_code(), crate::error::exit::USAGE);
         let text = err.to_string();
         assert!(
-            text.ends_with("provider section 'atlas': no provider is registered as 'atlas'; the registered ones are custom, fake, mock, openai, openrouter, typesafe: fix its kind, or register the provider (llm_evals::provider::Registry::register) in the RunOptions of the run"),
+            text.ends_with("provider section 'atlas': no provider is registered as 'atlas'; the registered ones are anthropic, custom, fake, gemini, mock, openai, openai-responses, openrouter, typesafe: fix its kind, or register the provider (llm_evals::provider::Registry::register) in the RunOptions of the run"),
             "{text}"
         );
         assert!(text.contains(".llm-evals.config.yml: "), "{text}");

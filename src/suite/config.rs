@@ -37,7 +37,15 @@ pub const SETTING_KEYS: &[&str] = &[
 ];
 
 /// Providers the tool knows by name.
-pub const KNOWN_PROVIDERS: &[&str] = &["openrouter", "openai", "fake", "mock", "typesafe"];
+pub const KNOWN_PROVIDERS: &[&str] = &[
+    "openrouter",
+    "openai",
+    "fake",
+    "mock",
+    "typesafe",
+    "anthropic",
+    "gemini",
+];
 
 /// The request types providers produce; a suite names the ones its adapter sends.
 pub const REQUEST_TYPES: &[&str] = &["prompt", "typesafe"];
@@ -508,6 +516,19 @@ pub struct ProviderSection {
     pub vendors: Option<IndexMap<String, VendorSection>>,
     /// The section's models.
     pub models: Option<Vec<ModelEntry>>,
+    /// Which OpenAI API an `openai:` or `base_url` section's contenders are asked in:
+    /// `chat` (chat completions, the default) or `responses` (the Responses API).
+    pub api: Option<OpenAiApi>,
+}
+
+/// `api:` of an OpenAI-shaped section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpenAiApi {
+    /// `POST /chat/completions`.
+    Chat,
+    /// `POST /responses`.
+    Responses,
 }
 
 /// One vendor of an OpenRouter section (`openai:`, `anthropic:`): its models' ids read
@@ -636,6 +657,15 @@ impl<'de> Deserialize<'de> for Config {
                                 && section.kind.is_none()
                             {
                                 return Err(de::Error::custom(format!("{UNKNOWN_TOP}{key}")));
+                            }
+                            // `api:` picks between OpenAI's two APIs: on another provider it
+                            // would be ignored, so it is an error instead.
+                            let openai_shaped = section.kind.is_none()
+                                && (key == "openai" || !KNOWN_PROVIDERS.contains(&key.as_str()));
+                            if section.api.is_some() && !openai_shaped {
+                                return Err(de::Error::custom(format!(
+                                    "{key}: `api:` chooses between OpenAI's chat and Responses APIs; it is for an `openai:` or a `base_url` section: remove it here"
+                                )));
                             }
                             c.providers.insert(key, section);
                         }

@@ -43,6 +43,10 @@ pub struct ProviderKind {
 /// The registered name of the provider behind a `base_url` section with no `kind:`.
 pub const CUSTOM_KIND: &str = "custom";
 
+/// The registered name of the OpenAI Responses API provider: an `openai:` or `base_url`
+/// section with `api: responses`.
+pub const RESPONSES_KIND: &str = "openai-responses";
+
 impl ProviderKind {
     /// The kind for a config section: its `kind:` when it names one; else a known provider
     /// by its section name (`openrouter:`, `fake:`); else an OpenAI-compatible `base_url`
@@ -160,15 +164,20 @@ fn temp_values(v: &Option<OneOrMany<Temperature>>) -> Option<Vec<Option<f64>>> {
 }
 
 fn section_kind(name: &str, p: &ProviderSection) -> ProviderKind {
-    ProviderKind {
-        pause: p.pause,
-        ..ProviderKind::for_section(
-            name,
-            p.kind.as_deref(),
-            p.base_url.as_deref(),
-            p.api_key_env.as_deref(),
-        )
+    let mut kind = ProviderKind::for_section(
+        name,
+        p.kind.as_deref(),
+        p.base_url.as_deref(),
+        p.api_key_env.as_deref(),
+    );
+    // `api: responses` asks an OpenAI-shaped section's contenders in the Responses API.
+    if p.api == Some(super::config::OpenAiApi::Responses)
+        && (kind.name == "openai" || kind.name == CUSTOM_KIND)
+    {
+        kind.name = RESPONSES_KIND.to_string();
     }
+    kind.pause = p.pause;
+    kind
 }
 
 fn entries(config: &Config) -> Vec<Entry> {

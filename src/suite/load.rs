@@ -39,7 +39,14 @@ pub struct Suite {
 }
 
 /// Variables that hold API keys whatever the suite says.
-pub const KEY_VARS: &[&str] = &["OPENROUTER_API_KEY", "OPENAI_API_KEY", "TYPESAFE_API_KEY"];
+pub const KEY_VARS: &[&str] = &[
+    "OPENROUTER_API_KEY",
+    "OPENAI_API_KEY",
+    "TYPESAFE_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+];
 
 impl Suite {
     /// Finds and loads the suite from `cwd`.

@@ -45,7 +45,7 @@ fn unknown_top_level_section_without_base_url_is_an_error() {
     let p = with_config("mystery:\n  models: [m]\n");
     assert_eq!(
         error_of(&p),
-        "error: evals/.llm-evals.config.yml:10:1: unknown key 'mystery' (a custom provider section needs base_url, or kind: naming a provider registered from Rust; known keys: settings like defaults, scorer, adapter, and providers openrouter, openai, fake, mock, typesafe)\n"
+        "error: evals/.llm-evals.config.yml:10:1: unknown key 'mystery' (a custom provider section needs base_url, or kind: naming a provider registered from Rust; known keys: settings like defaults, scorer, adapter, and providers openrouter, openai, fake, mock, typesafe, anthropic, gemini)\n"
     );
 }
 
@@ -55,7 +55,7 @@ fn a_section_whose_kind_no_provider_has_stops_the_run_naming_the_registered_ones
     let d = p.evals(&["run", "--no-autosave"]).code(2);
     assert_eq!(d.stdout, "");
     d.stderr_has(
-        "error: evals/.llm-evals.config.yml: provider section 'mine': no provider is registered as 'opnai' (did you mean 'openai'?); the registered ones are custom, fake, mock, openai, openrouter, typesafe: fix its kind, or register the provider (llm_evals::provider::Registry::register) in the RunOptions of the run\n",
+        "error: evals/.llm-evals.config.yml: provider section 'mine': no provider is registered as 'opnai' (did you mean 'openai'?); the registered ones are anthropic, custom, fake, gemini, mock, openai, openai-responses, openrouter, typesafe: fix its kind, or register the provider (llm_evals::provider::Registry::register) in the RunOptions of the run\n",
     );
 }
 

@@ -456,7 +456,7 @@ fn warnings_log(p: &Project) -> (String, String) {
 #[test]
 fn a_worker_gets_an_allow_listed_environment_not_evals_secrets() {
     let p = worker_suite(
-        "import json, os, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    names = sorted(os.environ)\n    print(json.dumps({'id': m['id'], 'output': ' '.join(names) + ' | MY_SETTING=' + os.environ.get('MY_SETTING', '')}), flush=True)\n",
+        "import json, os, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    names = sorted(os.environ)\n    print(json.dumps({'id': m['id'], 'output': ' '.join(names) + ' | MY_SETTING=' + os.environ.get('MY_SETTING', ''), 'raw': os.environ.get('ANTHROPIC_API_KEY', '')}), flush=True)\n",
         "  pass_env: [MY_SETTING, NOT_SET_ANYWHERE]\n  env: { FROM_CONFIG: \"1\" }\n",
         &["a"],
     );
@@ -476,9 +476,11 @@ fn a_worker_gets_an_allow_listed_environment_not_evals_secrets() {
         .to_string();
     let (names, my_setting) = seen.split_once(" | ").unwrap();
     let names: Vec<&str> = names.split(' ').collect();
+    // ANTHROPIC_API_KEY is the worker's gateway token (for Anthropic's SDK), never evals' key.
+    let anthropic = out["experiments"][0]["cases"][0]["raw"].as_str().unwrap();
+    assert!(anthropic.starts_with("evals-"), "{anthropic}");
     for absent in [
         "GITHUB_TOKEN",
-        "ANTHROPIC_API_KEY",
         "SOME_SERVICE_TOKEN",
         "PLAIN_BUT_UNLISTED",
         "NOT_SET_ANYWHERE",

@@ -6,6 +6,7 @@ mod harness;
 mod mock;
 
 mod action;
+mod apis;
 mod cases;
 mod cassettes;
 mod comment;

@@ -150,7 +150,7 @@ fn project(base_url: &str, exec: bool) -> Project {
     let adapter = if exec {
         // The worker is handed the foreign secrets on purpose (pass_env), so that what it
         // prints of them has to be scrubbed.
-        "adapter:\n  kind: exec\n  command: [python3, evals/worker.py]\n  pass_env: [GITHUB_TOKEN, ANTHROPIC_API_KEY]\n  env: { PARTNER_TOKEN: \"adapter_env/token-1357924680\" }\n"
+        "adapter:\n  kind: exec\n  command: [python3, evals/worker.py]\n  pass_env: [GITHUB_TOKEN, MISTRAL_API_KEY]\n  env: { PARTNER_TOKEN: \"adapter_env/token-1357924680\" }\n"
     } else {
         "adapter:\n  kind: prompt\n  user: \"{{ input }}\"\n  json: true\n"
     };
@@ -193,7 +193,7 @@ fn run_everything(p: &Project, github: &Server) -> Outputs {
     };
     let env = |r: crate::harness::Run| {
         r.env("GITHUB_TOKEN", GITHUB_TOKEN)
-            .env("ANTHROPIC_API_KEY", FOREIGN_KEY)
+            .env("MISTRAL_API_KEY", FOREIGN_KEY)
             .env("GITHUB_STEP_SUMMARY", "summary.md")
     };
     // The exec suite's `fails` case answers with an error: the model's failure, scored 0,
@@ -408,7 +408,7 @@ fn no_secret_leaves_through_an_exec_worker_that_prints_its_env_and_dotenv() {
         .expect("case first");
     for name in [
         "GITHUB_TOKEN",
-        "ANTHROPIC_API_KEY",
+        "MISTRAL_API_KEY",
         "LOCAL_KEY",
         "PARTNER_SECRET",
         "PARTNER_TOKEN",
