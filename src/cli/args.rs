@@ -179,6 +179,10 @@ pub(crate) struct RunArgs {
     /// case alone then no longer fails the run; without it, every case must pass).
     #[arg(long, value_name = "FRACTION")]
     pub(crate) min_pass_rate: Option<f64>,
+    /// Run each case K times per contender (default: defaults.repeat, else 1): each try is
+    /// its own recorded interaction; reports add ±, pass^k and flaky columns.
+    #[arg(long, value_name = "K")]
+    pub(crate) repeat: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -237,6 +241,26 @@ pub(crate) struct CheckArgs {
     /// Write the standalone HTML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub(crate) html: Option<PathBuf>,
+    /// Gate an experiment's drop on a paired test even when every case ran once (it is on
+    /// whenever the run or the baseline has --repeat K > 1).
+    #[arg(long)]
+    pub(crate) stat: bool,
+    /// The significance level of the statistical gate.
+    #[arg(long, default_value_t = 0.05, value_name = "P")]
+    pub(crate) alpha: f64,
+    /// What a drop past the tolerance that is not significant does: pass (reported) or fail.
+    #[arg(long, value_enum, default_value_t = InconclusiveArg::Pass, value_name = "WHAT")]
+    pub(crate) inconclusive: InconclusiveArg,
+}
+
+/// `--inconclusive`: whether an undecided drop gates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub(crate) enum InconclusiveArg {
+    /// Report it; the check passes on it.
+    #[default]
+    Pass,
+    /// Gate it like a regression.
+    Fail,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

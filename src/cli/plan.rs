@@ -47,7 +47,7 @@ pub(crate) fn build(suite: &Suite, a: &RunArgs) -> Result<RunPlan> {
         &crate::provider::Registry::default(),
     );
     let cases = cases::select(&suite.cases, &super::cases::selection(&a.select))?;
-    RunPlan::new(suite, lineup, cases, a.parallelism, a.concurrency)
+    RunPlan::new(suite, lineup, cases, a.parallelism, a.concurrency)?.with_repeat(a.repeat)
 }
 
 /// `--min-score` and `--min-pass-rate`, each a fraction (LLMEvalForge writes `0.95`).

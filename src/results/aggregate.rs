@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{CaseResult, ContenderInfo, ExperimentResult, Latency};
+use super::{CaseResult, ContenderInfo, ExperimentResult, Latency, RepeatStats};
 
 /// The wall time of running cases with these durations on `workers` workers, in order,
 /// each case starting on the first free worker. Computed from call latencies, so a replay
@@ -59,6 +59,23 @@ pub struct Aggregator {
     /// The position of the next case to fold, and the figures of later ones already here.
     next: usize,
     pending: BTreeMap<usize, Figures>,
+    /// The repeats' running figures (`--repeat K`), a few numbers whatever the suite's size.
+    repeats: RepeatSums,
+}
+
+/// What [`RepeatStats`] is computed from, summed case by case: the most tries a case had,
+/// the scored cases' means (count, sum, sum of squares, for the interval), the cases'
+/// `pass^k` and `pass@k`, and the flaky ones.
+#[derive(Debug, Clone, Default)]
+struct RepeatSums {
+    k: usize,
+    cases: usize,
+    scored: usize,
+    sum: f64,
+    sum_sq: f64,
+    hat: f64,
+    at: f64,
+    flaky: usize,
 }
 
 /// What the aggregate reads of one case.
@@ -74,6 +91,8 @@ struct Figures {
     cost_usd: Option<f64>,
     input_tokens: Option<u64>,
     output_tokens: Option<u64>,
+    tries: usize,
+    passes: usize,
 }
 
 impl Aggregator {
@@ -101,6 +120,8 @@ impl Aggregator {
             cost_usd: c.usage.cost_usd,
             input_tokens: c.usage.input_tokens,
             output_tokens: c.usage.output_tokens,
+            tries: c.tries(),
+            passes: c.passes(),
         };
         self.pending.insert(index, f);
         while let Some(f) = self.pending.remove(&self.next) {
@@ -111,6 +132,20 @@ impl Aggregator {
 
     fn fold(&mut self, c: Figures) {
         self.cases += 1;
+        let r = &mut self.repeats;
+        r.k = r.k.max(c.tries);
+        r.cases += 1;
+        let (n, p) = (c.tries as u64, c.passes as u64);
+        r.hat += super::stats::pass_hat_k(n, p, n);
+        r.at += super::stats::pass_at_k(n, p, n);
+        if c.tries > 1 && c.passes > 0 && c.passes < c.tries {
+            r.flaky += 1;
+        }
+        if let (false, Some(s)) = (c.error, c.score) {
+            r.scored += 1;
+            r.sum += s;
+            r.sum_sq += s * s;
+        }
         if let Some((i, _)) = self
             .free
             .iter()
@@ -192,8 +227,23 @@ impl Aggregator {
             latency,
             time_s: self.free.iter().copied().fold(0.0, f64::max),
             wscore: None,
+            repeat: self.repeats.stats(),
             cases: vec![],
         }
+    }
+}
+
+impl RepeatSums {
+    /// The figures, when some case ran more than once.
+    fn stats(&self) -> Option<RepeatStats> {
+        let cases = self.cases.max(1) as f64;
+        (self.k > 1).then(|| RepeatStats {
+            k: self.k,
+            ci95: super::stats::ci95_of_sums(self.scored, self.sum, self.sum_sq),
+            pass_hat_k: self.hat / cases,
+            pass_at_k: self.at / cases,
+            flaky: self.flaky,
+        })
     }
 }
 
@@ -294,6 +344,7 @@ fn overall_row(es: &[&ExperimentResult]) -> ExperimentResult {
         },
         time_s: es.iter().map(|e| e.time_s).sum(),
         wscore: None,
+        repeat: None,
         cases: vec![],
     }
 }
@@ -351,6 +402,7 @@ mod tests {
             duration_s: latency.unwrap_or(0.0),
             tags: vec![],
             weight,
+            repeats: vec![],
         }
     }
 

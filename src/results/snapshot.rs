@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use super::comparison::Comparison;
 use super::model::{
-    CaseError, CaseErrorKind, CaseResult, Diagnostic, ExperimentResult, RunInfo, RunResult, Usage,
+    CaseError, CaseErrorKind, Repeat, CaseResult, Diagnostic, ExperimentResult, RunInfo, RunResult, Usage,
 };
 use crate::error::{Error, Result};
 
@@ -284,6 +284,8 @@ struct CaseRef<'a> {
     #[serde(skip_serializing_if = "none")]
     tags: &'a [String],
     weight: f64,
+    #[serde(skip_serializing_if = "none")]
+    repeats: &'a [Repeat],
 }
 
 /// A case result as read; what older files leave out falls back to its default.
@@ -313,6 +315,8 @@ struct CaseFormat {
     tags: Vec<String>,
     #[serde(default = "one")]
     weight: f64,
+    #[serde(default)]
+    repeats: Vec<Repeat>,
 }
 
 fn none<T>(list: &&[T]) -> bool {
@@ -344,6 +348,7 @@ impl Serialize for CaseResult {
             duration_s: self.duration_s,
             tags: &self.tags,
             weight: self.weight,
+            repeats: &self.repeats,
         }
         .serialize(s)
     }
@@ -375,6 +380,7 @@ impl<'de> Deserialize<'de> for CaseResult {
             duration_s: f.duration_s,
             tags: f.tags,
             weight: f.weight,
+            repeats: f.repeats,
         })
     }
 }

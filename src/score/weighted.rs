@@ -218,6 +218,7 @@ mod tests {
             },
             time_s: 10.0,
             wscore: None,
+            repeat: None,
             cases: vec![],
         }
     }

@@ -22,6 +22,7 @@ mod layers;
 mod leaderboard;
 mod lineup;
 mod providers;
+mod repeats;
 mod report;
 mod reports;
 mod run;
