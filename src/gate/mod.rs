@@ -18,6 +18,6 @@ pub(crate) mod limits;
 
 pub use baseline::resolve;
 pub use check::{CheckPlan, Checked, MissingBaseline, Notice, check, judge};
-pub use compare::{Rules, compare, compare_with, stopped, threshold_failures};
+pub use compare::{Rules, Stat, compare, compare_with, stopped, threshold_failures};
 pub use error::BaselineError;
 pub use limits::Limits;

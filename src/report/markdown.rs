@@ -203,6 +203,14 @@ pub fn verdict_text(run: &RunResult, comparison: Option<&Comparison>) -> String 
     format!("{head} in {suite} ({span})")
 }
 
+/// Experiments whose drop the statistical gate left undecided.
+fn undecided(c: &Comparison) -> usize {
+    c.experiments
+        .iter()
+        .filter(|e| e.test.as_ref().is_some_and(|t| t.inconclusive))
+        .count()
+}
+
 /// The verdict, the suite and the branches compared.
 fn verdict(run: &RunResult, comparison: Option<&Comparison>) -> (String, String, String) {
     let from = comparison
@@ -217,7 +225,10 @@ fn verdict(run: &RunResult, comparison: Option<&Comparison>) -> (String, String,
     };
     let head = match comparison {
         None => "evals check: not compared".to_string(),
-        Some(c) if c.verdict.passed => "evals check passed".to_string(),
+        Some(c) if c.verdict.passed => match undecided(c) {
+            0 => "evals check passed".to_string(),
+            n => format!("evals check passed, {n} inconclusive"),
+        },
         Some(c) => {
             // A decline is gated only under --fail-on-case-regression: a regression then.
             let dropped = |d: &CaseDelta| {
@@ -238,7 +249,12 @@ fn verdict(run: &RunResult, comparison: Option<&Comparison>) -> (String, String,
                 + c.verdict.reasons.len().saturating_sub(
                     regressed_experiments
                         + count(c, |d| d.gated)
-                        + usize::from(c.stopped.is_some()),
+                        + usize::from(c.stopped.is_some())
+                        + c.verdict
+                            .reasons
+                            .iter()
+                            .filter(|r| matches!(r, crate::results::Reason::Inconclusive { .. }))
+                            .count(),
                 );
             let mut parts = Vec::new();
             if let Some(s) = &c.stopped {
@@ -246,6 +262,9 @@ fn verdict(run: &RunResult, comparison: Option<&Comparison>) -> (String, String,
             }
             if regressions > 0 {
                 parts.push(plural(regressions, "regression", "regressions"));
+            }
+            if undecided(c) > 0 {
+                parts.push(format!("{} inconclusive", undecided(c)));
             }
             if errors > 0 {
                 parts.push(plural(errors, "error", "errors"));

@@ -53,6 +53,16 @@ impl Terminal {
                 ));
             }
         }
+        // Undecided drops are listed whether or not they gate (the gating ones are
+        // among the reasons already).
+        if !c
+            .verdict
+            .reasons
+            .iter()
+            .any(|r| matches!(r, Reason::Inconclusive { .. }))
+        {
+            reasons.extend(inconclusive(c).into_iter().map(|l| format!("  {l}")));
+        }
         Terminal { line, reasons }
     }
 }
@@ -141,8 +151,61 @@ pub fn reason_text(r: &Reason) -> String {
             percent(*passed as f64 / *cases as f64),
             percent(*min)
         ),
+        Reason::Inconclusive {
+            contender,
+            dataset,
+            baseline,
+            candidate,
+            test,
+        } => format!(
+            "{}: {}; --inconclusive fail gates it",
+            experiment_label(contender, dataset),
+            inconclusive_words(*baseline, *candidate, test)
+        ),
         Reason::Recorded(text) => text.clone(),
     }
+}
+
+/// An undecided drop in words: how far it fell, the p-value, and the tries that would
+/// likely decide it.
+fn inconclusive_words(baseline: f64, candidate: f64, t: &crate::results::PairedTest) -> String {
+    let decide = match t.repeats_to_decide {
+        Some(n) => format!("; about {n} tries per case would decide it (--repeat {n})"),
+        None => String::new(),
+    };
+    format!(
+        "inconclusive: mean score fell {:.1} points ({} → {}), past the tolerance but not significant (p = {}, alpha {}){decide}",
+        -(candidate - baseline) * 100.0,
+        percent(baseline),
+        percent(candidate),
+        p_value(t.p_value),
+        t.alpha
+    )
+}
+
+/// A p-value as the reports print it: three decimals, `< 0.001` below.
+pub fn p_value(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// Each experiment whose drop the statistical gate left undecided, in words (the terminal
+/// and the reports list them whether or not they gate).
+pub fn inconclusive(c: &Comparison) -> Vec<String> {
+    c.experiments
+        .iter()
+        .filter_map(|e| {
+            let t = e.test.as_ref().filter(|t| t.inconclusive)?;
+            Some(format!(
+                "{}: {}",
+                experiment_label(&e.contender, &e.dataset),
+                inconclusive_words(e.baseline?, e.candidate?, t)
+            ))
+        })
+        .collect()
 }
 
 /// `contender · dataset · case`.

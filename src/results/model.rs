@@ -279,7 +279,10 @@ impl CaseResult {
         if self.repeats.is_empty() {
             usize::from(self.passed == Some(true))
         } else {
-            self.repeats.iter().filter(|r| r.passed == Some(true)).count()
+            self.repeats
+                .iter()
+                .filter(|r| r.passed == Some(true))
+                .count()
         }
     }
 

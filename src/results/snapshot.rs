@@ -23,7 +23,8 @@ use serde_json::Value;
 
 use super::comparison::Comparison;
 use super::model::{
-    CaseError, CaseErrorKind, Repeat, CaseResult, Diagnostic, ExperimentResult, RunInfo, RunResult, Usage,
+    CaseError, CaseErrorKind, CaseResult, Diagnostic, ExperimentResult, Repeat, RunInfo, RunResult,
+    Usage,
 };
 use crate::error::{Error, Result};
 

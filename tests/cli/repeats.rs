@@ -2,8 +2,8 @@
 //! offline in order; a case passing 2 of 3 tries is flaky; asking more tries than were
 //! recorded is a miss naming the repeat.
 
-use std::sync::Mutex;
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 use serde_json::{Value, json};
 use wiremock::{Request, Respond, ResponseTemplate};
@@ -80,7 +80,15 @@ fn record_repeat_3_writes_three_interactions_per_case_and_check_repeat_3_replays
     s.answer("/v1/chat/completions", ThirdTryWrong::default());
     let p = project(&s.uri());
     p.evals(&[
-        "record", "--repeat", "3", "-p", "1", "--no-autosave", "--format", "json", "-o",
+        "record",
+        "--repeat",
+        "3",
+        "-p",
+        "1",
+        "--no-autosave",
+        "--format",
+        "json",
+        "-o",
         "rec.json",
     ])
     .code(0);
@@ -90,7 +98,12 @@ fn record_repeat_3_writes_three_interactions_per_case_and_check_repeat_3_replays
     assert_eq!(cassettes.len(), 2, "{cassettes:?}");
     for c in &cassettes {
         let v: Value = serde_json::from_str(&std::fs::read_to_string(c).unwrap()).unwrap();
-        assert_eq!(v["interactions"].as_array().unwrap().len(), 3, "{}", c.display());
+        assert_eq!(
+            v["interactions"].as_array().unwrap().len(),
+            3,
+            "{}",
+            c.display()
+        );
     }
     let rec = json_file(&p, "rec.json");
     let exp = &rec["experiments"][0];
@@ -111,7 +124,15 @@ fn record_repeat_3_writes_three_interactions_per_case_and_check_repeat_3_replays
 
     // Offline, the three tries replay in order, bit for bit.
     p.evals(&[
-        "check", "--repeat", "3", "-p", "1", "--missing-baseline", "pass", "--no-autosave", "--json",
+        "check",
+        "--repeat",
+        "3",
+        "-p",
+        "1",
+        "--missing-baseline",
+        "pass",
+        "--no-autosave",
+        "--json",
         "check.json",
     ])
     .code(0);
@@ -121,9 +142,16 @@ fn record_repeat_3_writes_three_interactions_per_case_and_check_repeat_3_replays
     );
 
     // A fourth try was never recorded: the case errors, naming the repeat.
-    p.evals(&["run", "--repeat", "4", "--cassettes", "replay", "--no-autosave"])
-        .code(1)
-        .stdout_has("repeat 4 of 4: no recording matches this request");
+    p.evals(&[
+        "run",
+        "--repeat",
+        "4",
+        "--cassettes",
+        "replay",
+        "--no-autosave",
+    ])
+    .code(1)
+    .stdout_has("repeat 4 of 4: no recording matches this request");
 }
 
 #[test]
