@@ -131,6 +131,10 @@ fn table(run: &RunResult, s: &Standings) -> Table {
         header.push("wscore".into());
     }
     header.extend(metrics.iter().map(|m| m.name.clone()));
+    let repeated = super::leaderboard::repeated(run);
+    if repeated {
+        header.extend(super::leaderboard::REPEAT_COLUMNS.map(String::from));
+    }
     header.extend(
         [
             "errors", "cost", "time", "latency", "p95", "tok_in", "tok_out",
@@ -141,7 +145,21 @@ fn table(run: &RunResult, s: &Standings) -> Table {
         .rows
         .iter()
         .enumerate()
-        .map(|(i, e)| row(i, e, &metrics, weighted))
+        .map(|(i, e)| {
+            let mut r = row(i, e, &metrics, weighted);
+            if repeated {
+                let at = 4 + usize::from(weighted) + metrics.len();
+                let cells = super::leaderboard::repeat_cells(e);
+                let sorts = e
+                    .repeat
+                    .as_ref()
+                    .map(|r| [r.ci95, Some(r.pass_hat_k), Some(r.flaky as f64)]);
+                for (j, text) in cells.into_iter().enumerate() {
+                    r.insert(at + j, num(text, sorts.and_then(|s| s[j])));
+                }
+            }
+            r
+        })
         .collect();
     let best_value_text = super::leaderboard::best_value_text(s, &label);
     let best_weighted_text = weighted.then(|| super::leaderboard::best_weighted_text(s, &label));
@@ -286,7 +304,8 @@ ul{margin:.3rem 0}.scroll{overflow-x:auto}dl{display:grid;grid-template-columns:
 {% endfor %}</tbody></table></div>
 {% for d in deltas %}{% if d.diff %}<details><summary>{{ d.contender }} · {{ d.dataset }} · {{ d.case }}: output diff</summary><pre>{{ d.diff }}</pre></details>{% endif %}{% endfor %}
 {% endif %}
-{% if refused %}<p>Refused (never scored): {% for r in refused %}{{ r }}{% if not loop.last %}; {% endif %}{% endfor %}</p>{% endif %}
+{% if tests %}<h2>Statistical gate</h2><ul>{% for t in tests %}<li>{{ t }}</li>{% endfor %}</ul>
+{% endif %}{% if refused %}<p>Refused (never scored): {% for r in refused %}{{ r }}{% if not loop.last %}; {% endif %}{% endfor %}</p>{% endif %}
 {% if overall_note %}<h2>overall</h2>
 <div class="note">{{ overall_note }}</div>{% endif %}
 {% for t in tables %}
@@ -372,6 +391,7 @@ impl Report for Html {
             passed => passed,
             reasons => reasons,
             deltas => deltas(comparison),
+            tests => comparison.map(|c| super::verdict::tested(c, run)).unwrap_or_default(),
         };
         env.get_template("report.html")
             .and_then(|t| t.render(ctx))

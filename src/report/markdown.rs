@@ -346,8 +346,41 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
     if run.experiments.is_empty() {
         return;
     }
-    out.push("\n### Experiments\n\n| contender | dataset | baseline | now | Δ points | errors | failed thresholds | |\n|---|---|--:|--:|--:|--:|--:|---|\n");
+    let stats = super::leaderboard::repeated(run) || c.experiments.iter().any(|d| d.test.is_some());
+    if stats {
+        out.push("\n### Experiments\n\n| contender | dataset | baseline | now | ± | Δ points | p | pass^k | flaky | errors | failed thresholds | |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
+    } else {
+        out.push("\n### Experiments\n\n| contender | dataset | baseline | now | Δ points | errors | failed thresholds | |\n|---|---|--:|--:|--:|--:|--:|---|\n");
+    }
     for e in &run.experiments {
+        if stats {
+            let d = c
+                .experiments
+                .iter()
+                .find(|d| d.contender.key() == e.contender.key() && d.dataset == e.dataset);
+            let [ci, hat, flaky] = super::leaderboard::repeat_cells(e);
+            let test = d.and_then(|d| d.test.as_ref());
+            out.push(&format!(
+                "| {} | {} | {} | {} | {ci} | {} | {} | {hat} | {flaky} | {} | {} | {} |\n",
+                cell(&text(&contender_label(&e.contender))),
+                cell(&text(&e.dataset)),
+                pct(d.and_then(|d| d.baseline)),
+                pct(d.and_then(|d| d.candidate).or(e.score)),
+                points(d.and_then(|d| d.delta)),
+                test.map(|t| super::verdict::p_value(t.p_value))
+                    .unwrap_or_else(|| "-".into()),
+                e.errors,
+                e.failed,
+                if d.is_some_and(|d| d.regressed) {
+                    "**regressed**"
+                } else if test.is_some_and(|t| t.inconclusive) {
+                    "inconclusive"
+                } else {
+                    ""
+                }
+            ));
+            continue;
+        }
         let d = c
             .experiments
             .iter()

@@ -192,6 +192,44 @@ pub fn p_value(p: f64) -> String {
     }
 }
 
+/// Each experiment the statistical gate tested, in words: `fake/echo · tax: 90.0% → 87.5%
+/// (±2.1), p = 0.012 by sign-flip over 40 cases, 3 tries`, and its call when it was past
+/// the tolerance.
+pub fn tested(c: &Comparison, run: &RunResult) -> Vec<String> {
+    c.experiments
+        .iter()
+        .filter_map(|e| {
+            let t = e.test.as_ref()?;
+            let ci = run
+                .experiments
+                .iter()
+                .find(|x| x.contender.key() == e.contender.key() && x.dataset == e.dataset)
+                .and_then(|x| x.repeat.as_ref())
+                .and_then(|r| r.ci95)
+                .map(|h| format!(" (±{:.1})", h * 100.0))
+                .unwrap_or_default();
+            let call = if t.inconclusive {
+                "; inconclusive"
+            } else if e.regressed {
+                "; regressed"
+            } else {
+                ""
+            };
+            Some(format!(
+                "{}: {} → {}{ci}, p = {} by {} over {} cases, {} {}{call}",
+                experiment_label(&e.contender, &e.dataset),
+                pct(e.baseline),
+                pct(e.candidate),
+                p_value(t.p_value),
+                t.method,
+                e.matched,
+                t.k,
+                if t.k == 1 { "try" } else { "tries" }
+            ))
+        })
+        .collect()
+}
+
 /// Each experiment whose drop the statistical gate left undecided, in words (the terminal
 /// and the reports list them whether or not they gate).
 pub fn inconclusive(c: &Comparison) -> Vec<String> {

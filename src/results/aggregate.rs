@@ -344,9 +344,26 @@ fn overall_row(es: &[&ExperimentResult]) -> ExperimentResult {
         },
         time_s: es.iter().map(|e| e.time_s).sum(),
         wscore: None,
-        repeat: None,
+        repeat: overall_repeats(es),
         cases: vec![],
     }
+}
+
+/// The datasets' repeat figures together: `pass^k` and `pass@k` weighted by cases, flaky
+/// cases summed; the interval is per dataset only (its sums are not kept).
+fn overall_repeats(es: &[&ExperimentResult]) -> Option<RepeatStats> {
+    let rs: Vec<(&RepeatStats, f64)> = es
+        .iter()
+        .filter_map(|e| e.repeat.as_ref().map(|r| (r, e.cases_total as f64)))
+        .collect();
+    let n: f64 = rs.iter().map(|(_, n)| n).sum();
+    (!rs.is_empty()).then(|| RepeatStats {
+        k: rs.iter().map(|(r, _)| r.k).max().unwrap_or(1),
+        ci95: None,
+        pass_hat_k: rs.iter().map(|(r, n)| r.pass_hat_k * n).sum::<f64>() / n.max(1.0),
+        pass_at_k: rs.iter().map(|(r, n)| r.pass_at_k * n).sum::<f64>() / n.max(1.0),
+        flaky: rs.iter().map(|(r, _)| r.flaky).sum(),
+    })
 }
 
 /// Nearest-rank percentile of sorted values.
