@@ -71,6 +71,9 @@ pub(crate) enum Command {
     History(HistoryArgs),
     /// Write a stored run's JSON snapshot (a baseline for `check --baseline FILE.json`).
     Export(ExportArgs),
+    /// List the cases whose verdict varied across the last runs of a branch (to fix or
+    /// quarantine them).
+    Flaky(FlakyArgs),
     /// Render a stored run (default: the latest), optionally compared with a baseline, as md,
     /// junit, json, diff or html; with --fail-on-regression, exit as `check` would.
     Report(ReportArgs),
@@ -269,6 +272,25 @@ pub(crate) enum MissingBaselineArg {
     Fail,
     /// Warn, and gate on thresholds and errors alone.
     Pass,
+}
+
+#[derive(Debug, Args, Clone)]
+pub(crate) struct FlakyArgs {
+    /// The branch whose runs are read.
+    #[arg(long, default_value = "main")]
+    pub(crate) branch: String,
+    /// How many of its latest runs.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub(crate) last: usize,
+    /// Only runs of this suite.
+    #[arg(long)]
+    pub(crate) suite: Option<String>,
+    /// The history store (default: <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    pub(crate) history: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -169,3 +169,37 @@ fn repeat_0_is_a_usage_error_and_defaults_repeat_0_a_config_error() {
         .code(2)
         .stderr_has("defaults.repeat is 0");
 }
+
+#[test]
+fn evals_flaky_lists_the_cases_whose_verdict_varied_across_mains_last_runs() {
+    let s = Server::start();
+    s.answer("/v1/chat/completions", ThirdTryWrong::default());
+    let p = project(&s.uri());
+    // c0 is answered right twice, then wrong: P, P, F on main; c1 passes every time.
+    for code in [0, 0, 1] {
+        p.evals(&[
+            "run",
+            "--cassettes",
+            "live",
+            "--branch",
+            "main",
+            "--no-autosave",
+        ])
+        .code(code);
+    }
+    let listed = p.evals(&["flaky"]).code(0);
+    listed
+        .stdout_has("c0")
+        .stdout_has("2 of 3")
+        .stdout_has("PPF");
+    listed.stdout_lacks("c1");
+    listed.stderr_has("1 case varied over the last 10 runs of main");
+    let json: Value =
+        serde_json::from_str(&p.evals(&["flaky", "--json", "--last", "2"]).code(0).stdout)
+            .expect("json");
+    assert_eq!(json[0]["case"], "c0");
+    assert_eq!(json[0]["verdicts"], json!(["pass", "fail"]));
+    p.evals(&["flaky", "--branch", "feature"])
+        .code(0)
+        .stderr_has("no case's verdict varied over the last 10 runs of feature");
+}
