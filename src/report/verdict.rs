@@ -171,7 +171,7 @@ pub fn reason_text(r: &Reason) -> String {
 fn inconclusive_words(baseline: f64, candidate: f64, t: &crate::results::PairedTest) -> String {
     let decide = match t.repeats_to_decide {
         Some(n) => format!("; about {n} tries per case would decide it (--repeat {n})"),
-        None => String::new(),
+        None => "; more tries would not decide it (the cases differ, not their tries)".into(),
     };
     format!(
         "inconclusive: mean score fell {:.1} points ({} → {}), past the tolerance but not significant (p = {}, alpha {}){decide}",

@@ -182,25 +182,39 @@ pub fn mcnemar_p(lost: u64, gained: u64) -> f64 {
     (tail / 2f64.powi(n as i32)).min(1.0)
 }
 
-/// The repeats per case that would likely decide a drop the test left undecided: the
-/// variance of a per-case mean falls as 1/K while the drop stays, so a drop of `mean` over
-/// `n` cases with standard deviation `sd` at `k` repeats needs about
-/// `k · (z · sd / (|mean| · √n))²` repeats to clear `alpha`. An estimate (it takes all the
-/// noise to be the repeats'), never below `k + 1`; `None` when no drop or no spread.
-pub fn repeats_to_decide(diffs: &[f64], k: usize, alpha: f64) -> Option<usize> {
+/// The tries per case that would likely decide a drop the test left undecided. The spread
+/// of the per-case differences `diffs` (at `k` tries) is the cases' own (which more tries
+/// do not shrink) plus the tries' noise, `within / k` (`within`: the mean over the cases of
+/// their tries' variance, both sides summed), which falls as 1/K'. The drop clears `alpha`
+/// once `se(K')² = (between + within / K') / n ≤ (mean / z)²`. An estimate, never below
+/// `k + 1`; `None` when there is no drop, or when more tries cannot decide it (the spread is
+/// between the cases: only more cases would).
+pub fn repeats_to_decide(diffs: &[f64], within: f64, k: usize, alpha: f64) -> Option<usize> {
     let n = diffs.len();
     let (mean, _) = mean_ci95(diffs)?;
-    if n < 2 || mean >= 0.0 {
+    if n < 2 || mean >= 0.0 || within <= 0.0 {
         return None;
     }
+    let k = k.max(1);
     let var = diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    if var <= 0.0 {
+    let between = (var - within / k as f64).max(0.0);
+    let z = z_one_sided(alpha);
+    let room = n as f64 * mean * mean / (z * z) - between;
+    if room <= 0.0 {
         return None;
     }
-    let z = z_one_sided(alpha);
-    let factor = (z * var.sqrt() / (mean.abs() * (n as f64).sqrt())).powi(2);
-    let want = (k.max(1) as f64 * factor).ceil();
+    let want = (within / room).ceil();
     Some((want as usize).max(k + 1))
+}
+
+/// The sample variance of `values` (0 for fewer than two).
+pub fn variance(values: &[f64]) -> f64 {
+    let n = values.len();
+    if n < 2 {
+        return 0.0;
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64
 }
 
 /// The one-sided normal quantile of `alpha` (Acklam's rational approximation, enough for
@@ -334,14 +348,28 @@ mod tests {
     }
 
     #[test]
-    fn repeats_to_decide_grows_with_the_noise_and_is_more_than_now() {
-        let noisy = [-0.3, 0.2, -0.1, 0.1, -0.2, 0.0, -0.05, 0.05];
-        let quiet = [-0.05, -0.04, -0.06, -0.05, -0.03, -0.05, -0.06, -0.04];
-        let n = repeats_to_decide(&noisy, 3, 0.05).unwrap();
-        let q = repeats_to_decide(&quiet, 3, 0.05).unwrap();
-        assert!(n > q, "{n} vs {q}");
-        assert!(q >= 4);
-        assert_eq!(repeats_to_decide(&[0.1, 0.2], 3, 0.05), None);
+    fn repeats_to_decide_grows_with_the_tries_noise_and_is_none_when_the_cases_differ() {
+        // Differences spread by the tries' noise alone (within = 3 · var(diffs)): more tries
+        // shrink it; the noisier, the more tries.
+        let diffs = [-0.3, 0.2, -0.1, 0.1, -0.2, 0.0, -0.05, 0.05];
+        let w = 3.0 * variance(&diffs);
+        let noisy = repeats_to_decide(&diffs, w, 3, 0.05).unwrap();
+        let calmer: Vec<f64> = diffs.iter().map(|d| (d + 0.0375) / 2.0 - 0.0375).collect();
+        let quiet = repeats_to_decide(&calmer, 3.0 * variance(&calmer), 3, 0.05).unwrap();
+        assert!(noisy > quiet && quiet >= 4, "{noisy} vs {quiet}");
+        // Most of the spread the cases' own: more tries cannot bring it under the drop.
+        assert_eq!(repeats_to_decide(&diffs, w / 4.0, 3, 0.05), None);
+        // by hand: mean -0.0375, n 8, z 1.6449: room = 8 · 0.0375² / 1.6449² = 0.004158;
+        // between = 0; K' = ceil(w / room).
+        assert_eq!(
+            noisy,
+            (w / (8.0 * 0.0375f64.powi(2) / 1.6449f64.powi(2))).ceil() as usize
+        );
+        // One case fell, its tries all alike: more tries change nothing.
+        let mut one = vec![0.0; 40];
+        one[7] = -0.9;
+        assert_eq!(repeats_to_decide(&one, 0.0, 3, 0.05), None);
+        assert_eq!(repeats_to_decide(&[0.1, 0.2], 1.0, 3, 0.05), None);
         assert!((z_one_sided(0.05) - 1.6449).abs() < 1e-3);
         assert!((z_one_sided(0.01) - 2.3263).abs() < 1e-3);
         assert!((z_one_sided(0.2) - 0.8416).abs() < 1e-3);

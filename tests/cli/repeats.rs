@@ -203,3 +203,126 @@ fn evals_flaky_lists_the_cases_whose_verdict_varied_across_mains_last_runs() {
         .code(0)
         .stderr_has("no case's verdict varied over the last 10 runs of feature");
 }
+
+/// Answers `case N` right, except the cases `wrong` says (by N and the try, counted per
+/// case from 1), which it answers wrong.
+struct Wrong(
+    Box<dyn Fn(u64, usize) -> bool + Send + Sync>,
+    Mutex<HashMap<String, usize>>,
+);
+
+impl Respond for Wrong {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&req.body).expect("json body");
+        let user = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        let n = {
+            let mut calls = self.1.lock().unwrap();
+            let c = calls.entry(user.clone()).or_default();
+            *c += 1;
+            *c
+        };
+        let id: u64 = user.trim_start_matches("case ").parse().unwrap();
+        let answer = if (self.0)(id, n) {
+            "wrong".into()
+        } else {
+            format!("a{id}")
+        };
+        chat(
+            &json!({"answer": answer}).to_string(),
+            json!({"prompt_tokens": 10, "completion_tokens": 3}),
+        )
+    }
+}
+
+fn forty(uri: &str) -> Project {
+    let cases: String = (0..40)
+        .map(|i| format!("{{\"id\": \"c{i}\", \"input\": \"case {i}\", \"expected\": {{\"answer\": \"a{i}\"}}}}\n"))
+        .collect();
+    Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &format!(
+                "suite: tries\nrequest_types: [prompt]\nadapter:\n  kind: prompt\n  user: \"{{{{ input }}}}\"\n  json: true\n{MINI_SCHEMA}defaults: {{ max_tokens: 64, repeat: 3 }}\nlocal:\n  base_url: {uri}/v1\n  models: [m1]\n"
+            ),
+        )
+        .file("evals/datasets/d/cases.jsonl", &cases)
+}
+
+/// Records the suite with the server answering as `wrong` says, then checks it offline
+/// on `branch` against main.
+fn recorded_check(
+    p: &Project,
+    code: i32,
+    wrong: impl Fn(u64, usize) -> bool + Send + Sync + 'static,
+    extra: &[&str],
+) -> crate::harness::Done {
+    let mut s = Server::start();
+    s.answer(
+        "/v1/chat/completions",
+        Wrong(Box::new(wrong), Mutex::default()),
+    );
+    let config = p.read("evals/.llm-evals.config.yml");
+    let at = config.find("base_url: ").unwrap();
+    let end = config[at..].find('\n').unwrap() + at;
+    p.write(
+        "evals/.llm-evals.config.yml",
+        &format!(
+            "{}base_url: {}/v1{}",
+            &config[..at],
+            s.uri(),
+            &config[end..]
+        ),
+    );
+    p.evals(&["record", "--no-autosave", "-p", "8"]).code(0);
+    s.stop();
+    let mut argv = vec!["check", "--baseline", "main", "--no-autosave"];
+    argv.extend(extra);
+    p.evals(&argv).code(code)
+}
+
+#[test]
+fn check_with_repeats_gates_a_consistent_drop_and_calls_one_noisy_case_inconclusive() {
+    let p = forty("http://127.0.0.1:9");
+    // main: every try of every case right (`defaults.repeat: 3`).
+    recorded_check(&p, 0, |_, _| false, &["--branch", "main"]).stderr_has("first baseline");
+    // One case of 40 wrong on every try: its mean falls 0.9, the experiment's 2.25 points,
+    // past the 2-point tolerance, but one case is no evidence: inconclusive, not gated.
+    let noisy = recorded_check(&p, 0, |id, _| id == 7, &["--branch", "noisy"]);
+    noisy
+        .stderr_has("evals check passed, 1 inconclusive in tries (main → noisy)")
+        .stderr_has("local/m1 [max 64] · d: inconclusive: mean score fell 2.2 points (100.0% → 97.8%), past the tolerance but not significant (p = 0.500, alpha 0.05); more tries would not decide it (the cases differ, not their tries)");
+    // --inconclusive fail gates it.
+    let strict = p
+        .evals(&[
+            "check",
+            "--baseline",
+            "main",
+            "--branch",
+            "noisy",
+            "--no-autosave",
+            "--inconclusive",
+            "fail",
+        ])
+        .code(1);
+    strict.stderr_has("evals check: 1 inconclusive in tries (main → noisy)");
+    // Every case wrong on its third try: a consistent fall of 30 points, significant.
+    let consistent = recorded_check(
+        &p,
+        1,
+        |_, n| n == 3,
+        &["--branch", "consistent", "--markdown", "pr.md"],
+    );
+    consistent.stderr_has("evals check: 1 regression in tries (main → consistent)");
+    let md = p.read("pr.md");
+    assert!(md.contains("| ± | Δ points | p | pass^k | flaky |"), "{md}");
+    // No thresholds: every try passes them, pass^k stays 100%.
+    assert!(
+        md.contains("| ±0.0 | -30.0 | < 0.001 | 100.0% | 0 |"),
+        "{md}"
+    );
+}
