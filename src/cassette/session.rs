@@ -260,7 +260,7 @@ pub struct Session {
 /// The tries of one case run `--repeat K` times, sharing one cassette: each try opens the
 /// session the last one finished, so replay goes on down the FIFO queues (try 2 gets the
 /// second recording of an identical request) and record keeps every try's exchanges;
-/// [`Transport::finish_repeats`] writes them once, when every try is done.
+/// `Transport::finish_repeats` writes them once, when every try is done.
 #[derive(Default)]
 pub struct Repeats {
     held: Mutex<Option<Session>>,

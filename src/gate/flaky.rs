@@ -133,7 +133,7 @@ pub fn flaky(
                 .filter(|v| **v == RunVerdict::Flaky)
                 .count()
     };
-    out.sort_by(|a, b| changes(b).cmp(&changes(a)));
+    out.sort_by_key(|f| std::cmp::Reverse(changes(f)));
     Ok(out)
 }
 

@@ -326,3 +326,11 @@ fn check_with_repeats_gates_a_consistent_drop_and_calls_one_noisy_case_inconclus
         "{md}"
     );
 }
+
+#[test]
+fn a_dry_run_counts_every_try() {
+    let p = project("http://127.0.0.1:9");
+    p.evals(&["run", "-n", "--repeat", "3"])
+        .code(0)
+        .stdout_has("1 contenders × 1 datasets = 1 experiments, 6 calls, 3 tries per case (");
+}
