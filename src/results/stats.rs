@@ -217,12 +217,10 @@ pub fn variance(values: &[f64]) -> f64 {
     values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64
 }
 
-/// The one-sided normal quantile of `alpha` (Acklam's rational approximation, enough for
-/// an estimate of repeats).
+/// The one-sided normal quantile of `alpha`: the common levels from a table, any other by
+/// bisection on [`normal_cdf`] (enough for an estimate of tries).
 fn z_one_sided(alpha: f64) -> f64 {
     let p = 1.0 - alpha.clamp(1e-9, 0.5);
-    // The upper-tail quantile by bisection on the error function's series would do as well;
-    // a short table of common alphas keeps it exact where it matters.
     match p {
         p if (p - 0.95).abs() < 1e-12 => 1.6449,
         p if (p - 0.99).abs() < 1e-12 => 2.3263,
@@ -316,11 +314,11 @@ mod tests {
 
     #[test]
     fn a_consistent_drop_is_significant_and_one_noisy_case_is_not() {
-        // 40 cases, each 0.05 lower on every repeat.
-        let consistent = vec![-0.05; 40];
+        // 40 cases, each 0.025 lower on every try.
+        let consistent = vec![-0.025; 40];
         assert!(sign_flip_p(&consistent).unwrap() < 0.001);
-        // The same mean drop (0.05) from one case that fell 2.0 points of mean... one case
-        // of 40 from 1 to 0 and the rest equal: a coin flip.
+        // The same mean drop (0.025) from one case of 40 falling from 1 to 0, the rest
+        // unchanged: a coin flip.
         let mut one = vec![0.0; 40];
         one[7] = -1.0;
         assert_eq!(sign_flip_p(&one), Some(0.5));
