@@ -403,6 +403,45 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
     }
 }
 
+/// How many flaky cases the comment names before "and N more".
+const FLAKY: usize = 20;
+
+/// The cases whose tries disagreed (`--repeat K`), listed apart from the regressions.
+fn flaky_section(out: &mut Bounded, run: &RunResult) {
+    let rows: Vec<String> = run
+        .experiments
+        .iter()
+        .flat_map(|e| {
+            e.cases.iter().filter(|c| c.flaky()).map(move |c| {
+                format!(
+                    "- {} · {} · {}: passed {} of {} tries\n",
+                    text(&contender_label(&e.contender)),
+                    text(&e.dataset),
+                    code(&c.case),
+                    c.passes(),
+                    c.tries()
+                )
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    out.push(&format!(
+        "\n### Flaky cases ({})\n\nSome tries passed, some failed; each is gated by what most of its tries did.\n\n",
+        rows.len()
+    ));
+    for r in rows.iter().take(FLAKY) {
+        out.push(r);
+    }
+    if rows.len() > FLAKY {
+        out.push(&format!(
+            "- … and {} more (`evals flaky` lists them across runs)\n",
+            rows.len() - FLAKY
+        ));
+    }
+}
+
 /// Cassette misses, one block per cause: its diff once, who it hit, a hint per contender.
 fn misses_section(out: &mut Bounded, run: &RunResult) {
     let groups = super::misses::groups(run);
@@ -576,6 +615,7 @@ impl Report for Markdown {
             }
         }
         experiments_table(&mut out, run, c);
+        flaky_section(&mut out, run);
         misses_section(&mut out, run);
         // Gated cases other than misses, taken round-robin across contenders so that a cut
         // leaves every contender's first regressions.

@@ -203,6 +203,15 @@ mod tests {
         assert!(board.contains("50.0%"), "pass^3 of 1 in 2 cases: {board}");
         let md = render(Format::Markdown, term, &n, Some(&c));
         assert!(md.contains("| ± | Δ points | p | pass^k | flaky |"), "{md}");
+        assert!(md.contains("### Flaky cases (1)"), "{md}");
+        assert!(md.contains("· `a`: passed 2 of 3 tries"), "{md}");
+        let said = verdict::Terminal::of(&n, &c);
+        assert!(
+            said.reasons
+                .contains(&"  1 flaky case (some tries passed, some failed): tax/a".to_string()),
+            "{:?}",
+            said.reasons
+        );
         let html = render(Format::Html, term, &n, Some(&c));
         assert!(html.contains("<th class=\"\">pass^k</th>"), "{html}");
         assert!(html.contains("<h2>Statistical gate</h2>"), "{html}");

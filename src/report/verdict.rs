@@ -63,6 +63,30 @@ impl Terminal {
         {
             reasons.extend(inconclusive(c).into_iter().map(|l| format!("  {l}")));
         }
+        let flaky: Vec<String> = run
+            .experiments
+            .iter()
+            .flat_map(|e| {
+                e.cases
+                    .iter()
+                    .filter(|c| c.flaky())
+                    .map(move |c| format!("{}/{}", e.dataset, c.case))
+            })
+            .collect();
+        if !flaky.is_empty() {
+            let shown: Vec<&str> = flaky.iter().take(10).map(String::as_str).collect();
+            let more = flaky.len() - shown.len();
+            reasons.push(format!(
+                "  {} (some tries passed, some failed): {}{}",
+                crate::text::plural(flaky.len(), "flaky case", "flaky cases"),
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ));
+        }
         Terminal { line, reasons }
     }
 }
