@@ -111,6 +111,8 @@ pub struct CaseModel<'a> {
     pub(crate) transport: &'a Transport,
     pub(crate) key: CassetteKey,
     pub(crate) meta: SessionMeta,
+    /// The tries this answer is one of, under `--repeat K` (K > 1): they share one cassette.
+    pub(crate) repeats: Option<Arc<crate::cassette::Repeats>>,
 }
 
 impl CaseModel<'_> {
@@ -153,7 +155,10 @@ impl CaseModel<'_> {
     /// Opens the case's cassette session, for calls made elsewhere (the exec adapter's
     /// gateway); finish it with [`Session::finish`] once they are done.
     pub fn open(&self) -> std::result::Result<Session, CallError> {
-        self.transport.session(&self.key, self.meta.clone())
+        match &self.repeats {
+            Some(r) => self.transport.session_in(&self.key, self.meta.clone(), r),
+            None => self.transport.session(&self.key, self.meta.clone()),
+        }
     }
 }
 

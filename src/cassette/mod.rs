@@ -47,6 +47,7 @@ pub(crate) use live::LiveClient;
 pub use miss::{Miss, MissReason};
 pub use mode::Mode;
 pub(crate) use redact::{Finding, scan_paths};
+pub(crate) use session::Repeats;
 pub use session::Session;
 pub(crate) use session::{
     CassetteOptions, DEFAULT_MAX_RESPONSE_BYTES, SessionMeta, Tally, Transport, UNWRITTEN_NAMED,

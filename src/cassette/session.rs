@@ -161,6 +161,41 @@ impl Transport {
         key.path_in(&self.options.dir)
     }
 
+    /// Opens the session of one try of a repeated case: the session the last try
+    /// finished, or, for the first try, a new one as [`Transport::session`] opens it.
+    pub fn session_in(
+        &self,
+        key: &CassetteKey,
+        meta: SessionMeta,
+        repeats: &Arc<Repeats>,
+    ) -> Result<Session, CallError> {
+        let held = repeats
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let mut session = match held {
+            Some(s) => s,
+            None => self.session(key, meta)?,
+        };
+        session.repeats = Some(Arc::clone(repeats));
+        Ok(session)
+    }
+
+    /// Writes what every try of a repeated case exchanged, as [`Session::finish`] writes
+    /// one session's (nothing when no try opened the cassette).
+    pub fn finish_repeats(&self, repeats: &Repeats) -> Result<Option<PathBuf>, CallError> {
+        let held = repeats
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        match held {
+            Some(s) => s.finish(),
+            None => Ok(None),
+        }
+    }
+
     /// Opens the session of one case. In replay and auto, its cassette is loaded now: a
     /// corrupt or future-format file is an error naming the file; an absent one is not
     /// (replay reports it on the first request).
@@ -196,6 +231,7 @@ impl Transport {
                 fetched_live: false,
                 failed: false,
             }),
+            repeats: None,
         })
     }
 }
@@ -216,6 +252,25 @@ pub struct Session {
     /// The cassette as loaded; `None` when there was none (or the mode reads none).
     recorded: Option<Vec<Interaction>>,
     state: Mutex<State>,
+    /// The tries this session is one of (`--repeat K`): finishing hands the session back
+    /// to them instead of writing.
+    repeats: Option<Arc<Repeats>>,
+}
+
+/// The tries of one case run `--repeat K` times, sharing one cassette: each try opens the
+/// session the last one finished, so replay goes on down the FIFO queues (try 2 gets the
+/// second recording of an identical request) and record keeps every try's exchanges;
+/// `Transport::finish_repeats` writes them once, when every try is done.
+#[derive(Default)]
+pub struct Repeats {
+    held: Mutex<Option<Session>>,
+}
+
+impl Repeats {
+    /// No try has run yet.
+    pub fn new() -> Arc<Repeats> {
+        Arc::default()
+    }
 }
 
 struct State {
@@ -283,7 +338,11 @@ impl Session {
     /// full disk) is an error in record, whose job is the write; in auto it is noted for the
     /// run's closing warning (how many cassettes went unwritten) and the case goes on to be
     /// scored.
-    pub fn finish(self) -> Result<Option<PathBuf>, CallError> {
+    pub fn finish(mut self) -> Result<Option<PathBuf>, CallError> {
+        if let Some(repeats) = self.repeats.take() {
+            *repeats.held.lock().unwrap_or_else(PoisonError::into_inner) = Some(self);
+            return Ok(None);
+        }
         let state = self
             .state
             .into_inner()

@@ -71,6 +71,9 @@ pub(crate) enum Command {
     History(HistoryArgs),
     /// Write a stored run's JSON snapshot (a baseline for `check --baseline FILE.json`).
     Export(ExportArgs),
+    /// List the cases whose verdict varied across the last runs of a branch (to fix or
+    /// quarantine them).
+    Flaky(FlakyArgs),
     /// Render a stored run (default: the latest), optionally compared with a baseline, as md,
     /// junit, json, diff or html; with --fail-on-regression, exit as `check` would.
     Report(ReportArgs),
@@ -179,6 +182,10 @@ pub(crate) struct RunArgs {
     /// case alone then no longer fails the run; without it, every case must pass).
     #[arg(long, value_name = "FRACTION")]
     pub(crate) min_pass_rate: Option<f64>,
+    /// Run each case K times per contender (default: defaults.repeat, else 1): each try is
+    /// its own recorded interaction; reports add ±, pass^k and flaky columns.
+    #[arg(long, value_name = "K")]
+    pub(crate) repeat: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -237,6 +244,26 @@ pub(crate) struct CheckArgs {
     /// Write the standalone HTML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub(crate) html: Option<PathBuf>,
+    /// Gate an experiment's drop on a paired test even when every case ran once (it is on
+    /// whenever the run or the baseline has --repeat K > 1).
+    #[arg(long)]
+    pub(crate) stat: bool,
+    /// The significance level of the statistical gate.
+    #[arg(long, default_value_t = 0.05, value_name = "P")]
+    pub(crate) alpha: f64,
+    /// What a drop past the tolerance that is not significant does: pass (reported) or fail.
+    #[arg(long, value_enum, default_value_t = InconclusiveArg::Pass, value_name = "WHAT")]
+    pub(crate) inconclusive: InconclusiveArg,
+}
+
+/// `--inconclusive`: whether an undecided drop gates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub(crate) enum InconclusiveArg {
+    /// Report it; the check passes on it.
+    #[default]
+    Pass,
+    /// Gate it like a regression.
+    Fail,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -245,6 +272,25 @@ pub(crate) enum MissingBaselineArg {
     Fail,
     /// Warn, and gate on thresholds and errors alone.
     Pass,
+}
+
+#[derive(Debug, Args, Clone)]
+pub(crate) struct FlakyArgs {
+    /// The branch whose runs are read.
+    #[arg(long, default_value = "main")]
+    pub(crate) branch: String,
+    /// How many of its latest runs.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub(crate) last: usize,
+    /// Only runs of this suite.
+    #[arg(long)]
+    pub(crate) suite: Option<String>,
+    /// The history store (default: <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    pub(crate) history: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Args, Clone)]

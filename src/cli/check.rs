@@ -18,7 +18,11 @@ use crate::suite::Suite;
 fn plan(a: &CheckArgs) -> Result<CheckPlan> {
     Ok(CheckPlan::check(
         a.baseline.clone(),
-        Rules::new(a.tolerance, false)?,
+        Rules::new(a.tolerance, false)?.with_stat(gate::Stat {
+            force: a.stat,
+            alpha: a.alpha,
+            inconclusive_fails: a.inconclusive == super::args::InconclusiveArg::Fail,
+        })?,
         match a.missing_baseline {
             MissingBaselineArg::Fail => MissingBaseline::Fail,
             MissingBaselineArg::Pass => MissingBaseline::Pass,
@@ -144,6 +148,10 @@ pub(super) fn print_verdict(run: &RunResult, comparison: Option<&Comparison>, ou
     let said = crate::report::verdict::Terminal::of(run, c);
     if c.verdict.passed {
         out.note(&said.line);
+        // A passed check lists only what the statistical gate left undecided.
+        for r in &said.reasons {
+            out.note(r);
+        }
     } else {
         out.error(&said.line);
         for r in &said.reasons {

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::args::{ExportArgs, Global, HistoryArgs, ReportArgs};
+use super::args::{ExportArgs, FlakyArgs, Global, HistoryArgs, ReportArgs};
 use super::output::{Out, align_right, table};
 use super::report_file::ReportFile;
 use super::target::Target;
@@ -31,6 +31,60 @@ fn open_existing(path: &Path) -> Result<History> {
         )));
     }
     History::open(path)
+}
+
+/// `evals flaky`: the cases whose verdict varied across the branch's last runs, most
+/// changeable first; each run's verdict oldest first (`P` pass, `F` fail, `~` flaky
+/// tries, `E` error). Exit 0 whatever it finds: it is a list, not a gate.
+pub(crate) fn flaky(g: &Global, a: &FlakyArgs, out: &Out) -> Result<i32> {
+    if a.last == 0 {
+        return Err(Error::Usage("--last 0: read at least 1 run".into()));
+    }
+    let path = history_path(g, a.history.as_deref(), out)?;
+    let h = open_existing(&path)?;
+    let cases = crate::gate::flaky(&h, a.suite.as_deref(), &a.branch, a.last)?;
+    if a.json {
+        let text = serde_json::to_string_pretty(&cases)
+            .map_err(|e| Error::Failed(format!("could not write JSON: {e}")))?;
+        out.line(&text);
+        return Ok(exit::OK);
+    }
+    if cases.is_empty() {
+        out.note(&format!(
+            "no case's verdict varied over the last {} of {}",
+            crate::text::plural(a.last, "run", "runs"),
+            a.branch
+        ));
+        return Ok(exit::OK);
+    }
+    let mut t = table(
+        [
+            "contender",
+            "dataset",
+            "case",
+            "passed",
+            "runs (oldest first)",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    for c in &cases {
+        t.add_row(vec![
+            crate::report::format::contender_label(&c.contender),
+            c.dataset.clone(),
+            c.case.clone(),
+            format!("{} of {}", c.passed(), c.verdicts.len()),
+            c.verdicts.iter().map(|v| v.letter()).collect(),
+        ]);
+    }
+    out.line(&t.to_string());
+    out.note(&format!(
+        "{} varied over the last {} of {} (P pass, F fail, ~ flaky tries, E error)",
+        crate::text::plural(cases.len(), "case", "cases"),
+        crate::text::plural(a.last, "run", "runs"),
+        a.branch
+    ));
+    Ok(exit::OK)
 }
 
 /// `evals history`: the stored runs, newest first.

@@ -118,6 +118,7 @@ fn dispatch(cli: Cli, bin: &'static str, env: &crate::env::Env, out: &Out) -> Re
         }
         Command::History(a) => history::list(g, &a, out),
         Command::Export(a) => history::export(g, &a, out),
+        Command::Flaky(a) => history::flaky(g, &a, out),
         Command::Report(a) => history::report(g, &a, out),
         Command::Comment(a) => {
             // The suite's keys (and its env_files' secrets) are scrubbed from the comment

@@ -47,7 +47,7 @@ pub(crate) fn build(suite: &Suite, a: &RunArgs) -> Result<RunPlan> {
         &crate::provider::Registry::default(),
     );
     let cases = cases::select(&suite.cases, &super::cases::selection(&a.select))?;
-    RunPlan::new(suite, lineup, cases, a.parallelism, a.concurrency)
+    RunPlan::new(suite, lineup, cases, a.parallelism, a.concurrency)?.with_repeat(a.repeat)
 }
 
 /// `--min-score` and `--min-pass-rate`, each a fraction (LLMEvalForge writes `0.95`).
@@ -110,16 +110,21 @@ pub(crate) fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
             price_per_million(suite, c),
         ];
         row.extend(per_dataset.values().map(|n| n.to_string()));
-        row.push(plan.cases.len().to_string());
+        row.push((plan.cases.len() * plan.repeat).to_string());
         t.add_row(row);
     }
     let n = per_dataset.len();
     align_right(&mut t, 4..(7 + n));
     out.line(&t.to_string());
     let experiments = plan.lineup.contenders.len() * n;
-    let calls = plan.lineup.contenders.len() * plan.cases.len();
+    let calls = plan.lineup.contenders.len() * plan.cases.len() * plan.repeat;
+    // `--repeat K`: each case K times (a run of one try reads as it always did).
+    let tries = match plan.repeat {
+        1 => String::new(),
+        k => format!(", {k} tries per case"),
+    };
     out.line(&format!(
-        "{} contenders × {} datasets = {} experiments, {} calls ({} at a time, {} cases in flight each); nothing was called",
+        "{} contenders × {} datasets = {} experiments, {} calls{tries} ({} at a time, {} cases in flight each); nothing was called",
         plan.lineup.contenders.len(),
         n,
         experiments,

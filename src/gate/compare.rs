@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashSet};
 use super::Limits;
 use crate::results::{
     BaselineInfo, CaseDelta, CaseRef, CaseResult, CaseStatus, Comparison, ExperimentDelta,
-    ExperimentResult, Reason, RunResult, RunStatus, Stopped, Verdict,
+    ExperimentResult, PairedTest, Reason, RunResult, RunStatus, Stopped, Verdict,
 };
 
 /// Scores closer than this are the same score (they went through JSON and sums).
@@ -28,6 +28,30 @@ pub struct Rules {
     pub tolerance: f64,
     /// Also fail on any compared case whose score dropped at all (`--fail-on-case-regression`).
     pub fail_on_case_decline: bool,
+    /// The statistical gate: `--stat`, `--alpha`, `--inconclusive`.
+    pub stat: Stat,
+}
+
+/// How the statistical gate judges rule 1 (DESIGN §8 with repeats): on when either run has
+/// tries (`--repeat K` > 1), or always with `force` (`--stat`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stat {
+    /// Test even when every case ran once on both sides (`--stat`).
+    pub force: bool,
+    /// The significance level (`--alpha`, default 0.05).
+    pub alpha: f64,
+    /// An inconclusive drop fails the check (`--inconclusive fail`).
+    pub inconclusive_fails: bool,
+}
+
+impl Default for Stat {
+    fn default() -> Stat {
+        Stat {
+            force: false,
+            alpha: 0.05,
+            inconclusive_fails: false,
+        }
+    }
 }
 
 impl Rules {
@@ -42,7 +66,21 @@ impl Rules {
         Ok(Rules {
             tolerance,
             fail_on_case_decline,
+            stat: Stat::default(),
         })
+    }
+
+    /// These rules with the statistical gate's flags, `alpha` checked: a level strictly
+    /// between 0 and 1, else a usage error (exit 2).
+    pub fn with_stat(mut self, stat: Stat) -> crate::error::Result<Rules> {
+        if !(stat.alpha > 0.0 && stat.alpha < 1.0) {
+            return Err(crate::error::Error::Usage(format!(
+                "--alpha {}: expected a significance level between 0 and 1 (0.05 is the usual)",
+                stat.alpha
+            )));
+        }
+        self.stat = stat;
+        Ok(self)
     }
 
     /// Rule 1's tolerance alone, unchecked.
@@ -50,6 +88,7 @@ impl Rules {
         Rules {
             tolerance,
             fail_on_case_decline: false,
+            stat: Stat::default(),
         }
     }
 }
@@ -119,6 +158,13 @@ pub fn compare_with(
             .map(|b| b.cases.iter().map(|c| (c.case.as_str(), c)).collect())
             .unwrap_or_default();
         let mut matched = Vec::new();
+        // Tries per case on each side, and whether every shared case scored 0 or 1 once:
+        // what the statistical gate needs, read as the cases go by.
+        let tries = |cs: &[CaseResult]| cs.iter().map(CaseResult::tries).max().unwrap_or(1);
+        let k = tries(&exp.cases).max(base.map(|b| tries(&b.cases)).unwrap_or(1));
+        let mut binary = k == 1;
+        // Each shared case's tries' variance, both sides summed (the noise more tries shrink).
+        let mut spread = Vec::new();
         for c in &exp.cases {
             let b = base_cases.get(c.case.as_str()).copied();
             let mut d = case_delta(exp, b, c, baseline.is_some(), limits.each_case_gates());
@@ -129,6 +175,16 @@ pub fn compare_with(
                 && crate::fingerprint::same(&b.fingerprint, &c.fingerprint)
             {
                 matched.push((bs, cs, c.weight));
+                binary &= [bs, cs]
+                    .iter()
+                    .all(|v| v.abs() < EPS || (v - 1.0).abs() < EPS);
+                let tries = |c: &CaseResult| -> Vec<f64> {
+                    c.repeats.iter().filter_map(|r| r.score).collect()
+                };
+                spread.push(
+                    crate::results::stats::variance(&tries(b))
+                        + crate::results::stats::variance(&tries(c)),
+                );
             }
             if d.gated {
                 reasons.push(case_reason(&d, &base_name));
@@ -151,7 +207,26 @@ pub fn compare_with(
             }
             let (bm, cm) = means(&matched);
             let delta = bm.zip(cm).map(|(b, c)| c - b);
-            let regressed = delta.is_some_and(|d| -d > tolerance + EPS);
+            let past = delta.is_some_and(|d| -d > tolerance + EPS);
+            let test = (rules.stat.force || k > 1)
+                .then(|| {
+                    let within = spread.iter().sum::<f64>() / spread.len().max(1) as f64;
+                    paired_test(&matched, within, binary, k, past, rules.stat)
+                })
+                .flatten();
+            let regressed = past && !test.as_ref().is_some_and(|t| t.inconclusive);
+            if let (Some(t), Some(baseline), Some(candidate)) = (&test, bm, cm)
+                && t.inconclusive
+                && rules.stat.inconclusive_fails
+            {
+                reasons.push(Reason::Inconclusive {
+                    contender: exp.contender.clone(),
+                    dataset: exp.dataset.clone(),
+                    baseline,
+                    candidate,
+                    test: t.clone(),
+                });
+            }
             if let (true, Some(baseline), Some(candidate)) = (regressed, bm, cm) {
                 reasons.push(Reason::ExperimentFell {
                     contender: exp.contender.clone(),
@@ -169,6 +244,7 @@ pub fn compare_with(
                 delta,
                 matched: matched.len(),
                 regressed,
+                test,
             });
         } else if baseline.is_some() {
             experiments.push(ExperimentDelta {
@@ -179,6 +255,7 @@ pub fn compare_with(
                 delta: None,
                 matched: 0,
                 regressed: false,
+                test: None,
             });
         }
     }
@@ -204,6 +281,35 @@ pub fn compare_with(
             reasons,
         },
     }
+}
+
+/// The paired test of one experiment's shared cases (baseline score, candidate score,
+/// weight): McNemar's exact test when every case scored 0 or 1 once on both sides, else the
+/// sign-flip test on the cases' means. A drop `past` the tolerance whose p-value is not
+/// under alpha is inconclusive, with the tries that would likely decide it.
+fn paired_test(
+    matched: &[(f64, f64, f64)],
+    within: f64,
+    binary: bool,
+    k: usize,
+    past: bool,
+    stat: Stat,
+) -> Option<PairedTest> {
+    use crate::results::stats;
+    let pairs: Vec<(f64, f64)> = matched.iter().map(|(b, c, _)| (*b, *c)).collect();
+    let p_value = stats::paired_p(&pairs, binary)?;
+    let inconclusive = past && p_value >= stat.alpha;
+    let diffs: Vec<f64> = pairs.iter().map(|(b, c)| c - b).collect();
+    Some(PairedTest {
+        method: if binary { "mcnemar" } else { "sign-flip" }.into(),
+        p_value,
+        alpha: stat.alpha,
+        k,
+        inconclusive,
+        repeats_to_decide: inconclusive
+            .then(|| stats::repeats_to_decide(&diffs, within, k, stat.alpha))
+            .flatten(),
+    })
 }
 
 /// How `run` stopped early (`aborted`, `interrupted`), and how many of its planned case
@@ -287,7 +393,9 @@ fn case_delta(
     } else if b.is_some() && !comparable {
         CaseStatus::Changed
     } else if let Some(b) = b {
-        if b.passed == Some(true) && c.passed == Some(false) {
+        // Rule 2 over tries: every baseline try met the thresholds and most tries now fail
+        // (one try each: passed, then failed).
+        if b.passed == Some(true) && b.passes() == b.tries() && c.passed == Some(false) {
             CaseStatus::Regressed
         } else {
             match (b.score, c.score) {
@@ -770,6 +878,7 @@ mod tests {
         let strict = Rules {
             tolerance: 0.5,
             fail_on_case_decline: true,
+            stat: Stat::default(),
         };
         let c = compare_with(Some((&b, info(&b))), &n, strict);
         assert!(!c.verdict.passed);
@@ -780,5 +889,208 @@ mod tests {
             ]
         );
         assert_eq!(status(&c, "b"), Some(CaseStatus::Improved));
+    }
+
+    /// A case tried as often as `tries` says, each try's score given, passing a try at
+    /// `min` or more; merged as the runner merges them (mean score, most tries passing).
+    fn tried(id: &str, tries: &[f64], min: f64) -> CaseResult {
+        let repeats: Vec<crate::results::Repeat> = tries
+            .iter()
+            .map(|&s| crate::results::Repeat {
+                score: Some(s),
+                passed: Some(s >= min),
+                error: None,
+            })
+            .collect();
+        let passes = repeats.iter().filter(|r| r.passed == Some(true)).count();
+        let mean = tries.iter().sum::<f64>() / tries.len() as f64;
+        let mut c = case(id, Some(mean), Some(2 * passes >= tries.len()));
+        c.repeats = repeats;
+        c
+    }
+
+    fn forty(f: impl Fn(usize) -> Vec<f64>) -> Vec<CaseResult> {
+        (0..40)
+            .map(|i| tried(&format!("c{i}"), &f(i), 0.5))
+            .collect()
+    }
+
+    const T1: &str = "2026-01-02T00:00:00Z";
+
+    #[test]
+    fn a_drop_past_the_tolerance_on_40_consistent_cases_is_a_regression_and_from_one_noisy_case_inconclusive()
+     {
+        let b = run("b", "main", T0, forty(|_| vec![1.0, 1.0, 1.0]));
+        // Every case 2.5 points lower on every try: the mean falls 2.5 points.
+        let consistent = run("n", "f", T1, forty(|_| vec![0.975, 0.975, 0.975]));
+        let c = check(&b, &consistent, 0.02);
+        let t = c.experiments[0].test.clone().expect("tested: K = 3");
+        assert!(t.p_value < 0.05, "{t:?}");
+        assert_eq!(
+            (t.method.as_str(), t.k, t.inconclusive),
+            ("sign-flip", 3, false)
+        );
+        assert!(c.experiments[0].regressed);
+        assert!(!c.verdict.passed);
+        // The same 2.5-point fall, all of it from one case of the 40: a coin flip.
+        let noisy = run(
+            "n",
+            "f",
+            T1,
+            forty(|i| {
+                if i == 7 {
+                    vec![0.0, 0.0, 0.0]
+                } else {
+                    vec![1.0; 3]
+                }
+            }),
+        );
+        let c = check(&b, &noisy, 0.02);
+        let d = &c.experiments[0];
+        assert!((d.delta.unwrap() + 0.025).abs() < 1e-9);
+        let t = d.test.clone().expect("tested");
+        assert_eq!(t.p_value, 0.5);
+        assert!(t.inconclusive && !d.regressed);
+        // Its tries all alike: more tries would not decide it, more cases would.
+        assert_eq!(t.repeats_to_decide, None);
+        // Not gated by default (case c7 fails its tries: rule 4 aside, see below) ...
+        let rule1: Vec<&Reason> = c
+            .verdict
+            .reasons
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r,
+                    Reason::ExperimentFell { .. } | Reason::Inconclusive { .. }
+                )
+            })
+            .collect();
+        assert!(rule1.is_empty(), "{rule1:?}");
+        // ... and gated with --inconclusive fail, the p-value and the tries in its words.
+        let strict = Rules::tolerance(0.02)
+            .with_stat(Stat {
+                inconclusive_fails: true,
+                ..Stat::default()
+            })
+            .unwrap();
+        let c = compare_with(Some((&b, info(&b))), &noisy, strict);
+        let said = words(&c.verdict.reasons);
+        let undecided: Vec<&String> = said.iter().filter(|w| w.contains("inconclusive")).collect();
+        assert_eq!(undecided.len(), 1, "{said:?}");
+        assert!(
+            undecided[0].starts_with(
+                "fake/echo [temp 0] · tax: inconclusive: mean score fell 2.5 points (100.0% → 97.5%), past the tolerance but not significant (p = 0.500, alpha 0.05); more tries would not decide it (the cases differ, not their tries); --inconclusive fail gates it"
+            ),
+            "{}",
+            undecided[0]
+        );
+        assert!(undecided[0].ends_with("--inconclusive fail gates it"));
+    }
+
+    #[test]
+    fn the_verdict_says_2_regressions_1_inconclusive() {
+        let mut b = run("b", "main", T0, forty(|_| vec![1.0, 1.0, 1.0]));
+        let mut other = b.experiments[0].clone();
+        other.dataset = "other".into();
+        b.experiments.push(other);
+        // tax: every case lower (a regression of the mean) and c0 now fails 2 of 3 tries
+        // (it passed all 3 on main: a case regression).
+        let mut n = run(
+            "n",
+            "f",
+            T1,
+            forty(|i| {
+                if i == 0 {
+                    vec![1.0, 0.2, 0.2]
+                } else {
+                    vec![0.95; 3]
+                }
+            }),
+        );
+        // other: one case of 20 fell half-way on its mean, its tries all over the place
+        // (flaky, still passing on most): inconclusive.
+        let twenty = |f: &dyn Fn(usize) -> Vec<f64>| -> Vec<CaseResult> {
+            (0..20)
+                .map(|i| tried(&format!("c{i}"), &f(i), 0.5))
+                .collect()
+        };
+        b.experiments[1].cases = twenty(&|_| vec![1.0; 3]);
+        let mut other = n.experiments[0].clone();
+        other.dataset = "other".into();
+        other.cases = twenty(&|i| {
+            if i == 7 {
+                vec![1.0, 0.0, 0.5]
+            } else {
+                vec![1.0; 3]
+            }
+        });
+        n.experiments.push(other);
+        let c = check(&b, &n, 0.02);
+        assert_eq!(status(&c, "c0"), Some(CaseStatus::Regressed));
+        let said = crate::report::verdict::Terminal::of(&n, &c);
+        assert!(
+            said.line == "evals check: 2 regressions, 1 inconclusive in tax-intake (main → f)",
+            "{}",
+            said.line
+        );
+        assert!(
+            said.reasons
+                .iter()
+                .any(|r| r.starts_with("  fake/echo [temp 0] · other: inconclusive:")),
+            "{:?}",
+            said.reasons
+        );
+    }
+
+    #[test]
+    fn a_case_passing_2_of_3_tries_is_flaky_not_a_regression_and_rule_2_reads_every_try() {
+        let b = run("b", "main", T0, vec![tried("a", &[1.0, 1.0, 1.0], 0.5)]);
+        let flaky = tried("a", &[1.0, 0.0, 1.0], 0.5);
+        assert!(flaky.flaky() && !flaky.mostly_fails());
+        assert_eq!((flaky.passes(), flaky.tries()), (2, 3));
+        let n = run("n", "f", T1, vec![flaky]);
+        let c = check(&b, &n, 1.0);
+        assert_ne!(status(&c, "a"), Some(CaseStatus::Regressed));
+        assert!(c.verdict.passed, "{:?}", words(&c.verdict.reasons));
+        // Most tries fail now: a regression.
+        let n = run("n", "f", T1, vec![tried("a", &[1.0, 0.0, 0.0], 0.5)]);
+        assert_eq!(
+            status(&check(&b, &n, 1.0), "a"),
+            Some(CaseStatus::Regressed)
+        );
+        // The baseline itself was flaky: it never met its thresholds on every try.
+        let b = run("b", "main", T0, vec![tried("a", &[1.0, 0.0, 1.0], 0.5)]);
+        assert_ne!(
+            status(&check(&b, &n, 1.0), "a"),
+            Some(CaseStatus::Regressed)
+        );
+    }
+
+    #[test]
+    fn once_per_case_the_gate_is_as_before_unless_stat_asks_and_pass_rates_get_mcnemar() {
+        let b = run("b", "main", T0, forty(|_| vec![1.0]));
+        let n = run("n", "f", T1, forty(|i| vec![if i < 5 { 0.0 } else { 1.0 }]));
+        let c = check(&b, &n, 0.02);
+        assert_eq!(c.experiments[0].test, None);
+        assert!(c.experiments[0].regressed);
+        let stat = Rules::tolerance(0.02)
+            .with_stat(Stat {
+                force: true,
+                ..Stat::default()
+            })
+            .unwrap();
+        let c = compare_with(Some((&b, info(&b))), &n, stat);
+        let t = c.experiments[0].test.clone().unwrap();
+        // 5 lost, none gained: 1/32.
+        assert_eq!((t.method.as_str(), t.p_value), ("mcnemar", 1.0 / 32.0));
+        assert!(c.experiments[0].regressed);
+        assert!(
+            Rules::tolerance(0.02)
+                .with_stat(Stat {
+                    alpha: 1.5,
+                    ..Stat::default()
+                })
+                .is_err()
+        );
     }
 }

@@ -7,6 +7,7 @@
 //! `compare` applies the rules of DESIGN §8 and produces the
 //! [`Comparison`](crate::results::Comparison) every report renders, its verdict's
 //! [`Reason`](crate::results::Reason)s typed for each renderer to word;
+//! `flaky` lists the cases whose verdict varied across a branch's last runs (`evals flaky`);
 //! `threshold_failures` is the same rule (4) for `run` and `compare`, which have no
 //! baseline; `limits` holds the run-wide floors of `--min-score` and `--min-pass-rate`.
 
@@ -14,10 +15,12 @@ pub(crate) mod baseline;
 pub(crate) mod check;
 pub(crate) mod compare;
 mod error;
+pub mod flaky;
 pub(crate) mod limits;
 
 pub use baseline::resolve;
 pub use check::{CheckPlan, Checked, MissingBaseline, Notice, check, judge};
-pub use compare::{Rules, compare, compare_with, stopped, threshold_failures};
+pub use compare::{Rules, Stat, compare, compare_with, stopped, threshold_failures};
 pub use error::BaselineError;
+pub use flaky::{FlakyCase, RunVerdict, flaky};
 pub use limits::Limits;

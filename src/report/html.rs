@@ -123,11 +123,26 @@ fn table(run: &RunResult, s: &Standings) -> Table {
     let metrics = metrics_in_order(run);
     let header = super::leaderboard::header(run);
     let truncated = super::leaderboard::shows_truncated(run);
+    let repeated = super::leaderboard::repeated(run);
     let rows = s
         .rows
         .iter()
         .enumerate()
-        .map(|(i, e)| row(i, e, &metrics, weighted, truncated))
+        .map(|(i, e)| {
+            let mut r = row(i, e, &metrics, weighted, truncated);
+            if repeated {
+                let at = 4 + usize::from(weighted) + metrics.len();
+                let cells = super::leaderboard::repeat_cells(e);
+                let sorts = e
+                    .repeat
+                    .as_ref()
+                    .map(|r| [r.ci95, Some(r.pass_hat_k), Some(r.flaky as f64)]);
+                for (j, text) in cells.into_iter().enumerate() {
+                    r.insert(at + j, num(text, sorts.and_then(|s| s[j])));
+                }
+            }
+            r
+        })
         .collect();
     let best_value_text = super::leaderboard::best_value_text(s, &label);
     let best_weighted_text = weighted.then(|| super::leaderboard::best_weighted_text(s, &label));
@@ -281,7 +296,8 @@ ul{margin:.3rem 0}.scroll{overflow-x:auto}dl{display:grid;grid-template-columns:
 {% endfor %}</tbody></table></div>
 {% for d in deltas %}{% if d.diff %}<details><summary>{{ d.contender }} · {{ d.dataset }} · {{ d.case }}: output diff</summary><pre>{{ d.diff }}</pre></details>{% endif %}{% endfor %}
 {% endif %}
-{% if refused %}<p>Refused (never scored): {% for r in refused %}{{ r }}{% if not loop.last %}; {% endif %}{% endfor %}</p>{% endif %}
+{% if tests %}<h2>Statistical gate</h2><ul>{% for t in tests %}<li>{{ t }}</li>{% endfor %}</ul>
+{% endif %}{% if refused %}<p>Refused (never scored): {% for r in refused %}{{ r }}{% if not loop.last %}; {% endif %}{% endfor %}</p>{% endif %}
 {% if overall_note %}<h2>overall</h2>
 <div class="note">{{ overall_note }}</div>{% endif %}
 {% for t in tables %}
@@ -369,6 +385,7 @@ impl Report for Html {
             reasons => reasons,
             deltas => deltas(comparison),
             truncated => super::leaderboard::shows_truncated(run),
+            tests => comparison.map(|c| super::verdict::tested(c, run)).unwrap_or_default(),
         };
         env.get_template("report.html")
             .and_then(|t| t.render(ctx))

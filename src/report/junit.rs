@@ -80,7 +80,37 @@ impl Report for Junit {
                 } else {
                     TestCaseStatus::success()
                 };
+                let mut status = status;
+                // A flaky case (`--repeat K`: some tries passed, some failed) that passes on
+                // most tries is a pass with a `<flakyFailure>` per failed try, as surefire
+                // writes a test that passed on a rerun.
+                if c.flaky() && matches!(status, TestCaseStatus::Success { .. }) {
+                    for (i, t) in c.repeats.iter().enumerate() {
+                        if t.passed != Some(true) {
+                            let mut rerun = quick_junit::TestRerun::new(NonSuccessKind::Failure);
+                            rerun
+                                .set_message(format!(
+                                    "try {} of {} failed{}",
+                                    i + 1,
+                                    c.repeats.len(),
+                                    t.error
+                                        .as_deref()
+                                        .and_then(|e| e.lines().next())
+                                        .map(|e| format!(": {e}"))
+                                        .unwrap_or_default()
+                                ))
+                                .set_type("flaky");
+                            status.add_rerun(rerun);
+                        }
+                    }
+                }
                 let mut tc = TestCase::new(c.case.clone(), status);
+                if c.flaky() {
+                    tc.add_property((
+                        "flaky".to_string(),
+                        format!("passed {} of {} tries", c.passes(), c.tries()),
+                    ));
+                }
                 tc.set_classname(classname.clone())
                     .set_time(Duration::from_secs_f64(c.duration_s.max(0.0)));
                 suite.add_test_case(tc);

@@ -34,12 +34,40 @@ pub fn header(run: &RunResult) -> Vec<String> {
         header.push("wscore".into());
     }
     header.extend(metrics_in_order(run).iter().map(|m| m.name.clone()));
+    if repeated(run) {
+        header.extend(REPEAT_COLUMNS.map(String::from));
+    }
     header.push("errors".into());
     if shows_truncated(run) {
         header.push("truncated".into());
     }
     header.extend(["cost", "time", "latency", "p95", "tok_in", "tok_out"].map(String::from));
     header
+}
+
+/// The columns a run with `--repeat K` (K > 1) adds after the metrics: the mean score's
+/// 95% interval, the share of cases passing every try, and the flaky cases.
+pub const REPEAT_COLUMNS: [&str; 3] = ["±", "pass^k", "flaky"];
+
+/// Whether some experiment ran its cases more than once: the tables then have
+/// [`REPEAT_COLUMNS`] (a run of one try each shows exactly what it always did).
+pub fn repeated(run: &RunResult) -> bool {
+    run.experiments.iter().any(|e| e.repeat.is_some())
+}
+
+/// An experiment's [`REPEAT_COLUMNS`]: `±4.1` (points), `pass^k` as a percentage (`pass^3
+/// 66.7%` is written `66.7%` under its header), the flaky count; `-` where unknown.
+pub fn repeat_cells(e: &ExperimentResult) -> [String; 3] {
+    match &e.repeat {
+        None => ["-".into(), "-".into(), "-".into()],
+        Some(r) => [
+            r.ci95
+                .map(|h| format!("±{:.1}", h * 100.0))
+                .unwrap_or_else(|| "-".into()),
+            pct(Some(r.pass_hat_k)),
+            r.flaky.to_string(),
+        ],
+    }
 }
 
 /// A table of experiments ranked best first.

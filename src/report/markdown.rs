@@ -203,6 +203,14 @@ pub fn verdict_text(run: &RunResult, comparison: Option<&Comparison>) -> String 
     format!("{head} in {suite} ({span})")
 }
 
+/// Experiments whose drop the statistical gate left undecided.
+fn undecided(c: &Comparison) -> usize {
+    c.experiments
+        .iter()
+        .filter(|e| e.test.as_ref().is_some_and(|t| t.inconclusive))
+        .count()
+}
+
 /// The verdict, the suite and the branches compared.
 fn verdict(run: &RunResult, comparison: Option<&Comparison>) -> (String, String, String) {
     let from = comparison
@@ -217,7 +225,10 @@ fn verdict(run: &RunResult, comparison: Option<&Comparison>) -> (String, String,
     };
     let head = match comparison {
         None => "evals check: not compared".to_string(),
-        Some(c) if c.verdict.passed => "evals check passed".to_string(),
+        Some(c) if c.verdict.passed => match undecided(c) {
+            0 => "evals check passed".to_string(),
+            n => format!("evals check passed, {n} inconclusive"),
+        },
         Some(c) => {
             // A decline is gated only under --fail-on-case-regression: a regression then.
             let dropped = |d: &CaseDelta| {
@@ -238,7 +249,12 @@ fn verdict(run: &RunResult, comparison: Option<&Comparison>) -> (String, String,
                 + c.verdict.reasons.len().saturating_sub(
                     regressed_experiments
                         + count(c, |d| d.gated)
-                        + usize::from(c.stopped.is_some()),
+                        + usize::from(c.stopped.is_some())
+                        + c.verdict
+                            .reasons
+                            .iter()
+                            .filter(|r| matches!(r, crate::results::Reason::Inconclusive { .. }))
+                            .count(),
                 );
             let mut parts = Vec::new();
             if let Some(s) = &c.stopped {
@@ -246,6 +262,9 @@ fn verdict(run: &RunResult, comparison: Option<&Comparison>) -> (String, String,
             }
             if regressions > 0 {
                 parts.push(plural(regressions, "regression", "regressions"));
+            }
+            if undecided(c) > 0 {
+                parts.push(format!("{} inconclusive", undecided(c)));
             }
             if errors > 0 {
                 parts.push(plural(errors, "error", "errors"));
@@ -327,8 +346,41 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
     if run.experiments.is_empty() {
         return;
     }
-    out.push("\n### Experiments\n\n| contender | dataset | baseline | now | Δ points | errors | failed thresholds | |\n|---|---|--:|--:|--:|--:|--:|---|\n");
+    let stats = super::leaderboard::repeated(run) || c.experiments.iter().any(|d| d.test.is_some());
+    if stats {
+        out.push("\n### Experiments\n\n| contender | dataset | baseline | now | ± | Δ points | p | pass^k | flaky | errors | failed thresholds | |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
+    } else {
+        out.push("\n### Experiments\n\n| contender | dataset | baseline | now | Δ points | errors | failed thresholds | |\n|---|---|--:|--:|--:|--:|--:|---|\n");
+    }
     for e in &run.experiments {
+        if stats {
+            let d = c
+                .experiments
+                .iter()
+                .find(|d| d.contender.key() == e.contender.key() && d.dataset == e.dataset);
+            let [ci, hat, flaky] = super::leaderboard::repeat_cells(e);
+            let test = d.and_then(|d| d.test.as_ref());
+            out.push(&format!(
+                "| {} | {} | {} | {} | {ci} | {} | {} | {hat} | {flaky} | {} | {} | {} |\n",
+                cell(&text(&contender_label(&e.contender))),
+                cell(&text(&e.dataset)),
+                pct(d.and_then(|d| d.baseline)),
+                pct(d.and_then(|d| d.candidate).or(e.score)),
+                points(d.and_then(|d| d.delta)),
+                test.map(|t| super::verdict::p_value(t.p_value))
+                    .unwrap_or_else(|| "-".into()),
+                e.errors,
+                e.failed,
+                if d.is_some_and(|d| d.regressed) {
+                    "**regressed**"
+                } else if test.is_some_and(|t| t.inconclusive) {
+                    "inconclusive"
+                } else {
+                    ""
+                }
+            ));
+            continue;
+        }
         let d = c
             .experiments
             .iter()
@@ -347,6 +399,45 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
             } else {
                 ""
             }
+        ));
+    }
+}
+
+/// How many flaky cases the comment names before "and N more".
+const FLAKY: usize = 20;
+
+/// The cases whose tries disagreed (`--repeat K`), listed apart from the regressions.
+fn flaky_section(out: &mut Bounded, run: &RunResult) {
+    let rows: Vec<String> = run
+        .experiments
+        .iter()
+        .flat_map(|e| {
+            e.cases.iter().filter(|c| c.flaky()).map(move |c| {
+                format!(
+                    "- {} · {} · {}: passed {} of {} tries\n",
+                    text(&contender_label(&e.contender)),
+                    text(&e.dataset),
+                    code(&c.case),
+                    c.passes(),
+                    c.tries()
+                )
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    out.push(&format!(
+        "\n### Flaky cases ({})\n\nSome tries passed, some failed; each is gated by what most of its tries did.\n\n",
+        rows.len()
+    ));
+    for r in rows.iter().take(FLAKY) {
+        out.push(r);
+    }
+    if rows.len() > FLAKY {
+        out.push(&format!(
+            "- … and {} more (`evals flaky` lists them across runs)\n",
+            rows.len() - FLAKY
         ));
     }
 }
@@ -524,6 +615,7 @@ impl Report for Markdown {
             }
         }
         experiments_table(&mut out, run, c);
+        flaky_section(&mut out, run);
         misses_section(&mut out, run);
         // Gated cases other than misses, taken round-robin across contenders so that a cut
         // leaves every contender's first regressions.

@@ -145,4 +145,93 @@ mod tests {
         assert_eq!(Format::Junit.kind(), "JUnit report");
         assert_eq!(Format::Terminal.example(), "report.txt");
     }
+
+    /// A run of `--repeat 3` against a main of the same: every report shows the interval,
+    /// `pass^k` and the flaky cases; the check reports add the p-value; JUnit marks the
+    /// flaky case as surefire does.
+    #[test]
+    fn a_repeated_run_shows_its_interval_pass_k_flaky_and_p_value_in_every_report() {
+        use crate::results::testing::{case, run};
+        use crate::results::{Repeat, aggregate};
+        let tried = |id: &str, tries: &[f64]| {
+            let mut c = case(id, Some(tries.iter().sum::<f64>() / 3.0), Some(true));
+            c.repeats = tries
+                .iter()
+                .map(|&s| Repeat {
+                    score: Some(s),
+                    passed: Some(s >= 0.5),
+                    error: None,
+                })
+                .collect();
+            c.passed = Some(2 * c.passes() >= 3);
+            c
+        };
+        let with = |cases: Vec<crate::results::CaseResult>, id: &str| {
+            let mut r = run(id, "f", "2026-01-02T00:00:00Z", vec![]);
+            let e = &r.experiments[0];
+            r.experiments[0] =
+                aggregate::aggregate(e.contender.clone(), e.dataset.clone(), "accuracy", cases, 1);
+            r
+        };
+        let b = with(vec![tried("a", &[1.0; 3]), tried("b", &[1.0; 3])], "b");
+        let n = with(
+            vec![tried("a", &[1.0, 0.0, 1.0]), tried("b", &[1.0; 3])],
+            "n",
+        );
+        let r = n.experiments[0].repeat.clone().expect("repeat figures");
+        assert_eq!((r.k, r.flaky, r.pass_hat_k), (3, 1, 0.5));
+        let info = crate::results::BaselineInfo {
+            id: "b".into(),
+            branch: Some("main".into()),
+            commit: None,
+            started_at: "2026-01-01T00:00:00Z".into(),
+            reference: "main".into(),
+        };
+        let c = crate::gate::compare(Some((&b, info)), &n, 0.5);
+        assert!(c.experiments[0].test.is_some());
+        let term = terminal::Terminal {
+            color: false,
+            breakdown: false,
+            totals: Totals::Overall,
+            width: None,
+        };
+        let board = render(Format::Terminal, term, &n, None);
+        assert!(
+            board.contains("pass^k") && board.contains("flaky"),
+            "{board}"
+        );
+        assert!(board.contains("50.0%"), "pass^3 of 1 in 2 cases: {board}");
+        let md = render(Format::Markdown, term, &n, Some(&c));
+        assert!(md.contains("| ± | Δ points | p | pass^k | flaky |"), "{md}");
+        assert!(md.contains("### Flaky cases (1)"), "{md}");
+        assert!(md.contains("· `a`: passed 2 of 3 tries"), "{md}");
+        let said = verdict::Terminal::of(&n, &c);
+        assert!(
+            said.reasons
+                .contains(&"  1 flaky case (some tries passed, some failed): tax/a".to_string()),
+            "{:?}",
+            said.reasons
+        );
+        let html = render(Format::Html, term, &n, Some(&c));
+        assert!(html.contains("<th class=\"\">pass^k</th>"), "{html}");
+        assert!(html.contains("<h2>Statistical gate</h2>"), "{html}");
+        assert!(
+            html.contains("by sign-flip over 2 cases, 3 tries"),
+            "{html}"
+        );
+        let xml = render(Format::Junit, term, &n, Some(&c));
+        assert!(xml.contains("<flakyFailure"), "{xml}");
+        assert!(xml.contains("try 2 of 3 failed"), "{xml}");
+        assert!(
+            xml.contains("name=\"flaky\" value=\"passed 2 of 3 tries\""),
+            "{xml}"
+        );
+        let json = render(Format::Json, term, &n, Some(&c));
+        let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+        assert_eq!(v["experiments"][0]["repeat"]["flaky"], 1);
+        assert_eq!(
+            v["comparison"]["experiments"][0]["test"]["method"],
+            "sign-flip"
+        );
+    }
 }

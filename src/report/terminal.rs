@@ -242,6 +242,9 @@ impl Terminal {
             for m in metrics {
                 row.push(Cell::new(pct(e.means.get(&m.name).copied().flatten())));
             }
+            if super::leaderboard::repeated(run) {
+                row.extend(super::leaderboard::repeat_cells(e).map(Cell::new));
+            }
             let errors = if e.errors > 0 {
                 self.cell(&e.errors.to_string(), Some(Color::DarkRed), true)
             } else {

@@ -53,6 +53,40 @@ impl Terminal {
                 ));
             }
         }
+        // Undecided drops are listed whether or not they gate (the gating ones are
+        // among the reasons already).
+        if !c
+            .verdict
+            .reasons
+            .iter()
+            .any(|r| matches!(r, Reason::Inconclusive { .. }))
+        {
+            reasons.extend(inconclusive(c).into_iter().map(|l| format!("  {l}")));
+        }
+        let flaky: Vec<String> = run
+            .experiments
+            .iter()
+            .flat_map(|e| {
+                e.cases
+                    .iter()
+                    .filter(|c| c.flaky())
+                    .map(move |c| format!("{}/{}", e.dataset, c.case))
+            })
+            .collect();
+        if !flaky.is_empty() {
+            let shown: Vec<&str> = flaky.iter().take(10).map(String::as_str).collect();
+            let more = flaky.len() - shown.len();
+            reasons.push(format!(
+                "  {} (some tries passed, some failed): {}{}",
+                crate::text::plural(flaky.len(), "flaky case", "flaky cases"),
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ));
+        }
         Terminal { line, reasons }
     }
 }
@@ -141,8 +175,99 @@ pub fn reason_text(r: &Reason) -> String {
             percent(*passed as f64 / *cases as f64),
             percent(*min)
         ),
+        Reason::Inconclusive {
+            contender,
+            dataset,
+            baseline,
+            candidate,
+            test,
+        } => format!(
+            "{}: {}; --inconclusive fail gates it",
+            experiment_label(contender, dataset),
+            inconclusive_words(*baseline, *candidate, test)
+        ),
         Reason::Recorded(text) => text.clone(),
     }
+}
+
+/// An undecided drop in words: how far it fell, the p-value, and the tries that would
+/// likely decide it.
+fn inconclusive_words(baseline: f64, candidate: f64, t: &crate::results::PairedTest) -> String {
+    let decide = match t.repeats_to_decide {
+        Some(n) => format!("; about {n} tries per case would decide it (--repeat {n})"),
+        None => "; more tries would not decide it (the cases differ, not their tries)".into(),
+    };
+    format!(
+        "inconclusive: mean score fell {:.1} points ({} → {}), past the tolerance but not significant (p = {}, alpha {}){decide}",
+        -(candidate - baseline) * 100.0,
+        percent(baseline),
+        percent(candidate),
+        p_value(t.p_value),
+        t.alpha
+    )
+}
+
+/// A p-value as the reports print it: three decimals, `< 0.001` below.
+pub fn p_value(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// Each experiment the statistical gate tested, in words: `fake/echo · tax: 90.0% → 87.5%
+/// (±2.1), p = 0.012 by sign-flip over 40 cases, 3 tries`, and its call when it was past
+/// the tolerance.
+pub fn tested(c: &Comparison, run: &RunResult) -> Vec<String> {
+    c.experiments
+        .iter()
+        .filter_map(|e| {
+            let t = e.test.as_ref()?;
+            let ci = run
+                .experiments
+                .iter()
+                .find(|x| x.contender.key() == e.contender.key() && x.dataset == e.dataset)
+                .and_then(|x| x.repeat.as_ref())
+                .and_then(|r| r.ci95)
+                .map(|h| format!(" (±{:.1})", h * 100.0))
+                .unwrap_or_default();
+            let call = if t.inconclusive {
+                "; inconclusive"
+            } else if e.regressed {
+                "; regressed"
+            } else {
+                ""
+            };
+            Some(format!(
+                "{}: {} → {}{ci}, p = {} by {} over {} cases, {} {}{call}",
+                experiment_label(&e.contender, &e.dataset),
+                pct(e.baseline),
+                pct(e.candidate),
+                p_value(t.p_value),
+                t.method,
+                e.matched,
+                t.k,
+                if t.k == 1 { "try" } else { "tries" }
+            ))
+        })
+        .collect()
+}
+
+/// Each experiment whose drop the statistical gate left undecided, in words (the terminal
+/// and the reports list them whether or not they gate).
+pub fn inconclusive(c: &Comparison) -> Vec<String> {
+    c.experiments
+        .iter()
+        .filter_map(|e| {
+            let t = e.test.as_ref().filter(|t| t.inconclusive)?;
+            Some(format!(
+                "{}: {}",
+                experiment_label(&e.contender, &e.dataset),
+                inconclusive_words(e.baseline?, e.candidate?, t)
+            ))
+        })
+        .collect()
 }
 
 /// `contender · dataset · case`.

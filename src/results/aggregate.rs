@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{CaseResult, ContenderInfo, ExperimentResult, Latency};
+use super::{CaseResult, ContenderInfo, ExperimentResult, Latency, RepeatStats};
 
 /// The wall time of running cases with these durations on `workers` workers, in order,
 /// each case starting on the first free worker. Computed from call latencies, so a replay
@@ -60,6 +60,23 @@ pub struct Aggregator {
     /// The position of the next case to fold, and the figures of later ones already here.
     next: usize,
     pending: BTreeMap<usize, Figures>,
+    /// The repeats' running figures (`--repeat K`), a few numbers whatever the suite's size.
+    repeats: RepeatSums,
+}
+
+/// What [`RepeatStats`] is computed from, summed case by case: the most tries a case had,
+/// the scored cases' means (count, sum, sum of squares, for the interval), the cases'
+/// `pass^k` and `pass@k`, and the flaky ones.
+#[derive(Debug, Clone, Default)]
+struct RepeatSums {
+    k: usize,
+    cases: usize,
+    scored: usize,
+    sum: f64,
+    sum_sq: f64,
+    hat: f64,
+    at: f64,
+    flaky: usize,
 }
 
 /// What the aggregate reads of one case.
@@ -76,6 +93,8 @@ struct Figures {
     cost_usd: Option<f64>,
     input_tokens: Option<u64>,
     output_tokens: Option<u64>,
+    tries: usize,
+    passes: usize,
 }
 
 impl Aggregator {
@@ -104,6 +123,8 @@ impl Aggregator {
             cost_usd: c.usage.cost_usd,
             input_tokens: c.usage.input_tokens,
             output_tokens: c.usage.output_tokens,
+            tries: c.tries(),
+            passes: c.passes(),
         };
         self.pending.insert(index, f);
         while let Some(f) = self.pending.remove(&self.next) {
@@ -114,6 +135,20 @@ impl Aggregator {
 
     fn fold(&mut self, c: Figures) {
         self.cases += 1;
+        let r = &mut self.repeats;
+        r.k = r.k.max(c.tries);
+        r.cases += 1;
+        let (n, p) = (c.tries as u64, c.passes as u64);
+        r.hat += super::stats::pass_hat_k(n, p, n);
+        r.at += super::stats::pass_at_k(n, p, n);
+        if c.tries > 1 && c.passes > 0 && c.passes < c.tries {
+            r.flaky += 1;
+        }
+        if let (false, Some(s)) = (c.error, c.score) {
+            r.scored += 1;
+            r.sum += s;
+            r.sum_sq += s * s;
+        }
         if let Some((i, _)) = self
             .free
             .iter()
@@ -199,8 +234,23 @@ impl Aggregator {
             latency,
             time_s: self.free.iter().copied().fold(0.0, f64::max),
             wscore: None,
+            repeat: self.repeats.stats(),
             cases: vec![],
         }
+    }
+}
+
+impl RepeatSums {
+    /// The figures, when some case ran more than once.
+    fn stats(&self) -> Option<RepeatStats> {
+        let cases = self.cases.max(1) as f64;
+        (self.k > 1).then(|| RepeatStats {
+            k: self.k,
+            ci95: super::stats::ci95_of_sums(self.scored, self.sum, self.sum_sq),
+            pass_hat_k: self.hat / cases,
+            pass_at_k: self.at / cases,
+            flaky: self.flaky,
+        })
     }
 }
 
@@ -302,8 +352,26 @@ fn overall_row(es: &[&ExperimentResult]) -> ExperimentResult {
         },
         time_s: es.iter().map(|e| e.time_s).sum(),
         wscore: None,
+        repeat: overall_repeats(es),
         cases: vec![],
     }
+}
+
+/// The datasets' repeat figures together: `pass^k` and `pass@k` weighted by cases, flaky
+/// cases summed; the interval is per dataset only (its sums are not kept).
+fn overall_repeats(es: &[&ExperimentResult]) -> Option<RepeatStats> {
+    let rs: Vec<(&RepeatStats, f64)> = es
+        .iter()
+        .filter_map(|e| e.repeat.as_ref().map(|r| (r, e.cases_total as f64)))
+        .collect();
+    let n: f64 = rs.iter().map(|(_, n)| n).sum();
+    (!rs.is_empty()).then(|| RepeatStats {
+        k: rs.iter().map(|(r, _)| r.k).max().unwrap_or(1),
+        ci95: None,
+        pass_hat_k: rs.iter().map(|(r, n)| r.pass_hat_k * n).sum::<f64>() / n.max(1.0),
+        pass_at_k: rs.iter().map(|(r, n)| r.pass_at_k * n).sum::<f64>() / n.max(1.0),
+        flaky: rs.iter().map(|(r, _)| r.flaky).sum(),
+    })
 }
 
 /// Nearest-rank percentile of sorted values.
@@ -361,6 +429,7 @@ mod tests {
             duration_s: latency.unwrap_or(0.0),
             tags: vec![],
             weight,
+            repeats: vec![],
         }
     }
 

@@ -104,6 +104,32 @@ pub struct ExperimentDelta {
     pub matched: usize,
     /// Fell by more than the tolerance (rule 1): this fails the check.
     pub regressed: bool,
+    /// The paired test of the statistical gate (when a side ran `--repeat K` > 1, or with
+    /// `--stat`); absent otherwise, and in snapshots from before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<PairedTest>,
+}
+
+/// The statistical gate's test of one experiment: the drop is a regression only when it is
+/// past the tolerance *and* significant; past the tolerance and not significant, it is
+/// inconclusive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedTest {
+    /// Which test: `mcnemar` (every shared case scored 0 or 1 once on each side, exact) or
+    /// `sign-flip` (a paired permutation test on the cases' means over their tries).
+    pub method: String,
+    /// The one-sided p-value that the candidate is this much lower by chance.
+    pub p_value: f64,
+    /// The significance level (`--alpha`).
+    pub alpha: f64,
+    /// Tries per case: the most either side ran.
+    pub k: usize,
+    /// Past the tolerance but not significant: reported, gated only by
+    /// `--inconclusive fail`.
+    pub inconclusive: bool,
+    /// About how many tries per case would decide an inconclusive drop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats_to_decide: Option<usize>,
 }
 
 /// How a case moved between the baseline and this run.
@@ -283,6 +309,20 @@ pub enum Reason {
         cases: usize,
         /// The share of cases `--min-pass-rate` asks to pass (0..=1).
         min: f64,
+    },
+    /// `--inconclusive fail`: an experiment's mean fell by more than the tolerance, but not
+    /// significantly at `alpha`.
+    Inconclusive {
+        /// The experiment's contender.
+        contender: ContenderInfo,
+        /// The experiment's dataset.
+        dataset: String,
+        /// The means over the cases both runs scored alike.
+        baseline: f64,
+        /// This run's mean (0..=1).
+        candidate: f64,
+        /// The paired test.
+        test: PairedTest,
     },
     /// A reason read back from a JSON snapshot, in the words it was written with.
     Recorded(String),

@@ -10,6 +10,7 @@ mod comparison;
 mod model;
 mod settings;
 pub mod snapshot;
+pub mod stats;
 #[cfg(test)]
 pub(crate) mod testing;
 mod tools;

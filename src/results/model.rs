@@ -280,6 +280,52 @@ pub struct CaseResult {
     pub tags: Vec<String>,
     /// The case's weight in its experiment's means (1 unless the case sets one).
     pub weight: f64,
+    /// Each try of a case run `--repeat K` times (K > 1), in order; empty for a case run
+    /// once. Its `score` is then the mean of the scored tries, `passed` whether every try
+    /// passed (τ-bench's `pass^k`), and its reply, diagnostics and error the first try's.
+    pub repeats: Vec<Repeat>,
+}
+
+/// One try of a repeated case: its score, whether it passed, and why it errored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Repeat {
+    /// `None` when the try errored.
+    pub score: Option<f64>,
+    /// Whether it met its thresholds; `None` when it errored.
+    pub passed: Option<bool>,
+    /// The try's error (a miss past the recorded tries names the repeat), when it errored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl CaseResult {
+    /// How many times the case ran: 1, or K under `--repeat K`.
+    pub fn tries(&self) -> usize {
+        self.repeats.len().max(1)
+    }
+
+    /// How many tries passed, of [`CaseResult::tries`].
+    pub fn passes(&self) -> usize {
+        if self.repeats.is_empty() {
+            usize::from(self.passed == Some(true))
+        } else {
+            self.repeats
+                .iter()
+                .filter(|r| r.passed == Some(true))
+                .count()
+        }
+    }
+
+    /// Some tries passed and some did not (an errored try counts as not passing).
+    pub fn flaky(&self) -> bool {
+        let p = self.passes();
+        self.repeats.len() > 1 && p > 0 && p < self.repeats.len()
+    }
+
+    /// Whether most tries fail (more than half); for a case run once, whether it failed.
+    pub fn mostly_fails(&self) -> bool {
+        2 * self.passes() < self.tries()
+    }
 }
 
 /// Why a case has no score: what failed, and the message that says so.
@@ -492,9 +538,30 @@ pub struct ExperimentResult {
     /// Weighted score, when the suite sets `weighted_score`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wscore: Option<f64>,
+    /// The repeats' figures of a run with `--repeat K` (K > 1): absent otherwise, and in
+    /// snapshots from before repeats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<RepeatStats>,
     /// Its case results, in case order; empty in a run the runner streamed to its sinks
     /// (the cases are in the [`CaseLog`](super::CaseLog) then).
     pub cases: Vec<CaseResult>,
+}
+
+/// An experiment's figures over repeats: each case ran `k` times.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepeatStats {
+    /// Tries per case.
+    pub k: usize,
+    /// The half-width of the 95% confidence interval of the mean score over the cases'
+    /// means (`score ± ci95`); `None` with fewer than two scored cases.
+    pub ci95: Option<f64>,
+    /// The share of cases that passed on every try (τ-bench's `pass^k`), errored ones
+    /// counted as failing.
+    pub pass_hat_k: f64,
+    /// The share of cases that passed on at least one try (`pass@k`).
+    pub pass_at_k: f64,
+    /// Cases that passed on some tries and failed on others.
+    pub flaky: usize,
 }
 
 /// Where the run came from and how it was made.

@@ -23,7 +23,8 @@ use serde_json::Value;
 
 use super::comparison::Comparison;
 use super::model::{
-    CaseError, CaseErrorKind, CaseResult, Diagnostic, ExperimentResult, RunInfo, RunResult, Usage,
+    CaseError, CaseErrorKind, CaseResult, Diagnostic, ExperimentResult, Repeat, RunInfo, RunResult,
+    Usage,
 };
 use crate::error::{Error, Result};
 
@@ -286,6 +287,8 @@ struct CaseRef<'a> {
     #[serde(skip_serializing_if = "none")]
     tags: &'a [String],
     weight: f64,
+    #[serde(skip_serializing_if = "none")]
+    repeats: &'a [Repeat],
 }
 
 /// A case result as read; what older files leave out falls back to its default.
@@ -317,6 +320,8 @@ struct CaseFormat {
     tags: Vec<String>,
     #[serde(default = "one")]
     weight: f64,
+    #[serde(default)]
+    repeats: Vec<Repeat>,
 }
 
 fn none<T>(list: &&[T]) -> bool {
@@ -349,6 +354,7 @@ impl Serialize for CaseResult {
             duration_s: self.duration_s,
             tags: &self.tags,
             weight: self.weight,
+            repeats: &self.repeats,
         }
         .serialize(s)
     }
@@ -381,6 +387,7 @@ impl<'de> Deserialize<'de> for CaseResult {
             duration_s: f.duration_s,
             tags: f.tags,
             weight: f.weight,
+            repeats: f.repeats,
         })
     }
 }

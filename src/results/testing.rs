@@ -28,6 +28,7 @@ pub(crate) fn case(id: &str, score: Option<f64>, passed: Option<bool>) -> CaseRe
         duration_s: 0.1,
         tags: vec![],
         weight: 1.0,
+        repeats: vec![],
     }
 }
 
@@ -60,6 +61,7 @@ pub(crate) fn experiment(cases: Vec<CaseResult>) -> ExperimentResult {
         latency: Latency::default(),
         time_s: 1.0,
         wscore: None,
+        repeat: None,
         cases,
     }
 }

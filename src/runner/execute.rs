@@ -166,6 +166,7 @@ async fn run_all(
                 ctx: ctx.clone(),
                 control: control.clone(),
                 log: log.clone(),
+                repeat: plan.repeat,
             };
             let contender = contender.clone();
             let p = plan.parallelism;
@@ -207,6 +208,8 @@ struct Shared {
     ctx: Arc<RunContext>,
     control: Arc<Control>,
     log: Arc<CaseLog>,
+    /// Tries per case (`--repeat K`).
+    repeat: usize,
 }
 
 /// Runs one experiment's cases on `parallelism` workers pulling from one queue (a bounded
@@ -226,6 +229,7 @@ async fn run_experiment(
         ctx,
         control,
         log,
+        repeat,
     } = shared;
     // The adapter's session for this experiment (an exec adapter's workers: at most `-p`,
     // reused case after case), ended when the experiment is.
@@ -265,7 +269,7 @@ async fn run_experiment(
                     tokio::spawn(async move {
                         let case = cases.get(i);
                         tokio::select! {
-                            r = run_case(&contender, &case, &suite, &ctx, exec.as_ref()) => Some(r),
+                            r = run_tries(&contender, &case, &suite, &ctx, exec.as_ref(), repeat) => Some(r),
                             _ = control.cancelled() => None,
                         }
                     })
@@ -321,9 +325,121 @@ pub async fn run_case(
     // What a worker printed (its output, raw text, errors) and what the scorer made of it is
     // scrubbed here, once, before any sink or renderer sees it: an HTML or Markdown escape
     // of a secret would no longer match at the way out.
-    let mut result = run_case_unscrubbed(contender, case, suite, ctx, adapter).await;
+    let mut result = run_case_unscrubbed(contender, case, suite, ctx, adapter, None).await;
     result.scrub_secrets();
     result
+}
+
+/// [`run_case`] `repeat` times (`--repeat K`), the tries sharing the case's cassette (try
+/// `r` replays its `r`-th recording of each request; record keeps every try's), written
+/// once all are done; their results are merged by [`merge_tries`]. Once is [`run_case`].
+async fn run_tries(
+    contender: &Contender,
+    case: &Case,
+    suite: &crate::suite::Suite,
+    ctx: &RunContext,
+    adapter: &dyn AdapterSession,
+    repeat: usize,
+) -> CaseResult {
+    if repeat <= 1 {
+        return run_case(contender, case, suite, ctx, adapter).await;
+    }
+    let repeats = crate::cassette::Repeats::new();
+    let mut tries = Vec::with_capacity(repeat);
+    for r in 0..repeat {
+        let mut t =
+            run_case_unscrubbed(contender, case, suite, ctx, adapter, Some(repeats.clone())).await;
+        if let Some(e) = &mut t.error
+            && e.kind == CaseErrorKind::Miss
+            && r > 0
+        {
+            // The first tries replayed: the cassette holds fewer tries than asked for.
+            e.message = format!(
+                "repeat {} of {repeat}: {}; the cassette holds fewer tries: record them with \
+                 `evals record --repeat {repeat}`",
+                r + 1,
+                e.message
+            );
+        }
+        tries.push(t);
+    }
+    let mut result = merge_tries(tries);
+    let written = ctx
+        .transport
+        .finish_repeats(&repeats)
+        .map_err(CaseError::from);
+    if let (Err(e), None) = (written, &result.error) {
+        result.score = None;
+        result.passed = None;
+        result.error = Some(e);
+    }
+    result.scrub_secrets();
+    result
+}
+
+/// One case's tries as one result: each try's score, pass and error in `repeats`; the
+/// score the mean of the tries' (each metric likewise), passed when most tries passed
+/// (rule 2 and the flaky list read the tries themselves), the reply and diagnostics the
+/// first try's, the usage and time the tries' sum. A try that errored errors the case
+/// (no score: its error, naming the repeat).
+pub fn merge_tries(tries: Vec<CaseResult>) -> CaseResult {
+    let repeats: Vec<crate::results::Repeat> = tries
+        .iter()
+        .map(|t| crate::results::Repeat {
+            score: t.score,
+            passed: t.passed,
+            error: t.error.as_ref().map(|e| e.message.clone()),
+        })
+        .collect();
+    let n = tries.len();
+    let mut tries = tries.into_iter();
+    let Some(first) = tries.next() else {
+        unreachable!("a repeated case has at least one try")
+    };
+    let rest: Vec<CaseResult> = tries.collect();
+    let all = || std::iter::once(&first).chain(rest.iter());
+    let error = all().find_map(|t| t.error.clone());
+    let mut metrics = BTreeMap::new();
+    for name in first.metrics.keys() {
+        let vals: Vec<f64> = all()
+            .filter_map(|t| t.metrics.get(name).copied().flatten())
+            .collect();
+        let mean = (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64);
+        metrics.insert(name.clone(), mean);
+    }
+    let mut usage = crate::results::Usage::default();
+    for t in all() {
+        usage.add(&t.usage);
+    }
+    let lats: Vec<f64> = all().filter_map(|t| t.latency_s).collect();
+    let duration_s = all().map(|t| t.duration_s).sum();
+    let passes = repeats.iter().filter(|r| r.passed == Some(true)).count();
+    let failed_thresholds = all()
+        .find(|t| t.passed == Some(false))
+        .map(|t| t.failed_thresholds.clone())
+        .unwrap_or_default();
+    let mut out = first.clone();
+    if error.is_some() {
+        out.score = None;
+        out.passed = None;
+        out.metrics = BTreeMap::new();
+    } else {
+        let scores: Vec<f64> = all().filter_map(|t| t.score).collect();
+        out.score = Some(scores.iter().sum::<f64>() / scores.len().max(1) as f64);
+        out.metrics = metrics;
+        out.passed = Some(2 * passes >= n);
+    }
+    out.failed_thresholds = if out.passed == Some(false) {
+        failed_thresholds
+    } else {
+        vec![]
+    };
+    out.error = error;
+    out.usage = usage;
+    out.latency_s = (!lats.is_empty()).then(|| lats.iter().sum::<f64>() / lats.len() as f64);
+    out.duration_s = duration_s;
+    out.repeats = repeats;
+    out
 }
 
 async fn run_case_unscrubbed(
@@ -332,6 +448,7 @@ async fn run_case_unscrubbed(
     suite: &crate::suite::Suite,
     ctx: &RunContext,
     adapter: &dyn AdapterSession,
+    repeats: Option<Arc<crate::cassette::Repeats>>,
 ) -> CaseResult {
     let thresholds = suite.thresholds(case);
     let mut result = CaseResult {
@@ -353,6 +470,7 @@ async fn run_case_unscrubbed(
         duration_s: 0.0,
         tags: case.tags.clone(),
         weight: case.weight,
+        repeats: vec![],
     };
     // Resolved when the run was prepared: a kind missing here is a bug, said as an error
     // of the case.
@@ -378,6 +496,7 @@ async fn run_case_unscrubbed(
         meta: session_meta(contender, case, provider.as_ref()),
         transport: &ctx.transport,
         provider,
+        repeats,
     };
     match adapter.answer(model).await {
         Ok(answer) => {

@@ -18,6 +18,8 @@ pub struct RunPlan {
     pub parallelism: usize,
     /// Experiments at a time; `None` means all.
     pub concurrency: Option<usize>,
+    /// Tries per case per contender (`--repeat K`, else `defaults.repeat`, else 1).
+    pub repeat: usize,
 }
 
 impl RunPlan {
@@ -60,7 +62,23 @@ impl RunPlan {
             cases,
             parallelism,
             concurrency,
+            repeat: suite.config.defaults.repeat.unwrap_or(1).max(1),
         })
+    }
+
+    /// The plan with `--repeat K` (when given) in place of `defaults.repeat`; `--repeat 0`
+    /// is a usage error.
+    pub fn with_repeat(mut self, repeat: Option<usize>) -> Result<RunPlan> {
+        match repeat {
+            Some(0) => Err(Error::Usage(
+                "--repeat 0: give the tries per case, at least 1".into(),
+            )),
+            Some(k) => {
+                self.repeat = k;
+                Ok(self)
+            }
+            None => Ok(self),
+        }
     }
 
     /// `-j` as the plan shows it: the number, or `all`.

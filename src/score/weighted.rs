@@ -20,6 +20,11 @@ use crate::suggest::did_you_mean;
 /// Names any suite may weight, besides its scorer's metrics.
 pub const WEIGHTABLE_BUILTINS: &[&str] = &["score", "errors", "time", "cost", "latency", "p95"];
 
+/// τ-bench's reliability (`--repeat K`: the share of cases passing every try; with one try
+/// each, the share passing), weightable too; kept out of [`WEIGHTABLE_BUILTINS`] so the
+/// lists the messages give stay as they were.
+pub const PASS_HAT_K: &str = "pass^k";
+
 /// Columns that are refused by name: tokens say nothing about quality; weight `cost` instead.
 const TOKEN_COLUMNS: &[&str] = &[
     "tok_in",
@@ -71,7 +76,7 @@ pub fn validate_weights(weights: &[(String, f64)], metrics: &[MetricDef]) -> Res
                 "{name} cannot be weighted: tokens are not a measure of quality; weight `cost` instead"
             ));
         }
-        if !known.contains(&name.as_str()) {
+        if !known.contains(&name.as_str()) && name != PASS_HAT_K {
             let hint = match did_you_mean(name, &known) {
                 Some(s) => format!(" (did you mean `{s}`?)"),
                 None => String::new(),
@@ -161,6 +166,12 @@ fn raw(e: &ExperimentResult, name: &str) -> Option<f64> {
         "cost" => e.cost_usd,
         "latency" => e.latency.mean_s,
         "p95" => e.latency.p95_s,
+        PASS_HAT_K => e.repeat.as_ref().map(|r| r.pass_hat_k).or_else(|| {
+            (e.cases_total > 0).then(|| {
+                (e.cases_total - e.errors - e.failed.min(e.cases_total - e.errors)) as f64
+                    / e.cases_total as f64
+            })
+        }),
         metric => e.means.get(metric).copied().flatten(),
     }
     .filter(|v| v.is_finite())
@@ -236,6 +247,7 @@ mod tests {
             },
             time_s: 10.0,
             wscore: None,
+            repeat: None,
             cases: vec![],
         }
     }
@@ -442,5 +454,25 @@ mod tests {
         assert!(err(&[("cost", 0.0)]).contains("non-zero"));
         assert!(err(&[("cost", -1.0), ("cost", -2.0)]).contains("weighted twice"));
         assert!(err(&[]).contains("is empty"));
+    }
+
+    #[test]
+    fn pass_k_may_be_weighted_and_is_the_pass_rate_with_one_try_each() {
+        assert_eq!(validate_weights(&weights(&[("pass^k", 1.0)]), &[]), Ok(()));
+        let mut e = experiment("a");
+        e.cases_total = 4;
+        e.errors = 1;
+        e.failed = 1;
+        assert_eq!(raw(&e, "pass^k"), Some(0.5));
+        e.repeat = Some(crate::results::RepeatStats {
+            k: 3,
+            ci95: None,
+            pass_hat_k: 0.25,
+            pass_at_k: 1.0,
+            flaky: 2,
+        });
+        let mut table = vec![e];
+        apply(&mut table, &weights(&[("pass^k", 1.0)]));
+        assert_eq!(table[0].wscore, Some(0.25));
     }
 }

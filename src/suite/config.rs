@@ -380,6 +380,10 @@ pub struct Defaults {
     pub parallelism: Option<usize>,
     /// Seconds per call.
     pub timeout: Option<f64>,
+    /// Tries per case per contender (`--repeat K`, default 1): each its own recorded
+    /// interaction, so `check` replays all K.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<usize>,
 }
 
 /// `results:` — where snapshots go.

@@ -147,6 +147,11 @@ impl Suite {
                 "{display_path}: defaults.parallelism is 0: give at least 1 case in flight per experiment"
             )));
         }
+        if config.defaults.repeat == Some(0) {
+            return Err(Error::Config(format!(
+                "{display_path}: defaults.repeat is 0: give the tries per case, at least 1"
+            )));
+        }
         if let Some(t) = config.defaults.timeout
             && !(t.is_finite() && t > 0.0)
         {

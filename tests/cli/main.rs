@@ -24,6 +24,7 @@ mod leaderboard;
 mod lineup;
 mod payloads;
 mod providers;
+mod repeats;
 mod report;
 mod reports;
 mod run;
