@@ -203,7 +203,30 @@ pub fn write_json(run: &RunResult, log: &CaseLog, pretty: bool, out: &mut dyn Wr
     let frame = super::snapshot::frame_json(run, pretty)
         .map_err(|e| Error::Failed(format!("could not serialize run {}: {e}", run.run.id)))?;
     let (head, tail) = split_at_empty(&frame, "experiments", pretty)?;
-    out.write_all(head.as_bytes()).map_err(io)?;
+    // The planned cases' keys go where the frame has none: the first `"cases"` key, as
+    // only scalars and lists of strings come before the settings in a run, and `cases` is
+    // the settings' first key. In pieces of whole keys, each piece one write.
+    let (before, after) = split_at_first_empty(&head, "cases", pretty)?;
+    out.write_all(before.as_bytes()).map_err(io)?;
+    let mut piece = String::new();
+    let mut any = false;
+    for (j, key) in run.run.settings.cases.iter().enumerate() {
+        if j > 0 {
+            piece.push(',');
+        }
+        piece.push_str(&nl(4));
+        piece.push_str(&ser(&key)?);
+        any = true;
+        if piece.len() >= 8192 {
+            out.write_all(piece.as_bytes()).map_err(io)?;
+            piece.clear();
+        }
+    }
+    if any {
+        piece.push_str(&nl(3));
+    }
+    piece.push_str(after);
+    out.write_all(piece.as_bytes()).map_err(io)?;
     for (i, e) in run.experiments.iter().enumerate() {
         let mut piece = if i > 0 { "," } else { "" }.to_string();
         piece.push_str(&nl(2));
@@ -235,16 +258,31 @@ pub fn write_json(run: &RunResult, log: &CaseLog, pretty: bool, out: &mut dyn Wr
 
 /// `{... "key": [` and `] ...}` of a text whose last `"key"` holds an empty array.
 fn split_at_empty(text: &str, key: &str, pretty: bool) -> Result<(String, String)> {
-    let empty = if pretty {
-        format!("\"{key}\": []")
-    } else {
-        format!("\"{key}\":[]")
-    };
+    let empty = empty_array(key, pretty);
     let at = text
         .rfind(&empty)
         .ok_or_else(|| Error::Failed(format!("the run's JSON has no `{key}` to fill")))?;
     let open = at + empty.len() - 1;
     Ok((text[..open].to_string(), text[open..].to_string()))
+}
+
+/// [`split_at_empty`] at the first `"key"`, borrowing.
+fn split_at_first_empty<'t>(text: &'t str, key: &str, pretty: bool) -> Result<(&'t str, &'t str)> {
+    let empty = empty_array(key, pretty);
+    let at = text
+        .find(&empty)
+        .ok_or_else(|| Error::Failed(format!("the run's JSON has no `{key}` to fill")))?;
+    Ok(text.split_at(at + empty.len() - 1))
+}
+
+/// `"key": []` as the JSON text has it: no space when compact. (The key cannot occur in a
+/// string: its quotes would be escaped.)
+fn empty_array(key: &str, pretty: bool) -> String {
+    if pretty {
+        format!("\"{key}\": []")
+    } else {
+        format!("\"{key}\":[]")
+    }
 }
 
 /// Serializing a value pretty or compact, behind one `dyn` (the pieces are of three types).
@@ -299,7 +337,20 @@ mod tests {
         empty.cases.clear();
         empty.dataset = "empty".into();
         r.experiments.push(empty);
-        let (bare, log) = logged(&r);
+        r.run.settings.cases = vec!["d/a".to_string(), "d/\"cases\": []".into()].into();
+        r.run.settings.selection = Some(Default::default());
+        r.run.argv = vec!["\"cases\": []".into()];
+        let (mut bare, log) = logged(&r);
+        // As a run being made holds them: named from its cases when written.
+        let keys: Vec<String> = r
+            .run
+            .settings
+            .cases
+            .iter()
+            .map(|k| k.into_owned())
+            .collect();
+        bare.run.settings.cases =
+            crate::results::CaseKeys::named(keys.len(), move |i| keys[i].clone());
         for pretty in [true, false] {
             let mut out = Vec::new();
             write_json(&bare, &log, pretty, &mut out).unwrap();

@@ -18,7 +18,8 @@ use crate::error::{Error, Result};
 use crate::provider::Registry;
 use crate::results::CaseLog;
 use crate::results::{
-    Command, ContenderInfo, ExperimentResult, Limits, RunInfo, RunResult, Selection, Settings,
+    CaseKeys, Command, ContenderInfo, ExperimentResult, Limits, RunInfo, RunResult, Selection,
+    Settings,
 };
 use crate::score::{Scorer, ScorerChoice};
 use crate::suite::{Overrides, Suite, lineup};
@@ -290,7 +291,11 @@ impl<'s> Prepared<'s> {
         // What the run info needs of the cases, taken before they move into the executor
         // (held once, not once more by the plan).
         let datasets = plan.datasets();
-        let case_keys: Vec<String> = plan.cases.heads().map(|c| c.key()).collect();
+        let case_keys = {
+            // Named when written, from the cases the suite holds anyway.
+            let cases = plan.cases.clone();
+            CaseKeys::named(cases.len(), move |i| cases.head(i).key())
+        };
         let cases = std::mem::take(&mut plan.cases);
         let outcome = super::execute(&plan, cases, ctx, control)?;
         let unwritten = transport.unwritten_count();
