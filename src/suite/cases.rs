@@ -424,6 +424,8 @@ fn load_jsonl(
     // only where it is kept: it is read again, and parsed the same way, when a case runs.
     let mut reader =
         std::io::BufReader::new(file.try_clone().map_err(|e| Error::input(&shown, e))?);
+    // Room for every line at once: grown by doubling, the list would reach twice its size.
+    out.reserve(count_lines(&mut reader).map_err(|e| Error::input(&shown, e))?);
     let dataset_index = store.dataset(dataset);
     let file_index = store.file(Source {
         path: path.to_path_buf(),
@@ -491,6 +493,23 @@ fn load_jsonl(
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// How many lines the file has (its last one may have no line ending), read from the
+/// start; it is left at the start again.
+fn count_lines(reader: &mut std::io::BufReader<std::fs::File>) -> std::io::Result<usize> {
+    use std::io::{BufRead, Seek};
+    let (mut lines, mut last) = (0, b'\n');
+    loop {
+        let chunk = reader.fill_buf()?;
+        let Some(&end) = chunk.last() else { break };
+        lines += chunk.iter().filter(|&&b| b == b'\n').count();
+        last = end;
+        let n = chunk.len();
+        reader.consume(n);
+    }
+    reader.rewind()?;
+    Ok(lines + usize::from(last != b'\n'))
 }
 
 /// Where a case came in as its dataset loaded: its folder's cases first, then each JSONL
