@@ -193,7 +193,13 @@ impl SqliteStore {
         let argv = serde_json::to_string(&run.run.argv).unwrap_or_else(|_| "[]".into());
         let argv = scrub(&argv);
         let settings = serde_json::to_string(&run.run.settings).unwrap_or_else(|_| "{}".into());
-        let settings = scrub(&settings).into_owned();
+        // One copy of the text (every planned case's key): kept as it is when it is clean.
+        let mut settings = if matches!(scrub(&settings), std::borrow::Cow::Borrowed(_)) {
+            settings
+        } else {
+            scrub(&settings).into_owned()
+        };
+        settings.shrink_to_fit();
         // The page cache bounded for the insert (SQLite's default is 2 MiB): the rows of a
         // large run spill to the write-ahead log as they are written instead.
         self.conn
