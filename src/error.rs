@@ -202,9 +202,6 @@ pub fn read_text(path: &Path, shown: &str) -> Result<String> {
 
 /// The message for bytes that stop being UTF-8 at `e.valid_up_to()`.
 fn not_utf8(shown: &str, bytes: &[u8], e: std::str::Utf8Error) -> String {
-    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
-        return format!("{shown}: the file is UTF-16, not UTF-8: save it as UTF-8");
-    }
     let offset = e.valid_up_to();
     let before = &bytes[..offset];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
@@ -212,9 +209,26 @@ fn not_utf8(shown: &str, bytes: &[u8], e: std::str::Utf8Error) -> String {
         .iter()
         .rposition(|&b| b == b'\n')
         .map_or(0, |i| i + 1);
+    not_utf8_line(shown, bytes, line, line_start as u64, offset - line_start)
+}
+
+/// [`read_text`]'s message for a file read a line at a time: line `line`, which starts at
+/// `line_start` in the file, stops being UTF-8 after `valid` bytes; `head` is how the file
+/// starts (its first two bytes at least, for a UTF-16 byte order mark).
+pub(crate) fn not_utf8_line(
+    shown: &str,
+    head: &[u8],
+    line: usize,
+    line_start: u64,
+    valid: usize,
+) -> String {
+    if head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]) {
+        return format!("{shown}: the file is UTF-16, not UTF-8: save it as UTF-8");
+    }
     format!(
-        "{shown}:{line}: not UTF-8 (byte {} of the line, offset {offset} in the file): save the file as UTF-8",
-        offset - line_start + 1
+        "{shown}:{line}: not UTF-8 (byte {} of the line, offset {} in the file): save the file as UTF-8",
+        valid + 1,
+        line_start + valid as u64
     )
 }
 

@@ -759,7 +759,7 @@ mod tests {
         providers.register("atlas", Atlas);
         let lineup = crate::suite::lineup::expand(&suite.config, &Default::default(), &providers);
         let contender = lineup.contenders[0].clone();
-        let case = suite.cases.cases.get(0);
+        let case = suite.cases.cases.get(0).unwrap();
         let server = Arc::new(Server::default());
         let transport = Transport::new(Mode::Live, CassetteOptions::default(), server.clone());
         let session = transport

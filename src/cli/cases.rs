@@ -21,7 +21,7 @@ pub(crate) fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
     }
     let mut t = table(header);
     for c in picked.iter() {
-        let c = &c;
+        let c = &c?;
         let difficulty = c
             .metadata
             .get("difficulty")

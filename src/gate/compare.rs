@@ -337,8 +337,8 @@ fn planned(run: &RunResult) -> HashSet<(String, String)> {
     let settings = &run.run.settings;
     let mut out = HashSet::new();
     for c in &settings.contenders {
-        for k in &settings.cases {
-            out.insert((c.key(), k.clone()));
+        for k in settings.cases.iter() {
+            out.insert((c.key(), k.into_owned()));
         }
     }
     // A run whose settings do not list its plan: what it ran is all it planned.

@@ -14,12 +14,38 @@ use crate::error::{Error, Result};
 /// experiment starts. Read back in case order by [`CaseLog::cases`].
 pub struct CaseLog {
     file: Mutex<Spill>,
-    /// Per experiment (in the run's experiment order), per case position: (offset, length).
-    index: Mutex<Vec<Vec<Option<Span>>>>,
+    /// Per experiment (in the run's experiment order), where each case's line is.
+    index: Mutex<Vec<Slots>>,
 }
 
-/// Where one case's line is in the file: its offset and length.
-type Span = (u64, u32);
+/// Where each case of an experiment is in the file, by case position: its line's offset
+/// and length (12 bytes a case; [`UNLOGGED`] for a case not logged).
+#[derive(Debug, Clone)]
+struct Slots {
+    at: Vec<u64>,
+    len: Vec<u32>,
+}
+
+const UNLOGGED: u32 = u32::MAX;
+
+impl Slots {
+    fn new(n: usize) -> Slots {
+        Slots {
+            at: vec![0; n],
+            len: vec![UNLOGGED; n],
+        }
+    }
+
+    /// The first logged case at or after `from`: its position, offset and length.
+    fn next_from(&self, from: usize) -> Option<(usize, u64, u32)> {
+        let j = from + self.len.get(from..)?.iter().position(|&l| l != UNLOGGED)?;
+        Some((j, self.at[j], self.len[j]))
+    }
+
+    fn logged(&self) -> usize {
+        self.len.iter().filter(|&&l| l != UNLOGGED).count()
+    }
+}
 
 struct Spill {
     out: BufWriter<File>,
@@ -42,7 +68,7 @@ impl CaseLog {
                 at: 0,
                 failed: None,
             }),
-            index: Mutex::new(sizes.iter().map(|&n| vec![None; n]).collect()),
+            index: Mutex::new(sizes.iter().map(|&n| Slots::new(n)).collect()),
         })
     }
 
@@ -66,11 +92,19 @@ impl CaseLog {
             at
         };
         let mut index = lock(&self.index);
-        if let Some(slot) = index
-            .get_mut(experiment)
-            .and_then(|cases| cases.get_mut(position))
+        if let Some(slots) = index.get_mut(experiment)
+            && position < slots.len.len()
         {
-            *slot = Some((at, line.len() as u32));
+            slots.at[position] = at;
+            // A line of 4 GiB or more is past what a case result is: a write error.
+            match u32::try_from(line.len()) {
+                Ok(len) if len != UNLOGGED => slots.len[position] = len,
+                _ => {
+                    lock(&self.file)
+                        .failed
+                        .get_or_insert("a case result over 4 GiB".into());
+                }
+            }
         }
     }
 
@@ -88,24 +122,16 @@ impl CaseLog {
 
     /// How many cases experiment `experiment` holds.
     pub fn len(&self, experiment: usize) -> usize {
-        lock(&self.index)
-            .get(experiment)
-            .map_or(0, |c| c.iter().flatten().count())
+        lock(&self.index).get(experiment).map_or(0, Slots::logged)
     }
 
     /// Whether no case is logged at all.
     pub fn is_empty(&self) -> bool {
-        lock(&self.index)
-            .iter()
-            .all(|c| c.iter().all(Option::is_none))
+        lock(&self.index).iter().all(|c| c.logged() == 0)
     }
 
     /// The case results of experiment `experiment`, in case order, read one at a time.
     pub fn cases(&self, experiment: usize) -> Result<Cases<'_>> {
-        let where_: Vec<Span> = lock(&self.index)
-            .get(experiment)
-            .map(|c| c.iter().flatten().copied().collect())
-            .unwrap_or_default();
         let file = {
             let mut f = lock(&self.file);
             if let Some(e) = &f.failed {
@@ -122,9 +148,10 @@ impl CaseLog {
                 .map_err(|e| Error::Failed(format!("the case results cannot be read back: {e}")))?
         };
         Ok(Cases {
-            _log: self,
+            log: self,
+            experiment,
+            next: 0,
             file,
-            where_: where_.into_iter(),
             buf: Vec::new(),
         })
     }
@@ -141,9 +168,11 @@ impl CaseLog {
 
 /// The cases of one experiment, read back from a [`CaseLog`] in case order.
 pub struct Cases<'a> {
-    _log: &'a CaseLog,
+    log: &'a CaseLog,
+    experiment: usize,
+    /// The case position to look from.
+    next: usize,
     file: File,
-    where_: std::vec::IntoIter<Span>,
     buf: Vec<u8>,
 }
 
@@ -151,7 +180,10 @@ impl Iterator for Cases<'_> {
     type Item = Result<CaseResult>;
 
     fn next(&mut self) -> Option<Result<CaseResult>> {
-        let (at, len) = self.where_.next()?;
+        let (j, at, len) = lock(&self.log.index)
+            .get(self.experiment)?
+            .next_from(self.next)?;
+        self.next = j + 1;
         let read = |file: &mut File, buf: &mut Vec<u8>| -> std::io::Result<()> {
             buf.resize(len as usize, 0);
             file.seek(SeekFrom::Start(at))?;
@@ -203,7 +235,30 @@ pub fn write_json(run: &RunResult, log: &CaseLog, pretty: bool, out: &mut dyn Wr
     let frame = super::snapshot::frame_json(run, pretty)
         .map_err(|e| Error::Failed(format!("could not serialize run {}: {e}", run.run.id)))?;
     let (head, tail) = split_at_empty(&frame, "experiments", pretty)?;
-    out.write_all(head.as_bytes()).map_err(io)?;
+    // The planned cases' keys go where the frame has none: the first `"cases"` key, as
+    // only scalars and lists of strings come before the settings in a run, and `cases` is
+    // the settings' first key. In pieces of whole keys, each piece one write.
+    let (before, after) = split_at_first_empty(&head, "cases", pretty)?;
+    out.write_all(before.as_bytes()).map_err(io)?;
+    let mut piece = String::new();
+    let mut any = false;
+    for (j, key) in run.run.settings.cases.iter().enumerate() {
+        if j > 0 {
+            piece.push(',');
+        }
+        piece.push_str(&nl(4));
+        piece.push_str(&ser(&key)?);
+        any = true;
+        if piece.len() >= 8192 {
+            out.write_all(piece.as_bytes()).map_err(io)?;
+            piece.clear();
+        }
+    }
+    if any {
+        piece.push_str(&nl(3));
+    }
+    piece.push_str(after);
+    out.write_all(piece.as_bytes()).map_err(io)?;
     for (i, e) in run.experiments.iter().enumerate() {
         let mut piece = if i > 0 { "," } else { "" }.to_string();
         piece.push_str(&nl(2));
@@ -235,16 +290,31 @@ pub fn write_json(run: &RunResult, log: &CaseLog, pretty: bool, out: &mut dyn Wr
 
 /// `{... "key": [` and `] ...}` of a text whose last `"key"` holds an empty array.
 fn split_at_empty(text: &str, key: &str, pretty: bool) -> Result<(String, String)> {
-    let empty = if pretty {
-        format!("\"{key}\": []")
-    } else {
-        format!("\"{key}\":[]")
-    };
+    let empty = empty_array(key, pretty);
     let at = text
         .rfind(&empty)
         .ok_or_else(|| Error::Failed(format!("the run's JSON has no `{key}` to fill")))?;
     let open = at + empty.len() - 1;
     Ok((text[..open].to_string(), text[open..].to_string()))
+}
+
+/// [`split_at_empty`] at the first `"key"`, borrowing.
+fn split_at_first_empty<'t>(text: &'t str, key: &str, pretty: bool) -> Result<(&'t str, &'t str)> {
+    let empty = empty_array(key, pretty);
+    let at = text
+        .find(&empty)
+        .ok_or_else(|| Error::Failed(format!("the run's JSON has no `{key}` to fill")))?;
+    Ok(text.split_at(at + empty.len() - 1))
+}
+
+/// `"key": []` as the JSON text has it: no space when compact. (The key cannot occur in a
+/// string: its quotes would be escaped.)
+fn empty_array(key: &str, pretty: bool) -> String {
+    if pretty {
+        format!("\"{key}\": []")
+    } else {
+        format!("\"{key}\":[]")
+    }
 }
 
 /// Serializing a value pretty or compact, behind one `dyn` (the pieces are of three types).
@@ -299,7 +369,20 @@ mod tests {
         empty.cases.clear();
         empty.dataset = "empty".into();
         r.experiments.push(empty);
-        let (bare, log) = logged(&r);
+        r.run.settings.cases = vec!["d/a".to_string(), "d/\"cases\": []".into()].into();
+        r.run.settings.selection = Some(Default::default());
+        r.run.argv = vec!["\"cases\": []".into()];
+        let (mut bare, log) = logged(&r);
+        // As a run being made holds them: named from its cases when written.
+        let keys: Vec<String> = r
+            .run
+            .settings
+            .cases
+            .iter()
+            .map(|k| k.into_owned())
+            .collect();
+        bare.run.settings.cases =
+            crate::results::CaseKeys::named(keys.len(), move |i| keys[i].clone());
         for pretty in [true, false] {
             let mut out = Vec::new();
             write_json(&bare, &log, pretty, &mut out).unwrap();

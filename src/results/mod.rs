@@ -18,6 +18,6 @@ mod tools;
 pub use caselog::{CaseLog, Cases, write_json};
 pub use comparison::*;
 pub use model::*;
-pub use settings::{Limits, Selection, Settings};
+pub use settings::{CaseKeys, Limits, Selection, Settings};
 pub use snapshot::{FormatVersion, SNAPSHOT_FORMAT};
 pub use tools::ToolCall;

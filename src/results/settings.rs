@@ -17,7 +17,7 @@ pub struct Settings {
     /// Every contender planned (refused ones excluded).
     pub contenders: Vec<ContenderInfo>,
     /// Every case planned, as `dataset/case`.
-    pub cases: Vec<String>,
+    pub cases: CaseKeys,
     /// Cases in flight per experiment.
     pub parallelism: usize,
     /// Experiments at a time; `None` means all.
@@ -48,12 +48,14 @@ impl Settings {
 
 impl Serialize for Settings {
     // Written as the JSON object it always was: through a `Value`, whose maps sort their
-    // keys (the contenders' and the selection's too), so the bytes stay the same.
+    // keys (the contenders' and the selection's too), so the bytes stay the same. The case
+    // keys go in at their place in that order, straight from the run's cases: as a `Value`
+    // they would be a second copy of every key (100,000 strings for as many cases).
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
         #[derive(Serialize)]
         struct Written<'a> {
             contenders: &'a [ContenderInfo],
-            cases: &'a [String],
             parallelism: usize,
             concurrency: Option<usize>,
             #[serde(with = "mode_text_opt")]
@@ -64,7 +66,6 @@ impl Serialize for Settings {
         }
         let v = serde_json::to_value(Written {
             contenders: &self.contenders,
-            cases: &self.cases,
             parallelism: self.parallelism,
             concurrency: self.concurrency,
             cassettes: &self.cassettes,
@@ -72,7 +73,106 @@ impl Serialize for Settings {
             limits: &self.limits,
         })
         .map_err(serde::ser::Error::custom)?;
-        v.serialize(s)
+        let serde_json::Value::Object(fields) = v else {
+            return Err(serde::ser::Error::custom("settings are an object"));
+        };
+        let mut map = s.serialize_map(Some(fields.len() + 1))?;
+        let mut cases = Some(&self.cases);
+        for (k, v) in &fields {
+            if k.as_str() > "cases"
+                && let Some(c) = cases.take()
+            {
+                map.serialize_entry("cases", c)?;
+            }
+            map.serialize_entry(k, v)?;
+        }
+        if let Some(c) = cases {
+            map.serialize_entry("cases", c)?;
+        }
+        map.end()
+    }
+}
+
+/// Every case a run planned, as `dataset/case`: the list read back from a stored run, or,
+/// for a run being made, each key named from the run's cases when it is read
+/// ([`CaseKeys::named`]), so a run of 100,000 cases does not hold 100,000 keys. Written as
+/// the JSON array of the keys.
+#[derive(Clone, Default)]
+pub struct CaseKeys(Keys);
+
+#[derive(Clone)]
+enum Keys {
+    Listed(Vec<String>),
+    Named {
+        len: usize,
+        name: std::sync::Arc<dyn Fn(usize) -> String + Send + Sync>,
+    },
+}
+
+impl Default for Keys {
+    fn default() -> Keys {
+        Keys::Listed(Vec::new())
+    }
+}
+
+impl CaseKeys {
+    /// `len` keys, the `i`-th being `name(i)`.
+    pub fn named(len: usize, name: impl Fn(usize) -> String + Send + Sync + 'static) -> CaseKeys {
+        CaseKeys(Keys::Named {
+            len,
+            name: std::sync::Arc::new(name),
+        })
+    }
+
+    /// How many cases.
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Keys::Listed(l) => l.len(),
+            Keys::Named { len, .. } => *len,
+        }
+    }
+
+    /// Whether no case was planned (or the file did not say).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The keys, in order.
+    pub fn iter(&self) -> impl Iterator<Item = std::borrow::Cow<'_, str>> + '_ {
+        (0..self.len()).map(|i| match &self.0 {
+            Keys::Listed(l) => std::borrow::Cow::Borrowed(l[i].as_str()),
+            Keys::Named { name, .. } => std::borrow::Cow::Owned(name(i)),
+        })
+    }
+}
+
+impl From<Vec<String>> for CaseKeys {
+    fn from(keys: Vec<String>) -> CaseKeys {
+        CaseKeys(Keys::Listed(keys))
+    }
+}
+
+impl PartialEq for CaseKeys {
+    fn eq(&self, other: &CaseKeys) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl std::fmt::Debug for CaseKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for CaseKeys {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for CaseKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<CaseKeys, D::Error> {
+        Vec::<String>::deserialize(d).map(CaseKeys::from)
     }
 }
 
@@ -186,6 +286,29 @@ mod tests {
         );
         assert_eq!(s.limits.unwrap().min_score, Some(0.5));
         assert_eq!(serde_json::to_string(&s).unwrap(), WRITTEN_BEFORE);
+    }
+
+    #[test]
+    fn named_case_keys_write_and_compare_as_the_list_they_name() {
+        let mut s: Settings = serde_json::from_str(WRITTEN_BEFORE).expect("reads");
+        let listed = s.clone();
+        s.cases = CaseKeys::named(2, |i| format!("d/{}", ["a", "b"][i]));
+        assert_eq!(s, listed);
+        assert_eq!(serde_json::to_string(&s).unwrap(), WRITTEN_BEFORE);
+        assert_eq!(
+            serde_json::to_string_pretty(&s).unwrap(),
+            serde_json::to_string_pretty(
+                &serde_json::from_str::<serde_json::Value>(WRITTEN_BEFORE).unwrap()
+            )
+            .unwrap()
+        );
+        assert_eq!(format!("{:?}", s.cases), r#"["d/a", "d/b"]"#);
+        s.cases = CaseKeys::default();
+        assert!(
+            serde_json::to_string(&s)
+                .unwrap()
+                .starts_with(r#"{"cases":[],"cassettes""#)
+        );
     }
 
     #[test]

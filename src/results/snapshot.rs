@@ -191,13 +191,16 @@ pub fn to_json_with<C: Serialize>(run: &RunResult, comparison: Option<C>) -> Str
     s
 }
 
-/// The uncompared snapshot of `run` without its experiments (`"experiments": []`), pretty
-/// or compact: the frame [`crate::results::write_json`] streams the case log into, made
-/// from the run as it is (nothing copied).
+/// The uncompared snapshot of `run` without its experiments (`"experiments": []`) nor its
+/// planned cases (`"cases": []` in the settings), pretty or compact: the frame
+/// [`crate::results::write_json`] streams the case keys and the case log into. The run
+/// info is copied without its keys (the rest is a few short lists).
 pub(crate) fn frame_json(run: &RunResult, pretty: bool) -> serde_json::Result<String> {
+    let mut info = run.run.clone();
+    info.settings.cases = Default::default();
     let frame = SnapshotRef::<()> {
         format: SNAPSHOT_FORMAT,
-        run: &run.run,
+        run: &info,
         experiments: &[],
         comparison: None,
     };

@@ -18,7 +18,7 @@ pub fn cassette_status(suite: &Suite) -> Result<StatusReport> {
             continue;
         };
         for case in suite.cases.cases.iter() {
-            let case = &case;
+            let case = &case?;
             // An exec adapter's requests cannot be predicted without running it.
             let request = adapter
                 .predict(case)

@@ -18,7 +18,8 @@ use crate::error::{Error, Result};
 use crate::provider::Registry;
 use crate::results::CaseLog;
 use crate::results::{
-    Command, ContenderInfo, ExperimentResult, Limits, RunInfo, RunResult, Selection, Settings,
+    CaseKeys, Command, ContenderInfo, ExperimentResult, Limits, RunInfo, RunResult, Selection,
+    Settings,
 };
 use crate::score::{Scorer, ScorerChoice};
 use crate::suite::{Overrides, Suite, lineup};
@@ -290,7 +291,11 @@ impl<'s> Prepared<'s> {
         // What the run info needs of the cases, taken before they move into the executor
         // (held once, not once more by the plan).
         let datasets = plan.datasets();
-        let case_keys: Vec<String> = plan.cases.heads().map(|c| c.key()).collect();
+        let case_keys = {
+            // Named when written, from the cases the suite holds anyway.
+            let cases = plan.cases.clone();
+            CaseKeys::named(cases.len(), move |i| cases.head(i).key())
+        };
         let cases = std::mem::take(&mut plan.cases);
         let outcome = super::execute(&plan, cases, ctx, control)?;
         let unwritten = transport.unwritten_count();
@@ -1259,5 +1264,45 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(err.contains("the metric 'exact'"), "{err}");
+    }
+
+    #[test]
+    fn a_case_whose_file_changed_after_the_suite_loaded_is_an_error_of_the_case() {
+        let tmp = tempfile::tempdir().unwrap();
+        let evals = tmp.path().join("evals");
+        std::fs::create_dir_all(evals.join("datasets/d")).unwrap();
+        std::fs::write(
+            evals.join(".llm-evals.config.yml"),
+            "request_types: [prompt]\nadapter: { kind: prompt, user: \"{{ input }}\", json: true }\nscorer: { kind: fields, schema: { a: string } }\nfake: { models: [echo] }\n",
+        )
+        .unwrap();
+        let file = evals.join("datasets/d/cases.jsonl");
+        let line = r#"{"id": "one", "input": "{\"a\": \"x\"}", "expected": {"a": "x"}}"#;
+        std::fs::write(&file, format!("{line}\n")).unwrap();
+        let suite = Suite::load(&evals.join(".llm-evals.config.yml"), tmp.path()).unwrap();
+        let run = evaluate(&suite, RunOptions::default()).unwrap();
+        assert_eq!(run.experiments[0].cases[0].score, Some(1.0));
+        let changed = format!(
+            "{}:1: the file changed after the suite loaded (its cases were checked as they were): run again on the file as it is now",
+            file.display()
+        );
+        // Written over in place after the suite loaded: the checks before the run say so.
+        std::fs::write(&file, format!("{line}\n{line}\n")).unwrap();
+        let err = evaluate(&suite, RunOptions::default()).unwrap_err();
+        assert!(matches!(err, Error::Config(_)));
+        assert!(err.to_string().starts_with(&changed), "{err}");
+        // Written over once the run was checked: the case is an error, and says why.
+        std::fs::write(&file, format!("{line}\n")).unwrap();
+        let suite = Suite::load(&evals.join(".llm-evals.config.yml"), tmp.path()).unwrap();
+        let lineup = lineup::expand(&suite.config, &Overrides::default(), &Registry::default());
+        let plan = RunPlan::new(&suite, lineup, suite.cases.cases.clone(), None, None).unwrap();
+        let prepared = Prepared::new(&suite, plan, RunOptions::default(), &StderrNotices).unwrap();
+        std::fs::write(&file, format!("{line}\n{line}\n")).unwrap();
+        let run = prepared.run(Hooks::default(), &StderrNotices).unwrap();
+        let case = &run.experiments[0].cases[0];
+        assert_eq!((case.case.as_str(), case.score), ("one", None));
+        let error = case.error.as_ref().unwrap();
+        assert_eq!(error.kind, crate::results::CaseErrorKind::Other);
+        assert_eq!(error.message, changed);
     }
 }

@@ -267,7 +267,10 @@ async fn run_experiment(
                         contender.clone(),
                     );
                     tokio::spawn(async move {
-                        let case = cases.get(i);
+                        let case = match cases.get(i) {
+                            Ok(case) => case,
+                            Err(changed) => return Some(unreadable(&cases.head(i), &changed)),
+                        };
                         tokio::select! {
                             r = run_tries(&contender, &case, &suite, &ctx, exec.as_ref(), repeat) => Some(r),
                             _ = control.cancelled() => None,
@@ -311,6 +314,32 @@ async fn run_experiment(
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner),
     )
+}
+
+/// A case whose JSONL file changed after the suite loaded: an error of the case (not run,
+/// no score), named by what the suite holds of it.
+fn unreadable(head: &crate::suite::CaseHead<'_>, changed: &crate::suite::Changed) -> CaseResult {
+    CaseResult {
+        case: head.id.to_string(),
+        variant: head.variant.to_string(),
+        fingerprint: String::new(),
+        score: None,
+        metrics: BTreeMap::new(),
+        passed: None,
+        failed_thresholds: vec![],
+        error: Some(CaseError::new(CaseErrorKind::Other, changed.to_string())),
+        reply_error: None,
+        truncated: false,
+        output: None,
+        raw: None,
+        diagnostics: vec![],
+        usage: Default::default(),
+        latency_s: None,
+        duration_s: 0.0,
+        tags: head.tags.to_vec(),
+        weight: 1.0,
+        repeats: vec![],
+    }
 }
 
 /// One case for one contender: the adapter's session answers it (calling the contender's

@@ -33,7 +33,10 @@ pub fn problems(
     let check = |from: usize| {
         let mut out = Vec::new();
         for i in from..(from + per).min(picked.len()) {
-            case_problems(suite, &picked.get(i), scorer, adapter, &mut out);
+            match picked.get(i) {
+                Ok(case) => case_problems(suite, &case, scorer, adapter, &mut out),
+                Err(changed) => out.push(changed.to_string()),
+            }
         }
         out
     };
@@ -127,7 +130,7 @@ mod tests {
             .iter()
             .flat_map(|c| {
                 let mut out = Vec::new();
-                super::case_problems(&suite, &c, scorer.as_ref(), None, &mut out);
+                super::case_problems(&suite, &c.unwrap(), scorer.as_ref(), None, &mut out);
                 out
             })
             .collect();

@@ -1,6 +1,6 @@
 //! Cases from disk (`datasets/<dataset>/cases/<variant>/[NNN/]input.txt`) and from JSONL.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fs::FileType;
 use std::path::{Path, PathBuf};
 
@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::case::{Case, CaseInput};
 use super::links::{Found, Links, Step};
-use super::stored::{Body, CaseHead, Cases, Store, Stored};
+use super::stored::{Body, CaseHead, Cases, Source, Stamp, Store, Stored};
 use crate::error::{Error, Result};
 
 /// A case that loaded but has a problem `verify` reports (and `run` refuses).
@@ -120,12 +120,10 @@ pub fn load_cases(root: &Path, project: &Path, base: &Path) -> Result<CaseSet> {
             &mut set.problems,
         )?;
         let dataset_index = store.dataset(&dataset);
-        cases.extend(disk.into_iter().map(|c| Stored {
-            id: c.id.as_str().into(),
-            dataset: dataset_index,
-            tags: c.tags.clone().into(),
-            body: Body::Parsed(Box::new(c)),
-        }));
+        for c in disk {
+            let held = store.parsed(dataset_index, c);
+            cases.push(held);
+        }
         for (file, own) in sorted_entries(&dir)? {
             if file.extension().is_none_or(|x| x != "jsonl") {
                 continue;
@@ -141,10 +139,22 @@ pub fn load_cases(root: &Path, project: &Path, base: &Path) -> Result<CaseSet> {
             }
         }
         above.pop();
+        // In id order, and a case's duplicates beside it in the order they loaded.
+        cases.sort_unstable_by(|a, b| {
+            store
+                .id_of(a)
+                .cmp(store.id_of(b))
+                .then_with(|| load_order(a).cmp(&load_order(b)))
+        });
         check_duplicates(&store, &dataset, &cases, base)?;
-        cases.sort_by(|a, b| a.id.cmp(&b.id));
-        store.cases.extend(cases);
+        if store.cases.is_empty() {
+            store.cases = cases;
+        } else {
+            store.cases.append(&mut cases);
+        }
     }
+    store.cases.shrink_to_fit();
+    store.ids.shrink_to_fit();
     set.cases = Cases::new(store);
     Ok(set)
 }
@@ -401,32 +411,114 @@ const JSONL_KEYS: &[&str] = &[
 
 fn load_jsonl(
     dataset: &str,
-    file: &Path,
+    path: &Path,
     base: &Path,
     store: &mut Store,
     out: &mut Vec<Stored>,
 ) -> Result<()> {
-    let text = crate::error::read_text(file, &rel(file, base))?;
-    let (dataset_index, file_index) = (store.dataset(dataset), store.file(file));
-    for (i, line) in text.lines().enumerate() {
-        let lineno = i + 1;
-        if line.trim().is_empty() {
+    use std::io::BufRead;
+    let shown = rel(path, base);
+    let file = std::fs::File::open(path).map_err(|e| Error::input(&shown, e))?;
+    let stamp = Stamp::of(&file).map_err(|e| Error::input(&shown, e))?;
+    // Read a line at a time (the file is never held whole); each line is checked now and
+    // only where it is kept: it is read again, and parsed the same way, when a case runs.
+    let mut reader =
+        std::io::BufReader::new(file.try_clone().map_err(|e| Error::input(&shown, e))?);
+    // Room for every line at once: grown by doubling, the list would reach twice its size.
+    out.reserve(count_lines(&mut reader).map_err(|e| Error::input(&shown, e))?);
+    let dataset_index = store.dataset(dataset);
+    let file_index = store.file(Source {
+        path: path.to_path_buf(),
+        file,
+        stamp,
+    });
+    let mut buf = Vec::new();
+    let mut head = Vec::new();
+    let (mut at, mut lineno) = (0u64, 0usize);
+    // The first error in a line's content; a file that is not UTF-8 is said instead, as
+    // when the file was read whole, so the rest is still read for that.
+    let mut first: Option<Error> = None;
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| Error::input(&shown, e))?;
+        if n == 0 {
+            break;
+        }
+        lineno += 1;
+        if head.len() < 2 {
+            head.extend(buf.iter().take(2 - head.len()));
+        }
+        let start = at;
+        at += n as u64;
+        let mut line = buf.as_slice();
+        if let Some(l) = line.strip_suffix(b"\n") {
+            line = l.strip_suffix(b"\r").unwrap_or(l);
+        }
+        let line = match std::str::from_utf8(line) {
+            Ok(l) => l,
+            Err(e) => {
+                return Err(Error::Config(crate::error::not_utf8_line(
+                    &shown,
+                    &head,
+                    lineno,
+                    start,
+                    e.valid_up_to(),
+                )));
+            }
+        };
+        if first.is_some() || line.trim().is_empty() {
             continue;
         }
-        // Checked whole now, held as its text: parsed again, the same way, when read.
-        let case = parse_line(dataset, file, lineno, line, base)?;
-        out.push(Stored {
-            id: case.id.into(),
-            dataset: dataset_index,
-            tags: case.tags.into(),
-            body: Body::Line {
-                file: file_index,
-                line: lineno as u32,
-                text: line.into(),
-            },
-        });
+        match parse_line(dataset, path, lineno, line, base) {
+            Ok(case) => {
+                let (id, tags) = (store.id(&case.id), store.tags(case.tags));
+                out.push(Stored {
+                    id,
+                    dataset: dataset_index,
+                    tags,
+                    body: Body::Line {
+                        file: file_index,
+                        line: lineno as u32,
+                        at: start,
+                        len: line.len() as u32,
+                    },
+                });
+            }
+            Err(e) => first = Some(e),
+        }
     }
-    Ok(())
+    match first {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// How many lines the file has (its last one may have no line ending), read from the
+/// start; it is left at the start again.
+fn count_lines(reader: &mut std::io::BufReader<std::fs::File>) -> std::io::Result<usize> {
+    use std::io::{BufRead, Seek};
+    let (mut lines, mut last) = (0, b'\n');
+    loop {
+        let chunk = reader.fill_buf()?;
+        let Some(&end) = chunk.last() else { break };
+        lines += chunk.iter().filter(|&&b| b == b'\n').count();
+        last = end;
+        let n = chunk.len();
+        reader.consume(n);
+    }
+    reader.rewind()?;
+    Ok(lines + usize::from(last != b'\n'))
+}
+
+/// Where a case came in as its dataset loaded: its folder's cases first, then each JSONL
+/// file's lines in turn.
+fn load_order(c: &Stored) -> (u32, u32, u32) {
+    match c.body {
+        Body::Parsed(i) => (0, i, 0),
+        Body::Line { file, line, .. } => (1, file, line),
+    }
 }
 
 /// The case of line `lineno` (`line`, not blank) of a JSONL `file`, or what is wrong with
@@ -536,26 +628,37 @@ fn jsonl_case(
     })
 }
 
+/// `cases` are in id order, a case's duplicates beside it in load order: the duplicate
+/// named is the first to have loaded after the case it repeats (with the one it repeats).
 fn check_duplicates(store: &Store, dataset: &str, cases: &[Stored], base: &Path) -> Result<()> {
     let loc = |c: &Stored| match &c.body {
-        Body::Parsed(c) => match c.line {
-            Some(l) => format!("{}:{l}", rel(&c.source, base)),
-            None => rel(&c.source, base),
-        },
+        Body::Parsed(i) => {
+            let c = &store.parsed[*i as usize];
+            match c.line {
+                Some(l) => format!("{}:{l}", rel(&c.source, base)),
+                None => rel(&c.source, base),
+            }
+        }
         Body::Line { file, line, .. } => {
-            format!("{}:{line}", rel(&store.files[*file as usize], base))
+            format!("{}:{line}", rel(&store.files[*file as usize].path, base))
         }
     };
-    let mut seen: HashMap<&str, &Stored> = HashMap::new();
-    for c in cases {
-        if let Some(first) = seen.insert(&c.id, c) {
-            return Err(Error::Config(format!(
-                "duplicate case id '{}' in dataset '{dataset}': {} and {}; give one of them another id",
-                c.id,
-                loc(first),
-                loc(c)
-            )));
-        }
+    let found = cases
+        .windows(2)
+        .enumerate()
+        .filter(|(i, w)| {
+            store.id_of(&w[0]) == store.id_of(&w[1])
+                && (*i == 0 || store.id_of(&cases[i - 1]) != store.id_of(&w[0]))
+        })
+        .map(|(_, w)| (&w[0], &w[1]))
+        .min_by_key(|(_, second)| load_order(second));
+    if let Some((first, c)) = found {
+        return Err(Error::Config(format!(
+            "duplicate case id '{}' in dataset '{dataset}': {} and {}; give one of them another id",
+            store.id_of(c),
+            loc(first),
+            loc(c)
+        )));
     }
     Ok(())
 }

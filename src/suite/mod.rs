@@ -20,4 +20,4 @@ pub use discovery::Locate;
 pub use lineup::{Contender, Lineup, Overrides, ProviderKind, Refusal};
 pub use load::{KEY_VARS, Suite, case_fingerprint};
 pub use schema::{FieldSpec, FieldType, Schema};
-pub use stored::{CaseHead, Cases};
+pub use stored::{CaseHead, Cases, Changed};
