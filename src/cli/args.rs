@@ -264,6 +264,26 @@ pub(crate) struct HistoryArgs {
     /// The history store (default: <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
     pub(crate) history: Option<PathBuf>,
+    /// What to do with the history instead of listing it.
+    #[command(subcommand)]
+    pub(crate) action: Option<HistoryAction>,
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub(crate) enum HistoryAction {
+    /// Copy a SQLite history into PostgreSQL, every run with its id and number (runs already
+    /// there are left as they are, so it can run again).
+    Migrate(MigrateArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub(crate) struct MigrateArgs {
+    /// The PostgreSQL database: postgres://user:password@host:port/db (?sslmode=require for TLS).
+    #[arg(long = "to", value_name = "URL")]
+    pub(crate) to: String,
+    /// The SQLite history to copy (default: <project>/.evals/history.sqlite3).
+    #[arg(long = "history", value_name = "PATH")]
+    pub(crate) history: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -17,7 +17,7 @@ mod error;
 pub(crate) mod limits;
 
 pub use baseline::resolve;
-pub use check::{CheckPlan, Checked, MissingBaseline, Notice, check, judge};
+pub use check::{CheckPlan, Checked, MissingBaseline, Notice, check, check_in, judge};
 pub use compare::{Rules, compare, compare_with, stopped, threshold_failures};
 pub use error::BaselineError;
 pub use limits::Limits;
