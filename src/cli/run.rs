@@ -347,7 +347,7 @@ pub(crate) fn history_location(
     if let Ok(url) = std::env::var("DATABASE_URL")
         && crate::history::postgres::is_url(&url)
     {
-        return (Location::Postgres(url), "DATABASE_URL");
+        return (Location::parse(&url, &suite.project_dir), "DATABASE_URL");
     }
     (
         Location::Sqlite(crate::history::History::default_path(&suite.project_dir)),

@@ -151,6 +151,7 @@ impl Location {
     /// `value` as a location: a PostgreSQL URL, else a file (relative to `base`).
     pub fn parse(value: &str, base: &std::path::Path) -> Location {
         if postgres::is_url(value) {
+            postgres::register_password(value);
             Location::Postgres(value.trim().to_string())
         } else {
             Location::Sqlite(base.join(value))

@@ -91,6 +91,50 @@ pub fn redact(url: &str) -> String {
     format!("{scheme}{authority}{tail}")
 }
 
+/// Registers the URL's password (as written and percent-decoded) with the egress scrubber,
+/// so that nothing the run writes (its argv in a snapshot, a message) carries it.
+pub fn register_password(url: &str) {
+    let written = url
+        .split_once("://")
+        .map(|(_, rest)| rest)
+        .and_then(|r| r.split(['/', '?']).next())
+        .and_then(|a| a.rsplit_once('@'))
+        .and_then(|(info, _)| info.split_once(':'))
+        .map(|(_, p)| p.to_string());
+    let param = url.split_once('?').and_then(|(_, q)| {
+        q.split('&').find_map(|kv| {
+            let (k, v) = kv.split_once('=')?;
+            k.eq_ignore_ascii_case("password").then(|| v.to_string())
+        })
+    });
+    let found: Vec<String> = written.into_iter().chain(param).collect();
+    let decoded: Vec<String> = found.iter().map(|p| percent_decoded(p)).collect();
+    crate::secrets::register(found.into_iter().chain(decoded));
+}
+
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (b[i], hex) {
+            (b'%', Some(v)) => {
+                out.push(v);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// The PostgreSQL history database, connected: a [`super::HistoryStore`] many runners share.
 pub struct PgStore {
     client: Mutex<Client>,
@@ -128,17 +172,9 @@ impl PgStore {
             config.password(password);
         }
         if let Some(password) = config.get_password() {
-            let password = String::from_utf8_lossy(password).into_owned();
-            // Its percent-encoded spelling too, as the URL had it.
-            let encoded = url
-                .split("://")
-                .nth(1)
-                .and_then(|r| r.split(['/', '?']).next())
-                .and_then(|a| a.rsplit_once('@'))
-                .and_then(|(info, _)| info.split_once(':'))
-                .map(|(_, p)| p.to_string());
-            crate::secrets::register([password].into_iter().chain(encoded));
+            crate::secrets::register([String::from_utf8_lossy(password).into_owned()]);
         }
+        register_password(url);
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -612,6 +648,16 @@ mod tests {
         assert_eq!(redact("postgres://u@h"), "postgres://u@h");
         assert!(is_url("postgresql://h/db") && is_url("POSTGRES://h"));
         assert!(!is_url("history.sqlite3") && !is_url("./postgres/h.db"));
+    }
+
+    #[test]
+    fn the_password_is_registered_with_the_scrubber_as_written_and_decoded() {
+        register_password("postgres://u:pw%2Fin-url-77@h/db?password=param-secret-9");
+        let text = "a pw/in-url-77 b pw%2Fin-url-77 c param-secret-9";
+        let scrubbed = crate::secrets::scrub(text);
+        for s in ["pw/in-url-77", "pw%2Fin-url-77", "param-secret-9"] {
+            assert!(!scrubbed.contains(s), "{scrubbed}");
+        }
     }
 
     #[test]

@@ -18,6 +18,8 @@ mod five_minutes;
 mod forge;
 mod gate;
 mod history;
+mod pg;
+mod postgres;
 mod layers;
 mod leaderboard;
 mod lineup;
