@@ -193,12 +193,7 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
                 Some((h, p)) => (Some(h), PathBuf::from(p.shown())),
                 None => (None, PathBuf::new()),
             };
-            let checked = crate::gate::judge(
-                &run,
-                &plan,
-                h.map(|h| h as &dyn HistoryStore),
-                &path,
-            );
+            let checked = crate::gate::judge(&run, &plan, h.map(|h| h as &dyn HistoryStore), &path);
             if let Some(e) = checked.refused {
                 return Err(e.into_error());
             }
@@ -278,7 +273,11 @@ pub(crate) fn migrate(g: &Global, a: &MigrateArgs, out: &Out) -> Result<i32> {
             )));
         }
         let run = source.get(&r.id)?.ok_or_else(|| {
-            Error::Failed(format!("{}: run {} vanished while copying", from.shown(), r.id))
+            Error::Failed(format!(
+                "{}: run {} vanished while copying",
+                from.shown(),
+                r.id
+            ))
         })?;
         target.insert_numbered(&run, r.number)?;
         copied += 1;

@@ -332,8 +332,7 @@ pub(crate) fn history_location(
 ) -> (crate::history::Location, &'static str) {
     use crate::history::Location;
     if let Some(p) = flag {
-        let source = if std::env::args().any(|x| x == "--history" || x.starts_with("--history="))
-        {
+        let source = if std::env::args().any(|x| x == "--history" || x.starts_with("--history=")) {
             "--history"
         } else {
             "EVALS_HISTORY"

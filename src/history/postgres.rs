@@ -27,7 +27,10 @@ use crate::results::{CaseLog, RunResult};
 
 /// Numbered migrations, the PostgreSQL spelling of the SQLite store's, one for one.
 const MIGRATIONS: &[(&str, &str)] = &[
-    ("0001_init", include_str!("migrations/postgres/0001_init.sql")),
+    (
+        "0001_init",
+        include_str!("migrations/postgres/0001_init.sql"),
+    ),
     (
         "0002_run_numbers",
         include_str!("migrations/postgres/0002_run_numbers.sql"),

@@ -13,13 +13,29 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// The server's URL, a superuser's, without a database (`postgres://user:pw@host:port`).
-fn server() -> &'static str {
-    static URL: OnceLock<String> = OnceLock::new();
-    URL.get_or_init(|| match std::env::var("EVALS_TEST_POSTGRES_URL") {
-        Ok(url) => url.trim_end_matches('/').to_string(),
+struct Server {
+    /// A superuser's URL, without a database (`postgres://user:pw@host:port`).
+    url: String,
+    /// The self-signed certificate the server's TLS presents (for `SSL_CERT_FILE`).
+    ca: PathBuf,
+}
+
+fn server() -> &'static Server {
+    static SERVER: OnceLock<Server> = OnceLock::new();
+    SERVER.get_or_init(|| match std::env::var("EVALS_TEST_POSTGRES_URL") {
+        Ok(url) => Server {
+            url: url.trim_end_matches('/').to_string(),
+            ca: std::env::var_os("EVALS_TEST_POSTGRES_CA")
+                .map(PathBuf::from)
+                .expect("EVALS_TEST_POSTGRES_URL comes with EVALS_TEST_POSTGRES_CA (the server's certificate): run .ci/run"),
+        },
         Err(_) => start(),
     })
+}
+
+/// The certificate a client must trust for `sslmode=require` on the test server.
+pub fn ca() -> PathBuf {
+    server().ca.clone()
 }
 
 /// A new, empty database on the test server: its URL, password included.
@@ -30,7 +46,7 @@ pub fn database() -> String {
         std::process::id(),
         N.fetch_add(1, Ordering::SeqCst)
     );
-    let base = server();
+    let base = server().url.as_str();
     // The admin connection goes to the `postgres` database every cluster has; a URL from
     // .ci/run that names a database has it dropped here.
     let after = base.find("://").map_or(0, |i| i + 3);
@@ -112,7 +128,7 @@ fn clear_stale(tmp: &Path) {
     }
 }
 
-fn start() -> String {
+fn start() -> Server {
     let user = server_user();
     // Under /tmp, not target/: the `postgres` user must reach it, and a socket path must
     // be short.
@@ -128,10 +144,83 @@ fn start() -> String {
             std::os::unix::fs::chown(&p, Some(uid), Some(gid)).unwrap();
         }
     }
+    // TLS: a throwaway CA, and the server's certificate for 127.0.0.1 signed by it (as
+    // .ci/run makes them).
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .expect("run openssl (Debian's openssl package)");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=evals test CA",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+    ]);
+    std::fs::write(
+        dir.join("server.ext"),
+        "basicConstraints=critical,CA:FALSE\nsubjectAltName=IP:127.0.0.1\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "server.ext",
+        "-out",
+        "server.crt",
+    ]);
+    if let Some((uid, gid)) = user {
+        for f in ["server.key", "server.crt"] {
+            std::os::unix::fs::chown(dir.join(f), Some(uid), Some(gid)).unwrap();
+        }
+    }
     let out = as_user(&mut Command::new(bin("initdb")), user)
         .arg("-D")
         .arg(dir.join("data"))
-        .args(["-U", "evals", "--auth-host=scram-sha-256", "--auth-local=trust"])
+        .args([
+            "-U",
+            "evals",
+            "--auth-host=scram-sha-256",
+            "--auth-local=trust",
+        ])
         .args(["-E", "UTF8", "--locale=C", "--no-sync"])
         .arg(format!("--pwfile={}", dir.join("pw").display()))
         .output()
@@ -149,6 +238,14 @@ fn start() -> String {
         .port();
     let postgres = bin("postgres");
     let (data, sock, log) = (dir.join("data"), dir.join("sock"), dir.join("server.log"));
+    let tls = [
+        "-c".to_string(),
+        "ssl=on".to_string(),
+        "-c".to_string(),
+        format!("ssl_cert_file={}", dir.join("server.crt").display()),
+        "-c".to_string(),
+        format!("ssl_key_file={}", dir.join("server.key").display()),
+    ];
     let (tx, rx) = std::sync::mpsc::channel();
     // The server's parent is this thread, parked for as long as the tests run: when the
     // test binary exits, the server gets SIGINT (a fast shutdown).
@@ -165,6 +262,7 @@ fn start() -> String {
             .arg(&sock)
             .args(["-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"])
             .args(["-c", "max_connections=200"])
+            .args(&tls)
             .stdout(log.try_clone().unwrap())
             .stderr(log);
         // SAFETY: prctl is async-signal-safe; set after the uid change, which clears it.
@@ -204,7 +302,10 @@ fn start() -> String {
             ),
         }
     }
-    url
+    Server {
+        url,
+        ca: dir.join("ca.crt"),
+    }
 }
 
 fn nanos() -> u128 {

@@ -50,7 +50,10 @@ fn eight_concurrent_checks_land_eight_runs_with_eight_numbers() {
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), 8, "{history}");
-        assert!(runs.iter().all(|r| r.status == "completed" && r.cases == 16));
+        assert!(
+            runs.iter()
+                .all(|r| r.status == "completed" && r.cases == 16)
+        );
     }
 }
 
@@ -59,8 +62,15 @@ fn a_baseline_one_runner_stored_is_found_by_another() {
     let shared = tempfile::tempdir().unwrap();
     for history in stores(shared.path()) {
         let (one, other) = (Project::toy(), Project::toy());
-        one.evals(&["check", "--no-autosave", "--branch", "main", "--history", &history])
-            .ok();
+        one.evals(&[
+            "check",
+            "--no-autosave",
+            "--branch",
+            "main",
+            "--history",
+            &history,
+        ])
+        .ok();
         let d = other
             .evals(&[
                 "check",
@@ -92,7 +102,14 @@ fn a_baseline_one_runner_stored_is_found_by_another() {
         // A runner with a history of its own has no baseline on main.
         let alone = Project::toy();
         alone
-            .evals(&["check", "--no-autosave", "--branch", "feature", "--baseline", "main"])
+            .evals(&[
+                "check",
+                "--no-autosave",
+                "--branch",
+                "feature",
+                "--baseline",
+                "main",
+            ])
             .code(2);
     }
 }
@@ -110,7 +127,10 @@ fn migrations_are_applied_once_however_many_open_at_once() {
     assert_eq!(PgStore::open(&url).unwrap().migrated(), 0);
     let mut c = pg::connect(&url);
     let versions: Vec<(i32, String)> = c
-        .query("SELECT version, name FROM evals_migrations ORDER BY version", &[])
+        .query(
+            "SELECT version, name FROM evals_migrations ORDER BY version",
+            &[],
+        )
         .unwrap()
         .iter()
         .map(|r| (r.get(0), r.get(1)))
@@ -149,17 +169,30 @@ fn migrations_are_applied_once_however_many_open_at_once() {
 fn a_run_reads_back_as_stored_and_is_never_rewritten() {
     let url = pg::database();
     let p = Project::toy();
-    p.evals(&["check", "--no-autosave", "--json", "run.json", "--history", &url])
-        .ok();
+    p.evals(&[
+        "check",
+        "--no-autosave",
+        "--json",
+        "run.json",
+        "--history",
+        &url,
+    ])
+    .ok();
     let mut h = PgStore::open(&url).unwrap();
     let stored = &h.list(&RunFilter::default()).unwrap()[0];
     let exported = p.evals(&["export", &stored.id, "--history", &url]).ok();
     let run: llm_evals::results::RunResult = serde_json::from_str(&exported.stdout).unwrap();
     assert_eq!(h.get(&stored.id).unwrap().as_ref(), Some(&run));
     assert_eq!(h.find("1").unwrap().as_deref(), Some(stored.id.as_str()));
-    assert_eq!(h.find(&stored.id[..8]).unwrap().as_deref(), Some(stored.id.as_str()));
+    assert_eq!(
+        h.find(&stored.id[..8]).unwrap().as_deref(),
+        Some(stored.id.as_str())
+    );
     // The same id again is refused, and nothing of it lands.
-    let err = h.insert(&run).expect_err("a second run under the id").to_string();
+    let err = h
+        .insert(&run)
+        .expect_err("a second run under the id")
+        .to_string();
     assert!(err.contains("duplicate key"), "{err}");
     assert_eq!(h.list(&RunFilter::default()).unwrap().len(), 1);
     let mut c = pg::connect(&url);
@@ -186,10 +219,7 @@ fn the_password_is_never_printed() {
     }
     // A wrong password: the server refuses it, and the message names neither.
     let wrong = url.replace(&secret, "not-the-password-42");
-    let d = p
-        .evals(&["history", "--history", &wrong])
-        .exact()
-        .code(1);
+    let d = p.evals(&["history", "--history", &wrong]).exact().code(1);
     d.stderr_is(&format!(
         "error: {shown}: history store: password authentication failed for user \"evals\"; check the server is up, the URL and its credentials, or pass --history with another store\n"
     ));
@@ -217,14 +247,12 @@ fn the_password_is_never_printed() {
 fn migrate_copies_a_sqlite_history_with_its_ids_and_numbers_once() {
     let p = Project::toy();
     for branch in ["main", "feature", "main"] {
-        p.evals(&["check", "--no-autosave", "--branch", branch]).ok();
+        p.evals(&["check", "--no-autosave", "--branch", branch])
+            .ok();
     }
     let url = pg::database();
     let shown = url.replace(&format!(":{}@", pg::password(&url)), "@");
-    let d = p
-        .evals(&["history", "migrate", "--to", &url])
-        .exact()
-        .ok();
+    let d = p.evals(&["history", "migrate", "--to", &url]).exact().ok();
     d.stderr_is(&format!(
         "suite: toy (evals/.llm-evals.config.yml)\ncopied 3 runs from {} into {shown}\n",
         p.path().join(".evals/history.sqlite3").display()
@@ -232,7 +260,12 @@ fn migrate_copies_a_sqlite_history_with_its_ids_and_numbers_once() {
     let d = p.evals(&["history", "migrate", "--to", &url]).ok();
     d.stderr_has("copied 0 runs from ");
     d.stderr_has(" (3 already there)");
-    let sqlite = open(&p.path().join(".evals/history.sqlite3").display().to_string());
+    let sqlite = open(
+        &p.path()
+            .join(".evals/history.sqlite3")
+            .display()
+            .to_string(),
+    );
     let postgres = open(&url);
     let listed = |h: &llm_evals::history::AnyStore| -> Vec<(i64, String, Option<String>)> {
         h.list(&RunFilter::default())
@@ -246,10 +279,17 @@ fn migrate_copies_a_sqlite_history_with_its_ids_and_numbers_once() {
         assert_eq!(sqlite.get(&id).unwrap(), postgres.get(&id).unwrap());
     }
     // A new run on the database takes the next number, and finds its baseline there.
-    p.evals(&["check", "--no-autosave", "--branch", "feature", "--baseline", "main"])
-        .env("EVALS_HISTORY", &url)
-        .ok()
-        .stderr_has("(main → feature)");
+    p.evals(&[
+        "check",
+        "--no-autosave",
+        "--branch",
+        "feature",
+        "--baseline",
+        "main",
+    ])
+    .env("EVALS_HISTORY", &url)
+    .ok()
+    .stderr_has("(main → feature)");
     assert_eq!(postgres.list(&RunFilter::default()).unwrap()[0].number, 4);
     p.evals(&["history", "migrate", "--to", "elsewhere.sqlite3"])
         .code(2)
@@ -296,4 +336,24 @@ fn the_history_is_chosen_by_flag_then_env_then_config_then_database_url() {
         .ok()
         .stderr_has("stored run ");
     assert!(p.path().join(".evals/history.sqlite3").is_file());
+}
+
+#[test]
+fn sslmode_require_talks_tls_and_verifies_the_certificate() {
+    let url = format!("{}?sslmode=require", pg::database());
+    let p = Project::toy();
+    // The server's certificate is self-signed: trusted through SSL_CERT_FILE, the run lands.
+    p.evals(&["check", "--no-autosave", "--history", &url])
+        .env("SSL_CERT_FILE", &pg::ca().display().to_string())
+        .ok()
+        .stderr_has("stored run ");
+    let plain = url.trim_end_matches("?sslmode=require");
+    assert_eq!(open(plain).list(&RunFilter::default()).unwrap().len(), 1);
+    // Not trusted: refused, the certificate named as the reason.
+    let d = p
+        .evals(&["history", "--history", &url])
+        .env("SSL_CERT_FILE", "/nonexistent/ca.pem")
+        .code(1);
+    d.stderr_has("history store: error performing TLS handshake");
+    d.stderr_has("certificate");
 }
