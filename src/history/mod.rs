@@ -179,7 +179,7 @@ impl Location {
     pub fn open(&self) -> Result<AnyStore> {
         Ok(match self {
             Location::Sqlite(p) => AnyStore::Sqlite(SqliteStore::open(p)?),
-            Location::Postgres(url) => AnyStore::Postgres(PgStore::open(url)?),
+            Location::Postgres(url) => AnyStore::Postgres(Box::new(PgStore::open(url)?)),
         })
     }
 }
@@ -188,15 +188,15 @@ impl Location {
 pub enum AnyStore {
     /// A SQLite file.
     Sqlite(SqliteStore),
-    /// A PostgreSQL database.
-    Postgres(PgStore),
+    /// A PostgreSQL database (boxed: its client is the larger).
+    Postgres(Box<PgStore>),
 }
 
 impl AnyStore {
     fn inner(&self) -> &dyn HistoryStore {
         match self {
             AnyStore::Sqlite(s) => s,
-            AnyStore::Postgres(s) => s,
+            AnyStore::Postgres(s) => s.as_ref(),
         }
     }
 
