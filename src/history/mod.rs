@@ -99,7 +99,7 @@ impl HistoryStore for SqliteStore {
 /// its second, those whose time-ordered id is below `$4`), `$4` itself left out, newest
 /// first. Text compares byte-wise on both (SQLite's default, `COLLATE "C"` columns on
 /// PostgreSQL).
-pub(crate) const BASELINE_CANDIDATES: &str =
+pub const BASELINE_CANDIDATES: &str =
     "SELECT id, suite_fingerprint, CAST(settings AS TEXT) FROM runs
  WHERE suite = $1 AND branch = $2 AND status = 'completed'
    AND id <> $4
