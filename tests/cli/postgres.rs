@@ -357,3 +357,86 @@ fn sslmode_require_talks_tls_and_verifies_the_certificate() {
     d.stderr_has("history store: error performing TLS handshake");
     d.stderr_has("certificate");
 }
+
+#[test]
+fn the_baseline_rule_find_and_list_are_the_same_on_both_stores() {
+    // One real run, stored again under the ids, branches and times each rule needs.
+    let p = Project::toy();
+    p.evals(&["check", "--no-autosave", "--json", "run.json"])
+        .ok();
+    let template: llm_evals::results::RunResult =
+        serde_json::from_str(&p.read("run.json")).unwrap();
+    let at = |id: &str, branch: &str, started: &str| {
+        let mut r = template.clone();
+        r.run.id = id.into();
+        r.run.branch = Some(branch.into());
+        r.run.started_at = started.into();
+        r
+    };
+    let shared = tempfile::tempdir().unwrap();
+    let mut answers = Vec::new();
+    for history in stores(shared.path()) {
+        let mut h = open(&history);
+        for (id, branch, started) in [
+            ("0198aa-1111", "main", "2026-01-01T00:00:00Z"),
+            ("0198aa-2222", "main", "2026-01-03T00:00:00Z"),
+            ("0198bb-3333", "feature", "2026-01-02T00:00:00Z"),
+            ("0199-b", "main", "2026-01-05T00:00:00Z"),
+            ("0199-d", "main", "2026-01-05T00:00:00Z"),
+        ] {
+            h.insert(&at(id, branch, started)).unwrap();
+        }
+        let mut stopped = at("0199-a", "main", "2026-01-05T00:00:00Z");
+        stopped.run.status = llm_evals::results::RunStatus::Interrupted;
+        h.insert(&stopped).unwrap();
+        let suite = template.run.suite.as_str();
+        let candidates = |before: &str, exclude: &str| -> Vec<String> {
+            h.runs_on_branch(suite, "main", before, exclude)
+                .unwrap()
+                .into_iter()
+                .map(|b| b.id)
+                .collect()
+        };
+        // Never a run from the future; the run itself left out; within one second the
+        // later id is the future; a stopped run is no baseline.
+        assert_eq!(candidates("2026-01-02T00:00:00Z", "me"), ["0198aa-1111"]);
+        assert_eq!(
+            candidates("2026-01-04T00:00:00Z", "0198aa-2222"),
+            ["0198aa-1111"]
+        );
+        assert_eq!(
+            candidates("2026-01-05T00:00:00Z", "0199-c"),
+            ["0199-b", "0198aa-2222", "0198aa-1111"],
+            "{history}"
+        );
+        let find = |r: &str| h.find(r).unwrap();
+        assert_eq!(find("2").as_deref(), Some("0198aa-2222"));
+        assert_eq!(find("#3").as_deref(), Some("0198bb-3333"));
+        assert_eq!(find("0198B").as_deref(), Some("0198bb-3333"));
+        assert_eq!((find("7"), find("019"), find("main")), (None, None, None));
+        let ambiguous = h.find("0198a").expect_err("two runs").to_string();
+        assert!(
+            ambiguous.starts_with("run id prefix 0198a matches 2 runs in ")
+                && ambiguous.contains("(#1 0198aa-1111, #2 0198aa-2222)"),
+            "{ambiguous}"
+        );
+        let listed = |filter: RunFilter| -> Vec<(i64, String)> {
+            h.list(&filter)
+                .unwrap()
+                .into_iter()
+                .map(|r| (r.number, r.id))
+                .collect()
+        };
+        let on_feature = listed(RunFilter {
+            branch: Some("feature".into()),
+            ..Default::default()
+        });
+        assert_eq!(on_feature, [(3, "0198bb-3333".to_string())]);
+        let newest = listed(RunFilter {
+            limit: Some(2),
+            ..Default::default()
+        });
+        answers.push((candidates("2026-01-06T00:00:00Z", "x"), newest));
+    }
+    assert_eq!(answers[0], answers[1], "SQLite and PostgreSQL differ");
+}
