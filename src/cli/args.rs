@@ -166,8 +166,9 @@ pub(crate) struct RunArgs {
     /// Keep going when 100 calls in a row fail, without asking.
     #[arg(short = 'y', long)]
     pub(crate) yes: bool,
-    /// The history store (default: <project>/.evals/history.sqlite3).
-    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    /// The history store: a SQLite file or a postgres:// URL (default: the config's
+    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
     pub(crate) history: Option<PathBuf>,
     /// Record the run under this branch instead of the one git or CI reports.
     #[arg(long = "branch", value_name = "NAME")]
@@ -261,8 +262,9 @@ pub(crate) struct HistoryArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub(crate) json: bool,
-    /// The history store (default: <project>/.evals/history.sqlite3).
-    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    /// The history store: a SQLite file or a postgres:// URL (default: the config's
+    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
     pub(crate) history: Option<PathBuf>,
     /// What to do with the history instead of listing it.
     #[command(subcommand)]
@@ -293,8 +295,9 @@ pub(crate) struct ExportArgs {
     /// Write to FILE instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
-    /// The history store (default: <project>/.evals/history.sqlite3).
-    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    /// The history store: a SQLite file or a postgres:// URL (default: the config's
+    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
     pub(crate) history: Option<PathBuf>,
 }
 
@@ -329,8 +332,9 @@ pub(crate) struct ReportArgs {
     /// alone writes a stamped file under results.destination.
     #[arg(short = 'o', long = "output", value_name = "FILE", num_args = 0..=1)]
     pub(crate) output: Option<Option<PathBuf>>,
-    /// The history store (default: <project>/.evals/history.sqlite3).
-    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    /// The history store: a SQLite file or a postgres:// URL (default: the config's
+    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
     pub(crate) history: Option<PathBuf>,
 }
 

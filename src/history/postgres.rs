@@ -140,7 +140,8 @@ fn percent_decoded(s: &str) -> String {
 
 /// The PostgreSQL history database, connected: a [`super::HistoryStore`] many runners share.
 pub struct PgStore {
-    client: Mutex<Client>,
+    /// `None` only while dropping.
+    client: Mutex<Option<Client>>,
     shown: String,
     migrated: usize,
 }
@@ -193,7 +194,7 @@ impl PgStore {
         }
         .map_err(|e| err(describe(&e)))?;
         let mut store = PgStore {
-            client: Mutex::new(client),
+            client: Mutex::new(Some(client)),
             shown,
             migrated: 0,
         };
@@ -218,7 +219,9 @@ impl PgStore {
     /// Runs `f` on the connection, off any tokio runtime (the sync client panics inside one).
     fn with<T: Send>(&self, f: impl FnOnce(&mut Client) -> Result<T> + Send) -> Result<T> {
         let mut guard = self.client.lock().unwrap_or_else(|e| e.into_inner());
-        let client: &mut Client = &mut guard;
+        let client: &mut Client = guard
+            .as_mut()
+            .expect("the client lives until the store drops");
         outside_runtime(move || f(client))
     }
 
@@ -535,6 +538,20 @@ impl PgStore {
                 })
                 .collect())
         })
+    }
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        // Closing the connection blocks on the client's runtime: off any runtime too.
+        let client = self
+            .client
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(client) = client {
+            outside_runtime(move || drop(client));
+        }
     }
 }
 

@@ -440,3 +440,18 @@ fn the_baseline_rule_find_and_list_are_the_same_on_both_stores() {
     }
     assert_eq!(answers[0], answers[1], "SQLite and PostgreSQL differ");
 }
+
+#[test]
+fn the_store_works_when_called_inside_a_tokio_runtime() {
+    // The sync client would panic there; the store makes its calls off the runtime.
+    let url = pg::database();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let listed = rt.block_on(async {
+        let h = PgStore::open(&url).expect("open inside a runtime");
+        h.list(&RunFilter::default())
+            .expect("list inside a runtime")
+    });
+    assert!(listed.is_empty());
+}
