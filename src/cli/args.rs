@@ -169,8 +169,9 @@ pub(crate) struct RunArgs {
     /// Keep going when 100 calls in a row fail, without asking.
     #[arg(short = 'y', long)]
     pub(crate) yes: bool,
-    /// The history store (default: <project>/.evals/history.sqlite3).
-    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    /// The history store: a SQLite file or a postgres:// URL (default: the config's
+    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
     pub(crate) history: Option<PathBuf>,
     /// Record the run under this branch instead of the one git or CI reports.
     #[arg(long = "branch", value_name = "NAME")]
@@ -307,8 +308,29 @@ pub(crate) struct HistoryArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub(crate) json: bool,
-    /// The history store (default: <project>/.evals/history.sqlite3).
-    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    /// The history store: a SQLite file or a postgres:// URL (default: the config's
+    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
+    pub(crate) history: Option<PathBuf>,
+    /// What to do with the history instead of listing it.
+    #[command(subcommand)]
+    pub(crate) action: Option<HistoryAction>,
+}
+
+#[derive(Debug, Subcommand, Clone)]
+pub(crate) enum HistoryAction {
+    /// Copy a SQLite history into PostgreSQL, every run with its id and number (runs already
+    /// there are left as they are, so it can run again).
+    Migrate(MigrateArgs),
+}
+
+#[derive(Debug, Args, Clone)]
+pub(crate) struct MigrateArgs {
+    /// The PostgreSQL database: postgres://user:password@host:port/db (?sslmode=require for TLS).
+    #[arg(long = "to", value_name = "URL")]
+    pub(crate) to: String,
+    /// The SQLite history to copy (default: <project>/.evals/history.sqlite3).
+    #[arg(long = "history", value_name = "PATH")]
     pub(crate) history: Option<PathBuf>,
 }
 
@@ -319,8 +341,9 @@ pub(crate) struct ExportArgs {
     /// Write to FILE instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
-    /// The history store (default: <project>/.evals/history.sqlite3).
-    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    /// The history store: a SQLite file or a postgres:// URL (default: the config's
+    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
     pub(crate) history: Option<PathBuf>,
 }
 
@@ -355,8 +378,9 @@ pub(crate) struct ReportArgs {
     /// alone writes a stamped file under results.destination.
     #[arg(short = 'o', long = "output", value_name = "FILE", num_args = 0..=1)]
     pub(crate) output: Option<Option<PathBuf>>,
-    /// The history store (default: <project>/.evals/history.sqlite3).
-    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH")]
+    /// The history store: a SQLite file or a postgres:// URL (default: the config's
+    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
     pub(crate) history: Option<PathBuf>,
 }
 

@@ -34,8 +34,8 @@ fn plan(a: &CheckArgs) -> Result<CheckPlan> {
 pub(crate) fn run(suite: &Suite, a: &CheckArgs, env: &crate::env::Env, out: &Out) -> Result<i32> {
     let plan = plan(a)?;
     let run = super::run::execute(suite, &a.run, RunCommand::Check, env, out)?;
-    let history = super::run::history_path(suite, a.run.history.as_deref());
-    let checked = gate::check(&run, &plan, &history);
+    let (history, _) = super::run::history_location(suite, a.run.history.as_deref());
+    let checked = gate::check_in(&run, &plan, &history);
     print_notices(&checked.notices, out);
     let comparison = Some(&checked.comparison);
     if let Some(refused) = checked.refused {

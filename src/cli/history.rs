@@ -3,34 +3,33 @@
 
 use std::path::{Path, PathBuf};
 
-use super::args::{ExportArgs, FlakyArgs, Global, HistoryArgs, ReportArgs};
+use super::args::{ExportArgs, FlakyArgs, Global, HistoryArgs, MigrateArgs, ReportArgs};
 use super::output::{Out, align_right, table};
 use super::report_file::ReportFile;
 use super::target::Target;
 use crate::error::{Error, Result, exit};
 use crate::gate::{CheckPlan, MissingBaseline, Rules};
-use crate::history::{History, RunFilter};
+use crate::history::{AnyStore, HistoryStore, Location, RunFilter};
 use crate::report::{Format, Report, json::Json};
 use crate::results::RunResult;
 
-/// `--history`, else the suite's `.evals/history.sqlite3` (the suite must then be found).
-fn history_path(g: &Global, flag: Option<&Path>, out: &Out) -> Result<PathBuf> {
+/// `--history`/`EVALS_HISTORY` (a file or a PostgreSQL URL), else the suite's (its
+/// `history.url`, `DATABASE_URL`, its `.evals/history.sqlite3`: the suite must then be found).
+fn history_path(g: &Global, flag: Option<&Path>, out: &Out) -> Result<Location> {
     match flag {
-        Some(p) => Ok(p.to_path_buf()),
-        None => Ok(History::default_path(
-            &super::load_suite(g, out)?.project_dir,
-        )),
+        Some(p) => Ok(Location::parse(&p.to_string_lossy(), Path::new(""))),
+        None => Ok(super::run::history_location(&super::load_suite(g, out)?, None).0),
     }
 }
 
-fn open_existing(path: &Path) -> Result<History> {
-    if !path.is_file() {
+fn open_existing(at: &Location) -> Result<AnyStore> {
+    if !at.exists() {
         return Err(Error::Usage(format!(
             "{}: no history here yet; run `evals check` (or any run) first, or pass --history PATH",
-            path.display()
+            at.shown()
         )));
     }
-    History::open(path)
+    at.open()
 }
 
 /// `evals flaky`: the cases whose verdict varied across the branch's last runs, most
@@ -132,17 +131,17 @@ pub(crate) fn list(g: &Global, a: &HistoryArgs, out: &Out) -> Result<i32> {
     align_right(&mut t, [0, 8, 9, 10]);
     out.line(&t.to_string());
     if runs.is_empty() {
-        out.note(&format!("no runs match in {}", path.display()));
+        out.note(&format!("no runs match in {}", path.shown()));
     }
     Ok(exit::OK)
 }
 
 /// The run `reference` names: its number, its id, or a unique prefix of its id.
-fn get(h: &History, path: &Path, reference: &str) -> Result<RunResult> {
+fn get(h: &AnyStore, path: &Location, reference: &str) -> Result<RunResult> {
     let missing = || {
         Error::Usage(format!(
             "no run {reference} in {}; list runs with `evals history`",
-            path.display()
+            path.shown()
         ))
     };
     let id = h.find(reference)?.ok_or_else(missing)?;
@@ -207,8 +206,8 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
     };
     let store = if needs_store {
         let path = match (&a.history, &suite) {
-            (Some(p), _) => p.clone(),
-            (None, Some(s)) => History::default_path(&s.project_dir),
+            (Some(p), _) => Location::parse(&p.to_string_lossy(), Path::new("")),
+            (None, Some(s)) => super::run::history_location(s, None).0,
             (None, None) => unreachable!("the suite is loaded when the history is its own"),
         };
         Some((open_existing(&path)?, path))
@@ -223,7 +222,7 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
                 Error::Usage(format!(
                     "no run of suite {} in {} yet; run `evals check` (or any run) first",
                     suite.name,
-                    path.display()
+                    path.shown()
                 ))
             })?;
             (get(h, path, &id)?, None)
@@ -245,15 +244,10 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
                 first_on_own_branch: false,
             };
             let (h, path) = match &store {
-                Some((h, p)) => (Some(h), p.clone()),
+                Some((h, p)) => (Some(h), PathBuf::from(p.shown())),
                 None => (None, PathBuf::new()),
             };
-            let checked = crate::gate::judge(
-                &run,
-                &plan,
-                h.map(|h| h as &dyn crate::history::HistoryStore),
-                &path,
-            );
+            let checked = crate::gate::judge(&run, &plan, h.map(|h| h as &dyn HistoryStore), &path);
             if let Some(e) = checked.refused {
                 return Err(e.into_error());
             }
@@ -296,4 +290,62 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
     } else {
         exit::FAILED
     })
+}
+
+/// `evals history migrate --to postgres://…`: copies every run of a SQLite history, oldest
+/// first, into PostgreSQL with its id and number; a run already there is left as it is, so
+/// a second migrate copies only what the first did not.
+pub(crate) fn migrate(g: &Global, a: &MigrateArgs, out: &Out) -> Result<i32> {
+    if !crate::history::postgres::is_url(&a.to) {
+        return Err(Error::Usage(format!(
+            "--to {}: not a PostgreSQL URL; pass --to postgres://user@host:port/db",
+            crate::history::postgres::redact(&a.to)
+        )));
+    }
+    let from = match &a.history {
+        Some(p) => Location::Sqlite(p.clone()),
+        None => Location::Sqlite(crate::history::History::default_path(
+            &super::load_suite(g, out)?.project_dir,
+        )),
+    };
+    let source = open_existing(&from)?;
+    let mut target = crate::history::PgStore::open(&a.to)?;
+    let runs = source.list(&RunFilter::default())?;
+    let (mut copied, mut kept) = (0, 0);
+    for r in runs.iter().rev() {
+        if target.find(&r.id)?.as_deref() == Some(r.id.as_str()) {
+            kept += 1;
+            continue;
+        }
+        if let Some(other) = target.find(&r.number.to_string())? {
+            return Err(Error::Usage(format!(
+                "{}: run #{} there is {other}, not {} as in {}: migrate into a database no other history was stored in",
+                target.location(),
+                r.number,
+                r.id,
+                from.shown()
+            )));
+        }
+        let run = source.get(&r.id)?.ok_or_else(|| {
+            Error::Failed(format!(
+                "{}: run {} vanished while copying",
+                from.shown(),
+                r.id
+            ))
+        })?;
+        target.insert_numbered(&run, r.number)?;
+        copied += 1;
+    }
+    out.note(&format!(
+        "copied {copied} run{} from {} into {}{}",
+        if copied == 1 { "" } else { "s" },
+        from.shown(),
+        target.location(),
+        if kept > 0 {
+            format!(" ({kept} already there)")
+        } else {
+            String::new()
+        }
+    ));
+    Ok(exit::OK)
 }

@@ -116,7 +116,10 @@ fn dispatch(cli: Cli, bin: &'static str, env: &crate::env::Env, out: &Out) -> Re
             };
             cassettes::run(suite.as_ref(), &command, out)
         }
-        Command::History(a) => history::list(g, &a, out),
+        Command::History(a) => match &a.action {
+            Some(args::HistoryAction::Migrate(m)) => history::migrate(g, m, out),
+            None => history::list(g, &a, out),
+        },
         Command::Export(a) => history::export(g, &a, out),
         Command::Flaky(a) => history::flaky(g, &a, out),
         Command::Report(a) => history::report(g, &a, out),

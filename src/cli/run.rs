@@ -5,7 +5,7 @@
 //! thresholds, a stopped run, `--format json/html`, `--totals variant`), so the common
 //! leaderboard of `compare` holds none.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use super::args::{Format, RunArgs};
@@ -210,9 +210,10 @@ pub(crate) fn execute_streamed(
     if let Some(bars) = progress.sink() {
         sinks.push(bars);
     }
+    let (location, source) = history_location(suite, a.history.as_deref());
     let history = Arc::new(HistorySink::new({
-        let path = history_path(suite, a.history.as_deref());
-        move || crate::history::SqliteStore::open(&path)
+        let location = location.clone();
+        move || location.open()
     }));
     sinks.push(history.clone());
     let autosave = !a.no_autosave && suite.config.results.autosave != Some(false);
@@ -256,17 +257,11 @@ pub(crate) fn execute_streamed(
         ));
     }
     out.verbose(&format!(
-        "history: {} ({})",
-        crate::suite::discovery::display_path(
-            &history_path(suite, a.history.as_deref()),
-            &suite.cwd
-        ),
-        if a.history.is_none() {
-            "the default, <project>/.evals/history.sqlite3"
-        } else if std::env::args().any(|x| x == "--history" || x.starts_with("--history=")) {
-            "--history"
-        } else {
-            "EVALS_HISTORY"
+        "history: {} ({source})",
+        match &location {
+            crate::history::Location::Sqlite(p) =>
+                crate::suite::discovery::display_path(p, &suite.cwd),
+            other => other.shown(),
         }
     ));
     match history.outcome() {
@@ -328,10 +323,33 @@ fn mode_given(a: &RunArgs) -> Option<(&str, ModeSource)> {
     a.cassettes.as_deref().map(|m| (m, source))
 }
 
-/// Where the history store is: `--history`/`EVALS_HISTORY`, else `<project>/.evals/`.
-pub(crate) fn history_path(suite: &Suite, flag: Option<&Path>) -> PathBuf {
-    match flag {
-        Some(p) => suite.cwd.join(p),
-        None => crate::history::History::default_path(&suite.project_dir),
+/// Where the history store is, and what said so, first found: `--history`, `EVALS_HISTORY`
+/// (clap reads both into `flag`), the config's `history.url`, `DATABASE_URL` when it is a
+/// PostgreSQL URL, else `<project>/.evals/history.sqlite3`.
+pub(crate) fn history_location(
+    suite: &Suite,
+    flag: Option<&Path>,
+) -> (crate::history::Location, &'static str) {
+    use crate::history::Location;
+    if let Some(p) = flag {
+        let source = if std::env::args().any(|x| x == "--history" || x.starts_with("--history=")) {
+            "--history"
+        } else {
+            "EVALS_HISTORY"
+        };
+        return (Location::parse(&p.to_string_lossy(), &suite.cwd), source);
     }
+    if let Some(url) = &suite.config.history.url {
+        let source = "history.url in the config";
+        return (Location::parse(url, &suite.project_dir), source);
+    }
+    if let Ok(url) = std::env::var("DATABASE_URL")
+        && crate::history::postgres::is_url(&url)
+    {
+        return (Location::parse(&url, &suite.project_dir), "DATABASE_URL");
+    }
+    (
+        Location::Sqlite(crate::history::History::default_path(&suite.project_dir)),
+        "the default, <project>/.evals/history.sqlite3",
+    )
 }

@@ -195,6 +195,29 @@ pub fn check(run: &RunResult, plan: &CheckPlan, history_path: &Path) -> Checked 
     checked
 }
 
+/// [`check`] on the history at `location`, a SQLite file or a PostgreSQL database (named in
+/// messages without its password).
+pub fn check_in(run: &RunResult, plan: &CheckPlan, location: &crate::history::Location) -> Checked {
+    let mut opened = None;
+    let mut notices = Vec::new();
+    if plan.baseline.is_some() {
+        match location.open() {
+            Ok(h) => opened = Some(h),
+            Err(e) => notices.push(Notice::HistoryUnreadable(e.to_string())),
+        }
+    }
+    let shown = std::path::PathBuf::from(location.shown());
+    let mut checked = judge(
+        run,
+        plan,
+        opened.as_ref().map(|h| h as &dyn HistoryStore),
+        &shown,
+    );
+    notices.append(&mut checked.notices);
+    checked.notices = notices;
+    checked
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

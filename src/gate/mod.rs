@@ -19,7 +19,7 @@ pub mod flaky;
 pub(crate) mod limits;
 
 pub use baseline::resolve;
-pub use check::{CheckPlan, Checked, MissingBaseline, Notice, check, judge};
+pub use check::{CheckPlan, Checked, MissingBaseline, Notice, check, check_in, judge};
 pub use compare::{Rules, Stat, compare, compare_with, stopped, threshold_failures};
 pub use error::BaselineError;
 pub use flaky::{FlakyCase, RunVerdict, flaky};

@@ -82,6 +82,17 @@ pub enum HistoryError {
         /// What SQLite said.
         why: String,
     },
+    /// PostgreSQL failed (the server unreachable, the credentials refused, a statement
+    /// failed; exit 1). `shown` is the URL without its password.
+    #[error(
+        "{shown}: history store: {why}; check the server is up, the URL and its credentials, or pass --history with another store"
+    )]
+    Postgres {
+        /// The database URL, its password left out.
+        shown: String,
+        /// What the server or the client said (scrubbed of secrets).
+        why: String,
+    },
 }
 
 impl HistoryError {

@@ -1,14 +1,17 @@
 //! Run history: where a run came from (git) and, in a store, every run kept.
 //!
 //! [`HistoryStore`] is what the run's sinks and the gate's baseline lookup need of a store;
-//! [`SqliteStore`] (a file beside the project, the default) is the one implementation
-//! today. A store for a shared database (PostgreSQL) implements the same trait.
+//! [`SqliteStore`] (a file beside the project, the default) and [`PgStore`] (a PostgreSQL
+//! database many runners share) implement it. [`Location`] is where a history is, as
+//! `--history`, `EVALS_HISTORY`, `history.url` or `DATABASE_URL` named it, and opens it.
 
 mod error;
 pub(crate) mod git;
+pub mod postgres;
 pub(crate) mod store;
 
 pub use error::HistoryError;
+pub use postgres::PgStore;
 pub use store::{BranchRun, History, RunFilter, RunSummary, SqliteStore};
 
 use crate::error::Result;
@@ -88,5 +91,161 @@ impl HistoryStore for SqliteStore {
 
     fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
         SqliteStore::list(self, filter)
+    }
+}
+
+/// The baseline candidates, one query for either store (the baseline rule is the same on
+/// both): the completed runs of suite `$1` on branch `$2` that started before `$3` (within
+/// its second, those whose time-ordered id is below `$4`), `$4` itself left out, newest
+/// first. Text compares byte-wise on both (SQLite's default, `COLLATE "C"` columns on
+/// PostgreSQL).
+pub const BASELINE_CANDIDATES: &str =
+    "SELECT id, suite_fingerprint, CAST(settings AS TEXT) FROM runs
+ WHERE suite = $1 AND branch = $2 AND status = 'completed'
+   AND id <> $4
+   AND (started_at < $3 OR (started_at = $3 AND id < $4))
+ ORDER BY started_at DESC, id DESC";
+
+impl HistoryStore for PgStore {
+    fn location(&self) -> String {
+        PgStore::location(self).to_string()
+    }
+
+    fn store(&mut self, run: &RunResult, cases: &CaseLog) -> Result<()> {
+        PgStore::store(self, run, cases)
+    }
+
+    fn get(&self, id: &str) -> Result<Option<RunResult>> {
+        PgStore::get(self, id)
+    }
+
+    fn find(&self, reference: &str) -> Result<Option<String>> {
+        PgStore::find(self, reference)
+    }
+
+    fn runs_on_branch(
+        &self,
+        suite: &str,
+        branch: &str,
+        before: &str,
+        exclude_id: &str,
+    ) -> Result<Vec<BranchRun>> {
+        PgStore::runs_on_branch(self, suite, branch, before, exclude_id)
+    }
+
+    fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
+        PgStore::list(self, filter)
+    }
+}
+
+/// Where a history is: a SQLite file or a PostgreSQL database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A SQLite file.
+    Sqlite(std::path::PathBuf),
+    /// A `postgres://` / `postgresql://` URL, its password in it (never shown: see
+    /// [`Location::shown`]).
+    Postgres(String),
+}
+
+impl Location {
+    /// `value` as a location: a PostgreSQL URL, else a file (relative to `base`).
+    pub fn parse(value: &str, base: &std::path::Path) -> Location {
+        if postgres::is_url(value) {
+            postgres::register_password(value);
+            Location::Postgres(value.trim().to_string())
+        } else {
+            Location::Sqlite(base.join(value))
+        }
+    }
+
+    /// How messages name it: the path, or the URL without its password.
+    pub fn shown(&self) -> String {
+        match self {
+            Location::Sqlite(p) => p.display().to_string(),
+            Location::Postgres(url) => postgres::redact(url),
+        }
+    }
+
+    /// Whether there may be runs there: the file exists (a database is always asked).
+    pub fn exists(&self) -> bool {
+        match self {
+            Location::Sqlite(p) => p.is_file(),
+            Location::Postgres(_) => true,
+        }
+    }
+
+    /// Opens (creating and migrating as needed) the store.
+    pub fn open(&self) -> Result<AnyStore> {
+        Ok(match self {
+            Location::Sqlite(p) => AnyStore::Sqlite(SqliteStore::open(p)?),
+            Location::Postgres(url) => AnyStore::Postgres(Box::new(PgStore::open(url)?)),
+        })
+    }
+}
+
+/// Either store, open: what a [`Location`] opens.
+pub enum AnyStore {
+    /// A SQLite file.
+    Sqlite(SqliteStore),
+    /// A PostgreSQL database (boxed: its client is the larger).
+    Postgres(Box<PgStore>),
+}
+
+impl AnyStore {
+    fn inner(&self) -> &dyn HistoryStore {
+        match self {
+            AnyStore::Sqlite(s) => s,
+            AnyStore::Postgres(s) => s.as_ref(),
+        }
+    }
+
+    /// The id of the newest run (of `suite`, when given).
+    pub fn latest(&self, suite: Option<&str>) -> Result<Option<String>> {
+        Ok(self
+            .list(&RunFilter {
+                suite: suite.map(str::to_string),
+                branch: None,
+                limit: Some(1),
+            })?
+            .into_iter()
+            .next()
+            .map(|r| r.id))
+    }
+}
+
+impl HistoryStore for AnyStore {
+    fn location(&self) -> String {
+        self.inner().location()
+    }
+
+    fn store(&mut self, run: &RunResult, cases: &CaseLog) -> Result<()> {
+        match self {
+            AnyStore::Sqlite(s) => s.store(run, cases),
+            AnyStore::Postgres(s) => s.store(run, cases),
+        }
+    }
+
+    fn get(&self, id: &str) -> Result<Option<RunResult>> {
+        self.inner().get(id)
+    }
+
+    fn find(&self, reference: &str) -> Result<Option<String>> {
+        self.inner().find(reference)
+    }
+
+    fn runs_on_branch(
+        &self,
+        suite: &str,
+        branch: &str,
+        before: &str,
+        exclude_id: &str,
+    ) -> Result<Vec<BranchRun>> {
+        self.inner()
+            .runs_on_branch(suite, branch, before, exclude_id)
+    }
+
+    fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
+        self.inner().list(filter)
     }
 }

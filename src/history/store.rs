@@ -462,25 +462,23 @@ impl SqliteStore {
         before: &str,
         exclude_id: &str,
     ) -> Result<Vec<BranchRun>> {
+        // The query the PostgreSQL store runs too; SQLite reads `$1`..`$4` as names.
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT id, suite_fingerprint, settings FROM runs
-                 WHERE suite = ?1 AND branch = ?2 AND status = 'completed'
-                   AND id <> ?4
-                   AND (started_at < ?3 OR (started_at = ?3 AND id < ?4))
-                 ORDER BY started_at DESC, id DESC",
-            )
+            .prepare(super::BASELINE_CANDIDATES)
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map(params![suite, branch, before, exclude_id], |r| {
-                let settings: String = r.get(2)?;
-                Ok(BranchRun {
-                    id: r.get(0)?,
-                    suite_fingerprint: r.get(1)?,
-                    selection: crate::results::Settings::selection_in(&settings),
-                })
-            })
+            .query_map(
+                rusqlite::named_params! {"$1": suite, "$2": branch, "$3": before, "$4": exclude_id},
+                |r| {
+                    let settings: String = r.get(2)?;
+                    Ok(BranchRun {
+                        id: r.get(0)?,
+                        suite_fingerprint: r.get(1)?,
+                        selection: crate::results::Settings::selection_in(&settings),
+                    })
+                },
+            )
             .map_err(|e| self.err(e))?;
         rows.collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| self.err(e))
@@ -529,7 +527,7 @@ impl SqliteStore {
 
 /// The run's compact JSON (what the `snapshot` column holds), scrubbed, in a temporary file,
 /// with its length.
-fn compact_snapshot(run: &RunResult, cases: &CaseLog) -> Result<(std::fs::File, u64)> {
+pub(crate) fn compact_snapshot(run: &RunResult, cases: &CaseLog) -> Result<(std::fs::File, u64)> {
     use std::io::Write;
     let failed = |err: std::io::Error| HistoryError::Unwritten {
         path: None,

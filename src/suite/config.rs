@@ -34,6 +34,7 @@ pub const SETTING_KEYS: &[&str] = &[
     "weighted_score",
     "errors",
     "env_files",
+    "history",
 ];
 
 /// Providers the tool knows by name.
@@ -85,6 +86,17 @@ pub struct Config {
     pub env_files: Vec<String>,
     /// Provider sections in file order.
     pub providers: IndexMap<String, ProviderSection>,
+    /// `history:`: where runs are kept when neither `--history` nor `EVALS_HISTORY` says.
+    pub history: HistoryConfig,
+}
+
+/// `history: { url: postgres://… }` — a shared PostgreSQL history for every runner of the
+/// suite (the default is the project's SQLite file).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryConfig {
+    /// A `postgres://` / `postgresql://` URL, or a SQLite file (relative to the project).
+    pub url: Option<String>,
 }
 
 /// `adapter:` — what the model sees.
@@ -640,6 +652,7 @@ impl<'de> Deserialize<'de> for Config {
                         "pricing" => c.pricing = m.next_value()?,
                         "weighted_score" => c.weighted_score = m.next_value()?,
                         "errors" => c.errors = m.next_value()?,
+                        "history" => c.history = m.next_value()?,
                         "env_files" => {
                             let v: OneOrMany<String> = m.next_value()?;
                             c.env_files = v.0;

@@ -47,6 +47,8 @@ const SCRUBBED: &[&str] = &[
     "GITHUB_REPOSITORY",
     "GITHUB_EVENT_PATH",
     "GITHUB_API_URL",
+    "DATABASE_URL",
+    "PGPASSWORD",
 ];
 
 pub struct Project {

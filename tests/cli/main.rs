@@ -23,6 +23,8 @@ mod layers;
 mod leaderboard;
 mod lineup;
 mod payloads;
+mod pg;
+mod postgres;
 mod providers;
 mod repeats;
 mod report;
