@@ -9,6 +9,7 @@ mod caselog;
 mod comparison;
 mod model;
 mod settings;
+mod shard;
 pub mod snapshot;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -17,4 +18,5 @@ pub use caselog::{CaseLog, Cases, write_json};
 pub use comparison::*;
 pub use model::*;
 pub use settings::{Limits, Selection, Settings};
+pub use shard::Shard;
 pub use snapshot::{FormatVersion, SNAPSHOT_FORMAT};

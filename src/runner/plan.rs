@@ -18,6 +18,9 @@ pub struct RunPlan {
     pub parallelism: usize,
     /// Experiments at a time; `None` means all.
     pub concurrency: Option<usize>,
+    /// When the cases are one slice of the selection (`check --shard K/N`): which, and
+    /// where they stand in it ([`super::shard::slice`]).
+    pub shard: Option<crate::results::Shard>,
 }
 
 impl RunPlan {
@@ -60,6 +63,7 @@ impl RunPlan {
             cases,
             parallelism,
             concurrency,
+            shard: None,
         })
     }
 

@@ -47,6 +47,8 @@ const SCRUBBED: &[&str] = &[
     "GITHUB_REPOSITORY",
     "GITHUB_EVENT_PATH",
     "GITHUB_API_URL",
+    "GITHUB_RUN_ID",
+    "GITHUB_RUN_ATTEMPT",
 ];
 
 pub struct Project {
