@@ -419,3 +419,80 @@ fn span(runs: &[&RunResult]) -> (String, Option<String>, RunStatus) {
     };
     (started, finished, status)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keyed(costs: &[(&str, Option<u64>)]) -> Vec<(String, Option<u64>)> {
+        costs.iter().map(|(k, c)| (k.to_string(), *c)).collect()
+    }
+
+    #[test]
+    fn k_of_n_is_parsed_and_anything_else_is_refused() {
+        assert_eq!(
+            "2/4".parse::<ShardSpec>(),
+            Ok(ShardSpec { index: 2, count: 4 })
+        );
+        assert_eq!("1/1".parse::<ShardSpec>().unwrap().to_string(), "1/1");
+        for bad in ["0/4", "5/4", "1/0", "4", "a/b", "1/4/2", ""] {
+            let e = bad.parse::<ShardSpec>().expect_err(bad);
+            assert!(e.contains("expected K/N"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_longest_recorded_cases_are_dealt_first_to_the_least_loaded_slice() {
+        // b 9 → 0; c 5, e 4 → 1 (9 each); a 3 (before d by key) → 0; d 3 → 1; f 2 → 0;
+        // g 1 → 1: 14 s against 13 s, where dealing in key order gives 10 s against 17 s.
+        let cases = keyed(&[
+            ("d/a", Some(3000)),
+            ("d/b", Some(9000)),
+            ("d/c", Some(5000)),
+            ("d/d", Some(3000)),
+            ("d/e", Some(4000)),
+            ("d/f", Some(2000)),
+            ("d/g", Some(1000)),
+        ]);
+        let owner = assign(&cases, 2);
+        let load = |k: usize| -> u64 {
+            (0..cases.len())
+                .filter(|&i| owner[i] == k)
+                .map(|i| cases[i].1.unwrap())
+                .sum()
+        };
+        assert_eq!(owner[1], 0, "the longest case opens the first slice");
+        assert_eq!((load(0), load(1)), (14000, 13000));
+        // Every case in exactly one slice; the same input, the same cut.
+        assert_eq!(owner.len(), cases.len());
+        assert_eq!(assign(&cases, 2), owner);
+    }
+
+    #[test]
+    fn unrecorded_cases_count_as_the_mean_and_a_suite_without_recordings_is_dealt_round_robin_by_key()
+     {
+        let cases = keyed(&[("d/c", None), ("d/a", None), ("d/d", None), ("d/b", None)]);
+        // By key: a → 0, b → 1, c → 2, then d → 0.
+        assert_eq!(assign(&cases, 3), vec![2, 0, 0, 1]);
+        let mixed = keyed(&[("d/a", Some(100)), ("d/b", None), ("d/c", Some(300))]);
+        // b counts as 200: c, b, a.
+        assert_eq!(assign(&mixed, 3), vec![2, 1, 0]);
+        // More slices than cases: the rest are empty, never an error.
+        assert_eq!(assign(&keyed(&[("d/a", None)]), 4), vec![0]);
+    }
+
+    #[test]
+    fn a_cassettes_recorded_latency_is_the_sum_of_its_exchanges() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.json");
+        std::fs::write(
+            &p,
+            r#"{"format": 1, "case": "d/a", "interactions": [{"latency_ms": 120, "request": {"body": {"latency_ms": 9}}}, {"latency_ms": 30}]}"#,
+        )
+        .unwrap();
+        assert_eq!(recorded_ms(&p), Some(150));
+        assert_eq!(recorded_ms(&dir.path().join("none.json")), None);
+        std::fs::write(&p, "not json").unwrap();
+        assert_eq!(recorded_ms(&p), None);
+    }
+}

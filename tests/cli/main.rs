@@ -29,6 +29,7 @@ mod run;
 mod sdk;
 mod secrets;
 mod seed_keys;
+mod shards;
 mod snapshots;
 #[cfg(unix)]
 mod symlinks;
