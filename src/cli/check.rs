@@ -110,6 +110,16 @@ pub(super) fn gate_and_report(
     })
 }
 
+/// `check -n`: the plan, of the shard's slice with `--shard`.
+pub(crate) fn dry_run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
+    let mut args = a.run.clone();
+    if let Some(spec) = a.shard {
+        // The cut needs no group; the plan shows the slice whichever group it joins.
+        args.sharding = Some((spec, a.group.clone().unwrap_or_default()));
+    }
+    super::plan::dry_run(suite, &args, out)
+}
+
 /// `check --shard K/N`: runs its slice, stores it in its run group and writes its JSON; a
 /// shard alone does not gate (exit 0 unless it stopped early: 1 aborted, 130 interrupted).
 fn shard(
@@ -169,6 +179,12 @@ fn shard(
     ) {
         out.error(&e.to_string());
         written = false;
+    }
+    if run.total_errors() > 0 {
+        out.warn(&format!(
+            "{} cases errored in this shard (no score); `evals merge` gates on them",
+            run.total_errors()
+        ));
     }
     let selected = run
         .run

@@ -297,3 +297,73 @@ fn a_shard_needs_a_group_writes_no_gated_report_and_takes_the_group_from_github(
     .ok()
     .stderr_has("shard 2/2 of group 9001-2: 50 of 100 cases");
 }
+
+#[test]
+fn a_dataset_only_some_shards_ran_keeps_its_place_in_the_merged_run() {
+    // One case in `a-tiny`: two of the three shards have no experiment of it at all.
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &crate::harness::mini_config("tiny"),
+        )
+        .file(
+            "evals/datasets/a-tiny/cases.jsonl",
+            crate::harness::MINI_CASES,
+        );
+    let mut lines = String::new();
+    for i in 0..10 {
+        lines.push_str(&format!(
+            "{{\"id\": \"c{i}\", \"input\": \"say {{\\\"answer\\\": \\\"{}\\\"}}\", \"expected\": {{\"answer\": \"x\"}}}}\n",
+            if i == 4 { "y" } else { "x" }
+        ));
+    }
+    p.write("evals/datasets/b-big/cases.jsonl", &lines);
+    let one = p
+        .evals(&[
+            "check",
+            "--branch",
+            "f",
+            "--no-autosave",
+            "--json",
+            "one.json",
+        ])
+        .output();
+    for k in 1..=3 {
+        p.evals(&[
+            "check",
+            "--branch",
+            "f",
+            "--no-autosave",
+            "--shard",
+            &format!("{k}/3"),
+            "--group",
+            "t",
+            "--json",
+            &format!("s{k}.json"),
+        ])
+        .ok();
+    }
+    let experiments = |f: &str| {
+        let v: Value = serde_json::from_str(&p.read(f)).unwrap();
+        v["experiments"].as_array().unwrap().len()
+    };
+    assert_eq!(
+        (1..=3)
+            .map(|k| experiments(&format!("s{k}.json")))
+            .sum::<usize>(),
+        4,
+        "a-tiny in one shard, b-big in all three"
+    );
+    // Given in any order, the shards merge into the one-job run.
+    p.evals(&[
+        "merge",
+        "s3.json",
+        "s1.json",
+        "s2.json",
+        "--no-autosave",
+        "--json",
+        "merged.json",
+    ])
+    .code(one.code);
+    assert!(normalized(&p, "merged.json") == normalized(&p, "one.json"));
+}
