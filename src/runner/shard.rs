@@ -19,13 +19,14 @@ use crate::error::{Error, Result};
 use crate::results::{RunResult, RunStatus, Shard};
 use crate::suite::{Cases, Contender, Suite};
 
-/// `--shard K/N` as given: slice K (from 1) of N.
+/// `--shard K/N` as given: slice K (from 1) of N. (`u32`s: it sits in the command line's
+/// parsed flags, kept small.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShardSpec {
     /// K, from 1.
-    pub index: usize,
+    pub index: u32,
     /// N, at least 1.
-    pub count: usize,
+    pub count: u32,
 }
 
 impl FromStr for ShardSpec {
@@ -39,8 +40,8 @@ impl FromStr for ShardSpec {
         };
         let (k, n) = s.trim().split_once('/').ok_or_else(bad)?;
         let (index, count) = (
-            k.trim().parse::<usize>().map_err(|_| bad())?,
-            n.trim().parse::<usize>().map_err(|_| bad())?,
+            k.trim().parse::<u32>().map_err(|_| bad())?,
+            n.trim().parse::<u32>().map_err(|_| bad())?,
         );
         if count == 0 || index == 0 || index > count {
             return Err(bad());
@@ -79,19 +80,20 @@ pub fn slice(
             (h.key(), ms)
         })
         .collect();
-    let owner = assign(&keyed, spec.count);
+    let (index, count) = (spec.index as usize, spec.count as usize);
+    let owner = assign(&keyed, count);
     let positions: Vec<usize> = (0..owner.len())
-        .filter(|&i| owner[i] == spec.index - 1)
+        .filter(|&i| owner[i] == index - 1)
         .collect();
     let mut i = 0;
     let mine = cases.filter(|_| {
-        let keep = owner[i] == spec.index - 1;
+        let keep = owner[i] == index - 1;
         i += 1;
         keep
     });
     let shard = Shard {
-        index: spec.index,
-        count: spec.count,
+        index,
+        count,
         group: group.to_string(),
         selected: cases.len(),
         positions,
