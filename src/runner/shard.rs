@@ -7,7 +7,7 @@
 //! first (the recorded latency of their cassettes, summed over the contenders; ties by case
 //! key) to the slice with the least time so far, so slices take similar time. The merge
 //! recomputes every figure from the case results with the runner's own aggregation
-//! ([`crate::results::aggregate`]) and weighs the tables as the runner does, so the merged
+//! (`results::aggregate`) and weighs the tables as the runner does, so the merged
 //! run is the one-job run apart from its id, times and command line.
 
 use std::collections::{BTreeMap, HashMap};
