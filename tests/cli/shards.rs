@@ -367,3 +367,56 @@ fn a_dataset_only_some_shards_ran_keeps_its_place_in_the_merged_run() {
     .code(one.code);
     assert!(normalized(&p, "merged.json") == normalized(&p, "one.json"));
 }
+
+#[test]
+fn slices_follow_the_recorded_latency_of_every_contenders_cassette() {
+    // The bundled tax-intake suite: 4 cases, 5 recorded contenders. Summed over them, the
+    // recordings take estimate 7.6 s, complete 7.0 s, vague 7.0 s, partial 6.8 s: dealt
+    // longest first, estimate and partial share a slice (14.4 s against 14.0 s), where
+    // dealing by key alone would pair complete with partial.
+    let p = Project::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for part in ["fixtures/tax-intake", "cassettes/tax-intake"] {
+        crate::harness::copy_tree(
+            &root.join(part),
+            &p.path().join(part),
+            &["evals/results", ".evals"],
+        );
+    }
+    let dir = p.path().join("fixtures/tax-intake");
+    let slice = |k: usize| {
+        p.evals(&[
+            "check",
+            "--no-autosave",
+            "--branch",
+            "feature",
+            "--shard",
+            &format!("{k}/2"),
+            "--group",
+            "t",
+            "--json",
+            &format!("s{k}.json"),
+        ])
+        .cwd(&dir)
+        .env("CI", "1")
+        .ok()
+        .stderr_lacks("cases errored");
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(format!("s{k}.json"))).unwrap())
+                .unwrap();
+        v["run"]["settings"]["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        slice(1),
+        ["tax-preparation/estimate", "tax-preparation/partial"]
+    );
+    assert_eq!(
+        slice(2),
+        ["tax-preparation/complete", "tax-preparation/vague"]
+    );
+}
