@@ -31,6 +31,10 @@ pub struct Env {
     pub event_path: Option<String>,
     /// `GITHUB_STEP_SUMMARY`: the file `check` appends its Markdown to.
     pub step_summary: Option<OsString>,
+    /// `GITHUB_RUN_ID`: the workflow run, which every job of a sharded check shares.
+    pub run_id: Option<String>,
+    /// `GITHUB_RUN_ATTEMPT`: which attempt of the run (a re-run is a new attempt).
+    pub run_attempt: Option<String>,
 }
 
 impl Env {
@@ -43,7 +47,19 @@ impl Env {
             api_url: var("GITHUB_API_URL"),
             event_path: var("GITHUB_EVENT_PATH"),
             step_summary: std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()),
+            run_id: var("GITHUB_RUN_ID"),
+            run_attempt: var("GITHUB_RUN_ATTEMPT"),
         }
+    }
+
+    /// The run group of a sharded check (`--group`'s default): `GITHUB_RUN_ID-GITHUB_RUN_ATTEMPT`
+    /// (attempt 1 when unset), so a re-run's shards never mix with the first attempt's.
+    pub fn run_group(&self) -> Option<String> {
+        let id = self.run_id.as_deref()?;
+        Some(format!(
+            "{id}-{}",
+            self.run_attempt.as_deref().unwrap_or("1")
+        ))
     }
 }
 

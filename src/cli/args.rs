@@ -67,6 +67,9 @@ pub(crate) enum Command {
     Record(RunArgs),
     /// Replay, store the run, compare it with a baseline and gate: exit 0 passed, 1 regressed, 2 no baseline.
     Check(CheckArgs),
+    /// Put the shards of one run (`check --shard K/N`) back together, store the run and gate
+    /// it as `check` does: exit 0 passed, 1 regressed, 2 a shard missing or no baseline.
+    Merge(MergeArgs),
     /// List the stored runs, newest first, each with its # (`evals report 3 --baseline 2`).
     History(HistoryArgs),
     /// Write a stored run's JSON snapshot (a baseline for `check --baseline FILE.json`).
@@ -187,6 +190,9 @@ pub(crate) struct RunArgs {
     /// its own recorded interaction; reports add ±, pass^k and flaky columns.
     #[arg(long, value_name = "K")]
     pub(crate) repeat: Option<usize>,
+    /// `check --shard K/N`'s slice and run group, set by `check` (no flag of its own here).
+    #[arg(skip)]
+    pub(crate) sharding: Option<(crate::runner::shard::ShardSpec, String)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -255,6 +261,13 @@ pub(crate) struct CheckArgs {
     /// What a drop past the tolerance that is not significant does: pass (reported) or fail.
     #[arg(long, value_enum, default_value_t = InconclusiveArg::Pass, value_name = "WHAT")]
     pub(crate) inconclusive: InconclusiveArg,
+    /// Run only slice K of N of the selected cases (a CI matrix job); the shard is stored and
+    /// its JSON written, and `evals merge` gates the whole run.
+    #[arg(long, value_name = "K/N")]
+    pub(crate) shard: Option<crate::runner::shard::ShardSpec>,
+    /// The run group the shard belongs to (default: GITHUB_RUN_ID-GITHUB_RUN_ATTEMPT).
+    #[arg(long, value_name = "ID", requires = "shard")]
+    pub(crate) group: Option<String>,
 }
 
 /// `--inconclusive`: whether an undecided drop gates.
@@ -265,6 +278,64 @@ pub(crate) enum InconclusiveArg {
     Pass,
     /// Gate it like a regression.
     Fail,
+}
+
+#[derive(Debug, Args, Clone)]
+pub(crate) struct MergeArgs {
+    /// The shards' JSON files (`evals check --shard K/N --json FILE`), every shard once.
+    #[arg(value_name = "FILE")]
+    pub(crate) files: Vec<PathBuf>,
+    /// Read the shards of this run group from the history instead (default, with no FILE:
+    /// GITHUB_RUN_ID-GITHUB_RUN_ATTEMPT).
+    #[arg(long, value_name = "ID", conflicts_with = "files")]
+    pub(crate) group: Option<String>,
+    /// Compare with this baseline: a branch (its latest earlier run), a run (# or id from
+    /// `evals history`), or FILE.json.
+    #[arg(long, value_name = "REF")]
+    pub(crate) baseline: Option<String>,
+    /// How far (0..1) an experiment's mean primary score may fall before it regresses.
+    #[arg(long, default_value_t = 0.02, value_name = "FRACTION")]
+    pub(crate) tolerance: f64,
+    /// What to do when no usable baseline is found.
+    #[arg(long, value_enum, default_value_t = MissingBaselineArg::Fail, value_name = "WHAT")]
+    pub(crate) missing_baseline: MissingBaselineArg,
+    /// Write the Markdown report (the PR comment) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) markdown: Option<PathBuf>,
+    /// Write the JUnit XML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) junit: Option<PathBuf>,
+    /// Write unified diffs of changed outputs to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) diff: Option<PathBuf>,
+    /// Write the JSON snapshot, comparison included, to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) json: Option<PathBuf>,
+    /// Write the standalone HTML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) html: Option<PathBuf>,
+    /// Output format for stdout or -o.
+    #[arg(long, value_enum, default_value_t = Format::Tui)]
+    pub(crate) format: Format,
+    /// Write the report to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+    /// Totals after the per-dataset tables: overall, per case variant across datasets, or both.
+    #[arg(long, value_enum, default_value_t = TotalsArg::Overall)]
+    pub(crate) totals: TotalsArg,
+    /// Where the merged run's JSON snapshot is saved (default: results.destination).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) destination: Option<PathBuf>,
+    /// Do not save a JSON snapshot of the merged run.
+    #[arg(long)]
+    pub(crate) no_autosave: bool,
+    /// The history store: a SQLite file or a postgres:// URL (default: the config's
+    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
+    pub(crate) history: Option<PathBuf>,
+    /// With --group: the branch the shards ran on (default: the one git or CI reports).
+    #[arg(long = "branch", value_name = "NAME")]
+    pub(crate) branch: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

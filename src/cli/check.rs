@@ -16,14 +16,29 @@ use crate::suite::Suite;
 
 /// `check`'s flags as the gate's plan, the tolerance checked.
 fn plan(a: &CheckArgs) -> Result<CheckPlan> {
-    Ok(CheckPlan::check(
+    gate_plan(
         a.baseline.clone(),
-        Rules::new(a.tolerance, false)?.with_stat(gate::Stat {
+        a.tolerance,
+        a.missing_baseline,
+        gate::Stat {
             force: a.stat,
             alpha: a.alpha,
             inconclusive_fails: a.inconclusive == super::args::InconclusiveArg::Fail,
-        })?,
-        match a.missing_baseline {
+        },
+    )
+}
+
+/// The gate's plan from `check`'s (or `merge`'s) flags, the tolerance checked.
+pub(super) fn gate_plan(
+    baseline: Option<String>,
+    tolerance: f64,
+    missing: MissingBaselineArg,
+    stat: gate::Stat,
+) -> Result<CheckPlan> {
+    Ok(CheckPlan::check(
+        baseline,
+        Rules::new(tolerance, false)?.with_stat(stat)?,
+        match missing {
             MissingBaselineArg::Fail => MissingBaseline::Fail,
             MissingBaselineArg::Pass => MissingBaseline::Pass,
         },
@@ -32,27 +47,141 @@ fn plan(a: &CheckArgs) -> Result<CheckPlan> {
 
 /// Runs the check end to end and returns its exit code.
 pub(crate) fn run(suite: &Suite, a: &CheckArgs, env: &crate::env::Env, out: &Out) -> Result<i32> {
+    if let Some(spec) = a.shard {
+        return shard(suite, a, spec, env, out);
+    }
     let plan = plan(a)?;
     let run = super::run::execute(suite, &a.run, RunCommand::Check, env, out)?;
     let (history, _) = super::run::history_location(suite, a.run.history.as_deref());
-    let checked = gate::check_in(&run, &plan, &history);
+    gate_and_report(&run, &plan, &history, &Reports::of(a), out)
+}
+
+/// What a gated run writes: the report files, and what goes to stdout (or `-o`).
+pub(super) struct Reports<'a> {
+    pub(super) markdown: Option<&'a Path>,
+    pub(super) junit: Option<&'a Path>,
+    pub(super) diff: Option<&'a Path>,
+    pub(super) json: Option<&'a Path>,
+    pub(super) html: Option<&'a Path>,
+    pub(super) format: crate::report::Format,
+    pub(super) output: Option<&'a Path>,
+    pub(super) totals: super::args::TotalsArg,
+}
+
+impl Reports<'_> {
+    fn of(a: &CheckArgs) -> Reports<'_> {
+        Reports {
+            markdown: a.markdown.as_deref(),
+            junit: a.junit.as_deref(),
+            diff: a.diff.as_deref(),
+            json: a.json.as_deref(),
+            html: a.html.as_deref(),
+            format: a.run.format.into(),
+            output: a.run.output.as_deref(),
+            totals: a.run.totals,
+        }
+    }
+}
+
+/// The gate on a finished run (a check's, or the run `evals merge` assembled): the
+/// baseline, the verdict, the reports, the verdict on stderr and the exit code.
+pub(super) fn gate_and_report(
+    run: &RunResult,
+    plan: &CheckPlan,
+    history: &crate::history::Location,
+    reports: &Reports<'_>,
+    out: &Out,
+) -> Result<i32> {
+    let checked = gate::check_in(run, plan, history);
     print_notices(&checked.notices, out);
     let comparison = Some(&checked.comparison);
     if let Some(refused) = checked.refused {
         // The reports are still worth having: written gated without a baseline. Exit 2
         // either way; the reasons that reports failed are printed.
-        let _ = write_reports(a, &run, comparison, out);
+        let _ = write_reports(reports, run, comparison, out);
         return Err(Error::Baseline(refused));
     }
 
-    let mut written = write_reports(a, &run, comparison, out);
+    let mut written = write_reports(reports, run, comparison, out);
+    let view = super::run::View {
+        breakdown: false,
+        totals: reports.totals,
+    };
+    if let Err(e) = super::run::emit(run, comparison, reports.format, reports.output, view, out) {
+        out.error(&e.to_string());
+        written = false;
+    }
+    print_verdict(run, comparison, out);
+    Ok(match checked.exit_code(run) {
+        exit::INTERRUPTED => exit::INTERRUPTED,
+        // A report asked for and not written is a bad flag, whatever the verdict.
+        _ if !written => exit::USAGE,
+        code => code,
+    })
+}
+
+/// `check -n`: the plan, of the shard's slice with `--shard`.
+pub(crate) fn dry_run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
+    let mut args = a.run.clone();
+    if let Some(spec) = a.shard {
+        // The cut needs no group; the plan shows the slice whichever group it joins.
+        args.sharding = Some((spec, a.group.clone().unwrap_or_default()));
+    }
+    super::plan::dry_run(suite, &args, out)
+}
+
+/// `check --shard K/N`: runs its slice, stores it in its run group and writes its JSON; a
+/// shard alone does not gate (exit 0 unless it stopped early: 1 aborted, 130 interrupted).
+fn shard(
+    suite: &Suite,
+    a: &CheckArgs,
+    spec: crate::runner::shard::ShardSpec,
+    env: &crate::env::Env,
+    out: &Out,
+) -> Result<i32> {
+    for (given, flag) in [
+        (a.markdown.is_some(), "--markdown"),
+        (a.junit.is_some(), "--junit"),
+        (a.diff.is_some(), "--diff"),
+        (a.html.is_some(), "--html"),
+    ] {
+        if given {
+            return Err(Error::Usage(format!(
+                "{flag} with --shard {spec}: a shard is not gated and writes no report; give {flag} to `evals merge`, which gates the whole run"
+            )));
+        }
+    }
+    let group = a
+        .group
+        .clone()
+        .filter(|g| !g.trim().is_empty())
+        .or_else(|| crate::github::Env::read().run_group())
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "--shard {spec} needs a run group: pass --group ID (the same for every shard and for `evals merge --group ID`), or run on GitHub Actions (GITHUB_RUN_ID)"
+            ))
+        })?;
+    let mut args = a.run.clone();
+    args.sharding = Some((spec, group.clone()));
+    let run = super::run::execute(suite, &args, RunCommand::Check, env, out)?;
+    let mut written = true;
+    if let Some(p) = a.json.as_deref() {
+        let text = crate::report::render(Format::Json, Default::default(), &run, None);
+        match ReportFile::of("--json", Format::Json).write(p, &text) {
+            Ok(()) => out.note(&format!("wrote {}", p.display())),
+            Err(e) => {
+                out.error(&e.to_string());
+                written = false;
+            }
+        }
+    }
     let view = super::run::View {
         breakdown: false,
         totals: a.run.totals,
     };
     if let Err(e) = super::run::emit(
         &run,
-        comparison,
+        None,
         a.run.format.into(),
         a.run.output.as_deref(),
         view,
@@ -61,11 +190,32 @@ pub(crate) fn run(suite: &Suite, a: &CheckArgs, env: &crate::env::Env, out: &Out
         out.error(&e.to_string());
         written = false;
     }
-    print_verdict(&run, comparison, out);
-    Ok(match checked.exit_code(&run) {
-        exit::INTERRUPTED => exit::INTERRUPTED,
-        // A report asked for and not written is a bad flag, whatever the verdict.
-        _ if !written => exit::USAGE,
+    if run.total_errors() > 0 {
+        out.warn(&format!(
+            "{} cases errored in this shard (no score); `evals merge` gates on them",
+            run.total_errors()
+        ));
+    }
+    let selected = run
+        .run
+        .settings
+        .selection
+        .as_ref()
+        .and_then(|s| s.shard.as_ref())
+        .map(|s| s.selected)
+        .unwrap_or_default();
+    out.note(&format!(
+        "shard {spec} of group {group}: {} of {selected} cases; a shard alone does not gate: `evals merge` its shards' JSON (or `evals merge --group {group}`) to gate the whole run",
+        run.run.settings.cases.len()
+    ));
+    if let Some(s) = gate::stopped(&run) {
+        out.error(&format!(
+            "evals check --shard {spec}: {}",
+            crate::report::format::stopped(&s)
+        ));
+    }
+    Ok(match exit::of_run(run.run.status, true) {
+        exit::OK if !written => exit::USAGE,
         code => code,
     })
 }
@@ -85,7 +235,7 @@ pub(super) fn print_notices(notices: &[gate::Notice], out: &Out) {
 /// report could not be written (each such error is printed, and the other reports are
 /// written all the same).
 fn write_reports(
-    a: &CheckArgs,
+    a: &Reports<'_>,
     run: &RunResult,
     comparison: Option<&Comparison>,
     out: &Out,
@@ -95,11 +245,11 @@ fn write_reports(
     let markdown = (a.markdown.is_some() || summary.is_some())
         .then(|| crate::report::render(Format::Markdown, Default::default(), run, comparison));
     let files: [(Option<&Path>, &str, Format); 5] = [
-        (a.markdown.as_deref(), "--markdown", Format::Markdown),
-        (a.junit.as_deref(), "--junit", Format::Junit),
-        (a.diff.as_deref(), "--diff", Format::Diff),
-        (a.json.as_deref(), "--json", Format::Json),
-        (a.html.as_deref(), "--html", Format::Html),
+        (a.markdown, "--markdown", Format::Markdown),
+        (a.junit, "--junit", Format::Junit),
+        (a.diff, "--diff", Format::Diff),
+        (a.json, "--json", Format::Json),
+        (a.html, "--html", Format::Html),
     ];
     let mut written = true;
     for (path, flag, format) in files {

@@ -7,6 +7,7 @@ mod check;
 mod completion;
 mod history;
 mod init;
+mod merge;
 mod output;
 mod plan;
 mod progress;
@@ -100,8 +101,9 @@ fn dispatch(cli: Cli, bin: &'static str, env: &crate::env::Env, out: &Out) -> Re
         Command::Run(a) | Command::Compare(a) | Command::Record(a) if a.dry_run => {
             plan::dry_run(&load_suite(g, out)?, &a, out)
         }
-        Command::Check(a) if a.run.dry_run => plan::dry_run(&load_suite(g, out)?, &a.run, out),
+        Command::Check(a) if a.run.dry_run => check::dry_run(&load_suite(g, out)?, &a, out),
         Command::Check(a) => check::run(&load_suite(g, out)?, &a, env, out),
+        Command::Merge(a) => merge::run(&load_suite(g, out)?, &a, out),
         Command::Run(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Run, env, out),
         Command::Compare(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Compare, env, out),
         Command::Record(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Record, env, out),

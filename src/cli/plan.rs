@@ -47,7 +47,19 @@ pub(crate) fn build(suite: &Suite, a: &RunArgs) -> Result<RunPlan> {
         &crate::provider::Registry::default(),
     );
     let cases = cases::select(&suite.cases, &super::cases::selection(&a.select))?;
-    RunPlan::new(suite, lineup, cases, a.parallelism, a.concurrency)?.with_repeat(a.repeat)
+    // `check --shard K/N`: the plan keeps its slice of the selection, and where it stands.
+    let (cases, shard) = match &a.sharding {
+        Some((spec, group)) => {
+            let (mine, shard) =
+                crate::runner::shard::slice(suite, &lineup.contenders, &cases, *spec, group);
+            (mine, Some(shard))
+        }
+        None => (cases, None),
+    };
+    let mut plan =
+        RunPlan::new(suite, lineup, cases, a.parallelism, a.concurrency)?.with_repeat(a.repeat)?;
+    plan.shard = shard;
+    Ok(plan)
 }
 
 /// `--min-score` and `--min-pass-rate`, each a fraction (LLMEvalForge writes `0.95`).

@@ -191,6 +191,7 @@ pub(crate) fn execute_streamed(
             temperatures: a.temperatures.clone(),
             max_tokens: a.max_tokens,
             tags: a.select.tags.clone(),
+            shard: plan.shard.clone(),
         },
         limits,
         env: env.clone(),

@@ -270,6 +270,9 @@ fn describe_selection(v: Option<&Selection>) -> String {
         if let Some(m) = v.max_tokens {
             parts.push(format!("--max-tokens {m}"));
         }
+        if let Some(s) = &v.shard {
+            parts.push(format!("--shard {}", s.label()));
+        }
     }
     if parts.is_empty() {
         "everything".into()

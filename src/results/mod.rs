@@ -9,6 +9,7 @@ mod caselog;
 mod comparison;
 mod model;
 mod settings;
+mod shard;
 pub mod snapshot;
 pub mod stats;
 #[cfg(test)]
@@ -19,5 +20,6 @@ pub use caselog::{CaseLog, Cases, write_json};
 pub use comparison::*;
 pub use model::*;
 pub use settings::{CaseKeys, Limits, Selection, Settings};
+pub use shard::Shard;
 pub use snapshot::{FormatVersion, SNAPSHOT_FORMAT};
 pub use tools::ToolCall;

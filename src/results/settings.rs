@@ -197,6 +197,10 @@ pub struct Selection {
     /// `--tag`; left out when empty, so runs made before tags existed select the same.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// `--shard K/N`: this run is one slice of the selection; left out when unsharded, so
+    /// unsharded runs (and a merge of the shards) select what they always did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<super::Shard>,
 }
 
 impl Selection {
@@ -209,6 +213,7 @@ impl Selection {
             && self.temperatures.is_empty()
             && self.max_tokens.is_none()
             && self.tags.is_empty()
+            && self.shard.is_none()
     }
 }
 

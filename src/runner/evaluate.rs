@@ -376,8 +376,8 @@ pub struct Streamed {
 }
 
 /// The weighted score is relative to a table: one per dataset. Experiments are moved into
-/// each table and back, not cloned.
-fn weigh(
+/// each table and back, not cloned. `evals merge` weighs a merged run by it too.
+pub(super) fn weigh(
     mut experiments: Vec<ExperimentResult>,
     datasets: &[String],
     weights: &[(String, f64)],

@@ -10,6 +10,7 @@ mod execute;
 mod plan;
 mod ratelimit;
 pub(crate) mod retry;
+pub mod shard;
 pub(crate) mod sinks;
 
 pub use sinks::{HistorySink, LeaderboardSink, SnapshotSink};

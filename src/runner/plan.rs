@@ -20,6 +20,9 @@ pub struct RunPlan {
     pub concurrency: Option<usize>,
     /// Tries per case per contender (`--repeat K`, else `defaults.repeat`, else 1).
     pub repeat: usize,
+    /// When the cases are one slice of the selection (`check --shard K/N`): which, and
+    /// where they stand in it ([`super::shard::slice`]).
+    pub shard: Option<crate::results::Shard>,
 }
 
 impl RunPlan {
@@ -63,6 +66,7 @@ impl RunPlan {
             parallelism,
             concurrency,
             repeat: suite.config.defaults.repeat.unwrap_or(1).max(1),
+            shard: None,
         })
     }
 

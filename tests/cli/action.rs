@@ -192,3 +192,77 @@ fn the_readmes_example_workflow_is_the_linted_file_and_ci_uses_the_action() {
     let gate = uses(steps, "./");
     assert_eq!(gate["with"]["working-directory"], "fixtures/tax-intake");
 }
+
+#[test]
+fn shards_run_their_slice_upload_it_and_the_merging_job_gates_the_whole_run() {
+    let a = action();
+    let inputs = a["inputs"].as_object().unwrap();
+    assert_eq!(inputs["shards"]["default"], "");
+    assert_eq!(inputs["merge"]["default"], "false");
+    let steps = a["runs"]["steps"].as_array().unwrap();
+    let plan = steps.iter().find(|s| s["id"] == "plan").unwrap();
+    let script = plan["run"].as_str().unwrap();
+    // K is the job's place in the matrix, and the matrix must have N jobs.
+    assert!(script.contains("mode=shard shard=\"$((${JOB_INDEX:-0} + 1))/$SHARDS\""));
+    assert!(script.contains("\"${JOB_TOTAL:-1}\" != \"$SHARDS\""));
+    assert_eq!(plan["env"]["JOB_TOTAL"], "${{ strategy.job-total }}");
+    let check = steps.iter().find(|s| s["id"] == "check").unwrap();
+    let script = check["run"].as_str().unwrap();
+    assert!(script.contains("evals check --shard \"$SHARD\" --json \"$OUT/$SHARD_FILE\""));
+    assert!(script.contains("evals merge \"$OUT\"/shards/*.json --baseline \"$BASELINE\""));
+    // Each shard's JSON goes up under one pattern, and the merging job takes them all.
+    let up = steps
+        .iter()
+        .find(|s| s["name"] == "Upload the shard for the merge")
+        .expect("shard upload");
+    assert!(up["if"].as_str().unwrap().contains("mode == 'shard'"));
+    let name = up["with"]["name"].as_str().unwrap();
+    let down = uses(steps, "actions/download-artifact@");
+    assert!(down["if"].as_str().unwrap().contains("mode == 'merge'"));
+    let pattern = down["with"]["pattern"].as_str().unwrap();
+    assert!(
+        name.starts_with(pattern.trim_end_matches('*')),
+        "{name} vs {pattern}"
+    );
+    assert_eq!(down["with"]["merge-multiple"], true);
+    // Only the merged run comments and becomes the baseline branch's history.
+    for step in [
+        uses(steps, "actions/cache/save@"),
+        steps
+            .iter()
+            .find(|s| {
+                s["run"]
+                    .as_str()
+                    .is_some_and(|r| r.contains("evals comment"))
+            })
+            .unwrap(),
+    ] {
+        assert!(
+            step["if"].as_str().unwrap().contains("mode != 'shard'"),
+            "{step:#}"
+        );
+    }
+}
+
+#[test]
+fn the_readmes_sharded_workflow_is_the_linted_file_and_matches_the_action() {
+    let example = repo_file("docs/example-sharded-workflow.yml");
+    assert!(
+        repo_file("README.md").contains(&format!("```yaml\n{example}```")),
+        "README.md must quote docs/example-sharded-workflow.yml as it is (it is what .ci/run lints)"
+    );
+    assert!(repo_file(".ci/run").contains("docs/example-sharded-workflow.yml"));
+    let w: Value = serde_saphyr::from_str(&example).unwrap();
+    let n = w["jobs"]["shard"]["strategy"]["matrix"]["shard"]
+        .as_array()
+        .unwrap()
+        .len();
+    let with = |job: &str| {
+        let steps = w["jobs"][job]["steps"].as_array().unwrap();
+        uses(steps, "OWNER/llm-evals@")["with"].clone()
+    };
+    assert_eq!(with("shard")["shards"].as_u64(), Some(n as u64));
+    assert_eq!(with("evals")["shards"].as_u64(), Some(n as u64));
+    assert_eq!(with("evals")["merge"], true);
+    assert_eq!(w["jobs"]["evals"]["needs"], "shard");
+}

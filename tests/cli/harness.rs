@@ -49,6 +49,8 @@ const SCRUBBED: &[&str] = &[
     "GITHUB_API_URL",
     "DATABASE_URL",
     "PGPASSWORD",
+    "GITHUB_RUN_ID",
+    "GITHUB_RUN_ATTEMPT",
 ];
 
 pub struct Project {

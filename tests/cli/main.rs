@@ -34,6 +34,7 @@ mod scoring;
 mod sdk;
 mod secrets;
 mod seed_keys;
+mod shards;
 mod snapshots;
 #[cfg(unix)]
 mod symlinks;

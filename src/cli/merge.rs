@@ -1,0 +1,185 @@
+//! `evals merge`: the shards of one run (`check --shard K/N`, from their JSON files or, by
+//! `--group`, from the history) put back into the run the suite would have made in one job
+//! ([`crate::runner::shard::merge`]), stored and snapshotted like any run, then gated and
+//! reported by `check`'s own path ([`super::check::gate_and_report`]).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::args::MergeArgs;
+use super::check::{Reports, gate_and_report, gate_plan};
+use super::output::Out;
+use crate::error::{Error, Result};
+use crate::history::HistoryStore;
+use crate::results::{CaseLog, RunResult};
+use crate::runner::shard::ShardRun;
+use crate::runner::{Event, HistorySink, Sink, SnapshotSink};
+use crate::suite::Suite;
+
+/// Merges, stores, gates; returns the exit code.
+pub(crate) fn run(suite: &Suite, a: &MergeArgs, out: &Out) -> Result<i32> {
+    // With repeats in the shards, the statistical gate is on as in `check`.
+    let plan = gate_plan(
+        a.baseline.clone(),
+        a.tolerance,
+        a.missing_baseline,
+        crate::gate::Stat::default(),
+    )?;
+    let (history, _) = super::run::history_location(suite, a.history.as_deref());
+    let shards = if a.files.is_empty() {
+        let group = a
+            .group
+            .clone()
+            .filter(|g| !g.trim().is_empty())
+            .or_else(|| crate::github::Env::read().run_group())
+            .ok_or_else(|| {
+                Error::Usage(
+                    "evals merge: which shards? pass each shard's JSON file (`evals check --shard K/N --json FILE`), or --group ID to read them from the history (default on GitHub Actions: GITHUB_RUN_ID-GITHUB_RUN_ATTEMPT)".into(),
+                )
+            })?;
+        from_history(suite, a, &history, &group)?
+    } else {
+        a.files
+            .iter()
+            .map(|f| {
+                let shown = crate::suite::discovery::display_path(&suite.cwd.join(f), &suite.cwd);
+                crate::results::snapshot::load(&suite.cwd.join(f))
+                    .map(|run| ShardRun { shown, run })
+                    .map_err(|e| e.named_by("evals merge FILE", None))
+            })
+            .collect::<Result<Vec<_>>>()?
+    };
+    let n = shards.len();
+    let run = crate::runner::shard::merge(shards, std::env::args().collect())?;
+    out.note(&format!(
+        "merged {n} shards: {} cases, {} experiments",
+        run.run.settings.cases.len(),
+        run.experiments.len()
+    ));
+    store(suite, a, &history, &run, out)?;
+    gate_and_report(
+        &run,
+        &plan,
+        &history,
+        &Reports {
+            markdown: a.markdown.as_deref(),
+            junit: a.junit.as_deref(),
+            diff: a.diff.as_deref(),
+            json: a.json.as_deref(),
+            html: a.html.as_deref(),
+            format: a.format.into(),
+            output: a.output.as_deref(),
+            totals: a.totals,
+        },
+        out,
+    )
+}
+
+/// Every stored shard of `group` on the shards' branch (`--branch`, else the one git or CI
+/// reports), each read whole. Only completed runs are found: a stopped shard is missing.
+fn from_history(
+    suite: &Suite,
+    a: &MergeArgs,
+    history: &crate::history::Location,
+    group: &str,
+) -> Result<Vec<ShardRun>> {
+    if !history.exists() {
+        return Err(Error::Usage(format!(
+            "{}: no history here: --group {group} reads the shards from the history their `evals check --shard` stored them in (pass --history, or the shards' JSON files)",
+            history.shown()
+        )));
+    }
+    let h = history.open()?;
+    let branch = a
+        .branch
+        .clone()
+        .or_else(|| crate::history::git::detect(&suite.project_dir).branch)
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "evals merge --group {group}: on which branch did the shards run? pass --branch NAME"
+            ))
+        })?;
+    let mut found = Vec::new();
+    for r in h.runs_on_branch(&suite.name, &branch, "9999-12-31T23:59:59Z", "")? {
+        let in_group = r
+            .selection
+            .as_ref()
+            .and_then(|s| s.shard.as_ref())
+            .is_some_and(|s| s.group == group);
+        if !in_group {
+            continue;
+        }
+        if let Some(run) = h.get(&r.id)? {
+            found.push(ShardRun {
+                shown: format!("run {}", r.id),
+                run,
+            });
+        }
+    }
+    if found.is_empty() {
+        return Err(Error::Usage(format!(
+            "evals merge --group {group}: no completed shard of group {group} of suite {} on branch {branch} in {}",
+            suite.name,
+            history.shown()
+        )));
+    }
+    // Oldest first, as the shards were stored.
+    found.reverse();
+    Ok(found)
+}
+
+/// Stores the merged run in the history and saves its JSON snapshot, through the sinks
+/// every run's end goes through.
+fn store(
+    suite: &Suite,
+    a: &MergeArgs,
+    history: &crate::history::Location,
+    whole: &RunResult,
+    out: &Out,
+) -> Result<()> {
+    let sizes: Vec<usize> = whole.experiments.iter().map(|e| e.cases.len()).collect();
+    let log = CaseLog::new(&sizes)?;
+    let mut bare = whole.clone();
+    for (i, e) in bare.experiments.iter_mut().enumerate() {
+        for (j, c) in e.cases.drain(..).enumerate() {
+            log.push(i, j, &c);
+        }
+    }
+    let sink = Arc::new(HistorySink::new({
+        let location = history.clone();
+        move || location.open()
+    }));
+    let autosave = !a.no_autosave && suite.config.results.autosave != Some(false);
+    let snapshot = autosave.then(|| {
+        let dir = super::target::results_dir(suite, a.destination.as_deref());
+        Arc::new(SnapshotSink::new(Box::new(move |run: &RunResult| {
+            dir.join(super::target::stamped_name("merge", run, "json"))
+        })))
+    });
+    let event = Event::RunFinished {
+        run: &bare,
+        cases: &log,
+    };
+    sink.event(&event);
+    if let Some(s) = &snapshot {
+        s.event(&event);
+    }
+    match sink.outcome() {
+        Some(Ok(p)) => out.note(&format!(
+            "stored run {} in {}",
+            whole.run.id,
+            crate::suite::discovery::display_path(Path::new(&p), &suite.cwd)
+        )),
+        Some(Err(e)) => out.warn(&format!("could not store the run in the history: {e}")),
+        None => {}
+    }
+    match snapshot.as_ref().and_then(|s| s.outcome()) {
+        Some(Ok(p)) => out.note(&format!(
+            "saved {}",
+            crate::suite::discovery::display_path(&p, &suite.cwd)
+        )),
+        Some(Err(e)) => out.warn(&format!("could not save the JSON snapshot: {e}")),
+        None => {}
+    }
+    Ok(())
+}
