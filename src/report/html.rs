@@ -144,7 +144,11 @@ fn table(run: &RunResult, s: &Standings) -> Table {
             r
         })
         .collect();
-    let best_value_text = super::leaderboard::best_value_text(s, &label);
+    let mut best_value_text = super::leaderboard::best_value_text(s, &label);
+    for note in super::leaderboard::billed_notes(s, &label) {
+        best_value_text.push_str("; ");
+        best_value_text.push_str(&note);
+    }
     let best_weighted_text = weighted.then(|| super::leaderboard::best_weighted_text(s, &label));
     Table {
         best_weighted_text,

@@ -323,6 +323,24 @@ pub fn best_value_text(s: &Standings, label: &dyn Fn(&ExperimentResult) -> Strin
     }
 }
 
+/// A line under a table for each row whose provider billed other than its cost (OpenRouter
+/// with your own key, BYOK: it bills its fee, the upstream charges the inference), so the
+/// cost column is never read as the bill.
+pub fn billed_notes(s: &Standings, label: &dyn Fn(&ExperimentResult) -> String) -> Vec<String> {
+    s.rows
+        .iter()
+        .filter_map(|e| {
+            let billed = e.billed_usd?;
+            Some(format!(
+                "cost of {}: {} is the inference's (the upstream's, with your own key); the provider billed {}",
+                label(e),
+                money(e.cost_usd),
+                money(Some(billed))
+            ))
+        })
+        .collect()
+}
+
 /// The best-weighted line under a table of a weighted suite.
 pub fn best_weighted_text(s: &Standings, label: &dyn Fn(&ExperimentResult) -> String) -> String {
     let top = top_note(s, &s.best_weighted, label, &|e| {

@@ -308,6 +308,9 @@ impl Terminal {
         if weighted {
             let _ = writeln!(out, "{}", super::leaderboard::best_weighted_text(s, &label));
         }
+        for note in super::leaderboard::billed_notes(s, &label) {
+            let _ = writeln!(out, "{note}");
+        }
         let _ = writeln!(out);
     }
 

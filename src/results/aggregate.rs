@@ -51,6 +51,9 @@ pub struct Aggregator {
     /// Cases that made a call; the cost turns `None` once one of them had none.
     called: usize,
     cost: Option<f64>,
+    /// What the providers billed, and whether any case's bill differed from its cost.
+    billed: f64,
+    billed_apart: bool,
     tokens_in: Option<u64>,
     tokens_out: Option<u64>,
     /// Latencies of scored cases that made a call (for the mean and the p95).
@@ -91,6 +94,7 @@ struct Figures {
     latency_s: Option<f64>,
     duration_s: f64,
     cost_usd: Option<f64>,
+    billed_usd: Option<f64>,
     input_tokens: Option<u64>,
     output_tokens: Option<u64>,
     tries: usize,
@@ -121,6 +125,7 @@ impl Aggregator {
             latency_s: c.latency_s,
             duration_s: c.duration_s,
             cost_usd: c.usage.cost_usd,
+            billed_usd: c.usage.billed_usd,
             input_tokens: c.usage.input_tokens,
             output_tokens: c.usage.output_tokens,
             tries: c.tries(),
@@ -166,6 +171,11 @@ impl Aggregator {
                 (Some(sum), Some(v)) => Some(sum + v),
                 _ => None,
             };
+            // What the provider billed where it differs from the cost, else the cost.
+            if let Some(b) = c.billed_usd.or(c.cost_usd) {
+                self.billed += b;
+            }
+            self.billed_apart |= c.billed_usd.is_some();
             add_tokens(&mut self.tokens_in, c.input_tokens);
             add_tokens(&mut self.tokens_out, c.output_tokens);
         }
@@ -229,6 +239,7 @@ impl Aggregator {
             failed: self.failed,
             truncated: self.truncated,
             cost_usd: if self.called == 0 { None } else { self.cost },
+            billed_usd: self.billed_apart.then_some(self.billed),
             tokens_in: self.tokens_in,
             tokens_out: self.tokens_out,
             latency,
@@ -344,6 +355,10 @@ fn overall_row(es: &[&ExperimentResult]) -> ExperimentResult {
         failed: es.iter().map(|e| e.failed).sum(),
         truncated: es.iter().map(|e| e.truncated).sum(),
         cost_usd: opt_sum(|e| e.cost_usd),
+        billed_usd: es
+            .iter()
+            .any(|e| e.billed_usd.is_some())
+            .then(|| es.iter().filter_map(|e| e.billed_usd.or(e.cost_usd)).sum()),
         tokens_in: tok_sum(|e| e.tokens_in),
         tokens_out: tok_sum(|e| e.tokens_out),
         latency: Latency {

@@ -527,6 +527,10 @@ pub struct ExperimentResult {
     pub truncated: usize,
     /// Dollars spent; `None` when no call was made or one call's price is unknown.
     pub cost_usd: Option<f64>,
+    /// What the providers billed, only when some call's bill differed from its cost
+    /// (OpenRouter with your own key bills its fee; `cost_usd` is the inference's cost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub billed_usd: Option<f64>,
     /// Input tokens over the calls that reported them; `None` when none did.
     pub tokens_in: Option<u64>,
     /// Output tokens over the calls that reported them; `None` when none did.

@@ -56,6 +56,7 @@ pub(crate) fn experiment(cases: Vec<CaseResult>) -> ExperimentResult {
         failed: cases.iter().filter(|c| c.passed == Some(false)).count(),
         truncated: 0,
         cost_usd: None,
+        billed_usd: None,
         tokens_in: None,
         tokens_out: None,
         latency: Latency::default(),

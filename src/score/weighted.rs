@@ -239,6 +239,7 @@ mod tests {
             failed: 0,
             truncated: 0,
             cost_usd: Some(0.01),
+            billed_usd: None,
             tokens_in: None,
             tokens_out: None,
             latency: Latency {

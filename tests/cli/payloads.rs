@@ -322,7 +322,18 @@ fn openrouter_byok_reports_the_upstream_cost_not_zero() {
         assert_eq!(usage["cost_usd"], 0.0000339, "{door:?}: {usage}");
         assert_eq!(usage["billed_usd"], 0.0, "{door:?}: {usage}");
         assert_eq!(r["experiments"][0]["cost_usd"], 0.0000339, "{door:?}");
+        assert_eq!(r["experiments"][0]["billed_usd"], 0.0, "{door:?}");
     }
+    // Both figures where they differ: the table's cost is the inference's, the line under it
+    // says what was billed.
+    let (_s, p, _) = through("openrouter-byok", Door::Prompt, "");
+    let d = p
+        .evals(&["run", "--cassettes", "replay", "--no-autosave", "--wide"])
+        .output();
+    assert_eq!(d.cell("local/m1", "cost"), "$0.000034");
+    d.stdout_has(
+        "cost of local/m1 (default effort, temp default): $0.000034 is the inference's (the upstream's, with your own key); the provider billed $0",
+    );
 }
 
 #[test]
