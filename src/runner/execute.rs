@@ -515,7 +515,14 @@ async fn run_case_unscrubbed(
             }
             // A scorer that could not judge the reply (a crashed exec scorer) makes it an
             // error of the case, never a 0.
-            match ctx.scorer.score_checked(case, &reply).await {
+            // A judge's calls go through the run's cassette layer, under the case's judge key.
+            let scoring = crate::score::ScoreContext::new(
+                contender,
+                &ctx.transport,
+                &ctx.keys,
+                &ctx.providers,
+            );
+            match ctx.scorer.score_in(case, &reply, &scoring).await {
                 Ok(score) => apply_score(&mut result, reply, &thresholds, score),
                 Err(e) => result.error = Some(e),
             }
