@@ -408,8 +408,10 @@ pub fn merge_tries(tries: Vec<CaseResult>) -> CaseResult {
         metrics.insert(name.clone(), mean);
     }
     let mut usage = crate::results::Usage::default();
+    let mut judge_usage = crate::results::Usage::default();
     for t in all() {
         usage.add(&t.usage);
+        judge_usage.add(&t.judge_usage);
     }
     let lats: Vec<f64> = all().filter_map(|t| t.latency_s).collect();
     let duration_s = all().map(|t| t.duration_s).sum();
@@ -436,6 +438,7 @@ pub fn merge_tries(tries: Vec<CaseResult>) -> CaseResult {
     };
     out.error = error;
     out.usage = usage;
+    out.judge_usage = judge_usage;
     out.latency_s = (!lats.is_empty()).then(|| lats.iter().sum::<f64>() / lats.len() as f64);
     out.duration_s = duration_s;
     out.repeats = repeats;
@@ -471,6 +474,7 @@ async fn run_case_unscrubbed(
         tags: case.tags.clone(),
         weight: case.weight,
         repeats: vec![],
+        judge_usage: Default::default(),
     };
     // Resolved when the run was prepared: a kind missing here is a bug, said as an error
     // of the case.
@@ -522,7 +526,9 @@ async fn run_case_unscrubbed(
                 &ctx.keys,
                 &ctx.providers,
             );
-            match ctx.scorer.score_in(case, &reply, &scoring).await {
+            let scored = ctx.scorer.score_in(case, &reply, &scoring).await;
+            result.judge_usage = scoring.judge_usage();
+            match scored {
                 Ok(score) => apply_score(&mut result, reply, &thresholds, score),
                 Err(e) => result.error = Some(e),
             }

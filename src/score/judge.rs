@@ -47,6 +47,8 @@ pub struct JudgeScorer {
     metrics: Vec<MetricDef>,
     env: Environment<'static>,
     scale: (f64, f64),
+    /// The suite's `pricing:` of the judge (by its id, then its model), else its provider's.
+    pricing: Option<crate::suite::config::Pricing>,
 }
 
 impl JudgeScorer {
@@ -140,11 +142,19 @@ impl JudgeScorer {
             }
         }
         defs.sort_by_key(|m| !m.primary);
+        let judge = crate::suite::lineup::judge_contender(&suite.config, judge);
+        let pricing = suite
+            .config
+            .pricing
+            .get(judge.id())
+            .or_else(|| suite.config.pricing.get(&judge.info.model))
+            .copied();
         Ok(JudgeScorer {
-            judge: crate::suite::lineup::judge_contender(&suite.config, judge),
+            judge,
             metrics: defs,
             env,
             scale: (lo, hi),
+            pricing,
         })
     }
 
@@ -281,7 +291,7 @@ impl JudgeScorer {
                 case,
                 &req,
                 key.as_deref(),
-                provider.pricing().as_ref(),
+                self.pricing.or_else(|| provider.pricing()).as_ref(),
                 &session,
             )
             .await;

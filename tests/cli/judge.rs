@@ -92,6 +92,15 @@ fn a_judged_suite_replays_offline_to_the_same_scores_and_a_changed_rubric_is_a_m
     s.stop();
     let replayed = p.evals(&["check", "--no-autosave"]).ok();
     assert_eq!(replayed.cell("fake/echo", "accuracy"), "62.5%");
+    // The judge's cost is its own figure, never in the contender's.
+    assert_eq!(replayed.cell("fake/echo", "cost"), "$0");
+    p.evals(&["check", "--format", "json", "-o", "chk.json"])
+        .ok();
+    let chk: serde_json::Value = serde_json::from_str(&p.read("chk.json")).unwrap();
+    let e = &chk["experiments"][0];
+    assert_eq!(e["means"]["accuracy"], json!(0.625), "{e}");
+    assert_eq!(e["judge_cost"], json!(0.5), "{e}");
+    assert_ne!(e["cost_usd"], json!(0.5), "{e}");
 
     // A changed rubric sends another prompt: a named miss of the case, showing the change.
     p.write(
