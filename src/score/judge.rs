@@ -471,3 +471,159 @@ impl Scorer for JudgeScorer {
         format!("{n} judged metric{}", if n == 1 { "" } else { "s" })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::config::Config;
+
+    fn scorer(scale: (f64, f64), metrics: &[(&str, &str)]) -> JudgeScorer {
+        let judge = JudgeModel {
+            provider: "openrouter".into(),
+            model: "openai/gpt-4.1-mini".into(),
+            temperature: Some(0.0),
+        };
+        let mut env = Environment::new();
+        let mut defs = Vec::new();
+        for (i, (name, rubric)) in metrics.iter().enumerate() {
+            env.add_template_owned(name.to_string(), rubric.to_string())
+                .unwrap();
+            defs.push(MetricDef {
+                name: name.to_string(),
+                description: format!("{name} described"),
+                primary: i == 0,
+                higher_is_better: true,
+            });
+        }
+        JudgeScorer {
+            judge: crate::suite::lineup::judge_contender(&Config::default(), &judge),
+            metrics: defs,
+            env,
+            scale,
+            pricing: None,
+        }
+    }
+
+    fn case() -> Case {
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("topic".into(), json!("geo"));
+        Case {
+            id: "one".into(),
+            dataset: "d".into(),
+            variant: String::new(),
+            input: crate::suite::CaseInput::Text("Capital of France?".into()),
+            expected: Some(json!("Paris")),
+            expect: None,
+            tags: vec![],
+            weight: 1.0,
+            metadata,
+            minimum_scores: Default::default(),
+            mock_response: None,
+            source: Default::default(),
+            line: None,
+        }
+    }
+
+    fn reply(text: &str) -> Reply {
+        Reply {
+            output: Some(json!(text)),
+            raw: None,
+            error: None,
+            usage: Default::default(),
+            tool_calls: None,
+        }
+    }
+
+    #[test]
+    fn a_verdict_on_the_scale_is_normalised_and_keeps_its_reason() {
+        let s = scorer((1.0, 5.0), &[("accuracy", ACCURACY)]);
+        let (v, raw, reason) = s
+            .read_verdict(r#"{"score": 4, "reason": "close"}"#)
+            .unwrap();
+        assert_eq!((v, raw, reason.as_str()), (0.75, 4.0, "close"));
+        // Fenced, or the score as text: still the verdict asked for.
+        let fenced = s
+            .read_verdict("```json\n{\"score\": \"5\", \"reason\": \"exact\"}\n```")
+            .unwrap();
+        assert_eq!(fenced.0, 1.0);
+        let tenths = scorer((0.0, 10.0), &[("accuracy", ACCURACY)]);
+        assert_eq!(tenths.read_verdict(r#"{"score": 0}"#).unwrap().0, 0.0);
+    }
+
+    #[test]
+    fn a_verdict_off_the_scale_or_not_json_is_refused_never_a_zero() {
+        let s = scorer((1.0, 5.0), &[("accuracy", ACCURACY)]);
+        let off = s
+            .read_verdict(r#"{"score": 7, "reason": "x"}"#)
+            .unwrap_err();
+        assert!(off.contains("outside the scale [1, 5]"), "{off}");
+        let prose = s.read_verdict("Looks right to me.").unwrap_err();
+        assert!(prose.contains("is not the JSON"), "{prose}");
+        let wordy = s.read_verdict(r#"{"score": "good"}"#).unwrap_err();
+        assert!(wordy.contains("no number `score`"), "{wordy}");
+    }
+
+    #[test]
+    fn the_rubric_sees_the_case_the_reply_and_the_metric() {
+        let s = scorer(
+            (1.0, 5.0),
+            &[(
+                "tone",
+                "{{ metric.name }}: {{ input }} / {{ output }} / {{ expected }} / {{ metadata.topic }}",
+            )],
+        );
+        let req = s.request(&s.metrics[0], &case(), &reply("Paris")).unwrap();
+        assert_eq!(req.user, "tone: Capital of France? / Paris / Paris / geo");
+        assert!(req.json);
+        let system = req.system.unwrap();
+        assert!(system.contains("a number from 1 to 5"), "{system}");
+        // The built-in accuracy rubric compares against the expected answer.
+        let a = scorer((1.0, 5.0), &[("accuracy", ACCURACY)]);
+        let req = a.request(&a.metrics[0], &case(), &reply("Lyon")).unwrap();
+        assert!(
+            req.user.contains("Reference answer:\nParis"),
+            "{}",
+            req.user
+        );
+        assert!(req.user.contains("Answer to grade:\nLyon"), "{}", req.user);
+    }
+
+    #[test]
+    fn an_unusable_reply_scores_zero_without_asking_the_judge() {
+        let s = scorer(
+            (1.0, 5.0),
+            &[("accuracy", ACCURACY), ("relevancy", RELEVANCY)],
+        );
+        let mut r = reply("");
+        r.error = Some("not JSON".into());
+        let score = s.score(&case(), &r);
+        assert_eq!(score.value, 0.0);
+        assert_eq!(score.metrics["accuracy"], Some(0.0));
+        assert_eq!(score.metrics["relevancy"], Some(0.0));
+    }
+
+    #[test]
+    fn judge_cassettes_are_filed_under_the_judge_then_the_contender() {
+        let judge = crate::suite::lineup::judge_contender(
+            &Config::default(),
+            &JudgeModel {
+                provider: "openrouter".into(),
+                model: "openai/gpt-4.1-mini".into(),
+                temperature: None,
+            },
+        );
+        let contender = crate::suite::lineup::judge_contender(
+            &Config::default(),
+            &JudgeModel {
+                provider: "fake".into(),
+                model: "echo".into(),
+                temperature: Some(0.5),
+            },
+        );
+        let key = judge_cassette_key(&judge, &contender, "d", "vague/003");
+        assert_eq!(
+            key.relative_path(),
+            std::path::Path::new("judge/openai__gpt-4.1-mini/fake__echo.temp-0.5/d/vague/003.json")
+        );
+    }
+}
