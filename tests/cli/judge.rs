@@ -94,6 +94,7 @@ fn a_judged_suite_replays_offline_to_the_same_scores_and_a_changed_rubric_is_a_m
     assert_eq!(replayed.cell("fake/echo", "accuracy"), "62.5%");
     // The judge's cost is its own figure, never in the contender's.
     assert_eq!(replayed.cell("fake/echo", "cost"), "$0");
+    assert_eq!(replayed.cell("fake/echo", "judge_cost"), "$0.5000");
     p.evals(&["check", "--format", "json", "-o", "chk.json"])
         .ok();
     let chk: serde_json::Value = serde_json::from_str(&p.read("chk.json")).unwrap();
