@@ -141,6 +141,9 @@ fn table(run: &RunResult, s: &Standings) -> Table {
                     r.insert(at + j, num(text, sorts.and_then(|s| s[j])));
                 }
             }
+            if super::leaderboard::shows_judge_cost(run) {
+                r.push(num(money(e.judge_cost_usd), e.judge_cost_usd));
+            }
             r
         })
         .collect();

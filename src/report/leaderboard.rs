@@ -42,7 +42,16 @@ pub fn header(run: &RunResult) -> Vec<String> {
         header.push("truncated".into());
     }
     header.extend(["cost", "time", "latency", "p95", "tok_in", "tok_out"].map(String::from));
+    if shows_judge_cost(run) {
+        header.push("judge_cost".into());
+    }
     header
+}
+
+/// Whether the tables end with a `judge_cost` column: when a judge scorer's calls reported a
+/// cost (kept apart from the contenders' `cost`).
+pub fn shows_judge_cost(run: &RunResult) -> bool {
+    run.experiments.iter().any(|e| e.judge_cost_usd.is_some())
 }
 
 /// The columns a run with `--repeat K` (K > 1) adds after the metrics: the mean score's

@@ -195,10 +195,15 @@ impl Report for Terminal {
             ("latency", "mean seconds of the calls that worked"),
             ("p95", "95th percentile seconds of the calls that worked"),
             ("tok_in/tok_out", "input and output tokens"),
+            (
+                "judge_cost",
+                "dollars the judge's calls cost, not in the contender's cost",
+            ),
         ];
         for (k, v) in fixed {
             if k == "wscore" && run.run.weights.is_empty()
                 || k == "truncated" && !super::leaderboard::shows_truncated(run)
+                || k == "judge_cost" && !super::leaderboard::shows_judge_cost(run)
             {
                 continue;
             }
@@ -269,6 +274,9 @@ impl Terminal {
                 ]
                 .map(Cell::new),
             );
+            if super::leaderboard::shows_judge_cost(run) {
+                row.push(Cell::new(money(e.judge_cost_usd)));
+            }
             rows.push(row);
         }
         // Leave out the least important columns until the table fits the terminal.

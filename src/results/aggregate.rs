@@ -56,6 +56,8 @@ pub struct Aggregator {
     billed_apart: bool,
     tokens_in: Option<u64>,
     tokens_out: Option<u64>,
+    /// What the judges' calls cost, apart from the contender's `cost`.
+    judge_cost: Option<f64>,
     /// Latencies of scored cases that made a call (for the mean and the p95).
     latencies: Vec<f64>,
     /// When each of the `-p` workers is next free, cases packed in order ([`makespan`]).
@@ -97,6 +99,7 @@ struct Figures {
     billed_usd: Option<f64>,
     input_tokens: Option<u64>,
     output_tokens: Option<u64>,
+    judge_cost_usd: Option<f64>,
     tries: usize,
     passes: usize,
 }
@@ -128,6 +131,7 @@ impl Aggregator {
             billed_usd: c.usage.billed_usd,
             input_tokens: c.usage.input_tokens,
             output_tokens: c.usage.output_tokens,
+            judge_cost_usd: c.judge_usage.cost_usd,
             tries: c.tries(),
             passes: c.passes(),
         };
@@ -164,6 +168,9 @@ impl Aggregator {
         }
         if c.passed == Some(false) {
             self.failed += 1;
+        }
+        if let Some(v) = c.judge_cost_usd {
+            self.judge_cost = Some(self.judge_cost.unwrap_or(0.0) + v);
         }
         if c.latency_s.is_some() {
             self.called += 1;
@@ -247,6 +254,7 @@ impl Aggregator {
             wscore: None,
             repeat: self.repeats.stats(),
             cases: vec![],
+            judge_cost_usd: self.judge_cost,
         }
     }
 }
@@ -369,6 +377,10 @@ fn overall_row(es: &[&ExperimentResult]) -> ExperimentResult {
         wscore: None,
         repeat: overall_repeats(es),
         cases: vec![],
+        judge_cost_usd: {
+            let v: Vec<f64> = es.iter().filter_map(|e| e.judge_cost_usd).collect();
+            (!v.is_empty()).then(|| v.iter().sum())
+        },
     }
 }
 
@@ -445,6 +457,7 @@ mod tests {
             tags: vec![],
             weight,
             repeats: vec![],
+            judge_usage: Default::default(),
         }
     }
 

@@ -284,6 +284,9 @@ pub struct CaseResult {
     /// once. Its `score` is then the mean of the scored tries, `passed` whether every try
     /// passed (τ-bench's `pass^k`), and its reply, diagnostics and error the first try's.
     pub repeats: Vec<Repeat>,
+    /// What a judge's calls for this case used (`kind: judge`): apart from [`Self::usage`],
+    /// the contender's, which the contender's cost is summed from.
+    pub judge_usage: Usage,
 }
 
 /// One try of a repeated case: its score, whether it passed, and why it errored.
@@ -549,6 +552,14 @@ pub struct ExperimentResult {
     /// Its case results, in case order; empty in a run the runner streamed to its sinks
     /// (the cases are in the [`CaseLog`](super::CaseLog) then).
     pub cases: Vec<CaseResult>,
+    /// What the judges' calls for its cases cost, apart from [`Self::cost_usd`]; `None`
+    /// when no judge reported a cost.
+    #[serde(
+        default,
+        rename = "judge_cost",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub judge_cost_usd: Option<f64>,
 }
 
 /// An experiment's figures over repeats: each case ran `k` times.

@@ -292,6 +292,12 @@ struct CaseRef<'a> {
     weight: f64,
     #[serde(skip_serializing_if = "none")]
     repeats: &'a [Repeat],
+    #[serde(skip_serializing_if = "unused")]
+    judge_usage: &'a Usage,
+}
+
+fn unused(u: &&Usage) -> bool {
+    **u == Usage::default()
 }
 
 /// A case result as read; what older files leave out falls back to its default.
@@ -325,6 +331,8 @@ struct CaseFormat {
     weight: f64,
     #[serde(default)]
     repeats: Vec<Repeat>,
+    #[serde(default)]
+    judge_usage: Usage,
 }
 
 fn none<T>(list: &&[T]) -> bool {
@@ -358,6 +366,7 @@ impl Serialize for CaseResult {
             tags: &self.tags,
             weight: self.weight,
             repeats: &self.repeats,
+            judge_usage: &self.judge_usage,
         }
         .serialize(s)
     }
@@ -391,6 +400,7 @@ impl<'de> Deserialize<'de> for CaseResult {
             tags: f.tags,
             weight: f.weight,
             repeats: f.repeats,
+            judge_usage: f.judge_usage,
         })
     }
 }

@@ -29,6 +29,7 @@ pub(crate) fn case(id: &str, score: Option<f64>, passed: Option<bool>) -> CaseRe
         tags: vec![],
         weight: 1.0,
         repeats: vec![],
+        judge_usage: Default::default(),
     }
 }
 
@@ -64,6 +65,7 @@ pub(crate) fn experiment(cases: Vec<CaseResult>) -> ExperimentResult {
         wscore: None,
         repeat: None,
         cases,
+        judge_cost_usd: None,
     }
 }
 

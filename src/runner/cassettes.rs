@@ -32,6 +32,25 @@ pub fn cassette_status(suite: &Suite) -> Result<StatusReport> {
             });
         }
     }
+    // A judge's verdicts on every contender's cases are the suite's too (never unused, so
+    // `prune` keeps them); their requests hold the reply, known only by running.
+    for j in crate::score::judges(suite) {
+        let Some(provider) = providers.get(&j.kind.name).filter(|p| p.sends()) else {
+            continue;
+        };
+        for c in &lineup.contenders {
+            for case in suite.cases.cases.iter() {
+                let case = &case?;
+                expected.push(Expected {
+                    key: crate::score::judge_cassette_key(&j, c, &case.dataset, &case.id),
+                    contender: format!("judge {} of {} [{}]", j.id(), c.id(), c.settings_slug()),
+                    case: case.key(),
+                    request: None,
+                    base_url: provider.base_url(&j).unwrap_or_default(),
+                });
+            }
+        }
+    }
     let options = super::evaluate::cassette_options(suite, Vec::new())?;
     Ok(status::status(&options, expected)?)
 }

@@ -199,7 +199,17 @@ impl<'s> Prepared<'s> {
             Some(a) => a,
             None => crate::adapter::build(suite)?,
         };
-        let (keys, mode) = resolve_keys(&plan, options.mode, suite, &providers, notices)?;
+        // The judges the config's scorer asks: resolved and keyed like the contenders.
+        let judges = match &options.scorer {
+            crate::score::ScorerChoice::Replace(_) => vec![],
+            _ => crate::score::judges(suite),
+        };
+        for j in &judges {
+            providers
+                .resolve(&j.kind, &j.info.provider)
+                .map_err(|e| Error::Config(format!("{}: scorer.judge: {e}", suite.display_path)))?;
+        }
+        let (keys, mode) = resolve_keys(&plan, options.mode, suite, &providers, notices, &judges)?;
         let transport = Arc::new(build_transport(suite, mode, &keys, &options.env)?);
         let options = RunOptions { mode, ..options };
         Ok(Prepared {
@@ -432,12 +442,20 @@ fn resolve_keys(
     suite: &Suite,
     providers: &Registry,
     notices: &dyn Notices,
+    judges: &[crate::suite::Contender],
 ) -> Result<(HashMap<String, String>, Mode)> {
     let mut keys = HashMap::new();
     let mut mode = mode;
     let cassette_dir = suite.cassette_dir();
     let mut told: std::collections::HashSet<String> = std::collections::HashSet::new();
-    for c in &plan.lineup.contenders {
+    let asked = plan.lineup.contenders.iter().map(|c| (c, false));
+    for (c, is_judge) in asked.chain(judges.iter().map(|j| (j, true))) {
+        // How messages name it: a judge is not one of the lineup.
+        let who = if is_judge {
+            format!("the judge {}", c.id())
+        } else {
+            c.id().to_string()
+        };
         // Every contender's provider was resolved before the keys are read.
         let Ok(provider) = providers.resolve(&c.kind, &c.info.provider) else {
             continue;
@@ -453,7 +471,7 @@ fn resolve_keys(
             None => "not set".to_string(),
         };
         if told.insert(var.to_string()) {
-            notices.verbose(&format!("key {var}: {found} (for {})", c.id()));
+            notices.verbose(&format!("key {var}: {found} (for {who})"));
         }
         match suite.env(var) {
             Some(v) => {
@@ -467,14 +485,20 @@ fn resolve_keys(
             // its key whatever the mode.
             None if !provider.sends() => {
                 return Err(Error::Usage(format!(
-                    "{var} is not set: {} needs it (export {var}=...)",
-                    c.id()
+                    "{var} is not set: {who} needs it (export {var}=...)"
                 )));
             }
             None => {
                 let needed = match mode {
                     Mode::Replay => false,
                     Mode::Record | Mode::Live => true,
+                    Mode::Auto if is_judge => plan.lineup.contenders.iter().any(|k| {
+                        plan.cases.heads().any(|case| {
+                            !crate::score::judge_cassette_key(c, k, case.dataset, case.id)
+                                .path_in(&cassette_dir)
+                                .is_file()
+                        })
+                    }),
                     Mode::Auto => plan.cases.heads().any(|case| {
                         !cassette_key_of(c, case.dataset, case.id)
                             .path_in(&cassette_dir)
@@ -483,8 +507,7 @@ fn resolve_keys(
                 };
                 if needed {
                     return Err(Error::Usage(format!(
-                        "{var} is not set: {} needs it for live calls (export {var}=..., or replay recorded cassettes with --cassettes replay)",
-                        c.id()
+                        "{var} is not set: {who} needs it for live calls (export {var}=..., or replay recorded cassettes with --cassettes replay)"
                     )));
                 }
                 if mode == Mode::Auto {
@@ -493,8 +516,7 @@ fn resolve_keys(
                     ));
                     mode = Mode::Replay;
                     notices.verbose(&format!(
-                        "cassettes: replay ({var} is not set and every case of {} is recorded)",
-                        c.id()
+                        "cassettes: replay ({var} is not set and every case of {who} is recorded)"
                     ));
                 }
             }

@@ -339,6 +339,7 @@ fn unreadable(head: &crate::suite::CaseHead<'_>, changed: &crate::suite::Changed
         tags: head.tags.to_vec(),
         weight: 1.0,
         repeats: vec![],
+        judge_usage: Default::default(),
     }
 }
 
@@ -437,8 +438,10 @@ pub fn merge_tries(tries: Vec<CaseResult>) -> CaseResult {
         metrics.insert(name.clone(), mean);
     }
     let mut usage = crate::results::Usage::default();
+    let mut judge_usage = crate::results::Usage::default();
     for t in all() {
         usage.add(&t.usage);
+        judge_usage.add(&t.judge_usage);
     }
     let lats: Vec<f64> = all().filter_map(|t| t.latency_s).collect();
     let duration_s = all().map(|t| t.duration_s).sum();
@@ -465,6 +468,7 @@ pub fn merge_tries(tries: Vec<CaseResult>) -> CaseResult {
     };
     out.error = error;
     out.usage = usage;
+    out.judge_usage = judge_usage;
     out.latency_s = (!lats.is_empty()).then(|| lats.iter().sum::<f64>() / lats.len() as f64);
     out.duration_s = duration_s;
     out.repeats = repeats;
@@ -500,6 +504,7 @@ async fn run_case_unscrubbed(
         tags: case.tags.clone(),
         weight: case.weight,
         repeats: vec![],
+        judge_usage: Default::default(),
     };
     // Resolved when the run was prepared: a kind missing here is a bug, said as an error
     // of the case.
@@ -544,7 +549,16 @@ async fn run_case_unscrubbed(
             }
             // A scorer that could not judge the reply (a crashed exec scorer) makes it an
             // error of the case, never a 0.
-            match ctx.scorer.score_checked(case, &reply).await {
+            // A judge's calls go through the run's cassette layer, under the case's judge key.
+            let scoring = crate::score::ScoreContext::new(
+                contender,
+                &ctx.transport,
+                &ctx.keys,
+                &ctx.providers,
+            );
+            let scored = ctx.scorer.score_in(case, &reply, &scoring).await;
+            result.judge_usage = scoring.judge_usage();
+            match scored {
                 Ok(score) => apply_score(&mut result, reply, &thresholds, score),
                 Err(e) => result.error = Some(e),
             }

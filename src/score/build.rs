@@ -120,6 +120,21 @@ fn from_config(suite: &Suite) -> Result<Arc<dyn Scorer>> {
                     .map_err(Error::Config)?;
                 parts.push(Arc::new(s));
             }
+            ScorerConfig::Judge {
+                judge,
+                rubric,
+                scale,
+                metrics,
+            } => {
+                let s = super::judge::JudgeScorer::new(
+                    suite,
+                    judge,
+                    rubric.as_deref(),
+                    *scale,
+                    metrics,
+                )?;
+                parts.push(Arc::new(s));
+            }
         }
     }
     Ok(if parts.len() == 1 {
@@ -182,6 +197,21 @@ impl Scorer for Combined {
             let mut scores = Vec::with_capacity(self.parts.len());
             for p in &self.parts {
                 scores.push(p.score_checked(case, reply).await?);
+            }
+            Ok(merge(scores))
+        })
+    }
+
+    fn score_in<'a>(
+        &'a self,
+        case: &'a Case,
+        reply: &'a Reply,
+        run: &'a super::ScoreContext<'a>,
+    ) -> super::ScoreFuture<'a> {
+        Box::pin(async move {
+            let mut scores = Vec::with_capacity(self.parts.len());
+            for p in &self.parts {
+                scores.push(p.score_in(case, reply, run).await?);
             }
             Ok(merge(scores))
         })

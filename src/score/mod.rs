@@ -9,15 +9,22 @@ pub(crate) mod assertions;
 mod build;
 pub(crate) mod exec;
 pub(crate) mod fields;
+pub(crate) mod judge;
 pub(crate) mod weighted;
 
 pub use build::{ScorerChoice, build, build_with};
+pub use judge::{JudgeScorer, judge_cassette_key, judges};
 
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::results::{CaseError, MetricDef, Reply, Score};
-use crate::suite::Case;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use crate::cassette::Transport;
+use crate::provider::Registry;
+use crate::results::{CaseError, MetricDef, Reply, Score, Usage};
+use crate::suite::{Case, Contender};
 
 /// What [`Scorer::score_checked`] returns: a score, or an error of the case.
 pub type ScoreFuture<'a> = Pin<Box<dyn Future<Output = Result<Score, CaseError>> + Send + 'a>>;
@@ -39,6 +46,18 @@ pub trait Scorer: Send + Sync {
     fn score_checked<'a>(&'a self, case: &'a Case, reply: &'a Reply) -> ScoreFuture<'a> {
         Box::pin(async move { Ok(self.score(case, reply)) })
     }
+    /// Scores one reply with what the run has (the contender that answered, the cassette
+    /// layer, the keys): the runner calls this one, and a judge's calls go through it.
+    /// Default: [`Scorer::score_checked`].
+    fn score_in<'a>(
+        &'a self,
+        case: &'a Case,
+        reply: &'a Reply,
+        run: &'a ScoreContext<'a>,
+    ) -> ScoreFuture<'a> {
+        let _ = run;
+        self.score_checked(case, reply)
+    }
     /// Offline problems with a case (expected values the schema does not allow, ...): a
     /// run refuses to start while a selected case has one, and `evals verify` lists them.
     fn verify(&self, case: &Case) -> Vec<String>;
@@ -56,5 +75,44 @@ pub(crate) fn kind_of(value: &serde_json::Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "a list",
         Value::Object(_) => "an object",
+    }
+}
+
+/// What a scorer may reach while the runner scores one case ([`Scorer::score_in`]): the
+/// contender that answered, and the run's cassette layer, keys and providers, so a judge's
+/// calls are recorded and replayed like the contender's.
+pub struct ScoreContext<'a> {
+    /// The contender whose reply is scored.
+    pub contender: &'a Contender,
+    pub(crate) transport: &'a Transport,
+    pub(crate) keys: &'a HashMap<String, String>,
+    pub(crate) providers: &'a Registry,
+    /// What the judges' calls of this case used: kept apart from the contender's usage.
+    pub(crate) judge_usage: Mutex<Usage>,
+}
+
+impl<'a> ScoreContext<'a> {
+    /// The context of one case's scoring.
+    pub(crate) fn new(
+        contender: &'a Contender,
+        transport: &'a Transport,
+        keys: &'a HashMap<String, String>,
+        providers: &'a Registry,
+    ) -> ScoreContext<'a> {
+        ScoreContext {
+            contender,
+            transport,
+            keys,
+            providers,
+            judge_usage: Mutex::default(),
+        }
+    }
+
+    /// The tokens and cost the judges' calls of this case used.
+    pub fn judge_usage(&self) -> Usage {
+        self.judge_usage
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 }

@@ -250,6 +250,7 @@ mod tests {
             wscore: None,
             repeat: None,
             cases: vec![],
+            judge_cost_usd: None,
         }
     }
 

@@ -179,6 +179,35 @@ pub enum ScorerConfig {
         #[serde(default)]
         pass_env: Vec<String>,
     },
+    /// An LLM judge, asked for a verdict per metric; its calls are recorded and replayed
+    /// like the contenders' (see `score/judge.rs`).
+    Judge {
+        /// The model that judges.
+        judge: JudgeModel,
+        /// The rubric template (a file beside the config, or inline text); without it the
+        /// built-in rubrics of `accuracy` and `relevancy`.
+        #[serde(default)]
+        rubric: Option<String>,
+        /// The verdict's scale, `[low, high]`, normalised to 0..1 (default `[1, 5]`).
+        #[serde(default)]
+        scale: Option<[f64; 2]>,
+        /// The metrics it judges (default: `accuracy`, `relevancy` without a rubric).
+        #[serde(default)]
+        metrics: Vec<MetricConfig>,
+    },
+}
+
+/// The model a judge scorer asks: `judge: { provider, model, temperature }`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeModel {
+    /// The provider section (`openrouter`, a `base_url` section of `providers:`).
+    pub provider: String,
+    /// The model as its provider names it.
+    pub model: String,
+    /// The temperature sent (none when unset).
+    #[serde(default)]
+    pub temperature: Option<f64>,
 }
 
 /// One metric a scorer of your own declares (`scorer.metrics`).

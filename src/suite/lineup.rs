@@ -400,3 +400,39 @@ pub fn check_rate_limits(config: &Config) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The contender a judge scorer asks (`judge: { provider, model, temperature }`): the
+/// provider section's kind, URL, key variable and rate limits, as a lineup entry of that
+/// section would have them. A section the config does not declare is a provider's own
+/// name (`openrouter`, `fake`), with its defaults.
+pub fn judge_contender(config: &Config, judge: &super::config::JudgeModel) -> Contender {
+    let section = judge.provider.as_str();
+    let (kind, rate_limits) = match config.providers.get(section) {
+        Some(p) => (
+            section_kind(section, p),
+            p.rate_limit
+                .map(|rl| vec![(section.to_string(), rl)])
+                .unwrap_or_default(),
+        ),
+        None => (ProviderKind::for_section(section, None, None, None), vec![]),
+    };
+    // An OpenRouter model is named by itself (`openai/gpt-4.1-mini`), as in the lineup.
+    let id = if section == "openrouter" {
+        judge.model.clone()
+    } else {
+        format!("{section}/{}", judge.model)
+    };
+    Contender {
+        info: ContenderInfo {
+            id,
+            provider: section.to_string(),
+            model: judge.model.clone(),
+            effort: None,
+            temperature: judge.temperature.map(|t| t.to_string()),
+            max_tokens: None,
+        },
+        kind,
+        temperature: judge.temperature,
+        rate_limits,
+    }
+}

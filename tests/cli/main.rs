@@ -19,6 +19,7 @@ mod five_minutes;
 mod forge;
 mod gate;
 mod history;
+mod judge;
 mod layers;
 mod leaderboard;
 mod lineup;

@@ -1,0 +1,154 @@
+//! The recorded LLM judge: a judged suite recorded against a wiremock judge, then checked
+//! offline with the judge's server stopped and no key, to the same judge scores; a changed
+//! rubric is a named miss showing the changed prompt; the judge's key is checked before any
+//! call; an unparsable verdict is an error of its case, never a 0.
+
+use serde_json::json;
+use wiremock::matchers::body_string_contains;
+
+use crate::harness::Project;
+use crate::mock::{Server, chat, post};
+
+const KEY: &str = "sk-judge-test-1234567890abcdef";
+
+/// A suite whose fake contender echoes its input, judged by `judge-1` at `uri` on
+/// `accuracy` with the rubric in `evals/prompts/judge.md`.
+fn judged(uri: &str) -> Project {
+    Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &format!(
+                "suite: judged\nrequest_types: [prompt]\nadapter: {{ kind: prompt, user: \"{{{{ input }}}}\" }}\nscorer:\n  - kind: judge\n    judge: {{ provider: local, model: judge-1, temperature: 0 }}\n    rubric: prompts/judge.md\n    scale: [1, 5]\n    metrics:\n      - {{ name: accuracy, description: \"Semantically matches the expected answer\" }}\nfake:\n  models: [echo]\nlocal:\n  base_url: {uri}/v1\n  api_key_env: JUDGE_API_KEY\n"
+            ),
+        )
+        .file(
+            "evals/prompts/judge.md",
+            "Question: {{ input }}\nExpected: {{ expected }}\nAnswer: {{ output }}\nTopic: {{ metadata.topic }}\n",
+        )
+        .file(
+            "evals/datasets/d/cases.jsonl",
+            concat!(
+                r#"{"id": "good", "input": "Paris is the capital", "expected": "Paris", "metadata": {"topic": "geo"}}"#,
+                "\n",
+                r#"{"id": "meh", "input": "Lyon maybe", "expected": "Paris", "metadata": {"topic": "geo"}}"#,
+                "\n",
+            ),
+        )
+}
+
+/// The judge answers 5 to the good answer and 2 to the other, each with its usage.
+fn verdicts(s: &Server) {
+    s.mount(
+        post("/v1/chat/completions")
+            .and(body_string_contains("Answer: Paris is the capital"))
+            .respond_with(chat(
+                r#"{"score": 5, "reason": "names Paris"}"#,
+                json!({"prompt_tokens": 100, "completion_tokens": 10, "cost": 0.25}),
+            )),
+    );
+    s.mount(
+        post("/v1/chat/completions")
+            .and(body_string_contains("Answer: Lyon maybe"))
+            .respond_with(chat(
+                r#"{"score": 2, "reason": "names Lyon, not Paris"}"#,
+                json!({"prompt_tokens": 100, "completion_tokens": 10, "cost": 0.25}),
+            )),
+    );
+}
+
+#[test]
+fn a_judged_suite_replays_offline_to_the_same_scores_and_a_changed_rubric_is_a_miss() {
+    let mut s = Server::start();
+    verdicts(&s);
+    let p = judged(&s.uri());
+    let recorded = p
+        .evals(&["run", "--cassettes", "record", "--no-autosave"])
+        .env("JUDGE_API_KEY", KEY)
+        .ok();
+    // 5 on [1, 5] is 1, 2 is 0.25: a mean of 62.5%.
+    assert_eq!(recorded.cell("fake/echo", "accuracy"), "62.5%");
+    recorded.stdout_has("names Lyon, not Paris");
+    assert_eq!(s.hits(), 2, "one judge call per case and metric");
+    let bodies = s.bodies();
+    let prompt = bodies[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(prompt.contains("Expected: Paris"), "{prompt}");
+    assert!(prompt.contains("Topic: geo"), "{prompt}");
+    assert_eq!(bodies[0]["temperature"], json!(0.0));
+    assert_eq!(
+        s.headers("authorization"),
+        [format!("Bearer {KEY}"), format!("Bearer {KEY}")]
+    );
+    // Recorded beside the case under the judge's own key.
+    let cassette = p
+        .path()
+        .join("evals/cassettes/judge/judge-1/fake__echo/d/good.json");
+    assert!(cassette.is_file(), "{}", cassette.display());
+    assert!(
+        !p.read("evals/cassettes/judge/judge-1/fake__echo/d/good.json")
+            .contains(KEY)
+    );
+
+    // Offline: no server, no key, the same judge scores.
+    s.stop();
+    let replayed = p.evals(&["check", "--no-autosave"]).ok();
+    assert_eq!(replayed.cell("fake/echo", "accuracy"), "62.5%");
+    // The judge's cost is its own figure, never in the contender's.
+    assert_eq!(replayed.cell("fake/echo", "cost"), "$0");
+    assert_eq!(replayed.cell("fake/echo", "judge_cost"), "$0.5000");
+    p.evals(&["check", "--format", "json", "-o", "chk.json"])
+        .ok();
+    let chk: serde_json::Value = serde_json::from_str(&p.read("chk.json")).unwrap();
+    let e = &chk["experiments"][0];
+    assert_eq!(e["means"]["accuracy"], json!(0.625), "{e}");
+    assert_eq!(e["judge_cost"], json!(0.5), "{e}");
+    assert_ne!(e["cost_usd"], json!(0.5), "{e}");
+
+    // A changed rubric sends another prompt: a named miss of the case, showing the change.
+    p.write(
+        "evals/prompts/judge.md",
+        "Question: {{ input }}\nReference: {{ expected }}\nAnswer: {{ output }}\nTopic: {{ metadata.topic }}\n",
+    );
+    let missed = p.evals(&["check", "--no-autosave"]).output();
+    assert_ne!(missed.code, 0);
+    missed.stderr_has("judge local/judge-1");
+    missed.stderr_has("Reference: Paris");
+    assert_eq!(missed.cell("fake/echo", "errors"), "2");
+    assert_eq!(missed.cell("fake/echo", "accuracy"), "-");
+}
+
+#[test]
+fn the_judges_key_is_checked_before_any_call() {
+    let s = Server::start();
+    verdicts(&s);
+    let p = judged(&s.uri());
+    p.evals(&["run", "--cassettes", "record", "--no-autosave"])
+        .code(2)
+        .stderr_has("JUDGE_API_KEY is not set: the judge local/judge-1 needs it for live calls");
+    assert_eq!(s.hits(), 0, "no request was sent");
+}
+
+#[test]
+fn an_unparsable_verdict_is_an_error_of_its_case_never_a_zero() {
+    let s = Server::start();
+    s.answer(
+        "/v1/chat/completions",
+        chat(
+            "I think it is fine.",
+            json!({"prompt_tokens": 5, "completion_tokens": 5}),
+        ),
+    );
+    let p = judged(&s.uri());
+    let d = p
+        .evals(&["run", "--cassettes", "record", "--no-autosave"])
+        .env("JUDGE_API_KEY", KEY)
+        .code(1);
+    assert_eq!(d.cell("fake/echo", "errors"), "2");
+    assert_eq!(d.cell("fake/echo", "accuracy"), "-");
+    let said = format!("{}{}", d.stdout, d.stderr);
+    assert!(
+        said.contains(
+            "judge local/judge-1: its verdict is not the JSON {\"score\", \"reason\"} asked for"
+        ),
+        "{said}"
+    );
+}
