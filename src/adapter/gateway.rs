@@ -610,11 +610,10 @@ async fn serve(
             .error
             .get_or_insert_with(|| CaseError::new(CaseErrorKind::Transport, message));
     }
-    let mut used = usage(&resp.body);
-    if used.cost_usd.is_none() {
-        used.cost_usd = crate::provider::price(&used, b.pricing.as_ref());
-    }
-    spent.usage.add(&used);
+    spent.usage.add(&crate::provider::priced(
+        usage(&resp.body),
+        b.pricing.as_ref(),
+    ));
     drop(spent);
     passed_on(resp)
 }

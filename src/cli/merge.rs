@@ -3,7 +3,6 @@
 //! ([`crate::runner::shard::merge`]), stored and snapshotted like any run, then gated and
 //! reported by `check`'s own path ([`super::check::gate_and_report`]).
 
-use std::path::Path;
 use std::sync::Arc;
 
 use super::args::MergeArgs;
@@ -164,22 +163,12 @@ fn store(
     if let Some(s) = &snapshot {
         s.event(&event);
     }
-    match sink.outcome() {
-        Some(Ok(p)) => out.note(&format!(
-            "stored run {} in {}",
-            whole.run.id,
-            crate::suite::discovery::display_path(Path::new(&p), &suite.cwd)
-        )),
-        Some(Err(e)) => out.warn(&format!("could not store the run in the history: {e}")),
-        None => {}
-    }
-    match snapshot.as_ref().and_then(|s| s.outcome()) {
-        Some(Ok(p)) => out.note(&format!(
-            "saved {}",
-            crate::suite::discovery::display_path(&p, &suite.cwd)
-        )),
-        Some(Err(e)) => out.warn(&format!("could not save the JSON snapshot: {e}")),
-        None => {}
-    }
+    super::run::stored(
+        suite,
+        &whole.run.id,
+        sink.outcome(),
+        snapshot.as_ref().and_then(|s| s.outcome()),
+        out,
+    );
     Ok(())
 }

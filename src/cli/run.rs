@@ -265,16 +265,34 @@ pub(crate) fn execute_streamed(
             other => other.shown(),
         }
     ));
-    match history.outcome() {
+    stored(
+        suite,
+        &run.run.id,
+        history.outcome(),
+        snapshot.as_ref().and_then(|s| s.outcome()),
+        out,
+    );
+    Ok(streamed)
+}
+
+/// Says where the history and snapshot sinks put a finished run (or why they could not):
+/// `stored run … in …`, `saved …`.
+pub(super) fn stored(
+    suite: &Suite,
+    run_id: &str,
+    history: Option<Result<String>>,
+    snapshot: Option<Result<std::path::PathBuf>>,
+    out: &Out,
+) {
+    match history {
         Some(Ok(p)) => out.note(&format!(
-            "stored run {} in {}",
-            run.run.id,
+            "stored run {run_id} in {}",
             crate::suite::discovery::display_path(Path::new(&p), &suite.cwd)
         )),
         Some(Err(e)) => out.warn(&format!("could not store the run in the history: {e}")),
         None => {}
     }
-    match snapshot.as_ref().and_then(|s| s.outcome()) {
+    match snapshot {
         Some(Ok(p)) => out.note(&format!(
             "saved {}",
             crate::suite::discovery::display_path(&p, &suite.cwd)
@@ -282,7 +300,6 @@ pub(crate) fn execute_streamed(
         Some(Err(e)) => out.warn(&format!("could not save the JSON snapshot: {e}")),
         None => {}
     }
-    Ok(streamed)
 }
 
 /// How the terminal report looks.
