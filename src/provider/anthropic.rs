@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::openai::{error_object, excerpt, failure_of};
 use super::wire::{Api, Call, Forward, sse_data};
-use super::{ChatRequest, Completion, Provider, price};
+use super::{ChatRequest, Completion, Provider};
 use crate::cassette::{Accept, CallError, HttpRequest, HttpResponse, Verdict};
 use crate::results::Usage;
 use crate::suite::Contender;
@@ -79,7 +79,7 @@ impl Provider for Anthropic {
     ) -> Result<HttpRequest, CallError> {
         let mut body = json!({
             "model": c.info.model,
-            "messages": [{"role": "user", "content": req.user}],
+            "messages": req.turns(),
         });
         if let Some(s) = &req.system {
             body["system"] = json!(s);
@@ -108,10 +108,7 @@ impl Provider for Anthropic {
             .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
             .filter_map(|b| b.get("text").and_then(Value::as_str))
             .collect();
-        let mut usage = usage(&resp.body);
-        if usage.cost_usd.is_none() {
-            usage.cost_usd = price(&usage, pricing);
-        }
+        let usage = super::priced(usage(&resp.body), pricing);
         // `stop_reason: "max_tokens"`: Anthropic's word for a reply cut at the limit.
         let truncated = (resp.body.get("stop_reason").and_then(Value::as_str)
             == Some("max_tokens"))

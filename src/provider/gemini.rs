@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::openai::{error_object, excerpt, failure_of};
 use super::wire::{Api, Call, Forward, sse_data};
-use super::{ChatRequest, Completion, Provider, price};
+use super::{ChatRequest, Completion, Provider};
 use crate::cassette::{Accept, CallError, HttpRequest, HttpResponse, Verdict};
 use crate::results::Usage;
 use crate::suite::Contender;
@@ -76,7 +76,11 @@ impl Provider for Gemini {
         key: Option<&str>,
     ) -> Result<HttpRequest, CallError> {
         let mut body = json!({
-            "contents": [{"role": "user", "parts": [{"text": req.user}]}],
+            // Gemini's turns are `user` and `model`, each a list of parts.
+            "contents": req.turns().iter().map(|t| json!({
+                "role": if t["role"] == "assistant" { "model" } else { "user" },
+                "parts": [{"text": t["content"].as_str().unwrap_or_default()}],
+            })).collect::<Vec<_>>(),
         });
         if let Some(s) = &req.system {
             body["systemInstruction"] = json!({"parts": [{"text": s}]});
@@ -109,10 +113,7 @@ impl Provider for Gemini {
             .filter(|p| p.get("thought").and_then(Value::as_bool) != Some(true))
             .filter_map(|p| p.get("text").and_then(Value::as_str))
             .collect();
-        let mut usage = usage(&resp.body);
-        if usage.cost_usd.is_none() {
-            usage.cost_usd = price(&usage, pricing);
-        }
+        let usage = super::priced(usage(&resp.body), pricing);
         // `finishReason: "MAX_TOKENS"`: Gemini's word for a reply cut at the limit.
         let truncated = (resp
             .body

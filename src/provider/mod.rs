@@ -248,6 +248,18 @@ pub struct ChatRequest {
     pub messages: Vec<serde_json::Value>,
 }
 
+impl ChatRequest {
+    /// The conversation after the system message: the case's `messages`, or the user
+    /// message alone. Every provider sends this, in its own shape.
+    pub fn turns(&self) -> Vec<serde_json::Value> {
+        if self.messages.is_empty() {
+            vec![serde_json::json!({"role": "user", "content": self.user})]
+        } else {
+            self.messages.clone()
+        }
+    }
+}
+
 /// What a model said, with its usage.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Completion {

@@ -138,11 +138,7 @@ impl OpenAiCompatible {
         if let Some(s) = &req.system {
             messages.push(json!({"role": "system", "content": s}));
         }
-        if req.messages.is_empty() {
-            messages.push(json!({"role": "user", "content": req.user}));
-        } else {
-            messages.extend(req.messages.iter().cloned());
-        }
+        messages.extend(req.turns());
         let mut body = json!({ "model": c.info.model, "messages": messages });
         let obj = body.as_object_mut().expect("json! object");
         if let Some(tools) = &req.tools {

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::openai::{Flavour, OpenAiCompatible, error_object, excerpt, failure_of};
 use super::wire::{Api, Call, Forward, sse_data};
-use super::{ChatRequest, Completion, Provider, price};
+use super::{ChatRequest, Completion, Provider};
 use crate::cassette::{Accept, CallError, HttpRequest, HttpResponse, Verdict};
 use crate::results::Usage;
 use crate::suite::Contender;
@@ -47,7 +47,13 @@ impl Provider for OpenAiResponses {
         req: &ChatRequest,
         key: Option<&str>,
     ) -> Result<HttpRequest, CallError> {
-        let mut body = json!({ "model": c.info.model, "input": req.user });
+        // A conversation goes as input items; the user message alone as text.
+        let input = if req.messages.is_empty() {
+            json!(req.user)
+        } else {
+            json!(req.turns())
+        };
+        let mut body = json!({ "model": c.info.model, "input": input });
         if let Some(s) = &req.system {
             body["instructions"] = json!(s);
         }
@@ -69,10 +75,7 @@ impl Provider for OpenAiResponses {
     ) -> Result<Completion, CallError> {
         let latency_s = resp.latency.as_secs_f64();
         super::refuse_failure(c, &resp, accept, self.key_env(c).as_deref())?;
-        let mut usage = usage(&resp.body);
-        if usage.cost_usd.is_none() {
-            usage.cost_usd = price(&usage, pricing);
-        }
+        let usage = super::priced(usage(&resp.body), pricing);
         let text = output_text(&resp.body);
         // An `incomplete` response cut at `max_output_tokens`.
         let truncated = (resp

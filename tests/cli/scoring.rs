@@ -480,3 +480,79 @@ for line in sys.stdin:
     d.stderr_lacks("· reported:");
     d.stderr_has("fake/echo · d · silent: errored: tool_call_count ..0: no tool-call information");
 }
+
+/// The same conversation through the native APIs: Anthropic's `messages` as written,
+/// Gemini's `contents` with `model` for the assistant's turn, the Responses API's `input`
+/// items. Each also sends the system message its own way.
+#[test]
+fn a_conversation_goes_to_every_native_api_in_its_shape() {
+    use wiremock::ResponseTemplate;
+    let server = crate::mock::Server::start();
+    server.answer(
+        "/v1/messages",
+        ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "type": "message", "content": [{"type": "text", "text": "Paris."}],
+            "usage": {"input_tokens": 9, "output_tokens": 2}})),
+    );
+    server.answer(
+        "/v1beta/models/g1:generateContent",
+        ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "candidates": [{"content": {"role": "model", "parts": [{"text": "Paris."}]}}],
+            "usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": 2}})),
+    );
+    server.answer(
+        "/v1/responses",
+        ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "output": [{"type": "message", "content": [{"type": "output_text", "text": "Paris."}]}],
+            "usage": {"input_tokens": 9, "output_tokens": 2}})),
+    );
+    let uri = server.uri();
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &format!(
+                "request_types: [prompt]\nadapter:\n  kind: prompt\n  system: Be brief.\nscorer: {{ kind: assertions }}\nanthropic:\n  base_url: {uri}/v1\n  models: [a1]\ngemini:\n  base_url: {uri}/v1beta\n  models: [g1]\nopenai:\n  base_url: {uri}/v1\n  api: responses\n  models: [r1]\n"
+            ),
+        )
+        .file(
+            "evals/datasets/d/cases.jsonl",
+            concat!(
+                r#"{"id": "chat", "input": {"messages": [{"role": "user", "content": "Capital of France?"}, {"role": "assistant", "content": "Paris."}, {"role": "user", "content": "Sure?"}]}, "expect": {"contains": "Paris"}}"#,
+                "\n"
+            ),
+        );
+    p.evals(&["record", "--no-autosave"])
+        .env("ANTHROPIC_API_KEY", "anthropic-secret-key-123456")
+        .env("GEMINI_API_KEY", "gemini-secret-key-123456")
+        .env("OPENAI_API_KEY", "openai-secret-key-123456")
+        .ok();
+    let turns = serde_json::json!([
+        {"role": "user", "content": "Capital of France?"},
+        {"role": "assistant", "content": "Paris."},
+        {"role": "user", "content": "Sure?"},
+    ]);
+    let bodies = server.bodies();
+    assert_eq!(bodies.len(), 3, "{bodies:?}");
+    let sent = |key: &str| {
+        bodies
+            .iter()
+            .find(|b| b.get(key).is_some())
+            .unwrap()
+            .clone()
+    };
+    let anthropic = sent("messages");
+    assert_eq!(anthropic["messages"], turns);
+    assert_eq!(anthropic["system"], "Be brief.");
+    let gemini = sent("contents");
+    assert_eq!(
+        gemini["contents"],
+        serde_json::json!([
+            {"role": "user", "parts": [{"text": "Capital of France?"}]},
+            {"role": "model", "parts": [{"text": "Paris."}]},
+            {"role": "user", "parts": [{"text": "Sure?"}]},
+        ])
+    );
+    let responses = sent("input");
+    assert_eq!(responses["input"], turns);
+    assert_eq!(responses["instructions"], "Be brief.");
+}
