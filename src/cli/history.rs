@@ -41,17 +41,32 @@ pub(crate) fn flaky(g: &Global, a: &FlakyArgs, out: &Out) -> Result<i32> {
     }
     let path = history_path(g, a.history.as_deref(), out)?;
     let h = open_existing(&path)?;
-    let cases = crate::gate::flaky(&h, a.suite.as_deref(), &a.branch, a.last)?;
+    let found = crate::gate::flaky(&h, a.suite.as_deref(), &a.branch, a.last)?;
+    let cases = found.cases;
     if a.json {
         let text = serde_json::to_string_pretty(&cases)
             .map_err(|e| Error::Failed(format!("could not write JSON: {e}")))?;
         out.line(&text);
         return Ok(exit::OK);
     }
+    if found.runs == 0 {
+        let suite = a
+            .suite
+            .as_deref()
+            .map(|s| format!(" of suite {s}"))
+            .unwrap_or_default();
+        out.note(&format!(
+            "no run of {}{suite} in {}: `evals check --branch {}` stores one (see `evals history` for what is there)",
+            a.branch,
+            path.shown(),
+            a.branch
+        ));
+        return Ok(exit::OK);
+    }
     if cases.is_empty() {
         out.note(&format!(
             "no case's verdict varied over the last {} of {}",
-            crate::text::plural(a.last, "run", "runs"),
+            crate::text::plural(found.runs, "run", "runs"),
             a.branch
         ));
         return Ok(exit::OK);
@@ -80,7 +95,7 @@ pub(crate) fn flaky(g: &Global, a: &FlakyArgs, out: &Out) -> Result<i32> {
     out.note(&format!(
         "{} varied over the last {} of {} (P pass, F fail, ~ flaky tries, E error)",
         crate::text::plural(cases.len(), "case", "cases"),
-        crate::text::plural(a.last, "run", "runs"),
+        crate::text::plural(found.runs, "run", "runs"),
         a.branch
     ));
     Ok(exit::OK)
@@ -319,7 +334,7 @@ pub(crate) fn migrate(g: &Global, a: &MigrateArgs, out: &Out) -> Result<i32> {
         }
         if let Some(other) = target.find(&r.number.to_string())? {
             return Err(Error::Usage(format!(
-                "{}: run #{} there is {other}, not {} as in {}: migrate into a database no other history was stored in",
+                "{}: run #{} there is {other}, not {} as in {}: another history was stored there; migrate into a new database (`createdb evals_history`) or one only this history was migrated into",
                 target.location(),
                 r.number,
                 r.id,

@@ -78,6 +78,15 @@ impl FlakyCase {
     }
 }
 
+/// What [`flaky`] read and found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flaky {
+    /// How many runs it read (at most `last`; 0 when the branch has none).
+    pub runs: usize,
+    /// The cases whose verdict varied, most changeable first.
+    pub cases: Vec<FlakyCase>,
+}
+
 /// The cases of `suite` (any suite: `None`) whose verdict varied over the last `last` runs
 /// on `branch`, most changeable first (then by contender, dataset and case).
 pub fn flaky(
@@ -85,7 +94,7 @@ pub fn flaky(
     suite: Option<&str>,
     branch: &str,
     last: usize,
-) -> Result<Vec<FlakyCase>> {
+) -> Result<Flaky> {
     let runs = store.list(&RunFilter {
         suite: suite.map(str::to_string),
         branch: Some(branch.to_string()),
@@ -134,7 +143,10 @@ pub fn flaky(
                 .count()
     };
     out.sort_by_key(|f| std::cmp::Reverse(changes(f)));
-    Ok(out)
+    Ok(Flaky {
+        runs: runs.len(),
+        cases: out,
+    })
 }
 
 #[cfg(test)]
@@ -173,7 +185,7 @@ mod tests {
             vec![case("b", None, None)],
         );
         store.insert(&other).unwrap();
-        let got = flaky(&store, Some("tax-intake"), "main", 10).unwrap();
+        let got = flaky(&store, Some("tax-intake"), "main", 10).unwrap().cases;
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(got[0].case, "a");
         assert_eq!(
@@ -183,10 +195,10 @@ mod tests {
         assert_eq!(got[0].runs, ["r0", "r1", "r2"]);
         assert_eq!(got[0].passed(), 2);
         // Only the last two runs: a failed then passed.
-        let got = flaky(&store, None, "main", 2).unwrap();
+        let got = flaky(&store, None, "main", 2).unwrap().cases;
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].verdicts, [RunVerdict::Fail, RunVerdict::Pass]);
         // The last run alone varies in nothing.
-        assert!(flaky(&store, None, "main", 1).unwrap().is_empty());
+        assert!(flaky(&store, None, "main", 1).unwrap().cases.is_empty());
     }
 }

@@ -193,7 +193,7 @@ fn evals_flaky_lists_the_cases_whose_verdict_varied_across_mains_last_runs() {
         .stdout_has("2 of 3")
         .stdout_has("PPF");
     listed.stdout_lacks("c1");
-    listed.stderr_has("1 case varied over the last 10 runs of main");
+    listed.stderr_has("1 case varied over the last 3 runs of main");
     let json: Value =
         serde_json::from_str(&p.evals(&["flaky", "--json", "--last", "2"]).code(0).stdout)
             .expect("json");
@@ -201,7 +201,12 @@ fn evals_flaky_lists_the_cases_whose_verdict_varied_across_mains_last_runs() {
     assert_eq!(json[0]["verdicts"], json!(["pass", "fail"]));
     p.evals(&["flaky", "--branch", "feature"])
         .code(0)
-        .stderr_has("no case's verdict varied over the last 10 runs of feature");
+        .stderr_has("no run of feature in ")
+        .stderr_has("`evals check --branch feature` stores one");
+    // c1 passed in each of the 3 runs: read, and nothing varied.
+    p.evals(&["flaky", "--last", "1"])
+        .code(0)
+        .stderr_has("no case's verdict varied over the last 1 run of main");
 }
 
 /// Answers `case N` right, except the cases `wrong` says (by N and the try, counted per
