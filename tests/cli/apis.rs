@@ -313,6 +313,44 @@ fn gemini_sends_generate_content_with_the_key_in_a_header_and_its_thinking_budge
 }
 
 #[test]
+fn gemini_falls_back_to_google_api_key_and_gemini_api_key_wins_when_both_are_set() {
+    let s = upstream();
+    let p = prompt_suite(&format!(
+        "gemini:\n  base_url: {}/v1beta\n  models:\n    - model: gem-x\n",
+        s.uri()
+    ))
+    .file(
+        "evals/datasets/d/cases.jsonl",
+        "{\"id\": \"one\", \"input\": \"x\", \"expected\": {\"answer\": \"x\"}}\n",
+    );
+    let key = |r: &Request| {
+        r.headers
+            .get("x-goog-api-key")
+            .map(|v| v.to_str().unwrap().to_string())
+    };
+    let d = p
+        .evals(LIVE)
+        .env("GOOGLE_API_KEY", "AIzaGoogleOnly0123456789")
+        .ok();
+    assert_eq!(
+        key(&s.requests()[0]).as_deref(),
+        Some("AIzaGoogleOnly0123456789")
+    );
+    d.stdout_lacks("AIzaGoogleOnly");
+    p.evals(LIVE)
+        .env("GOOGLE_API_KEY", "AIzaGoogleOnly0123456789")
+        .env("GEMINI_API_KEY", "AIzaGeminiWins0123456789")
+        .ok();
+    assert_eq!(
+        key(&s.requests()[1]).as_deref(),
+        Some("AIzaGeminiWins0123456789")
+    );
+    // Neither set: refused before any call, naming the variable to set.
+    p.evals(LIVE).code(2).stderr_has("GEMINI_API_KEY");
+    assert_eq!(s.requests().len(), 2);
+}
+
+#[test]
 fn api_responses_sends_input_and_reasoning_effort_and_reads_output_text_recorded_and_replayed() {
     let mut s = upstream();
     let p = prompt_suite(&format!(
