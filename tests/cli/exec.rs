@@ -793,11 +793,12 @@ fn pass_env_names_variables_and_only_on_an_exec_adapter() {
 
 #[test]
 fn a_worker_that_never_answers_is_stopped_and_its_case_errors_as_a_timeout() {
-    // `defaults.timeout` is per call; a case gets five calls' worth (here 1 s), then the
-    // worker is stopped and the case errors with its own kind, not as a crash.
+    // `defaults.timeout` is per call; a case gets five calls' worth (here 3 s: roomy enough
+    // for the next case's new worker to start on a loaded machine), then the worker is
+    // stopped and the case errors with its own kind, not as a crash.
     let p = worker_suite(
         "import json, sys, time\nfor line in sys.stdin:\n    m = json.loads(line)\n    if m['case']['id'] == 'slow':\n        time.sleep(30)\n    print(json.dumps({'id': m['id'], 'output': 'ok'}), flush=True)\n",
-        "defaults: { timeout: 0.2 }\n",
+        "defaults: { timeout: 0.6 }\n",
         &["slow", "fast"],
     );
     p.evals(&[
@@ -820,7 +821,7 @@ fn a_worker_that_never_answers_is_stopped_and_its_case_errors_as_a_timeout() {
         slow["error"]
             .as_str()
             .unwrap()
-            .starts_with("adapter: no answer within 1s; it was stopped"),
+            .starts_with("adapter: no answer within 3s; it was stopped"),
         "{slow}"
     );
     assert_eq!(
