@@ -284,7 +284,7 @@ impl JudgeScorer {
         };
         let cassette = judge_cassette_key(&self.judge, run.contender, &case.dataset, &case.id);
         let call = async {
-            let session = run.transport.session(&cassette, meta)?;
+            let session = run.judge_session(&cassette, meta)?;
             let done = crate::provider::complete(
                 provider.as_ref(),
                 &self.judge,

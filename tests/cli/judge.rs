@@ -152,3 +152,145 @@ fn an_unparsable_verdict_is_an_error_of_its_case_never_a_zero() {
         "{said}"
     );
 }
+
+/// Judges each prompt on a scale that falls try after try: the n-th time a prompt is
+/// asked (counted per prompt from 1) it scores `6 - 2n` clamped to 1.., so the tries of
+/// one case are judged 4, 2, 1 and a replay that hands every try the same verdict shows.
+#[derive(Default)]
+struct Falling(std::sync::Mutex<std::collections::HashMap<String, usize>>);
+
+impl wiremock::Respond for Falling {
+    fn respond(&self, req: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body: serde_json::Value = serde_json::from_slice(&req.body).expect("json body");
+        let prompt = body["messages"][1]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let n = {
+            let mut seen = self.0.lock().unwrap();
+            let c = seen.entry(prompt).or_default();
+            *c += 1;
+            *c
+        };
+        let score = (6 - 2 * n as i64).max(1);
+        chat(
+            &json!({"score": score, "reason": format!("try {n}")}).to_string(),
+            json!({"prompt_tokens": 10, "completion_tokens": 2, "cost": 0.01}),
+        )
+    }
+}
+
+#[test]
+fn a_judged_suite_recorded_with_repeat_3_replays_every_tries_verdicts_in_order() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", Falling::default());
+    // Two metrics of one judge: both are kept in the case's judge cassette, every try's.
+    let p = judged(&s.uri());
+    let config = p.read("evals/.llm-evals.config.yml").replace(
+        "      - { name: accuracy, description: \"Semantically matches the expected answer\" }\n",
+        "      - { name: accuracy, description: \"Semantically matches the expected answer\" }\n      - { name: tone, description: \"Polite\" }\n",
+    );
+    p.write("evals/.llm-evals.config.yml", &config);
+    p.write(
+        "evals/prompts/judge.md",
+        "Metric: {{ metric.name }}\nQuestion: {{ input }}\nExpected: {{ expected }}\nAnswer: {{ output }}\n",
+    );
+    let args = [
+        "--repeat",
+        "3",
+        "-p",
+        "1",
+        "--no-autosave",
+        "--format",
+        "json",
+    ];
+    let mut record = vec!["record"];
+    record.extend(args);
+    record.extend(["-o", "rec.json"]);
+    p.evals(&record).env("JUDGE_API_KEY", KEY).code(0);
+    assert_eq!(s.hits(), 12, "2 cases × 2 metrics × 3 tries");
+    s.stop();
+
+    let tries = |v: &serde_json::Value| -> Vec<Vec<serde_json::Value>> {
+        v["experiments"][0]["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                c["repeats"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| r["score"].clone())
+                    .collect()
+            })
+            .collect()
+    };
+    let rec: serde_json::Value = serde_json::from_str(&p.read("rec.json")).unwrap();
+    // 4, 2, 1 on [1, 5]: 0.75, 0.25, 0 (the primary metric, accuracy).
+    assert_eq!(
+        tries(&rec),
+        vec![vec![json!(0.75), json!(0.25), json!(0.0)]; 2],
+        "{rec}"
+    );
+    // Every try's exchange with the judge, both metrics, in the order they were asked.
+    let cassette: serde_json::Value =
+        serde_json::from_str(&p.read("evals/cassettes/judge/judge-1/fake__echo/d/good.json"))
+            .unwrap();
+    let asked: Vec<String> = cassette["interactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let prompt = i["request"]["body"]["messages"][1]["content"]
+                .as_str()
+                .unwrap();
+            let verdict: serde_json::Value = serde_json::from_str(
+                i["response"]["body"]["choices"][0]["message"]["content"]
+                    .as_str()
+                    .unwrap(),
+            )
+            .unwrap();
+            format!(
+                "{} {}",
+                &prompt[..prompt.find('\n').unwrap()],
+                verdict["score"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            "Metric: accuracy 4",
+            "Metric: tone 4",
+            "Metric: accuracy 2",
+            "Metric: tone 2",
+            "Metric: accuracy 1",
+            "Metric: tone 1",
+        ]
+    );
+
+    // Offline, no key: every try replays its own verdicts, the snapshot as recorded.
+    let mut check = vec!["check", "--missing-baseline", "pass"];
+    check.extend(args);
+    check.extend(["-o", "chk.json"]);
+    p.evals(&check).code(0);
+    let chk: serde_json::Value = serde_json::from_str(&p.read("chk.json")).unwrap();
+    assert_eq!(tries(&chk), tries(&rec), "{chk}");
+    let means = |v: &serde_json::Value| v["experiments"][0]["means"].clone();
+    assert_eq!(means(&chk), means(&rec));
+    assert_eq!(means(&chk)["tone"], json!(1.0 / 3.0));
+    assert_eq!(chk["experiments"][0]["judge_cost"], json!(0.12));
+
+    // A fourth try was never judged: a miss of the case, naming the repeat.
+    p.evals(&[
+        "run",
+        "--repeat",
+        "4",
+        "--cassettes",
+        "replay",
+        "--no-autosave",
+    ])
+    .code(1)
+    .stdout_has("repeat 4 of 4");
+}
