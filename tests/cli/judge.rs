@@ -294,3 +294,75 @@ fn a_judged_suite_recorded_with_repeat_3_replays_every_tries_verdicts_in_order()
     .code(1)
     .stdout_has("repeat 4 of 4");
 }
+
+#[test]
+fn the_judges_cost_and_tokens_are_reported_apart_in_markdown_and_json() {
+    let mut s = Server::start();
+    verdicts(&s);
+    let p = judged(&s.uri());
+    p.evals(&["record", "--no-autosave"])
+        .env("JUDGE_API_KEY", KEY)
+        .ok();
+    s.stop();
+    p.evals(&[
+        "check",
+        "--missing-baseline",
+        "pass",
+        "--no-autosave",
+        "--markdown",
+        "pr.md",
+        "--json",
+        "chk.json",
+    ])
+    .ok();
+    // The pull-request comment: a judge_cost column, the contender's own cost not in it.
+    let md = p.read("pr.md");
+    assert!(
+        md.contains("| contender | dataset | baseline | now | Δ points | errors | failed thresholds | judge_cost | |"),
+        "{md}"
+    );
+    assert!(md.contains("| 0 | 0 | $0.5000 |"), "{md}");
+    // The snapshot: the judge's tokens and cost per case, its cost per experiment, and none
+    // of them in the contender's figures.
+    let chk: serde_json::Value = serde_json::from_str(&p.read("chk.json")).unwrap();
+    let e = &chk["experiments"][0];
+    assert_eq!(e["judge_cost"], json!(0.5), "{e}");
+    // The fake contender is free; its tokens are its own (its words), not the judge's 100s.
+    assert_eq!(e["cost_usd"], json!(0.0), "{e}");
+    assert_eq!(
+        (&e["tokens_in"], &e["tokens_out"]),
+        (&json!(6), &json!(6)),
+        "{e}"
+    );
+    for c in e["cases"].as_array().unwrap() {
+        assert_eq!(
+            c["judge_usage"],
+            json!({"input_tokens": 100, "output_tokens": 10, "cost_usd": 0.25}),
+            "{c}"
+        );
+        assert_eq!(c["usage"]["cost_usd"], json!(0.0), "{c}");
+    }
+
+    // A suite without a judge says nothing of one.
+    p.write(
+        "evals/.llm-evals.config.yml",
+        "suite: judged\nrequest_types: [prompt]\nadapter: { kind: prompt, user: \"{{ input }}\" }\nscorer: { kind: assertions, expect: { min_chars: 1 } }\nfake:\n  models: [echo]\n",
+    );
+    p.evals(&[
+        "check",
+        "--missing-baseline",
+        "pass",
+        "--no-autosave",
+        "--markdown",
+        "plain.md",
+        "--json",
+        "plain.json",
+    ])
+    .ok();
+    assert!(!p.read("plain.md").contains("judge_cost"));
+    let plain = p.read("plain.json");
+    assert!(
+        !plain.contains("judge_cost") && !plain.contains("judge_usage"),
+        "{plain}"
+    );
+}
