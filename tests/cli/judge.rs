@@ -366,3 +366,157 @@ fn the_judges_cost_and_tokens_are_reported_apart_in_markdown_and_json() {
         "{plain}"
     );
 }
+
+/// A copy of the bundled travel-desk suite in the repository's layout: the suite under
+/// fixtures/, its cassettes (the contenders' and the judge's) in cassettes/.
+fn travel_desk() -> Project {
+    let p = Project::new();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for part in ["fixtures/travel-desk", "cassettes/travel-desk"] {
+        crate::harness::copy_tree(
+            &root.join(part),
+            &p.path().join(part),
+            &["evals/results", ".evals", "log"],
+        );
+    }
+    p
+}
+
+#[test]
+fn the_bundled_travel_desk_suite_replays_its_judge_and_tool_calls_offline_with_no_key() {
+    let p = travel_desk();
+    let d = p
+        .evals(&["check", "--no-autosave", "--json", "chk.json"])
+        .cwd(p.path().join("fixtures/travel-desk"))
+        .env("CI", "1")
+        .code(1);
+    d.stderr_lacks("errored");
+    // The exit 1, on purpose: trip-small books 2 nights of the 3 asked (the tool-call check
+    // fails, the judge gives 2/5), trip-large searches flights for a visa question.
+    d.stderr_has("local/trip-small · trips · hotel-porto-3: fails its thresholds (1 assertion(s) failed, helpfulness 0.25 < 0.5)");
+    d.stderr_has("local/trip-large · trips · visa-japan: fails its thresholds (2 assertion(s) failed, helpfulness 0 < 0.5)");
+    assert_eq!(d.cell("local/trip-small", "pass_rate"), "66.7%");
+    assert_eq!(d.cell("local/trip-small", "helpfulness"), "75.0%");
+    assert_eq!(d.cell("local/trip-large", "helpfulness"), "66.7%");
+    assert_eq!(d.cell("local/trip-large", "judge_cost"), "$0.0003");
+    assert_eq!(d.cell("local/trip-large", "errors"), "0");
+
+    // Each case's judge verdict (the reason its diagnostic) and tool-call verdicts.
+    let chk: serde_json::Value =
+        serde_json::from_str(&p.read("fixtures/travel-desk/chk.json")).unwrap();
+    let mut seen = Vec::new();
+    for e in chk["experiments"].as_array().unwrap() {
+        for c in e["cases"].as_array().unwrap() {
+            let judged = c["diagnostics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|d| d["field"] == "helpfulness")
+                .unwrap_or_else(|| panic!("no verdict: {c}"));
+            let failed: Vec<String> = c["diagnostics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|d| d["outcome"] == "failed")
+                .map(|d| d["field"].as_str().unwrap().to_string())
+                .collect();
+            seen.push(format!(
+                "{} {}: {} {} ({}) failed [{}]",
+                e["contender"]["id"].as_str().unwrap(),
+                c["case"].as_str().unwrap(),
+                c["metrics"]["helpfulness"],
+                judged["outcome"].as_str().unwrap(),
+                judged["got"].as_str().unwrap(),
+                failed.join("; "),
+            ));
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            r#"local/trip-small flight-lisbon-berlin: 1.0 judged 5/5 (Searches Lisbon to Berlin on the asked date.) failed []"#,
+            r#"local/trip-small hotel-porto-3: 0.25 judged 2/5 (Books Porto for 2 nights; the traveller asked for 3.) failed [tool_calls book_hotel({"city":"Porto","nights":3})]"#,
+            r#"local/trip-small visa-japan: 1.0 judged 5/5 (Answers the visa question correctly, in plain words.) failed []"#,
+            r#"local/trip-large flight-lisbon-berlin: 1.0 judged 5/5 (Searches Lisbon to Berlin on the asked date.) failed []"#,
+            r#"local/trip-large hotel-porto-3: 1.0 judged 5/5 (Books Porto for the 3 nights asked.) failed []"#,
+            r#"local/trip-large visa-japan: 0.0 judged 1/5 (Searches flights instead of answering the visa question.) failed [contains "visa"; no_tool_calls]"#,
+        ],
+        "{chk}"
+    );
+}
+
+/// A free port on loopback (bound, then released for the server to take).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The interactions of a cassette as a re-record must reproduce them (latency aside).
+fn exchanges(path: &std::path::Path) -> serde_json::Value {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for i in v["interactions"].as_array_mut().unwrap() {
+        i.as_object_mut().unwrap().remove("latency_ms");
+    }
+    v["interactions"].take()
+}
+
+#[test]
+fn the_travel_desk_cassettes_are_what_evals_records_from_its_scripted_server() {
+    let p = travel_desk();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let port = free_port();
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _server = Killed(
+        std::process::Command::new("python3")
+            .arg(root.join("tests/support/travel_desk_server.py"))
+            .arg(port.to_string())
+            .spawn()
+            .expect("python3"),
+    );
+    let up = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    assert!(up, "the scripted server did not start");
+    let fresh = p.path().join("cassettes/travel-desk");
+    std::fs::remove_dir_all(&fresh).unwrap();
+    p.evals(&["record", "--no-autosave"])
+        .cwd(p.path().join("fixtures/travel-desk"))
+        .env("LOCAL_KEY", "local-scripted-server-needs-no-real-key-0000")
+        .env(
+            "EVALS_REDIRECT",
+            &format!("http://127.0.0.1:8788/v1=http://127.0.0.1:{port}/v1"),
+        )
+        .ok();
+    let committed = root.join("cassettes/travel-desk");
+    let mut files: Vec<_> = crate::harness::files_under(&committed)
+        .into_iter()
+        .map(|f| f.strip_prefix(&committed).unwrap().to_path_buf())
+        .collect();
+    files.sort();
+    let mut recorded: Vec<_> = crate::harness::files_under(&fresh)
+        .into_iter()
+        .map(|f| f.strip_prefix(&fresh).unwrap().to_path_buf())
+        .collect();
+    recorded.sort();
+    assert_eq!(files, recorded);
+    assert_eq!(files.len(), 12, "6 contender cassettes, 6 of the judge");
+    for f in &files {
+        assert_eq!(
+            exchanges(&fresh.join(f)),
+            exchanges(&committed.join(f)),
+            "{} differs from a fresh recording: re-record with tests/support/record-travel-desk.sh",
+            f.display()
+        );
+    }
+}
