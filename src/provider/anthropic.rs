@@ -84,6 +84,12 @@ impl Provider for Anthropic {
         if let Some(s) = &req.system {
             body["system"] = json!(s);
         }
+        if let Some(t) = &req.tools {
+            body["tools"] = tools(t);
+        }
+        if let Some(choice) = &req.tool_choice {
+            body["tool_choice"] = tool_choice(choice);
+        }
         Ok(self.request(c, settings(c, body, true), key, &[]))
     }
 
@@ -211,6 +217,46 @@ fn settings(c: &Contender, mut body: Value, always: bool) -> Value {
     body
 }
 
+/// The prompt adapter's tools (OpenAI function definitions) as the Messages API's
+/// `[{name, description, input_schema}]`; an entry of Anthropic's own (a server tool) as
+/// written.
+fn tools(offered: &Value) -> Value {
+    use super::tools::Tool;
+    super::tools::tools(offered)
+        .into_iter()
+        .map(|t| match t {
+            Tool::Function(f) => {
+                let mut tool = json!({
+                    "name": f.name,
+                    // Required by the API: a function of no arguments has an empty object.
+                    "input_schema": f.parameters.cloned().unwrap_or_else(super::tools::no_arguments),
+                });
+                if let Some(d) = f.description {
+                    tool["description"] = json!(d);
+                }
+                if let Some(strict) = f.strict {
+                    tool["strict"] = json!(strict);
+                }
+                tool
+            }
+            Tool::Own(v) => v.clone(),
+        })
+        .collect()
+}
+
+/// OpenAI's `tool_choice` as the Messages API's `{type: auto | none | any | tool}`:
+/// `required` is `any`, a named function is `{type: tool, name}`.
+fn tool_choice(choice: &Value) -> Value {
+    use super::tools::Choice;
+    match super::tools::choice(choice) {
+        Choice::Auto => json!({"type": "auto"}),
+        Choice::None => json!({"type": "none"}),
+        Choice::Required => json!({"type": "any"}),
+        Choice::Named(name) => json!({"type": "tool", "name": name}),
+        Choice::Own(v) => v.clone(),
+    }
+}
+
 /// Whether a 2xx is a message: JSON with a `content` list and no error, or a stream with no
 /// `error` event. The one judgement of Anthropic's 2xx, for the prompt adapter and the
 /// gateway alike.
@@ -330,5 +376,26 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn every_openai_tool_choice_has_its_messages_api_word_and_its_own_passes_as_written() {
+        assert_eq!(tool_choice(&json!("auto")), json!({"type": "auto"}));
+        assert_eq!(tool_choice(&json!("none")), json!({"type": "none"}));
+        assert_eq!(tool_choice(&json!("required")), json!({"type": "any"}));
+        assert_eq!(
+            tool_choice(&json!({"type": "function", "function": {"name": "f"}})),
+            json!({"type": "tool", "name": "f"})
+        );
+        let own = json!({"type": "any", "disable_parallel_tool_use": true});
+        assert_eq!(tool_choice(&own), own);
+        // A server tool of Anthropic's own is sent as written, beside the functions.
+        let offered = json!([{"type": "function", "function": {"name": "f"}},
+                             {"type": "web_search_20250305", "name": "web_search"}]);
+        assert_eq!(
+            tools(&offered),
+            json!([{"name": "f", "input_schema": {"type": "object", "properties": {}}},
+                   {"type": "web_search_20250305", "name": "web_search"}])
+        );
     }
 }

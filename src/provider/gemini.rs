@@ -88,6 +88,12 @@ impl Provider for Gemini {
         if req.json {
             body["generationConfig"] = json!({"responseMimeType": "application/json"});
         }
+        if let Some(t) = &req.tools {
+            body["tools"] = tools(t);
+        }
+        if let Some(choice) = &req.tool_choice {
+            body["toolConfig"] = json!({"functionCallingConfig": function_calling(choice)});
+        }
         Ok(self.request(c, settings(c, body), false, key))
     }
 
@@ -229,6 +235,51 @@ pub fn accept(resp: &HttpResponse) -> Verdict {
     }
 }
 
+/// The prompt adapter's tools (OpenAI function definitions) as Gemini's: the functions in
+/// one `{functionDeclarations: [{name, description, parametersJsonSchema}]}` (their
+/// parameters are JSON Schema, which `parametersJsonSchema` takes as is; `parameters`
+/// wants Gemini's OpenAPI subset), then each entry of Gemini's own (`{googleSearch: {}}`)
+/// as written.
+fn tools(offered: &Value) -> Value {
+    use super::tools::Tool;
+    let mut declarations = Vec::new();
+    let mut own = Vec::new();
+    for t in super::tools::tools(offered) {
+        match t {
+            Tool::Function(f) => {
+                let mut d = json!({"name": f.name});
+                if let Some(text) = f.description {
+                    d["description"] = json!(text);
+                }
+                if let Some(p) = f.parameters {
+                    d["parametersJsonSchema"] = p.clone();
+                }
+                declarations.push(d);
+            }
+            Tool::Own(v) => own.push(v.clone()),
+        }
+    }
+    let mut out = Vec::new();
+    if !declarations.is_empty() {
+        out.push(json!({"functionDeclarations": declarations}));
+    }
+    out.extend(own);
+    Value::Array(out)
+}
+
+/// OpenAI's `tool_choice` as Gemini's `functionCallingConfig`: `mode` `AUTO`, `NONE` or
+/// `ANY` (`required`), a named function `ANY` with `allowedFunctionNames: [name]`.
+fn function_calling(choice: &Value) -> Value {
+    use super::tools::Choice;
+    match super::tools::choice(choice) {
+        Choice::Auto => json!({"mode": "AUTO"}),
+        Choice::None => json!({"mode": "NONE"}),
+        Choice::Required => json!({"mode": "ANY"}),
+        Choice::Named(name) => json!({"mode": "ANY", "allowedFunctionNames": [name]}),
+        Choice::Own(v) => v.clone(),
+    }
+}
+
 /// Tokens from `usageMetadata` (thoughts count as output: they are billed so), of a body or
 /// of the last stream event carrying it.
 pub fn usage(body: &Value) -> Usage {
@@ -268,5 +319,25 @@ mod tests {
         let stream = "data: {\"candidates\":[],\"usageMetadata\":{\"promptTokenCount\":8}}\r\n\r\ndata: {\"candidates\":[],\"usageMetadata\":{\"promptTokenCount\":8,\"candidatesTokenCount\":2}}\r\n\r\n";
         let u = usage(&Value::String(stream.into()));
         assert_eq!((u.input_tokens, u.output_tokens), (Some(8), Some(2)));
+    }
+
+    #[test]
+    fn every_openai_tool_choice_has_its_function_calling_mode_and_its_own_passes_as_written() {
+        assert_eq!(function_calling(&json!("auto")), json!({"mode": "AUTO"}));
+        assert_eq!(function_calling(&json!("none")), json!({"mode": "NONE"}));
+        assert_eq!(function_calling(&json!("required")), json!({"mode": "ANY"}));
+        let own = json!({"mode": "VALIDATED"});
+        assert_eq!(function_calling(&own), own);
+        // Functions in one declarations tool, Gemini's own tools after it.
+        let offered =
+            json!([{"type": "function", "function": {"name": "f"}}, {"googleSearch": {}}]);
+        assert_eq!(
+            tools(&offered),
+            json!([{"functionDeclarations": [{"name": "f"}]}, {"googleSearch": {}}])
+        );
+        assert_eq!(
+            tools(&json!([{"googleSearch": {}}])),
+            json!([{"googleSearch": {}}])
+        );
     }
 }

@@ -11,6 +11,7 @@ mod mock;
 mod openai;
 mod registry;
 mod responses;
+mod tools;
 mod typesafe;
 pub mod wire;
 

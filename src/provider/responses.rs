@@ -60,6 +60,12 @@ impl Provider for OpenAiResponses {
         if req.json {
             body["text"] = json!({"format": {"type": "json_object"}});
         }
+        if let Some(t) = &req.tools {
+            body["tools"] = tools(t);
+        }
+        if let Some(choice) = &req.tool_choice {
+            body["tool_choice"] = tool_choice(choice);
+        }
         Ok(TWIN.forward_to(c, "/responses", contender_settings(c, body), key))
     }
 
@@ -123,6 +129,46 @@ pub(super) fn contender_settings(c: &Contender, mut body: Value) -> Value {
         reasoning["effort"] = json!(e);
     }
     body
+}
+
+/// The prompt adapter's tools (OpenAI chat function definitions) as the Responses API's
+/// flat `{type: function, name, description, parameters, strict}`; an entry of its own
+/// (`{type: web_search}`) as written. `strict` is the definition's, else `false`: chat
+/// completions' default, where the Responses API's own default (strict) would refuse
+/// the schemas chat completions takes.
+fn tools(offered: &Value) -> Value {
+    use super::tools::Tool;
+    super::tools::tools(offered)
+        .into_iter()
+        .map(|t| match t {
+            Tool::Function(f) => {
+                let mut tool = json!({
+                    "type": "function",
+                    "name": f.name,
+                    "parameters": f.parameters.cloned().unwrap_or_else(super::tools::no_arguments),
+                    "strict": f.strict.unwrap_or(false),
+                });
+                if let Some(d) = f.description {
+                    tool["description"] = json!(d);
+                }
+                tool
+            }
+            Tool::Own(v) => v.clone(),
+        })
+        .collect()
+}
+
+/// OpenAI's chat `tool_choice` as the Responses API's: the same words (`auto`, `none`,
+/// `required`), a named function flat as `{type: function, name}`.
+fn tool_choice(choice: &Value) -> Value {
+    use super::tools::Choice;
+    match super::tools::choice(choice) {
+        Choice::Auto => json!("auto"),
+        Choice::None => json!("none"),
+        Choice::Required => json!("required"),
+        Choice::Named(name) => json!({"type": "function", "name": name}),
+        Choice::Own(v) => v.clone(),
+    }
 }
 
 /// The text of a response: every `output_text` of its `message` items, in order (reasoning
@@ -286,5 +332,23 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn every_openai_tool_choice_has_its_responses_shape_and_a_strict_function_stays_strict() {
+        assert_eq!(tool_choice(&json!("auto")), json!("auto"));
+        assert_eq!(tool_choice(&json!("none")), json!("none"));
+        assert_eq!(tool_choice(&json!("required")), json!("required"));
+        let own = json!({"type": "function", "name": "f"});
+        assert_eq!(tool_choice(&own), own);
+        let offered = json!([
+            {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}, "strict": true}},
+            {"type": "web_search"},
+        ]);
+        assert_eq!(
+            tools(&offered),
+            json!([{"type": "function", "name": "f", "parameters": {"type": "object"}, "strict": true},
+                   {"type": "web_search"}])
+        );
     }
 }

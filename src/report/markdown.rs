@@ -347,10 +347,25 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
         return;
     }
     let stats = super::leaderboard::repeated(run) || c.experiments.iter().any(|d| d.test.is_some());
-    if stats {
-        out.push("\n### Experiments\n\n| contender | dataset | baseline | now | ± | Δ points | p | pass^k | flaky | errors | failed thresholds | |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
+    // The judge's cost, apart from the contender's, as the leaderboard shows it: a column
+    // only when some judge reported one.
+    let judged = super::leaderboard::shows_judge_cost(run);
+    let (judge_head, judge_rule) = if judged {
+        (" judge_cost |", "--:|")
     } else {
-        out.push("\n### Experiments\n\n| contender | dataset | baseline | now | Δ points | errors | failed thresholds | |\n|---|---|--:|--:|--:|--:|--:|---|\n");
+        ("", "")
+    };
+    let judge_cell = |e: &crate::results::ExperimentResult| {
+        if judged {
+            format!(" {} |", super::format::money(e.judge_cost_usd))
+        } else {
+            String::new()
+        }
+    };
+    if stats {
+        out.push(&format!("\n### Experiments\n\n| contender | dataset | baseline | now | ± | Δ points | p | pass^k | flaky | errors | failed thresholds |{judge_head} |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|{judge_rule}---|\n"));
+    } else {
+        out.push(&format!("\n### Experiments\n\n| contender | dataset | baseline | now | Δ points | errors | failed thresholds |{judge_head} |\n|---|---|--:|--:|--:|--:|--:|{judge_rule}---|\n"));
     }
     for e in &run.experiments {
         if stats {
@@ -361,7 +376,7 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
             let [ci, hat, flaky] = super::leaderboard::repeat_cells(e);
             let test = d.and_then(|d| d.test.as_ref());
             out.push(&format!(
-                "| {} | {} | {} | {} | {ci} | {} | {} | {hat} | {flaky} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {ci} | {} | {} | {hat} | {flaky} | {} | {} |{} {} |\n",
                 cell(&text(&contender_label(&e.contender))),
                 cell(&text(&e.dataset)),
                 pct(d.and_then(|d| d.baseline)),
@@ -371,6 +386,7 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
                     .unwrap_or_else(|| "-".into()),
                 e.errors,
                 e.failed,
+                judge_cell(e),
                 if d.is_some_and(|d| d.regressed) {
                     "**regressed**"
                 } else if test.is_some_and(|t| t.inconclusive) {
@@ -386,7 +402,7 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
             .iter()
             .find(|d| d.contender.key() == e.contender.key() && d.dataset == e.dataset);
         out.push(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} |{} {} |\n",
             cell(&text(&contender_label(&e.contender))),
             cell(&text(&e.dataset)),
             pct(d.and_then(|d| d.baseline)),
@@ -394,6 +410,7 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
             points(d.and_then(|d| d.delta)),
             e.errors,
             e.failed,
+            judge_cell(e),
             if d.is_some_and(|d| d.regressed) {
                 "**regressed**"
             } else {
@@ -758,6 +775,25 @@ mod tests {
             Some("**evals check passed** in tax-intake (main, no baseline)")
         );
         assert_eq!(md.lines().nth(1), Some("<!-- evals:tax-intake -->"));
+    }
+
+    #[test]
+    fn the_judges_cost_is_a_column_apart_only_when_a_judge_reported_one() {
+        let (mut run, c) = checked();
+        let md = Markdown::default().render(&run, Some(&c));
+        assert!(!md.contains("judge_cost"), "{md}");
+        run.experiments[0].judge_cost_usd = Some(0.5);
+        let md = Markdown::default().render(&run, Some(&c));
+        assert!(
+            md.contains("| Δ points | errors | failed thresholds | judge_cost | |\n|---|---|--:|--:|--:|--:|--:|--:|---|\n"),
+            "{md}"
+        );
+        let row = md
+            .lines()
+            .find(|l| l.contains("| $0.5000 |"))
+            .unwrap_or_else(|| panic!("no judge_cost cell: {md}"));
+        // As many cells as the header: the status column still last.
+        assert_eq!(row.matches('|').count(), 10, "{row}");
     }
 
     /// Model text that would break out of the comment: raw HTML, a comment, the end of our

@@ -355,7 +355,7 @@ pub async fn run_case(
     // What a worker printed (its output, raw text, errors) and what the scorer made of it is
     // scrubbed here, once, before any sink or renderer sees it: an HTML or Markdown escape
     // of a secret would no longer match at the way out.
-    let mut result = run_case_unscrubbed(contender, case, suite, ctx, adapter, None).await;
+    let mut result = run_case_unscrubbed(contender, case, suite, ctx, adapter, None, None).await;
     result.scrub_secrets();
     result
 }
@@ -375,10 +375,20 @@ async fn run_tries(
         return run_case(contender, case, suite, ctx, adapter).await;
     }
     let repeats = crate::cassette::Repeats::new();
+    // The judge's cassettes are shared by the tries too, as the contender's is.
+    let judged = crate::score::JudgeCassettes::default();
     let mut tries = Vec::with_capacity(repeat);
     for r in 0..repeat {
-        let mut t =
-            run_case_unscrubbed(contender, case, suite, ctx, adapter, Some(repeats.clone())).await;
+        let mut t = run_case_unscrubbed(
+            contender,
+            case,
+            suite,
+            ctx,
+            adapter,
+            Some(repeats.clone()),
+            Some(&judged),
+        )
+        .await;
         if let Some(e) = &mut t.error
             && e.kind == CaseErrorKind::Miss
             && r > 0
@@ -397,6 +407,7 @@ async fn run_tries(
     let written = ctx
         .transport
         .finish_repeats(&repeats)
+        .and(judged.finish(&ctx.transport))
         .map_err(CaseError::from);
     if let (Err(e), None) = (written, &result.error) {
         result.score = None;
@@ -482,6 +493,7 @@ async fn run_case_unscrubbed(
     ctx: &RunContext,
     adapter: &dyn AdapterSession,
     repeats: Option<Arc<crate::cassette::Repeats>>,
+    judged: Option<&crate::score::JudgeCassettes>,
 ) -> CaseResult {
     let thresholds = suite.thresholds(case);
     let mut result = CaseResult {
@@ -550,14 +562,24 @@ async fn run_case_unscrubbed(
             // A scorer that could not judge the reply (a crashed exec scorer) makes it an
             // error of the case, never a 0.
             // A judge's calls go through the run's cassette layer, under the case's judge key.
+            // One case's judge cassettes are written once it is scored (every try's, by
+            // `run_tries`, when it has tries).
+            let own = crate::score::JudgeCassettes::default();
             let scoring = crate::score::ScoreContext::new(
                 contender,
                 &ctx.transport,
                 &ctx.keys,
                 &ctx.providers,
+                judged.unwrap_or(&own),
             );
-            let scored = ctx.scorer.score_in(case, &reply, &scoring).await;
+            let mut scored = ctx.scorer.score_in(case, &reply, &scoring).await;
             result.judge_usage = scoring.judge_usage();
+            if judged.is_none()
+                && let Err(e) = own.finish(&ctx.transport)
+                && scored.is_ok()
+            {
+                scored = Err(CaseError::from(e));
+            }
             match scored {
                 Ok(score) => apply_score(&mut result, reply, &thresholds, score),
                 Err(e) => result.error = Some(e),

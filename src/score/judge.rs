@@ -1,7 +1,7 @@
 //! The LLM judge, recorded: `scorer: { kind: judge, judge: { provider, model, temperature },
 //! rubric, scale, metrics }`. Each metric is one call to the judge model, whose rubric (a
 //! template of `{{ input }}`, `{{ output }}`, `{{ expected }}`, `{{ metadata.x }}`,
-//! `{{ metric.name }}`, `{{ metric.description }}`) asks for a JSON verdict
+//! `{{ tool_calls }}`, `{{ metric.name }}`, `{{ metric.description }}`) asks for a JSON verdict
 //! `{"score", "reason"}`; the score, on `scale`, is normalised to 0..1 and the reason is
 //! the metric's diagnostic. Without a rubric, built-in ones judge `accuracy` (against
 //! `expected`) and `relevancy` (to the input).
@@ -175,9 +175,17 @@ impl JudgeScorer {
             (None, Some(raw)) => raw.clone(),
             (None, None) => String::new(),
         };
+        // The calls the reply asked for, as JSON text (`[]`: none; empty: nobody could see),
+        // so a rubric can judge an agent's action and not only its words.
+        let tool_calls = reply
+            .tool_calls
+            .as_ref()
+            .map(|c| serde_json::to_string(c).unwrap_or_default())
+            .unwrap_or_default();
         let ctx = json!({
             "input": case.input.as_text(),
             "output": output,
+            "tool_calls": tool_calls,
             "expected": text(&case.expected),
             "metadata": case.metadata,
             "case": { "id": case.id, "dataset": case.dataset, "variant": case.variant },
@@ -284,7 +292,7 @@ impl JudgeScorer {
         };
         let cassette = judge_cassette_key(&self.judge, run.contender, &case.dataset, &case.id);
         let call = async {
-            let session = run.transport.session(&cassette, meta)?;
+            let session = run.judge_session(&cassette, meta)?;
             let done = crate::provider::complete(
                 provider.as_ref(),
                 &self.judge,
@@ -586,6 +594,37 @@ mod tests {
             req.user
         );
         assert!(req.user.contains("Answer to grade:\nLyon"), "{}", req.user);
+    }
+
+    #[test]
+    fn the_rubric_sees_the_tool_calls_the_reply_asked_for_as_json() {
+        let s = scorer(
+            (1.0, 5.0),
+            &[("action", "Calls: {{ tool_calls }}|{{ output }}")],
+        );
+        let mut r = reply("");
+        r.output = None;
+        r.raw = Some(String::new());
+        r.tool_calls = Some(vec![crate::results::ToolCall {
+            name: "book_hotel".into(),
+            arguments: json!({"nights": 3, "city": "Porto"}),
+        }]);
+        let req = s.request(&s.metrics[0], &case(), &r).unwrap();
+        assert_eq!(
+            req.user,
+            r#"Calls: [{"name":"book_hotel","arguments":{"city":"Porto","nights":3}}]|"#
+        );
+        // None asked for is `[]`; nobody could see any is nothing at all.
+        r.tool_calls = Some(vec![]);
+        assert_eq!(
+            s.request(&s.metrics[0], &case(), &r).unwrap().user,
+            "Calls: []|"
+        );
+        r.tool_calls = None;
+        assert_eq!(
+            s.request(&s.metrics[0], &case(), &r).unwrap().user,
+            "Calls: |"
+        );
     }
 
     #[test]

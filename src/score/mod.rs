@@ -21,7 +21,7 @@ use std::pin::Pin;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::cassette::Transport;
+use crate::cassette::{CallError, CassetteKey, Repeats, Session, SessionMeta, Transport};
 use crate::provider::Registry;
 use crate::results::{CaseError, MetricDef, Reply, Score, Usage};
 use crate::suite::{Case, Contender};
@@ -89,6 +89,9 @@ pub struct ScoreContext<'a> {
     pub(crate) providers: &'a Registry,
     /// What the judges' calls of this case used: kept apart from the contender's usage.
     pub(crate) judge_usage: Mutex<Usage>,
+    /// The judge cassettes this case's scoring opened, held open across its metrics (and,
+    /// under `--repeat K`, across its tries): written once, when the case is done.
+    pub(crate) judged: &'a JudgeCassettes,
 }
 
 impl<'a> ScoreContext<'a> {
@@ -98,6 +101,7 @@ impl<'a> ScoreContext<'a> {
         transport: &'a Transport,
         keys: &'a HashMap<String, String>,
         providers: &'a Registry,
+        judged: &'a JudgeCassettes,
     ) -> ScoreContext<'a> {
         ScoreContext {
             contender,
@@ -105,7 +109,20 @@ impl<'a> ScoreContext<'a> {
             keys,
             providers,
             judge_usage: Mutex::default(),
+            judged,
         }
+    }
+
+    /// The session of the judge cassette `key`: the one this case's scoring already holds
+    /// (so every metric and every try lands in one file, in the order asked, and a replay
+    /// goes on down its recordings), else a new one. Hand it back with [`Session::finish`].
+    pub(crate) fn judge_session(
+        &self,
+        key: &CassetteKey,
+        meta: SessionMeta,
+    ) -> Result<Session, CallError> {
+        let repeats = self.judged.of(key);
+        self.transport.session_in(key, meta, &repeats)
     }
 
     /// The tokens and cost the judges' calls of this case used.
@@ -114,5 +131,50 @@ impl<'a> ScoreContext<'a> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
+    }
+}
+
+/// The judge cassettes one case's scoring opened (one per judge key), shared by its
+/// metrics and its tries the way a repeated case's tries share the contender's cassette
+/// ([`Repeats`]): a judge asked about two metrics, or once per try under `--repeat K`,
+/// records every exchange in one file, in order, and replays them in that order.
+#[derive(Default)]
+pub(crate) struct JudgeCassettes {
+    held: Mutex<Vec<(CassetteKey, std::sync::Arc<Repeats>)>>,
+}
+
+impl JudgeCassettes {
+    /// The tries' holder of `key`'s session, made on first use.
+    fn of(&self, key: &CassetteKey) -> std::sync::Arc<Repeats> {
+        let mut held = self
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, r)) = held.iter().find(|(k, _)| k == key) {
+            return r.clone();
+        }
+        let r = Repeats::new();
+        held.push((key.clone(), r.clone()));
+        r
+    }
+
+    /// Writes every judge cassette opened, as [`Session::finish`] writes one (the first
+    /// error stops nothing: each is written, and the first error is returned).
+    pub(crate) fn finish(&self, transport: &Transport) -> Result<(), CallError> {
+        let held = std::mem::take(
+            &mut *self
+                .held
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        let mut first = Ok(());
+        for (_, r) in held {
+            if let Err(e) = transport.finish_repeats(&r)
+                && first.is_ok()
+            {
+                first = Err(e);
+            }
+        }
+        first
     }
 }

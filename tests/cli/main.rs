@@ -23,6 +23,7 @@ mod judge;
 mod layers;
 mod leaderboard;
 mod lineup;
+mod native_tools;
 mod payloads;
 mod pg;
 mod postgres;
