@@ -49,7 +49,12 @@ pub struct Client {
 
 impl Client {
     /// A client of the API at `api` with this key.
-    pub fn new(api: String, key: String, project: Project, include_replies: bool) -> Result<Client> {
+    pub fn new(
+        api: String,
+        key: String,
+        project: Project,
+        include_replies: bool,
+    ) -> Result<Client> {
         Ok(Client {
             api: api.trim_end_matches('/').to_string(),
             key,
@@ -59,13 +64,15 @@ impl Client {
         })
     }
 
-    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> std::result::Result<Value, String> {
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> std::result::Result<Value, String> {
         let url = format!("{}{path}", self.api);
         let what = format!("{method} {url}");
-        let mut req = self
-            .http
-            .request(method, &url)
-            .bearer_auth(&self.key);
+        let mut req = self.http.request(method, &url).bearer_auth(&self.key);
         if let Some(mut body) = body {
             crate::secrets::scrub_json(&mut body);
             req = req.json(&body);
@@ -117,7 +124,10 @@ impl Client {
             let id = match created.as_ref().map(id_of) {
                 Ok(Some(id)) => id,
                 Ok(None) => {
-                    let why = format!("POST {}/v1/experiment: the reply has no experiment id", self.api);
+                    let why = format!(
+                        "POST {}/v1/experiment: the reply has no experiment id",
+                        self.api
+                    );
                     return stop(sent, why, experiments, rows);
                 }
                 Err(why) => return stop(sent, why.clone(), experiments, rows),
@@ -135,7 +145,9 @@ impl Client {
                     Ok(r) => r,
                     Err(err) => return stop(sent, err.to_string(), experiments, rows),
                 };
-                let case = positions.get(&r.case).and_then(|&p| view.case(&e.dataset, p));
+                let case = positions
+                    .get(&r.case)
+                    .and_then(|&p| view.case(&e.dataset, p));
                 batch.push(self.row(view.run, e, &r, case.as_ref()));
                 if batch.len() >= ROWS_PER_REQUEST {
                     let n = batch.len();
@@ -165,7 +177,8 @@ impl Client {
             if let Ok(s) = summary
                 && let Some(url) = s.get("experiment_url").and_then(Value::as_str)
             {
-                sent.urls.push(format!("{} on {}: {url}", e.contender.id, e.dataset));
+                sent.urls
+                    .push(format!("{} on {}: {url}", e.contender.id, e.dataset));
             }
         }
         sent.summary = Some(format!(
@@ -176,9 +189,18 @@ impl Client {
     }
 
     /// One case as a row: input, expected, output (or error), scores, metadata.
-    fn row(&self, run: &RunResult, e: &ExperimentResult, c: &CaseResult, case: Option<&crate::suite::Case>) -> Value {
+    fn row(
+        &self,
+        run: &RunResult,
+        e: &ExperimentResult,
+        c: &CaseResult,
+        case: Option<&crate::suite::Case>,
+    ) -> Value {
         let mut row = Map::new();
-        row.insert("id".into(), json!(format!("{}:{}:{}", run.run.id, e.dataset, c.case)));
+        row.insert(
+            "id".into(),
+            json!(format!("{}:{}:{}", run.run.id, e.dataset, c.case)),
+        );
         if let Some(case) = case {
             row.insert("input".into(), case.input.to_value());
             if let Some(x) = &case.expected {

@@ -199,9 +199,8 @@ pub fn build(
     let sections = &suite.config.trackers;
     let backend = match kind {
         Kind::Otlp => {
-            let url = otlp_env_url(&env).ok_or_else(|| {
-                missing("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318")
-            })?;
+            let url = otlp_env_url(&env)
+                .ok_or_else(|| missing("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318"))?;
             let headers = otlp_env_headers(&env)?;
             notices.verbose(&format!(
                 "tracker otlp: traces to {url}{}",
@@ -320,7 +319,8 @@ pub fn parse_headers(raw: &str) -> std::result::Result<Vec<(String, String)>, St
         if k.is_empty() {
             return Err("a header has no name".into());
         }
-        let v = percent_decode(v.trim()).ok_or_else(|| format!("the value of {k} is not valid URL-encoded UTF-8"))?;
+        let v = percent_decode(v.trim())
+            .ok_or_else(|| format!("the value of {k} is not valid URL-encoded UTF-8"))?;
         out.push((k.to_string(), v));
     }
     Ok(out)
@@ -349,7 +349,10 @@ fn header_names(headers: &[(String, String)]) -> String {
         return String::new();
     }
     let names: Vec<&str> = headers.iter().map(|(k, _)| k.as_str()).collect();
-    format!(" (headers from OTEL_EXPORTER_OTLP_HEADERS: {})", names.join(", "))
+    format!(
+        " (headers from OTEL_EXPORTER_OTLP_HEADERS: {})",
+        names.join(", ")
+    )
 }
 
 fn check_url(kind: Kind, url: &str) -> Result<String> {
@@ -644,8 +647,18 @@ mod tests {
     fn the_flag_beats_the_config_which_beats_the_environment() {
         let both: &[(&str, &str)] = &[("BRAINTRUST_API_KEY", "k"), ("LOGFIRE_TOKEN", "t")];
         let env = env_of(both);
-        let c = choose(Some("otlp"), false, Some(TrackerName::Logfire), "c.yml", &env).unwrap();
-        assert_eq!((c.kind, c.why.as_str()), (Some(Kind::Otlp), "--tracker otlp"));
+        let c = choose(
+            Some("otlp"),
+            false,
+            Some(TrackerName::Logfire),
+            "c.yml",
+            &env,
+        )
+        .unwrap();
+        assert_eq!(
+            (c.kind, c.why.as_str()),
+            (Some(Kind::Otlp), "--tracker otlp")
+        );
         let c = choose(None, false, Some(TrackerName::Logfire), "c.yml", &env).unwrap();
         assert_eq!(
             (c.kind, c.why.as_str()),
@@ -662,10 +675,20 @@ mod tests {
         let one = env_of(&[("BRAINTRUST_API_KEY", "k")]);
         let c = choose(None, false, None, "c.yml", &one).unwrap();
         assert_eq!(c.kind, Some(Kind::Braintrust));
-        assert_eq!(c.why, "BRAINTRUST_API_KEY is set, and no other tracker's key");
+        assert_eq!(
+            c.why,
+            "BRAINTRUST_API_KEY is set, and no other tracker's key"
+        );
         let c = choose(None, true, None, "c.yml", &env).unwrap();
         assert_eq!((c.kind, c.why.as_str()), (None, "--local"));
-        let c = choose(Some("none"), false, Some(TrackerName::Braintrust), "c", &env).unwrap();
+        let c = choose(
+            Some("none"),
+            false,
+            Some(TrackerName::Braintrust),
+            "c",
+            &env,
+        )
+        .unwrap();
         assert_eq!(c.kind, None);
         let none = env_of(&[]);
         assert_eq!(choose(None, false, None, "c", &none).unwrap().kind, None);
@@ -682,7 +705,10 @@ mod tests {
         );
         let err = choose(Some("otlp"), true, None, "c", &env).unwrap_err();
         assert_eq!(err.exit_code(), crate::error::exit::USAGE);
-        assert!(err.to_string().contains("--local and --tracker otlp"), "{err}");
+        assert!(
+            err.to_string().contains("--local and --tracker otlp"),
+            "{err}"
+        );
     }
 
     #[test]

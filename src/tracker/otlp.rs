@@ -11,7 +11,9 @@
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value};
 use opentelemetry_proto::tonic::resource::v1::Resource;
-use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span, Status, span, status};
+use opentelemetry_proto::tonic::trace::v1::{
+    ResourceSpans, ScopeSpans, Span, Status, span, status,
+};
 use prost::Message as _;
 
 use super::{Kind, RunView, Sent, Timing};
@@ -292,7 +294,10 @@ fn experiment_span(
     if let Some(p) = &info.project {
         a.push(text("evals.project", p));
     }
-    for (k, v) in [("evals.branch", &info.branch), ("evals.commit", &info.commit)] {
+    for (k, v) in [
+        ("evals.branch", &info.branch),
+        ("evals.commit", &info.commit),
+    ] {
         if let Some(v) = v {
             a.push(text(k, v));
         }
