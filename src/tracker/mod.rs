@@ -148,7 +148,7 @@ pub fn choose(
     match set.as_slice() {
         [] => Ok(Choice {
             kind: None,
-            why: "no tracker's key is set (BRAINTRUST_API_KEY, LOGFIRE_TOKEN)".into(),
+            why: "no tracker's key is set: BRAINTRUST_API_KEY, LOGFIRE_TOKEN".into(),
         }),
         [(k, var)] => Ok(Choice {
             kind: Some(*k),
@@ -157,8 +157,9 @@ pub fn choose(
         many => {
             let vars: Vec<&str> = many.iter().map(|(_, v)| *v).collect();
             let names: Vec<&str> = many.iter().map(|(k, _)| k.name()).collect();
+            let all = if many.len() == 2 { "both" } else { "all" };
             Err(Error::Usage(format!(
-                "{} are all set: choose the tracker with --tracker {} (or tracker: in {config_path}), or keep results local with --local",
+                "{} are {all} set: choose the tracker with --tracker {} (or tracker: in {config_path}), or keep results local with --local",
                 vars.join(" and "),
                 names.join("|"),
             )))
@@ -668,7 +669,7 @@ mod tests {
         assert_eq!(err.exit_code(), crate::error::exit::USAGE);
         assert!(
             err.to_string().starts_with(
-                "LOGFIRE_TOKEN and BRAINTRUST_API_KEY are all set: choose the tracker with --tracker logfire|braintrust (or tracker: in c.yml)"
+                "LOGFIRE_TOKEN and BRAINTRUST_API_KEY are both set: choose the tracker with --tracker logfire|braintrust (or tracker: in c.yml)"
             ),
             "{err}"
         );

@@ -464,7 +464,7 @@ fn the_flag_beats_the_config_which_beats_the_environment_and_v_says_why() {
     // Nothing set: local only.
     let d = evals(&q, &vargs).ok();
     d.stderr_has(
-        "verbose: tracker: local only (no tracker's key is set (BRAINTRUST_API_KEY, LOGFIRE_TOKEN))\n",
+        "verbose: tracker: local only (no tracker's key is set: BRAINTRUST_API_KEY, LOGFIRE_TOKEN)\n",
     );
 }
 
@@ -476,7 +476,7 @@ fn two_keys_and_no_choice_is_an_error_asking_for_tracker() {
         .env("LOGFIRE_TOKEN", "lf-write-token-98765")
         .code(2)
         .stderr_has(
-            "error: LOGFIRE_TOKEN and BRAINTRUST_API_KEY are all set: choose the tracker with --tracker logfire|braintrust (or tracker: in evals/.llm-evals.config.yml), or keep results local with --local\n",
+            "error: LOGFIRE_TOKEN and BRAINTRUST_API_KEY are both set: choose the tracker with --tracker logfire|braintrust (or tracker: in evals/.llm-evals.config.yml), or keep results local with --local\n",
         );
 }
 
