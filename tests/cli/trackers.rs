@@ -719,3 +719,56 @@ fn an_error_of_a_case_is_its_spans_status_and_exception_and_its_rows_error() {
     assert_eq!(row["scores"], json!({}));
     assert_eq!(row["metadata"]["error_kind"], "miss");
 }
+
+#[test]
+fn diagnostics_are_sent_as_json_cut_at_4_kb() {
+    let long = "q".repeat(5000);
+    let p = mini_with("tape", "").file(
+        "evals/datasets/d/cases.jsonl",
+        &format!(
+            "{{\"id\": \"one\", \"input\": \"say {{\\\"answer\\\": \\\"{long}\\\"}}\", \"expected\": {{\"answer\": \"short\"}}}}\n"
+        ),
+    );
+    let s = collector();
+    evals(&p, REPLAY)
+        .args_tracker("otlp")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &s.uri())
+        .output();
+    let (spans, _) = spans(&s);
+    let case = spans.iter().find(|s| !s.parent_span_id.is_empty()).unwrap();
+    let Some(Attr::S(diagnostics)) = attr(&case.attributes, "evals.case.diagnostics") else {
+        panic!("no diagnostics: {:?}", case.attributes)
+    };
+    assert!(
+        diagnostics.len() <= 4096 && diagnostics.len() > 4000,
+        "{}",
+        diagnostics.len()
+    );
+    assert!(
+        diagnostics.starts_with("[{\"field\":\"answer\""),
+        "{diagnostics}"
+    );
+    assert_eq!(
+        attr(&case.attributes, "evals.case.diagnostics_truncated"),
+        Some(Attr::B(true))
+    );
+    assert_eq!(
+        attr(&case.attributes, "evals.outcome.incorrect"),
+        Some(Attr::I(1))
+    );
+}
+
+#[test]
+fn braintrust_rows_leave_the_output_out_with_include_replies_false() {
+    let s = braintrust();
+    let p = mini_with("tape", "braintrust: { include_replies: false }\n");
+    evals(&p, REPLAY)
+        .env("BRAINTRUST_API_KEY", "bt-api-key-1234567890")
+        .env("BRAINTRUST_API_URL", &s.uri())
+        .ok();
+    let seen = s.seen();
+    let row = &seen[2].2["events"][0];
+    assert!(row.get("output").is_none(), "{row:#}");
+    assert_eq!(row["expected"], json!({"answer": "x"}));
+    assert_eq!(row["scores"]["field_accuracy"], 1.0);
+}
