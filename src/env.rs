@@ -5,7 +5,9 @@
 //!
 //! What is read here: `CI`, `EVALS_REDIRECT`, `EVALS_BACKOFF_SCALE`. Read elsewhere, on
 //! purpose: the API keys (by the suite, which also reads them from its `env_files`), the
-//! `GITHUB_*` variables (by the GitHub helper and git detection), `NO_COLOR`/`TERM`/`COLUMNS`
+//! `GITHUB_*` variables (by the GitHub helper and git detection), the trackers' variables
+//! (`BRAINTRUST_*`, `LOGFIRE_*`, `OTEL_EXPORTER_OTLP_*`: by `crate::tracker`, through the
+//! suite, so `env_files` may hold them like the API keys), `NO_COLOR`/`TERM`/`COLUMNS`
 //! (by the CLI's output), and `EVALS_CASSETTES`/`EVALS_HISTORY`/`EVALS_LINEUP` (by clap, as
 //! flag defaults).
 

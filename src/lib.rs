@@ -31,4 +31,5 @@ pub mod secrets;
 pub(crate) mod suggest;
 pub mod suite;
 mod text;
+pub mod tracker;
 pub(crate) mod worker;

@@ -166,7 +166,8 @@ pub(crate) struct RunArgs {
     /// Totals after the per-dataset tables: overall, per case variant across datasets, or both.
     #[arg(long, value_enum, default_value_t = TotalsArg::Overall)]
     pub(crate) totals: TotalsArg,
-    /// Accepted for llm-evals compatibility: results always stay local (no remote tracker).
+    /// No remote tracker, whatever the config or the environment says (as --tracker none):
+    /// the JSON snapshot alone.
     #[arg(long)]
     pub(crate) local: bool,
     /// Keep going when 100 calls in a row fail, without asking.
@@ -193,6 +194,13 @@ pub(crate) struct RunArgs {
     /// `check --shard K/N`'s slice and run group, set by `check` (no flag of its own here).
     #[arg(skip)]
     pub(crate) sharding: Option<(crate::runner::shard::ShardSpec, String)>,
+    /// Where the results go beside the local snapshot: local (none), otlp, logfire or
+    /// braintrust (default: the config's tracker:, else the one tracker whose key is set).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) tracker: Option<String>,
+    /// The tracker's project (Braintrust's, by name; default: the config's project:).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) project: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

@@ -173,6 +173,7 @@ pub(crate) fn execute_streamed(
         env.ci,
     )?;
     out.verbose(&format!("cassettes: {mode} ({why})"));
+    let tracker = tracker_of(suite, a, &plan.cases, out)?;
     let options = runner::RunOptions {
         mode,
         scorer: crate::score::ScorerChoice::Config,
@@ -231,6 +232,9 @@ pub(crate) fn execute_streamed(
     if let Some(s) = &snapshot {
         sinks.push(s.clone());
     }
+    if let Some(t) = &tracker {
+        sinks.push(t.clone());
+    }
     let hooks = runner::Hooks {
         sinks,
         quiet: Some(progress.quiet()),
@@ -272,7 +276,50 @@ pub(crate) fn execute_streamed(
         snapshot.as_ref().and_then(|s| s.outcome()),
         out,
     );
+    if let Some(sent) = tracker.as_ref().and_then(|t| t.outcome()) {
+        tracked(tracker.as_deref(), sent, out);
+    }
     Ok(streamed)
+}
+
+/// The run's remote tracker (`--tracker`, `tracker:`, the one key set; none with
+/// `--local`), its key checked before any model is called; `-v` says which and why.
+fn tracker_of(
+    suite: &Suite,
+    a: &RunArgs,
+    cases: &crate::suite::Cases,
+    out: &Out,
+) -> Result<Option<Arc<crate::tracker::TrackerSink>>> {
+    let choice = crate::tracker::choose(
+        a.tracker.as_deref(),
+        a.local,
+        suite.config.tracker,
+        &suite.display_path,
+        &|name| suite.env(name),
+    )?;
+    let name = choice.kind.map_or("local only", |k| k.name());
+    out.verbose(&format!("tracker: {name} ({})", choice.why));
+    let flags = crate::tracker::Flags {
+        project: a.project.clone(),
+    };
+    Ok(crate::tracker::build(&choice, suite, cases, &flags, out)?.map(Arc::new))
+}
+
+/// Says what the tracker sent (its pages' URLs), or warns once that it stopped: the run's
+/// result and exit code stand either way.
+fn tracked(sink: Option<&crate::tracker::TrackerSink>, sent: crate::tracker::Sent, out: &Out) {
+    let name = sink.map_or("tracker", |s| s.kind().name());
+    if let Some(why) = &sent.failure {
+        out.warn(&format!(
+            "tracker {name} failed, and sent nothing more: {why}; the run's results are kept locally (its JSON snapshot and the history)"
+        ));
+    }
+    if let Some(s) = &sent.summary {
+        out.verbose(s);
+    }
+    for url in &sent.urls {
+        out.note(&format!("{name}: {url}"));
+    }
 }
 
 /// Says where the history and snapshot sinks put a finished run (or why they could not):

@@ -35,6 +35,10 @@ pub const SETTING_KEYS: &[&str] = &[
     "errors",
     "env_files",
     "history",
+    "tracker",
+    "otlp",
+    "logfire",
+    "braintrust",
 ];
 
 /// Providers the tool knows by name.
@@ -88,6 +92,47 @@ pub struct Config {
     pub providers: IndexMap<String, ProviderSection>,
     /// `history:`: where runs are kept when neither `--history` nor `EVALS_HISTORY` says.
     pub history: HistoryConfig,
+    /// `tracker:`: the remote tracker the run's results go to beside the local snapshot
+    /// (`--tracker` beats it; without either, the one tracker whose key is set).
+    pub tracker: Option<TrackerName>,
+    /// `otlp:`, `logfire:`, `braintrust:`: each tracker's own settings.
+    pub trackers: TrackersConfig,
+}
+
+/// A tracker's name, as `tracker:` and `--tracker` write it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrackerName {
+    /// The JSON snapshot alone (written for every run): no remote tracker.
+    Local,
+    /// As `local`.
+    None,
+    /// OTLP/HTTP traces to `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    Otlp,
+    /// OTLP traces to Logfire (`LOGFIRE_TOKEN`).
+    Logfire,
+    /// An experiment per contender and dataset in Braintrust (`BRAINTRUST_API_KEY`).
+    Braintrust,
+}
+
+/// The trackers' own sections (`logfire: { include_replies: true }`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrackersConfig {
+    /// `otlp:`.
+    pub otlp: TrackerSection,
+    /// `logfire:`.
+    pub logfire: TrackerSection,
+    /// `braintrust:`.
+    pub braintrust: TrackerSection,
+}
+
+/// One tracker's section.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrackerSection {
+    /// Whether the model's replies are sent: off by default for `otlp` and `logfire`
+    /// (traces keep figures, not text), on for `braintrust` (its rows are the outputs).
+    pub include_replies: Option<bool>,
 }
 
 /// `history: { url: postgres://… }` — a shared PostgreSQL history for every runner of the
@@ -682,6 +727,10 @@ impl<'de> Deserialize<'de> for Config {
                         "weighted_score" => c.weighted_score = m.next_value()?,
                         "errors" => c.errors = m.next_value()?,
                         "history" => c.history = m.next_value()?,
+                        "tracker" => c.tracker = m.next_value()?,
+                        "otlp" => c.trackers.otlp = m.next_value()?,
+                        "logfire" => c.trackers.logfire = m.next_value()?,
+                        "braintrust" => c.trackers.braintrust = m.next_value()?,
                         "env_files" => {
                             let v: OneOrMany<String> = m.next_value()?;
                             c.env_files = v.0;

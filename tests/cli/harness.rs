@@ -51,6 +51,15 @@ const SCRUBBED: &[&str] = &[
     "PGPASSWORD",
     "GITHUB_RUN_ID",
     "GITHUB_RUN_ATTEMPT",
+    // A tracker's key would choose it, and send the test's runs to it.
+    "BRAINTRUST_API_KEY",
+    "BRAINTRUST_API_URL",
+    "BRAINTRUST_PROJECT_ID",
+    "LOGFIRE_TOKEN",
+    "LOGFIRE_BASE_URL",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_HEADERS",
 ];
 
 pub struct Project {

@@ -25,6 +25,7 @@ const LAYERS: &[&str] = &[
     "report",
     "github",
     "runner",
+    "tracker",
     "harden",
     "cli",
 ];

@@ -42,6 +42,7 @@ mod snapshots;
 mod symlinks;
 mod tags;
 mod thresholds;
+mod trackers;
 mod truth;
 mod typesafe;
 mod upgrade;

@@ -24,6 +24,7 @@ fn verbose_says_which_suite_file_and_why_the_mode_and_the_history() {
             ),
             "verbose: project: none (no project: in the config)".to_string(),
             "verbose: cassettes: auto (the default of `compare`)".to_string(),
+            "verbose: tracker: local only (no tracker's key is set: BRAINTRUST_API_KEY, LOGFIRE_TOKEN)".to_string(),
             format!(
                 "verbose: history: {root}/.evals/history.sqlite3 (the default, <project>/.evals/history.sqlite3)"
             ),
