@@ -26,6 +26,7 @@ const LAYERS: &[&str] = &[
     "github",
     "runner",
     "harden",
+    "dashboard",
     "cli",
 ];
 
