@@ -81,7 +81,11 @@ pub fn serve(location: &Location, options: &Options, ready: impl FnOnce(SocketAd
             .local_addr()
             .map_err(|e| Error::Failed(format!("cannot read the bound address: {e}")))?;
         ready(bound);
-        axum::serve(listener, router(state))
+        let hosts = bound
+            .ip()
+            .is_loopback()
+            .then(|| loopback_hosts(bound.port()));
+        axum::serve(listener, router(state, hosts))
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
             })
@@ -90,7 +94,16 @@ pub fn serve(location: &Location, options: &Options, ready: impl FnOnce(SocketAd
     })
 }
 
-fn router(state: Arc<Dashboard>) -> Router {
+/// The `Host` a browser sends to a loopback dashboard on `port`. A page elsewhere that
+/// points its own name at 127.0.0.1 (DNS rebinding) sends its name instead, and is refused.
+fn loopback_hosts(port: u16) -> Vec<String> {
+    ["127.0.0.1", "localhost", "[::1]"]
+        .iter()
+        .flat_map(|h| [format!("{h}:{port}"), h.to_string()])
+        .collect()
+}
+
+fn router(state: Arc<Dashboard>, hosts: Option<Vec<String>>) -> Router {
     Router::new()
         .route("/", get(runs_page))
         .route("/runs.json", get(runs_json))
@@ -100,14 +113,38 @@ fn router(state: Arc<Dashboard>) -> Router {
         .route("/trend", get(trend_page))
         .route("/trend.json", get(trend_json))
         .fallback(|| async { not_found("no such page") })
-        .layer(axum::middleware::from_fn(read_only))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(hosts),
+            read_only,
+        ))
         .with_state(state)
 }
 
-/// GET and HEAD only, whatever the path: the dashboard writes nothing. Every answer says
-/// how it may be used: nothing loaded from elsewhere, no framing, no sniffing.
-async fn read_only(req: Request, next: Next) -> Response {
-    let mut res = if req.method() == Method::GET || req.method() == Method::HEAD {
+/// GET and HEAD only, whatever the path: the dashboard writes nothing. On loopback, only
+/// for a loopback `Host`. Every answer says how it may be used: nothing loaded from
+/// elsewhere, no framing, no sniffing.
+async fn read_only(
+    State(hosts): State<Arc<Option<Vec<String>>>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_ascii_lowercase);
+    let foreign = match (hosts.as_ref(), host) {
+        (Some(allowed), Some(h)) => !allowed.contains(&h),
+        _ => false,
+    };
+    let mut res = if foreign {
+        (
+            StatusCode::FORBIDDEN,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            "403 forbidden: this dashboard answers to 127.0.0.1 or localhost only\n",
+        )
+            .into_response()
+    } else if req.method() == Method::GET || req.method() == Method::HEAD {
         next.run(req).await
     } else {
         let mut res = (

@@ -163,6 +163,25 @@ fn it_binds_to_loopback_unless_told_and_stops_on_ctrl_c() {
     let port: u16 = rest.trim_end_matches('/').parse().expect("a port");
     assert!(port > 0 && d.url.ends_with('/'), "{}", d.url);
     assert!(d.get("/").contains("<h1>Runs in "));
+    // A page elsewhere whose name resolves to 127.0.0.1 (DNS rebinding) is refused.
+    let url = format!("{}runs.json", d.url);
+    let (status, body) = d.rt.block_on(async {
+        let res = d
+            .client
+            .get(&url)
+            .header("host", "evil.example:80")
+            .send()
+            .await
+            .expect("send");
+        (res.status().as_u16(), res.text().await.unwrap())
+    });
+    assert_eq!(status, 403, "{body}");
+    let localhost = d.url.replace("127.0.0.1", "localhost");
+    let (status, _) = d.rt.block_on(async {
+        let res = d.client.get(&localhost).send().await.expect("send");
+        (res.status().as_u16(), ())
+    });
+    assert_eq!(status, 200, "localhost is loopback too");
     let (code, stderr) = d.interrupt();
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("read-only; Ctrl-C stops"), "{stderr}");
