@@ -118,24 +118,31 @@ fn limit_of(limit: Option<usize>) -> Option<i64> {
     limit.map(|l| i64::try_from(l).unwrap_or(i64::MAX))
 }
 
+/// The runs in time order (`runs_by_started`, read backwards and cut at the limit), each
+/// one's figures from its experiments (`experiments_by_run`).
 const SQLITE_RUNS: &str =
     "SELECT r.id, r.started_at, r.branch, r.\"commit\", r.suite, r.command, r.mode, r.status,
-        COALESCE(SUM(x.cases_total), 0), AVG(x.score), COALESCE(SUM(x.errors), 0), r.number
- FROM runs r LEFT JOIN experiments x ON x.run_id = r.id
+        (SELECT COALESCE(SUM(x.cases_total), 0) FROM experiments x WHERE x.run_id = r.id),
+        (SELECT AVG(x.score) FROM experiments x WHERE x.run_id = r.id),
+        (SELECT COALESCE(SUM(x.errors), 0) FROM experiments x WHERE x.run_id = r.id),
+        r.number
+ FROM runs r
  WHERE ($1 IS NULL OR r.suite = $1) AND ($2 IS NULL OR r.branch = $2)
    AND ($3 IS NULL OR r.status = $3)
    AND ($4 IS NULL OR r.started_at >= $4) AND ($5 IS NULL OR r.started_at < $5)
- GROUP BY r.id
  ORDER BY r.started_at DESC, r.id DESC
  LIMIT $6";
 
-const PG_RUNS: &str = "SELECT r.id, r.started_at, r.branch, r.\"commit\", r.suite, r.command, r.mode, r.status,
-        COALESCE(SUM(x.cases_total), 0)::bigint, AVG(x.score), COALESCE(SUM(x.errors), 0)::bigint, r.number
- FROM runs r LEFT JOIN experiments x ON x.run_id = r.id
+const PG_RUNS: &str =
+    "SELECT r.id, r.started_at, r.branch, r.\"commit\", r.suite, r.command, r.mode, r.status,
+        (SELECT COALESCE(SUM(x.cases_total), 0)::bigint FROM experiments x WHERE x.run_id = r.id),
+        (SELECT AVG(x.score) FROM experiments x WHERE x.run_id = r.id),
+        (SELECT COALESCE(SUM(x.errors), 0)::bigint FROM experiments x WHERE x.run_id = r.id),
+        r.number
+ FROM runs r
  WHERE ($1::text IS NULL OR r.suite = $1) AND ($2::text IS NULL OR r.branch = $2)
    AND ($3::text IS NULL OR r.status = $3)
    AND ($4::text IS NULL OR r.started_at >= $4) AND ($5::text IS NULL OR r.started_at < $5)
- GROUP BY r.id
  ORDER BY r.started_at DESC, r.id DESC
  LIMIT $6";
 
