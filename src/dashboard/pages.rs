@@ -179,6 +179,10 @@ pub fn runs(runs: &[RunSummary], f: &Filters) -> String {
     b.push_str(&input("since", f.since.as_deref(), "date"));
     b.push_str(&input("until", f.until.as_deref(), "date"));
     b.push_str("<button type=\"submit\">Filter</button></form>");
+    b.push_str("<form method=\"get\" action=\"/case\">");
+    b.push_str(&input("case", None, "text"));
+    b.push_str(&input("dataset", None, "text"));
+    b.push_str("<button type=\"submit\">A case across runs</button></form>");
     let json = query(&[
         ("suite", f.suite.as_deref()),
         ("branch", f.branch.as_deref()),

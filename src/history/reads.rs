@@ -475,4 +475,34 @@ mod tests {
             .expect_err("read-only");
         assert!(e.to_string().contains("readonly"), "{e}");
     }
+
+    #[test]
+    fn a_history_from_before_the_readers_indexes_is_migrated_then_read_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("h.sqlite3");
+        drop(SqliteStore::open(&path).expect("open"));
+        // As a version without migration 0004 left it.
+        let old = rusqlite::Connection::open(&path).expect("open");
+        old.execute_batch(
+            "DROP INDEX case_results_by_case; DROP INDEX runs_by_branch_started;
+             DROP INDEX runs_by_started; PRAGMA user_version = 3",
+        )
+        .expect("downgrade");
+        drop(old);
+        let h = SqliteStore::open_read_only(&path).expect("open read-only");
+        let indexes: i64 = h
+            .conn()
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name IN
+                 ('case_results_by_case', 'runs_by_branch_started', 'runs_by_started')",
+                [],
+                |r| r.get(0),
+            )
+            .expect("count");
+        assert_eq!(indexes, 3);
+        assert!(
+            h.conn().execute_batch("DELETE FROM runs").is_err(),
+            "read-only"
+        );
+    }
 }

@@ -247,6 +247,10 @@ fn the_runs_list_shows_every_branch_and_filters_by_branch_status_and_date() {
     let d = Dashboard::start(b.p.path(), &["--history", history.to_str().unwrap()]);
     let page = d.get("/");
     assert_eq!(page.matches("<tr class=\"run\"").count(), 5, "{page}");
+    assert!(
+        page.contains("<form method=\"get\" action=\"/case\">"),
+        "{page}"
+    );
     for branch in ["main", "feature", "other"] {
         assert!(
             page.contains(&format!("data-branch=\"{branch}\"")),
