@@ -500,4 +500,13 @@ fn a_postgresql_history_serves_the_same_runs_and_cases() {
         !page.contains(&pg::password(&url)),
         "the password is never shown"
     );
+    // The dashboard's session is read-only: a store through it refuses to write.
+    use llm_evals::history::HistoryStore;
+    let mut store = llm_evals::history::PgStore::open_read_only(&url).expect("open");
+    let id = store.find("1").unwrap().expect("run 1");
+    let mut run = store.get(&id).unwrap().expect("run 1");
+    run.run.id = "0198ffff-0000-7000-8000-000000000000".into();
+    let e = store.insert(&run).expect_err("read-only").to_string();
+    assert!(e.contains("read-only transaction"), "{e}");
+    assert_eq!(numbers(&pg.json("/runs.json")).len(), 5);
 }
