@@ -510,3 +510,30 @@ fn a_postgresql_history_serves_the_same_runs_and_cases() {
     assert!(e.contains("read-only transaction"), "{e}");
     assert_eq!(numbers(&pg.json("/runs.json")).len(), 5);
 }
+
+#[test]
+fn no_history_or_a_taken_port_is_a_clear_error() {
+    let p = Project::toy();
+    let d = p.evals(&["dashboard", "--port", "0"]).code(2);
+    d.stderr_has("/.evals/history.sqlite3: no history here yet; run `evals check` (or any run) first, or pass --history PATH");
+    let b = built();
+    let history = b.history();
+    let first = Dashboard::start(b.p.path(), &["--history", history.to_str().unwrap()]);
+    let port = first.url.trim_end_matches('/').rsplit(':').next().unwrap();
+    let d =
+        b.p.evals(&[
+            "dashboard",
+            "--port",
+            port,
+            "--history",
+            history.to_str().unwrap(),
+        ])
+        .code(2);
+    d.stderr_has(&format!("error: cannot listen on 127.0.0.1:{port}: "));
+    d.stderr_has("pass another --port (0 takes a free one)");
+    assert_eq!(
+        numbers(&first.json("/runs.json")).len(),
+        5,
+        "the first still serves"
+    );
+}
