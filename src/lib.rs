@@ -15,6 +15,7 @@ pub mod cassette;
 /// The command line: the binaries' entry point ([`cli::main`]); no library API.
 #[doc(hidden)]
 pub mod cli;
+pub mod dashboard;
 pub mod env;
 pub mod error;
 pub(crate) mod fingerprint;

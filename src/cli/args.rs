@@ -82,6 +82,9 @@ pub(crate) enum Command {
     Report(ReportArgs),
     /// Put a check's Markdown on the pull request as one comment, updated in place.
     Comment(CommentArgs),
+    /// Serve a read-only web dashboard of the history: runs, a run's report against its
+    /// baseline, a case across runs, the trend on main, JSON downloads. Until Ctrl-C.
+    Dashboard(DashboardArgs),
     /// Print each weighted column, its direction and its real share of the score.
     Weights,
     /// Re-print the leaderboard from a saved JSON snapshot; calls nothing.
@@ -550,4 +553,23 @@ pub(crate) struct CommentArgs {
     /// OWNER/NAME (default: GITHUB_REPOSITORY).
     #[arg(long)]
     pub(crate) repo: Option<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub(crate) struct DashboardArgs {
+    /// The port to listen on (0 takes a free one; the first line printed is the URL).
+    #[arg(long, default_value_t = 4567)]
+    pub(crate) port: u16,
+    /// The address to listen on. Anything but a loopback address shows the history to the
+    /// network: the dashboard has no login.
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDRESS")]
+    pub(crate) bind: std::net::IpAddr,
+    /// What a run's page compares it with, as `check --baseline` reads it: a branch (its
+    /// latest earlier run) or a run (# or id).
+    #[arg(long, default_value = "main", value_name = "REF")]
+    pub(crate) baseline: String,
+    /// The history store: a SQLite file or a postgres:// URL (default: the config's
+    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
+    pub(crate) history: Option<PathBuf>,
 }

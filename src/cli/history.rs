@@ -15,7 +15,7 @@ use crate::results::RunResult;
 
 /// `--history`/`EVALS_HISTORY` (a file or a PostgreSQL URL), else the suite's (its
 /// `history.url`, `DATABASE_URL`, its `.evals/history.sqlite3`: the suite must then be found).
-fn history_path(g: &Global, flag: Option<&Path>, out: &Out) -> Result<Location> {
+pub(super) fn history_path(g: &Global, flag: Option<&Path>, out: &Out) -> Result<Location> {
     match flag {
         Some(p) => Ok(Location::parse(&p.to_string_lossy(), Path::new(""))),
         None => Ok(super::run::history_location(&super::load_suite(g, out)?, None).0),

@@ -5,6 +5,7 @@ mod cases;
 mod cassettes;
 mod check;
 mod completion;
+mod dashboard;
 mod history;
 mod init;
 mod merge;
@@ -125,6 +126,7 @@ fn dispatch(cli: Cli, bin: &'static str, env: &crate::env::Env, out: &Out) -> Re
         Command::Export(a) => history::export(g, &a, out),
         Command::Flaky(a) => history::flaky(g, &a, out),
         Command::Report(a) => history::report(g, &a, out),
+        Command::Dashboard(a) => dashboard::run(g, &a, out),
         Command::Comment(a) => {
             // The suite's keys (and its env_files' secrets) are scrubbed from the comment
             // too, when there is a suite here; a comment needs none.

@@ -8,10 +8,12 @@
 mod error;
 pub(crate) mod git;
 pub mod postgres;
+pub(crate) mod reads;
 pub(crate) mod store;
 
 pub use error::HistoryError;
 pub use postgres::PgStore;
+pub use reads::{CaseQuery, CaseRun, RunQuery, ScorePoint};
 pub use store::{BranchRun, History, RunFilter, RunSummary, SqliteStore};
 
 use crate::error::Result;
@@ -60,6 +62,21 @@ pub trait HistoryStore {
 
     /// Runs matching the filter, newest first (`evals history`).
     fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>>;
+
+    /// Runs matching the query (suite, branch, status, a time range), newest first.
+    fn runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>>;
+
+    /// One case's results across runs (each contender's), oldest run first.
+    fn case_runs(&self, query: &CaseQuery) -> Result<Vec<CaseRun>>;
+
+    /// Each experiment's primary score in the last `last` completed runs on `branch` (of
+    /// `suite`, when given), oldest first: a trend.
+    fn scores_on_branch(
+        &self,
+        branch: &str,
+        suite: Option<&str>,
+        last: usize,
+    ) -> Result<Vec<ScorePoint>>;
 }
 
 impl HistoryStore for SqliteStore {
@@ -91,6 +108,23 @@ impl HistoryStore for SqliteStore {
 
     fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
         SqliteStore::list(self, filter)
+    }
+
+    fn runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>> {
+        SqliteStore::runs(self, query)
+    }
+
+    fn case_runs(&self, query: &CaseQuery) -> Result<Vec<CaseRun>> {
+        SqliteStore::case_runs(self, query)
+    }
+
+    fn scores_on_branch(
+        &self,
+        branch: &str,
+        suite: Option<&str>,
+        last: usize,
+    ) -> Result<Vec<ScorePoint>> {
+        SqliteStore::scores_on_branch(self, branch, suite, last)
     }
 }
 
@@ -136,6 +170,23 @@ impl HistoryStore for PgStore {
     fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
         PgStore::list(self, filter)
     }
+
+    fn runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>> {
+        PgStore::runs(self, query)
+    }
+
+    fn case_runs(&self, query: &CaseQuery) -> Result<Vec<CaseRun>> {
+        PgStore::case_runs(self, query)
+    }
+
+    fn scores_on_branch(
+        &self,
+        branch: &str,
+        suite: Option<&str>,
+        last: usize,
+    ) -> Result<Vec<ScorePoint>> {
+        PgStore::scores_on_branch(self, branch, suite, last)
+    }
 }
 
 /// Where a history is: a SQLite file or a PostgreSQL database.
@@ -180,6 +231,16 @@ impl Location {
         Ok(match self {
             Location::Sqlite(p) => AnyStore::Sqlite(SqliteStore::open(p)?),
             Location::Postgres(url) => AnyStore::Postgres(Box::new(PgStore::open(url)?)),
+        })
+    }
+
+    /// Opens the store for reading alone (`evals dashboard`): a read-only SQLite
+    /// connection, or a PostgreSQL session whose transactions are read-only. Either is
+    /// migrated first when its schema is older than this binary's, as any command would.
+    pub fn open_read_only(&self) -> Result<AnyStore> {
+        Ok(match self {
+            Location::Sqlite(p) => AnyStore::Sqlite(SqliteStore::open_read_only(p)?),
+            Location::Postgres(url) => AnyStore::Postgres(Box::new(PgStore::open_read_only(url)?)),
         })
     }
 }
@@ -247,5 +308,22 @@ impl HistoryStore for AnyStore {
 
     fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
         self.inner().list(filter)
+    }
+
+    fn runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>> {
+        self.inner().runs(query)
+    }
+
+    fn case_runs(&self, query: &CaseQuery) -> Result<Vec<CaseRun>> {
+        self.inner().case_runs(query)
+    }
+
+    fn scores_on_branch(
+        &self,
+        branch: &str,
+        suite: Option<&str>,
+        last: usize,
+    ) -> Result<Vec<ScorePoint>> {
+        self.inner().scores_on_branch(branch, suite, last)
     }
 }

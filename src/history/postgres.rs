@@ -39,6 +39,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "0003_run_snapshots",
         include_str!("migrations/postgres/0003_run_snapshots.sql"),
     ),
+    (
+        "0004_read_indexes",
+        include_str!("migrations/postgres/0004_read_indexes.sql"),
+    ),
 ];
 
 /// Advisory lock keys (any constant the database's other users are unlikely to take):
@@ -217,7 +221,10 @@ impl PgStore {
     }
 
     /// Runs `f` on the connection, off any tokio runtime (the sync client panics inside one).
-    fn with<T: Send>(&self, f: impl FnOnce(&mut Client) -> Result<T> + Send) -> Result<T> {
+    pub(super) fn with<T: Send>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<T> + Send,
+    ) -> Result<T> {
         let mut guard = self.client.lock().unwrap_or_else(|e| e.into_inner());
         let client: &mut Client = guard
             .as_mut()
@@ -630,7 +637,7 @@ fn describe(e: &postgres::Error) -> String {
     s
 }
 
-fn pg_err(shown: &str, e: postgres::Error) -> Error {
+pub(super) fn pg_err(shown: &str, e: postgres::Error) -> Error {
     HistoryError::Postgres {
         shown: shown.to_string(),
         why: crate::secrets::scrub(&describe(&e)).into_owned(),

@@ -21,6 +21,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_run_numbers.sql"),
     include_str!("migrations/0003_run_snapshots.sql"),
+    include_str!("migrations/0004_read_indexes.sql"),
 ];
 
 /// How long a writer waits for another process's lock before giving up.
@@ -141,7 +142,7 @@ impl SqliteStore {
         }
     }
 
-    fn err(&self, e: rusqlite::Error) -> Error {
+    pub(super) fn err(&self, e: rusqlite::Error) -> Error {
         sql_err(&self.path, e)
     }
 
@@ -522,6 +523,54 @@ impl SqliteStore {
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.err(e))
+    }
+}
+
+impl SqliteStore {
+    /// Opens the store at `path` for reading alone (`evals dashboard`): the connection is
+    /// read-only and `query_only`, so no statement through it can write. A history whose
+    /// schema is older than this binary's is first migrated as any command would (through
+    /// [`SqliteStore::open`]), so the readers' indexes are there.
+    pub fn open_read_only(path: &Path) -> Result<SqliteStore> {
+        let read = || -> Result<(SqliteStore, usize)> {
+            let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+                | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+            let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_err(path, e))?;
+            let h = SqliteStore {
+                conn,
+                path: path.to_path_buf(),
+            };
+            h.conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| h.err(e))?;
+            h.conn
+                .execute_batch("PRAGMA query_only=ON")
+                .map_err(|e| h.err(e))?;
+            let version: i64 = h
+                .conn
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .map_err(|e| h.err(e))?;
+            Ok((h, usize::try_from(version).unwrap_or(0)))
+        };
+        let (h, version) = read()?;
+        if version >= MIGRATIONS.len() {
+            if version > MIGRATIONS.len() {
+                return Err(HistoryError::TooNew {
+                    path: path.to_path_buf(),
+                    found: version,
+                    known: MIGRATIONS.len(),
+                }
+                .into());
+            }
+            return Ok(h);
+        }
+        drop(h);
+        drop(SqliteStore::open(path)?);
+        Ok(read()?.0)
+    }
+
+    /// The connection, for the readers in `reads.rs`.
+    pub(super) fn conn(&self) -> &Connection {
+        &self.conn
     }
 }
 

@@ -171,6 +171,12 @@ impl Run {
         self
     }
 
+    /// The prepared command (cwd, scrubbed environment), for a test that drives a
+    /// long-running process itself (`evals dashboard`).
+    pub fn into_command(self) -> Command {
+        self.cmd
+    }
+
     /// Starts the process without waiting, its output captured (for concurrent runs).
     pub fn spawn(mut self) -> Running {
         use std::process::Stdio;

@@ -27,6 +27,7 @@ const LAYERS: &[&str] = &[
     "runner",
     "tracker",
     "harden",
+    "dashboard",
     "cli",
 ];
 

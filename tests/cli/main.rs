@@ -11,6 +11,7 @@ mod cases;
 mod cassettes;
 mod comment;
 mod config_errors;
+mod dashboard;
 mod discovery;
 mod exec;
 mod exit_codes;

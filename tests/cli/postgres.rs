@@ -123,7 +123,7 @@ fn migrations_are_applied_once_however_many_open_at_once() {
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    assert_eq!(opened.iter().sum::<usize>(), 3, "{opened:?}");
+    assert_eq!(opened.iter().sum::<usize>(), 4, "{opened:?}");
     assert_eq!(PgStore::open(&url).unwrap().migrated(), 0);
     let mut c = pg::connect(&url);
     let versions: Vec<(i32, String)> = c
@@ -140,7 +140,8 @@ fn migrations_are_applied_once_however_many_open_at_once() {
         [
             (1, "0001_init".to_string()),
             (2, "0002_run_numbers".to_string()),
-            (3, "0003_run_snapshots".to_string())
+            (3, "0003_run_snapshots".to_string()),
+            (4, "0004_read_indexes".to_string())
         ]
     );
     // The JSON columns are jsonb (the snapshot json, kept as written).

@@ -1,0 +1,33 @@
+//! `evals dashboard`: serves the history read-only until Ctrl-C (`crate::dashboard`), the
+//! URL on stdout's first line.
+
+use super::args::{DashboardArgs, Global};
+use super::output::Out;
+use crate::error::{Error, Result, exit};
+
+/// Opens the history as the other history commands find it and serves it.
+pub(crate) fn run(g: &Global, a: &DashboardArgs, out: &Out) -> Result<i32> {
+    let at = super::history::history_path(g, a.history.as_deref(), out)?;
+    if !at.exists() {
+        return Err(Error::Usage(format!(
+            "{}: no history here yet; run `evals check` (or any run) first, or pass --history PATH",
+            at.shown()
+        )));
+    }
+    let options = crate::dashboard::Options {
+        bind: a.bind,
+        port: a.port,
+        baseline: a.baseline.clone(),
+    };
+    crate::dashboard::serve(&at, &options, |addr| {
+        out.line(&format!("http://{addr}/"));
+        if !addr.ip().is_loopback() {
+            out.warn(&format!(
+                "listening on {}: anyone who can reach this address reads the history (the dashboard has no login)",
+                addr.ip()
+            ));
+        }
+        out.note(&format!("serving {} read-only; Ctrl-C stops", at.shown()));
+    })?;
+    Ok(exit::OK)
+}

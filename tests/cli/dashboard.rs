@@ -1,0 +1,539 @@
+//! `evals dashboard` end to end: the real binary serving a real history (SQLite, made by
+//! real `evals record` and `check` runs on three branches; PostgreSQL, migrated from it),
+//! asked over real HTTP with reqwest. Bound to loopback unless `--bind` says otherwise,
+//! GET and HEAD only, the runs listed and filtered, a run's page the report `evals report`
+//! writes, a case's history right about when it started failing, the JSON parsed.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::gate::Gate;
+use crate::harness::{Project, Run};
+use crate::pg;
+
+/// A history of five runs: on `main` #1 `record` and #2 `check` (case `slips` passes);
+/// on `feature` #3 `record` with `slips` answered worse (it fails from here on), then #4
+/// `check` after the commit; #5 the same check recorded as branch `other`.
+struct Built {
+    p: Project,
+    main_commit: String,
+    feature_commit: String,
+}
+
+impl Built {
+    fn history(&self) -> PathBuf {
+        self.p.path().join(".evals/history.sqlite3")
+    }
+}
+
+fn built() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let g = Gate::new();
+        g.on_main();
+        let main_commit = g.head();
+        g.feature(2);
+        let feature_commit = g.head();
+        g.evals(&["check", "--baseline", "main"]).code(1);
+        g.evals(&["check", "--baseline", "main", "--branch", "other"])
+            .code(1);
+        let Gate { server, p } = g;
+        drop(server);
+        Built {
+            p,
+            main_commit,
+            feature_commit,
+        }
+    })
+}
+
+/// A running `evals dashboard`, stopped (killed) when dropped.
+struct Dashboard {
+    child: Option<Child>,
+    /// The first line it printed: its URL.
+    url: String,
+    rt: tokio::runtime::Runtime,
+    client: reqwest::Client,
+}
+
+impl Dashboard {
+    fn start(cwd: &Path, args: &[&str]) -> Dashboard {
+        let mut argv = vec!["dashboard", "--port", "0"];
+        argv.extend(args);
+        let mut cmd = Run::new(cwd, &argv).into_command();
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn evals dashboard");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .expect("read the first line");
+        if line.is_empty() {
+            let out = child.wait_with_output().expect("wait");
+            panic!(
+                "evals dashboard printed no URL\n--- stderr\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        Dashboard {
+            child: Some(child),
+            url: line.trim_end().to_string(),
+            rt: tokio::runtime::Runtime::new().expect("runtime"),
+            client: reqwest::Client::new(),
+        }
+    }
+
+    /// `method path`: the status, the headers and the body.
+    fn call(&self, method: &str, path: &str) -> (u16, reqwest::header::HeaderMap, String) {
+        let url = format!("{}{}", self.url, path.trim_start_matches('/'));
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        self.rt.block_on(async {
+            let res = self
+                .client
+                .request(method, &url)
+                .body("{}")
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{url}: {e}"));
+            let status = res.status().as_u16();
+            let headers = res.headers().clone();
+            (status, headers, res.text().await.expect("body"))
+        })
+    }
+
+    /// GET `path`, which must answer 200.
+    fn get(&self, path: &str) -> String {
+        let (status, _, body) = self.call("GET", path);
+        assert_eq!(status, 200, "GET {path}\n{body}");
+        body
+    }
+
+    fn json(&self, path: &str) -> Value {
+        let body = self.get(path);
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("GET {path}: {e}\n{body}"))
+    }
+
+    /// Ctrl-C, then its exit code and stderr.
+    fn interrupt(mut self) -> (i32, String) {
+        let child = self.child.take().unwrap();
+        let status = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+        let out = child.wait_with_output().expect("wait");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+impl Drop for Dashboard {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn numbers(runs: &Value) -> Vec<i64> {
+    runs.as_array()
+        .expect("an array")
+        .iter()
+        .map(|r| r["number"].as_i64().unwrap())
+        .collect()
+}
+
+#[test]
+fn it_binds_to_loopback_unless_told_and_stops_on_ctrl_c() {
+    let b = built();
+    // Run where the suite is, without --history: the suite's own history.
+    let d = Dashboard::start(b.p.path(), &[]);
+    let rest = d.url.strip_prefix("http://127.0.0.1:").expect(&d.url);
+    let port: u16 = rest.trim_end_matches('/').parse().expect("a port");
+    assert!(port > 0 && d.url.ends_with('/'), "{}", d.url);
+    assert!(d.get("/").contains("<h1>Runs in "));
+    // A page elsewhere whose name resolves to 127.0.0.1 (DNS rebinding) is refused.
+    let url = format!("{}runs.json", d.url);
+    let (status, body) = d.rt.block_on(async {
+        let res = d
+            .client
+            .get(&url)
+            .header("host", "evil.example:80")
+            .send()
+            .await
+            .expect("send");
+        (res.status().as_u16(), res.text().await.unwrap())
+    });
+    assert_eq!(status, 403, "{body}");
+    let localhost = d.url.replace("127.0.0.1", "localhost");
+    let (status, _) = d.rt.block_on(async {
+        let res = d.client.get(&localhost).send().await.expect("send");
+        (res.status().as_u16(), ())
+    });
+    assert_eq!(status, 200, "localhost is loopback too");
+    let (code, stderr) = d.interrupt();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("read-only; Ctrl-C stops"), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+
+    let history = b.history();
+    let d = Dashboard::start(
+        b.p.path(),
+        &["--bind", "0.0.0.0", "--history", history.to_str().unwrap()],
+    );
+    assert!(d.url.starts_with("http://0.0.0.0:"), "{}", d.url);
+    let (code, stderr) = d.interrupt();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: listening on 0.0.0.0: anyone who can reach this address reads the history"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn anything_but_get_and_head_is_405_and_nothing_is_written() {
+    let b = built();
+    let history = b.history();
+    let before = std::fs::read(&history).unwrap();
+    let d = Dashboard::start(b.p.path(), &["--history", history.to_str().unwrap()]);
+    for method in ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"] {
+        for path in [
+            "/",
+            "/runs.json",
+            "/runs/1",
+            "/runs/1.json",
+            "/case?case=slips",
+            "/nope",
+        ] {
+            let (status, headers, _) = d.call(method, path);
+            assert_eq!(status, 405, "{method} {path}");
+            assert_eq!(headers["allow"], "GET, HEAD", "{method} {path}");
+        }
+    }
+    let (status, headers, body) = d.call("HEAD", "/runs/4");
+    assert_eq!((status, body.as_str()), (200, ""));
+    assert!(
+        headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    assert_eq!(numbers(&d.json("/runs.json")), [5, 4, 3, 2, 1]);
+    drop(d);
+    assert_eq!(
+        std::fs::read(&history).unwrap(),
+        before,
+        "the history is as it was"
+    );
+}
+
+#[test]
+fn the_runs_list_shows_every_branch_and_filters_by_branch_status_and_date() {
+    let b = built();
+    let history = b.history();
+    let d = Dashboard::start(b.p.path(), &["--history", history.to_str().unwrap()]);
+    let page = d.get("/");
+    assert_eq!(page.matches("<tr class=\"run\"").count(), 5, "{page}");
+    assert!(
+        page.contains("<form method=\"get\" action=\"/case\">"),
+        "{page}"
+    );
+    for branch in ["main", "feature", "other"] {
+        assert!(
+            page.contains(&format!("data-branch=\"{branch}\"")),
+            "{page}"
+        );
+    }
+    assert!(page.contains(&format!("<code>{}</code>", &b.feature_commit[..7])));
+    let feature = d.get("/?branch=feature");
+    assert_eq!(feature.matches("<tr class=\"run\"").count(), 2, "{feature}");
+    assert!(!feature.contains("data-branch=\"main\""), "{feature}");
+    assert!(feature.contains("<a href=\"/runs/4\">#4</a>"), "{feature}");
+
+    let runs = d.json("/runs.json");
+    assert_eq!(numbers(&runs), [5, 4, 3, 2, 1]);
+    let branches: Vec<&str> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["branch"].as_str().unwrap())
+        .collect();
+    assert_eq!(branches, ["other", "feature", "feature", "main", "main"]);
+    assert_eq!(numbers(&d.json("/runs.json?branch=main")), [2, 1]);
+    assert_eq!(numbers(&d.json("/runs.json?branch=other&suite=gate")), [5]);
+    assert_eq!(
+        numbers(&d.json("/runs.json?suite=elsewhere")),
+        Vec::<i64>::new()
+    );
+    assert_eq!(numbers(&d.json("/runs.json?status=completed")).len(), 5);
+    assert!(numbers(&d.json("/runs.json?status=aborted")).is_empty());
+    let today = chrono::Utc::now().date_naive();
+    let yesterday = today.pred_opt().unwrap();
+    assert_eq!(
+        numbers(&d.json(&format!("/runs.json?since={today}"))).len(),
+        5
+    );
+    assert!(numbers(&d.json(&format!("/runs.json?until={yesterday}"))).is_empty());
+    assert_eq!(
+        numbers(&d.json(&format!(
+            "/runs.json?since={yesterday}&until={today}&branch=feature"
+        ))),
+        [4, 3]
+    );
+    let (status, _, body) = d.call("GET", "/?since=last-tuesday");
+    assert_eq!(status, 400);
+    assert!(
+        body.contains("since=last-tuesday: expected a day as YYYY-MM-DD"),
+        "{body}"
+    );
+    let (status, _, _) = d.call("GET", "/runs/99");
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn a_runs_page_is_its_report_against_its_baseline_and_its_json_is_the_snapshot() {
+    let b = built();
+    let history = b.history();
+    let h = history.to_str().unwrap();
+    let d = Dashboard::start(b.p.path(), &["--history", h]);
+    let page = d.get("/runs/4");
+    // The report `evals report` writes of run 4 against main, as `check` judged it.
+    let report =
+        b.p.evals(&[
+            "report",
+            "4",
+            "--baseline",
+            "main",
+            "--format",
+            "html",
+            "--history",
+            h,
+        ])
+        .ok()
+        .stdout;
+    let body = report
+        .find("<body")
+        .map(|i| i + report[i..].find('>').unwrap() + 1);
+    let body = body.expect("the report has a body");
+    let end = report.rfind("</body>").expect("the report's body ends");
+    assert!(page.starts_with(&report[..body]), "{page}");
+    assert!(
+        page.contains(&report[body..end]),
+        "the whole report is on the page"
+    );
+    assert!(page.contains("<header class=\"evals-nav\">"));
+    assert!(
+        page.contains("<a href=\"/case?case=slips&amp;dataset=d&amp;suite=gate\">d / slips</a>"),
+        "{page}"
+    );
+    // Run 1 is the first on main: no baseline before it, and the page says so.
+    assert!(
+        d.get("/runs/1")
+            .contains("no earlier run of main: this run is the first baseline")
+    );
+
+    let snapshot = d.json("/runs/4.json");
+    let runs = d.json("/runs.json");
+    assert_eq!(snapshot["run"]["id"], runs[1]["id"]);
+    assert_eq!(snapshot["run"]["branch"], "feature");
+    assert_eq!(
+        snapshot["run"]["commit"].as_str(),
+        Some(b.feature_commit.as_str())
+    );
+    // By id too: the same snapshot.
+    let id = runs[1]["id"].as_str().unwrap();
+    assert_eq!(d.json(&format!("/runs/{id}.json")), snapshot);
+}
+
+#[test]
+fn a_cases_history_says_which_run_and_commit_it_started_failing_at() {
+    let b = built();
+    let history = b.history();
+    let d = Dashboard::start(b.p.path(), &["--history", history.to_str().unwrap()]);
+    let series = d.json("/case.json?case=slips&dataset=d");
+    let series = series.as_array().expect("an array");
+    assert_eq!(series.len(), 1, "one contender, one dataset: {series:?}");
+    let s = &series[0];
+    let verdicts: Vec<(i64, &str)> = s["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let verdict = if r["passed"] == false { "fail" } else { "pass" };
+            (r["number"].as_i64().unwrap(), verdict)
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            (1, "pass"),
+            (2, "pass"),
+            (3, "fail"),
+            (4, "fail"),
+            (5, "fail")
+        ]
+    );
+    // Run 3, feature's `record`, ran before its commit: on main's commit.
+    assert_eq!(s["first_failed"]["number"], 3);
+    assert_eq!(
+        s["first_failed"]["commit"].as_str(),
+        Some(b.main_commit.as_str())
+    );
+    assert_eq!(s["first_failed"]["branch"], "feature");
+    assert_eq!(s["failing_since"], s["first_failed"]);
+    let page = d.get("/case?case=slips&dataset=d");
+    assert!(
+        page.contains(&format!(
+            "first failed at run #3, commit {} on feature, and fails since",
+            &b.main_commit[..7]
+        )),
+        "{page}"
+    );
+    assert_eq!(
+        page.matches("class=\"fail\">fail</td>").count(),
+        3,
+        "{page}"
+    );
+
+    let steady = d.json("/case.json?case=steady&dataset=d");
+    assert_eq!(steady[0]["runs"].as_array().unwrap().len(), 5);
+    assert_eq!(steady[0]["first_failed"], Value::Null);
+    assert!(
+        d.get("/case?case=steady")
+            .contains("passed in every one of its 5 runs")
+    );
+    // On main alone, slips never failed.
+    let main = d.json("/case.json?case=slips&branch=main");
+    assert_eq!(main[0]["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(main[0]["first_failed"], Value::Null);
+    let (status, _, _) = d.call("GET", "/case");
+    assert_eq!(status, 400);
+}
+
+#[test]
+fn the_trend_on_main_charts_each_experiments_primary_score_inline() {
+    let b = built();
+    let history = b.history();
+    let d = Dashboard::start(b.p.path(), &["--history", history.to_str().unwrap()]);
+    let points = d.json("/trend.json");
+    let got: Vec<(i64, f64)> = points
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["number"].as_i64().unwrap(), p["score"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(got, [(1, 1.0), (2, 1.0)], "main's two runs, oldest first");
+    let feature = d.json("/trend.json?branch=feature");
+    let scores: Vec<f64> = feature
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["score"].as_f64().unwrap())
+        .collect();
+    assert!(
+        scores.len() == 2 && scores.iter().all(|s| *s < 1.0),
+        "{scores:?}"
+    );
+    let page = d.get("/trend");
+    assert!(
+        page.contains("<svg") && page.contains("<polyline"),
+        "{page}"
+    );
+    assert_eq!(page.matches("<circle").count(), 2, "{page}");
+    assert!(
+        !page.contains("src=\"http") && !page.contains("href=\"http"),
+        "{page}"
+    );
+}
+
+#[test]
+fn a_postgresql_history_serves_the_same_runs_and_cases() {
+    let b = built();
+    let history = b.history();
+    let url = pg::database();
+    b.p.evals(&[
+        "history",
+        "migrate",
+        "--to",
+        &url,
+        "--history",
+        history.to_str().unwrap(),
+    ])
+    .ok();
+    let lite = Dashboard::start(b.p.path(), &["--history", history.to_str().unwrap()]);
+    let pg = Dashboard::start(b.p.path(), &["--history", &url]);
+    assert!(pg.url.starts_with("http://127.0.0.1:"));
+    for path in [
+        "/runs.json",
+        "/runs.json?branch=feature",
+        "/case.json?case=slips&dataset=d",
+        "/trend.json",
+        "/runs/4.json",
+    ] {
+        assert_eq!(pg.json(path), lite.json(path), "{path}");
+    }
+    assert_eq!(
+        pg.get("/runs/4"),
+        lite.get("/runs/4").replace(
+            &history.display().to_string(),
+            &url.replace(&format!(":{}@", pg::password(&url)), "@")
+        ),
+    );
+    for method in ["POST", "DELETE"] {
+        assert_eq!(pg.call(method, "/runs.json").0, 405);
+    }
+    let page = pg.get("/");
+    assert!(
+        !page.contains(&pg::password(&url)),
+        "the password is never shown"
+    );
+    // The dashboard's session is read-only: a store through it refuses to write.
+    use llm_evals::history::HistoryStore;
+    let mut store = llm_evals::history::PgStore::open_read_only(&url).expect("open");
+    let id = store.find("1").unwrap().expect("run 1");
+    let mut run = store.get(&id).unwrap().expect("run 1");
+    run.run.id = "0198ffff-0000-7000-8000-000000000000".into();
+    let e = store.insert(&run).expect_err("read-only").to_string();
+    assert!(e.contains("read-only transaction"), "{e}");
+    assert_eq!(numbers(&pg.json("/runs.json")).len(), 5);
+}
+
+#[test]
+fn no_history_or_a_taken_port_is_a_clear_error() {
+    let p = Project::toy();
+    let d = p.evals(&["dashboard", "--port", "0"]).code(2);
+    d.stderr_has("/.evals/history.sqlite3: no history here yet; run `evals check` (or any run) first, or pass --history PATH");
+    let b = built();
+    let history = b.history();
+    let first = Dashboard::start(b.p.path(), &["--history", history.to_str().unwrap()]);
+    let port = first.url.trim_end_matches('/').rsplit(':').next().unwrap();
+    let d =
+        b.p.evals(&[
+            "dashboard",
+            "--port",
+            port,
+            "--history",
+            history.to_str().unwrap(),
+        ])
+        .code(2);
+    d.stderr_has(&format!("error: cannot listen on 127.0.0.1:{port}: "));
+    d.stderr_has("pass another --port (0 takes a free one)");
+    assert_eq!(
+        numbers(&first.json("/runs.json")).len(),
+        5,
+        "the first still serves"
+    );
+}
