@@ -193,6 +193,13 @@ pub(crate) struct RunArgs {
     /// `check --shard K/N`'s slice and run group, set by `check` (no flag of its own here).
     #[arg(skip)]
     pub(crate) sharding: Option<(crate::runner::shard::ShardSpec, String)>,
+    /// Open the HTML report in the browser when the run ends (as `results.display: browser`
+    /// does; never on CI).
+    #[arg(long, conflicts_with = "no_open")]
+    pub(crate) open: bool,
+    /// Write the browser report (`results.display: browser|both`, `--open`) without opening it.
+    #[arg(long)]
+    pub(crate) no_open: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

@@ -8,6 +8,7 @@ mod completion;
 mod history;
 mod init;
 mod merge;
+mod open;
 mod output;
 mod plan;
 mod progress;
