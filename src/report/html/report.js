@@ -302,4 +302,11 @@
   var ms = performance.now().toFixed(1);
   document.body.dataset.renderedMs = ms;
   console.log("evals-report-rendered-ms " + ms);
+  window.addEventListener("load", function () {
+    document.body.dataset.loadedMs = performance.now().toFixed(1);
+    // The first frame drawn after the load: the page as the user first sees it.
+    requestAnimationFrame(function () {
+      setTimeout(function () { document.body.dataset.paintedMs = performance.now().toFixed(1); }, 0);
+    });
+  });
 }());
