@@ -283,6 +283,70 @@ pub(crate) fn script_json<T: Serialize>(value: &T) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::testing::{case, experiment, run};
+
+    /// Two contenders on `tax`, against a baseline of one: a row per case across both, the
+    /// regressed case marked with its diff, a case only the baseline ran as `removed`, and
+    /// input and expected shown as text.
+    #[test]
+    fn one_row_per_case_one_cell_per_contender_beside_the_baseline() {
+        let mut a = case("a", Some(0.4), Some(false));
+        a.input = Some(serde_json::json!("Case a."));
+        a.expected = Some(serde_json::json!({"answer": "1"}));
+        a.failed_thresholds = vec!["accuracy 0.4 < 0.5".into()];
+        let mut n = run(
+            "n",
+            "f",
+            "2026-01-02T00:00:00Z",
+            vec![a, case("b", Some(1.0), Some(true))],
+        );
+        let mut other = experiment(vec![case("b", None, None)]);
+        other.contender.id = "fake/parrot".into();
+        other.cases[0].error = crate::results::testing::error("boom");
+        n.experiments.push(other);
+        let base = run(
+            "b",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![
+                case("a", Some(1.0), Some(true)),
+                case("b", Some(1.0), Some(true)),
+                case("c", Some(1.0), Some(true)),
+            ],
+        );
+        let info = crate::results::BaselineInfo {
+            id: "b".into(),
+            branch: Some("main".into()),
+            commit: None,
+            started_at: "2026-01-01T00:00:00Z".into(),
+            reference: "main".into(),
+        };
+        let c = crate::gate::compare(Some((&base, info)), &n, 0.02);
+        let d = data(&n, Some(&c));
+        assert_eq!(d.contenders, ["fake/echo [temp 0]", "fake/parrot [temp 0]"]);
+        assert!(d.compared);
+        let keys: Vec<String> = d.rows.iter().map(|r| format!("{}/{}", r.d, r.c)).collect();
+        assert_eq!(keys, ["tax/a", "tax/b", "tax/c"]);
+        let a = &d.rows[0];
+        assert_eq!(a.i.as_deref(), Some("Case a."));
+        assert_eq!(a.e.as_deref(), Some("{\n  \"answer\": \"1\"\n}"));
+        let cell = a.r[0].as_ref().expect("echo ran a");
+        assert_eq!((cell.o, cell.st, cell.g), ("fail", Some("regressed"), true));
+        assert_eq!(cell.b, Some(1.0));
+        assert!(
+            cell.diff
+                .as_deref()
+                .is_some_and(|d| d.contains("-  \"answer\": \"1\""))
+        );
+        assert!(a.r[1].is_none(), "parrot did not run a");
+        let b = &d.rows[1];
+        assert_eq!(
+            b.r[1].as_ref().map(|c| (c.o, c.err.as_deref())),
+            Some(("error", Some("boom")))
+        );
+        let removed = d.rows[2].r[0].as_ref().expect("the baseline's c");
+        assert_eq!((removed.o, removed.st), ("removed", Some("removed")));
+    }
 
     #[test]
     fn script_json_cannot_end_its_element_and_reads_back_the_same() {
