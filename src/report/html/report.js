@@ -293,6 +293,8 @@
     state = readHash();
     syncControls();
     render();
+    // A link to a case (the baseline table's) shows it where the case view is.
+    if (state["case"] && !$("case").hidden) { $("case").scrollIntoView({ block: "start" }); }
   });
 
   state = readHash();
