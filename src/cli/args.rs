@@ -204,6 +204,13 @@ pub(crate) struct RunArgs {
     /// The tracker's project (Braintrust's, by name; default: the config's project:).
     #[arg(long, value_name = "NAME")]
     pub(crate) project: Option<String>,
+    /// Open the HTML report in the browser when the run ends (as `results.display: browser`
+    /// does; never on CI).
+    #[arg(long, conflicts_with = "no_open")]
+    pub(crate) open: bool,
+    /// Write the browser report (`results.display: browser|both`, `--open`) without opening it.
+    #[arg(long)]
+    pub(crate) no_open: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

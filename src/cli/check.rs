@@ -53,7 +53,9 @@ pub(crate) fn run(suite: &Suite, a: &CheckArgs, env: &crate::env::Env, out: &Out
     let plan = plan(a)?;
     let run = super::run::execute(suite, &a.run, RunCommand::Check, env, out)?;
     let (history, _) = super::run::history_location(suite, a.run.history.as_deref());
-    gate_and_report(&run, &plan, &history, &Reports::of(a), out)
+    let mut reports = Reports::of(a);
+    reports.browser = super::run::browser(suite, &a.run, "check", &run, env);
+    gate_and_report(&run, &plan, &history, &reports, out)
 }
 
 /// What a gated run writes: the report files, and what goes to stdout (or `-o`).
@@ -66,6 +68,8 @@ pub(super) struct Reports<'a> {
     pub(super) format: crate::report::Format,
     pub(super) output: Option<&'a Path>,
     pub(super) totals: super::args::TotalsArg,
+    /// The report for the browser (`--open`, `results.display: browser|both`).
+    pub(super) browser: Option<super::open::Browser>,
 }
 
 impl Reports<'_> {
@@ -79,6 +83,7 @@ impl Reports<'_> {
             format: a.run.format.into(),
             output: a.run.output.as_deref(),
             totals: a.run.totals,
+            browser: None,
         }
     }
 }
@@ -110,6 +115,9 @@ pub(super) fn gate_and_report(
     if let Err(e) = super::run::emit(run, comparison, reports.format, reports.output, view, out) {
         out.error(&e.to_string());
         written = false;
+    }
+    if let Some(b) = &reports.browser {
+        b.show(run, comparison, reports.html, out);
     }
     print_verdict(run, comparison, out);
     Ok(match checked.exit_code(run) {

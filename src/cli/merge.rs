@@ -69,6 +69,7 @@ pub(crate) fn run(suite: &Suite, a: &MergeArgs, out: &Out) -> Result<i32> {
             format: a.format.into(),
             output: a.output.as_deref(),
             totals: a.totals,
+            browser: None,
         },
         out,
     )

@@ -9,6 +9,7 @@ mod dashboard;
 mod history;
 mod init;
 mod merge;
+mod open;
 mod output;
 mod plan;
 mod progress;

@@ -36,7 +36,8 @@ pub(crate) fn run(
         ));
     }
     let runner::Streamed { mut run, cases } = execute_streamed(suite, a, command, env, out)?;
-    if needs_cases(&run, a, command == RunCommand::Run) {
+    let browser = browser(suite, a, command.as_str(), &run, env);
+    if browser.is_some() || needs_cases(&run, a, command == RunCommand::Run) {
         cases.fill(&mut run)?;
     }
     drop(cases);
@@ -47,25 +48,22 @@ pub(crate) fn run(
     use crate::suite::config::Display;
     match suite.config.results.display {
         // `display: none` prints no leaderboard; a file or JSON asked for is still written.
-        Some(Display::None) if a.output.is_none() && a.format == Format::Tui => {}
-        display => {
-            if let Some(d @ (Display::Browser | Display::Both)) = display {
-                let name = if d == Display::Browser {
-                    "browser"
-                } else {
-                    "both"
-                };
-                out.note(&format!(
-                    "note: results.display: {name} in {}: evals opens no browser yet, so this run prints the terminal leaderboard (as `display: tui` does); for the HTML report now, add `--format html -o report.html`",
-                    suite.display_path
-                ));
-            }
+        // `display: browser` shows the report in the browser instead.
+        Some(Display::None | Display::Browser) if a.output.is_none() && a.format == Format::Tui => {
+        }
+        _ => {
             let view = View {
                 breakdown: command == RunCommand::Run,
                 totals: a.totals,
             };
             emit(&run, None, a.format.into(), a.output.as_deref(), view, out)?;
         }
+    }
+    if let Some(b) = &browser {
+        let asked = (a.format == Format::Html)
+            .then_some(a.output.as_deref())
+            .flatten();
+        b.show(&run, None, asked, out);
     }
     if run.total_errors() > 0 {
         out.warn(&format!(
@@ -126,6 +124,29 @@ pub(crate) fn run(
         ));
     }
     Ok(code)
+}
+
+/// How the run shows its HTML report in the browser, when it does (`--open`,
+/// `results.display: browser|both`): a stamped file beside the run's snapshots.
+pub(crate) fn browser(
+    suite: &Suite,
+    a: &RunArgs,
+    command: &str,
+    run: &RunResult,
+    env: &Env,
+) -> Option<super::open::Browser> {
+    super::open::wanted(suite.config.results.display, a.open).then(|| super::open::Browser {
+        stamped: {
+            let path = super::target::results_dir(suite, a.destination.as_deref())
+                .join(super::target::stamped_name(command, run, "html"));
+            match path.strip_prefix(&suite.cwd) {
+                Ok(rel) => rel.to_path_buf(),
+                Err(_) => path,
+            }
+        },
+        no_open: a.no_open,
+        desktop: super::open::Desktop::read(env),
+    })
 }
 
 /// Whether what `run` prints after the run reads case results: the per-case breakdown, the

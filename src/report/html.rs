@@ -1,6 +1,13 @@
-//! The standalone HTML report: one file, no external assets, sortable tables, dataset
-//! standings, a drill-down per experiment and case. Every value from a run (model output,
-//! diagnostics, errors) is escaped by the template engine's HTML auto-escaping.
+//! The standalone HTML report: one file, no external assets. The verdict and the standings
+//! (overall, per dataset; sortable, best value and best weighted score marked) are written
+//! as HTML; the cases, a case × contender matrix with each case's input, expected answer,
+//! outputs side by side and diff against the baseline, are one JSON blob the page's script
+//! renders a page at a time, with search and filters ([`cases`]). Every value from a run
+//! (model output, diagnostics, errors) is escaped: the template engine's HTML
+//! auto-escaping in the markup, [`cases::script_json`] in the blob, `textContent` in the
+//! script.
+
+mod cases;
 
 use minijinja::{AutoEscape, Environment, context};
 use serde::Serialize;
@@ -47,19 +54,6 @@ struct Table {
 }
 
 #[derive(Serialize)]
-struct CaseView {
-    case: String,
-    score: String,
-    verdict: String,
-    metrics: Vec<String>,
-    error: Option<String>,
-    reply_error: Option<String>,
-    output: String,
-    diagnostics: Vec<String>,
-    thresholds: Vec<String>,
-}
-
-#[derive(Serialize)]
 struct DeltaView {
     contender: String,
     dataset: String,
@@ -68,16 +62,48 @@ struct DeltaView {
     gated: bool,
     scores: String,
     why: String,
-    diff: Option<String>,
+    /// `#case=…`: the case in the matrix's case view.
+    link: String,
+}
+
+/// How many rows of the baseline comparison the page lists; the rest are in the matrix
+/// (outcome filter), so a run with thousands of changes does not open on a wall of them.
+const DELTAS_LISTED: usize = 50;
+
+/// The fragment of a case's link in the page: `#case=<dataset>/<case>`, as the script reads it.
+fn case_link(dataset: &str, case: &str) -> String {
+    let key = format!("{dataset}/{case}");
+    let mut out = String::from("#case=");
+    for b in key.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Where a case's trajectory goes in its view: the HTML fragment of an agent's steps (its
+/// calls and tool calls), shown under the contender's output; `None` shows nothing.
+// TRAJECTORY: the coordinator wires `crate::report::trajectory` (issue 17) in here; the
+// fragment must escape every value itself, the page inserts it as markup.
+fn trajectory(_case: &crate::results::CaseResult) -> Option<String> {
+    None
 }
 
 fn deltas(comparison: Option<&Comparison>) -> Vec<DeltaView> {
     let Some(c) = comparison else {
         return vec![];
     };
+    // The gated first, in the gate's order, then the rest.
     c.cases
         .iter()
+        .filter(|d| d.gated)
+        .chain(c.cases.iter().filter(|d| !d.gated))
+        .take(DELTAS_LISTED)
         .map(|d| DeltaView {
+            link: case_link(&d.dataset, &d.case),
             contender: super::format::contender_label(&d.contender),
             dataset: d.dataset.clone(),
             case: d.case.clone(),
@@ -106,16 +132,8 @@ fn deltas(comparison: Option<&Comparison>) -> Vec<DeltaView> {
                     })
                 })
                 .unwrap_or_default(),
-            diff: super::diff::output_diff(d),
         })
         .collect()
-}
-
-#[derive(Serialize)]
-struct ExperimentView {
-    title: String,
-    cases: Vec<CaseView>,
-    errors: usize,
 }
 
 fn table(run: &RunResult, s: &Standings) -> Table {
@@ -227,132 +245,9 @@ fn row(
     r
 }
 
-fn experiments(run: &RunResult) -> Vec<ExperimentView> {
-    let metrics = metrics_in_order(run);
-    run.experiments
-        .iter()
-        .map(|e| ExperimentView {
-            title: format!("{} · {}", label(e), e.dataset),
-            errors: e.errors,
-            cases: e
-                .cases
-                .iter()
-                .map(|c| CaseView {
-                    case: c.case.clone(),
-                    score: pct(c.score),
-                    verdict: match (&c.error, c.passed) {
-                        (Some(_), _) => "error".into(),
-                        (None, Some(true)) => "pass".into(),
-                        _ => "fail".into(),
-                    },
-                    metrics: metrics
-                        .iter()
-                        .map(|m| pct(c.metrics.get(&m.name).copied().flatten()))
-                        .collect(),
-                    error: c.error.as_ref().map(|e| e.message.clone()),
-                    reply_error: c.reply_error.clone(),
-                    output: match &c.output {
-                        Some(serde_json::Value::String(s)) => s.clone(),
-                        Some(v) => serde_json::to_string_pretty(v).unwrap_or_default(),
-                        None => c.raw.clone().unwrap_or_default(),
-                    },
-                    diagnostics: c
-                        .diagnostics
-                        .iter()
-                        .map(|d| {
-                            format!(
-                                "{}: want {}, got {} ({})",
-                                d.field, d.want, d.got, d.outcome
-                            )
-                        })
-                        .collect(),
-                    thresholds: c.failed_thresholds.clone(),
-                })
-                .collect(),
-        })
-        .collect()
-}
-
-const TEMPLATE: &str = r#"<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>evals · {{ run.suite }}</title>
-<style>
-body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1400px;padding:0 1rem;color:#1d2433;background:#fbfbfd}
-h1{font-size:1.5rem;margin:0 0 .25rem}h2{font-size:1.15rem;margin:2rem 0 .5rem}
-.meta{color:#5b6478;margin-bottom:1rem}.meta code{background:#eef0f5;padding:0 .3em;border-radius:3px}
-table{border-collapse:collapse;width:100%;background:#fff;box-shadow:0 1px 2px #0001;margin-bottom:.5rem}
-th,td{padding:.35rem .6rem;border-bottom:1px solid #e6e8ef;text-align:right;white-space:nowrap}
-th{background:#f1f3f8;cursor:pointer;user-select:none;position:sticky;top:0}th:hover{background:#e4e8f2}
-td.l,th.l{text-align:left}tr.best-value td{background:#e9f8ee}tr.best-weighted td:first-child{border-left:4px solid #2f9e5a}
-.note{color:#2f6e45;margin:.25rem 0 1rem}.verdict{padding:.75rem 1rem;border-radius:6px;font-weight:600}
-.pass{color:#1f7a3f}.fail{color:#9a6700}.error{color:#b42318;font-weight:600}
-.verdict.ok{background:#e9f8ee}.verdict.bad{background:#fdecea}
-details{background:#fff;margin:.4rem 0;padding:.4rem .8rem;box-shadow:0 1px 2px #0001;border-radius:4px}
-summary{cursor:pointer}pre{background:#f6f7fa;padding:.6rem;overflow:auto;max-height:24rem;white-space:pre-wrap}
-ul{margin:.3rem 0}.scroll{overflow-x:auto}dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{font-weight:600}
-</style></head><body>
-<h1>{{ run.suite }}</h1>
-{% if run.description %}<div>{{ run.description }}</div>{% endif %}
-<div class="meta">run <code>{{ run.id }}</code> · {{ run.command }} ({{ run.mode }}) · {{ run.status }} · started {{ run.started_at }}{% if run.branch %} · branch <code>{{ run.branch }}</code>{% endif %}{% if run.commit %} @ <code>{{ run.commit[:7] }}</code>{% endif %}</div>
-{% if verdict %}<div class="verdict {{ 'ok' if passed else 'bad' }}">{{ verdict }}</div>
-{% if reasons %}<ul>{% for r in reasons %}<li>{{ r }}</li>{% endfor %}</ul>{% endif %}{% endif %}
-{% if deltas %}<h2>Compared with the baseline</h2>
-<div class="scroll"><table class="sortable"><thead><tr><th class="l">status</th><th class="l">contender</th><th class="l">dataset</th><th class="l">case</th><th>baseline → this run</th><th class="l">why</th></tr></thead><tbody>
-{% for d in deltas %}<tr><td class="l {{ 'error' if d.gated else '' }}">{{ d.status }}</td><td class="l">{{ d.contender }}</td><td class="l">{{ d.dataset }}</td><td class="l">{{ d.case }}</td><td>{{ d.scores }}</td><td class="l">{{ d.why }}</td></tr>
-{% endfor %}</tbody></table></div>
-{% for d in deltas %}{% if d.diff %}<details><summary>{{ d.contender }} · {{ d.dataset }} · {{ d.case }}: output diff</summary><pre>{{ d.diff }}</pre></details>{% endif %}{% endfor %}
-{% endif %}
-{% if tests %}<h2>Statistical gate</h2><ul>{% for t in tests %}<li>{{ t }}</li>{% endfor %}</ul>
-{% endif %}{% if refused %}<p>Refused (never scored): {% for r in refused %}{{ r }}{% if not loop.last %}; {% endif %}{% endfor %}</p>{% endif %}
-{% if overall_note %}<h2>overall</h2>
-<div class="note">{{ overall_note }}</div>{% endif %}
-{% for t in tables %}
-<h2>{{ t.title }}</h2>
-<div class="scroll"><table class="sortable"><thead><tr>{% for h in t.header %}<th class="{{ 'l' if loop.index in [2,3,4] else '' }}">{{ h }}</th>{% endfor %}</tr></thead><tbody>
-{% for r in t.rows %}{% set i = loop.index0 %}<tr class="{{ 'best-value' if i == t.best_value else '' }} {{ 'best-weighted' if i == t.best_weighted else '' }}">{% for c in r %}<td class="{{ 'l' if loop.index in [2,3,4] else '' }}" data-sort="{{ c.sort }}">{{ c.text }}</td>{% endfor %}</tr>
-{% endfor %}</tbody></table></div>
-<div class="note">{{ t.best_value_text }}{% if t.best_weighted_text %}<br>{{ t.best_weighted_text }} (marked at the left){% endif %}</div>
-{% endfor %}
-<h2>Glossary</h2><dl>{% for m in metrics %}<dt>{{ m.name }}</dt><dd>{{ m.description }} ({{ 'higher' if m.higher_is_better else 'lower' }} is better)</dd>{% endfor %}
-{% if run.weights %}<dt>wscore</dt><dd>weighted score from <code>weighted_score.weights</code>: Σ|w|·goodness / Σ|w|, errors off the total</dd>{% endif %}
-<dt>errors</dt><dd>cases with no score: transport failures, cassette misses, crashed adapters</dd>
-{% if truncated %}<dt>truncated</dt><dd>scored cases whose reply was cut at the token limit (<code>finish_reason: length</code>)</dd>
-{% endif %}<dt>cost</dt><dd>dollars reported by the provider or priced from <code>pricing:</code>; - when unknown</dd>
-<dt>time, latency, p95</dt><dd>experiment time from call latencies; mean and 95th percentile seconds of the calls that worked</dd></dl>
-<h2>Cases</h2>
-{% for e in experiments %}<details><summary>{{ e.title }}{% if e.errors %} · <span class="error">{{ e.errors }} errors</span>{% endif %}</summary>
-<table class="sortable"><thead><tr><th class="l">case</th><th>score</th>{% for m in metrics %}<th>{{ m.name }}</th>{% endfor %}<th class="l">result</th></tr></thead><tbody>
-{% for c in e.cases %}<tr><td class="l">{{ c.case }}</td><td>{{ c.score }}</td>{% for v in c.metrics %}<td>{{ v }}</td>{% endfor %}<td class="l {{ c.verdict }}">{{ c.verdict }}</td></tr>
-{% endfor %}</tbody></table>
-{% for c in e.cases %}<details><summary>{{ c.case }} — {{ c.score }} <span class="{{ c.verdict }}">{{ c.verdict }}</span></summary>
-{% if c.error %}<p class="error">error</p><pre>{{ c.error }}</pre>{% endif %}
-{% if c.reply_error %}<p class="fail">reply unusable: {{ c.reply_error }}</p>{% endif %}
-{% if c.diagnostics %}<ul>{% for d in c.diagnostics %}<li>{{ d }}</li>{% endfor %}</ul>{% endif %}
-{% if c.thresholds %}<p class="fail">below threshold: {{ c.thresholds | join(", ") }}</p>{% endif %}
-{% if c.output %}<pre>{{ c.output }}</pre>{% endif %}
-</details>{% endfor %}
-</details>{% endfor %}
-<script>
-document.querySelectorAll("table.sortable").forEach(function (t) {
-  t.querySelectorAll("th").forEach(function (th, col) {
-    th.addEventListener("click", function () {
-      var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
-      var asc = th.dataset.dir !== "asc"; th.dataset.dir = asc ? "asc" : "desc";
-      rows.sort(function (a, b) {
-        var x = a.cells[col].dataset.sort || a.cells[col].textContent;
-        var y = b.cells[col].dataset.sort || b.cells[col].textContent;
-        var nx = parseFloat(x), ny = parseFloat(y);
-        var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
-        return asc ? c : -c;
-      });
-      rows.forEach(function (r) { body.appendChild(r); });
-    });
-  });
-});
-</script>
-</body></html>
-"#;
+const TEMPLATE: &str = include_str!("html/report.html");
+const STYLE: &str = include_str!("html/report.css");
+const SCRIPT: &str = include_str!("html/report.js");
 
 impl Report for Html {
     fn render(&self, run: &RunResult, comparison: Option<&Comparison>) -> String {
@@ -385,7 +280,12 @@ impl Report for Html {
             metrics => metrics_in_order(run),
             tables => tables,
             overall_note => overall_note,
-            experiments => experiments(run),
+            deltas_total => comparison.map(|c| c.cases.len()).unwrap_or(0),
+            deltas_listed => DELTAS_LISTED,
+            cases_total => run.experiments.iter().map(|e| e.cases.len()).sum::<usize>(),
+            data => minijinja::Value::from_safe_string(cases::script_json(&cases::data(run, comparison))),
+            style => minijinja::Value::from_safe_string(STYLE.to_string()),
+            script => minijinja::Value::from_safe_string(SCRIPT.to_string()),
             refused => &run.run.refused,
             verdict => verdict,
             passed => passed,
@@ -416,16 +316,33 @@ mod tests {
                 case("fine", Some(1.0), Some(true)),
             ],
         );
+        r.run.suite = "<script>alert(0)</script>".into();
         r.experiments[0].cases[0].output = Some(serde_json::json!("<script>alert(1)</script>"));
         r.experiments[0].cases[0].error =
             crate::results::testing::error("<img src=x onerror=alert(2)>");
+        r.experiments[0].cases[0].input = Some(serde_json::json!("</script><script>alert(3)"));
         let html = Html.render(&r, None);
+        // In the markup, HTML-escaped; in the case data, `<` `>` `&` as JSON escapes.
         assert!(
-            html.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;"),
+            html.contains("<h1>&lt;script&gt;alert(0)&lt;&#x2f;script&gt;</h1>"),
             "{html}"
         );
-        assert!(!html.contains("<script>alert(1)"));
-        assert!(!html.contains("<img src=x"));
+        assert!(
+            html.contains(r#""out":"\u003cscript\u003ealert(1)\u003c/script\u003e""#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#""i":"\u003c/script\u003e\u003cscript\u003ealert(3)""#),
+            "{html}"
+        );
+        for bad in ["<script>alert", "</script><script>", "<img src=x"] {
+            assert!(!html.contains(bad), "{bad}");
+        }
+        assert_eq!(
+            html.matches("</script>").count(),
+            2,
+            "the data and the script"
+        );
         // Standalone: no external stylesheet, script or image.
         for needle in ["src=\"http", "href=\"http", "src=\"//", "<link"] {
             assert!(!html.contains(needle), "{needle}");
@@ -433,7 +350,7 @@ mod tests {
         assert_eq!(
             html.matches("<script>").count(),
             1,
-            "only the sorting script"
+            "only the page's own script (the data is type=application/json)"
         );
         assert!(html.contains("class=\"sortable\""));
         assert!(html.contains("<h2>dataset "));

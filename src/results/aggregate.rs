@@ -458,6 +458,8 @@ mod tests {
             weight,
             repeats: vec![],
             judge_usage: Default::default(),
+            input: None,
+            expected: None,
         }
     }
 

@@ -287,6 +287,12 @@ pub struct CaseResult {
     /// What a judge's calls for this case used (`kind: judge`): apart from [`Self::usage`],
     /// the contender's, which the contender's cost is summed from.
     pub judge_usage: Usage,
+    /// What the case gave the model (its input text, or its variables), so a report can
+    /// show it beside the replies; `None` in snapshots written before it was kept.
+    pub input: Option<Value>,
+    /// The case's expected answer (`expected`, else its `expect:` assertions), as the
+    /// report shows it; `None` when the case has none.
+    pub expected: Option<Value>,
 }
 
 /// One try of a repeated case: its score, whether it passed, and why it errored.
@@ -434,8 +440,11 @@ impl CaseResult {
                 *text = clean;
             }
         }
-        if let Some(output) = &mut self.output {
-            crate::secrets::scrub_json(output);
+        for value in [&mut self.output, &mut self.input, &mut self.expected]
+            .into_iter()
+            .flatten()
+        {
+            crate::secrets::scrub_json(value);
         }
         if !self.diagnostics.is_empty() {
             crate::secrets::scrub_model(&mut self.diagnostics);

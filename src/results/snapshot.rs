@@ -294,6 +294,10 @@ struct CaseRef<'a> {
     repeats: &'a [Repeat],
     #[serde(skip_serializing_if = "unused")]
     judge_usage: &'a Usage,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input: &'a Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expected: &'a Option<Value>,
 }
 
 fn unused(u: &&Usage) -> bool {
@@ -333,6 +337,10 @@ struct CaseFormat {
     repeats: Vec<Repeat>,
     #[serde(default)]
     judge_usage: Usage,
+    #[serde(default)]
+    input: Option<Value>,
+    #[serde(default)]
+    expected: Option<Value>,
 }
 
 fn none<T>(list: &&[T]) -> bool {
@@ -367,6 +375,8 @@ impl Serialize for CaseResult {
             weight: self.weight,
             repeats: &self.repeats,
             judge_usage: &self.judge_usage,
+            input: &self.input,
+            expected: &self.expected,
         }
         .serialize(s)
     }
@@ -401,6 +411,8 @@ impl<'de> Deserialize<'de> for CaseResult {
             weight: f.weight,
             repeats: f.repeats,
             judge_usage: f.judge_usage,
+            input: f.input,
+            expected: f.expected,
         })
     }
 }

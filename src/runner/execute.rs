@@ -340,6 +340,8 @@ fn unreadable(head: &crate::suite::CaseHead<'_>, changed: &crate::suite::Changed
         weight: 1.0,
         repeats: vec![],
         judge_usage: Default::default(),
+        input: None,
+        expected: None,
     }
 }
 
@@ -517,6 +519,10 @@ async fn run_case_unscrubbed(
         weight: case.weight,
         repeats: vec![],
         judge_usage: Default::default(),
+        // Kept in the result (and so the case log and the snapshot, on disk), not in the
+        // run: the HTML report reads them back with the cases.
+        input: Some(case.input.to_value()),
+        expected: case.expected.clone().or_else(|| case.expect.clone()),
     };
     // Resolved when the run was prepared: a kind missing here is a bug, said as an error
     // of the case.

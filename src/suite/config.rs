@@ -486,7 +486,7 @@ pub struct ResultsConfig {
     pub display: Option<Display>,
 }
 
-/// `results.display`: whether a run ends with the leaderboard.
+/// `results.display`: whether a run ends with the leaderboard, the browser report, or both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Display {
@@ -494,9 +494,10 @@ pub enum Display {
     None,
     /// The terminal leaderboard (the default).
     Tui,
-    /// Not yet available: the terminal leaderboard, with a note saying so.
+    /// The HTML report, written beside the snapshots and opened in the browser (never on
+    /// CI; `--no-open` writes it only), instead of the terminal leaderboard.
     Browser,
-    /// As `browser`.
+    /// The terminal leaderboard and the browser report.
     Both,
 }
 

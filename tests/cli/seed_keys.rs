@@ -1,6 +1,6 @@
 //! Keys the seeds' configs carry either work or fail with the fix: `project:` is kept with
-//! the run, `results.temp_dir` is an error, `results.display: browser|both` says what happens
-//! instead, and `compare -n` checks the weights as a real run does.
+//! the run, `results.temp_dir` is an error, `results.display: browser|both` writes the HTML
+//! report and opens it, and `compare -n` checks the weights as a real run does.
 
 use crate::harness::Project;
 
@@ -29,15 +29,104 @@ fn results_temp_dir_is_an_error_naming_the_line_and_the_fix() {
         .stderr_has("remove the key");
 }
 
+/// An opener standing in for `xdg-open`: it appends its arguments to `opened.txt`.
+fn with_opener(p: Project) -> (Project, String) {
+    let script = p.path().join("opener.sh");
+    let log = p.path().join("opened.txt");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho \"$@\" >> '{}'\n", log.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (p, script.display().to_string())
+}
+
+fn opened(p: &Project) -> Vec<String> {
+    std::fs::read_to_string(p.path().join("opened.txt"))
+        .map(|s| s.lines().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// The report `wrote evals/results/<stamp>-compare-<id>.html` names, read back.
+fn wrote_html(p: &Project, stderr: &str) -> (String, String) {
+    let rel = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("wrote ").filter(|f| f.ends_with(".html")))
+        .unwrap_or_else(|| panic!("no `wrote ….html`\n{stderr}"))
+        .to_string();
+    assert!(rel.starts_with("evals/results/"), "{rel}");
+    assert!(rel.contains("-compare-"), "{rel}");
+    (rel.clone(), p.read(&rel))
+}
+
 #[test]
-fn results_display_browser_or_both_says_what_happens_and_what_to_use_now() {
+fn results_display_browser_or_both_writes_the_html_report_and_opens_it() {
     for display in ["browser", "both"] {
-        let p = mini_with(&format!("results: {{ display: {display} }}\n"));
-        let d = p.evals(&["compare", "--no-autosave"]).ok();
-        d.stderr_has(&format!("note: results.display: {display} in evals/.llm-evals.config.yml: evals opens no browser yet, so this run prints the terminal leaderboard"))
-            .stderr_has("`--format html -o report.html`");
-        assert!(d.stdout.contains("fake/echo"), "{}", d.stdout);
+        let (p, opener) = with_opener(mini_with(&format!("results: {{ display: {display} }}\n")));
+        let d = p
+            .evals(&["compare", "--no-autosave"])
+            .env("EVALS_OPENER", &opener)
+            .ok();
+        let (rel, html) = wrote_html(&p, &d.stderr);
+        assert!(html.starts_with("<!doctype html>"), "{html}");
+        assert!(
+            html.contains(r#""c":"one""#),
+            "the case is in the report: {html}"
+        );
+        d.stderr_has(&format!(
+            "opened {rel} in the browser (--no-open writes it without opening)"
+        ));
+        // The opener is handed the file's absolute path, once.
+        assert_eq!(opened(&p), vec![p.path().join(&rel).display().to_string()]);
+        // `browser` is the report instead of the leaderboard; `both` is both.
+        assert_eq!(
+            d.stdout.contains("fake/echo"),
+            display == "both",
+            "{}",
+            d.stdout
+        );
     }
+}
+
+#[test]
+fn no_open_and_ci_write_the_browser_report_without_opening_it_and_open_asks_for_it() {
+    let (p, opener) = with_opener(mini_with("results: { display: browser }\n"));
+    let d = p
+        .evals(&["compare", "--no-autosave", "--no-open"])
+        .env("EVALS_OPENER", &opener)
+        .ok();
+    wrote_html(&p, &d.stderr);
+    d.stderr_lacks("opened");
+    let d = p
+        .evals(&["compare", "--no-autosave"])
+        .env("EVALS_OPENER", &opener)
+        .env("CI", "true")
+        .ok();
+    wrote_html(&p, &d.stderr);
+    d.stderr_lacks("opened");
+    assert!(opened(&p).is_empty(), "{:?}", opened(&p));
+    // No display setting: `--open` asks; without a desktop it is written and said so.
+    let (p, opener) = with_opener(mini_with(""));
+    let d = p
+        .evals(&["compare", "--no-autosave", "--open"])
+        .env("EVALS_OPENER", &opener)
+        .ok();
+    let (rel, _) = wrote_html(&p, &d.stderr);
+    assert_eq!(opened(&p), vec![p.path().join(&rel).display().to_string()]);
+    let d = p
+        .evals(&["compare", "--no-autosave", "--open"])
+        .env("DISPLAY", "")
+        .env("WAYLAND_DISPLAY", "")
+        .ok();
+    let (rel, _) = wrote_html(&p, &d.stderr);
+    d.stderr_has(&format!(
+        "not opening {rel}: no desktop (DISPLAY and WAYLAND_DISPLAY are unset)"
+    ));
+    assert_eq!(opened(&p).len(), 1, "only the first --open ran the opener");
+    // `--open --no-open` contradicts itself.
+    p.evals(&["compare", "--open", "--no-open"]).code(2);
 }
 
 #[test]

@@ -1,0 +1,212 @@
+//! The HTML report after a run, for the browser (`results.display: browser|both`, `--open`):
+//! written under `results.destination` (or the `-o`/`--html` file already asked for) and
+//! opened with the desktop's opener, `xdg-open` or `open`; never on CI, nor with
+//! `--no-open` (written, not opened), nor without a desktop. `EVALS_OPENER` names another
+//! opener command (a test points it at a script recording its argv).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use super::output::Out;
+use crate::results::{Comparison, RunResult};
+use crate::suite::config::Display;
+
+/// What opening is decided from: the flags, the display setting and the environment.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Desktop {
+    /// `CI` is set (as [`crate::env::Env::ci`] reads it).
+    pub(crate) ci: bool,
+    /// `EVALS_OPENER`: the command (and its first arguments, split at spaces) to open with.
+    pub(crate) opener: Option<String>,
+    /// `DISPLAY` or `WAYLAND_DISPLAY` is set, not empty.
+    pub(crate) display: bool,
+    /// macOS, where `open` needs no display variable.
+    pub(crate) macos: bool,
+}
+
+impl Desktop {
+    /// This process's.
+    pub(crate) fn read(env: &crate::env::Env) -> Desktop {
+        let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+        Desktop {
+            ci: env.ci,
+            opener: std::env::var("EVALS_OPENER")
+                .ok()
+                .filter(|v| !v.trim().is_empty()),
+            display: set("DISPLAY") || set("WAYLAND_DISPLAY"),
+            macos: cfg!(target_os = "macos"),
+        }
+    }
+}
+
+/// Whether the run ends with the HTML report for the browser: `--open`, or
+/// `results.display: browser` or `both`.
+pub(crate) fn wanted(display: Option<Display>, open: bool) -> bool {
+    open || matches!(display, Some(Display::Browser | Display::Both))
+}
+
+/// The command that opens `file`, or why it is not opened.
+pub(crate) fn decide(d: &Desktop, no_open: bool, file: &Path) -> Result<Vec<OsString>, String> {
+    if no_open {
+        return Err("--no-open".into());
+    }
+    if d.ci {
+        return Err("CI is set".into());
+    }
+    let mut argv: Vec<OsString> = match &d.opener {
+        Some(cmd) => cmd.split_whitespace().map(OsString::from).collect(),
+        None if d.macos => vec!["open".into()],
+        None if d.display => vec!["xdg-open".into()],
+        None => return Err("no desktop (DISPLAY and WAYLAND_DISPLAY are unset)".into()),
+    };
+    argv.push(file.as_os_str().to_owned());
+    Ok(argv)
+}
+
+/// How a run shows its report in the browser.
+pub(crate) struct Browser {
+    /// Where the report goes unless a file was asked for: a stamped name under the
+    /// results folder.
+    pub(crate) stamped: PathBuf,
+    pub(crate) no_open: bool,
+    pub(crate) desktop: Desktop,
+}
+
+impl Browser {
+    /// Writes the report to `asked` (an HTML file `-o`/`--html` already wrote: not written
+    /// again) or the stamped path, and opens it unless [`decide`] says why not. A report
+    /// that cannot be written or opened is a warning: the run's verdict stands.
+    pub(crate) fn show(
+        &self,
+        run: &RunResult,
+        comparison: Option<&Comparison>,
+        asked: Option<&Path>,
+        out: &Out,
+    ) {
+        let file = match asked {
+            Some(p) => p.to_path_buf(),
+            None => {
+                let html = crate::report::render(
+                    crate::report::Format::Html,
+                    Default::default(),
+                    run,
+                    comparison,
+                );
+                if let Some(dir) = self.stamped.parent()
+                    && let Err(e) = std::fs::create_dir_all(dir)
+                {
+                    out.warn(&format!(
+                        "could not write the HTML report in {}: {e}",
+                        dir.display()
+                    ));
+                    return;
+                }
+                match crate::error::write_atomic(&self.stamped, html.as_bytes()) {
+                    Ok(()) => out.note(&format!("wrote {}", self.stamped.display())),
+                    Err(e) => {
+                        out.warn(&format!("could not write the HTML report: {e}"));
+                        return;
+                    }
+                }
+                self.stamped.clone()
+            }
+        };
+        let argv = match decide(&self.desktop, self.no_open, &file) {
+            Ok(argv) => argv,
+            Err(why) if why.starts_with("no desktop") => {
+                out.note(&format!("not opening {}: {why}", file.display()));
+                return;
+            }
+            Err(why) => {
+                out.verbose(&format!("not opening {} ({why})", file.display()));
+                return;
+            }
+        };
+        // The opener gets an absolute path: it may resolve it from elsewhere.
+        let mut argv = argv;
+        if let Some(last) = argv.last_mut()
+            && let Ok(abs) = std::path::absolute(&file)
+        {
+            *last = abs.into_os_string();
+        }
+        let status = std::process::Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+        match status {
+            Ok(s) if s.success() => out.note(&format!(
+                "opened {} in the browser (--no-open writes it without opening)",
+                file.display()
+            )),
+            Ok(s) => out.warn(&format!(
+                "{} could not open {}: it exited with {s}; open the file yourself",
+                argv[0].to_string_lossy(),
+                file.display()
+            )),
+            Err(e) => out.warn(&format!(
+                "could not run {} to open {}: {e}; open the file yourself, or set EVALS_OPENER",
+                argv[0].to_string_lossy(),
+                file.display()
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn desktop() -> Desktop {
+        Desktop {
+            display: true,
+            ..Desktop::default()
+        }
+    }
+
+    #[test]
+    fn a_desktop_opens_with_xdg_open_or_the_opener_named_and_never_on_ci_or_with_no_open() {
+        let f = Path::new("r.html");
+        assert_eq!(
+            decide(&desktop(), false, f),
+            Ok(vec!["xdg-open".into(), "r.html".into()])
+        );
+        let mac = Desktop {
+            macos: true,
+            ..Desktop::default()
+        };
+        assert_eq!(
+            decide(&mac, false, f),
+            Ok(vec!["open".into(), "r.html".into()])
+        );
+        let named = Desktop {
+            opener: Some("firefox --new-tab".into()),
+            ..Desktop::default()
+        };
+        assert_eq!(
+            decide(&named, false, f),
+            Ok(vec!["firefox".into(), "--new-tab".into(), "r.html".into()])
+        );
+        let ci = Desktop {
+            ci: true,
+            ..named.clone()
+        };
+        assert_eq!(decide(&ci, false, f), Err("CI is set".into()));
+        assert_eq!(decide(&named, true, f), Err("--no-open".into()));
+        assert_eq!(
+            decide(&Desktop::default(), false, f),
+            Err("no desktop (DISPLAY and WAYLAND_DISPLAY are unset)".into())
+        );
+    }
+
+    #[test]
+    fn the_browser_report_is_wanted_by_open_or_display_browser_or_both() {
+        assert!(wanted(None, true));
+        assert!(wanted(Some(Display::Browser), false));
+        assert!(wanted(Some(Display::Both), false));
+        for d in [None, Some(Display::Tui), Some(Display::None)] {
+            assert!(!wanted(d, false), "{d:?}");
+        }
+    }
+}
