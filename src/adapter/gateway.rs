@@ -5,6 +5,14 @@
 //! with the contender's model (and its effort, temperature and max tokens, where set) and
 //! sent to the contender's real provider, with the real key, through the cassette layer: an
 //! exec adapter's calls are recorded and replayed like any other. Unknown tokens are refused.
+//!
+//! The program's other APIs (`adapter.upstreams`) are served under
+//! `/upstream/<name>/<token>/`: a request there goes to the API's real base URL with its real
+//! credential (from `key_env`, put in `header`, never the worker's), through the same
+//! cassette session, recorded beside the model's calls in call order; in replay an
+//! unexpected or exhausted request, or (when strict) a recorded one never made, errors the
+//! case whatever the program makes of it. A case's hand-written `fixtures/` answer an API
+//! with no recording.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -36,6 +44,39 @@ pub struct Binding {
     pub pricing: Option<Pricing>,
     /// Usage and call latency summed over the case's calls.
     pub spent: Arc<Mutex<Spent>>,
+    /// The adapter's other APIs (`adapter.upstreams`), shared by the run's cases.
+    pub upstreams: Arc<UpstreamSet>,
+    /// The case's hand-written answers of those APIs (`<case>/fixtures/`), if it has any.
+    pub fixtures: Option<std::path::PathBuf>,
+}
+
+/// The adapter's other APIs as the gateway sends to them.
+#[derive(Debug, Clone, Default)]
+pub struct UpstreamSet {
+    /// Each API by name.
+    pub apis: indexmap::IndexMap<String, UpstreamApi>,
+    /// The config's `upstreams:` (strictness).
+    pub config: crate::suite::config::Upstreams,
+}
+
+/// One upstream API: where it is and its credential.
+#[derive(Clone)]
+pub struct UpstreamApi {
+    /// The real base URL, without a trailing `/`.
+    pub base_url: String,
+    /// The header the credential goes in (lowercase).
+    pub header: String,
+    /// `key_env` and its value (`None` when it is not set).
+    pub key: Option<(String, Option<String>)>,
+}
+
+impl std::fmt::Debug for UpstreamApi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpstreamApi")
+            .field("base_url", &self.base_url)
+            .field("header", &self.header)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What a case's calls through the gateway cost.
@@ -54,6 +95,23 @@ pub struct Spent {
     /// The tool calls in the responses the worker received, in order; `None` until a
     /// response of a shape [`crate::results::ToolCall::observed_in`] reads.
     pub tool_calls: Option<Vec<crate::results::ToolCall>>,
+    /// Every call the worker made through the gateway, in order: the case's trajectory.
+    pub trajectory: Vec<crate::results::Step>,
+}
+
+impl Spent {
+    /// A model call of the trajectory: `path` of the gateway, answered with `status`.
+    fn model_step(&mut self, b: &Binding, path: &str, status: Option<u16>) {
+        self.trajectory.push(crate::results::Step {
+            kind: crate::results::StepKind::Model,
+            name: b.contender.id().to_string(),
+            method: "POST".into(),
+            path: path.to_string(),
+            query: Default::default(),
+            body: None,
+            status,
+        });
+    }
 }
 
 #[derive(Default)]
@@ -92,6 +150,7 @@ impl Gateway {
             .route("/v1beta/models/{call}", post(gemini))
             // google-genai asks `v1` unless told `GOOGLE_GENAI_API_VERSION=beta`.
             .route("/v1/models/{call}", post(gemini))
+            .route("/upstream/{*rest}", axum::routing::any(upstream))
             .fallback(unknown_endpoint)
             .with_state(bindings.clone());
         tokio::spawn(async move {
@@ -134,7 +193,12 @@ fn error(status: StatusCode, message: &str) -> Response {
         .into_response()
 }
 
-async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: String) -> Response {
+async fn chat(
+    State(bindings): State<Arc<Bindings>>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    body: String,
+) -> Response {
     let token = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
@@ -190,6 +254,14 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     spent.calls += 1;
+    spent.model_step(
+        &b,
+        uri.path(),
+        result
+            .as_ref()
+            .ok()
+            .map(|r: &crate::cassette::HttpResponse| r.status),
+    );
     match result {
         Ok(resp) => {
             spent.latency_s += resp.latency.as_secs_f64();
@@ -328,6 +400,43 @@ async fn translated_response(
 /// the gateway passes on is final (its retries ran below the cassette layer), and a replay
 /// miss never succeeds on a second try, so one missed case is one request.
 const SHOULD_RETRY: &str = "x-should-retry";
+
+impl Binding {
+    /// The case's [`Spent`], locked.
+    pub(crate) fn spent_lock(&self) -> std::sync::MutexGuard<'_, Spent> {
+        self.spent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// `/upstream/<name>/<token>/<path>`: a call to one of the adapter's other APIs.
+async fn upstream(
+    State(bindings): State<Arc<Bindings>>,
+    method: axum::http::Method,
+    axum::extract::Path(rest): axum::extract::Path<String>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    body: axum::body::Bytes,
+) -> Response {
+    let (name, token, path) = super::upstreams::split(&rest, &headers);
+    let Some(b) = binding_of(&bindings, token) else {
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "unknown token: call the upstream at the EVALS_UPSTREAM_<NAME>_URL evals gave this worker, while it is on a case",
+        );
+    };
+    super::upstreams::serve(
+        b,
+        name,
+        method.as_str(),
+        &path,
+        &headers,
+        uri.query(),
+        &body,
+    )
+    .await
+}
 
 /// A response marked final when it is a failure (not a 2xx).
 fn final_failure(mut resp: Response) -> Response {
@@ -580,6 +689,7 @@ async fn serve(
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     spent.calls += 1;
+    spent.model_step(&b, uri.path(), result.as_ref().ok().map(|r| r.status));
     let resp = match result {
         Ok(resp) => resp,
         Err(e) => {
@@ -785,6 +895,8 @@ mod tests {
                 api_key: None,
                 pricing: None,
                 spent: spent.clone(),
+                upstreams: Arc::default(),
+                fixtures: None,
             },
         );
         let answer = post(

@@ -7,6 +7,7 @@
 pub(crate) mod exec;
 pub(crate) mod gateway;
 mod prompt;
+pub(crate) mod upstreams;
 
 pub use exec::ExecAdapter;
 pub use prompt::PromptAdapter;
@@ -182,6 +183,9 @@ pub fn build(suite: &Suite) -> Result<Box<dyn Adapter>> {
             command,
             env,
             pass_env,
-        } => Ok(Box::new(ExecAdapter::new(suite, command, env, pass_env)?)),
+            upstreams,
+        } => Ok(Box::new(
+            ExecAdapter::new(suite, command, env, pass_env)?.with_upstreams(suite, upstreams),
+        )),
     }
 }

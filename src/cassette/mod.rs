@@ -39,8 +39,8 @@ mod store;
 pub use error::{CassetteError, SecretPlace};
 pub(crate) use format::{CassetteContender, RecordedUsage};
 pub use http::{
-    Accept, CallError, ErrorClass, HttpRequest, HttpResponse, Verdict, any_2xx, classify_error,
-    error_words,
+    Accept, CallError, ENCODING, ErrorClass, HttpRequest, HttpResponse, Verdict, any_2xx,
+    classify_error, error_words,
 };
 pub(crate) use http::{Limit, Route, Upstream, UpstreamFuture, human_bytes};
 pub(crate) use live::LiveClient;

@@ -235,6 +235,7 @@ mod tests {
                     body: json!({}),
                 },
                 latency_ms: 1,
+                upstream: None,
                 usage: None,
             }],
         };

@@ -458,6 +458,7 @@ mod tests {
             weight,
             repeats: vec![],
             judge_usage: Default::default(),
+            trajectory: vec![],
         }
     }
 

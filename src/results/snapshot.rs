@@ -294,6 +294,8 @@ struct CaseRef<'a> {
     repeats: &'a [Repeat],
     #[serde(skip_serializing_if = "unused")]
     judge_usage: &'a Usage,
+    #[serde(skip_serializing_if = "none")]
+    trajectory: &'a [crate::results::Step],
 }
 
 fn unused(u: &&Usage) -> bool {
@@ -333,6 +335,8 @@ struct CaseFormat {
     repeats: Vec<Repeat>,
     #[serde(default)]
     judge_usage: Usage,
+    #[serde(default)]
+    trajectory: Vec<crate::results::Step>,
 }
 
 fn none<T>(list: &&[T]) -> bool {
@@ -367,6 +371,7 @@ impl Serialize for CaseResult {
             weight: self.weight,
             repeats: &self.repeats,
             judge_usage: &self.judge_usage,
+            trajectory: &self.trajectory,
         }
         .serialize(s)
     }
@@ -401,6 +406,7 @@ impl<'de> Deserialize<'de> for CaseResult {
             weight: f.weight,
             repeats: f.repeats,
             judge_usage: f.judge_usage,
+            trajectory: f.trajectory,
         })
     }
 }

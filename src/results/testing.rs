@@ -30,6 +30,7 @@ pub(crate) fn case(id: &str, score: Option<f64>, passed: Option<bool>) -> CaseRe
         weight: 1.0,
         repeats: vec![],
         judge_usage: Default::default(),
+        trajectory: vec![],
     }
 }
 

@@ -340,6 +340,7 @@ fn unreadable(head: &crate::suite::CaseHead<'_>, changed: &crate::suite::Changed
         weight: 1.0,
         repeats: vec![],
         judge_usage: Default::default(),
+        trajectory: vec![],
     }
 }
 
@@ -505,6 +506,7 @@ async fn run_case_unscrubbed(
         weight: case.weight,
         repeats: vec![],
         judge_usage: Default::default(),
+        trajectory: vec![],
     };
     // Resolved when the run was prepared: a kind missing here is a bug, said as an error
     // of the case.
@@ -537,6 +539,7 @@ async fn run_case_unscrubbed(
             result.latency_s = answer.latency_s;
             result.duration_s = answer.latency_s.unwrap_or(0.0);
             let mut reply = answer.reply;
+            result.trajectory = reply.trajectory.clone().unwrap_or_default();
             if let Some(note) = answer.truncated {
                 // Said where the reader looks: a reply cut short reads "cut at max_tokens
                 // (512): not JSON: EOF while parsing", not a bare parse error.

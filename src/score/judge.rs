@@ -459,6 +459,7 @@ impl Scorer for JudgeScorer {
             error: None,
             usage: Default::default(),
             tool_calls: None,
+            trajectory: None,
         };
         self.metrics
             .iter()
@@ -531,6 +532,7 @@ mod tests {
             error: None,
             usage: Default::default(),
             tool_calls: None,
+            trajectory: None,
         }
     }
 

@@ -44,6 +44,7 @@ mod thresholds;
 mod truth;
 mod typesafe;
 mod upgrade;
+mod upstreams;
 mod verbose;
 mod verify;
 mod yaml_booleans;
