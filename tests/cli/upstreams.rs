@@ -16,7 +16,7 @@ const MODEL_KEY: &str = "sk-openai-real-0123456789abcdef";
 
 /// The agent: one tool (`lookup`: GET /orders?id=…, then POST /events), then the model.
 /// `AGENT_ORDER` overrides the order it looks up, `AGENT_SKIP_EVENT` leaves the POST out,
-/// `AGENT_WEATHER` also asks the weather API. A failed tool call is rescued (the agent goes
+/// `AGENT_WEATHER` also asks the weather API, `AGENT_TWICE` looks the order up twice. A failed tool call is rescued (the agent goes
 /// on with what it has), as agents do.
 const AGENT: &str = r#"
 import json, os, sys, urllib.request, urllib.parse, urllib.error
@@ -39,6 +39,8 @@ def call(url, data=None):
 
 def lookup(order_id):
     order = call(SHIP + "orders?" + urllib.parse.urlencode({"id": order_id, "fields": "status"}))
+    if os.environ.get("AGENT_TWICE"):
+        order = call(SHIP + "orders?" + urllib.parse.urlencode({"id": order_id, "fields": "status"}))
     if not os.environ.get("AGENT_SKIP_EVENT"):
         call(SHIP + "events", {"order": order_id, "seen": True, "count": 1})
     if os.environ.get("AGENT_WEATHER"):
@@ -348,4 +350,95 @@ fn an_upstream_key_is_never_passed_to_a_worker() {
     p.evals(&["cases"]).code(2).stderr_has(
         "adapter.pass_env: 'SHIPPING_KEY' holds the suite's API key, which workers never get",
     );
+}
+
+/// A recorded agent suite, both servers gone; `upstreams` and `env` as the check sees them.
+fn recorded(upstreams: impl Fn(&str) -> String, env: &str, expect: &str) -> Project {
+    let (mut model, mut ship) = servers();
+    let p = suite(&model.uri(), &upstreams(&ship.uri()), "", expect);
+    let rec = record(&p);
+    assert_eq!(rec["experiments"][0]["errors"], 0, "{rec}");
+    model.stop();
+    ship.stop();
+    let text = p
+        .read("evals/.llm-evals.config.yml")
+        .replace("  env: {  }\n", &format!("  env: {{ {env} }}\n"));
+    p.write("evals/.llm-evals.config.yml", &text);
+    p
+}
+
+/// The error of each case of a check, by id (`None`: scored).
+fn errors(chk: &Value) -> std::collections::BTreeMap<String, Option<String>> {
+    cases(chk)
+        .into_iter()
+        .map(|(id, c)| (id, c["error"].as_str().map(str::to_string)))
+        .collect()
+}
+
+#[test]
+fn an_unexpected_tool_request_errors_the_case_with_the_diff_even_when_the_agent_rescues_it() {
+    let p = recorded(shipping, "AGENT_ORDER: \"43\"", "");
+    let chk = check(&p);
+    let e = errors(&chk);
+    let e42 = e["42"].as_deref().unwrap_or_else(|| panic!("{chk}"));
+    assert!(
+        e42.starts_with("upstream shipping: GET /orders: no recording matches this request ("),
+        "{e42}"
+    );
+    assert!(
+        e42.contains("/api/orders?fields=status&id=42 → ")
+            && e42.contains("/api/orders?fields=status&id=43"),
+        "the nearest recording's diff: {e42}"
+    );
+    assert_eq!(cases(&chk)["42"]["error_kind"], "miss");
+    assert!(e["7"].is_some(), "{chk}");
+}
+
+#[test]
+fn a_tool_request_made_more_often_than_recorded_is_exhausted_and_errors_the_case() {
+    let p = recorded(shipping, "AGENT_TWICE: \"1\"", "");
+    let e = errors(&check(&p));
+    let e42 = e["42"].as_deref().unwrap();
+    assert!(
+        e42.contains("this request was recorded 1 time(s) and every recording is used"),
+        "{e42}"
+    );
+}
+
+#[test]
+fn a_recorded_tool_request_the_agent_no_longer_makes_errors_the_case_only_when_strict() {
+    let p = recorded(shipping, "AGENT_SKIP_EVENT: \"1\"", "");
+    let e = errors(&check(&p));
+    let e42 = e["42"].as_deref().unwrap();
+    assert!(
+        e42.starts_with("upstream shipping: the recorded request POST ")
+            && e42.contains("/api/events was never made ("),
+        "{e42}"
+    );
+    assert!(
+        e42.ends_with("set `strict: false` under adapter.upstreams"),
+        "{e42}"
+    );
+    assert!(e["7"].is_some());
+
+    // The same, lenient: both cases score as recorded.
+    let p = recorded(
+        |base| format!("    strict: false\n{}", shipping(base)),
+        "AGENT_SKIP_EVENT: \"1\"",
+        "",
+    );
+    let chk = check(&p);
+    assert_eq!(errors(&chk).values().flatten().count(), 0, "{chk}");
+    assert_eq!(chk["experiments"][0]["means"]["field_accuracy"], 1.0);
+    // And an API's own `strict: true` overrides the upstreams' `false`.
+    let p = recorded(
+        |base| {
+            format!(
+                "    strict: false\n    shipping: {{ base_url: {base}/api, key_env: SHIPPING_KEY, strict: true }}\n"
+            )
+        },
+        "AGENT_SKIP_EVENT: \"1\"",
+        "",
+    );
+    assert!(errors(&check(&p))["42"].is_some());
 }
