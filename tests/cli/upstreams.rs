@@ -442,3 +442,39 @@ fn a_recorded_tool_request_the_agent_no_longer_makes_errors_the_case_only_when_s
     );
     assert!(errors(&check(&p))["42"].is_some());
 }
+
+#[test]
+fn request_assertions_on_what_the_agent_sent_pass_and_fail_as_written() {
+    let pass = r#"{"requests": [{"upstream": "shipping", "method": "GET", "path": "/orders", "query": {"id": "42"}}, {"upstream": "shipping", "method": "POST", "path": "/events", "body": {"seen": true, "count": 1}}], "ordered": true, "no_requests": ["weather"]}"#;
+    let p = recorded(shipping, "", pass);
+    let chk = check(&p);
+    let c = cases(&chk);
+    assert_eq!(c["42"]["passed"], true, "{chk}");
+    assert_eq!(c["42"]["metrics"]["pass_rate"], 1.0);
+
+    // "1" is not 1, the POST came after the GET, and the shipping API was called.
+    let fail = r#"{"requests": [{"upstream": "shipping", "method": "POST", "path": "/events", "body": {"count": "1"}}, {"upstream": "shipping", "path": "/orders"}], "ordered": true, "no_requests": ["shipping"]}"#;
+    let text = p
+        .read("evals/datasets/orders/cases.jsonl")
+        .replace(pass, fail);
+    p.write("evals/datasets/orders/cases.jsonl", &text);
+    let chk = check(&p);
+    let c = cases(&chk);
+    assert_eq!(c["42"]["error"], Value::Null, "{chk}");
+    assert_eq!(c["42"]["passed"], false, "{chk}");
+    let failed: Vec<&str> = c["42"]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["outcome"] == "failed")
+        .map(|d| d["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            "requests (ordered) POST shipping /events body {\"count\":\"1\"} → shipping /orders",
+            "no_requests [shipping]",
+        ]
+    );
+    assert_eq!(c["7"]["passed"], true);
+}
