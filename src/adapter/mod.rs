@@ -11,6 +11,7 @@ pub(crate) mod upstreams;
 
 pub use exec::ExecAdapter;
 pub use prompt::PromptAdapter;
+pub(crate) use upstreams::fixtures_dir;
 
 use std::future::Future;
 use std::pin::Pin;

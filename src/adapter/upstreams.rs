@@ -161,6 +161,7 @@ pub(super) async fn serve(
 
 /// The case's error, once (its first failure).
 fn fail(b: &Binding, kind: CaseErrorKind, message: String) {
+    b.session.mark_failed();
     b.spent_lock()
         .error
         .get_or_insert_with(|| CaseError::new(kind, message));

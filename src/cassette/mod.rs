@@ -52,4 +52,4 @@ pub use session::Session;
 pub(crate) use session::{
     CassetteOptions, DEFAULT_MAX_RESPONSE_BYTES, SessionMeta, Tally, Transport, UNWRITTEN_NAMED,
 };
-pub(crate) use store::{CassetteKey, settings_slug};
+pub(crate) use store::{CassetteKey, list_files as list_json_files, settings_slug};

@@ -328,6 +328,12 @@ impl Session {
         }
     }
 
+    /// Marks the session failed (a call failed above it, at the gateway): like a failed live
+    /// call, its case errors and nothing is written.
+    pub fn mark_failed(&self) {
+        self.lock().failed = true;
+    }
+
     /// The mode this session records or replays in.
     pub fn mode(&self) -> Mode {
         self.mode

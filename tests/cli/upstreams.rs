@@ -478,3 +478,79 @@ fn request_assertions_on_what_the_agent_sent_pass_and_fail_as_written() {
     );
     assert_eq!(c["7"]["passed"], true);
 }
+
+#[test]
+fn a_fixture_file_answers_a_tool_api_with_no_recording_and_cassettes_status_lists_it() {
+    let mut model = Server::start();
+    model.answer("/v1/chat/completions", Echo);
+    // The shipping API does not exist yet: its answers are written by hand.
+    let p = suite(&model.uri(), &shipping("http://127.0.0.1:9"), "", "")
+        .file(
+            "evals/datasets/orders/fixtures/shipping/GET_orders.json",
+            r#"{"id": "42", "status": "shipped"}"#,
+        )
+        .file(
+            "evals/datasets/orders/fixtures/shipping/GET_orders.meta.json",
+            r#"{"query": {"id": "42"}, "headers": {"x-source": "hand"}}"#,
+        )
+        .file(
+            "evals/datasets/orders/fixtures/shipping/POST_events.json",
+            r#"{"ok": true}"#,
+        )
+        .file(
+            "evals/datasets/orders/fixtures/shipping/POST_events.meta.json",
+            r#"{"status": 201}"#,
+        );
+    p.evals(&["record", "--format", "json", "-o", "rec.json"])
+        .env("OPENAI_API_KEY", MODEL_KEY)
+        .output();
+    let rec: Value = serde_json::from_str(&p.read("rec.json")).unwrap();
+    let r = cases(&rec);
+    assert_eq!(r["42"]["error"], Value::Null, "{rec}");
+    assert_eq!(r["42"]["score"], 1.0);
+    // Case 7's order has no fixture (the meta file's query is 42's): it would go live,
+    // without the key.
+    let e7 = r["7"]["error"].as_str().unwrap();
+    assert!(
+        e7.starts_with("upstream shipping: GET /orders: SHIPPING_KEY is not set: the upstream shipping needs it for live calls"),
+        "{e7}"
+    );
+    model.stop();
+    // The cassette holds the model's call alone: the fixtures answer the API.
+    let cassette = p.read("evals/cassettes/openai/gpt-x/default/orders/42.json");
+    assert!(!cassette.contains("\"upstream\""), "{cassette}");
+
+    let chk = check(&p);
+    let c = cases(&chk);
+    assert_eq!(c["42"]["error"], Value::Null, "{chk}");
+    assert_eq!(c["42"]["score"], 1.0);
+    let statuses: Vec<&Value> = c["42"]["trajectory"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["status"])
+        .collect();
+    assert_eq!(statuses, [&json!(200), &json!(201), &json!(200)]);
+    let e7 = c["7"]["error"].as_str().unwrap();
+    assert!(
+        e7.starts_with("upstream shipping: GET /orders: no cassette for this case ("),
+        "{e7}"
+    );
+
+    let d = p.evals(&["cassettes", "status"]).output();
+    for f in ["GET_orders.json", "POST_events.json"] {
+        let row = d
+            .stdout
+            .lines()
+            .find(|l| l.contains(f))
+            .unwrap_or_else(|| panic!("{}", d.stdout));
+        assert!(
+            row.contains("fixture")
+                && row.contains("upstream shipping")
+                && row.contains("orders/*"),
+            "{row}"
+        );
+    }
+    assert!(!d.stdout.contains(".meta.json"), "{}", d.stdout);
+    d.stdout_has("2 fixtures");
+}
