@@ -554,3 +554,55 @@ fn a_fixture_file_answers_a_tool_api_with_no_recording_and_cassettes_status_list
     assert!(!d.stdout.contains(".meta.json"), "{}", d.stdout);
     d.stdout_has("2 fixtures");
 }
+
+/// The README's agent, as written there.
+fn readme_agent() -> String {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme
+        .find("```python\n# evals/agent.py\n")
+        .expect("the README shows evals/agent.py")
+        + "```python\n".len();
+    let len = readme[start..].find("```").unwrap();
+    readme[start..start + len].to_string()
+}
+
+#[test]
+fn the_readme_agent_records_once_and_checks_offline_to_the_same_scores() {
+    let (mut model, mut ship) = servers();
+    let py = crate::sdk::python();
+    let said = "Order 42 is shipped. Tell the customer, as JSON {\\\"answer\\\"}.";
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &format!(
+                "suite: readme-agent\nrequest_types: [prompt]\nadapter:\n  kind: exec\n  command: [{}, evals/agent.py]\n  upstreams:\n{}scorer:\n  kind: fields\n  schema:\n    answer: string\nopenai:\n  base_url: {}/v1\n  models: [gpt-x]\n",
+                py.display(),
+                shipping(&ship.uri()),
+                model.uri()
+            ),
+        )
+        .file("evals/agent.py", &readme_agent())
+        .file(
+            "evals/datasets/orders/cases.jsonl",
+            &format!("{{\"id\": \"42\", \"input\": \"42\", \"expected\": {{\"answer\": \"{said}\"}}}}\n"),
+        );
+    let rec = record(&p);
+    assert_eq!(rec["experiments"][0]["errors"], 0, "{rec}");
+    assert_eq!(
+        rec["experiments"][0]["means"]["field_accuracy"], 1.0,
+        "{rec}"
+    );
+    model.stop();
+    ship.stop();
+    let chk = check(&p);
+    assert_eq!(chk["experiments"][0]["errors"], 0, "{chk}");
+    assert_eq!(
+        rec["experiments"][0]["means"],
+        chk["experiments"][0]["means"]
+    );
+    assert_eq!(
+        cases(&rec)["42"]["trajectory"],
+        cases(&chk)["42"]["trajectory"]
+    );
+}
