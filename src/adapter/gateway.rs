@@ -925,4 +925,179 @@ mod tests {
         assert_eq!(spent.usage.cost_usd, Some(0.5));
         assert!((spent.latency_s - 0.25).abs() < 1e-9);
     }
+
+    /// `method path` with `body` of type `content_type` through the gateway: the status,
+    /// the content type and the body bytes of the answer.
+    async fn raw(
+        gateway: &Gateway,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: &[u8],
+    ) -> (u16, String, Vec<u8>) {
+        let mut stream = tokio::net::TcpStream::connect(gateway.addr).await.unwrap();
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer worker-junk\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(body).await.unwrap();
+        let mut bytes = Vec::new();
+        stream.read_to_end(&mut bytes).await.unwrap();
+        let at = bytes.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8_lossy(&bytes[..at]).to_string();
+        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+        let content_type = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-type: "))
+            .unwrap_or_default()
+            .to_string();
+        (status, content_type, bytes[at + 4..].to_vec())
+    }
+
+    #[tokio::test]
+    async fn an_upstreams_text_and_bytes_are_recorded_with_their_type_and_replayed_as_they_came() {
+        use wiremock::matchers::{body_bytes, body_string, header, method, path};
+        use wiremock::{Mock, MockServer, ResponseTemplate};
+        const KEY: &str = "files-key-0123456789abcdef";
+        let png: Vec<u8> = vec![0x89, b'P', b'N', b'G', 0, 0xff, 0xfe, 1];
+        let api = MockServer::start().await;
+        Mock::given(method("GET"))
+            .and(path("/api/logo"))
+            .and(header("x-api-key", KEY))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(png.clone(), "image/png"))
+            .mount(&api)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/api/notes"))
+            .and(body_string("plain words"))
+            .respond_with(ResponseTemplate::new(404).set_body_raw("no such note", "text/plain"))
+            .mount(&api)
+            .await;
+        Mock::given(method("PUT"))
+            .and(path("/api/blob"))
+            .and(body_bytes(vec![0xff, 0xfe, 0]))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({"stored": 3})))
+            .mount(&api)
+            .await;
+
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let suite = crate::suite::Suite::load(
+            &root.join("fixtures/world-atlas/evals/.llm-evals.config.yml"),
+            root,
+        )
+        .unwrap();
+        let mut providers = Registry::default();
+        providers.register("atlas", Atlas);
+        let lineup = crate::suite::lineup::expand(&suite.config, &Default::default(), &providers);
+        let contender = lineup.contenders[0].clone();
+        let case = suite.cases.cases.get(0).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let options = CassetteOptions {
+            dir: dir.path().to_path_buf(),
+            secrets: vec![KEY.into()],
+            ..CassetteOptions::default()
+        };
+        let upstreams = Arc::new(UpstreamSet {
+            apis: [(
+                "files".to_string(),
+                UpstreamApi {
+                    base_url: format!("{}/api", api.uri()),
+                    header: "x-api-key".into(),
+                    key: Some(("FILES_KEY".into(), Some(KEY.into()))),
+                },
+            )]
+            .into_iter()
+            .collect(),
+            config: Default::default(),
+        });
+        let gateway = Gateway::start().await.unwrap();
+        let key = crate::runner::cassette_key(&contender, &case);
+        let meta = crate::cassette::SessionMeta {
+            case: case.key(),
+            contender: (&contender.info).into(),
+            hint: String::new(),
+            route: Route::default(),
+            base_url: String::new(),
+        };
+        // Three calls, recorded live, then replayed with no network: the same answers.
+        let mut answers = vec![];
+        let offline = Arc::new(Server::default());
+        for mode in [Mode::Record, Mode::Replay] {
+            let transport = match mode {
+                Mode::Record => Transport::new(
+                    mode,
+                    options.clone(),
+                    Arc::new(
+                        crate::cassette::LiveClient::new(std::time::Duration::from_secs(5), vec![])
+                            .unwrap(),
+                    ),
+                ),
+                _ => Transport::new(mode, options.clone(), offline.clone()),
+            };
+            let session = Arc::new(transport.session(&key, meta.clone()).unwrap());
+            let token = format!("evals-{mode}");
+            let spent = Arc::new(Mutex::new(Spent::default()));
+            gateway.bind(
+                &token,
+                Binding {
+                    contender: contender.clone(),
+                    case: case.clone(),
+                    provider: Arc::new(Atlas),
+                    session: session.clone(),
+                    api_key: None,
+                    pricing: None,
+                    spent: spent.clone(),
+                    upstreams: upstreams.clone(),
+                    fixtures: None,
+                },
+            );
+            let at = |p: &str| format!("/upstream/files/{token}/{p}");
+            let got = vec![
+                raw(&gateway, "GET", &at("logo"), "application/json", b"").await,
+                raw(&gateway, "POST", &at("notes"), "text/plain", b"plain words").await,
+                raw(
+                    &gateway,
+                    "PUT",
+                    &at("blob"),
+                    "application/octet-stream",
+                    &[0xff, 0xfe, 0],
+                )
+                .await,
+            ];
+            gateway.unbind(&token);
+            let spent = spent.lock().unwrap().clone();
+            assert_eq!(spent.error, None, "{mode}");
+            let statuses: Vec<Option<u16>> = spent.trajectory.iter().map(|s| s.status).collect();
+            assert_eq!(statuses, [Some(200), Some(404), Some(200)], "{mode}");
+            Arc::try_unwrap(session).ok().unwrap().finish().unwrap();
+            answers.push(got);
+        }
+        assert_eq!(answers[0][0], (200, "image/png".to_string(), png));
+        assert_eq!(
+            answers[0][1],
+            (404, "text/plain".to_string(), b"no such note".to_vec())
+        );
+        assert_eq!(answers[0][2].2, br#"{"stored":3}"#.to_vec());
+        assert_eq!(answers[0], answers[1], "replayed as they came");
+        assert!(
+            offline.sent.lock().unwrap().is_empty(),
+            "replay used no network"
+        );
+        // The cassette keeps text as text, bytes as base64, each with its type; no key.
+        let file = std::fs::read_to_string(key.path_in(dir.path())).unwrap();
+        let cassette: Value = serde_json::from_str(&file).unwrap();
+        let i = &cassette["interactions"];
+        assert_eq!(i[0]["response"]["headers"]["content-type"], "image/png");
+        assert_eq!(i[0]["response"]["headers"]["x-evals-encoding"], "base64");
+        assert_eq!(i[0]["response"]["body"], "iVBORwD//gE=");
+        assert_eq!(i[1]["request"]["body"], "plain words");
+        assert_eq!(i[1]["request"]["headers"]["content-type"], "text/plain");
+        assert_eq!(i[2]["request"]["headers"]["x-evals-encoding"], "base64");
+        assert_eq!(i[2]["request"]["body"], "//4A");
+        assert!(
+            !file.contains(KEY) && !file.contains("worker-junk"),
+            "{file}"
+        );
+    }
 }
