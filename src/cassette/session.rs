@@ -370,9 +370,10 @@ impl Session {
 
     /// The recordings of the other APIs this session never replayed, in cassette order:
     /// requests the program made when it was recorded and no longer makes. Empty outside
-    /// replay.
+    /// replay, and for a try of a repeated case (`--repeat K`: the later tries' recordings
+    /// are still to come).
     pub fn unreplayed_upstream(&self) -> Vec<Interaction> {
-        if self.mode != Mode::Replay {
+        if self.mode != Mode::Replay || self.repeats.is_some() {
             return vec![];
         }
         let Some(recorded) = &self.recorded else {
