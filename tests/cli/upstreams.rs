@@ -537,6 +537,11 @@ fn a_fixture_file_answers_a_tool_api_with_no_recording_and_cassettes_status_list
         "{e7}"
     );
 
+    // `run` shows each case's trajectory in its breakdown.
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave", "-c", "42"])
+        .output()
+        .stdout_has("  42 trajectory: GET shipping /orders?fields=status&id=42 → 200, POST shipping /events → 201, POST openai/gpt-x /v1/chat/completions → 200\n");
+
     let d = p.evals(&["cassettes", "status"]).output();
     for f in ["GET_orders.json", "POST_events.json"] {
         let row = d
