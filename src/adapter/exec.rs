@@ -45,7 +45,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use super::gateway::{Binding, Gateway, Spent};
+use super::gateway::{Binding, Gateway, Spent, UpstreamApi, UpstreamSet};
 use super::{Adapter, AdapterSession, BoxFuture, CaseModel};
 use crate::results::{CaseError, CaseErrorKind, Reply, ToolCall, Usage};
 use crate::suite::{Case, Contender, Suite};
@@ -73,6 +73,8 @@ pub struct ExecAdapter {
     readers: Arc<std::sync::Mutex<Vec<JoinHandle<()>>>>,
     /// The run's gateway, once [`Adapter::start_run`] started it.
     gateway: std::sync::OnceLock<Arc<Gateway>>,
+    /// The program's other APIs (`adapter.upstreams`), their credentials resolved.
+    upstreams: Arc<UpstreamSet>,
 }
 
 impl ExecAdapter {
@@ -113,7 +115,36 @@ impl ExecAdapter {
             ),
             readers: Arc::default(),
             gateway: std::sync::OnceLock::new(),
+            upstreams: Arc::default(),
         })
+    }
+
+    /// The program's other APIs (`adapter.upstreams`): each worker gets
+    /// `EVALS_UPSTREAM_<NAME>_URL` on the gateway; the credential, read from `key_env` (the
+    /// environment or `env_files`), stays in evals.
+    pub fn with_upstreams(
+        mut self,
+        suite: &Suite,
+        upstreams: &crate::suite::config::Upstreams,
+    ) -> ExecAdapter {
+        let apis = upstreams
+            .apis
+            .iter()
+            .map(|(name, u)| {
+                let key = u.key_env.as_ref().map(|var| (var.clone(), suite.env(var)));
+                let api = UpstreamApi {
+                    base_url: u.base_url.trim_end_matches('/').to_string(),
+                    header: u.header_name(),
+                    key,
+                };
+                (name.clone(), api)
+            })
+            .collect();
+        self.upstreams = Arc::new(UpstreamSet {
+            apis,
+            config: upstreams.clone(),
+        });
+        self
     }
 
     /// A worker's whole environment, from evals' own (`parent`): see the module docs.
@@ -131,6 +162,12 @@ impl ExecAdapter {
         );
         // Anthropic's and Google's SDKs add their own `/v1` and `/v1beta` to the root.
         let root = base_url.strip_suffix("/v1").unwrap_or(base_url);
+        for name in self.upstreams.apis.keys() {
+            out.insert(
+                crate::suite::config::upstream_url_var(name).into(),
+                format!("{root}/upstream/{name}/{token}/").into(),
+            );
+        }
         for (k, v) in [
             ("OPENAI_BASE_URL", base_url),
             ("EVALS_BASE_URL", base_url),
@@ -252,6 +289,8 @@ impl AdapterSession for ExecSession {
                     api_key: model.api_key.clone(),
                     pricing: model.pricing,
                     spent: spent.clone(),
+                    upstreams: self.adapter.upstreams.clone(),
+                    fixtures: super::upstreams::fixtures_dir(case),
                 },
             );
             let answer = ask(&mut worker, case, contender, self.adapter.case_timeout).await;
@@ -263,6 +302,7 @@ impl AdapterSession for ExecSession {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .clone();
+            let unmade = self.unmade(&session);
             let finished = match Arc::try_unwrap(session) {
                 Ok(s) => s.finish().map(|_| ()).map_err(CaseError::from),
                 Err(_) => Err(adapter_error(
@@ -271,6 +311,9 @@ impl AdapterSession for ExecSession {
             };
             let mut reply = answer?;
             if let Some(e) = spent.error {
+                return Err(e);
+            }
+            if let Some(e) = unmade {
                 return Err(e);
             }
             finished?;
@@ -295,12 +338,47 @@ impl AdapterSession for ExecSession {
                 (None, None) => None,
                 (seen, own) => Some(seen.into_iter().chain(own).flatten().collect()),
             };
+            // Seen whenever the program could call through the gateway: none is no calls.
+            reply.trajectory = (spent.calls > 0 || !self.adapter.upstreams.apis.is_empty())
+                .then_some(spent.trajectory);
             Ok(super::Answer {
                 reply,
                 latency_s: (spent.calls > 0).then_some(spent.latency_s),
                 truncated: spent.truncated,
             })
         })
+    }
+}
+
+impl ExecSession {
+    /// The error of a case whose program no longer made a recorded request to a strict
+    /// upstream (replay only): the first such recording, and how many there were.
+    fn unmade(&self, session: &crate::cassette::Session) -> Option<CaseError> {
+        let set = &self.adapter.upstreams;
+        let unmade: Vec<_> = session
+            .unreplayed_upstream()
+            .into_iter()
+            .filter(|i| {
+                i.upstream
+                    .as_deref()
+                    .is_some_and(|u| set.config.strict_for(u))
+            })
+            .collect();
+        let first = unmade.first()?;
+        let name = first.upstream.as_deref().unwrap_or_default();
+        let more = match unmade.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        Some(CaseError::new(
+            CaseErrorKind::Miss,
+            format!(
+                "upstream {name}: the recorded request {} {} was never made{more} ({}): the adapter no longer sends it; record the case again, or set `strict: false` under adapter.upstreams",
+                first.request.method,
+                first.request.url,
+                session.path().display()
+            ),
+        ))
     }
 }
 
@@ -384,6 +462,7 @@ async fn ask(
         error: answer.error,
         usage: answer.usage.unwrap_or_default(),
         tool_calls: answer.tool_calls,
+        trajectory: None,
     })
 }
 
@@ -404,6 +483,7 @@ mod tests {
             case_timeout: Duration::from_secs(1),
             readers: Arc::default(),
             gateway: std::sync::OnceLock::new(),
+            upstreams: Arc::default(),
         };
         let parent = [
             ("PATH", "/bin"),

@@ -5,6 +5,14 @@
 //! with the contender's model (and its effort, temperature and max tokens, where set) and
 //! sent to the contender's real provider, with the real key, through the cassette layer: an
 //! exec adapter's calls are recorded and replayed like any other. Unknown tokens are refused.
+//!
+//! The program's other APIs (`adapter.upstreams`) are served under
+//! `/upstream/<name>/<token>/`: a request there goes to the API's real base URL with its real
+//! credential (from `key_env`, put in `header`, never the worker's), through the same
+//! cassette session, recorded beside the model's calls in call order; in replay an
+//! unexpected or exhausted request, or (when strict) a recorded one never made, errors the
+//! case whatever the program makes of it. A case's hand-written `fixtures/` answer an API
+//! with no recording.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -36,6 +44,39 @@ pub struct Binding {
     pub pricing: Option<Pricing>,
     /// Usage and call latency summed over the case's calls.
     pub spent: Arc<Mutex<Spent>>,
+    /// The adapter's other APIs (`adapter.upstreams`), shared by the run's cases.
+    pub upstreams: Arc<UpstreamSet>,
+    /// The case's hand-written answers of those APIs (`<case>/fixtures/`), if it has any.
+    pub fixtures: Option<std::path::PathBuf>,
+}
+
+/// The adapter's other APIs as the gateway sends to them.
+#[derive(Debug, Clone, Default)]
+pub struct UpstreamSet {
+    /// Each API by name.
+    pub apis: indexmap::IndexMap<String, UpstreamApi>,
+    /// The config's `upstreams:` (strictness).
+    pub config: crate::suite::config::Upstreams,
+}
+
+/// One upstream API: where it is and its credential.
+#[derive(Clone)]
+pub struct UpstreamApi {
+    /// The real base URL, without a trailing `/`.
+    pub base_url: String,
+    /// The header the credential goes in (lowercase).
+    pub header: String,
+    /// `key_env` and its value (`None` when it is not set).
+    pub key: Option<(String, Option<String>)>,
+}
+
+impl std::fmt::Debug for UpstreamApi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpstreamApi")
+            .field("base_url", &self.base_url)
+            .field("header", &self.header)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What a case's calls through the gateway cost.
@@ -54,6 +95,23 @@ pub struct Spent {
     /// The tool calls in the responses the worker received, in order; `None` until a
     /// response of a shape [`crate::results::ToolCall::observed_in`] reads.
     pub tool_calls: Option<Vec<crate::results::ToolCall>>,
+    /// Every call the worker made through the gateway, in order: the case's trajectory.
+    pub trajectory: Vec<crate::results::Step>,
+}
+
+impl Spent {
+    /// A model call of the trajectory: `path` of the gateway, answered with `status`.
+    fn model_step(&mut self, b: &Binding, path: &str, status: Option<u16>) {
+        self.trajectory.push(crate::results::Step {
+            kind: crate::results::StepKind::Model,
+            name: b.contender.id().to_string(),
+            method: "POST".into(),
+            path: path.to_string(),
+            query: Default::default(),
+            body: None,
+            status,
+        });
+    }
 }
 
 #[derive(Default)]
@@ -92,6 +150,7 @@ impl Gateway {
             .route("/v1beta/models/{call}", post(gemini))
             // google-genai asks `v1` unless told `GOOGLE_GENAI_API_VERSION=beta`.
             .route("/v1/models/{call}", post(gemini))
+            .route("/upstream/{*rest}", axum::routing::any(upstream))
             .fallback(unknown_endpoint)
             .with_state(bindings.clone());
         tokio::spawn(async move {
@@ -134,7 +193,12 @@ fn error(status: StatusCode, message: &str) -> Response {
         .into_response()
 }
 
-async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: String) -> Response {
+async fn chat(
+    State(bindings): State<Arc<Bindings>>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    body: String,
+) -> Response {
     let token = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
@@ -190,6 +254,14 @@ async fn chat(State(bindings): State<Arc<Bindings>>, headers: HeaderMap, body: S
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     spent.calls += 1;
+    spent.model_step(
+        &b,
+        uri.path(),
+        result
+            .as_ref()
+            .ok()
+            .map(|r: &crate::cassette::HttpResponse| r.status),
+    );
     match result {
         Ok(resp) => {
             spent.latency_s += resp.latency.as_secs_f64();
@@ -328,6 +400,43 @@ async fn translated_response(
 /// the gateway passes on is final (its retries ran below the cassette layer), and a replay
 /// miss never succeeds on a second try, so one missed case is one request.
 const SHOULD_RETRY: &str = "x-should-retry";
+
+impl Binding {
+    /// The case's [`Spent`], locked.
+    pub(crate) fn spent_lock(&self) -> std::sync::MutexGuard<'_, Spent> {
+        self.spent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// `/upstream/<name>/<token>/<path>`: a call to one of the adapter's other APIs.
+async fn upstream(
+    State(bindings): State<Arc<Bindings>>,
+    method: axum::http::Method,
+    axum::extract::Path(rest): axum::extract::Path<String>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    body: axum::body::Bytes,
+) -> Response {
+    let (name, token, path) = super::upstreams::split(&rest, &headers);
+    let Some(b) = binding_of(&bindings, token) else {
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "unknown token: call the upstream at the EVALS_UPSTREAM_<NAME>_URL evals gave this worker, while it is on a case",
+        );
+    };
+    super::upstreams::serve(
+        b,
+        name,
+        method.as_str(),
+        &path,
+        &headers,
+        uri.query(),
+        &body,
+    )
+    .await
+}
 
 /// A response marked final when it is a failure (not a 2xx).
 fn final_failure(mut resp: Response) -> Response {
@@ -580,6 +689,7 @@ async fn serve(
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     spent.calls += 1;
+    spent.model_step(&b, uri.path(), result.as_ref().ok().map(|r| r.status));
     let resp = match result {
         Ok(resp) => resp,
         Err(e) => {
@@ -785,6 +895,8 @@ mod tests {
                 api_key: None,
                 pricing: None,
                 spent: spent.clone(),
+                upstreams: Arc::default(),
+                fixtures: None,
             },
         );
         let answer = post(
@@ -812,5 +924,180 @@ mod tests {
         assert_eq!((spent.calls, spent.error), (1, None));
         assert_eq!(spent.usage.cost_usd, Some(0.5));
         assert!((spent.latency_s - 0.25).abs() < 1e-9);
+    }
+
+    /// `method path` with `body` of type `content_type` through the gateway: the status,
+    /// the content type and the body bytes of the answer.
+    async fn raw(
+        gateway: &Gateway,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: &[u8],
+    ) -> (u16, String, Vec<u8>) {
+        let mut stream = tokio::net::TcpStream::connect(gateway.addr).await.unwrap();
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer worker-junk\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(body).await.unwrap();
+        let mut bytes = Vec::new();
+        stream.read_to_end(&mut bytes).await.unwrap();
+        let at = bytes.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8_lossy(&bytes[..at]).to_string();
+        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+        let content_type = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-type: "))
+            .unwrap_or_default()
+            .to_string();
+        (status, content_type, bytes[at + 4..].to_vec())
+    }
+
+    #[tokio::test]
+    async fn an_upstreams_text_and_bytes_are_recorded_with_their_type_and_replayed_as_they_came() {
+        use wiremock::matchers::{body_bytes, body_string, header, method, path};
+        use wiremock::{Mock, MockServer, ResponseTemplate};
+        const KEY: &str = "files-key-0123456789abcdef";
+        let png: Vec<u8> = vec![0x89, b'P', b'N', b'G', 0, 0xff, 0xfe, 1];
+        let api = MockServer::start().await;
+        Mock::given(method("GET"))
+            .and(path("/api/logo"))
+            .and(header("x-api-key", KEY))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(png.clone(), "image/png"))
+            .mount(&api)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/api/notes"))
+            .and(body_string("plain words"))
+            .respond_with(ResponseTemplate::new(404).set_body_raw("no such note", "text/plain"))
+            .mount(&api)
+            .await;
+        Mock::given(method("PUT"))
+            .and(path("/api/blob"))
+            .and(body_bytes(vec![0xff, 0xfe, 0]))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({"stored": 3})))
+            .mount(&api)
+            .await;
+
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let suite = crate::suite::Suite::load(
+            &root.join("fixtures/world-atlas/evals/.llm-evals.config.yml"),
+            root,
+        )
+        .unwrap();
+        let mut providers = Registry::default();
+        providers.register("atlas", Atlas);
+        let lineup = crate::suite::lineup::expand(&suite.config, &Default::default(), &providers);
+        let contender = lineup.contenders[0].clone();
+        let case = suite.cases.cases.get(0).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let options = CassetteOptions {
+            dir: dir.path().to_path_buf(),
+            secrets: vec![KEY.into()],
+            ..CassetteOptions::default()
+        };
+        let upstreams = Arc::new(UpstreamSet {
+            apis: [(
+                "files".to_string(),
+                UpstreamApi {
+                    base_url: format!("{}/api", api.uri()),
+                    header: "x-api-key".into(),
+                    key: Some(("FILES_KEY".into(), Some(KEY.into()))),
+                },
+            )]
+            .into_iter()
+            .collect(),
+            config: Default::default(),
+        });
+        let gateway = Gateway::start().await.unwrap();
+        let key = crate::runner::cassette_key(&contender, &case);
+        let meta = crate::cassette::SessionMeta {
+            case: case.key(),
+            contender: (&contender.info).into(),
+            hint: String::new(),
+            route: Route::default(),
+            base_url: String::new(),
+        };
+        // Three calls, recorded live, then replayed with no network: the same answers.
+        let mut answers = vec![];
+        let offline = Arc::new(Server::default());
+        for mode in [Mode::Record, Mode::Replay] {
+            let transport = match mode {
+                Mode::Record => Transport::new(
+                    mode,
+                    options.clone(),
+                    Arc::new(
+                        crate::cassette::LiveClient::new(std::time::Duration::from_secs(5), vec![])
+                            .unwrap(),
+                    ),
+                ),
+                _ => Transport::new(mode, options.clone(), offline.clone()),
+            };
+            let session = Arc::new(transport.session(&key, meta.clone()).unwrap());
+            let token = format!("evals-{mode}");
+            let spent = Arc::new(Mutex::new(Spent::default()));
+            gateway.bind(
+                &token,
+                Binding {
+                    contender: contender.clone(),
+                    case: case.clone(),
+                    provider: Arc::new(Atlas),
+                    session: session.clone(),
+                    api_key: None,
+                    pricing: None,
+                    spent: spent.clone(),
+                    upstreams: upstreams.clone(),
+                    fixtures: None,
+                },
+            );
+            let at = |p: &str| format!("/upstream/files/{token}/{p}");
+            let got = vec![
+                raw(&gateway, "GET", &at("logo"), "application/json", b"").await,
+                raw(&gateway, "POST", &at("notes"), "text/plain", b"plain words").await,
+                raw(
+                    &gateway,
+                    "PUT",
+                    &at("blob"),
+                    "application/octet-stream",
+                    &[0xff, 0xfe, 0],
+                )
+                .await,
+            ];
+            gateway.unbind(&token);
+            let spent = spent.lock().unwrap().clone();
+            assert_eq!(spent.error, None, "{mode}");
+            let statuses: Vec<Option<u16>> = spent.trajectory.iter().map(|s| s.status).collect();
+            assert_eq!(statuses, [Some(200), Some(404), Some(200)], "{mode}");
+            Arc::try_unwrap(session).ok().unwrap().finish().unwrap();
+            answers.push(got);
+        }
+        assert_eq!(answers[0][0], (200, "image/png".to_string(), png));
+        assert_eq!(
+            answers[0][1],
+            (404, "text/plain".to_string(), b"no such note".to_vec())
+        );
+        assert_eq!(answers[0][2].2, br#"{"stored":3}"#.to_vec());
+        assert_eq!(answers[0], answers[1], "replayed as they came");
+        assert!(
+            offline.sent.lock().unwrap().is_empty(),
+            "replay used no network"
+        );
+        // The cassette keeps text as text, bytes as base64, each with its type; no key.
+        let file = std::fs::read_to_string(key.path_in(dir.path())).unwrap();
+        let cassette: Value = serde_json::from_str(&file).unwrap();
+        let i = &cassette["interactions"];
+        assert_eq!(i[0]["response"]["headers"]["content-type"], "image/png");
+        assert_eq!(i[0]["response"]["headers"]["x-evals-encoding"], "base64");
+        assert_eq!(i[0]["response"]["body"], "iVBORwD//gE=");
+        assert_eq!(i[1]["request"]["body"], "plain words");
+        assert_eq!(i[1]["request"]["headers"]["content-type"], "text/plain");
+        assert_eq!(i[2]["request"]["headers"]["x-evals-encoding"], "base64");
+        assert_eq!(i[2]["request"]["body"], "//4A");
+        assert!(
+            !file.contains(KEY) && !file.contains("worker-junk"),
+            "{file}"
+        );
     }
 }

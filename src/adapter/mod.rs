@@ -7,9 +7,11 @@
 pub(crate) mod exec;
 pub(crate) mod gateway;
 mod prompt;
+pub(crate) mod upstreams;
 
 pub use exec::ExecAdapter;
 pub use prompt::PromptAdapter;
+pub(crate) use upstreams::fixtures_dir;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -182,6 +184,9 @@ pub fn build(suite: &Suite) -> Result<Box<dyn Adapter>> {
             command,
             env,
             pass_env,
-        } => Ok(Box::new(ExecAdapter::new(suite, command, env, pass_env)?)),
+            upstreams,
+        } => Ok(Box::new(
+            ExecAdapter::new(suite, command, env, pass_env)?.with_upstreams(suite, upstreams),
+        )),
     }
 }

@@ -225,6 +225,7 @@ impl PromptAdapter {
             error: None,
             usage: completion.usage,
             tool_calls,
+            trajectory: None,
         };
         if calls_only {
             return reply;

@@ -38,6 +38,24 @@ pub fn fingerprint_at(req: &HttpRequest, ignore_fields: &[String], base: &str) -
     sha256_hex(canonical.as_bytes())
 }
 
+/// The fingerprint of a request to an exec adapter's other API `name` at `base` (its real
+/// base URL): method, the API's name and the path below `base` (query sorted), the body
+/// minus `ignore_fields`; so the same request to the API behind another address replays,
+/// and two APIs' `GET /status` are two requests.
+pub fn upstream_fingerprint(
+    req: &HttpRequest,
+    ignore_fields: &[String],
+    name: &str,
+    base: &str,
+) -> String {
+    let rest = relative_url(&req.url, base);
+    let named = HttpRequest {
+        url: format!("upstream:{name}/{}", rest.trim_start_matches('/')),
+        ..req.clone()
+    };
+    fingerprint_at(&named, ignore_fields, "")
+}
+
 /// `url` below `base` (`/chat/completions`, `?a=1`, or `` for `base` itself), or `url`
 /// whole when it is not under `base`. A trailing `/` of `base` does not count.
 pub(crate) fn relative_url<'a>(url: &'a str, base: &str) -> &'a str {

@@ -20,8 +20,13 @@ use super::http::{HttpRequest, HttpResponse};
 /// The newest cassette format this build reads. A newer file is refused, not guessed at.
 /// A cassette is written as format 1 unless it holds a stream: then as format 2, whose
 /// streamed responses are lists of `events` (an older evals refuses it instead of
-/// misreading it); format 1 files load as they always did.
-pub const FORMAT: u32 = 2;
+/// misreading it); format 1 files load as they always did. A cassette holding an exec
+/// adapter's calls to its other APIs (interactions with an `upstream`) is format 3, so an
+/// older evals refuses it instead of replaying them as model calls.
+pub const FORMAT: u32 = 3;
+
+/// The format of a cassette with a stream and no other API's interaction in it.
+const STREAM_FORMAT: u32 = 2;
 
 /// The format of a cassette with no stream in it.
 const PLAIN_FORMAT: u32 = 1;
@@ -70,6 +75,10 @@ pub struct Interaction {
     /// reads usage from the replayed body itself).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<RecordedUsage>,
+    /// The exec adapter's other API this request went to (`shipping`, a name of
+    /// `adapter.upstreams`); `None`: the model (format 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<String>,
 }
 
 /// The request as written: allow-listed headers only, secrets scrubbed.
@@ -204,7 +213,14 @@ impl Cassette {
                 streams = true;
             }
         }
-        value["format"] = serde_json::json!(if streams { FORMAT } else { PLAIN_FORMAT });
+        let upstreams = self.interactions.iter().any(|i| i.upstream.is_some());
+        value["format"] = serde_json::json!(if upstreams {
+            FORMAT
+        } else if streams {
+            STREAM_FORMAT
+        } else {
+            PLAIN_FORMAT
+        });
         let mut text = serde_json::to_string_pretty(&value)?;
         text.push('\n');
         Ok(text)
@@ -313,6 +329,7 @@ mod tests {
                     cost: Some(0.5),
                     ..RecordedUsage::default()
                 }),
+                upstream: None,
             }],
         }
     }
@@ -353,7 +370,7 @@ mod tests {
         let err = parse(r#"{"format": 7}"#, Path::new("cassettes/a/b.json")).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "cassettes/a/b.json: format 7 is newer than this evals understands (2); upgrade evals"
+            "cassettes/a/b.json: format 7 is newer than this evals understands (3); upgrade evals"
         );
     }
 

@@ -26,6 +26,11 @@ pub struct HttpRequest {
     pub body: Option<Value>,
 }
 
+/// The header (in an [`HttpRequest`] or [`HttpResponse`] of an exec adapter's other API)
+/// saying the body is a JSON string holding the bytes in base64 (`base64`): a body that is
+/// not UTF-8 text. Kept in the cassette beside `content-type`; never sent.
+pub const ENCODING: &str = "x-evals-encoding";
+
 /// What came back: status, headers, the body (JSON, or a JSON string holding non-JSON
 /// text), and how long the exchange took (the recorded latency on replay).
 #[derive(Debug, Clone, PartialEq)]

@@ -77,13 +77,34 @@ impl LiveClient {
         let mut builder = self.client.request(method, &target).timeout(self.timeout);
         let mut has_content_type = false;
         for (name, value) in &req.headers {
+            if name.eq_ignore_ascii_case(super::http::ENCODING) {
+                continue;
+            }
             has_content_type |= name.eq_ignore_ascii_case("content-type");
             builder = builder.header(name.as_str(), value.as_str());
         }
+        let base64 = req
+            .headers
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case(super::http::ENCODING) && v == "base64");
         if let Some(body) = &req.body {
-            let bytes = serde_json::to_vec(body).map_err(|e| {
-                CallError::Transport(format!("{what}: cannot encode the body: {e}"))
-            })?;
+            let bytes = match body {
+                // A body that is not JSON (an exec adapter's other API): its text, or bytes.
+                Value::String(text) if base64 => {
+                    use base64::Engine as _;
+                    base64::engine::general_purpose::STANDARD
+                        .decode(text)
+                        .map_err(|e| {
+                            CallError::Transport(format!("{what}: cannot decode the body: {e}"))
+                        })?
+                }
+                Value::String(text) if has_content_type && !is_json_type(&req.headers) => {
+                    text.clone().into_bytes()
+                }
+                _ => serde_json::to_vec(body).map_err(|e| {
+                    CallError::Transport(format!("{what}: cannot encode the body: {e}"))
+                })?,
+            };
             if !has_content_type {
                 builder = builder.header("content-type", "application/json");
             }
@@ -95,7 +116,7 @@ impl LiveClient {
             .await
             .map_err(|e| CallError::Transport(format!("{what}: {}", self.describe(&e))))?;
         let status = response.status().as_u16();
-        let headers = response
+        let mut headers: Vec<(String, String)> = response
             .headers()
             .iter()
             .map(|(k, v)| {
@@ -132,11 +153,18 @@ impl LiveClient {
         if seen > limit {
             return Err(too_large(&subject, Some(seen), limit, limit));
         }
-        let text = String::from_utf8_lossy(&body).into_owned();
         let latency = started.elapsed();
-        let body = match serde_json::from_str::<Value>(&text) {
-            Ok(json) => json,
-            Err(_) => Value::String(text),
+        let body = match String::from_utf8(body) {
+            Ok(text) => match serde_json::from_str::<Value>(&text) {
+                Ok(json) => json,
+                Err(_) => Value::String(text),
+            },
+            // Bytes (an image, a PDF from an exec adapter's other API): kept whole, in base64.
+            Err(e) => {
+                use base64::Engine as _;
+                headers.push((super::http::ENCODING.into(), "base64".into()));
+                Value::String(base64::engine::general_purpose::STANDARD.encode(e.into_bytes()))
+            }
         };
         Ok(HttpResponse {
             status,
@@ -181,6 +209,14 @@ impl Upstream for LiveClient {
     ) -> UpstreamFuture<'a> {
         Box::pin(self.send_now(req))
     }
+}
+
+/// Whether the request's `content-type` is JSON (`application/json`, `…+json`).
+fn is_json_type(headers: &[(String, String)]) -> bool {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        .is_some_and(|(_, v)| v.to_ascii_lowercase().contains("json"))
 }
 
 fn human_duration(d: Duration) -> String {

@@ -51,6 +51,11 @@ impl Matcher {
         }
     }
 
+    /// Whether the recording at `index` was replayed.
+    pub fn is_used(&self, index: usize) -> bool {
+        self.used.get(index).copied().unwrap_or(false)
+    }
+
     /// The next unused recording with this fingerprint.
     pub fn take(&mut self, fingerprint: &str) -> Option<usize> {
         let queue = self.queues.get_mut(fingerprint)?;
@@ -280,6 +285,7 @@ mod tests {
             },
             latency_ms: 1,
             usage: None,
+            upstream: None,
         }
     }
 

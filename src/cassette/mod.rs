@@ -39,8 +39,8 @@ mod store;
 pub use error::{CassetteError, SecretPlace};
 pub(crate) use format::{CassetteContender, RecordedUsage};
 pub use http::{
-    Accept, CallError, ErrorClass, HttpRequest, HttpResponse, Verdict, any_2xx, classify_error,
-    error_words,
+    Accept, CallError, ENCODING, ErrorClass, HttpRequest, HttpResponse, Verdict, any_2xx,
+    classify_error, error_words,
 };
 pub(crate) use http::{Limit, Route, Upstream, UpstreamFuture, human_bytes};
 pub(crate) use live::LiveClient;
@@ -52,4 +52,4 @@ pub use session::Session;
 pub(crate) use session::{
     CassetteOptions, DEFAULT_MAX_RESPONSE_BYTES, SessionMeta, Tally, Transport, UNWRITTEN_NAMED,
 };
-pub(crate) use store::{CassetteKey, settings_slug};
+pub(crate) use store::{CassetteKey, list_files as list_json_files, settings_slug};

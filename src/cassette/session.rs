@@ -309,23 +309,83 @@ impl Session {
             }
             Mode::Record => {
                 let (recorded, fp) = self.fingerprinted(&req);
-                self.fetch(req, recorded, fp, accept).await
+                self.fetch(req, recorded, fp, accept, None).await
             }
             Mode::Replay => {
                 let (recorded, fp) = self.fingerprinted(&req);
                 match self.replay(&fp) {
                     Some(response) => response,
-                    None => Err(self.miss(&recorded).into()),
+                    None => Err(self.miss(&recorded, None).into()),
                 }
             }
             Mode::Auto => {
                 let (recorded, fp) = self.fingerprinted(&req);
                 match self.replay(&fp) {
                     Some(response) => response,
-                    None => self.fetch(req, recorded, fp, accept).await,
+                    None => self.fetch(req, recorded, fp, accept, None).await,
                 }
             }
         }
+    }
+
+    /// Marks the session failed (a call failed above it, at the gateway): like a failed live
+    /// call, its case errors and nothing is written.
+    pub fn mark_failed(&self) {
+        self.lock().failed = true;
+    }
+
+    /// The mode this session records or replays in.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// [`Session::send`] for a request to one of an exec adapter's other APIs (`upstream`,
+    /// at `base`, its real base URL): fingerprinted by the API's name and the path below
+    /// `base`, recorded in the case's cassette beside the model calls (in call order) with
+    /// the API's name. Every answer the API gives is its answer, recorded, except a 429 or
+    /// a 5xx (a failure, as for a model: never recorded, the case errors).
+    pub async fn send_upstream(
+        &self,
+        upstream: &str,
+        base: &str,
+        req: HttpRequest,
+    ) -> Result<HttpResponse, CallError> {
+        if self.mode == Mode::Live {
+            return self.send(req, super::http::any_2xx).await;
+        }
+        let (recorded, fp) = self.upstream_fingerprinted(upstream, base, &req);
+        let answered = match self.mode {
+            Mode::Record | Mode::Live => None,
+            Mode::Replay | Mode::Auto => self.replay(&fp),
+        };
+        match answered {
+            Some(response) => response,
+            None if self.mode == Mode::Replay => Err(self.miss(&recorded, Some(upstream)).into()),
+            None => {
+                self.fetch(req, recorded, fp, super::http::any_2xx, Some(upstream))
+                    .await
+            }
+        }
+    }
+
+    /// The recordings of the other APIs this session never replayed, in cassette order:
+    /// requests the program made when it was recorded and no longer makes. Empty outside
+    /// replay, and for a try of a repeated case (`--repeat K`: the later tries' recordings
+    /// are still to come).
+    pub fn unreplayed_upstream(&self) -> Vec<Interaction> {
+        if self.mode != Mode::Replay || self.repeats.is_some() {
+            return vec![];
+        }
+        let Some(recorded) = &self.recorded else {
+            return vec![];
+        };
+        let state = self.lock();
+        recorded
+            .iter()
+            .enumerate()
+            .filter(|(i, r)| r.upstream.is_some() && !state.matcher.is_used(*i))
+            .map(|(_, r)| r.clone())
+            .collect()
     }
 
     /// Writes the cassette when the mode and the session call for it, and returns its path.
@@ -426,6 +486,28 @@ impl Session {
         filed(&self.redactor, req, &self.options.ignore_fields, &self.base)
     }
 
+    /// [`Session::fingerprinted`] for a request to the other API `upstream` at `base`.
+    fn upstream_fingerprinted(
+        &self,
+        upstream: &str,
+        base: &str,
+        req: &HttpRequest,
+    ) -> (RecordedRequest, String) {
+        let recorded = RecordedRequest {
+            method: req.method.to_ascii_uppercase(),
+            url: self.redactor.scrub_str(&req.url),
+            headers: allowed(&self.redactor, &req.headers, UPSTREAM_REQUEST_HEADERS),
+            body: req.body.as_ref().map(|b| self.redactor.scrub_value(b)),
+        };
+        let fp = super::fingerprint::upstream_fingerprint(
+            &recorded.to_http(),
+            &self.options.ignore_fields,
+            upstream,
+            &self.redactor.scrub_str(base),
+        );
+        (recorded, fp)
+    }
+
     /// Sends `req` upstream; `request` and `fp` are its [`Session::fingerprinted`] form,
     /// kept as the recording if the answer is a success.
     async fn fetch(
@@ -434,6 +516,7 @@ impl Session {
         request: RecordedRequest,
         fp: String,
         accept: Accept,
+        upstream: Option<&str>,
     ) -> Result<HttpResponse, CallError> {
         self.count_live_call();
         let sent = self.upstream.send(req, &self.meta.route, accept).await;
@@ -451,9 +534,15 @@ impl Session {
         response.latency = Duration::from_millis(latency_ms);
         let usage = RecordedUsage::from_body(&response.body);
         self.redactor.scrub_in_place(&mut response.body);
-        if !(200..300).contains(&response.status)
-            || matches!(accept(&response), Verdict::Failure { .. })
-        {
+        let failed = match upstream {
+            // Another API's 404 or 422 is its answer, which the program handles.
+            Some(_) => response.status == 429 || response.status >= 500,
+            None => {
+                !(200..300).contains(&response.status)
+                    || matches!(accept(&response), Verdict::Failure { .. })
+            }
+        };
+        if failed {
             // A failure (an outage, a rate limit, a bad key, a 200 holding garbage or an
             // error object) is not what the model answers: it is never recorded, so it can
             // neither replace a good cassette nor replay.
@@ -465,11 +554,19 @@ impl Session {
             request,
             response: RecordedResponse {
                 status: response.status,
-                headers: self.allowed(&response.headers, RESPONSE_HEADERS),
+                headers: self.allowed(
+                    &response.headers,
+                    if upstream.is_some() {
+                        UPSTREAM_RESPONSE_HEADERS
+                    } else {
+                        RESPONSE_HEADERS
+                    },
+                ),
                 body: response.body.clone(),
             },
             latency_ms,
-            usage,
+            usage: usage.filter(|_| upstream.is_none()),
+            upstream: upstream.map(str::to_string),
         };
         let mut state = self.lock();
         state.exchanged.push(interaction);
@@ -488,16 +585,42 @@ impl Session {
 
     /// The miss of `request`: the nearest recording (in this cassette, or the case's under
     /// other settings when there is none) and how the request differs from it.
-    fn miss(&self, request: &RecordedRequest) -> Miss {
-        miss::diagnose(
+    /// `upstream`: the other API the request is for (`None`: the model), whose recordings
+    /// alone it is compared with.
+    fn miss(&self, request: &RecordedRequest, upstream: Option<&str>) -> Miss {
+        let Some(recorded) = self.recorded.as_deref() else {
+            return miss::diagnose(
+                &self.path,
+                &self.key,
+                &self.options.dir,
+                None,
+                request,
+                &self.options.ignore_fields,
+                &self.meta.hint,
+            );
+        };
+        // Compared with the recordings of the same API only, their indexes kept.
+        let (indexes, same): (Vec<usize>, Vec<Interaction>) = recorded
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.upstream.as_deref() == upstream)
+            .map(|(n, i)| (n, i.clone()))
+            .unzip();
+        let mut miss = miss::diagnose(
             &self.path,
             &self.key,
             &self.options.dir,
-            self.recorded.as_deref(),
+            Some(&same),
             request,
             &self.options.ignore_fields,
             &self.meta.hint,
-        )
+        );
+        if let miss::MissReason::Differs { nearest, .. }
+        | miss::MissReason::UsedUp { nearest, .. } = &mut miss.reason
+        {
+            *nearest = indexes.get(*nearest).copied().unwrap_or(*nearest);
+        }
+        miss
     }
 
     fn allowed(
@@ -508,6 +631,16 @@ impl Session {
         allowed(&self.redactor, headers, allow)
     }
 }
+
+/// The request headers a recording of another API keeps: its body's type and encoding.
+const UPSTREAM_REQUEST_HEADERS: &[&str] = &["content-type", "accept", super::http::ENCODING];
+/// The response headers a recording of another API keeps.
+const UPSTREAM_RESPONSE_HEADERS: &[&str] = &[
+    "content-type",
+    "retry-after",
+    "location",
+    super::http::ENCODING,
+];
 
 /// `req` as a cassette holds it (scrubbed, allow-listed headers) and its fingerprint
 /// relative to `base` (the provider's `base_url`, scrubbed as the requests are): what replay
@@ -1274,7 +1407,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!(
-                "{}: format 7 is newer than this evals understands (2); upgrade evals",
+                "{}: format 7 is newer than this evals understands (3); upgrade evals",
                 path.display()
             )
         );

@@ -74,6 +74,20 @@ pub struct StatusReport {
     pub unused: Vec<PathBuf>,
     /// Temp files a killed write left (sorted): never cassettes.
     pub partial: Vec<PathBuf>,
+    /// The hand-written answers of an exec adapter's other APIs (`fixtures/<upstream>/…`),
+    /// in case order, each file once.
+    pub fixtures: Vec<Fixture>,
+}
+
+/// A hand-written answer of one of an exec adapter's other APIs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fixture {
+    /// The upstream it answers for (`shipping`).
+    pub upstream: String,
+    /// The case it is for (`dataset/id`), or `dataset/*` for a JSONL file's cases.
+    pub case: String,
+    /// The file.
+    pub path: PathBuf,
 }
 
 impl StatusReport {
@@ -136,6 +150,7 @@ pub fn status(
         entries,
         unused,
         partial: list_partial_files(dir),
+        fixtures: vec![],
     })
 }
 
@@ -235,6 +250,7 @@ mod tests {
                     body: json!({}),
                 },
                 latency_ms: 1,
+                upstream: None,
                 usage: None,
             }],
         };

@@ -145,6 +145,14 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
             discovery::display_path(p, &suite.cwd),
         ]);
     }
+    for f in &report.fixtures {
+        t.add_row(vec![
+            "fixture".into(),
+            format!("upstream {}", f.upstream),
+            f.case.clone(),
+            discovery::display_path(&f.path, &suite.cwd),
+        ]);
+    }
     for p in partial {
         t.add_row(vec![
             "partial".into(),
@@ -157,8 +165,12 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
     let count = |s: Status| report.count(s);
     let (missing, stale) = (count(Status::Missing), count(Status::Stale));
     let unchecked = count(Status::Unchecked);
+    let fixtures = match report.fixtures.len() {
+        0 => String::new(),
+        n => format!(", {}", crate::text::plural(n, "fixture", "fixtures")),
+    };
     out.line(&format!(
-        "{} recorded, {missing} missing, {stale} stale, {} unused{}",
+        "{} recorded, {missing} missing, {stale} stale, {} unused{fixtures}{}",
         count(Status::Recorded),
         unused.len(),
         if unchecked > 0 {

@@ -86,10 +86,10 @@ fn case_link(dataset: &str, case: &str) -> String {
 
 /// Where a case's trajectory goes in its view: the HTML fragment of an agent's steps (its
 /// calls and tool calls), shown under the contender's output; `None` shows nothing.
-// TRAJECTORY: the coordinator wires `crate::report::trajectory` (issue 17) in here; the
-// fragment must escape every value itself, the page inserts it as markup.
-fn trajectory(_case: &crate::results::CaseResult) -> Option<String> {
-    None
+// The page inserts the fragment as markup: `report::trajectory::html` escapes every value
+// itself.
+fn trajectory(case: &crate::results::CaseResult) -> Option<String> {
+    (!case.trajectory.is_empty()).then(|| super::trajectory::html(&case.trajectory))
 }
 
 fn deltas(comparison: Option<&Comparison>) -> Vec<DeltaView> {

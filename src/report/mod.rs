@@ -14,6 +14,7 @@ pub(crate) mod leaderboard;
 pub(crate) mod markdown;
 pub(crate) mod misses;
 pub(crate) mod terminal;
+pub mod trajectory;
 pub(crate) mod verdict;
 
 pub use diff::Diff;

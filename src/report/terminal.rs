@@ -405,6 +405,15 @@ impl Terminal {
                 for f in &c.failed_thresholds {
                     let _ = writeln!(out, "  {} below threshold: {f}", c.case);
                 }
+                // An exec adapter's calls through the gateway, in order.
+                if !c.trajectory.is_empty() {
+                    let steps: Vec<String> = c
+                        .trajectory
+                        .iter()
+                        .map(crate::results::Step::summary)
+                        .collect();
+                    let _ = writeln!(out, "  {} trajectory: {}", c.case, steps.join(", "));
+                }
             }
             let _ = writeln!(out);
         }

@@ -460,6 +460,7 @@ mod tests {
             judge_usage: Default::default(),
             input: None,
             expected: None,
+            trajectory: vec![],
         }
     }
 

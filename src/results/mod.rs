@@ -15,6 +15,7 @@ pub mod stats;
 #[cfg(test)]
 pub(crate) mod testing;
 mod tools;
+pub mod trajectory;
 
 pub use caselog::{CaseLog, Cases, write_json};
 pub use comparison::*;
@@ -23,3 +24,4 @@ pub use settings::{CaseKeys, Limits, Selection, Settings};
 pub use shard::Shard;
 pub use snapshot::{FormatVersion, SNAPSHOT_FORMAT};
 pub use tools::ToolCall;
+pub use trajectory::{Step, StepKind};

@@ -188,6 +188,11 @@ pub struct Reply {
     /// an adapter that made no call and reported none), which is not `Some([])`, "no calls".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<Vec<crate::results::ToolCall>>,
+    /// The calls an exec adapter's program made through the gateway, in order (to the
+    /// model and to its `adapter.upstreams`), as the gateway saw them. `None`: nobody
+    /// could see (the prompt adapter), which is not `Some([])`, "no calls".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory: Option<Vec<crate::results::Step>>,
 }
 
 /// A scorer's verdict on one reply.
@@ -293,6 +298,9 @@ pub struct CaseResult {
     /// The case's expected answer (`expected`, else its `expect:` assertions), as the
     /// report shows it; `None` when the case has none.
     pub expected: Option<Value>,
+    /// The calls the adapter's program made through the gateway, in order (model calls
+    /// and `adapter.upstreams` requests); empty when none were seen.
+    pub trajectory: Vec<crate::results::Step>,
 }
 
 /// One try of a repeated case: its score, whether it passed, and why it errored.
@@ -448,6 +456,9 @@ impl CaseResult {
         }
         if !self.diagnostics.is_empty() {
             crate::secrets::scrub_model(&mut self.diagnostics);
+        }
+        if !self.trajectory.is_empty() {
+            crate::secrets::scrub_model(&mut self.trajectory);
         }
     }
 

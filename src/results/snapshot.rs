@@ -298,6 +298,8 @@ struct CaseRef<'a> {
     input: &'a Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     expected: &'a Option<Value>,
+    #[serde(skip_serializing_if = "none")]
+    trajectory: &'a [crate::results::Step],
 }
 
 fn unused(u: &&Usage) -> bool {
@@ -341,6 +343,8 @@ struct CaseFormat {
     input: Option<Value>,
     #[serde(default)]
     expected: Option<Value>,
+    #[serde(default)]
+    trajectory: Vec<crate::results::Step>,
 }
 
 fn none<T>(list: &&[T]) -> bool {
@@ -377,6 +381,7 @@ impl Serialize for CaseResult {
             judge_usage: &self.judge_usage,
             input: &self.input,
             expected: &self.expected,
+            trajectory: &self.trajectory,
         }
         .serialize(s)
     }
@@ -413,6 +418,7 @@ impl<'de> Deserialize<'de> for CaseResult {
             judge_usage: f.judge_usage,
             input: f.input,
             expected: f.expected,
+            trajectory: f.trajectory,
         })
     }
 }

@@ -32,6 +32,7 @@ pub(crate) fn case(id: &str, score: Option<f64>, passed: Option<bool>) -> CaseRe
         judge_usage: Default::default(),
         input: None,
         expected: None,
+        trajectory: vec![],
     }
 }
 

@@ -52,5 +52,45 @@ pub fn cassette_status(suite: &Suite) -> Result<StatusReport> {
         }
     }
     let options = super::evaluate::cassette_options(suite, Vec::new())?;
-    Ok(status::status(&options, expected)?)
+    let mut report = status::status(&options, expected)?;
+    report.fixtures = fixtures(suite)?;
+    Ok(report)
+}
+
+/// The hand-written answers of the exec adapter's other APIs: each case's `fixtures/`
+/// folder (a JSONL file's is shared by its cases), the `.meta.json` files aside.
+fn fixtures(suite: &Suite) -> Result<Vec<status::Fixture>> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for case in suite.cases.cases.iter() {
+        let case = &case?;
+        let Some(dir) = crate::adapter::fixtures_dir(case) else {
+            continue;
+        };
+        if !seen.insert(dir.clone()) {
+            continue;
+        }
+        let who = match case.line {
+            Some(_) => format!("{}/*", case.dataset),
+            None => case.key(),
+        };
+        for path in crate::cassette::list_json_files(&dir) {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if name.ends_with(".meta.json") {
+                continue;
+            }
+            let upstream = path
+                .strip_prefix(&dir)
+                .ok()
+                .and_then(|p| p.components().next())
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .unwrap_or_default();
+            out.push(status::Fixture {
+                upstream,
+                case: who.clone(),
+                path,
+            });
+        }
+    }
+    Ok(out)
 }

@@ -1142,6 +1142,7 @@ mod tests {
                         raw: Some(c.text),
                         usage: c.usage,
                         tool_calls: None,
+                        trajectory: None,
                     },
                     latency_s: Some(c.latency_s),
                     truncated: c.truncated,

@@ -342,6 +342,7 @@ fn unreadable(head: &crate::suite::CaseHead<'_>, changed: &crate::suite::Changed
         judge_usage: Default::default(),
         input: None,
         expected: None,
+        trajectory: vec![],
     }
 }
 
@@ -523,6 +524,7 @@ async fn run_case_unscrubbed(
         // run: the HTML report reads them back with the cases.
         input: Some(case.input.to_value()),
         expected: case.expected.clone().or_else(|| case.expect.clone()),
+        trajectory: vec![],
     };
     // Resolved when the run was prepared: a kind missing here is a bug, said as an error
     // of the case.
@@ -555,6 +557,7 @@ async fn run_case_unscrubbed(
             result.latency_s = answer.latency_s;
             result.duration_s = answer.latency_s.unwrap_or(0.0);
             let mut reply = answer.reply;
+            result.trajectory = reply.trajectory.clone().unwrap_or_default();
             if let Some(note) = answer.truncated {
                 // Said where the reader looks: a reply cut short reads "cut at max_tokens
                 // (512): not JSON: EOF while parsing", not a bare parse error.

@@ -35,6 +35,8 @@ pub const ASSERTION_KINDS: &[&str] = &[
     "tool_calls",
     "no_tool_calls",
     "tool_call_count",
+    "requests",
+    "no_requests",
 ];
 
 /// Keys that qualify an assertion rather than being one: `ordered: true` makes
@@ -43,6 +45,12 @@ const MODIFIERS: &[&str] = &["ordered"];
 
 /// What a tool-call check says of a reply nobody could see the tool calls of.
 const NO_TOOL_INFO: &str = "no tool-call information: the reply has no observed tool calls and its adapter reported none (an in-process provider, or an exec adapter that made no call through the gateway)";
+
+/// What a request check says of a reply whose adapter's requests nobody could see.
+const NO_REQUEST_INFO: &str = "no request information: only an exec adapter's calls to its adapter.upstreams, through the gateway, are seen";
+
+/// The keys of a wanted request (`expect.requests`).
+const REQUEST_KEYS: &[&str] = &["upstream", "method", "path", "query", "body"];
 
 /// How much of the reply a diagnostic shows.
 const EXCERPT_CHARS: usize = 200;
@@ -65,6 +73,12 @@ enum Check {
     ToolCallsInOrder(Vec<Value>),
     NoToolCalls,
     ToolCallCount(Option<u64>, Option<u64>),
+    /// One request wanted among those the program sent to its upstreams (a subset match).
+    Request(Value),
+    /// These requests, in this order (others may come between).
+    RequestsInOrder(Vec<Value>),
+    /// No request to these upstreams (`None`: to any).
+    NoRequests(Option<Vec<String>>),
 }
 
 impl Check {
@@ -92,7 +106,22 @@ impl Check {
                 min.map(|n| n.to_string()).unwrap_or_default(),
                 max.map(|n| n.to_string()).unwrap_or_default()
             ),
+            Check::Request(r) => format!("requests {}", request_label(r)),
+            Check::RequestsInOrder(rs) => format!(
+                "requests (ordered) {}",
+                rs.iter().map(request_label).collect::<Vec<_>>().join(" → ")
+            ),
+            Check::NoRequests(None) => "no_requests".to_string(),
+            Check::NoRequests(Some(names)) => format!("no_requests [{}]", names.join(", ")),
         }
+    }
+
+    /// Whether it looks at the requests the program sent (which need the gateway's view).
+    fn on_requests(&self) -> bool {
+        matches!(
+            self,
+            Check::Request(_) | Check::RequestsInOrder(_) | Check::NoRequests(_)
+        )
     }
 
     /// Whether it looks at the reply's tool calls (which need tool-call information).
@@ -120,6 +149,9 @@ impl Check {
             Check::ToolCallsInOrder(cs) => Value::Array(cs.clone()),
             Check::NoToolCalls => Value::Array(vec![]),
             Check::ToolCallCount(min, max) => serde_json::json!({"min": min, "max": max}),
+            Check::Request(r) => r.clone(),
+            Check::RequestsInOrder(rs) => Value::Array(rs.clone()),
+            Check::NoRequests(names) => serde_json::json!(names),
         }
     }
 }
@@ -153,6 +185,87 @@ fn call_matches(want: &Value, got: &crate::results::ToolCall) -> bool {
         && want
             .get("arguments")
             .is_none_or(|a| subset(a, &got.arguments))
+}
+
+/// `GET shipping /orders {"id":"42"}` of a wanted request.
+fn request_label(r: &Value) -> String {
+    let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
+    let mut out = format!("{} {} {}", s("method"), s("upstream"), s("path"));
+    for k in ["query", "body"] {
+        if let Some(v) = r.get(k) {
+            out.push_str(&format!(" {k} {v}"));
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether a step of the trajectory is the wanted request: its upstream, and each of
+/// method, path, query and body the want gives (query values as strings, the body as a
+/// subset where 1, "1", false and null stay distinct).
+fn request_matches(want: &Value, got: &crate::results::Step) -> bool {
+    let s = |k: &str| want.get(k).and_then(Value::as_str);
+    got.kind == crate::results::StepKind::Upstream
+        && s("upstream") == Some(got.name.as_str())
+        && s("method").is_none_or(|m| m.eq_ignore_ascii_case(&got.method))
+        && s("path").is_none_or(|p| format!("/{}", p.trim_start_matches('/')) == got.path)
+        && want
+            .get("query")
+            .and_then(Value::as_object)
+            .is_none_or(|q| {
+                q.iter().all(|(k, v)| {
+                    v.as_str()
+                        .is_some_and(|v| got.query.get(k).map(String::as_str) == Some(v))
+                })
+            })
+        && want
+            .get("body")
+            .is_none_or(|b| subset(b, got.body.as_ref().unwrap_or(&Value::Null)))
+}
+
+/// The problem of a wanted request, if it is not `{upstream, method?, path?, query?,
+/// body?}` with string query values.
+fn request_problem(i: usize, r: &Value) -> Option<String> {
+    let Some(obj) = r.as_object() else {
+        return Some(format!(
+            "`requests[{i}]` must be {{upstream, method, path, query, body}}, not {}",
+            crate::score::kind_of(r)
+        ));
+    };
+    if let Some(k) = obj.keys().find(|k| !REQUEST_KEYS.contains(&k.as_str())) {
+        return Some(match did_you_mean(k, REQUEST_KEYS) {
+            Some(s) => format!("`requests[{i}]`: unknown key '{k}' (did you mean '{s}'?)"),
+            None => format!(
+                "`requests[{i}]`: unknown key '{k}'; a request is {{{}}}",
+                REQUEST_KEYS.join(", ")
+            ),
+        });
+    }
+    if obj.get("upstream").and_then(Value::as_str).is_none() {
+        return Some(format!(
+            "`requests[{i}]` needs `upstream`: the name of the adapter.upstreams API it goes to"
+        ));
+    }
+    for k in ["method", "path"] {
+        if obj.get(k).is_some_and(|v| !v.is_string()) {
+            return Some(format!("`requests[{i}].{k}` must be a string"));
+        }
+    }
+    match obj.get("query") {
+        None => None,
+        Some(Value::Object(q)) => q.iter().find(|(_, v)| !v.is_string()).map(|(k, v)| {
+            format!(
+                "`requests[{i}].query.{k}` is {v}, but a query's values are strings: write {k}: \"{}\"",
+                match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                }
+            )
+        }),
+        Some(other) => Some(format!(
+            "`requests[{i}].query` must be a mapping of parameters, not {}",
+            crate::score::kind_of(other)
+        )),
+    }
 }
 
 /// The calls as a diagnostic shows them.
@@ -305,6 +418,44 @@ impl AssertionsScorer {
                         checks.extend(list.into_iter().map(Check::ToolCall));
                     }
                 }
+                "requests" => {
+                    let ordered = map.get("ordered").and_then(Value::as_bool) == Some(true);
+                    let list = match value {
+                        Value::Array(l) => l.clone(),
+                        one @ Value::Object(_) => vec![one.clone()],
+                        other => {
+                            problems.push(format!(
+                                "`requests` must be a list of {{upstream, method, path, query, body}}, not {}",
+                                crate::score::kind_of(other)
+                            ));
+                            continue;
+                        }
+                    };
+                    if let Some(p) = list
+                        .iter()
+                        .enumerate()
+                        .find_map(|(i, r)| request_problem(i, r))
+                    {
+                        problems.push(p);
+                        continue;
+                    }
+                    if ordered {
+                        checks.push(Check::RequestsInOrder(list));
+                    } else {
+                        checks.extend(list.into_iter().map(Check::Request));
+                    }
+                }
+                "no_requests" => match value {
+                    Value::Bool(true) => checks.push(Check::NoRequests(None)),
+                    Value::Bool(false) => {}
+                    other => match strings(other) {
+                        Some(names) => checks.push(Check::NoRequests(Some(names))),
+                        None => problems.push(format!(
+                            "`no_requests` must be a list of upstream names (or true: none at all), not {}",
+                            crate::score::kind_of(other)
+                        )),
+                    },
+                },
                 "no_tool_calls" => match value {
                     Value::Bool(true) => checks.push(Check::NoToolCalls),
                     Value::Bool(false) => {}
@@ -353,9 +504,13 @@ impl AssertionsScorer {
                 "`min_chars` {min} is more than `max_chars` {max}: no reply can pass both"
             ));
         }
-        if map.contains_key("ordered") && !map.contains_key("tool_calls") {
+        if map.contains_key("ordered")
+            && !map.contains_key("tool_calls")
+            && !map.contains_key("requests")
+        {
             problems.push(
-                "`ordered` qualifies `tool_calls`, which this case does not have".to_string(),
+                "`ordered` qualifies `tool_calls` or `requests`, which this case does not have"
+                    .to_string(),
             );
         }
         for key in map
@@ -404,6 +559,33 @@ impl AssertionsScorer {
         let output = reply.output.as_ref();
         let excerpt = || excerpt(text);
         let pass = |ok: bool, got: Value| if ok { Ok(()) } else { Err(got) };
+        if check.on_requests() {
+            let Some(steps) = &reply.trajectory else {
+                return Err(Value::String(NO_REQUEST_INFO.to_string()));
+            };
+            let sent: Vec<&crate::results::Step> = steps
+                .iter()
+                .filter(|s| s.kind == crate::results::StepKind::Upstream)
+                .collect();
+            let got = || serde_json::to_value(&sent).unwrap_or(Value::Null);
+            return match check {
+                Check::Request(want) => pass(sent.iter().any(|s| request_matches(want, s)), got()),
+                Check::RequestsInOrder(wants) => {
+                    let mut rest = sent.iter();
+                    let ok = wants
+                        .iter()
+                        .all(|w| rest.by_ref().any(|s| request_matches(w, s)));
+                    pass(ok, got())
+                }
+                Check::NoRequests(names) => pass(
+                    !sent
+                        .iter()
+                        .any(|s| names.as_ref().is_none_or(|n| n.contains(&s.name))),
+                    got(),
+                ),
+                _ => unreachable!("on_requests covers the request checks"),
+            };
+        }
         if check.on_tool_calls() {
             let Some(calls) = &reply.tool_calls else {
                 return Err(Value::String(NO_TOOL_INFO.to_string()));
@@ -482,7 +664,10 @@ impl AssertionsScorer {
             Check::ToolCall(_)
             | Check::ToolCallsInOrder(_)
             | Check::NoToolCalls
-            | Check::ToolCallCount(..) => unreachable!("checked above"),
+            | Check::ToolCallCount(..)
+            | Check::Request(_)
+            | Check::RequestsInOrder(_)
+            | Check::NoRequests(_) => unreachable!("checked above"),
         }
     }
 }
@@ -654,6 +839,16 @@ impl Scorer for AssertionsScorer {
                     return Err(crate::results::CaseError::new(
                         crate::results::CaseErrorKind::Scorer,
                         format!("{}: {NO_TOOL_INFO}", c.label()),
+                    ));
+                }
+            }
+            // Likewise a request check on a reply whose requests nobody saw.
+            if reply.error.is_none() && reply.trajectory.is_none() {
+                let (checks, _) = self.parse(&self.merged(case));
+                if let Some(c) = checks.iter().find(|c| c.on_requests()) {
+                    return Err(crate::results::CaseError::new(
+                        crate::results::CaseErrorKind::Scorer,
+                        format!("{}: {NO_REQUEST_INFO}", c.label()),
                     ));
                 }
             }
@@ -1135,11 +1330,147 @@ mod tests {
         );
         assert_eq!(
             problems(json!({"ordered": true, "contains": "x"})),
-            ["`ordered` qualifies `tool_calls`, which this case does not have"]
+            ["`ordered` qualifies `tool_calls` or `requests`, which this case does not have"]
         );
         assert_eq!(
             problems(json!({"tool_cals": []})),
             ["unknown assertion 'tool_cals' (did you mean 'tool_calls'?)"]
         );
+    }
+
+    fn sent(trajectory: Option<Vec<crate::results::Step>>) -> Reply {
+        Reply {
+            output: Some(Value::String("ok".into())),
+            trajectory,
+            ..Reply::default()
+        }
+    }
+
+    fn step(
+        name: &str,
+        method: &str,
+        path: &str,
+        query: &str,
+        body: Value,
+    ) -> crate::results::Step {
+        crate::results::Step {
+            kind: crate::results::StepKind::Upstream,
+            name: name.into(),
+            method: method.into(),
+            path: path.into(),
+            query: crate::results::trajectory::query_map(query),
+            body: (!body.is_null()).then_some(body),
+            status: Some(200),
+        }
+    }
+
+    #[test]
+    fn requests_match_as_a_subset_in_any_order_unless_ordered_json_types_distinct() {
+        let steps = vec![
+            crate::results::Step {
+                kind: crate::results::StepKind::Model,
+                ..step(
+                    "openai/gpt-x",
+                    "POST",
+                    "/v1/chat/completions",
+                    "",
+                    Value::Null,
+                )
+            },
+            step(
+                "shipping",
+                "GET",
+                "/orders",
+                "id=42&fields=status",
+                Value::Null,
+            ),
+            step(
+                "shipping",
+                "POST",
+                "/events",
+                "",
+                json!({"order": "42", "seen": true, "count": 1, "note": null}),
+            ),
+        ];
+        let reply = sent(Some(steps));
+        let run = |expect: Value| scorer().score(&case(expect), &reply);
+        let ok = |expect: Value| {
+            let s = run(expect.clone());
+            assert!(s.diagnostics.len() <= 1, "{expect}: {s:?}");
+            s.passed == Some(true)
+        };
+        assert!(ok(
+            json!({"requests": [{"upstream": "shipping", "method": "get", "path": "orders", "query": {"id": "42"}}]})
+        ));
+        assert!(!ok(
+            json!({"requests": [{"upstream": "shipping", "query": {"id": "43"}}]})
+        ));
+        assert!(!ok(json!({"requests": [{"upstream": "weather"}]})));
+        // Any order, unless ordered.
+        let both = |ordered: bool| {
+            json!({"ordered": ordered, "requests": [
+                {"upstream": "shipping", "path": "/events"},
+                {"upstream": "shipping", "path": "/orders"},
+            ]})
+        };
+        assert!(ok(both(false)));
+        assert!(!ok(both(true)));
+        // 1, "1", true, false and null are five values.
+        for (body, want) in [
+            (json!({"count": 1}), true),
+            (json!({"count": "1"}), false),
+            (json!({"count": 1.0}), true),
+            (json!({"seen": true}), true),
+            (json!({"seen": 1}), false),
+            (json!({"note": null}), true),
+            (json!({"note": false}), false),
+            (json!({"missing": null}), false),
+            (json!({"order": 42}), false),
+        ] {
+            let e = json!({"requests": [{"upstream": "shipping", "method": "POST", "body": body}]});
+            assert_eq!(ok(e.clone()), want, "{e}");
+        }
+        assert!(ok(json!({"no_requests": ["weather"]})));
+        assert!(!ok(json!({"no_requests": ["shipping"]})));
+        assert!(!ok(json!({"no_requests": true})));
+        let failed = run(json!({"requests": [{"upstream": "shipping", "path": "/refunds"}]}));
+        assert_eq!(failed.diagnostics[0].field, "requests shipping /refunds");
+        assert_eq!(
+            failed.diagnostics[0].got.as_array().map(Vec::len),
+            Some(2),
+            "the requests sent"
+        );
+        // A query value that is not a string is a problem of the suite, said with the fix.
+        let (_, problems) = scorer().parse(
+            json!({"requests": [{"upstream": "s", "query": {"id": 42}}]})
+                .as_object()
+                .unwrap(),
+        );
+        assert_eq!(
+            problems,
+            ["`requests[0].query.id` is 42, but a query's values are strings: write id: \"42\""]
+        );
+        let (_, problems) =
+            scorer().parse(json!({"requests": [{"upstrem": "s"}]}).as_object().unwrap());
+        assert_eq!(
+            problems,
+            ["`requests[0]`: unknown key 'upstrem' (did you mean 'upstream'?)"]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_request_check_on_a_reply_whose_requests_nobody_saw_errors_the_case() {
+        let s = scorer();
+        let case = case(json!({"no_requests": true}));
+        let reply = sent(None);
+        let err = s.score_checked(&case, &reply).await.unwrap_err();
+        assert_eq!(err.kind, crate::results::CaseErrorKind::Scorer);
+        assert!(
+            err.message
+                .starts_with("no_requests: no request information"),
+            "{}",
+            err.message
+        );
+        assert!(s.score_checked(&case, &sent(Some(vec![]))).await.is_ok());
     }
 }

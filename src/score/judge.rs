@@ -467,6 +467,7 @@ impl Scorer for JudgeScorer {
             error: None,
             usage: Default::default(),
             tool_calls: None,
+            trajectory: None,
         };
         self.metrics
             .iter()
@@ -539,6 +540,7 @@ mod tests {
             error: None,
             usage: Default::default(),
             tool_calls: None,
+            trajectory: None,
         }
     }
 

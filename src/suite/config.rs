@@ -178,6 +178,11 @@ pub enum AdapterConfig {
         /// only an allow-list: see [`crate::adapter::ExecAdapter`]).
         #[serde(default)]
         pass_env: Vec<String>,
+        /// `upstreams:`: the other HTTP APIs the program calls (a tool's order lookup, a
+        /// weather service), reached through the gateway and recorded beside the model's
+        /// calls.
+        #[serde(default, skip_serializing_if = "Upstreams::is_empty")]
+        upstreams: Upstreams,
     },
 }
 
@@ -187,7 +192,7 @@ const ADAPTER_KEYS: &[(&str, &[&str])] = &[
         "prompt",
         &["system", "user", "json", "tools", "tool_choice"],
     ),
-    ("exec", &["command", "env", "pass_env"]),
+    ("exec", &["command", "env", "pass_env", "upstreams"]),
 ];
 
 /// Variables evals sets for every exec worker itself: `pass_env` cannot name them.
@@ -790,6 +795,7 @@ impl Config {
             })?;
         config.check_pass_env(text, path)?;
         config.check_results(text, path)?;
+        config.check_upstreams(text, path)?;
         Ok(config)
     }
 
@@ -813,7 +819,12 @@ impl Config {
     /// `adapter.pass_env` names variables, never one holding the suite's API keys (workers
     /// call the model through the gateway with a token of their own) nor one evals sets.
     fn check_pass_env(&self, text: &str, path: &Path) -> Result<()> {
-        let Some(AdapterConfig::Exec { pass_env, .. }) = &self.adapter else {
+        let Some(AdapterConfig::Exec {
+            pass_env,
+            upstreams,
+            ..
+        }) = &self.adapter
+        else {
             return Ok(());
         };
         let key_vars: Vec<&str> = crate::suite::KEY_VARS
@@ -824,6 +835,7 @@ impl Config {
                     .values()
                     .filter_map(|p| p.api_key_env.as_deref()),
             )
+            .chain(upstreams.key_vars())
             .collect();
         for name in pass_env {
             let problem = if !is_env_name(name) {
@@ -926,8 +938,14 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
         {
             let expected = expected_names(tail);
             let refs: Vec<&str> = expected.iter().map(String::as_str).collect();
+            // A tagged section (`adapter:`) is reported at its own line: a key nested deeper
+            // in it (`adapter.upstreams.shipping`) is in the section found where it is written.
+            let key_at = match loc {
+                Some((l, 1)) if what == "key" => find_key_below(text, l, word).or(loc),
+                _ => loc,
+            };
             let section = match what {
-                "key" => loc
+                "key" => key_at
                     .and_then(|(l, c)| enclosing_key(text, l, c))
                     .map(|s| format!(" in {s}"))
                     .unwrap_or_default(),
@@ -1142,4 +1160,252 @@ pub fn resolve_path(config_dir: &Path, p: &str) -> PathBuf {
         }
     }
     out
+}
+
+/// `adapter.upstreams:` — the other HTTP APIs an exec adapter's program calls, by name:
+/// `shipping: { base_url, key_env, header }`, and `strict:` (default true) for all of them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Upstreams {
+    /// Replay errors a case whose program no longer makes a recorded request (`strict:
+    /// false`: only unexpected and exhausted requests error it). Default true.
+    pub strict: bool,
+    /// Each API by its name (`shipping`), in file order.
+    pub apis: IndexMap<String, UpstreamConfig>,
+    /// A `strict:` that is not a boolean, as written: reported with its place once the
+    /// file is read (an error inside the tagged `adapter:` has none).
+    bad_strict: Option<String>,
+}
+
+impl Default for Upstreams {
+    fn default() -> Self {
+        Upstreams {
+            strict: true,
+            apis: IndexMap::new(),
+            bad_strict: None,
+        }
+    }
+}
+
+impl Upstreams {
+    /// No API named.
+    pub fn is_empty(&self) -> bool {
+        self.apis.is_empty() && self.strict
+    }
+
+    /// The variables holding the APIs' credentials (`key_env`): secrets, never a worker's.
+    pub fn key_vars(&self) -> impl Iterator<Item = &str> {
+        self.apis.values().filter_map(|u| u.key_env.as_deref())
+    }
+
+    /// Whether a recording of `name` the program no longer makes errors its case.
+    pub fn strict_for(&self, name: &str) -> bool {
+        self.apis
+            .get(name)
+            .and_then(|u| u.strict)
+            .unwrap_or(self.strict)
+    }
+}
+
+/// One upstream API: where it really is and how its credential is sent.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamConfig {
+    /// The real API's base URL (`https://shipping.example/api`); requests are fingerprinted
+    /// relative to it.
+    pub base_url: String,
+    /// The variable holding its credential, sent by the gateway (never given to a worker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_env: Option<String>,
+    /// The header the credential goes in (default `authorization`, as `Bearer KEY`; any
+    /// other header gets the key as it is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
+    /// This API's own `strict:`, over the upstreams' one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
+}
+
+impl UpstreamConfig {
+    /// The header the credential goes in, lowercase.
+    pub fn header_name(&self) -> String {
+        self.header
+            .as_deref()
+            .unwrap_or("authorization")
+            .to_ascii_lowercase()
+    }
+}
+
+/// `EVALS_UPSTREAM_<NAME>_URL`: the variable a worker reads an upstream's gateway URL from.
+pub fn upstream_url_var(name: &str) -> String {
+    format!(
+        "EVALS_UPSTREAM_{}_URL",
+        name.to_ascii_uppercase().replace('-', "_")
+    )
+}
+
+impl Serialize for Upstreams {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        if !self.strict {
+            m.serialize_entry("strict", &false)?;
+        }
+        for (name, api) in &self.apis {
+            m.serialize_entry(name, api)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Upstreams {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Upstreams;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a mapping of API names to { base_url, key_env, header }, and strict")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<Upstreams, A::Error> {
+                let mut out = Upstreams::default();
+                while let Some(key) = m.next_key::<String>()? {
+                    if key == "strict" {
+                        match m.next_value::<Value>()? {
+                            Value::Bool(b) => out.strict = b,
+                            other => {
+                                out.bad_strict = Some(match other {
+                                    Value::String(s) => s,
+                                    v => v.to_string(),
+                                })
+                            }
+                        }
+                    } else {
+                        let api: UpstreamConfig = m.next_value()?;
+                        out.apis.insert(key, api);
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl Config {
+    /// `adapter.upstreams`: names that make variable names, `http(s)://` base URLs, a
+    /// `key_env` that names a variable and a `header` that needs one.
+    fn check_upstreams(&self, text: &str, path: &Path) -> Result<()> {
+        let Some(AdapterConfig::Exec { upstreams, .. }) = &self.adapter else {
+            return Ok(());
+        };
+        let at = |keys: &[&str], problem: String| {
+            let (line, col) = find_in_order(text, keys).unwrap_or((1, 1));
+            Err(Error::Config(format!(
+                "{}:{line}:{col}: adapter.upstreams.{problem}",
+                path.display()
+            )))
+        };
+        if let Some(bad) = &upstreams.bad_strict {
+            return at(
+                &["adapter", "upstreams", "strict"],
+                format!(
+                    "strict: '{bad}' is not true or false: write `strict: true` (the default) or `strict: false`"
+                ),
+            );
+        }
+        let mut vars: BTreeMap<String, &str> = BTreeMap::new();
+        for (name, api) in &upstreams.apis {
+            let base = ["adapter", "upstreams", name.as_str()];
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                return at(
+                    &base,
+                    format!(
+                        "{name}: an upstream's name is letters, digits, _ and - (it names the variable EVALS_UPSTREAM_<NAME>_URL): rename it"
+                    ),
+                );
+            }
+            let var = upstream_url_var(name);
+            if let Some(other) = vars.insert(var.clone(), name) {
+                return at(
+                    &base,
+                    format!(
+                        "{name}: it and '{other}' both make the variable {var}: rename one of them"
+                    ),
+                );
+            }
+            let field = |f: &'static str| [base[0], base[1], base[2], f];
+            let url = api.base_url.as_str();
+            let rest = url
+                .strip_prefix("http://")
+                .or_else(|| url.strip_prefix("https://"));
+            if rest.is_none_or(|r| r.is_empty() || r.starts_with('/')) || url.contains(['?', '#']) {
+                return at(
+                    &field("base_url"),
+                    format!(
+                        "{name}.base_url: '{url}' is not an http:// or https:// URL (with no query): write the API's base URL, e.g. https://shipping.example/api"
+                    ),
+                );
+            }
+            if let Some(key) = &api.key_env
+                && !is_env_name(key)
+            {
+                return at(
+                    &field("key_env"),
+                    format!(
+                        "{name}.key_env: '{key}' is not a variable name (letters, digits and _, not starting with a digit): name the variable that holds the API's key"
+                    ),
+                );
+            }
+            if let Some(header) = &api.header {
+                let token = !header.is_empty()
+                    && header
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c));
+                if !token {
+                    return at(
+                        &field("header"),
+                        format!(
+                            "{name}.header: '{header}' is not an HTTP header name: write one such as authorization or x-api-key"
+                        ),
+                    );
+                }
+                if api.key_env.is_none() {
+                    return at(
+                        &field("header"),
+                        format!(
+                            "{name}.header: says where the key goes, but no key_env says which variable holds it: add key_env, or remove header"
+                        ),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where the last of `keys` is written, each `key:` found after the one before (1-based).
+fn find_in_order(text: &str, keys: &[&str]) -> Option<(usize, usize)> {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let mut from = 0;
+    let mut found = None;
+    for key in keys {
+        let (i, _) = text[from..].match_indices(key).find(|(i, _)| {
+            let at = from + i;
+            text[..at].chars().next_back().is_none_or(|c| !is_word(c))
+                && text[at + key.len()..].trim_start().starts_with(':')
+        })?;
+        found = Some(from + i);
+        from += i + key.len();
+    }
+    let offset = found?;
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    Some((line, col))
 }

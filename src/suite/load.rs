@@ -283,6 +283,10 @@ impl Suite {
                 .values()
                 .filter_map(|p| p.api_key_env.clone()),
         );
+        // An upstream API's credential is a key like a provider's.
+        if let Some(super::config::AdapterConfig::Exec { upstreams, .. }) = &self.config.adapter {
+            vars.extend(upstreams.key_vars().map(str::to_string));
+        }
         vars
     }
 

@@ -48,6 +48,7 @@ mod trackers;
 mod truth;
 mod typesafe;
 mod upgrade;
+mod upstreams;
 mod verbose;
 mod verify;
 mod yaml_booleans;

@@ -1,0 +1,361 @@
+//! The gateway's `/upstream/<name>/<token>/…`: an exec adapter's calls to its other APIs
+//! (`adapter.upstreams`), sent to the real API with the real credential through the case's
+//! cassette session, or answered by the case's hand-written fixtures; each one a step of the
+//! case's trajectory.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::gateway::{Binding, UpstreamApi};
+use crate::cassette::{CallError, HttpRequest, HttpResponse, Mode};
+use crate::results::{CaseError, CaseErrorKind, Step, StepKind};
+
+/// Headers of the worker's request never passed on: hop-by-hop ones, the gateway's own,
+/// and every credential (the API's is the gateway's to add).
+const DROPPED: &[&str] = &[
+    "host",
+    "content-length",
+    "connection",
+    "transfer-encoding",
+    "keep-alive",
+    "upgrade",
+    "te",
+    "trailer",
+    "accept-encoding",
+    "authorization",
+    "proxy-authorization",
+    "x-api-key",
+    "cookie",
+    "x-evals-token",
+];
+
+/// An error the worker's HTTP client reads as the API's failure, final.
+fn refused(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        [("x-should-retry", "false")],
+        axum::Json(json!({"error": {"message": message, "type": "evals_gateway"}})),
+    )
+        .into_response()
+}
+
+/// The token's place: `/upstream/<name>/<token>/<path>`, or (a client that sends it) the
+/// `x-evals-token` header with `/upstream/<name>/<path>`. Returns (name, token, path).
+pub(super) fn split<'a>(rest: &'a str, headers: &'a HeaderMap) -> (&'a str, &'a str, String) {
+    let (name, after) = rest.split_once('/').unwrap_or((rest, ""));
+    let (first, path) = after.split_once('/').unwrap_or((after, ""));
+    if first.starts_with("evals-") {
+        return (name, first, format!("/{path}"));
+    }
+    let token = headers
+        .get("x-evals-token")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    (name, token, format!("/{after}"))
+}
+
+/// One request of the worker to the API `name`, `path` below its base URL.
+pub(super) async fn serve(
+    b: Arc<Binding>,
+    name: &str,
+    method: &str,
+    path: &str,
+    headers: &HeaderMap,
+    query: Option<&str>,
+    body: &[u8],
+) -> Response {
+    let Some(api) = b.upstreams.apis.get(name) else {
+        let known: Vec<&str> = b.upstreams.apis.keys().map(String::as_str).collect();
+        let message = format!(
+            "the adapter called the upstream '{name}', which adapter.upstreams does not name ({}): add it there, or call one of those",
+            if known.is_empty() {
+                "it names none".to_string()
+            } else {
+                format!("it names {}", known.join(", "))
+            }
+        );
+        fail(&b, CaseErrorKind::Adapter, message.clone());
+        return refused(StatusCode::NOT_FOUND, &message);
+    };
+    let req = request(api, method, path, headers, query, body);
+    let mut step = Step {
+        kind: StepKind::Upstream,
+        name: name.to_string(),
+        method: req.method.clone(),
+        path: path.to_string(),
+        query: query
+            .map(crate::results::trajectory::query_map)
+            .unwrap_or_default(),
+        body: req.body.clone(),
+        status: None,
+    };
+    let fixture = match b.fixtures.as_deref() {
+        Some(dir) => match fixture(dir, name, &step) {
+            Ok(f) => f,
+            Err(message) => {
+                fail(&b, CaseErrorKind::Other, message.clone());
+                b.spent_lock().trajectory.push(step);
+                return refused(StatusCode::BAD_GATEWAY, &message);
+            }
+        },
+        None => None,
+    };
+    let replay = b.session.mode() == Mode::Replay;
+    let result = match fixture {
+        // A hand-written answer stands for an API with no live server: it answers before
+        // the network, and after the recordings in replay.
+        Some(f) if !replay => Ok(f),
+        fixture => {
+            let missing_key = api
+                .key
+                .as_ref()
+                .filter(|(_, v)| v.is_none())
+                .map(|(k, _)| k.clone());
+            match (missing_key, replay) {
+                (Some(var), false) => Err(CallError::Transport(format!(
+                    "{var} is not set: the upstream {name} needs it for live calls (export {var}=..., or replay recorded cassettes with --cassettes replay)"
+                ))),
+                _ => match b.session.send_upstream(name, &api.base_url, req).await {
+                    Err(CallError::Miss(_)) if fixture.is_some() => {
+                        Ok(fixture.unwrap_or_else(|| unreachable!("a fixture was just found")))
+                    }
+                    other => other,
+                },
+            }
+        }
+    };
+    match result {
+        Ok(resp) => {
+            step.status = Some(resp.status);
+            let mut spent = b.spent_lock();
+            spent.latency_s += resp.latency.as_secs_f64();
+            if resp.status == 429 || resp.status >= 500 {
+                spent.error.get_or_insert_with(|| {
+                    CaseError::new(
+                        CaseErrorKind::Transport,
+                        format!(
+                            "upstream {name}: {} {path} answered HTTP {}",
+                            step.method, resp.status
+                        ),
+                    )
+                });
+            }
+            spent.trajectory.push(step);
+            drop(spent);
+            passed_on(resp)
+        }
+        Err(e) => {
+            let message = format!("upstream {name}: {} {path}: {e}", step.method);
+            let kind = CaseError::from(e).kind;
+            fail(&b, kind, message.clone());
+            b.spent_lock().trajectory.push(step);
+            refused(StatusCode::BAD_GATEWAY, &message)
+        }
+    }
+}
+
+/// The case's error, once (its first failure).
+fn fail(b: &Binding, kind: CaseErrorKind, message: String) {
+    b.session.mark_failed();
+    b.spent_lock()
+        .error
+        .get_or_insert_with(|| CaseError::new(kind, message));
+}
+
+/// The request to the real API: its URL, the worker's headers but credentials, the API's
+/// credential, and the body as JSON, text or base64 bytes.
+fn request(
+    api: &UpstreamApi,
+    method: &str,
+    path: &str,
+    headers: &HeaderMap,
+    query: Option<&str>,
+    body: &[u8],
+) -> HttpRequest {
+    let mut url = format!("{}{path}", api.base_url);
+    if let Some(q) = query.filter(|q| !q.is_empty()) {
+        url.push('?');
+        url.push_str(q);
+    }
+    let mut out: Vec<(String, String)> = headers
+        .iter()
+        .filter(|(k, _)| {
+            let k = k.as_str();
+            !DROPPED.contains(&k)
+                && k != api.header
+                && !k.eq_ignore_ascii_case(crate::cassette::ENCODING)
+        })
+        .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
+        .collect();
+    if let Some((_, Some(key))) = &api.key {
+        let value = if api.header == "authorization" {
+            format!("Bearer {key}")
+        } else {
+            key.clone()
+        };
+        out.push((api.header.clone(), value));
+    }
+    let content_type = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_ascii_lowercase);
+    let body = if body.is_empty() {
+        None
+    } else {
+        let json_type = content_type.as_deref().is_none_or(|t| t.contains("json"));
+        match std::str::from_utf8(body) {
+            Ok(text) => Some(
+                json_type
+                    .then(|| serde_json::from_str::<Value>(text).ok())
+                    .flatten()
+                    .unwrap_or_else(|| Value::String(text.to_string())),
+            ),
+            Err(_) => {
+                use base64::Engine as _;
+                out.push((crate::cassette::ENCODING.into(), "base64".into()));
+                Some(Value::String(
+                    base64::engine::general_purpose::STANDARD.encode(body),
+                ))
+            }
+        }
+    };
+    // A text body keeps its type; one sent with none is text, not JSON.
+    if matches!(body, Some(Value::String(_))) && content_type.is_none() {
+        out.push(("content-type".into(), "text/plain".into()));
+    }
+    HttpRequest {
+        method: method.to_ascii_uppercase(),
+        url,
+        headers: out,
+        body,
+    }
+}
+
+/// The response as the worker gets it: its status, its content type, and its body as it
+/// came (JSON, text, or the bytes a base64 recording holds); final when a failure.
+fn passed_on(resp: HttpResponse) -> Response {
+    let status = StatusCode::from_u16(resp.status).unwrap_or(StatusCode::BAD_GATEWAY);
+    let header = |name: &str| {
+        resp.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    let content_type = header("content-type");
+    let base64 = header(crate::cassette::ENCODING).as_deref() == Some("base64");
+    let bytes = match &resp.body {
+        Value::String(text) if base64 => {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD
+                .decode(text)
+                .unwrap_or_default()
+        }
+        Value::String(text) if content_type.as_deref().is_some_and(|t| !t.contains("json")) => {
+            text.clone().into_bytes()
+        }
+        Value::Null if content_type.is_none() => Vec::new(),
+        body => body.to_string().into_bytes(),
+    };
+    let mut out = (status, bytes).into_response();
+    let h = out.headers_mut();
+    let content_type = content_type.unwrap_or_else(|| "application/json".into());
+    if let Ok(v) = axum::http::HeaderValue::from_str(&content_type) {
+        h.insert(axum::http::header::CONTENT_TYPE, v);
+    }
+    for (k, v) in &resp.headers {
+        let k = k.to_ascii_lowercase();
+        if matches!(k.as_str(), "retry-after" | "location")
+            && let (Ok(name), Ok(value)) = (
+                axum::http::HeaderName::from_bytes(k.as_bytes()),
+                axum::http::HeaderValue::from_str(v),
+            )
+        {
+            h.insert(name, value);
+        }
+    }
+    if !status.is_success() {
+        h.insert(
+            "x-should-retry",
+            axum::http::HeaderValue::from_static("false"),
+        );
+    }
+    out
+}
+
+/// `fixtures/<upstream>/<METHOD>_<path>.json` (the path's `/` as `_`: `GET /orders` is
+/// `GET_orders.json`), and its optional `.meta.json` beside it.
+pub fn fixture_file(dir: &Path, upstream: &str, method: &str, path: &str) -> PathBuf {
+    let name = path.trim_matches('/').replace('/', "_");
+    dir.join(upstream)
+        .join(format!("{}_{name}.json", method.to_ascii_uppercase()))
+}
+
+/// A fixture's `.meta.json`: what the answer adds to the body, and the query it is for.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Meta {
+    /// The answer's status (default 200).
+    #[serde(default)]
+    status: Option<u16>,
+    /// The answer's headers (`content-type` defaults to JSON).
+    #[serde(default)]
+    headers: std::collections::BTreeMap<String, String>,
+    /// The query parameters a request must have (each as a string) for this answer.
+    #[serde(default)]
+    query: std::collections::BTreeMap<String, String>,
+}
+
+/// The hand-written answer of `step` in the case's fixtures folder `dir`, if there is one
+/// (and its `query` matches); `Err`: a fixture that cannot be read, named.
+fn fixture(dir: &Path, upstream: &str, step: &Step) -> Result<Option<HttpResponse>, String> {
+    let file = fixture_file(dir, upstream, &step.method, &step.path);
+    let body = match std::fs::read_to_string(&file) {
+        Ok(text) => serde_json::from_str::<Value>(&text).map_err(|e| {
+            format!(
+                "{}: not JSON ({e}): a fixture holds the JSON body the API returns",
+                file.display()
+            )
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", file.display())),
+    };
+    let meta_file = file.with_extension("meta.json");
+    let meta = match std::fs::read_to_string(&meta_file) {
+        Ok(text) => serde_json::from_str::<Meta>(&text).map_err(|e| {
+            format!(
+                "{}: {e}: a fixture's meta file holds {{\"status\", \"headers\", \"query\"}}",
+                meta_file.display()
+            )
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Meta::default(),
+        Err(e) => return Err(format!("{}: {e}", meta_file.display())),
+    };
+    if meta.query.iter().any(|(k, v)| step.query.get(k) != Some(v)) {
+        return Ok(None);
+    }
+    let mut headers: Vec<(String, String)> = meta
+        .headers
+        .into_iter()
+        .map(|(k, v)| (k.to_ascii_lowercase(), v))
+        .collect();
+    if !headers.iter().any(|(k, _)| k == "content-type") {
+        headers.push(("content-type".into(), "application/json".into()));
+    }
+    Ok(Some(HttpResponse {
+        status: meta.status.unwrap_or(200),
+        headers,
+        body,
+        latency: std::time::Duration::ZERO,
+    }))
+}
+
+/// The fixtures folder of a case: `fixtures/` in its case folder, or beside its JSONL file.
+pub fn fixtures_dir(case: &crate::suite::Case) -> Option<PathBuf> {
+    let dir = case.source.parent()?.join("fixtures");
+    dir.is_dir().then_some(dir)
+}
