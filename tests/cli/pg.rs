@@ -119,10 +119,17 @@ fn as_user(cmd: &mut Command, user: Option<(u32, u32)>) -> &mut Command {
 }
 
 /// Clears the folders of earlier test servers that have stopped (no `postmaster.pid`).
+/// Removes the folders of test processes that are gone. A folder is named by the pid that
+/// made it, and only a dead pid's is removed: another test binary starting at the same time
+/// (another worktree, `cargo test` beside `.ci/run`) has no `postmaster.pid` yet either.
 fn clear_stale(tmp: &Path) {
     for e in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with("evals-pg-test-") && !e.path().join("data/postmaster.pid").exists() {
+        let Some(pid) = name.strip_prefix("evals-pg-test-") else {
+            continue;
+        };
+        let alive = Path::new("/proc").join(pid).exists();
+        if !alive && !e.path().join("data/postmaster.pid").exists() {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }
