@@ -174,7 +174,7 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
         count(Status::Recorded),
         unused.len(),
         if unchecked > 0 {
-            format!(", {unchecked} unchecked (an exec adapter's requests are only known by running it: `evals run --cassettes replay` finds the stale ones)")
+            format!(", {unchecked} unchecked (an exec adapter's or a judge's requests are only known by running it: `evals check` replays them and names the stale ones)")
         } else {
             String::new()
         }

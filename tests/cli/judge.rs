@@ -400,6 +400,11 @@ fn the_bundled_travel_desk_suite_replays_its_judge_and_tool_calls_offline_with_n
     assert_eq!(d.cell("local/trip-large", "helpfulness"), "66.7%");
     assert_eq!(d.cell("local/trip-large", "judge_cost"), "$0.0003");
     assert_eq!(d.cell("local/trip-large", "errors"), "0");
+    // `cassettes status` cannot know a judge's requests without scoring: unchecked, said so.
+    p.evals(&["cassettes", "status"])
+        .cwd(p.path().join("fixtures/travel-desk"))
+        .code(0)
+        .stdout_has("6 recorded, 0 missing, 0 stale, 0 unused, 6 unchecked (an exec adapter's or a judge's requests");
 
     // Each case's judge verdict (the reason its diagnostic) and tool-call verdicts.
     let chk: serde_json::Value =
