@@ -16,7 +16,7 @@ pub mod stats;
 pub(crate) mod testing;
 mod tools;
 
-pub use caselog::{CaseLog, Cases, write_json};
+pub use caselog::{CaseLog, Cases, unreadable, write_json};
 pub use comparison::*;
 pub use model::*;
 pub use settings::{CaseKeys, Limits, Selection, Settings};
