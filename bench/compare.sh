@@ -17,6 +17,7 @@
 # its browser download skipped. Prints the table as Markdown.
 #   bash bench/compare.sh
 #   SUITES=/elsewhere/target RUNS=5 bash bench/compare.sh   # recorded suites kept elsewhere
+#   EVALS_BIN=path/to/evals ANSWER_SERVER=path/to/answer_server bash bench/compare.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -25,9 +26,18 @@ export PF_VERSION=${PF_VERSION:-0.121.20}
 export PF_DIR=${PF_DIR:-$root/target/promptfoo-$PF_VERSION}
 export PF_MAX_REPLAY=${PF_MAX_REPLAY:-10000}
 export SUITES=${SUITES:-$root/target}
-cargo build --release --quiet --bin evals --example answer_server
-export EVALS_BIN=$root/target/release/evals
-export ANSWER_SERVER=$root/target/release/examples/answer_server
+# Two builds: an example builds with the dev-dependencies' features (the library again, the
+# first time), which would rebuild evals. EVALS_BIN=path and ANSWER_SERVER=path use builds
+# already made.
+if [ -z "${EVALS_BIN:-}" ]; then
+  cargo build --release --quiet --bin evals
+  EVALS_BIN=$root/target/release/evals
+fi
+if [ -z "${ANSWER_SERVER:-}" ]; then
+  cargo build --release --quiet --example answer_server
+  ANSWER_SERVER=$root/target/release/examples/answer_server
+fi
+export EVALS_BIN ANSWER_SERVER
 for n in 1000 10000 100000; do
   if [ ! -f "$SUITES/bench-suite-$n/.recorded-$n" ]; then
     bash bench/replay.sh "$n" > /dev/null   # records it once into target/bench-suite-N

@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-1000}; ps=${2:-4,16,64,256}; delay=${3:-0.05}
-cargo build --release --quiet --bin evals --example answer_server
+# Two builds: an example builds with the dev-dependencies' features, which would rebuild evals.
+cargo build --release --quiet --bin evals
+cargo build --release --quiet --example answer_server
 suite=target/bench-live
 rm -rf "$suite"; mkdir -p "$suite/evals/datasets/live"
 cat > "$suite/evals/.llm-evals.config.yml" <<YAML

@@ -60,7 +60,11 @@ impl Matcher {
             }
             let found = self.written[index] == fingerprint || {
                 let now = self.now[index].get_or_insert_with(|| {
-                    fingerprint_at(&interaction.request.to_http(), &self.ignore_fields, &self.base)
+                    fingerprint_at(
+                        &interaction.request.to_http(),
+                        &self.ignore_fields,
+                        &self.base,
+                    )
                 });
                 now == fingerprint
             };

@@ -424,7 +424,10 @@ impl Latencies {
         }
         self.pending.sort_by(f64::total_cmp);
         let mut merged = Vec::with_capacity(self.runs.len() + self.pending.len());
-        let (mut a, mut b) = (self.runs.iter().copied().peekable(), self.pending.iter().peekable());
+        let (mut a, mut b) = (
+            self.runs.iter().copied().peekable(),
+            self.pending.iter().peekable(),
+        );
         let add = |v: f64, n: u64, merged: &mut Vec<(f64, u64)>| match merged.last_mut() {
             Some((last, count)) if last.total_cmp(&v).is_eq() => *count += n,
             _ => merged.push((v, n)),
