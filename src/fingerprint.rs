@@ -42,16 +42,15 @@ pub fn same(a: &str, b: &str) -> bool {
 pub fn write_canonical(value: &Value, out: &mut String) {
     match value {
         Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
             out.push('{');
-            for (i, (key, val)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                write_canonical(val, out);
+            // Sorted here whatever the map's own order; a map already in order (serde_json's
+            // BTreeMap is) is written as it is, with no list of its entries made.
+            if map.keys().is_sorted() {
+                write_entries(map.iter(), out);
+            } else {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                write_entries(entries.into_iter(), out);
             }
             out.push('}');
         }
@@ -65,7 +64,42 @@ pub fn write_canonical(value: &Value, out: &mut String) {
             }
             out.push(']');
         }
-        scalar => out.push_str(&scalar.to_string()),
+        scalar => write_compact(scalar, out),
+    }
+}
+
+fn write_entries<'a>(entries: impl Iterator<Item = (&'a String, &'a Value)>, out: &mut String) {
+    for (i, (key, val)) in entries.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_compact(key, out);
+        out.push(':');
+        write_canonical(val, out);
+    }
+}
+
+/// serde_json's compact text of `value` (what its `to_string` gives), appended to `out`
+/// without a string of its own.
+fn write_compact<T: serde::Serialize + ?Sized>(value: &T, out: &mut String) {
+    /// `out` as the `io::Write` serde_json writes to: it writes whole UTF-8 pieces (a
+    /// string's text between escapes, an escape, a number).
+    struct Text<'a>(&'a mut String);
+    impl std::io::Write for Text<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let text = std::str::from_utf8(buf).map_err(std::io::Error::other)?;
+            self.0.push_str(text);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mark = out.len();
+    if serde_json::to_writer(Text(out), value).is_err() {
+        // Not reached (serde_json writes UTF-8 in whole pieces); the long way if it were.
+        out.truncate(mark);
+        out.push_str(&serde_json::to_string(value).unwrap_or_default());
     }
 }
 
@@ -88,6 +122,18 @@ mod tests {
             serde_json::from_str(r#"{"é":"\"q\"\n","a":{"c":true,"d":null},"b":[1,2.5,"x"]}"#)
                 .unwrap();
         assert_eq!(of_json(&reordered), of_json(&v));
+    }
+
+    #[test]
+    fn the_canonical_text_is_compact_json_with_keys_sorted() {
+        let v = json!({"b": [1, 2.5, -0.0, 1e300, "x\u{1}\\"], "a": {"d": null, "c": true}, "é\n": "\"q\""});
+        let mut text = String::new();
+        write_canonical(&v, &mut text);
+        assert_eq!(text, serde_json::to_string(&v).unwrap());
+        assert_eq!(
+            text,
+            r#"{"a":{"c":true,"d":null},"b":[1,2.5,-0.0,1e+300,"x\u0001\\"],"é\n":"\"q\""}"#
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! against the nearest recording of that case: the one whose request differs in the fewest
 //! leaf fields.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
@@ -21,33 +21,33 @@ const SHORT_VALUE: usize = 120;
 /// A diff stops after this many lines, saying how many it left out.
 const MAX_DIFF_LINES: usize = 60;
 
-/// FIFO queues of interaction indexes, one per fingerprint. Each recording is found by the
-/// fingerprint written with it and by the one its request has now relative to the
-/// provider's `base_url` (so a cassette written when fingerprints held the whole URL
-/// replays as it is); either way it is used once.
+/// The recordings of one case, each used once, in the order they were recorded. Each
+/// recording is found by the fingerprint written with it and by the one its request has
+/// now relative to the provider's `base_url` (so a cassette written when fingerprints held
+/// the whole URL replays as it is). The fingerprint a request has now is computed only when
+/// the written one does not answer (a replay whose fingerprints are current, the usual
+/// case, hashes no recording): [`Matcher::take`] gives the first unused recording that
+/// either fingerprint matches, which is what one FIFO queue per fingerprint gave.
 #[derive(Debug, Default)]
 pub(crate) struct Matcher {
-    queues: HashMap<String, VecDeque<usize>>,
+    /// Each recording's fingerprint as written.
+    written: Vec<String>,
+    /// Each recording's fingerprint now, once computed.
+    now: Vec<Option<String>>,
     used: Vec<bool>,
+    ignore_fields: Vec<String>,
+    base: String,
 }
 
 impl Matcher {
     /// `base` is the provider's `base_url` as the requests are fingerprinted now (scrubbed).
     pub fn new(interactions: &[Interaction], ignore_fields: &[String], base: &str) -> Matcher {
-        let mut queues: HashMap<String, VecDeque<usize>> = HashMap::new();
-        for (index, interaction) in interactions.iter().enumerate() {
-            let now = fingerprint_at(&interaction.request.to_http(), ignore_fields, base);
-            queues
-                .entry(interaction.fingerprint.clone())
-                .or_default()
-                .push_back(index);
-            if now != interaction.fingerprint {
-                queues.entry(now).or_default().push_back(index);
-            }
-        }
         Matcher {
-            queues,
+            written: interactions.iter().map(|i| i.fingerprint.clone()).collect(),
+            now: vec![None; interactions.len()],
             used: vec![false; interactions.len()],
+            ignore_fields: ignore_fields.to_vec(),
+            base: base.to_string(),
         }
     }
 
@@ -56,14 +56,25 @@ impl Matcher {
         self.used.get(index).copied().unwrap_or(false)
     }
 
-    /// The next unused recording with this fingerprint.
-    pub fn take(&mut self, fingerprint: &str) -> Option<usize> {
-        let queue = self.queues.get_mut(fingerprint)?;
-        while let Some(index) = queue.pop_front() {
-            if let Some(used) = self.used.get_mut(index)
-                && !*used
-            {
-                *used = true;
+    /// The next unused recording with this fingerprint (`interactions` are the ones the
+    /// matcher was made from).
+    pub fn take(&mut self, fingerprint: &str, interactions: &[Interaction]) -> Option<usize> {
+        for (index, interaction) in interactions.iter().enumerate().take(self.used.len()) {
+            if self.used[index] {
+                continue;
+            }
+            let found = self.written[index] == fingerprint || {
+                let now = self.now[index].get_or_insert_with(|| {
+                    fingerprint_at(
+                        &interaction.request.to_http(),
+                        &self.ignore_fields,
+                        &self.base,
+                    )
+                });
+                now == fingerprint
+            };
+            if found {
+                self.used[index] = true;
                 return Some(index);
             }
         }
@@ -297,11 +308,29 @@ mod tests {
             interaction("a", json!(3)),
         ];
         let mut m = Matcher::new(&recorded, &[], "");
-        assert_eq!(m.take("a"), Some(0));
-        assert_eq!(m.take("b"), Some(1));
-        assert_eq!(m.take("a"), Some(2));
-        assert_eq!(m.take("a"), None);
-        assert_eq!(m.take("zzz"), None);
+        assert_eq!(m.take("a", &recorded), Some(0));
+        assert_eq!(m.take("b", &recorded), Some(1));
+        assert_eq!(m.take("a", &recorded), Some(2));
+        assert_eq!(m.take("a", &recorded), None);
+        assert_eq!(m.take("zzz", &recorded), None);
+    }
+
+    #[test]
+    fn a_recording_is_found_by_its_fingerprint_now_in_recorded_order() {
+        let mut recorded = vec![
+            interaction("stale", json!(1)),
+            interaction("x", json!(2)),
+            interaction("y", json!(1)),
+        ];
+        let now = fingerprint_at(&recorded[0].request.to_http(), &[], "");
+        recorded[1].fingerprint = now.clone();
+        let mut m = Matcher::new(&recorded, &[], "");
+        // 0 by what its request hashes to now, 1 as written, 2 by its request again.
+        assert_eq!(m.take(&now, &recorded), Some(0));
+        assert_eq!(m.take(&now, &recorded), Some(1));
+        assert_eq!(m.take(&now, &recorded), Some(2));
+        assert_eq!(m.take(&now, &recorded), None);
+        assert_eq!(m.take("stale", &recorded), None);
     }
 
     #[test]

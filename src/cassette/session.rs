@@ -466,7 +466,7 @@ impl Session {
     fn replay(&self, fp: &str) -> Option<Result<HttpResponse, CallError>> {
         let recorded = self.recorded.as_ref()?;
         let mut state = self.lock();
-        let interaction = recorded.get(state.matcher.take(fp)?)?;
+        let interaction = recorded.get(state.matcher.take(fp, recorded)?)?;
         let size = body_size(&interaction.response.body);
         let limit = self.options.max_response_bytes;
         if size > limit {

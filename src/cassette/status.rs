@@ -125,7 +125,7 @@ pub fn status(
                     let base = redactor.scrub_str(&e.base_url);
                     let (_, fp) = filed(&redactor, &request, ignore_fields, &base);
                     let mut matcher = Matcher::new(&cassette.interactions, ignore_fields, &base);
-                    if matcher.take(&fp).is_some() {
+                    if matcher.take(&fp, &cassette.interactions).is_some() {
                         Status::Recorded
                     } else {
                         Status::Stale

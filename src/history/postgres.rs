@@ -303,7 +303,12 @@ impl PgStore {
         let snapshot = super::store::compact_snapshot(run, cases)?;
         let argv = serde_json::to_string(&run.run.argv).unwrap_or_else(|_| "[]".into());
         let argv = scrub(&argv).into_owned();
-        let settings = serde_json::to_string(&run.run.settings).unwrap_or_else(|_| "{}".into());
+        // Without the planned cases' keys (they are in the snapshot), as SqliteStore::store.
+        let settings = run
+            .run
+            .settings
+            .without_cases_json()
+            .unwrap_or_else(|_| "{}".into());
         let settings = scrub(&settings).into_owned();
         let shown = self.shown.clone();
         self.with(move |c| {

@@ -6,6 +6,7 @@
 //! migrations compiled into the binary and tracked in `PRAGMA user_version`. WAL mode and a
 //! busy timeout let parallel CI jobs write to the same file.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -193,14 +194,14 @@ impl SqliteStore {
         let snapshot = compact_snapshot(run, cases)?;
         let argv = serde_json::to_string(&run.run.argv).unwrap_or_else(|_| "[]".into());
         let argv = scrub(&argv);
-        let settings = serde_json::to_string(&run.run.settings).unwrap_or_else(|_| "{}".into());
-        // One copy of the text (every planned case's key): kept as it is when it is clean.
-        let mut settings = if matches!(scrub(&settings), std::borrow::Cow::Borrowed(_)) {
-            settings
-        } else {
-            scrub(&settings).into_owned()
-        };
-        settings.shrink_to_fit();
+        // Without the planned cases' keys (they are in the snapshot): a row that does not
+        // grow with the suite.
+        let settings = run
+            .run
+            .settings
+            .without_cases_json()
+            .unwrap_or_else(|_| "{}".into());
+        let settings = scrub(&settings).into_owned();
         // The page cache bounded for the insert (SQLite's default is 2 MiB): the rows of a
         // large run spill to the write-ahead log as they are written instead.
         self.conn
@@ -241,9 +242,6 @@ impl SqliteStore {
             for (i, v) in values.iter().enumerate() {
                 insert.raw_bind_parameter(i + 1, v).map_err(e)?;
             }
-            // SQLite keeps its own copy of what is bound: the settings' text (every planned
-            // case's key, 1.5 MB for 100,000 cases) is not held twice while the row is made.
-            drop(settings);
             insert.raw_execute().map_err(e)?;
         }
         // The snapshot's bytes go in after its row, in place: `zeroblob` reserves them (the
@@ -299,8 +297,10 @@ impl SqliteStore {
                         x.cost_usd
                     ])
                     .map_err(e)?;
-                for c in cases.cases(i)? {
-                    let c = c?;
+                let mut lines = cases.cases(i)?;
+                while let Some(line) = lines.next_line() {
+                    let c: CaseRow<'_> =
+                        serde_json::from_slice(line?).map_err(crate::results::unreadable)?;
                     let case_id = case_result
                         .insert(params![
                             experiment_id,
@@ -308,7 +308,7 @@ impl SqliteStore {
                             c.fingerprint,
                             c.score,
                             c.passed,
-                            c.error.as_ref().map(|e| e.message.as_str())
+                            c.error
                         ])
                         .map_err(e)?;
                     for (name, value) in &c.metrics {
@@ -576,6 +576,24 @@ impl SqliteStore {
 
 /// The run's compact JSON (what the `snapshot` column holds), scrubbed, in a temporary file,
 /// with its length.
+/// What a case's rows hold, read from its logged line (a [`crate::results::CaseResult`]'s JSON) without
+/// the rest of it (its output, diagnostics, usage): names borrowed from the line where
+/// they hold no escape.
+#[derive(serde::Deserialize)]
+struct CaseRow<'a> {
+    #[serde(borrow)]
+    case: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    fingerprint: std::borrow::Cow<'a, str>,
+    score: Option<f64>,
+    passed: Option<bool>,
+    /// The error's message.
+    #[serde(borrow)]
+    error: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    metrics: BTreeMap<std::borrow::Cow<'a, str>, Option<f64>>,
+}
+
 pub(crate) fn compact_snapshot(run: &RunResult, cases: &CaseLog) -> Result<(std::fs::File, u64)> {
     use std::io::Write;
     let failed = |err: std::io::Error| HistoryError::Unwritten {
@@ -640,6 +658,40 @@ pub(crate) mod tests {
         drop(h);
         let h = History::open(&path).expect("reopen");
         assert_eq!(h.list(&RunFilter::default()).expect("list").len(), 1);
+    }
+
+    #[test]
+    fn the_settings_column_holds_no_case_keys_and_the_snapshot_all_of_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut h = History::open(&dir.path().join("h.sqlite3")).expect("open");
+        let mut r = run(
+            "r1",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![case("a", Some(0.5), Some(true))],
+        );
+        r.run.settings.cases = vec!["d/a".to_string(), "d/b".to_string()].into();
+        r.run.settings.parallelism = 7;
+        r.run.settings.selection = Some(crate::results::Selection {
+            datasets: vec!["d".into()],
+            ..Default::default()
+        });
+        h.insert(&r).expect("insert");
+        let column: String = h
+            .conn
+            .query_row("SELECT settings FROM runs", [], |row| row.get(0))
+            .expect("settings");
+        let mut whole = serde_json::to_value(&r.run.settings).expect("settings");
+        whole.as_object_mut().expect("an object").remove("cases");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&column).expect("JSON"),
+            whole
+        );
+        assert_eq!(
+            crate::results::Settings::selection_in(&column),
+            r.run.settings.selection
+        );
+        assert_eq!(h.get("r1").expect("get"), Some(r));
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub struct Aggregator {
     /// What the judges' calls cost, apart from the contender's `cost`.
     judge_cost: Option<f64>,
     /// Latencies of scored cases that made a call (for the mean and the p95).
-    latencies: Vec<f64>,
+    latencies: Latencies,
     /// When each of the `-p` workers is next free, cases packed in order ([`makespan`]).
     free: Vec<f64>,
     /// The position of the next case to fold, and the figures of later ones already here.
@@ -230,12 +230,7 @@ impl Aggregator {
             let (s, w) = self.score;
             (w > 0.0).then(|| s / w)
         });
-        self.latencies.sort_by(f64::total_cmp);
-        let lats = &self.latencies;
-        let latency = Latency {
-            mean_s: (!lats.is_empty()).then(|| lats.iter().sum::<f64>() / lats.len() as f64),
-            p95_s: percentile(lats, 0.95),
-        };
+        let latency = self.latencies.latency();
         ExperimentResult {
             contender,
             dataset,
@@ -402,6 +397,98 @@ fn overall_repeats(es: &[&ExperimentResult]) -> Option<RepeatStats> {
 }
 
 /// Nearest-rank percentile of sorted values.
+/// Every latency of an experiment, for its exact mean and p95, in memory that does not
+/// grow with the cases when they repeat values (a replay's latencies are whole recorded
+/// milliseconds): kept as each distinct value and how many times it came, sorted, with the
+/// latest few thousand waiting to be merged in.
+#[derive(Debug, Clone, Default)]
+struct Latencies {
+    /// Distinct values in `f64::total_cmp` order, with their counts.
+    runs: Vec<(f64, u64)>,
+    pending: Vec<f64>,
+}
+
+impl Latencies {
+    const PENDING: usize = 4096;
+
+    fn push(&mut self, l: f64) {
+        self.pending.push(l);
+        if self.pending.len() >= Self::PENDING {
+            self.merge();
+        }
+    }
+
+    fn merge(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        self.pending.sort_by(f64::total_cmp);
+        let mut merged = Vec::with_capacity(self.runs.len() + self.pending.len());
+        let (mut a, mut b) = (
+            self.runs.iter().copied().peekable(),
+            self.pending.iter().peekable(),
+        );
+        let add = |v: f64, n: u64, merged: &mut Vec<(f64, u64)>| match merged.last_mut() {
+            Some((last, count)) if last.total_cmp(&v).is_eq() => *count += n,
+            _ => merged.push((v, n)),
+        };
+        loop {
+            match (a.peek(), b.peek()) {
+                (Some(&(v, n)), Some(&&w)) => {
+                    if v.total_cmp(&w).is_le() {
+                        add(v, n, &mut merged);
+                        a.next();
+                    } else {
+                        add(w, 1, &mut merged);
+                        b.next();
+                    }
+                }
+                (Some(&(v, n)), None) => {
+                    add(v, n, &mut merged);
+                    a.next();
+                }
+                (None, Some(&&w)) => {
+                    add(w, 1, &mut merged);
+                    b.next();
+                }
+                (None, None) => break,
+            }
+        }
+        merged.shrink_to_fit();
+        self.runs = merged;
+        self.pending.clear();
+    }
+
+    /// The mean and the nearest-rank p95, the figures the sorted list of every latency gave
+    /// (the mean summed in that order).
+    fn latency(&mut self) -> Latency {
+        self.merge();
+        let len: u64 = self.runs.iter().map(|&(_, n)| n).sum();
+        let sorted = || {
+            self.runs
+                .iter()
+                .flat_map(|&(v, n)| std::iter::repeat_n(v, n as usize))
+        };
+        let p95_s = (len > 0).then(|| {
+            let rank = ((0.95 * len as f64).ceil() as u64).clamp(1, len);
+            let mut seen = 0;
+            self.runs
+                .iter()
+                .find(|&&(_, n)| {
+                    seen += n;
+                    seen >= rank
+                })
+                .map_or(f64::NAN, |&(v, _)| v)
+        });
+        Latency {
+            mean_s: (len > 0).then(|| sorted().sum::<f64>() / len as f64),
+            p95_s,
+        }
+    }
+}
+
+/// The nearest-rank `q` quantile of a sorted list (what [`Latencies`] gives the p95 of).
+#[cfg(test)]
 fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     if sorted.is_empty() {
         return None;
@@ -420,6 +507,33 @@ mod tests {
         assert_eq!(makespan(&[1.0, 1.0, 1.0, 1.0], 2), 2.0);
         assert_eq!(makespan(&[3.0, 1.0, 1.0, 1.0], 2), 3.0);
         assert_eq!(makespan(&[], 4), 0.0);
+    }
+
+    #[test]
+    fn latencies_kept_by_value_give_the_sorted_lists_mean_and_p95() {
+        // Repeating values (as a replay's whole milliseconds) and distinct ones, over
+        // several merges, against the sorted list they replace.
+        let mut values: Vec<f64> = (0..10_000u32)
+            .map(|i| f64::from((i * 7919) % 613) / 1000.0)
+            .chain((0..5_000u32).map(|i| f64::from(i) * 1e-7 + 0.1))
+            .chain([0.0, -0.0, 0.3, 0.3])
+            .collect();
+        let mut kept = Latencies::default();
+        for &v in &values {
+            kept.push(v);
+        }
+        values.sort_by(f64::total_cmp);
+        let got = kept.latency();
+        assert!(kept.runs.len() < values.len());
+        assert_eq!(
+            got.mean_s.map(f64::to_bits),
+            Some((values.iter().sum::<f64>() / values.len() as f64).to_bits())
+        );
+        assert_eq!(got.p95_s, percentile(&values, 0.95));
+        assert_eq!(Latencies::default().latency(), Latency::default());
+        let mut one = Latencies::default();
+        one.push(2.0);
+        assert_eq!(one.latency().p95_s, Some(2.0));
     }
 
     #[test]

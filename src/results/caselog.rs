@@ -176,10 +176,10 @@ pub struct Cases<'a> {
     buf: Vec<u8>,
 }
 
-impl Iterator for Cases<'_> {
-    type Item = Result<CaseResult>;
-
-    fn next(&mut self) -> Option<Result<CaseResult>> {
+impl Cases<'_> {
+    /// The next case's line as it was logged (its compact JSON, no newline), not parsed:
+    /// for a writer that copies it, or a reader that wants a few of its fields.
+    pub fn next_line(&mut self) -> Option<Result<&[u8]>> {
         let (j, at, len) = lock(&self.log.index)
             .get(self.experiment)?
             .next_from(self.next)?;
@@ -194,11 +194,25 @@ impl Iterator for Cases<'_> {
                 "the case results cannot be read back: {e}"
             ))));
         }
-        Some(serde_json::from_slice(&self.buf).map_err(|e| {
-            Error::Failed(format!(
-                "a case result kept on disk does not read back: {e}"
-            ))
-        }))
+        Some(Ok(&self.buf))
+    }
+}
+
+/// The error of a logged line that does not parse.
+pub fn unreadable(e: serde_json::Error) -> Error {
+    Error::Failed(format!(
+        "a case result kept on disk does not read back: {e}"
+    ))
+}
+
+impl Iterator for Cases<'_> {
+    type Item = Result<CaseResult>;
+
+    fn next(&mut self) -> Option<Result<CaseResult>> {
+        Some(match self.next_line()? {
+            Ok(line) => serde_json::from_slice(line).map_err(unreadable),
+            Err(e) => Err(e),
+        })
     }
 }
 
@@ -266,13 +280,29 @@ pub fn write_json(run: &RunResult, log: &CaseLog, pretty: bool, out: &mut dyn Wr
         piece.push_str(&nest(&ehead, 2));
         out.write_all(piece.as_bytes()).map_err(io)?;
         let mut any = false;
-        for (j, c) in log.cases(i)?.enumerate() {
-            let c = c?;
-            let mut piece = if j > 0 { "," } else { "" }.to_string();
-            piece.push_str(&nl(4));
-            piece.push_str(&nest(&ser(&c)?, 4));
-            out.write_all(piece.as_bytes()).map_err(io)?;
-            any = true;
+        let mut cases = log.cases(i)?;
+        if pretty {
+            for (j, c) in cases.enumerate() {
+                let c = c?;
+                let mut piece = if j > 0 { "," } else { "" }.to_string();
+                piece.push_str(&nl(4));
+                piece.push_str(&nest(&ser(&c)?, 4));
+                out.write_all(piece.as_bytes()).map_err(io)?;
+                any = true;
+            }
+        } else {
+            // Compact, a case is the line it was logged as (`serde_json::to_vec` of it):
+            // copied, not parsed and serialized again.
+            let mut piece = Vec::new();
+            while let Some(line) = cases.next_line() {
+                piece.clear();
+                if any {
+                    piece.push(b',');
+                }
+                piece.extend_from_slice(line?);
+                out.write_all(&piece).map_err(io)?;
+                any = true;
+            }
         }
         let mut piece = if any { nl(3) } else { String::new() };
         piece.push_str(&nest(&etail, 2));

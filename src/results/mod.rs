@@ -17,7 +17,7 @@ pub(crate) mod testing;
 mod tools;
 pub mod trajectory;
 
-pub use caselog::{CaseLog, Cases, write_json};
+pub use caselog::{CaseLog, Cases, unreadable, write_json};
 pub use comparison::*;
 pub use model::*;
 pub use settings::{CaseKeys, Limits, Selection, Settings};

@@ -9,8 +9,10 @@ use crate::cassette::Mode;
 
 /// The run's effective settings, as the runner was given them.
 ///
-/// On disk (the snapshot's `run.settings`, the history's `settings` column) it is the JSON
-/// object the runner always wrote, keys sorted; every key may be absent in an old file.
+/// On disk (the snapshot's `run.settings`) it is the JSON object the runner always wrote,
+/// keys sorted; every key may be absent in an old file. The history's `settings` column
+/// holds the same object without `cases` ([`Settings::without_cases_json`]; runs stored
+/// before it hold them too).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct Settings {
@@ -44,15 +46,18 @@ impl Settings {
         }
         serde_json::from_str::<Only>(json).ok()?.selection
     }
-}
 
-impl Serialize for Settings {
-    // Written as the JSON object it always was: through a `Value`, whose maps sort their
-    // keys (the contenders' and the selection's too), so the bytes stay the same. The case
-    // keys go in at their place in that order, straight from the run's cases: as a `Value`
-    // they would be a second copy of every key (100,000 strings for as many cases).
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
+    /// The settings as JSON without the planned cases' keys: the history's `settings`
+    /// column, which is read for the selection and must not grow with the suite (the keys
+    /// are in the run's snapshot and each ran case in its own row). Otherwise the same
+    /// object as the settings' JSON, keys sorted.
+    pub fn without_cases_json(&self) -> serde_json::Result<String> {
+        serde_json::to_string(&self.fields()?)
+    }
+
+    /// Every key but `cases`, as the JSON object they are written as (through a `Value`,
+    /// whose maps sort their keys: the contenders' and the selection's too).
+    fn fields(&self) -> serde_json::Result<serde_json::Map<String, serde_json::Value>> {
         #[derive(Serialize)]
         struct Written<'a> {
             contenders: &'a [ContenderInfo],
@@ -71,11 +76,22 @@ impl Serialize for Settings {
             cassettes: &self.cassettes,
             selection: &self.selection,
             limits: &self.limits,
-        })
-        .map_err(serde::ser::Error::custom)?;
-        let serde_json::Value::Object(fields) = v else {
-            return Err(serde::ser::Error::custom("settings are an object"));
-        };
+        })?;
+        match v {
+            serde_json::Value::Object(fields) => Ok(fields),
+            _ => Err(serde::ser::Error::custom("settings are an object")),
+        }
+    }
+}
+
+impl Serialize for Settings {
+    // Written as the JSON object it always was: through a `Value`, whose maps sort their
+    // keys (the contenders' and the selection's too), so the bytes stay the same. The case
+    // keys go in at their place in that order, straight from the run's cases: as a `Value`
+    // they would be a second copy of every key (100,000 strings for as many cases).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let fields = self.fields().map_err(serde::ser::Error::custom)?;
         let mut map = s.serialize_map(Some(fields.len() + 1))?;
         let mut cases = Some(&self.cases);
         for (k, v) in &fields {
