@@ -211,6 +211,37 @@ pub(crate) struct RunArgs {
     /// Write the browser report (`results.display: browser|both`, `--open`) without opening it.
     #[arg(long)]
     pub(crate) no_open: bool,
+    /// How the run ends, beating `results.display`: none, tui (the leaderboard), browser
+    /// (the HTML report) or both.
+    #[arg(long, value_name = "HOW")]
+    pub(crate) display: Option<DisplayArg>,
+}
+
+impl RunArgs {
+    /// `--display`, else the config's `results.display`.
+    pub(crate) fn display(
+        &self,
+        config: Option<crate::suite::config::Display>,
+    ) -> Option<crate::suite::config::Display> {
+        use crate::suite::config::Display;
+        self.display
+            .map(|d| match d {
+                DisplayArg::None => Display::None,
+                DisplayArg::Tui => Display::Tui,
+                DisplayArg::Browser => Display::Browser,
+                DisplayArg::Both => Display::Both,
+            })
+            .or(config)
+    }
+}
+
+/// `--display`: `results.display`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DisplayArg {
+    None,
+    Tui,
+    Browser,
+    Both,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

@@ -46,7 +46,7 @@ pub(crate) fn run(
     let passed = run.total_errors() == 0 && (!gates || failed.is_empty());
     let code = exit::of_run(run.run.status, passed);
     use crate::suite::config::Display;
-    match suite.config.results.display {
+    match a.display(suite.config.results.display) {
         // `display: none` prints no leaderboard; a file or JSON asked for is still written.
         // `display: browser` shows the report in the browser instead.
         Some(Display::None | Display::Browser) if a.output.is_none() && a.format == Format::Tui => {
@@ -135,17 +135,19 @@ pub(crate) fn browser(
     run: &RunResult,
     env: &Env,
 ) -> Option<super::open::Browser> {
-    super::open::wanted(suite.config.results.display, a.open).then(|| super::open::Browser {
-        stamped: {
-            let path = super::target::results_dir(suite, a.destination.as_deref())
-                .join(super::target::stamped_name(command, run, "html"));
-            match path.strip_prefix(&suite.cwd) {
-                Ok(rel) => rel.to_path_buf(),
-                Err(_) => path,
-            }
-        },
-        no_open: a.no_open,
-        desktop: super::open::Desktop::read(env),
+    super::open::wanted(a.display(suite.config.results.display), a.open).then(|| {
+        super::open::Browser {
+            stamped: {
+                let path = super::target::results_dir(suite, a.destination.as_deref())
+                    .join(super::target::stamped_name(command, run, "html"));
+                match path.strip_prefix(&suite.cwd) {
+                    Ok(rel) => rel.to_path_buf(),
+                    Err(_) => path,
+                }
+            },
+            no_open: a.no_open,
+            desktop: super::open::Desktop::read(env),
+        }
     })
 }
 

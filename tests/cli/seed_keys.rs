@@ -91,6 +91,37 @@ fn results_display_browser_or_both_writes_the_html_report_and_opens_it() {
 }
 
 #[test]
+fn display_flag_beats_results_display_as_the_seeds_display_did() {
+    // The config says the leaderboard; `--display browser` gives the report instead.
+    let (p, opener) = with_opener(mini_with("results: { display: tui }\n"));
+    let d = p
+        .evals(&["compare", "--no-autosave", "--display", "browser"])
+        .env("EVALS_OPENER", &opener)
+        .ok();
+    wrote_html(&p, &d.stderr);
+    assert_eq!(opened(&p).len(), 1);
+    assert!(!d.stdout.contains("fake/echo"), "{}", d.stdout);
+    // The config says the browser; `--display none` prints and opens nothing.
+    let (p, opener) = with_opener(mini_with("results: { display: browser }\n"));
+    let d = p
+        .evals(&["compare", "--no-autosave", "--display", "none"])
+        .env("EVALS_OPENER", &opener)
+        .ok();
+    assert!(opened(&p).is_empty());
+    d.stderr_lacks(".html");
+    assert!(!d.stdout.contains("fake/echo"), "{}", d.stdout);
+    // `--display tui` is the leaderboard whatever the config says.
+    p.evals(&["compare", "--no-autosave", "--display", "tui"])
+        .env("EVALS_OPENER", &opener)
+        .ok()
+        .stdout_has("fake/echo");
+    assert!(opened(&p).is_empty());
+    p.evals(&["compare", "--display", "html"])
+        .code(2)
+        .stderr_has("possible values: none, tui, browser, both");
+}
+
+#[test]
 fn no_open_and_ci_write_the_browser_report_without_opening_it_and_open_asks_for_it() {
     let (p, opener) = with_opener(mini_with("results: { display: browser }\n"));
     let d = p
