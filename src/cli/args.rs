@@ -550,6 +550,10 @@ pub(crate) struct RenderArgs {
     /// stamped HTML file under results.destination.
     #[arg(short = 'o', long = "output", value_name = "FILE", num_args = 0..=1)]
     pub(crate) output: Option<Option<PathBuf>>,
+    /// Open the HTML report in the browser (never on CI); without -o FILE.html it is
+    /// written as -o alone writes it.
+    #[arg(long)]
+    pub(crate) open: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -109,7 +109,7 @@ fn dispatch(cli: Cli, bin: &'static str, env: &crate::env::Env, out: &Out) -> Re
         Command::Run(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Run, env, out),
         Command::Compare(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Compare, env, out),
         Command::Record(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Record, env, out),
-        Command::Render(a) => render::run(g, &a, out),
+        Command::Render(a) => render::run(g, &a, env, out),
         Command::Cassettes { command } => {
             let scan_paths_given =
                 matches!(&command, args::CassettesCommand::Scan { paths } if !paths.is_empty());

@@ -7,9 +7,15 @@ use crate::error::{Error, Result, exit};
 use crate::report::Format;
 
 /// Renders the snapshot to stdout, `-o FILE` (the format from its extension unless
-/// `--format` says) or, for `-o` alone, a stamped HTML file under `results.destination`.
-pub(crate) fn run(g: &Global, a: &RenderArgs, out: &Out) -> Result<i32> {
-    let target = Target::new(&a.output);
+/// `--format` says) or, for `-o` alone, a stamped HTML file under `results.destination`;
+/// `--open` opens the HTML in the browser (written as `-o` alone writes it when no file
+/// was named).
+pub(crate) fn run(g: &Global, a: &RenderArgs, env: &crate::env::Env, out: &Out) -> Result<i32> {
+    let output = match (&a.output, a.open) {
+        (None, true) => Some(None),
+        (o, _) => o.clone(),
+    };
+    let target = Target::new(&output);
     let ext = target.extension();
     if a.format.is_none() && matches!(ext.as_deref(), Some("md" | "markdown")) {
         return Err(Error::Usage(format!(
@@ -28,6 +34,16 @@ pub(crate) fn run(g: &Global, a: &RenderArgs, out: &Out) -> Result<i32> {
             .filter(|f| matches!(f, Format::Json | Format::Html))
             .unwrap_or(Format::Terminal),
     };
+    if a.open && format != Format::Html {
+        return Err(Error::Usage(format!(
+            "--open opens the HTML report, and this render writes a {}: name an .html file (-o report.html) or leave out --format",
+            if format == Format::Terminal {
+                "leaderboard"
+            } else {
+                format.kind()
+            }
+        )));
+    }
     let (run, comparison) = crate::results::snapshot::load_checked(&a.file)
         .map_err(|e| e.named_by("evals render FILE", None))?;
     let path = match target {
@@ -57,6 +73,16 @@ pub(crate) fn run(g: &Global, a: &RenderArgs, out: &Out) -> Result<i32> {
         view,
         out,
     )?;
+    if a.open
+        && let Some(file) = &path
+    {
+        let browser = super::open::Browser {
+            stamped: file.clone(),
+            no_open: false,
+            desktop: super::open::Desktop::read(env),
+        };
+        browser.show(&run, comparison.as_ref(), Some(file), out);
+    }
     Ok(exit::OK)
 }
 

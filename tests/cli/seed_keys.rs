@@ -122,6 +122,52 @@ fn display_flag_beats_results_display_as_the_seeds_display_did() {
 }
 
 #[test]
+fn render_open_writes_the_html_report_and_opens_it_but_never_on_ci() {
+    let (p, opener) = with_opener(mini_with(""));
+    p.evals(&[
+        "compare",
+        "--no-autosave",
+        "--format",
+        "json",
+        "-o",
+        "run.json",
+    ])
+    .ok();
+    // No file named: written as `-o` alone writes it (stamped, under the results folder).
+    p.evals(&["render", "run.json", "--open"])
+        .env("EVALS_OPENER", &opener)
+        .ok()
+        .stderr_has("opened ");
+    let first = opened(&p);
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert!(
+        first[0].contains("/evals/results/") && first[0].ends_with(".html"),
+        "{first:?}"
+    );
+    assert!(
+        std::fs::read_to_string(&first[0])
+            .unwrap()
+            .starts_with("<!doctype html>")
+    );
+    // A file named: that one is opened.
+    p.evals(&["render", "run.json", "-o", "r.html", "--open"])
+        .env("EVALS_OPENER", &opener)
+        .ok();
+    assert_eq!(opened(&p)[1], p.path().join("r.html").display().to_string());
+    // On CI it is written, never opened.
+    p.evals(&["render", "run.json", "-o", "ci.html", "--open"])
+        .env("EVALS_OPENER", &opener)
+        .env("CI", "true")
+        .ok();
+    assert!(p.read("ci.html").starts_with("<!doctype html>"));
+    assert_eq!(opened(&p).len(), 2);
+    // Another format cannot be opened in a browser.
+    p.evals(&["render", "run.json", "-o", "r.json", "--open"])
+        .code(2)
+        .stderr_has("--open opens the HTML report, and this render writes a JSON report");
+}
+
+#[test]
 fn no_open_and_ci_write_the_browser_report_without_opening_it_and_open_asks_for_it() {
     let (p, opener) = with_opener(mini_with("results: { display: browser }\n"));
     let d = p
