@@ -12,20 +12,7 @@ use crate::history::{CaseRun, RunSummary, ScorePoint};
 use crate::report::format::pct;
 
 /// `s` escaped for HTML text and double- or single-quoted attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::report::format::html_escape as esc;
 
 /// `s` percent-encoded for a URL's query value or path segment (all but the unreserved).
 pub fn enc(s: &str) -> String {

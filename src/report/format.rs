@@ -96,3 +96,20 @@ pub fn unusable_text(reply_error: Option<&str>, said: Option<&str>) -> Option<St
         None => format!("reply unusable ({e})"),
     })
 }
+
+/// `text` safe inside HTML text and double- or single-quoted attribute values (the pages we
+/// write by hand: the trajectory fragment, the dashboard).
+pub fn html_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}

@@ -2,23 +2,8 @@
 //! through the gateway, in order — the model's and its other APIs' (`adapter.upstreams`) —
 //! for the HTML report's case view. Every value from the run is escaped here.
 
+use super::format::html_escape as escape;
 use crate::results::{Step, StepKind};
-
-/// `text` safe inside HTML text and attribute values.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// The trajectory as an ordered list (`<ol class="trajectory">`), one item per call: its
 /// kind, who was called (the model or the upstream's name), method, path and query, the
