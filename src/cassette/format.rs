@@ -141,20 +141,19 @@ impl RecordedUsage {
         }
         let usage = body.get("usage")?;
         let num = |k: &str| usage.get(k).and_then(Value::as_u64);
-        let at = |path: &str| usage.pointer(path).and_then(Value::as_u64);
+        let at = |path: &[&str]| dig(usage, path).and_then(Value::as_u64);
         let usage = RecordedUsage {
             prompt_tokens: num("prompt_tokens").or_else(|| num("input_tokens")),
             completion_tokens: num("completion_tokens").or_else(|| num("output_tokens")),
             cost: usage.get("cost").and_then(Value::as_f64),
             // Chat completions' `prompt_tokens_details`, the Responses API's
             // `input_tokens_details`, Anthropic's `cache_read_input_tokens`.
-            cached_tokens: at("/prompt_tokens_details/cached_tokens")
-                .or_else(|| at("/input_tokens_details/cached_tokens"))
+            cached_tokens: at(&["prompt_tokens_details", "cached_tokens"])
+                .or_else(|| at(&["input_tokens_details", "cached_tokens"]))
                 .or_else(|| num("cache_read_input_tokens")),
-            reasoning_tokens: at("/completion_tokens_details/reasoning_tokens")
-                .or_else(|| at("/output_tokens_details/reasoning_tokens")),
-            upstream_cost: usage
-                .pointer("/cost_details/upstream_inference_cost")
+            reasoning_tokens: at(&["completion_tokens_details", "reasoning_tokens"])
+                .or_else(|| at(&["output_tokens_details", "reasoning_tokens"])),
+            upstream_cost: dig(usage, &["cost_details", "upstream_inference_cost"])
                 .and_then(Value::as_f64),
         };
         let empty = usage.prompt_tokens.is_none()
@@ -162,6 +161,20 @@ impl RecordedUsage {
             && usage.cost.is_none();
         (!empty).then_some(usage)
     }
+}
+
+/// The value at `path` below `v` (an object's key, or an array's index written in
+/// digits), as [`Value::pointer`] finds it but without its two `String`s a step: a reply is
+/// read this way once per case.
+pub(crate) fn dig<'a>(mut v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    for key in path {
+        v = match v {
+            Value::Object(map) => map.get(*key)?,
+            Value::Array(items) => items.get(key.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(v)
 }
 
 impl RecordedRequest {

@@ -37,7 +37,7 @@ pub(crate) mod status;
 mod store;
 
 pub use error::{CassetteError, SecretPlace};
-pub(crate) use format::{CassetteContender, RecordedUsage};
+pub(crate) use format::{CassetteContender, RecordedUsage, dig};
 pub use http::{
     Accept, CallError, ENCODING, ErrorClass, HttpRequest, HttpResponse, Verdict, any_2xx,
     classify_error, error_words,

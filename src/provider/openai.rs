@@ -318,7 +318,7 @@ fn parse_response(
 
 /// The model's refusal (`message.refusal`, with no content), when it declined.
 pub fn refusal_of(body: &Value) -> Option<String> {
-    body.pointer("/choices/0/message/refusal")
+    crate::cassette::dig(body, &["choices", "0", "message", "refusal"])
         .and_then(Value::as_str)
         .filter(|r| !r.trim().is_empty())
         .map(str::to_string)
@@ -365,7 +365,7 @@ pub fn truncation_of(
     usage: &Usage,
 ) -> Option<String> {
     let finish = |v: &Value| {
-        v.pointer("/choices/0/finish_reason")
+        crate::cassette::dig(v, &["choices", "0", "finish_reason"])
             .and_then(Value::as_str)
             .map(str::to_string)
     };
@@ -532,7 +532,7 @@ pub fn usage_of(resp: &HttpResponse) -> Usage {
 /// charge (`cost_details.upstream_inference_cost`), and what OpenRouter billed is kept
 /// apart.
 pub fn usage_in(body: &Value) -> Usage {
-    let byok = body.pointer("/usage/is_byok").and_then(Value::as_bool);
+    let byok = crate::cassette::dig(body, &["usage", "is_byok"]).and_then(Value::as_bool);
     crate::cassette::RecordedUsage::from_body(body)
         .map(|u| {
             let (cost, billed) = match (u.cost, u.upstream_cost) {

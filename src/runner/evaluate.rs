@@ -307,6 +307,12 @@ impl<'s> Prepared<'s> {
             CaseKeys::named(cases.len(), move |i| cases.head(i).key())
         };
         let cases = std::mem::take(&mut plan.cases);
+        // The branch and commit asked of git (two processes, ~10 ms each) while the cases
+        // run, not after: off the wall time of every run.
+        let git = {
+            let dir = suite.project_dir.clone();
+            std::thread::spawn(move || crate::history::git::detect(&dir))
+        };
         let outcome = super::execute(&plan, cases, ctx, control)?;
         let unwritten = transport.unwritten_count();
         if unwritten > 0 {
@@ -325,7 +331,9 @@ impl<'s> Prepared<'s> {
         let experiments = weigh(outcome.experiments, &datasets, &weights);
         let mut metrics = scorer.metrics();
         metrics.sort_by_key(|m| !m.primary);
-        let git = crate::history::git::detect(&suite.project_dir);
+        let git = git
+            .join()
+            .unwrap_or_else(|_| crate::history::git::detect(&suite.project_dir));
         let settings = Settings {
             contenders: plan
                 .lineup
