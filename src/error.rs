@@ -307,6 +307,42 @@ fn replace_atomically(
     Ok(())
 }
 
+/// Fills `buf` from `file` at offset `at`, the file's position untouched (handles cloned
+/// from one file share a position, and their readers may run at once).
+#[cfg(unix)]
+pub(crate) fn read_exact_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
+}
+
+/// Fills `buf` from `file` at offset `at` (Windows: `seek_read` until it is full).
+#[cfg(windows)]
+pub(crate) fn read_exact_at(
+    file: &std::fs::File,
+    mut buf: &mut [u8],
+    mut at: u64,
+) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, at)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                at += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Fills `buf` from `file` at offset `at` (elsewhere: a clone of the handle, sought).
+#[cfg(not(any(unix, windows)))]
+pub(crate) fn read_exact_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = file.try_clone()?;
+    file.seek(SeekFrom::Start(at))?;
+    file.read_exact(buf)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -186,12 +186,30 @@ impl SqliteStore {
     /// the write lock is held for the insert alone, not for the whole run (parallel CI jobs
     /// share a history and wait at most the busy timeout for it).
     pub fn store(&mut self, run: &RunResult, cases: &CaseLog) -> Result<()> {
+        // The snapshot (the log read, scrubbed and copied into a temporary file) is made on
+        // a thread of its own while this one inserts the rows: the two passes over the log
+        // share the cores instead of following each other.
+        std::thread::scope(|scope| {
+            let snapshot = scope.spawn(|| compact_snapshot(run, cases));
+            self.store_with(run, cases, || {
+                snapshot
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+        })
+    }
+
+    fn store_with(
+        &mut self,
+        run: &RunResult,
+        cases: &CaseLog,
+        snapshot: impl FnOnce() -> Result<(std::fs::File, u64)>,
+    ) -> Result<()> {
         let path = self.path.clone();
         let e = |e: rusqlite::Error| sql_err(&path, e);
         // The run's own text passes through the egress scrubber here; each case result was
         // scrubbed when it finished (`CaseResult::scrub_secrets`), so its columns are clean.
         use crate::secrets::scrub;
-        let snapshot = compact_snapshot(run, cases)?;
         let argv = serde_json::to_string(&run.run.argv).unwrap_or_else(|_| "[]".into());
         let argv = scrub(&argv);
         // Without the planned cases' keys (they are in the snapshot): a row that does not
@@ -244,29 +262,6 @@ impl SqliteStore {
             }
             insert.raw_execute().map_err(e)?;
         }
-        // The snapshot's bytes go in after its row, in place: `zeroblob` reserves them (the
-        // table's last column, so SQLite never builds them in memory), and the blob is
-        // written from the temporary file. The whole run's JSON is never one string here.
-        tx.execute(
-            "INSERT INTO run_snapshots (run_id, snapshot) VALUES (?1, zeroblob(?2))",
-            params![r.id, snapshot.1 as i64],
-        )
-        .map_err(e)?;
-        {
-            let rowid = tx.last_insert_rowid();
-            let mut blob = tx
-                .blob_open(rusqlite::MAIN_DB, "run_snapshots", "snapshot", rowid, false)
-                .map_err(e)?;
-            let mut file = snapshot.0;
-            std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))
-                .and_then(|_| std::io::copy(&mut file, &mut blob))
-                .map_err(|err| HistoryError::Unwritten {
-                    path: Some(path.to_path_buf()),
-                    what: "write the snapshot of",
-                    id: r.id.clone(),
-                    why: err.to_string(),
-                })?;
-        }
         {
             // Prepared once: a run of 10,000 cases is ~60,000 rows.
             let mut experiment = tx
@@ -316,6 +311,30 @@ impl SqliteStore {
                     }
                 }
             }
+        }
+        // The snapshot's bytes go in after its row, in place: `zeroblob` reserves them (the
+        // table's last column, so SQLite never builds them in memory), and the blob is
+        // written from the temporary file. The whole run's JSON is never one string here.
+        let snapshot = snapshot()?;
+        tx.execute(
+            "INSERT INTO run_snapshots (run_id, snapshot) VALUES (?1, zeroblob(?2))",
+            params![r.id, snapshot.1 as i64],
+        )
+        .map_err(e)?;
+        {
+            let rowid = tx.last_insert_rowid();
+            let mut blob = tx
+                .blob_open(rusqlite::MAIN_DB, "run_snapshots", "snapshot", rowid, false)
+                .map_err(e)?;
+            let mut file = snapshot.0;
+            std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(0))
+                .and_then(|_| std::io::copy(&mut file, &mut blob))
+                .map_err(|err| HistoryError::Unwritten {
+                    path: Some(path.to_path_buf()),
+                    what: "write the snapshot of",
+                    id: r.id.clone(),
+                    why: err.to_string(),
+                })?;
         }
         tx.commit().map_err(e)
     }

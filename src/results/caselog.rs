@@ -3,7 +3,7 @@
 //! history's case rows, a report that lists cases), one at a time.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Write};
 use std::sync::Mutex;
 
 use super::{CaseResult, RunResult};
@@ -184,12 +184,13 @@ impl Cases<'_> {
             .get(self.experiment)?
             .next_from(self.next)?;
         self.next = j + 1;
-        let read = |file: &mut File, buf: &mut Vec<u8>| -> std::io::Result<()> {
+        // At an offset, not after a seek: the readers' handles share one file position,
+        // and the history store reads the log on two threads at once.
+        let read = |file: &File, buf: &mut Vec<u8>| -> std::io::Result<()> {
             buf.resize(len as usize, 0);
-            file.seek(SeekFrom::Start(at))?;
-            file.read_exact(buf)
+            crate::error::read_exact_at(file, buf, at)
         };
-        if let Err(e) = read(&mut self.file, &mut self.buf) {
+        if let Err(e) = read(&self.file, &mut self.buf) {
             return Some(Err(Error::Failed(format!(
                 "the case results cannot be read back: {e}"
             ))));
