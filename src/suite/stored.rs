@@ -202,7 +202,10 @@ impl Store {
 
     /// Starts loading dataset `name`: the cases pushed until [`Store::end`] are its.
     pub(super) fn begin(&mut self, name: &str) {
-        assert!(self.loading.is_none(), "dataset {name} begun inside another");
+        assert!(
+            self.loading.is_none(),
+            "dataset {name} begun inside another"
+        );
         self.loading = Some(Loading {
             name: name.to_string(),
             start: small(self.len(), "cases"),
@@ -213,7 +216,9 @@ impl Store {
     }
 
     fn loading(&mut self) -> &mut Loading {
-        self.loading.as_mut().expect("a case pushed outside a dataset")
+        self.loading
+            .as_mut()
+            .expect("a case pushed outside a dataset")
     }
 
     /// Room for `lines` more cases (a JSONL file's lines), so the arrays do not grow by
@@ -304,11 +309,7 @@ impl Store {
         let mut order: Vec<u32> = (0..small(self.len(), "cases") - start).collect();
         // Unstable, so in place (a stable sort takes a buffer as large): no two positions
         // are equal, so the order is the one a stable sort by id gives.
-        order.sort_unstable_by(|&a, &b| {
-            self.id(start + a)
-                .cmp(self.id(start + b))
-                .then(a.cmp(&b))
-        });
+        order.sort_unstable_by(|&a, &b| self.id(start + a).cmp(self.id(start + b)).then(a.cmp(&b)));
         order
     }
 
@@ -884,5 +885,218 @@ mod tests {
         let tail = odd.filter(|h| h.id != "7");
         assert!(matches!(tail.picked, super::Picked::Range(2, 5)));
         assert_eq!(tail.get(0).unwrap().id, "b/2");
+    }
+
+    fn load(dir: &Path) -> super::super::cases::CaseSet {
+        load_cases(&dir.join("evals"), dir, dir).unwrap()
+    }
+
+    fn write(dir: &Path, file: &str, text: &str) {
+        let path = dir.join("evals/datasets").join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn a_span_past_what_packs_is_held_beside_the_packed_ones() {
+        let mut long = Vec::new();
+        let spans = [
+            (0, 0),
+            (3, super::LONG - 1),
+            ((1 << 40) - 1, 7),
+            // Each one past: the length, the offset, both.
+            (3, super::LONG),
+            (1 << 40, 7),
+            (u64::MAX, u64::MAX),
+        ];
+        let packed: Vec<u64> = spans
+            .iter()
+            .map(|&(at, len)| super::pack(at, len, &mut long))
+            .collect();
+        assert_eq!(long, spans[3..]);
+        for (&p, &span) in packed.iter().zip(&spans) {
+            assert_eq!(super::unpack(p, &long), span);
+        }
+    }
+
+    #[test]
+    fn a_line_longer_than_a_packed_length_reads_back_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let big = "x".repeat(super::LONG as usize + 10);
+        let lines = format!(
+            "{{\"id\": \"b\", \"input\": \"short\"}}\n{{\"id\": \"a\", \"input\": \"{big}\"}}\n{{\"id\": \"c\", \"input\": \"after\"}}\n"
+        );
+        write(tmp.path(), "d/cases.jsonl", &lines);
+        let set = load(tmp.path());
+        let ids: Vec<&str> = set.cases.heads().map(|h| h.id).collect();
+        assert_eq!(ids, ["a", "b", "c"]);
+        assert_eq!(set.cases.store.long.len(), 1);
+        assert_eq!(set.cases.get(0).unwrap().input.as_text(), big);
+        assert_eq!(set.cases.get(0).unwrap().line, Some(2));
+        assert_eq!(set.cases.get(1).unwrap().input.as_text(), "short");
+        assert_eq!(set.cases.get(2).unwrap().input.as_text(), "after");
+    }
+
+    #[test]
+    fn cases_either_side_of_a_dataset_boundary_keep_their_dataset() {
+        let tmp = tempfile::tempdir().unwrap();
+        write(
+            tmp.path(),
+            "a/cases.jsonl",
+            "{\"id\": \"z\", \"input\": \"az\"}\n{\"id\": \"y\", \"input\": \"ay\"}\n",
+        );
+        // A dataset with no case between two with some.
+        std::fs::create_dir_all(tmp.path().join("evals/datasets/b")).unwrap();
+        write(
+            tmp.path(),
+            "c/cases.jsonl",
+            "{\"id\": \"b\", \"input\": \"cb\"}\n{\"id\": \"a\", \"input\": \"ca\"}\n",
+        );
+        let set = load(tmp.path());
+        assert_eq!(set.datasets, ["a", "b", "c"]);
+        let keys: Vec<String> = set.cases.heads().map(|h| h.key()).collect();
+        assert_eq!(keys, ["a/y", "a/z", "c/a", "c/b"]);
+        let inputs: Vec<String> = set
+            .cases
+            .iter()
+            .map(|c| {
+                let c = c.unwrap();
+                format!("{}:{}:{:?}", c.dataset, c.input.as_text(), c.line)
+            })
+            .collect();
+        assert_eq!(
+            inputs,
+            [
+                "a:ay:Some(2)",
+                "a:az:Some(1)",
+                "c:ca:Some(2)",
+                "c:cb:Some(1)"
+            ]
+        );
+        assert_eq!(set.cases.datasets(), ["a", "c"]);
+        let split: Vec<String> = set
+            .cases
+            .by_dataset()
+            .into_iter()
+            .map(|(d, cases)| format!("{d}: {}", cases.heads().map(|h| h.id).collect::<String>()))
+            .collect();
+        assert_eq!(split, ["a: yz", "c: ab"]);
+        let tail = set.cases.filter(|h| h.id != "y");
+        assert_eq!(tail.datasets(), ["a", "c"]);
+        assert_eq!(tail.head(0).dataset, "a");
+        assert_eq!(tail.head(1).dataset, "c");
+    }
+
+    #[test]
+    fn tags_on_few_cases_or_on_most_read_as_each_line_has_them() {
+        for tagged in [1, 3, 9] {
+            let tmp = tempfile::tempdir().unwrap();
+            let lines: String = (0..10)
+                .map(|i| {
+                    let tags = match i {
+                        i if i >= tagged => String::new(),
+                        i if i % 2 == 0 => r#", "tags": ["even", "t"]"#.to_string(),
+                        _ => r#", "tags": ["odd"]"#.to_string(),
+                    };
+                    format!("{{\"id\": \"{}\", \"input\": \"x\"{tags}}}\n", 9 - i)
+                })
+                .collect();
+            write(tmp.path(), "d/cases.jsonl", &lines);
+            let set = load(tmp.path());
+            let dense = matches!(set.cases.store.tags, super::Tags::Dense(_));
+            assert_eq!(dense, tagged > 5, "{tagged} tagged");
+            for (i, head) in set.cases.heads().enumerate() {
+                assert_eq!(head.tags, set.cases.get(i).unwrap().tags, "{tagged}: {i}");
+            }
+            let even = select(
+                &set,
+                &Selection {
+                    tags: vec!["t".into()],
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            let ids: Vec<&str> = even.heads().map(|h| h.id).collect();
+            let want: Vec<String> = (0..tagged)
+                .rev()
+                .filter(|i| i % 2 == 0)
+                .map(|i| (9 - i).to_string())
+                .collect();
+            assert_eq!(ids, want, "{tagged} tagged");
+        }
+    }
+
+    #[test]
+    fn folder_cases_and_two_files_in_one_dataset_interleave_by_id() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ds = tmp.path().join("evals/datasets/d");
+        for (variant, text) in [("b", "folder b"), ("e", "folder e")] {
+            std::fs::create_dir_all(ds.join("cases").join(variant)).unwrap();
+            std::fs::write(ds.join("cases").join(variant).join("input.txt"), text).unwrap();
+        }
+        write(
+            tmp.path(),
+            "d/one.jsonl",
+            "{\"id\": \"d\", \"input\": \"one d\"}\n\n{\"id\": \"a\", \"input\": \"one a\", \"tags\": [\"t\"]}\n",
+        );
+        write(
+            tmp.path(),
+            "d/two.jsonl",
+            "{\"id\": \"c\", \"input\": \"two c\"}\n{\"id\": \"f\", \"input\": \"two f\"}\n",
+        );
+        let set = load(tmp.path());
+        let got: Vec<String> = set
+            .cases
+            .heads()
+            .map(|h| {
+                let file = h.source.strip_prefix(&ds).unwrap().display().to_string();
+                format!("{} {} {file} {:?} {:?}", h.id, h.variant, h.line, h.tags)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                r#"a a one.jsonl Some(3) ["t"]"#,
+                "b b cases/b/input.txt None []",
+                "c c two.jsonl Some(1) []",
+                "d d one.jsonl Some(1) []",
+                "e e cases/e/input.txt None []",
+                "f f two.jsonl Some(2) []",
+            ]
+        );
+        let inputs: Vec<String> = set
+            .cases
+            .iter()
+            .map(|c| c.unwrap().input.as_text().to_string())
+            .collect();
+        assert_eq!(
+            inputs,
+            ["one a", "folder b", "two c", "one d", "folder e", "two f"]
+        );
+        // A duplicate across the two files and the folder is named where each loaded.
+        write(
+            tmp.path(),
+            "d/two.jsonl",
+            "{\"id\": \"c\", \"input\": \"two c\"}\n{\"id\": \"e\", \"input\": \"two e\"}\n{\"id\": \"d\", \"input\": \"two d\"}\n",
+        );
+        let e = load_cases(&tmp.path().join("evals"), tmp.path(), tmp.path())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "duplicate case id 'e' in dataset 'd': evals/datasets/d/cases/e/input.txt and evals/datasets/d/two.jsonl:2; give one of them another id"
+        );
+    }
+
+    #[test]
+    fn a_permutation_applied_by_swaps_puts_each_item_where_its_order_says() {
+        let items: Vec<u32> = (0..50).map(|i| i * 7 % 50 + 100).collect();
+        let order: Vec<u32> = (0..50).map(|i| (i * 13 + 5) % 50).collect();
+        let want: Vec<u32> = order.iter().map(|&j| items[j as usize]).collect();
+        let (mut got, mut o) = (items.clone(), order.clone());
+        super::permute(&mut o, |a, b| got.swap(a, b));
+        assert_eq!(got, want);
+        let mut none: Vec<u32> = Vec::new();
+        super::permute(&mut none, |_, _| unreachable!());
     }
 }
