@@ -19,31 +19,66 @@ pub struct CaseLog {
 }
 
 /// Where each case of an experiment is in the file, by case position: its line's offset
-/// and length (12 bytes a case; [`UNLOGGED`] for a case not logged).
+/// and length packed in one `u64` (8 bytes a case; [`UNLOGGED`] for a case not logged),
+/// the offset in the high 40 bits (1 TiB), the length in the low 24 (16 MiB). A line past
+/// either is kept in `long`, its index packed with the length's bits all set.
 #[derive(Debug, Clone)]
 struct Slots {
-    at: Vec<u64>,
-    len: Vec<u32>,
+    packed: Vec<u64>,
+    /// Offset and length of the lines too long, or too far into the file, to pack.
+    long: Vec<(u64, u64)>,
 }
 
-const UNLOGGED: u32 = u32::MAX;
+/// A case not logged (the length bits all set, as a long line's, but the highest index).
+const UNLOGGED: u64 = u64::MAX;
+const LEN_BITS: u32 = 24;
+const LONG: u64 = (1 << LEN_BITS) - 1;
 
 impl Slots {
     fn new(n: usize) -> Slots {
         Slots {
-            at: vec![0; n],
-            len: vec![UNLOGGED; n],
+            packed: vec![UNLOGGED; n],
+            long: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.packed.len()
+    }
+
+    /// Case `position` is the `len` bytes at `at`.
+    fn set(&mut self, position: usize, at: u64, len: u64) {
+        self.packed[position] = if at >> (64 - LEN_BITS) == 0 && len < LONG {
+            (at << LEN_BITS) | len
+        } else {
+            self.long.push((at, len));
+            ((self.long.len() as u64 - 1) << LEN_BITS) | LONG
+        };
+    }
+
+    /// Where case `position` is, when it is logged.
+    fn get(&self, position: usize) -> Option<(u64, u64)> {
+        match self.packed[position] {
+            UNLOGGED => None,
+            p if p & LONG == LONG => Some(self.long[(p >> LEN_BITS) as usize]),
+            p => Some((p >> LEN_BITS, p & LONG)),
         }
     }
 
     /// The first logged case at or after `from`: its position, offset and length.
-    fn next_from(&self, from: usize) -> Option<(usize, u64, u32)> {
-        let j = from + self.len.get(from..)?.iter().position(|&l| l != UNLOGGED)?;
-        Some((j, self.at[j], self.len[j]))
+    fn next_from(&self, from: usize) -> Option<(usize, u64, u64)> {
+        let j = from
+            + self
+                .packed
+                .get(from..)?
+                .iter()
+                .position(|&p| p != UNLOGGED)?;
+        let (at, len) = self.get(j)?;
+        Some((j, at, len))
     }
 
     fn logged(&self) -> usize {
-        self.len.iter().filter(|&&l| l != UNLOGGED).count()
+        self.packed.iter().filter(|&&p| p != UNLOGGED).count()
     }
 }
 
@@ -93,18 +128,9 @@ impl CaseLog {
         };
         let mut index = lock(&self.index);
         if let Some(slots) = index.get_mut(experiment)
-            && position < slots.len.len()
+            && position < slots.len()
         {
-            slots.at[position] = at;
-            // A line of 4 GiB or more is past what a case result is: a write error.
-            match u32::try_from(line.len()) {
-                Ok(len) if len != UNLOGGED => slots.len[position] = len,
-                _ => {
-                    lock(&self.file)
-                        .failed
-                        .get_or_insert("a case result over 4 GiB".into());
-                }
-            }
+            slots.set(position, at, line.len() as u64);
         }
     }
 
@@ -187,7 +213,8 @@ impl Cases<'_> {
         // At an offset, not after a seek: the readers' handles share one file position,
         // and the history store reads the log on two threads at once.
         let read = |file: &File, buf: &mut Vec<u8>| -> std::io::Result<()> {
-            buf.resize(len as usize, 0);
+            let len = usize::try_from(len).map_err(std::io::Error::other)?;
+            buf.resize(len, 0);
             crate::error::read_exact_at(file, buf, at)
         };
         if let Err(e) = read(&self.file, &mut self.buf) {
@@ -440,5 +467,49 @@ mod tests {
             String::from_utf8(out).unwrap(),
             serde_json::to_string_pretty(&r).unwrap()
         );
+    }
+
+    #[test]
+    fn a_slot_past_what_packs_is_held_beside_and_an_unlogged_one_is_skipped() {
+        let mut slots = Slots::new(6);
+        let spans = [
+            (0, LONG - 1),
+            (3, LONG),
+            ((1 << 40) - 1, 0),
+            (1 << 40, 1),
+            (u64::MAX - 1, u64::MAX - 1),
+        ];
+        for (i, &(at, len)) in spans.iter().enumerate() {
+            slots.set(i + 1, at, len);
+        }
+        assert_eq!(slots.long.len(), 3);
+        assert_eq!(slots.get(0), None);
+        for (i, &span) in spans.iter().enumerate() {
+            assert_eq!(slots.get(i + 1), Some(span));
+        }
+        assert_eq!(slots.logged(), 5);
+        assert_eq!(slots.next_from(0), Some((1, 0, LONG - 1)));
+        assert_eq!(slots.next_from(6), None);
+    }
+
+    #[test]
+    fn cases_not_logged_are_skipped_and_a_long_one_reads_back_whole() {
+        let mut long = case("long", Some(1.0), Some(true));
+        long.output = Some(serde_json::json!({ "answer": "x".repeat(LONG as usize) }));
+        let (a, b) = (case("a", Some(0.5), None), case("b", None, None));
+        let log = CaseLog::new(&[5, 2]).unwrap();
+        log.push(0, 3, &b);
+        log.push(0, 1, &long);
+        log.push(0, 0, &a);
+        // Past the planned cases: not kept.
+        log.push(0, 5, &a);
+        log.push(1, 1, &a);
+        assert_eq!((log.len(0), log.len(1), log.is_empty()), (3, 1, false));
+        assert_eq!(lock(&log.index)[0].long.len(), 1);
+        let read: Vec<CaseResult> = log.cases(0).unwrap().map(Result::unwrap).collect();
+        assert_eq!(read, [a.clone(), long, b]);
+        let read: Vec<CaseResult> = log.cases(1).unwrap().map(Result::unwrap).collect();
+        assert_eq!(read, [a]);
+        assert!(CaseLog::new(&[3]).unwrap().is_empty());
     }
 }

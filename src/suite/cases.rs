@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::case::{Case, CaseInput};
 use super::links::{Found, Links, Step};
-use super::stored::{Body, CaseHead, Cases, Source, Stamp, Store, Stored};
+use super::stored::{CaseHead, Cases, Place, Source, Stamp, Store};
 use crate::error::{Error, Result};
 
 /// A case that loaded but has a problem `verify` reports (and `run` refuses).
@@ -83,7 +83,6 @@ pub fn load_cases(root: &Path, project: &Path, base: &Path) -> Result<CaseSet> {
             real,
             shown: dir.clone(),
         });
-        let mut cases = Vec::new();
         let cases_dir = dir.join("cases");
         let mut inputs = Vec::new();
         match links.resolve(&cases_dir, &above, false)? {
@@ -119,17 +118,16 @@ pub fn load_cases(root: &Path, project: &Path, base: &Path) -> Result<CaseSet> {
             &mut disk,
             &mut set.problems,
         )?;
-        let dataset_index = store.dataset(&dataset);
+        store.begin(&dataset);
         for c in disk {
-            let held = store.parsed(dataset_index, c);
-            cases.push(held);
+            store.push_parsed(c);
         }
         for (file, own) in sorted_entries(&dir)? {
             if file.extension().is_none_or(|x| x != "jsonl") {
                 continue;
             }
             match links.resolve_typed(&file, own, &above, true)? {
-                Found::File => load_jsonl(&dataset, &file, base, &mut store, &mut cases)?,
+                Found::File => load_jsonl(&dataset, &file, base, &mut store)?,
                 Found::Loop(message) => set.problems.push(CaseProblem {
                     case: format!("{dataset}/?"),
                     file: file.clone(),
@@ -140,21 +138,11 @@ pub fn load_cases(root: &Path, project: &Path, base: &Path) -> Result<CaseSet> {
         }
         above.pop();
         // In id order, and a case's duplicates beside it in the order they loaded.
-        cases.sort_unstable_by(|a, b| {
-            store
-                .id_of(a)
-                .cmp(store.id_of(b))
-                .then_with(|| load_order(a).cmp(&load_order(b)))
-        });
-        check_duplicates(&store, &dataset, &cases, base)?;
-        if store.cases.is_empty() {
-            store.cases = cases;
-        } else {
-            store.cases.append(&mut cases);
-        }
+        let order = store.order();
+        check_duplicates(&store, &dataset, &order, base)?;
+        store.end(order);
     }
-    store.cases.shrink_to_fit();
-    store.ids.shrink_to_fit();
+    store.done();
     set.cases = Cases::new(store);
     Ok(set)
 }
@@ -409,13 +397,7 @@ const JSONL_KEYS: &[&str] = &[
     "mock_response",
 ];
 
-fn load_jsonl(
-    dataset: &str,
-    path: &Path,
-    base: &Path,
-    store: &mut Store,
-    out: &mut Vec<Stored>,
-) -> Result<()> {
+fn load_jsonl(dataset: &str, path: &Path, base: &Path, store: &mut Store) -> Result<()> {
     use std::io::BufRead;
     let shown = rel(path, base);
     let file = std::fs::File::open(path).map_err(|e| Error::input(&shown, e))?;
@@ -424,9 +406,8 @@ fn load_jsonl(
     // only where it is kept: it is read again, and parsed the same way, when a case runs.
     let mut reader =
         std::io::BufReader::new(file.try_clone().map_err(|e| Error::input(&shown, e))?);
-    // Room for every line at once: grown by doubling, the list would reach twice its size.
-    out.reserve(count_lines(&mut reader).map_err(|e| Error::input(&shown, e))?);
-    let dataset_index = store.dataset(dataset);
+    // Room for every line at once: grown by doubling, the lists would reach twice their size.
+    store.reserve(count_lines(&mut reader).map_err(|e| Error::input(&shown, e))?);
     let file_index = store.file(Source {
         path: path.to_path_buf(),
         file,
@@ -472,20 +453,14 @@ fn load_jsonl(
             continue;
         }
         match parse_line(dataset, path, lineno, line, base) {
-            Ok(case) => {
-                let (id, tags) = (store.id(&case.id), store.tags(case.tags));
-                out.push(Stored {
-                    id,
-                    dataset: dataset_index,
-                    tags,
-                    body: Body::Line {
-                        file: file_index,
-                        line: lineno as u32,
-                        at: start,
-                        len: line.len() as u32,
-                    },
-                });
-            }
+            Ok(case) => store.push_line(
+                file_index,
+                &case.id,
+                case.tags,
+                lineno as u32,
+                start,
+                line.len() as u64,
+            ),
             Err(e) => first = Some(e),
         }
     }
@@ -510,15 +485,6 @@ fn count_lines(reader: &mut std::io::BufReader<std::fs::File>) -> std::io::Resul
     }
     reader.rewind()?;
     Ok(lines + usize::from(last != b'\n'))
-}
-
-/// Where a case came in as its dataset loaded: its folder's cases first, then each JSONL
-/// file's lines in turn.
-fn load_order(c: &Stored) -> (u32, u32, u32) {
-    match c.body {
-        Body::Parsed(i) => (0, i, 0),
-        Body::Line { file, line, .. } => (1, file, line),
-    }
 }
 
 /// The case of line `lineno` (`line`, not blank) of a JSONL `file`, or what is wrong with
@@ -628,34 +594,29 @@ fn jsonl_case(
     })
 }
 
-/// `cases` are in id order, a case's duplicates beside it in load order: the duplicate
-/// named is the first to have loaded after the case it repeats (with the one it repeats).
-fn check_duplicates(store: &Store, dataset: &str, cases: &[Stored], base: &Path) -> Result<()> {
-    let loc = |c: &Stored| match &c.body {
-        Body::Parsed(i) => {
-            let c = &store.parsed[*i as usize];
-            match c.line {
-                Some(l) => format!("{}:{l}", rel(&c.source, base)),
-                None => rel(&c.source, base),
-            }
-        }
-        Body::Line { file, line, .. } => {
-            format!("{}:{line}", rel(&store.files[*file as usize].path, base))
-        }
+/// `order` is the dataset's cases (by load position: a folder's cases first, then each
+/// JSONL file's lines in turn) in id order, a case's duplicates beside it in load order:
+/// the duplicate named is the first to have loaded after the case it repeats (with the
+/// one it repeats).
+fn check_duplicates(store: &Store, dataset: &str, order: &[u32], base: &Path) -> Result<()> {
+    let loc = |j: u32| match store.loaded_at(j) {
+        Place::Folder(c) => match c.line {
+            Some(l) => format!("{}:{l}", rel(&c.source, base)),
+            None => rel(&c.source, base),
+        },
+        Place::Line(file, line) => format!("{}:{line}", rel(&file.path, base)),
     };
-    let found = cases
+    let id = |j: u32| store.loaded_id(j);
+    let found = order
         .windows(2)
         .enumerate()
-        .filter(|(i, w)| {
-            store.id_of(&w[0]) == store.id_of(&w[1])
-                && (*i == 0 || store.id_of(&cases[i - 1]) != store.id_of(&w[0]))
-        })
-        .map(|(_, w)| (&w[0], &w[1]))
-        .min_by_key(|(_, second)| load_order(second));
+        .filter(|(i, w)| id(w[0]) == id(w[1]) && (*i == 0 || id(order[i - 1]) != id(w[0])))
+        .map(|(_, w)| (w[0], w[1]))
+        .min_by_key(|&(_, second)| second);
     if let Some((first, c)) = found {
         return Err(Error::Config(format!(
             "duplicate case id '{}' in dataset '{dataset}': {} and {}; give one of them another id",
-            store.id_of(c),
+            id(c),
             loc(first),
             loc(c)
         )));
