@@ -27,11 +27,12 @@ export PF_DIR=${PF_DIR:-$root/target/promptfoo-$PF_VERSION}
 export PF_MAX_REPLAY=${PF_MAX_REPLAY:-10000}
 export SUITES=${SUITES:-$root/target}
 # Two builds: an example builds with the dev-dependencies' features (the library again, the
-# first time), which would rebuild evals. EVALS_BIN=path and ANSWER_SERVER=path use builds
+# first time), which would rebuild evals. evals is built with the `dist` profile, as the
+# release archives are (Cargo.toml). EVALS_BIN=path and ANSWER_SERVER=path use builds
 # already made.
 if [ -z "${EVALS_BIN:-}" ]; then
-  cargo build --release --quiet --bin evals
-  EVALS_BIN=$root/target/release/evals
+  cargo build --profile dist --quiet --bin evals
+  EVALS_BIN=$root/target/dist/evals
 fi
 if [ -z "${ANSWER_SERVER:-}" ]; then
   cargo build --release --quiet --example answer_server
