@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 20's table, both tools, one run of this script: evals and promptfoo on the same cases
 # and the same loopback answer server (the Rust one, `examples/answer_server.rs`), medians of
-# RUNS (default 3) of wall time, CPU (user + system) and peak RSS, each from the process's own
-# rusage (wait4, so a child's children count too):
+# RUNS (default 3) of wall time, CPU (user + system; wait4, so a child's children count too)
+# and peak RSS (GNU time's %M, from a second run of each):
 #   - replay: N = 1,000, 10,000, 100,000 recorded cases (the suites of bench/replay.sh,
 #     recorded once into target/bench-suite-N; evals replays its cassettes with CI=1, a fresh
 #     history each run; promptfoo reads its response cache, filled by a first run, with the
@@ -72,17 +72,38 @@ PF_ENV = dict(os.environ, PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPD
 PF_EVAL = [PF, "eval", "--no-write", "--no-progress-bar", "--no-table"]
 
 
-def once(cmd, cwd, env, prepare=None):
-    """Wall seconds, CPU seconds (user + system), peak RSS in MiB, exit status."""
+# The peak RSS comes from a second run under GNU time: a child forked from Python starts
+# with Python's pages, and Linux keeps that in its ru_maxrss after the exec, so every figure
+# would be at least this script's own size (about 22 MiB late in a run); time's own few
+# pages are all its child starts with. Wall and CPU come from the run without it (time's
+# own exec is a few milliseconds: most of a start-up's).
+GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+if not GNU_TIME:
+    print("(no /usr/bin/time: peak RSS is the kernel's ru_maxrss, at least this script's size)",
+          file=sys.stderr)
+
+
+def spawn(cmd, cwd, env, prepare):
     if prepare:
         prepare()
     log = open(os.path.join(TMP, "stderr.log"), "ab")
     start = time.perf_counter()
     p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=log)
     _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - start
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, p.returncode
+    return time.perf_counter() - start, ru, os.waitstatus_to_exitcode(status)
+
+
+def once(cmd, cwd, env, prepare=None):
+    """Wall seconds, CPU seconds (user + system), peak RSS in MiB, exit status."""
+    wall, ru, code = spawn(cmd, cwd, env, prepare)
+    rss = ru.ru_maxrss / 1024
+    if GNU_TIME:
+        rss_file = os.path.join(TMP, "rss")
+        _, _, timed = spawn([GNU_TIME, "-f", "%M", "-o", rss_file] + cmd, cwd, env, prepare)
+        # time writes "Command exited with non-zero status N" first when the command fails.
+        rss = int(open(rss_file).read().split()[-1]) / 1024
+        code = code or timed
+    return wall, ru.ru_utime + ru.ru_stime, rss, code
 
 
 def median(cmd, cwd, env, prepare=None, runs=RUNS):
