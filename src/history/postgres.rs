@@ -517,38 +517,12 @@ impl PgStore {
 
     /// Runs matching the filter, newest first.
     pub fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
-        let limit = filter.limit.map(|l| i64::try_from(l).unwrap_or(i64::MAX));
-        let shown = self.shown.clone();
-        self.with(|c| {
-            let rows = c
-                .query(
-                    "SELECT r.id, r.started_at, r.branch, r.\"commit\", r.suite, r.command, r.mode, r.status,
-                            COALESCE(SUM(x.cases_total), 0)::bigint, AVG(x.score), COALESCE(SUM(x.errors), 0)::bigint, r.number
-                     FROM runs r LEFT JOIN experiments x ON x.run_id = r.id
-                     WHERE ($1::text IS NULL OR r.suite = $1) AND ($2::text IS NULL OR r.branch = $2)
-                     GROUP BY r.id
-                     ORDER BY r.started_at DESC, r.id DESC
-                     LIMIT $3",
-                    &[&filter.suite, &filter.branch, &limit],
-                )
-                .map_err(|e| pg_err(&shown, e))?;
-            Ok(rows
-                .iter()
-                .map(|r| RunSummary {
-                    number: r.get(11),
-                    id: r.get(0),
-                    started_at: r.get(1),
-                    branch: r.get(2),
-                    commit: r.get(3),
-                    suite: r.get(4),
-                    command: r.get(5),
-                    mode: r.get(6),
-                    status: r.get(7),
-                    cases: usize::try_from(r.get::<_, i64>(8)).unwrap_or(0),
-                    score: r.get(9),
-                    errors: usize::try_from(r.get::<_, i64>(10)).unwrap_or(0),
-                })
-                .collect())
+        // `evals history` is the dashboard's list with fewer filters: one query serves both.
+        self.runs(&super::RunQuery {
+            suite: filter.suite.clone(),
+            branch: filter.branch.clone(),
+            limit: filter.limit,
+            ..Default::default()
         })
     }
 }

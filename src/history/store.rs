@@ -506,42 +506,13 @@ impl SqliteStore {
 
     /// Runs matching the filter, newest first.
     pub fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
-        let limit = filter
-            .limit
-            .map(|l| i64::try_from(l).unwrap_or(i64::MAX))
-            .unwrap_or(-1);
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT r.id, r.started_at, r.branch, r.\"commit\", r.suite, r.command, r.mode, r.status,
-                        COALESCE(SUM(x.cases_total), 0), AVG(x.score), COALESCE(SUM(x.errors), 0), r.number
-                 FROM runs r LEFT JOIN experiments x ON x.run_id = r.id
-                 WHERE (?1 IS NULL OR r.suite = ?1) AND (?2 IS NULL OR r.branch = ?2)
-                 GROUP BY r.id
-                 ORDER BY r.started_at DESC, r.id DESC
-                 LIMIT ?3",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(params![filter.suite, filter.branch, limit], |r| {
-                Ok(RunSummary {
-                    number: r.get(11)?,
-                    id: r.get(0)?,
-                    started_at: r.get(1)?,
-                    branch: r.get(2)?,
-                    commit: r.get(3)?,
-                    suite: r.get(4)?,
-                    command: r.get(5)?,
-                    mode: r.get(6)?,
-                    status: r.get(7)?,
-                    cases: usize::try_from(r.get::<_, i64>(8)?).unwrap_or(0),
-                    score: r.get(9)?,
-                    errors: usize::try_from(r.get::<_, i64>(10)?).unwrap_or(0),
-                })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))
+        // `evals history` is the dashboard's list with fewer filters: one query serves both.
+        self.runs(&super::RunQuery {
+            suite: filter.suite.clone(),
+            branch: filter.branch.clone(),
+            limit: filter.limit,
+            ..Default::default()
+        })
     }
 }
 

@@ -207,20 +207,34 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         .collect()
 });
 
-/// Every pattern of the table at once: most text holds none, and one pass says so.
-static ANY_PATTERN: LazyLock<Regex> = LazyLock::new(|| {
+/// Every pattern of the table at once: most text holds none, and one pass says so. Built
+/// the first time a text may match ([`table_may_match`]).
+static ANY_PATTERN: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+
+fn any_pattern() -> Regex {
     let alternation: Vec<String> = PATTERN_TABLE
         .iter()
         .map(|(_, re, _)| format!("(?:{})", compiled(re).replace("(?P<s>", "(?:")))
         .collect();
     Regex::new(&alternation.join("|")).expect("built-in secret patterns are valid regexes")
-});
+}
+
+/// Whether `text` holds something of [`PATTERN_TABLE`]'s shape: the compiled alternation
+/// once it exists; before, a text holding none of the rows' literals is let through
+/// without building it ([`may_match_table`]).
+fn table_may_match(text: &str) -> bool {
+    match ANY_PATTERN.get() {
+        Some(re) => re.is_match(text),
+        None => may_match_table(text) && ANY_PATTERN.get_or_init(any_pattern).is_match(text),
+    }
+}
 
 /// What every row of [`PATTERN_TABLE`] cannot match without: its literal prefix or, for
 /// the case-blind rows, its key word (sought ignoring ASCII case). A short text holding
-/// none of them is passed by [`may_match_table`] without [`ANY_PATTERN`] built: compiling
-/// the table is about a millisecond, most of a short command's start-up, and most of what
-/// such a command prints (`suite: toy (...)`) could never match. Kept beside the table:
+/// none of them is passed by [`may_match_table`] while [`ANY_PATTERN`] is not built yet:
+/// compiling the table is about a millisecond, most of a short command's start-up, and most
+/// of what such a command prints (`suite: toy (...)`) could never match. Once it is built
+/// (the first text that may match), the regex alone decides. Kept beside the table:
 /// `every_pattern_is_found_named_and_scrubbed` fails when a row's sample gets past it.
 const TABLE_LITERALS: &[&str] = &[
     "sk-",
@@ -398,7 +412,7 @@ impl Redactor {
                 out = Cow::Owned(pattern.replace_all(&out, REDACTED).into_owned());
             }
         }
-        if self.table && may_match_table(&out) && ANY_PATTERN.is_match(&out) {
+        if self.table && table_may_match(&out) {
             for pattern in PATTERNS.iter() {
                 if !pattern.regex.is_match(&out) {
                     continue;
@@ -493,7 +507,7 @@ fn scan_needles(text: &str, needles: &[String]) -> Vec<TextFinding> {
                 }
             }
         }
-        if may_match_table(line) && ANY_PATTERN.is_match(line) {
+        if table_may_match(line) {
             for pattern in PATTERNS.iter() {
                 for m in pattern.regex.find_iter(line) {
                     let overlaps = spans.iter().any(|&(s, e)| m.start() < e && s < m.end());
