@@ -7,6 +7,7 @@ mod mock;
 
 mod action;
 mod apis;
+mod bench;
 mod browser;
 mod cases;
 mod cassettes;
