@@ -4,6 +4,7 @@
 //! cut replies say so and count as truncated; costs are the real ones.
 
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::Value;
 use wiremock::ResponseTemplate;
@@ -396,7 +397,9 @@ fn when_no_contender_has_a_cost_the_weighted_score_leaves_cost_out_and_says_so()
 
 /// A proxy serving two models (LiteLLM, vLLM): m1 is rate-limited once (429, Retry-After 2),
 /// m2 never. A retry pauses m1 alone: every m2 call is made before m1's retry, where a
-/// section-wide pause would hold them all back behind it. `pause: section` keeps that.
+/// section-wide pause would hold them all back behind it. `pause: section` keeps that: there
+/// m2 answers in 200 ms and runs one case at a time, so its ten calls span two seconds and
+/// some are left for the pause to hold, however late m1's first call is scheduled.
 #[test]
 fn one_rate_limited_model_behind_a_proxy_does_not_delay_the_others() {
     use wiremock::matchers::body_string_contains;
@@ -415,7 +418,7 @@ fn one_rate_limited_model_behind_a_proxy_does_not_delay_the_others() {
             .file("evals/datasets/d/cases.jsonl", &cases)
     };
     // (calls to m2 after m1's retry, m1's calls)
-    let run = |pause: &str| {
+    let run = |pause: &str, delay: Duration, flags: &[&str]| {
         let s = Server::start();
         s.mount(
             crate::mock::post("/v1/chat/completions")
@@ -426,12 +429,13 @@ fn one_rate_limited_model_behind_a_proxy_does_not_delay_the_others() {
         );
         s.mount(
             crate::mock::post("/v1/chat/completions")
-                .respond_with(chat())
+                .respond_with(chat().set_delay(delay))
                 .with_priority(2),
         );
         let p = project(&s.uri(), pause);
-        p.evals(&["run", "--cassettes", "live", "--no-autosave", "-j", "2"])
-            .ok();
+        let mut args = vec!["run", "--cassettes", "live", "--no-autosave", "-j", "2"];
+        args.extend_from_slice(flags);
+        p.evals(&args).ok();
         let sent: Vec<Value> = s
             .requests()
             .iter()
@@ -446,10 +450,14 @@ fn one_rate_limited_model_behind_a_proxy_does_not_delay_the_others() {
         let late = (retry..sent.len()).filter(|&i| model(i) == "m2").count();
         (late, m1.len())
     };
-    let (late, m1_calls) = run("");
+    let (late, m1_calls) = run("", Duration::ZERO, &[]);
     assert_eq!(m1_calls, 11, "m1: ten cases and one retry");
     assert_eq!(late, 0, "m2 calls waited out m1's rate limit");
     // The shared pause: m2's calls in flight when m1 was limited go on, the rest wait.
-    let (late, _) = run("  pause: section\n");
+    let (late, _) = run(
+        "  pause: section\n",
+        Duration::from_millis(200),
+        &["-p", "1"],
+    );
     assert!(late > 0, "pause: section let m2 run through m1's pause");
 }
