@@ -343,6 +343,42 @@ pub(crate) fn read_exact_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> st
     file.read_exact(buf)
 }
 
+/// Writes all of `buf` to `file` at offset `at`, the file's position untouched (writers on
+/// several threads at once each write their own place).
+#[cfg(unix)]
+pub(crate) fn write_all_at(file: &std::fs::File, buf: &[u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, buf, at)
+}
+
+/// Writes all of `buf` to `file` at offset `at` (Windows: `seek_write` until it is all out).
+#[cfg(windows)]
+pub(crate) fn write_all_at(
+    file: &std::fs::File,
+    mut buf: &[u8],
+    mut at: u64,
+) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_write(buf, at)? {
+            0 => return Err(std::io::ErrorKind::WriteZero.into()),
+            n => {
+                buf = &buf[n..];
+                at += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes all of `buf` to `file` at offset `at` (elsewhere: a clone of the handle, sought).
+#[cfg(not(any(unix, windows)))]
+pub(crate) fn write_all_at(file: &std::fs::File, buf: &[u8], at: u64) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut file = file.try_clone()?;
+    file.seek(SeekFrom::Start(at))?;
+    file.write_all(buf)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,89 +10,91 @@ use super::{CaseResult, RunResult};
 use crate::error::{Error, Result};
 
 /// The case results of a run, on disk: each finished case appended as one line of JSON to
-/// an anonymous temporary file (gone when the log is dropped), with where each case of each
-/// experiment starts. Read back in case order by [`CaseLog::cases`].
+/// an anonymous temporary file (gone when the log is dropped), and where its line is
+/// written to its slot in a second one: nothing a case is held in memory, so a run of
+/// 100,000 cases needs no more than a run of 1,000. Read back in case order by
+/// [`CaseLog::cases`].
 pub struct CaseLog {
     file: Mutex<Spill>,
-    /// Per experiment (in the run's experiment order), where each case's line is.
+    /// Per experiment (in the run's experiment order), where its slots are and how many
+    /// of its cases are logged.
     index: Mutex<Vec<Slots>>,
 }
 
-/// Where each case of an experiment is in the file, by case position: its line's offset
-/// and length packed in one `u64` (8 bytes a case; [`UNLOGGED`] for a case not logged),
-/// the offset in the high 40 bits (1 TiB), the length in the low 24 (16 MiB). A line past
-/// either is kept in `long`, its index packed with the length's bits all set.
+/// An experiment's slots in the slot file: from slot `first`, one a planned case (by case
+/// position), each its line's offset and length packed in one little-endian `u64`, the
+/// offset in the high 40 bits (1 TiB), the length in the low 24 (16 MiB). A line past
+/// either is kept in [`Spill::long`], its index packed with the length's bits all set. A
+/// slot never written reads 0 (the file is made its full size, with holes): a case not
+/// logged, as a logged line is never empty.
 #[derive(Debug, Clone)]
 struct Slots {
-    packed: Vec<u64>,
-    /// Offset and length of the lines too long, or too far into the file, to pack.
-    long: Vec<(u64, u64)>,
+    first: u64,
+    len: usize,
+    logged: usize,
 }
 
-/// A case not logged (the length bits all set, as a long line's, but the highest index).
-const UNLOGGED: u64 = u64::MAX;
+const UNLOGGED: u64 = 0;
 const LEN_BITS: u32 = 24;
 const LONG: u64 = (1 << LEN_BITS) - 1;
+/// Slots read at once when reading back (32 KiB).
+const CHUNK: usize = 4096;
 
-impl Slots {
-    fn new(n: usize) -> Slots {
-        Slots {
-            packed: vec![UNLOGGED; n],
-            long: Vec::new(),
-        }
+/// A line's offset and length packed for its slot; one past what packs is pushed to `long`.
+fn pack(at: u64, len: u64, long: &mut Vec<(u64, u64)>) -> u64 {
+    if at >> (64 - LEN_BITS) == 0 && len < LONG && len > 0 {
+        (at << LEN_BITS) | len
+    } else {
+        long.push((at, len));
+        ((long.len() as u64 - 1) << LEN_BITS) | LONG
     }
+}
 
-    fn len(&self) -> usize {
-        self.packed.len()
-    }
-
-    /// Case `position` is the `len` bytes at `at`.
-    fn set(&mut self, position: usize, at: u64, len: u64) {
-        self.packed[position] = if at >> (64 - LEN_BITS) == 0 && len < LONG {
-            (at << LEN_BITS) | len
-        } else {
-            self.long.push((at, len));
-            ((self.long.len() as u64 - 1) << LEN_BITS) | LONG
-        };
-    }
-
-    /// Where case `position` is, when it is logged.
-    fn get(&self, position: usize) -> Option<(u64, u64)> {
-        match self.packed[position] {
-            UNLOGGED => None,
-            p if p & LONG == LONG => Some(self.long[(p >> LEN_BITS) as usize]),
-            p => Some((p >> LEN_BITS, p & LONG)),
-        }
-    }
-
-    /// The first logged case at or after `from`: its position, offset and length.
-    fn next_from(&self, from: usize) -> Option<(usize, u64, u64)> {
-        let j = from
-            + self
-                .packed
-                .get(from..)?
-                .iter()
-                .position(|&p| p != UNLOGGED)?;
-        let (at, len) = self.get(j)?;
-        Some((j, at, len))
-    }
-
-    fn logged(&self) -> usize {
-        self.packed.iter().filter(|&&p| p != UNLOGGED).count()
+/// What a slot says: where its line is, when the case is logged.
+fn unpack(slot: u64, long: &[(u64, u64)]) -> Option<(u64, u64)> {
+    match slot {
+        UNLOGGED => None,
+        // A long line logged after reading began is not read (the log is read once the run
+        // has finished).
+        p if p & LONG == LONG => long.get((p >> LEN_BITS) as usize).copied(),
+        p => Some((p >> LEN_BITS, p & LONG)),
     }
 }
 
 struct Spill {
     out: BufWriter<File>,
     at: u64,
+    /// The slot file: 8 bytes a planned case.
+    slots: File,
+    /// Offset and length of the lines too long, or too far into the file, to pack.
+    long: Vec<(u64, u64)>,
     /// The first write error; the log is then unreadable and says so.
     failed: Option<String>,
+}
+
+fn temp() -> Result<File> {
+    tempfile::tempfile().map_err(|e| {
+        Error::Failed(format!(
+            "cannot create a temporary file for the case results: {e}"
+        ))
+    })
 }
 
 impl CaseLog {
     /// An empty log for experiments of these sizes (cases planned in each).
     pub fn new(sizes: &[usize]) -> Result<CaseLog> {
-        let file = tempfile::tempfile().map_err(|e| {
+        let (file, slots) = (temp()?, temp()?);
+        let mut index = Vec::with_capacity(sizes.len());
+        let mut first = 0u64;
+        for &len in sizes {
+            index.push(Slots {
+                first,
+                len,
+                logged: 0,
+            });
+            first += len as u64;
+        }
+        slots.set_len(first * 8).map_err(|e| {
             Error::Failed(format!(
                 "cannot create a temporary file for the case results: {e}"
             ))
@@ -101,14 +103,24 @@ impl CaseLog {
             file: Mutex::new(Spill {
                 out: BufWriter::new(file),
                 at: 0,
+                slots,
+                long: Vec::new(),
                 failed: None,
             }),
-            index: Mutex::new(sizes.iter().map(|&n| Slots::new(n)).collect()),
+            index: Mutex::new(index),
         })
     }
 
-    /// Appends the case at `position` of experiment `experiment`.
+    /// Appends the case at `position` of experiment `experiment` (each position once; one
+    /// past the experiment's planned cases is not kept).
     pub fn push(&self, experiment: usize, position: usize, case: &CaseResult) {
+        let first = match lock(&self.index).get_mut(experiment) {
+            Some(s) if position < s.len => {
+                s.logged += 1;
+                s.first
+            }
+            _ => return,
+        };
         let line = match serde_json::to_vec(case) {
             Ok(l) => l,
             Err(e) => {
@@ -116,21 +128,17 @@ impl CaseLog {
                 return;
             }
         };
-        let at = {
-            let mut f = lock(&self.file);
-            let at = f.at;
-            if let Err(e) = f.out.write_all(&line).and_then(|()| f.out.write_all(b"\n")) {
-                f.failed.get_or_insert(e.to_string());
-                return;
-            }
-            f.at += line.len() as u64 + 1;
-            at
-        };
-        let mut index = lock(&self.index);
-        if let Some(slots) = index.get_mut(experiment)
-            && position < slots.len()
-        {
-            slots.set(position, at, line.len() as u64);
+        let mut f = lock(&self.file);
+        let at = f.at;
+        if let Err(e) = f.out.write_all(&line).and_then(|()| f.out.write_all(b"\n")) {
+            f.failed.get_or_insert(e.to_string());
+            return;
+        }
+        f.at += line.len() as u64 + 1;
+        let slot = pack(at, line.len() as u64, &mut f.long);
+        let slot_at = (first + position as u64) * 8;
+        if let Err(e) = crate::error::write_all_at(&f.slots, &slot.to_le_bytes(), slot_at) {
+            f.failed.get_or_insert(e.to_string());
         }
     }
 
@@ -148,17 +156,22 @@ impl CaseLog {
 
     /// How many cases experiment `experiment` holds.
     pub fn len(&self, experiment: usize) -> usize {
-        lock(&self.index).get(experiment).map_or(0, Slots::logged)
+        lock(&self.index).get(experiment).map_or(0, |s| s.logged)
     }
 
     /// Whether no case is logged at all.
     pub fn is_empty(&self) -> bool {
-        lock(&self.index).iter().all(|c| c.logged() == 0)
+        lock(&self.index).iter().all(|s| s.logged == 0)
     }
 
     /// The case results of experiment `experiment`, in case order, read one at a time.
     pub fn cases(&self, experiment: usize) -> Result<Cases<'_>> {
-        let file = {
+        let slots = lock(&self.index).get(experiment).cloned().unwrap_or(Slots {
+            first: 0,
+            len: 0,
+            logged: 0,
+        });
+        let (file, slot_file, long) = {
             let mut f = lock(&self.file);
             if let Some(e) = &f.failed {
                 return Err(Error::Failed(format!(
@@ -168,17 +181,23 @@ impl CaseLog {
             f.out.flush().map_err(|e| {
                 Error::Failed(format!("the case results could not be kept on disk: {e}"))
             })?;
-            f.out
-                .get_ref()
-                .try_clone()
-                .map_err(|e| Error::Failed(format!("the case results cannot be read back: {e}")))?
+            let clone = |file: &File| {
+                file.try_clone().map_err(|e| {
+                    Error::Failed(format!("the case results cannot be read back: {e}"))
+                })
+            };
+            (clone(f.out.get_ref())?, clone(&f.slots)?, f.long.clone())
         };
         Ok(Cases {
-            log: self,
-            experiment,
+            slots,
             next: 0,
             file,
+            slot_file,
+            long,
+            chunk: Vec::new(),
+            chunk_from: 0,
             buf: Vec::new(),
+            _log: std::marker::PhantomData,
         })
     }
 
@@ -192,23 +211,67 @@ impl CaseLog {
     }
 }
 
-/// The cases of one experiment, read back from a [`CaseLog`] in case order.
+/// The cases of one experiment, read back from a [`CaseLog`] in case order: its slots a
+/// chunk at a time, each logged case's line at its offset.
 pub struct Cases<'a> {
-    log: &'a CaseLog,
-    experiment: usize,
+    slots: Slots,
     /// The case position to look from.
     next: usize,
     file: File,
+    slot_file: File,
+    /// The long lines' places as they were when reading began.
+    long: Vec<(u64, u64)>,
+    /// Slots `chunk_from..chunk_from + chunk.len()`, as read.
+    chunk: Vec<u64>,
+    chunk_from: usize,
     buf: Vec<u8>,
+    _log: std::marker::PhantomData<&'a CaseLog>,
 }
 
 impl Cases<'_> {
+    /// The slot of case `position` (below the experiment's size), its chunk read if not
+    /// in hand.
+    fn slot(&mut self, position: usize) -> std::io::Result<u64> {
+        if !(self.chunk_from..self.chunk_from + self.chunk.len()).contains(&position) {
+            let n = CHUNK.min(self.slots.len - position);
+            let mut bytes = vec![0u8; n * 8];
+            crate::error::read_exact_at(
+                &self.slot_file,
+                &mut bytes,
+                (self.slots.first + position as u64) * 8,
+            )?;
+            self.chunk.clear();
+            self.chunk.extend(
+                bytes
+                    .chunks_exact(8)
+                    .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))),
+            );
+            self.chunk_from = position;
+        }
+        Ok(self.chunk[position - self.chunk_from])
+    }
+
+    /// The first logged case at or after `from`: its position, offset and length.
+    fn next_from(&mut self, from: usize) -> std::io::Result<Option<(usize, u64, u64)>> {
+        for j in from..self.slots.len {
+            if let Some((at, len)) = unpack(self.slot(j)?, &self.long) {
+                return Ok(Some((j, at, len)));
+            }
+        }
+        Ok(None)
+    }
+
     /// The next case's line as it was logged (its compact JSON, no newline), not parsed:
     /// for a writer that copies it, or a reader that wants a few of its fields.
     pub fn next_line(&mut self) -> Option<Result<&[u8]>> {
-        let (j, at, len) = lock(&self.log.index)
-            .get(self.experiment)?
-            .next_from(self.next)?;
+        let (j, at, len) = match self.next_from(self.next) {
+            Ok(found) => found?,
+            Err(e) => {
+                return Some(Err(Error::Failed(format!(
+                    "the case results cannot be read back: {e}"
+                ))));
+            }
+        };
         self.next = j + 1;
         // At an offset, not after a seek: the readers' handles share one file position,
         // and the history store reads the log on two threads at once.
@@ -470,26 +533,44 @@ mod tests {
     }
 
     #[test]
-    fn a_slot_past_what_packs_is_held_beside_and_an_unlogged_one_is_skipped() {
-        let mut slots = Slots::new(6);
+    fn a_slot_past_what_packs_is_held_beside_and_an_unwritten_one_is_unlogged() {
+        let mut long = Vec::new();
         let spans = [
             (0, LONG - 1),
             (3, LONG),
-            ((1 << 40) - 1, 0),
+            ((1 << 40) - 1, 1),
             (1 << 40, 1),
             (u64::MAX - 1, u64::MAX - 1),
+            // Never logged (a line is never empty), but a slot that said 0 would read
+            // as unlogged: packed beside.
+            (0, 0),
         ];
-        for (i, &(at, len)) in spans.iter().enumerate() {
-            slots.set(i + 1, at, len);
+        let slots: Vec<u64> = spans.iter().map(|&(a, l)| pack(a, l, &mut long)).collect();
+        assert_eq!(long.len(), 4);
+        assert_eq!(unpack(UNLOGGED, &long), None);
+        for (&slot, &span) in slots.iter().zip(&spans) {
+            assert_ne!(slot, UNLOGGED);
+            assert_eq!(unpack(slot, &long), Some(span));
         }
-        assert_eq!(slots.long.len(), 3);
-        assert_eq!(slots.get(0), None);
-        for (i, &span) in spans.iter().enumerate() {
-            assert_eq!(slots.get(i + 1), Some(span));
+    }
+
+    #[test]
+    fn an_experiment_larger_than_a_chunk_reads_back_in_order_across_chunks() {
+        let n = CHUNK * 2 + 3;
+        let log = CaseLog::new(&[2, n]).unwrap();
+        for j in (0..n).rev().filter(|j| j % 5 != 1) {
+            log.push(1, j, &case(&format!("c{j}"), Some(1.0), None));
         }
-        assert_eq!(slots.logged(), 5);
-        assert_eq!(slots.next_from(0), Some((1, 0, LONG - 1)));
-        assert_eq!(slots.next_from(6), None);
+        log.push(0, 1, &case("first", None, None));
+        let ids: Vec<String> = log.cases(1).unwrap().map(|c| c.unwrap().case).collect();
+        let want: Vec<String> = (0..n)
+            .filter(|j| j % 5 != 1)
+            .map(|j| format!("c{j}"))
+            .collect();
+        assert_eq!(ids, want);
+        assert_eq!((log.len(0), log.len(1)), (1, want.len()));
+        let ids: Vec<String> = log.cases(0).unwrap().map(|c| c.unwrap().case).collect();
+        assert_eq!(ids, ["first"]);
     }
 
     #[test]
@@ -505,7 +586,7 @@ mod tests {
         log.push(0, 5, &a);
         log.push(1, 1, &a);
         assert_eq!((log.len(0), log.len(1), log.is_empty()), (3, 1, false));
-        assert_eq!(lock(&log.index)[0].long.len(), 1);
+        assert_eq!(lock(&log.file).long.len(), 1);
         let read: Vec<CaseResult> = log.cases(0).unwrap().map(Result::unwrap).collect();
         assert_eq!(read, [a.clone(), long, b]);
         let read: Vec<CaseResult> = log.cases(1).unwrap().map(Result::unwrap).collect();

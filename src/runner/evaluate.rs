@@ -502,13 +502,13 @@ fn resolve_keys(
                     Mode::Record | Mode::Live => true,
                     Mode::Auto if is_judge => plan.lineup.contenders.iter().any(|k| {
                         plan.cases.heads().any(|case| {
-                            !crate::score::judge_cassette_key(c, k, case.dataset, case.id)
+                            !crate::score::judge_cassette_key(c, k, case.dataset, &case.id)
                                 .path_in(&cassette_dir)
                                 .is_file()
                         })
                     }),
                     Mode::Auto => plan.cases.heads().any(|case| {
-                        !cassette_key_of(c, case.dataset, case.id)
+                        !cassette_key_of(c, case.dataset, &case.id)
                             .path_in(&cassette_dir)
                             .is_file()
                     }),
@@ -1270,12 +1270,15 @@ mod tests {
                 .iter()
                 .map(|c| (c.case.as_str(), c.variant.as_str()))
                 .collect();
-            let want: Vec<(&str, &str)> = suite
+            let heads: Vec<_> = suite
                 .cases
                 .cases
                 .heads()
                 .filter(|c| c.dataset == e.dataset)
-                .map(|c| (c.id, c.variant))
+                .collect();
+            let want: Vec<(&str, &str)> = heads
+                .iter()
+                .map(|c| (c.id.as_str(), c.variant.as_str()))
                 .collect();
             assert_eq!(got, want);
         }

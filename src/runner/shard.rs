@@ -71,7 +71,7 @@ pub fn slice(
         .heads()
         .map(|h| {
             let ms = contenders.iter().fold(None, |sum: Option<u64>, c| {
-                let key = super::execute::cassette_key_of(c, h.dataset, h.id);
+                let key = super::execute::cassette_key_of(c, h.dataset, &h.id);
                 match (sum, recorded_ms(&key.path_in(&dir))) {
                     (Some(a), Some(b)) => Some(a + b),
                     (a, b) => a.or(b),

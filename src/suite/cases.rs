@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::case::{Case, CaseInput};
 use super::links::{Found, Links, Step};
-use super::stored::{CaseHead, Cases, Place, Source, Stamp, Store};
+use super::stored::{CaseHead, Cases, Dup, Place, Source, Stamp, Store};
 use crate::error::{Error, Result};
 
 /// A case that loaded but has a problem `verify` reports (and `run` refuses).
@@ -138,11 +138,15 @@ pub fn load_cases(root: &Path, project: &Path, base: &Path) -> Result<CaseSet> {
         }
         above.pop();
         // In id order, and a case's duplicates beside it in the order they loaded.
-        let order = store.order();
-        check_duplicates(&store, &dataset, &order, base)?;
-        store.end(order);
+        if let Err(dup) = store.end() {
+            return Err(duplicate(&store, &dataset, &dup, base));
+        }
     }
-    store.done();
+    store.done().map_err(|e| {
+        Error::Failed(format!(
+            "cannot keep the suite's case index in a temporary file: {e} (is the temporary folder full? TMPDIR names another)"
+        ))
+    })?;
     set.cases = Cases::new(store);
     Ok(set)
 }
@@ -406,8 +410,6 @@ fn load_jsonl(dataset: &str, path: &Path, base: &Path, store: &mut Store) -> Res
     // only where it is kept: it is read again, and parsed the same way, when a case runs.
     let mut reader =
         std::io::BufReader::new(file.try_clone().map_err(|e| Error::input(&shown, e))?);
-    // Room for every line at once: grown by doubling, the lists would reach twice their size.
-    store.reserve(count_lines(&mut reader).map_err(|e| Error::input(&shown, e))?);
     let file_index = store.file(Source {
         path: path.to_path_buf(),
         file,
@@ -468,23 +470,6 @@ fn load_jsonl(dataset: &str, path: &Path, base: &Path, store: &mut Store) -> Res
         Some(e) => Err(e),
         None => Ok(()),
     }
-}
-
-/// How many lines the file has (its last one may have no line ending), read from the
-/// start; it is left at the start again.
-fn count_lines(reader: &mut std::io::BufReader<std::fs::File>) -> std::io::Result<usize> {
-    use std::io::{BufRead, Seek};
-    let (mut lines, mut last) = (0, b'\n');
-    loop {
-        let chunk = reader.fill_buf()?;
-        let Some(&end) = chunk.last() else { break };
-        lines += chunk.iter().filter(|&&b| b == b'\n').count();
-        last = end;
-        let n = chunk.len();
-        reader.consume(n);
-    }
-    reader.rewind()?;
-    Ok(lines + usize::from(last != b'\n'))
 }
 
 /// The case of line `lineno` (`line`, not blank) of a JSONL `file`, or what is wrong with
@@ -594,34 +579,23 @@ fn jsonl_case(
     })
 }
 
-/// `order` is the dataset's cases (by load position: a folder's cases first, then each
-/// JSONL file's lines in turn) in id order, a case's duplicates beside it in load order:
-/// the duplicate named is the first to have loaded after the case it repeats (with the
-/// one it repeats).
-fn check_duplicates(store: &Store, dataset: &str, order: &[u32], base: &Path) -> Result<()> {
-    let loc = |j: u32| match store.loaded_at(j) {
+/// The error of a duplicate id: the first case to have loaded after a case with its id,
+/// with that case, each where it loaded.
+fn duplicate(store: &Store, dataset: &str, dup: &Dup, base: &Path) -> Error {
+    let loc = |place: Place<'_>| match place {
         Place::Folder(c) => match c.line {
             Some(l) => format!("{}:{l}", rel(&c.source, base)),
             None => rel(&c.source, base),
         },
         Place::Line(file, line) => format!("{}:{line}", rel(&file.path, base)),
     };
-    let id = |j: u32| store.loaded_id(j);
-    let found = order
-        .windows(2)
-        .enumerate()
-        .filter(|(i, w)| id(w[0]) == id(w[1]) && (*i == 0 || id(order[i - 1]) != id(w[0])))
-        .map(|(_, w)| (w[0], w[1]))
-        .min_by_key(|&(_, second)| second);
-    if let Some((first, c)) = found {
-        return Err(Error::Config(format!(
-            "duplicate case id '{}' in dataset '{dataset}': {} and {}; give one of them another id",
-            id(c),
-            loc(first),
-            loc(c)
-        )));
-    }
-    Ok(())
+    let (first, second) = store.places(dup);
+    Error::Config(format!(
+        "duplicate case id '{}' in dataset '{dataset}': {} and {}; give one of them another id",
+        dup.id,
+        loc(first),
+        loc(second)
+    ))
 }
 
 /// `-d`, `-c` and `--tag` selection.

@@ -1,16 +1,16 @@
-//! The suite's cases as held in memory: for a JSONL case only where its line is in its file
+//! The suite's cases as loaded: for a JSONL case only where its line is in its file
 //! (offset, length, line number) beside what selection reads without parsing it (its id,
-//! in one shared text, its dataset and its tags, each distinct set of tags held once). A
-//! case becomes a [`Case`] only when something reads it (a worker as it starts the case,
+//! its dataset, its tags), and all of that on disk, in the store's index (two temporary
+//! files: 32 bytes a case and its id), so the memory a suite takes does not grow with its
+//! cases; a dataset, a file and each distinct set of tags are held once, in memory. A case
+//! becomes a [`Case`] only when something reads it (a worker as it starts the case,
 //! `verify`, `cases`): its line is read again from the file, which stays open, and parsed.
-//! 16 bytes a JSONL case beside its id (its dataset, file and tags held once for many
-//! cases), so 100,000 cases take 2.3 MB, where holding their lines took 30 and holding
-//! them parsed ten times that. A file written to after it loaded is caught
-//! when a case is read ([`Changed`]): its size or modification time differs. A selection,
-//! or one dataset's cases, is a range or a list of indices into the same shared store, so
-//! a plan never copies the suite's cases.
+//! A file written to after it loaded is caught when a case is read ([`Changed`]): its size
+//! or modification time differs. A selection, or one dataset's cases, is a range or a list
+//! of indices into the same shared store, so a plan never copies the suite's cases.
 
 use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -63,8 +63,9 @@ impl From<Changed> for crate::error::Error {
     }
 }
 
-/// What a case's [`Store::lines`] entry is for a case from a folder (`input.txt`,
-/// `expected.json`): such a case is held parsed, its entry its index in [`Store::parsed`].
+/// What a case's record says its source is for a case from a folder (`input.txt`,
+/// `expected.json`): such a case is held parsed, its record's line its index in
+/// [`Store::parsed`].
 const FOLDER: u32 = u32::MAX;
 
 /// A line's length takes the low 24 bits of its packed span (up to 16 MiB), its offset the
@@ -97,107 +98,177 @@ fn small(n: usize, what: &str) -> u32 {
     u32::try_from(n).unwrap_or_else(|_| panic!("a suite with over 4 G {what}"))
 }
 
-/// Every loaded case, in dataset then id order, as parallel arrays: 16 bytes a JSONL case
-/// (where its id ends, its line number, where its line is) beside its id's text. What is
-/// the same for many cases is held once: a dataset is a contiguous run of cases ([`Run`]),
-/// with the file its cases come from when they all come from one; the tags of the few
-/// cases that have some in a side table ([`Tags`]).
+/// One case's entry in the store's index file: where its id is in the ids file, its
+/// source and line, where its line is in that source, and its set of tags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Rec {
+    id_at: u64,
+    id_len: u32,
+    /// A JSONL case's line number; a folder case's index in `parsed`.
+    line: u32,
+    /// A JSONL case's line in its file, packed ([`pack`]); 0 for a folder case.
+    span: u64,
+    /// Which of `files`, or [`FOLDER`].
+    source: u32,
+    /// Its set of tags: an index into `tag_sets` (0: none).
+    tags: u32,
+}
+
+/// A record's size in the index file.
+const REC: usize = 32;
+
+impl Rec {
+    fn to_bytes(self) -> [u8; REC] {
+        let mut b = [0; REC];
+        b[0..8].copy_from_slice(&self.id_at.to_le_bytes());
+        b[8..12].copy_from_slice(&self.id_len.to_le_bytes());
+        b[12..16].copy_from_slice(&self.line.to_le_bytes());
+        b[16..24].copy_from_slice(&self.span.to_le_bytes());
+        b[24..28].copy_from_slice(&self.source.to_le_bytes());
+        b[28..32].copy_from_slice(&self.tags.to_le_bytes());
+        b
+    }
+
+    fn from_bytes(b: &[u8]) -> Rec {
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        Rec {
+            id_at: u64_at(0),
+            id_len: u32_at(8),
+            line: u32_at(12),
+            span: u64_at(16),
+            source: u32_at(24),
+            tags: u32_at(28),
+        }
+    }
+
+    fn ids_end(&self) -> u64 {
+        self.id_at + u64::from(self.id_len)
+    }
+}
+
+/// Records read at once by an iteration over the cases (128 KiB).
+const CHUNK: usize = 4096;
+
+/// The index's two anonymous temporary files (gone when the store is dropped): a record
+/// a case, in case order, and the ids one after the other in the same order.
+#[derive(Debug)]
+struct Index {
+    recs: File,
+    ids: File,
+    /// Writing, while the suite loads.
+    recs_out: Option<BufWriter<File>>,
+    ids_out: Option<BufWriter<File>>,
+    /// The ids' bytes written.
+    ids_len: u64,
+}
+
+impl Index {
+    fn new() -> std::io::Result<Index> {
+        let (recs, ids) = (tempfile::tempfile()?, tempfile::tempfile()?);
+        Ok(Index {
+            recs_out: Some(BufWriter::with_capacity(64 * 1024, recs.try_clone()?)),
+            ids_out: Some(BufWriter::with_capacity(64 * 1024, ids.try_clone()?)),
+            recs,
+            ids,
+            ids_len: 0,
+        })
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        for out in [&mut self.recs_out, &mut self.ids_out]
+            .into_iter()
+            .flatten()
+        {
+            out.flush()?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads the index's bytes at `at`: the store wrote them, so a failure is the temporary
+/// folder's, past what a run can go on from.
+fn read_back(file: &File, buf: &mut [u8], at: u64) {
+    if let Err(e) = crate::error::read_exact_at(file, buf, at) {
+        panic!("the suite's case index, in a temporary file, cannot be read back: {e}");
+    }
+}
+
+/// Every loaded case, in dataset then id order, on disk ([`Index`]): 32 bytes a case and
+/// its id, in temporary files, none in memory, so a suite of 100,000 cases loads in the
+/// memory of one of 1,000. What is the same for many cases is held once, in memory: a
+/// dataset is a contiguous run of cases ([`Run`]), each distinct set of tags is held once.
 #[derive(Debug)]
 pub(super) struct Store {
-    /// Where each case's id ends in `ids`; it starts where the case before's ends.
-    id_end: Vec<u32>,
-    /// Every case's id, one after the other in case order.
-    ids: String,
-    /// A JSONL case's line number; a folder case's index in `parsed`.
-    lines: Vec<u32>,
-    /// A JSONL case's line in its file, packed ([`pack`]); 0 for a folder case.
-    spans: Vec<u64>,
+    len: u32,
+    /// Made with the first case.
+    index: Option<Index>,
     /// The lines too long, or too far into their file, to pack: offset and length.
     long: Vec<(u64, u64)>,
     /// Each dataset's run of cases, in case order (a dataset with no case has none).
     runs: Vec<Run>,
-    /// Which of `files` (or [`FOLDER`]) each case of a [`Origin::Mixed`] dataset is from.
-    mixed: Vec<u32>,
-    tags: Tags,
     /// Each distinct set of tags, once; the first is the empty one.
     tag_sets: Vec<Box<[String]>>,
     files: Vec<Source>,
     parsed: Vec<Case>,
-    /// The dataset being loaded, its cases in load order until [`Store::end`] sorts them.
+    /// The dataset being loaded.
     loading: Option<Loading>,
+    /// The first failure to write the index.
+    failed: Option<std::io::Error>,
 }
 
-/// A dataset's cases: `start..end` in the store.
+/// A dataset's cases: from where the one before's end, to `end`, in the store.
 #[derive(Debug)]
 struct Run {
-    start: u32,
     end: u32,
     name: String,
-    origin: Origin,
 }
 
-/// Where a dataset's cases come from.
-#[derive(Debug)]
-enum Origin {
-    /// All from one file of `files`, or all from folders ([`FOLDER`]): nothing per case.
-    One(u32),
-    /// From several: each case's in `mixed`, from this index on.
-    Mixed(u32),
-}
-
-/// Which cases have tags, and which set (an index into `tag_sets`).
-#[derive(Debug)]
-enum Tags {
-    /// The cases that have tags, in case order: most cases have none.
-    Sparse(Vec<(u32, u32)>),
-    /// Every case's (0: none), when more than half have some.
-    Dense(Vec<u32>),
-}
-
-/// A dataset as it loads: where its cases start, and what came in where.
+/// A dataset as it loads: its cases are written to the index in the order they load; if
+/// that is id order (a generated file's usually is) they stay where they are, the first
+/// duplicate found as they load (beside the case it repeats); if not, [`Store::end`] reads
+/// the dataset's records back and writes them again sorted, holding that one dataset in
+/// memory while it does.
 #[derive(Debug)]
 struct Loading {
     name: String,
     start: u32,
-    /// Where in the dataset's load order each new source's cases start, and the source.
-    from: Vec<(u32, u32)>,
-    /// The cases (by load position) with tags.
-    tags: Vec<(u32, u32)>,
-    /// Lines reserved for and not loaded yet.
-    pending: usize,
+    /// Whether every case so far came in id order (a duplicate beside what it repeats).
+    sorted: bool,
+    /// The last case loaded: its id, source and line.
+    last: Option<(String, u32, u32)>,
+    dup: Option<Dup>,
+}
+
+/// Two cases of one dataset with the same id: where each loaded (a source and line, as in
+/// [`Rec`]), the one that loaded first first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Dup {
+    pub(super) id: String,
+    first: (u32, u32),
+    second: (u32, u32),
 }
 
 impl Default for Store {
     fn default() -> Store {
         Store {
-            id_end: Vec::new(),
-            ids: String::new(),
-            lines: Vec::new(),
-            spans: Vec::new(),
+            len: 0,
+            index: None,
             long: Vec::new(),
             runs: Vec::new(),
-            mixed: Vec::new(),
-            tags: Tags::Sparse(Vec::new()),
             tag_sets: vec![Box::default()],
             files: Vec::new(),
             parsed: Vec::new(),
             loading: None,
+            failed: None,
         }
-    }
-}
-
-/// Room for `more` in `v`, exactly (a list grown by doubling could reach twice its size),
-/// but at least an eighth more, so that many small files do not copy the list each time.
-fn room<T>(v: &mut Vec<T>, more: usize) {
-    if v.capacity() - v.len() < more {
-        v.reserve_exact(more.max(v.len() / 8));
     }
 }
 
 impl Store {
     /// How many cases.
     pub(super) fn len(&self) -> usize {
-        self.id_end.len()
+        self.len as usize
     }
 
     /// Starts loading dataset `name`: the cases pushed until [`Store::end`] are its.
@@ -208,26 +279,11 @@ impl Store {
         );
         self.loading = Some(Loading {
             name: name.to_string(),
-            start: small(self.len(), "cases"),
-            from: Vec::new(),
-            tags: Vec::new(),
-            pending: 0,
+            start: self.len,
+            sorted: true,
+            last: None,
+            dup: None,
         });
-    }
-
-    fn loading(&mut self) -> &mut Loading {
-        self.loading
-            .as_mut()
-            .expect("a case pushed outside a dataset")
-    }
-
-    /// Room for `lines` more cases (a JSONL file's lines), so the arrays do not grow by
-    /// doubling as they load.
-    pub(super) fn reserve(&mut self, lines: usize) {
-        room(&mut self.id_end, lines);
-        room(&mut self.lines, lines);
-        room(&mut self.spans, lines);
-        self.loading().pending = lines;
     }
 
     /// Adds an opened JSONL file; its index.
@@ -238,30 +294,65 @@ impl Store {
 
     /// Adds a case of the dataset loading, with its id, tags and where it is.
     fn push(&mut self, id: &str, tags: Vec<String>, source: u32, line: u32, span: u64) {
-        let set = self.tag_set(tags);
-        let n = self.len();
-        let pending = {
-            let l = self.loading();
-            let at = small(n, "cases") - l.start;
-            if l.from.last().is_none_or(|&(_, s)| s != source) {
-                l.from.push((at, source));
+        let tags = self.tag_set(tags);
+        let l = self
+            .loading
+            .as_mut()
+            .expect("a case pushed outside a dataset");
+        match &mut l.last {
+            Some((last, last_source, last_line)) => {
+                if l.sorted {
+                    match id.cmp(last.as_str()) {
+                        std::cmp::Ordering::Less => l.sorted = false,
+                        std::cmp::Ordering::Equal if l.dup.is_none() => {
+                            l.dup = Some(Dup {
+                                id: id.to_string(),
+                                first: (*last_source, *last_line),
+                                second: (source, line),
+                            });
+                        }
+                        _ => {}
+                    }
+                }
+                last.clear();
+                last.push_str(id);
+                (*last_source, *last_line) = (source, line);
             }
-            if set != 0 {
-                l.tags.push((at, set));
-            }
-            l.pending = l.pending.saturating_sub(1);
-            l.pending
-        };
-        // Room for the file's ids, guessed from this one's length (a suite's ids are
-        // mostly alike): as the arrays, not grown by doubling.
-        if self.ids.capacity() - self.ids.len() < id.len() {
-            let more = id.len() * (pending + 1);
-            self.ids.reserve_exact(more.max(self.ids.len() / 8));
+            None => l.last = Some((id.to_string(), source, line)),
         }
-        self.ids.push_str(id);
-        self.id_end.push(small(self.ids.len(), "bytes of ids"));
-        self.lines.push(line);
-        self.spans.push(span);
+        self.len = small(self.len as usize + 1, "cases");
+        if self.failed.is_some() {
+            return;
+        }
+        if self.index.is_none() {
+            match Index::new() {
+                Ok(index) => self.index = Some(index),
+                Err(e) => {
+                    self.failed = Some(e);
+                    return;
+                }
+            }
+        }
+        let index = self.index.as_mut().expect("made above");
+        let rec = Rec {
+            id_at: index.ids_len,
+            id_len: small(id.len(), "bytes of an id"),
+            line,
+            span,
+            source,
+            tags,
+        };
+        index.ids_len += id.len() as u64;
+        let written = (|| {
+            let (Some(recs), Some(ids)) = (&mut index.recs_out, &mut index.ids_out) else {
+                unreachable!("a case pushed after the suite loaded")
+            };
+            ids.write_all(id.as_bytes())?;
+            recs.write_all(&rec.to_bytes())
+        })();
+        if let Err(e) = written {
+            self.failed = Some(e);
+        }
     }
 
     /// Adds a case of the dataset loading from a JSONL line: `len` bytes at `at` in file
@@ -302,140 +393,148 @@ impl Store {
         }
     }
 
-    /// The dataset loading's cases by load position (0 its first), as [`Store::end`] wants
-    /// them: in id order, and a case's duplicates beside it in the order they loaded.
-    pub(super) fn order(&self) -> Vec<u32> {
-        let start = self.loading.as_ref().map_or(0, |l| l.start);
-        let mut order: Vec<u32> = (0..small(self.len(), "cases") - start).collect();
-        // Unstable, so in place (a stable sort takes a buffer as large): no two positions
-        // are equal, so the order is the one a stable sort by id gives.
-        order.sort_unstable_by(|&a, &b| self.id(start + a).cmp(self.id(start + b)).then(a.cmp(&b)));
-        order
-    }
-
-    /// The id of the dataset loading's case at load position `j`.
-    pub(super) fn loaded_id(&self, j: u32) -> &str {
-        let start = self.loading.as_ref().map_or(0, |l| l.start);
-        self.id(start + j)
-    }
-
-    /// Where the dataset loading's case at load position `j` is: its folder case, or its
-    /// file and line.
-    pub(super) fn loaded_at(&self, j: u32) -> Place<'_> {
-        let l = self.loading.as_ref().expect("no dataset loading");
-        let source = l.from[l.from.partition_point(|&(at, _)| at <= j) - 1].1;
-        self.place(source, (l.start + j) as usize)
-    }
-
-    fn place(&self, source: u32, i: usize) -> Place<'_> {
+    /// Where a case loaded: its folder case, or its file and line.
+    pub(super) fn place(&self, (source, line): (u32, u32)) -> Place<'_> {
         match source {
-            FOLDER => Place::Folder(&self.parsed[self.lines[i] as usize]),
-            file => Place::Line(&self.files[file as usize], self.lines[i]),
+            FOLDER => Place::Folder(&self.parsed[line as usize]),
+            file => Place::Line(&self.files[file as usize], line),
         }
     }
 
-    /// Ends the dataset loading: its cases put in `order` (from [`Store::order`]), ids
-    /// laid out again in that order.
-    pub(super) fn end(&mut self, mut order: Vec<u32>) {
+    /// Where each case of a [`Dup`] loaded.
+    pub(super) fn places(&self, dup: &Dup) -> (Place<'_>, Place<'_>) {
+        (self.place(dup.first), self.place(dup.second))
+    }
+
+    /// Ends the dataset loading, its cases in id order (a case's duplicates beside it in
+    /// the order they loaded); the first duplicate, if any: the first case to have loaded
+    /// after a case with its id, with that case.
+    pub(super) fn end(&mut self) -> Result<(), Dup> {
         let l = self.loading.take().expect("no dataset loading");
-        let start = l.start as usize;
-        assert_eq!(order.len(), self.len() - start, "an order of every case");
-        if order.is_empty() {
-            return;
+        if l.start == self.len {
+            return Ok(());
         }
-        let ids_from = self.ids_start(start);
-        let mut sorted = String::with_capacity(self.ids.len() - ids_from);
-        for &j in &order {
-            sorted.push_str(self.id(l.start + j));
-        }
-        // Each read off the load order while `order` still says where each case was.
-        let tagged = |j: u32| {
-            l.tags
-                .binary_search_by_key(&j, |&(at, _)| at)
-                .ok()
-                .map(|k| l.tags[k].1)
-        };
-        if !l.tags.is_empty() {
-            let Tags::Sparse(tags) = &mut self.tags else {
-                unreachable!("tags are made dense once every dataset loaded")
-            };
-            for (k, &j) in order.iter().enumerate() {
-                if let Some(set) = tagged(j) {
-                    tags.push((l.start + k as u32, set));
-                }
-            }
-        }
-        let origin = match l.from[..] {
-            [(_, one)] => Origin::One(one),
-            _ => {
-                let from = small(self.mixed.len(), "cases");
-                self.mixed.reserve_exact(order.len());
-                for &j in &order {
-                    let at = l.from.partition_point(|&(at, _)| at <= j) - 1;
-                    self.mixed.push(l.from[at].1);
-                }
-                Origin::Mixed(from)
-            }
-        };
-        // The ids' ends as lengths, which move with their cases; ends again after.
-        let ends = &mut self.id_end[start..];
-        for i in (1..ends.len()).rev() {
-            ends[i] -= ends[i - 1];
-        }
-        ends[0] -= ids_from as u32;
-        permute(&mut order, |a, b| {
-            self.id_end.swap(start + a, start + b);
-            self.lines.swap(start + a, start + b);
-            self.spans.swap(start + a, start + b);
-        });
-        let mut end = ids_from as u32;
-        for e in &mut self.id_end[start..] {
-            end += *e;
-            *e = end;
-        }
-        self.ids.truncate(ids_from);
-        self.ids.push_str(&sorted);
         self.runs.push(Run {
-            start: l.start,
-            end: small(self.len(), "cases"),
+            end: self.len,
             name: l.name,
-            origin,
         });
-    }
-
-    /// Every dataset loaded: what was reserved and not used given back, the tags held
-    /// for every case when most have some.
-    pub(super) fn done(&mut self) {
-        assert!(self.loading.is_none(), "a dataset still loading");
-        if let Tags::Sparse(tags) = &self.tags
-            && tags.len() > self.len() / 2
-        {
-            let mut dense = vec![0; self.len()];
-            for &(i, set) in tags {
-                dense[i as usize] = set;
+        if l.sorted {
+            return l.dup.map_or(Ok(()), Err);
+        }
+        match self.sort_from(l.start) {
+            Ok(dup) => dup.map_or(Ok(()), Err),
+            Err(e) => {
+                self.failed.get_or_insert(e);
+                Ok(())
             }
-            self.tags = Tags::Dense(dense);
-        }
-        if let Tags::Sparse(tags) = &mut self.tags {
-            tags.shrink_to_fit();
-        }
-        self.id_end.shrink_to_fit();
-        self.ids.shrink_to_fit();
-        self.lines.shrink_to_fit();
-        self.spans.shrink_to_fit();
-        self.mixed.shrink_to_fit();
-    }
-
-    fn ids_start(&self, i: usize) -> usize {
-        match i {
-            0 => 0,
-            i => self.id_end[i - 1] as usize,
         }
     }
 
-    fn id(&self, i: u32) -> &str {
-        let i = i as usize;
-        &self.ids[self.ids_start(i)..self.id_end[i] as usize]
+    /// Sorts the records from `start` on by id (then load order), written again where
+    /// they were; the first duplicate.
+    fn sort_from(&mut self, start: u32) -> std::io::Result<Option<Dup>> {
+        let Some(index) = self.index.as_mut() else {
+            return Ok(None);
+        };
+        if self.failed.is_some() {
+            return Ok(None);
+        }
+        index.flush()?;
+        let n = (self.len - start) as usize;
+        let mut bytes = vec![0; n * REC];
+        crate::error::read_exact_at(&index.recs, &mut bytes, start as u64 * REC as u64)?;
+        let recs: Vec<Rec> = bytes.chunks_exact(REC).map(Rec::from_bytes).collect();
+        let ids_from = recs[0].id_at;
+        let mut ids = vec![0; (index.ids_len - ids_from) as usize];
+        crate::error::read_exact_at(&index.ids, &mut ids, ids_from)?;
+        let id = |r: &Rec| &ids[(r.id_at - ids_from) as usize..(r.ids_end() - ids_from) as usize];
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        // Stable: a case's duplicates stay in the order they loaded.
+        order.sort_by(|&a, &b| id(&recs[a as usize]).cmp(id(&recs[b as usize])));
+        let dup = order
+            .windows(2)
+            .enumerate()
+            .filter(|(k, w)| {
+                let same = |a: u32, b: u32| id(&recs[a as usize]) == id(&recs[b as usize]);
+                same(w[0], w[1]) && (*k == 0 || !same(order[k - 1], w[0]))
+            })
+            .map(|(_, w)| (w[0], w[1]))
+            .min_by_key(|&(_, second)| second)
+            .map(|(a, b)| {
+                let (a, b) = (&recs[a as usize], &recs[b as usize]);
+                Dup {
+                    id: String::from_utf8_lossy(id(b)).into_owned(),
+                    first: (a.source, a.line),
+                    second: (b.source, b.line),
+                }
+            });
+        let (mut sorted_recs, mut sorted_ids) = (Vec::with_capacity(n * REC), Vec::new());
+        sorted_ids.reserve_exact(ids.len());
+        for &k in &order {
+            let r = recs[k as usize];
+            sorted_recs.extend_from_slice(
+                &Rec {
+                    id_at: ids_from + sorted_ids.len() as u64,
+                    ..r
+                }
+                .to_bytes(),
+            );
+            sorted_ids.extend_from_slice(id(&r));
+        }
+        crate::error::write_all_at(&index.recs, &sorted_recs, start as u64 * REC as u64)?;
+        crate::error::write_all_at(&index.ids, &sorted_ids, ids_from)?;
+        Ok(dup)
+    }
+
+    /// Every dataset loaded: the index written out.
+    pub(super) fn done(&mut self) -> std::io::Result<()> {
+        assert!(self.loading.is_none(), "a dataset still loading");
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        if let Some(index) = &mut self.index {
+            index.flush()?;
+            (index.recs_out, index.ids_out) = (None, None);
+        }
+        Ok(())
+    }
+
+    fn index(&self) -> &Index {
+        self.index
+            .as_ref()
+            .expect("a case read from a store with none")
+    }
+
+    /// Case `i`'s record.
+    fn rec(&self, i: u32) -> Rec {
+        let mut b = [0; REC];
+        read_back(&self.index().recs, &mut b, i as u64 * REC as u64);
+        Rec::from_bytes(&b)
+    }
+
+    /// Records `from..` (at most [`CHUNK`]) and their ids, for an iteration.
+    fn chunk(&self, from: u32) -> Chunk {
+        let n = CHUNK.min((self.len - from) as usize);
+        let mut bytes = vec![0; n * REC];
+        read_back(&self.index().recs, &mut bytes, from as u64 * REC as u64);
+        let recs: Vec<Rec> = bytes.chunks_exact(REC).map(Rec::from_bytes).collect();
+        let (ids_from, ids_end) = match (recs.first(), recs.last()) {
+            (Some(a), Some(b)) => (a.id_at, b.ids_end()),
+            _ => (0, 0),
+        };
+        let mut ids = vec![0; (ids_end - ids_from) as usize];
+        read_back(&self.index().ids, &mut ids, ids_from);
+        Chunk {
+            from,
+            recs,
+            ids,
+            ids_from,
+        }
+    }
+
+    /// An id as the index holds it (the loader's `&str`, so UTF-8).
+    fn id_text(bytes: Vec<u8>) -> String {
+        String::from_utf8(bytes).expect("an id the store wrote from a str")
     }
 
     fn run(&self, i: u32) -> &Run {
@@ -447,51 +546,39 @@ impl Store {
         self.runs.partition_point(|r| r.end <= i)
     }
 
-    fn source(&self, run: &Run, i: u32) -> u32 {
-        match run.origin {
-            Origin::One(source) => source,
-            Origin::Mixed(from) => self.mixed[(from + i - run.start) as usize],
-        }
-    }
-
-    fn tags_of(&self, i: u32) -> &[String] {
-        let set = match &self.tags {
-            Tags::Sparse(tags) => match tags.binary_search_by_key(&i, |&(at, _)| at) {
-                Ok(k) => tags[k].1,
-                Err(_) => 0,
-            },
-            Tags::Dense(sets) => sets[i as usize],
-        };
-        &self.tag_sets[set as usize]
-    }
-
     fn head(&self, i: u32) -> CaseHead<'_> {
-        let run = self.run(i);
-        let id = self.id(i);
-        let (variant, source, line) = match self.place(self.source(run, i), i as usize) {
-            Place::Folder(c) => (c.variant.as_str(), c.source.as_path(), c.line),
+        let rec = self.rec(i);
+        let mut id = vec![0; rec.id_len as usize];
+        read_back(&self.index().ids, &mut id, rec.id_at);
+        self.head_of(i, rec, Store::id_text(id))
+    }
+
+    fn head_of(&self, i: u32, rec: Rec, id: String) -> CaseHead<'_> {
+        let (variant, source, line) = match self.place((rec.source, rec.line)) {
+            Place::Folder(c) => (c.variant.clone(), c.source.as_path(), c.line),
             Place::Line(file, line) => (
-                id.split('/').next().unwrap_or(id),
+                id.split('/').next().unwrap_or(&id).to_string(),
                 file.path.as_path(),
                 Some(line as usize),
             ),
         };
         CaseHead {
             id,
-            dataset: &run.name,
+            dataset: &self.run(i).name,
             variant,
-            tags: self.tags_of(i),
+            tags: &self.tag_sets[rec.tags as usize],
             source,
             line,
         }
     }
 
     fn case(&self, i: u32) -> Result<Case, Changed> {
+        let rec = self.rec(i);
         let run = self.run(i);
-        match self.place(self.source(run, i), i as usize) {
+        match self.place((rec.source, rec.line)) {
             Place::Folder(c) => Ok(c.clone()),
             Place::Line(source, line) => {
-                let (at, len) = unpack(self.spans[i as usize], &self.long);
+                let (at, len) = unpack(rec.span, &self.long);
                 let changed = || Changed {
                     path: source.path.clone(),
                     line: line as usize,
@@ -513,6 +600,27 @@ impl Store {
     }
 }
 
+/// Records read at once, with their ids.
+struct Chunk {
+    from: u32,
+    recs: Vec<Rec>,
+    ids: Vec<u8>,
+    ids_from: u64,
+}
+
+impl Chunk {
+    fn holds(&self, i: u32) -> bool {
+        (self.from..self.from + self.recs.len() as u32).contains(&i)
+    }
+
+    fn get(&self, i: u32) -> (Rec, String) {
+        let rec = self.recs[(i - self.from) as usize];
+        let at = (rec.id_at - self.ids_from) as usize;
+        let id = self.ids[at..at + rec.id_len as usize].to_vec();
+        (rec, Store::id_text(id))
+    }
+}
+
 /// Where a case is.
 pub(super) enum Place<'a> {
     /// A case from a folder, held parsed.
@@ -521,32 +629,15 @@ pub(super) enum Place<'a> {
     Line(&'a Source, u32),
 }
 
-/// Puts a list in `order` (its item at `k` is the one at `order[k]`) by swaps, in place:
-/// `swap(a, b)` swaps the items at `a` and `b`. Each cycle of the permutation is followed
-/// once, each entry of `order` marked done by pointing it at itself.
-fn permute(order: &mut [u32], mut swap: impl FnMut(usize, usize)) {
-    for start in 0..order.len() {
-        let mut at = start;
-        loop {
-            let next = order[at] as usize;
-            order[at] = at as u32;
-            if next == start {
-                break;
-            }
-            swap(at, next);
-            at = next;
-        }
-    }
-}
 /// What a case is known by without parsing it: its id, dataset, variant, tags and file.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct CaseHead<'a> {
-    /// As [`Case::id`].
-    pub id: &'a str,
+    /// As [`Case::id`] (read from the suite's index, on disk).
+    pub id: String,
     /// As [`Case::dataset`].
     pub dataset: &'a str,
     /// As [`Case::variant`].
-    pub variant: &'a str,
+    pub variant: String,
     /// As [`Case::tags`].
     pub tags: &'a [String],
     /// The input file or the JSONL file.
@@ -650,16 +741,26 @@ impl Cases {
         (0..self.len()).map(|i| self.get(i))
     }
 
-    /// Every case's [`CaseHead`], in order.
+    /// Every case's [`CaseHead`], in order: the suite's index read a chunk at a time.
     pub fn heads(&self) -> impl Iterator<Item = CaseHead<'_>> + '_ {
-        (0..self.len()).map(|i| self.head(i))
+        let mut chunk: Option<Chunk> = None;
+        (0..self.len()).map(move |i| {
+            let at = self.picked.at(i);
+            if !chunk.as_ref().is_some_and(|c| c.holds(at)) {
+                chunk = Some(self.store.chunk(at));
+            }
+            let (rec, id) = chunk.as_ref().expect("read above").get(at);
+            self.store.head_of(at, rec, id)
+        })
     }
 
     /// The cases whose head `keep` accepts, in order (sharing this list's cases).
     pub fn filter(&self, mut keep: impl FnMut(&CaseHead<'_>) -> bool) -> Cases {
         let picked = (0..self.len())
             .map(|i| self.picked.at(i))
-            .filter(|&i| keep(&self.store.head(i)))
+            .zip(self.heads())
+            .filter(|(_, head)| keep(head))
+            .map(|(i, _)| i)
             .collect();
         Cases {
             store: self.store.clone(),
@@ -719,12 +820,17 @@ mod tests {
         suite(tmp.path());
         let set = load_cases(&tmp.path().join("evals"), tmp.path(), tmp.path()).unwrap();
         let file = tmp.path().join("evals/datasets/d/cases.jsonl");
-        let ids: Vec<&str> = set.cases.heads().map(|h| h.id).collect();
+        let ids: Vec<String> = set.cases.heads().map(|h| h.id).collect();
         assert_eq!(ids, ["7", "a/1", "b/2", "c/3", "plain"]);
         for (i, head) in set.cases.heads().enumerate() {
             let case = set.cases.get(i).unwrap();
             assert_eq!(
-                (head.id, head.dataset, head.variant, head.tags),
+                (
+                    head.id.as_str(),
+                    head.dataset,
+                    head.variant.as_str(),
+                    head.tags
+                ),
                 (
                     case.id.as_str(),
                     case.dataset.as_str(),
@@ -852,7 +958,7 @@ mod tests {
         assert!(matches!(set.cases.picked, super::Picked::Range(0, 5)));
         let odd = set.cases.filter(|h| h.id != "a/1");
         assert!(matches!(odd.picked, super::Picked::List(_)));
-        let ids: Vec<&str> = odd.heads().map(|h| h.id).collect();
+        let ids: Vec<String> = odd.heads().map(|h| h.id).collect();
         assert_eq!(ids, ["7", "b/2", "c/3", "plain"]);
         let tail = odd.filter(|h| h.id != "7");
         assert!(matches!(tail.picked, super::Picked::Range(2, 5)));
@@ -900,7 +1006,7 @@ mod tests {
         );
         write(tmp.path(), "d/cases.jsonl", &lines);
         let set = load(tmp.path());
-        let ids: Vec<&str> = set.cases.heads().map(|h| h.id).collect();
+        let ids: Vec<String> = set.cases.heads().map(|h| h.id).collect();
         assert_eq!(ids, ["a", "b", "c"]);
         assert_eq!(set.cases.store.long.len(), 1);
         assert_eq!(set.cases.get(0).unwrap().input.as_text(), big);
@@ -975,8 +1081,11 @@ mod tests {
                 .collect();
             write(tmp.path(), "d/cases.jsonl", &lines);
             let set = load(tmp.path());
-            let dense = matches!(set.cases.store.tags, super::Tags::Dense(_));
-            assert_eq!(dense, tagged > 5, "{tagged} tagged");
+            // Two sets, each held once: the empty one beside them.
+            assert_eq!(
+                set.cases.store.tag_sets.len(),
+                if tagged > 1 { 3 } else { 2 }
+            );
             for (i, head) in set.cases.heads().enumerate() {
                 assert_eq!(head.tags, set.cases.get(i).unwrap().tags, "{tagged}: {i}");
             }
@@ -988,7 +1097,7 @@ mod tests {
                 },
             )
             .unwrap();
-            let ids: Vec<&str> = even.heads().map(|h| h.id).collect();
+            let ids: Vec<String> = even.heads().map(|h| h.id).collect();
             let want: Vec<String> = (0..tagged)
                 .rev()
                 .filter(|i| i % 2 == 0)
@@ -1061,14 +1170,93 @@ mod tests {
     }
 
     #[test]
-    fn a_permutation_applied_by_swaps_puts_each_item_where_its_order_says() {
-        let items: Vec<u32> = (0..50).map(|i| i * 7 % 50 + 100).collect();
-        let order: Vec<u32> = (0..50).map(|i| (i * 13 + 5) % 50).collect();
-        let want: Vec<u32> = order.iter().map(|&j| items[j as usize]).collect();
-        let (mut got, mut o) = (items.clone(), order.clone());
-        super::permute(&mut o, |a, b| got.swap(a, b));
-        assert_eq!(got, want);
-        let mut none: Vec<u32> = Vec::new();
-        super::permute(&mut none, |_, _| unreachable!());
+    fn a_duplicate_in_a_file_already_in_id_order_is_named_as_it_loads() {
+        let tmp = tempfile::tempdir().unwrap();
+        let shown = "evals/datasets/d/cases.jsonl";
+        for (ids, want) in [
+            // In id order throughout: found as the lines load.
+            (&["a", "b", "b", "c", "c"][..], ("b", 2, 3)),
+            // In order until the last: sorted after, the same pair.
+            (&["a", "b", "b", "a"][..], ("b", 2, 3)),
+            (&["b", "c", "a", "c", "a"][..], ("c", 2, 4)),
+        ] {
+            let lines: String = ids
+                .iter()
+                .map(|id| format!("{{\"id\": \"{id}\", \"input\": \"x\"}}\n"))
+                .collect();
+            write(tmp.path(), "d/cases.jsonl", &lines);
+            let e = load_cases(&tmp.path().join("evals"), tmp.path(), tmp.path())
+                .unwrap_err()
+                .to_string();
+            let (id, a, b) = want;
+            assert_eq!(
+                e,
+                format!(
+                    "duplicate case id '{id}' in dataset 'd': {shown}:{a} and {shown}:{b}; give one of them another id"
+                ),
+                "{ids:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn datasets_past_a_chunk_in_order_or_not_read_back_sorted_with_their_tags() {
+        let tmp = tempfile::tempdir().unwrap();
+        let n = super::CHUNK + 700;
+        // Dataset a in id order; dataset b in reverse, so sorted as it ends.
+        let line = |i: usize| {
+            let tags = if i.is_multiple_of(3) {
+                r#", "tags": ["third"]"#
+            } else {
+                ""
+            };
+            format!("{{\"id\": \"c{i:05}\", \"input\": \"in {i}\"{tags}}}\n")
+        };
+        write(
+            tmp.path(),
+            "a/cases.jsonl",
+            &(0..n).map(line).collect::<String>(),
+        );
+        write(
+            tmp.path(),
+            "b/cases.jsonl",
+            &(0..n).rev().map(line).collect::<String>(),
+        );
+        let set = load(tmp.path());
+        assert_eq!(set.cases.len(), 2 * n);
+        let heads: Vec<_> = set.cases.heads().collect();
+        for (k, head) in heads.iter().enumerate() {
+            let (dataset, i) = (if k < n { "a" } else { "b" }, k % n);
+            assert_eq!(head.key(), format!("{dataset}/c{i:05}"));
+            assert_eq!(head.variant, format!("c{i:05}"));
+            assert_eq!(head.line, Some(if k < n { i + 1 } else { n - i }));
+            assert_eq!(!head.tags.is_empty(), i % 3 == 0, "{k}");
+            // One at a time, as a worker reads it, the same.
+            let one = set.cases.head(k);
+            assert_eq!(
+                (one.key(), one.line, one.tags),
+                (head.key(), head.line, head.tags)
+            );
+        }
+        for k in [0, 1, n - 1, n, n + 1, 2 * n - 1] {
+            let case = set.cases.get(k).unwrap();
+            assert_eq!(case.input.as_text(), format!("in {}", k % n));
+            assert_eq!(case.dataset, if k < n { "a" } else { "b" });
+        }
+        // A selection across the chunks reads the same heads.
+        let third = select(
+            &set,
+            &Selection {
+                tags: vec!["third".into()],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(third.len(), 2 * n.div_ceil(3));
+        assert!(third.heads().all(|h| h.tags == ["third"]));
+        assert_eq!(
+            third.get(third.len() - 1).unwrap().id,
+            format!("c{:05}", (n - 1) / 3 * 3)
+        );
     }
 }
