@@ -680,14 +680,27 @@ impl Picked {
         }
     }
 
-    /// The list of these indices, a range when they are consecutive.
-    fn of(picked: Vec<u32>) -> Picked {
-        match (picked.first(), picked.last()) {
-            (Some(&first), Some(&last)) if (last - first) as usize + 1 == picked.len() => {
-                Picked::Range(first, last + 1)
+    /// The list of these indices (increasing), a range while they are consecutive: a
+    /// list is made only at the first gap, so a selection of a whole dataset holds nothing
+    /// a case even as it is collected.
+    fn of(picked: impl Iterator<Item = u32>) -> Picked {
+        let (mut from, mut to) = (0, 0);
+        let mut list: Option<Vec<u32>> = None;
+        for i in picked {
+            match &mut list {
+                Some(l) => l.push(i),
+                None if from == to => (from, to) = (i, i + 1),
+                None if i == to => to += 1,
+                None => {
+                    let mut l: Vec<u32> = (from..to).collect();
+                    l.push(i);
+                    list = Some(l);
+                }
             }
-            (None, _) | (_, None) => Picked::Range(0, 0),
-            _ => Picked::List(picked.into()),
+        }
+        match list {
+            Some(l) => Picked::List(l.into()),
+            None => Picked::Range(from, to),
         }
     }
 }
@@ -760,8 +773,7 @@ impl Cases {
             .map(|i| self.picked.at(i))
             .zip(self.heads())
             .filter(|(_, head)| keep(head))
-            .map(|(i, _)| i)
-            .collect();
+            .map(|(i, _)| i);
         Cases {
             store: self.store.clone(),
             picked: Picked::of(picked),
