@@ -144,7 +144,7 @@ pub fn load_cases(root: &Path, project: &Path, base: &Path) -> Result<CaseSet> {
     }
     store.done().map_err(|e| {
         Error::Failed(format!(
-            "cannot keep the suite's case index in a temporary file: {e} (is the temporary folder full? TMPDIR names another)"
+            "cannot keep the suite's case index in a temporary file: {e}; set TMPDIR to a folder it can write to, with room"
         ))
     })?;
     set.cases = Cases::new(store);

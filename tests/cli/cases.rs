@@ -141,3 +141,18 @@ fn unknown_case_is_a_usage_error() {
             "{TOY_FOUND}error: no case matches '-c nope'; run `evals cases` to list them\n"
         ));
 }
+
+/// The suite's case index is kept in temporary files: a temporary folder that cannot hold
+/// them is said, with where it is set, and nothing is listed.
+#[test]
+fn a_temporary_folder_that_cannot_hold_the_case_index_is_named_with_the_fix() {
+    let p = Project::toy();
+    let missing = p.path().join("no-such-tmp");
+    let d = p
+        .evals(&["cases"])
+        .env("TMPDIR", missing.to_str().unwrap())
+        .code(1);
+    assert_eq!(d.stdout, "");
+    d.stderr_has("cannot keep the suite's case index in a temporary file: ")
+        .stderr_has("; set TMPDIR to a folder it can write to, with room");
+}
