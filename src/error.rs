@@ -343,6 +343,65 @@ pub(crate) fn read_exact_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> st
     file.read_exact(buf)
 }
 
+/// Where a line is in a file, as the suite's index and the case log keep it: its offset and
+/// length packed in one `u64`, the offset in the high 40 bits (1 TiB), the length in the low
+/// 24 (16 MiB). A line past either, or an empty one, is kept in a side table (`long`), its
+/// index packed with the length's bits all set; so no packed span is 0, which can mean
+/// "none" to whoever keeps them.
+pub(crate) mod span {
+    const LEN_BITS: u32 = 24;
+    /// The length bits all set: the line is in `long`, at the index in the high bits.
+    pub(crate) const LONG: u64 = (1 << LEN_BITS) - 1;
+
+    /// A line's offset and length in one `u64`, never 0.
+    pub(crate) fn pack(at: u64, len: u64, long: &mut Vec<(u64, u64)>) -> u64 {
+        if at >> (64 - LEN_BITS) == 0 && len < LONG && len > 0 {
+            (at << LEN_BITS) | len
+        } else {
+            long.push((at, len));
+            ((long.len() as u64 - 1) << LEN_BITS) | LONG
+        }
+    }
+
+    /// The offset and length [`pack`] packed (none for 0, or for a side-table index
+    /// `long` does not hold).
+    pub(crate) fn unpack(span: u64, long: &[(u64, u64)]) -> Option<(u64, u64)> {
+        match span {
+            0 => None,
+            p if p & LONG == LONG => long.get((p >> LEN_BITS) as usize).copied(),
+            p => Some((p >> LEN_BITS, p & LONG)),
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn a_span_past_what_packs_is_held_beside_and_none_packs_as_0() {
+            let mut long = Vec::new();
+            let spans = [
+                (0, LONG - 1),
+                (3, 1),
+                ((1 << 40) - 1, 7),
+                // Each one past: the length, the offset, both; and an empty line.
+                (3, LONG),
+                (1 << 40, 7),
+                (u64::MAX, u64::MAX),
+                (0, 0),
+            ];
+            let packed: Vec<u64> = spans.iter().map(|&(a, l)| pack(a, l, &mut long)).collect();
+            assert_eq!(long, spans[3..]);
+            for (&p, &span) in packed.iter().zip(&spans) {
+                assert_ne!(p, 0);
+                assert_eq!(unpack(p, &long), Some(span));
+            }
+            assert_eq!(unpack(0, &long), None);
+            assert_eq!(unpack((9 << LEN_BITS) | LONG, &long), None);
+        }
+    }
+}
+
 /// Writes all of `buf` to `file` at offset `at`, the file's position untouched (writers on
 /// several threads at once each write their own place).
 #[cfg(unix)]

@@ -7,7 +7,7 @@ use std::io::{BufWriter, Write};
 use std::sync::Mutex;
 
 use super::{CaseResult, RunResult};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, span};
 
 /// The case results of a run, on disk: each finished case appended as one line of JSON to
 /// an anonymous temporary file (gone when the log is dropped), and where its line is
@@ -22,11 +22,9 @@ pub struct CaseLog {
 }
 
 /// An experiment's slots in the slot file: from slot `first`, one a planned case (by case
-/// position), each its line's offset and length packed in one little-endian `u64`, the
-/// offset in the high 40 bits (1 TiB), the length in the low 24 (16 MiB). A line past
-/// either is kept in [`Spill::long`], its index packed with the length's bits all set. A
-/// slot never written reads 0 (the file is made its full size, with holes): a case not
-/// logged, as a logged line is never empty.
+/// position), each where its line is ([`span::pack`]) as a little-endian `u64`, a line
+/// past what packs in [`Spill::long`]. A slot never written reads 0 (the file is made its
+/// full size, with holes): a case not logged.
 #[derive(Debug, Clone)]
 struct Slots {
     first: u64,
@@ -34,32 +32,8 @@ struct Slots {
     logged: usize,
 }
 
-const UNLOGGED: u64 = 0;
-const LEN_BITS: u32 = 24;
-const LONG: u64 = (1 << LEN_BITS) - 1;
 /// Slots read at once when reading back (32 KiB).
 const CHUNK: usize = 4096;
-
-/// A line's offset and length packed for its slot; one past what packs is pushed to `long`.
-fn pack(at: u64, len: u64, long: &mut Vec<(u64, u64)>) -> u64 {
-    if at >> (64 - LEN_BITS) == 0 && len < LONG && len > 0 {
-        (at << LEN_BITS) | len
-    } else {
-        long.push((at, len));
-        ((long.len() as u64 - 1) << LEN_BITS) | LONG
-    }
-}
-
-/// What a slot says: where its line is, when the case is logged.
-fn unpack(slot: u64, long: &[(u64, u64)]) -> Option<(u64, u64)> {
-    match slot {
-        UNLOGGED => None,
-        // A long line logged after reading began is not read (the log is read once the run
-        // has finished).
-        p if p & LONG == LONG => long.get((p >> LEN_BITS) as usize).copied(),
-        p => Some((p >> LEN_BITS, p & LONG)),
-    }
-}
 
 struct Spill {
     out: BufWriter<File>,
@@ -135,7 +109,7 @@ impl CaseLog {
             return;
         }
         f.at += line.len() as u64 + 1;
-        let slot = pack(at, line.len() as u64, &mut f.long);
+        let slot = span::pack(at, line.len() as u64, &mut f.long);
         let slot_at = (first + position as u64) * 8;
         if let Err(e) = crate::error::write_all_at(&f.slots, &slot.to_le_bytes(), slot_at) {
             f.failed.get_or_insert(e.to_string());
@@ -254,7 +228,9 @@ impl Cases<'_> {
     /// The first logged case at or after `from`: its position, offset and length.
     fn next_from(&mut self, from: usize) -> std::io::Result<Option<(usize, u64, u64)>> {
         for j in from..self.slots.len {
-            if let Some((at, len)) = unpack(self.slot(j)?, &self.long) {
+            // A long line logged after reading began is not read (the log is read once the
+            // run has finished).
+            if let Some((at, len)) = span::unpack(self.slot(j)?, &self.long) {
                 return Ok(Some((j, at, len)));
             }
         }
@@ -533,28 +509,6 @@ mod tests {
     }
 
     #[test]
-    fn a_slot_past_what_packs_is_held_beside_and_an_unwritten_one_is_unlogged() {
-        let mut long = Vec::new();
-        let spans = [
-            (0, LONG - 1),
-            (3, LONG),
-            ((1 << 40) - 1, 1),
-            (1 << 40, 1),
-            (u64::MAX - 1, u64::MAX - 1),
-            // Never logged (a line is never empty), but a slot that said 0 would read
-            // as unlogged: packed beside.
-            (0, 0),
-        ];
-        let slots: Vec<u64> = spans.iter().map(|&(a, l)| pack(a, l, &mut long)).collect();
-        assert_eq!(long.len(), 4);
-        assert_eq!(unpack(UNLOGGED, &long), None);
-        for (&slot, &span) in slots.iter().zip(&spans) {
-            assert_ne!(slot, UNLOGGED);
-            assert_eq!(unpack(slot, &long), Some(span));
-        }
-    }
-
-    #[test]
     fn an_experiment_larger_than_a_chunk_reads_back_in_order_across_chunks() {
         let n = CHUNK * 2 + 3;
         let log = CaseLog::new(&[2, n]).unwrap();
@@ -576,7 +530,7 @@ mod tests {
     #[test]
     fn cases_not_logged_are_skipped_and_a_long_one_reads_back_whole() {
         let mut long = case("long", Some(1.0), Some(true));
-        long.output = Some(serde_json::json!({ "answer": "x".repeat(LONG as usize) }));
+        long.output = Some(serde_json::json!({ "answer": "x".repeat(span::LONG as usize) }));
         let (a, b) = (case("a", Some(0.5), None), case("b", None, None));
         let log = CaseLog::new(&[5, 2]).unwrap();
         log.push(0, 3, &b);

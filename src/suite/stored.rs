@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::case::Case;
+use crate::error::span;
 
 /// A JSONL file the cases are read from, open since it loaded.
 #[derive(Debug)]
@@ -68,30 +69,6 @@ impl From<Changed> for crate::error::Error {
 /// [`Store::parsed`].
 const FOLDER: u32 = u32::MAX;
 
-/// A line's length takes the low 24 bits of its packed span (up to 16 MiB), its offset the
-/// high 40 (up to 1 TiB).
-const LEN_BITS: u32 = 24;
-/// The length bits all set: the line is in [`Store::long`], at the index in the high bits.
-const LONG: u64 = (1 << LEN_BITS) - 1;
-
-/// A line's offset and length in one `u64`; a line past what packs is kept in `long`.
-fn pack(at: u64, len: u64, long: &mut Vec<(u64, u64)>) -> u64 {
-    if at >> (64 - LEN_BITS) == 0 && len < LONG {
-        (at << LEN_BITS) | len
-    } else {
-        long.push((at, len));
-        ((long.len() as u64 - 1) << LEN_BITS) | LONG
-    }
-}
-
-/// The offset and length [`pack`] packed.
-fn unpack(span: u64, long: &[(u64, u64)]) -> (u64, u64) {
-    match span & LONG {
-        LONG => long[(span >> LEN_BITS) as usize],
-        len => (span >> LEN_BITS, len),
-    }
-}
-
 /// A count that is a `u32` in the store: past it (4 G cases, or 4 GiB of ids) the suite
 /// could not be held anyway.
 fn small(n: usize, what: &str) -> u32 {
@@ -106,7 +83,7 @@ struct Rec {
     id_len: u32,
     /// A JSONL case's line number; a folder case's index in `parsed`.
     line: u32,
-    /// A JSONL case's line in its file, packed ([`pack`]); 0 for a folder case.
+    /// A JSONL case's line in its file, packed ([`span::pack`]); 0 for a folder case.
     span: u64,
     /// Which of `files`, or [`FOLDER`].
     source: u32,
@@ -366,7 +343,7 @@ impl Store {
         at: u64,
         len: u64,
     ) {
-        let span = pack(at, len, &mut self.long);
+        let span = span::pack(at, len, &mut self.long);
         self.push(id, tags, file, line, span);
     }
 
@@ -578,11 +555,11 @@ impl Store {
         match self.place((rec.source, rec.line)) {
             Place::Folder(c) => Ok(c.clone()),
             Place::Line(source, line) => {
-                let (at, len) = unpack(rec.span, &self.long);
                 let changed = || Changed {
                     path: source.path.clone(),
                     line: line as usize,
                 };
+                let (at, len) = span::unpack(rec.span, &self.long).ok_or_else(changed)?;
                 let mut text = vec![0; usize::try_from(len).map_err(|_| changed())?];
                 if Stamp::of(&source.file).ok() != Some(source.stamp)
                     || crate::error::read_exact_at(&source.file, &mut text, at).is_err()
@@ -988,31 +965,9 @@ mod tests {
     }
 
     #[test]
-    fn a_span_past_what_packs_is_held_beside_the_packed_ones() {
-        let mut long = Vec::new();
-        let spans = [
-            (0, 0),
-            (3, super::LONG - 1),
-            ((1 << 40) - 1, 7),
-            // Each one past: the length, the offset, both.
-            (3, super::LONG),
-            (1 << 40, 7),
-            (u64::MAX, u64::MAX),
-        ];
-        let packed: Vec<u64> = spans
-            .iter()
-            .map(|&(at, len)| super::pack(at, len, &mut long))
-            .collect();
-        assert_eq!(long, spans[3..]);
-        for (&p, &span) in packed.iter().zip(&spans) {
-            assert_eq!(super::unpack(p, &long), span);
-        }
-    }
-
-    #[test]
     fn a_line_longer_than_a_packed_length_reads_back_whole() {
         let tmp = tempfile::tempdir().unwrap();
-        let big = "x".repeat(super::LONG as usize + 10);
+        let big = "x".repeat(crate::error::span::LONG as usize + 10);
         let lines = format!(
             "{{\"id\": \"b\", \"input\": \"short\"}}\n{{\"id\": \"a\", \"input\": \"{big}\"}}\n{{\"id\": \"c\", \"input\": \"after\"}}\n"
         );
