@@ -421,6 +421,7 @@ impl Store {
         let mut bytes = vec![0; n * REC];
         crate::error::read_exact_at(&index.recs, &mut bytes, start as u64 * REC as u64)?;
         let recs: Vec<Rec> = bytes.chunks_exact(REC).map(Rec::from_bytes).collect();
+        drop(bytes);
         let ids_from = recs[0].id_at;
         let mut ids = vec![0; (index.ids_len - ids_from) as usize];
         crate::error::read_exact_at(&index.ids, &mut ids, ids_from)?;
@@ -445,21 +446,26 @@ impl Store {
                     second: (b.source, b.line),
                 }
             });
-        let (mut sorted_recs, mut sorted_ids) = (Vec::with_capacity(n * REC), Vec::new());
-        sorted_ids.reserve_exact(ids.len());
-        for &k in &order {
-            let r = recs[k as usize];
-            sorted_recs.extend_from_slice(
-                &Rec {
-                    id_at: ids_from + sorted_ids.len() as u64,
+        // Written back a chunk at a time, so the dataset is not held twice.
+        let (mut recs_at, mut ids_at) = (start as u64 * REC as u64, ids_from);
+        let (mut out_recs, mut out_ids) = (Vec::new(), Vec::new());
+        for chunk in order.chunks(CHUNK) {
+            out_recs.clear();
+            out_ids.clear();
+            for &k in chunk {
+                let r = recs[k as usize];
+                let moved = Rec {
+                    id_at: ids_at + out_ids.len() as u64,
                     ..r
-                }
-                .to_bytes(),
-            );
-            sorted_ids.extend_from_slice(id(&r));
+                };
+                out_recs.extend_from_slice(&moved.to_bytes());
+                out_ids.extend_from_slice(id(&r));
+            }
+            crate::error::write_all_at(&index.recs, &out_recs, recs_at)?;
+            crate::error::write_all_at(&index.ids, &out_ids, ids_at)?;
+            recs_at += out_recs.len() as u64;
+            ids_at += out_ids.len() as u64;
         }
-        crate::error::write_all_at(&index.recs, &sorted_recs, start as u64 * REC as u64)?;
-        crate::error::write_all_at(&index.ids, &sorted_ids, ids_from)?;
         Ok(dup)
     }
 
