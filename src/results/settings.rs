@@ -116,13 +116,13 @@ impl Serialize for Settings {
 #[derive(Clone, Default)]
 pub struct CaseKeys(Keys);
 
+/// The keys of a run being made, in order, each time they are read.
+type KeysOf = std::sync::Arc<dyn Fn() -> Box<dyn Iterator<Item = String> + Send> + Send + Sync>;
+
 #[derive(Clone)]
 enum Keys {
     Listed(Vec<String>),
-    Named {
-        len: usize,
-        name: std::sync::Arc<dyn Fn(usize) -> String + Send + Sync>,
-    },
+    Named { len: usize, keys: KeysOf },
 }
 
 impl Default for Keys {
@@ -134,9 +134,22 @@ impl Default for Keys {
 impl CaseKeys {
     /// `len` keys, the `i`-th being `name(i)`.
     pub fn named(len: usize, name: impl Fn(usize) -> String + Send + Sync + 'static) -> CaseKeys {
+        let name = std::sync::Arc::new(name);
+        CaseKeys::streamed(len, move || {
+            let name = name.clone();
+            (0..len).map(move |i| name(i))
+        })
+    }
+
+    /// `len` keys, in the order `keys()` gives them each time they are read (a suite's
+    /// [`Cases::keys`](crate::suite::Cases::keys), which reads its index a chunk at a time).
+    pub fn streamed<I>(len: usize, keys: impl Fn() -> I + Send + Sync + 'static) -> CaseKeys
+    where
+        I: Iterator<Item = String> + Send + 'static,
+    {
         CaseKeys(Keys::Named {
             len,
-            name: std::sync::Arc::new(name),
+            keys: std::sync::Arc::new(move || Box::new(keys().take(len))),
         })
     }
 
@@ -155,10 +168,12 @@ impl CaseKeys {
 
     /// The keys, in order.
     pub fn iter(&self) -> impl Iterator<Item = std::borrow::Cow<'_, str>> + '_ {
-        (0..self.len()).map(|i| match &self.0 {
-            Keys::Listed(l) => std::borrow::Cow::Borrowed(l[i].as_str()),
-            Keys::Named { name, .. } => std::borrow::Cow::Owned(name(i)),
-        })
+        use std::borrow::Cow;
+        let keys: Box<dyn Iterator<Item = Cow<'_, str>>> = match &self.0 {
+            Keys::Listed(l) => Box::new(l.iter().map(|k| Cow::Borrowed(k.as_str()))),
+            Keys::Named { keys, .. } => Box::new(keys().map(Cow::Owned)),
+        };
+        keys
     }
 }
 

@@ -304,7 +304,7 @@ impl<'s> Prepared<'s> {
         let case_keys = {
             // Named when written, from the cases the suite holds anyway.
             let cases = plan.cases.clone();
-            CaseKeys::named(cases.len(), move |i| cases.head(i).key())
+            CaseKeys::streamed(cases.len(), move || cases.keys())
         };
         let cases = std::mem::take(&mut plan.cases);
         // The branch and commit asked of git (two processes, ~10 ms each) while the cases

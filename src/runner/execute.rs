@@ -296,7 +296,7 @@ async fn run_experiment(
                             case: &r,
                         });
                         control
-                            .finished(contender.id(), cases.head(i).dataset, &r)
+                            .finished(contender.id(), cases.dataset(i), &r)
                             .await;
                     }
                     // Cancelled: the run is stopping.

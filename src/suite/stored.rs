@@ -515,6 +515,15 @@ impl Store {
         }
     }
 
+    /// Case `i`'s record and id from `chunk`, the chunk holding it read first if it does
+    /// not (an iteration reads the index a chunk at a time).
+    fn read_in(&self, chunk: &mut Option<Chunk>, i: u32) -> (Rec, String) {
+        match chunk {
+            Some(c) if c.holds(i) => c.get(i),
+            _ => chunk.insert(self.chunk(i)).get(i),
+        }
+    }
+
     /// An id as the index holds it (the loader's `&str`, so UTF-8).
     fn id_text(bytes: Vec<u8>) -> String {
         String::from_utf8(bytes).expect("an id the store wrote from a str")
@@ -732,6 +741,11 @@ impl Cases {
         self.store.head(self.picked.at(i))
     }
 
+    /// The `i`-th case's dataset (held in memory: nothing is read).
+    pub fn dataset(&self, i: usize) -> &str {
+        &self.store.run(self.picked.at(i)).name
+    }
+
     /// Every case, parsed one at a time as the iterator reaches it.
     pub fn iter(&self) -> impl Iterator<Item = Result<Case, Changed>> + '_ {
         (0..self.len()).map(|i| self.get(i))
@@ -739,14 +753,23 @@ impl Cases {
 
     /// Every case's [`CaseHead`], in order: the suite's index read a chunk at a time.
     pub fn heads(&self) -> impl Iterator<Item = CaseHead<'_>> + '_ {
-        let mut chunk: Option<Chunk> = None;
+        let mut chunk = None;
         (0..self.len()).map(move |i| {
             let at = self.picked.at(i);
-            if !chunk.as_ref().is_some_and(|c| c.holds(at)) {
-                chunk = Some(self.store.chunk(at));
-            }
-            let (rec, id) = chunk.as_ref().expect("read above").get(at);
+            let (rec, id) = self.store.read_in(&mut chunk, at);
             self.store.head_of(at, rec, id)
+        })
+    }
+
+    /// Every case's `dataset/id` key ([`CaseHead::key`]), in order, the iterator holding
+    /// its own handle on the cases (they are shared), the index read a chunk at a time.
+    pub fn keys(&self) -> impl Iterator<Item = String> + Send + use<> {
+        let cases = self.clone();
+        let mut chunk = None;
+        (0..cases.len()).map(move |i| {
+            let at = cases.picked.at(i);
+            let (_, id) = cases.store.read_in(&mut chunk, at);
+            format!("{}/{id}", cases.store.run(at).name)
         })
     }
 
@@ -1198,7 +1221,10 @@ mod tests {
         let set = load(tmp.path());
         assert_eq!(set.cases.len(), 2 * n);
         let heads: Vec<_> = set.cases.heads().collect();
+        // The keys a run's snapshot lists, read as the heads are.
+        assert!(set.cases.keys().eq(heads.iter().map(|h| h.key())));
         for (k, head) in heads.iter().enumerate() {
+            assert_eq!(set.cases.dataset(k), head.dataset);
             let (dataset, i) = (if k < n { "a" } else { "b" }, k % n);
             assert_eq!(head.key(), format!("{dataset}/c{i:05}"));
             assert_eq!(head.variant, format!("c{i:05}"));
