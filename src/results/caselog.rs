@@ -25,7 +25,7 @@ pub struct CaseLog {
 /// position), each where its line is ([`span::pack`]) as a little-endian `u64`, a line
 /// past what packs in [`Spill::long`]. A slot never written reads 0 (the file is made its
 /// full size, with holes): a case not logged.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 struct Slots {
     first: u64,
     len: usize,
@@ -140,11 +140,10 @@ impl CaseLog {
 
     /// The case results of experiment `experiment`, in case order, read one at a time.
     pub fn cases(&self, experiment: usize) -> Result<Cases<'_>> {
-        let slots = lock(&self.index).get(experiment).cloned().unwrap_or(Slots {
-            first: 0,
-            len: 0,
-            logged: 0,
-        });
+        let slots = lock(&self.index)
+            .get(experiment)
+            .cloned()
+            .unwrap_or_default();
         let (file, slot_file, long) = {
             let mut f = lock(&self.file);
             if let Some(e) = &f.failed {
