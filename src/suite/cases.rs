@@ -144,7 +144,8 @@ pub fn load_cases(root: &Path, project: &Path, base: &Path) -> Result<CaseSet> {
     }
     store.done().map_err(|e| {
         Error::Failed(format!(
-            "cannot keep the suite's case index in a temporary file: {e}; set TMPDIR to a folder it can write to, with room"
+            "cannot keep the suite's case index in a temporary file: {}: {e}; set TMPDIR to a folder it can write to, with room",
+            std::env::temp_dir().display()
         ))
     })?;
     set.cases = Cases::new(store);

@@ -153,6 +153,9 @@ fn a_temporary_folder_that_cannot_hold_the_case_index_is_named_with_the_fix() {
         .env("TMPDIR", missing.to_str().unwrap())
         .code(1);
     assert_eq!(d.stdout, "");
-    d.stderr_has("cannot keep the suite's case index in a temporary file: ")
-        .stderr_has("; set TMPDIR to a folder it can write to, with room");
+    d.stderr_has(&format!(
+        "cannot keep the suite's case index in a temporary file: {}: ",
+        missing.display()
+    ))
+    .stderr_has("; set TMPDIR to a folder it can write to, with room");
 }
