@@ -32,8 +32,8 @@ struct Slots {
     logged: usize,
 }
 
-/// Slots read at once when reading back (32 KiB).
-const CHUNK: usize = 4096;
+/// Slots read at once when reading back (8 KiB).
+const CHUNK: usize = 1024;
 
 struct Spill {
     out: BufWriter<File>,

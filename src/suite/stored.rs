@@ -124,8 +124,9 @@ impl Rec {
     }
 }
 
-/// Records read at once by an iteration over the cases (128 KiB).
-const CHUNK: usize = 4096;
+/// Records read at once by an iteration over the cases (32 KiB): few enough that a run's
+/// peak does not grow with the suite until it has this many cases.
+const CHUNK: usize = 1024;
 
 /// The index's two anonymous temporary files (gone when the store is dropped): a record
 /// a case, in case order, and the ids one after the other in the same order.
@@ -501,6 +502,7 @@ impl Store {
         let mut bytes = vec![0; n * REC];
         read_back(&self.index().recs, &mut bytes, from as u64 * REC as u64);
         let recs: Vec<Rec> = bytes.chunks_exact(REC).map(Rec::from_bytes).collect();
+        drop(bytes);
         let (ids_from, ids_end) = match (recs.first(), recs.last()) {
             (Some(a), Some(b)) => (a.id_at, b.ids_end()),
             _ => (0, 0),
