@@ -12,16 +12,12 @@
 
 pub mod adapter;
 pub mod cassette;
-/// The command line: the binaries' entry point ([`cli::main`]); no library API.
-#[doc(hidden)]
-pub mod cli;
 pub mod dashboard;
 pub mod env;
 pub mod error;
 pub(crate) mod fingerprint;
+pub mod fs;
 pub mod gate;
-pub(crate) mod github;
-pub(crate) mod harden;
 pub mod history;
 pub mod provider;
 pub mod report;
@@ -31,6 +27,6 @@ pub mod score;
 pub mod secrets;
 pub(crate) mod suggest;
 pub mod suite;
-mod text;
+pub mod text;
 pub mod tracker;
 pub(crate) mod worker;

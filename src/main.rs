@@ -1,3 +1,7 @@
+//! `evals`: the command line over the `llm_evals` library (`src/cli/`).
+
+mod cli;
+
 fn main() {
-    std::process::exit(llm_evals::cli::main(std::env::args_os()));
+    std::process::exit(cli::main(std::env::args_os()));
 }

@@ -1,14 +1,14 @@
 //! Wording shared by messages and reports.
 
 /// `1 problem`, `2 problems`: the count with the word that agrees with it.
-pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
+pub fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// `s` as one word a POSIX shell reads back as `s`: as it is when it holds only characters
 /// no shell treats specially, else single-quoted (`'a b'`, `'it'\''s'`). For the commands
 /// a message tells the user to run.
-pub(crate) fn shell_word(s: &str) -> String {
+pub fn shell_word(s: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+=:@%,".contains(c);
     if !s.is_empty() && s.chars().all(plain) {
         s.to_string()
@@ -20,7 +20,7 @@ pub(crate) fn shell_word(s: &str) -> String {
 /// `text` on one line (runs of whitespace, newlines included, as one space) and at most
 /// `max_chars` long, cut at a word with `…`: a provider's multi-line message stays in its
 /// table cell, and a cut never leaves half a URL (a word holding `://` is dropped whole).
-pub(crate) fn one_line_cut(text: &str, max_chars: usize) -> String {
+pub fn one_line_cut(text: &str, max_chars: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= max_chars {
         return flat;

@@ -9,6 +9,7 @@ pub(crate) mod gateway;
 mod prompt;
 pub(crate) mod upstreams;
 
+pub use crate::worker::StderrTo;
 pub use exec::ExecAdapter;
 pub use prompt::PromptAdapter;
 pub(crate) use upstreams::fixtures_dir;

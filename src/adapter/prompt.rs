@@ -44,7 +44,7 @@ impl PromptAdapter {
                 let p = resolve_path(&suite.root, t.trim());
                 let shown = crate::suite::discovery::display_path(&p, &suite.cwd);
                 if p.is_file() {
-                    return crate::error::read_text(&p, &shown)
+                    return crate::fs::read_text(&p, &shown)
                         .map_err(|e| e.named_by(key, Some(&suite.display_path)));
                 }
                 if Path::new(t.trim())
@@ -109,7 +109,7 @@ impl PromptAdapter {
                         "{at}: adapter.tools: {shown} does not exist: write the tools inline as a list, or create the file"
                     )));
                 }
-                let text = crate::error::read_text(&p, &shown)?;
+                let text = crate::fs::read_text(&p, &shown)?;
                 let v: Value = serde_saphyr::from_str(&text).map_err(|e| {
                     Error::Config(format!("{shown}: adapter.tools: not JSON or YAML: {e}"))
                 })?;

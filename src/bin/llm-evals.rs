@@ -1,3 +1,8 @@
+//! `llm-evals`: the same command line as `evals`, under the package's name.
+
+#[path = "../cli/mod.rs"]
+mod cli;
+
 fn main() {
-    std::process::exit(llm_evals::cli::main(std::env::args_os()));
+    std::process::exit(cli::main(std::env::args_os()));
 }

@@ -14,8 +14,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::error::CassetteError;
 use super::http::{HttpRequest, HttpResponse};
+use crate::error::CassetteError;
 
 /// The newest cassette format this build reads. A newer file is refused, not guessed at.
 /// A cassette is written as format 1 unless it holds a stream: then as format 2, whose
@@ -280,6 +280,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Cassette, CassetteError> 
             return Err(CassetteError::TooNew {
                 path: path.to_path_buf(),
                 format: u64::from(cassette.format),
+                known: u64::from(FORMAT),
             });
         }
         return Ok(cassette);
@@ -295,6 +296,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Cassette, CassetteError> 
         return Err(CassetteError::TooNew {
             path: path.to_path_buf(),
             format,
+            known: u64::from(FORMAT),
         });
     }
     let mut value = value;

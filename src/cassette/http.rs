@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::error::CassetteError;
 use super::miss::Miss;
+use crate::error::CassetteError;
 
 /// An HTTP request a provider (or the exec gateway) wants sent. Providers build these;
 /// the cassette layer answers them from a recording or forwards them.

@@ -20,7 +20,6 @@
 //!   a write; the secret scan.
 //! - `error`: [`CassetteError`].
 
-mod error;
 mod fingerprint;
 mod format;
 mod http;
@@ -33,20 +32,21 @@ pub mod mode;
 pub(crate) use crate::secrets::redact;
 mod session;
 mod sse;
-pub(crate) mod status;
+pub mod status;
 mod store;
 
-pub use error::{CassetteError, SecretPlace};
+pub use crate::error::{CassetteError, SecretPlace};
 pub(crate) use format::{CassetteContender, RecordedUsage, dig};
+pub use http::human_bytes;
 pub use http::{
     Accept, CallError, ENCODING, ErrorClass, HttpRequest, HttpResponse, Verdict, any_2xx,
     classify_error, error_words,
 };
-pub(crate) use http::{Limit, Route, Upstream, UpstreamFuture, human_bytes};
+pub(crate) use http::{Limit, Route, Upstream, UpstreamFuture};
 pub(crate) use live::LiveClient;
 pub use miss::{Miss, MissReason};
 pub use mode::Mode;
-pub(crate) use redact::{Finding, scan_paths};
+pub use redact::{Finding, scan_paths};
 pub(crate) use session::Repeats;
 pub use session::Session;
 pub(crate) use session::{

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::error::CassetteError;
+use crate::error::CassetteError;
 
 /// How the transport uses cassettes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -6,13 +6,13 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use super::error::CassetteError;
 use super::format::load_if_present;
 use super::http::HttpRequest;
 use super::matcher::Matcher;
 use super::redact::Redactor;
 use super::session::{CassetteOptions, filed};
 use super::store::{CassetteKey, list_files, list_partial_files};
+use crate::error::CassetteError;
 
 /// The state of one case's cassette for one contender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -44,6 +44,7 @@ impl Status {
 /// A cassette the suite expects: whose it is, and the request it should hold.
 #[derive(Debug, Clone)]
 pub struct Expected {
+    /// Whose cassette it is: contender, dataset, case.
     pub key: CassetteKey,
     /// How the contender is shown: `openai/gpt-4o-mini [default]`.
     pub contender: String,
@@ -58,8 +59,11 @@ pub struct Expected {
 /// One expected cassette and its status.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
+    /// Missing, stale, recorded...
     pub status: Status,
+    /// How the contender is shown: `openai/gpt-4o-mini [default]`.
     pub contender: String,
+    /// `dataset/case id`.
     pub case: String,
     /// The cassette file.
     pub path: PathBuf,
@@ -300,7 +304,14 @@ mod tests {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, r#"{"format": 9}"#).unwrap();
         let err = status(&options(dir.path(), &[]), [expected("x", None)]).unwrap_err();
-        assert_eq!(err, CassetteError::TooNew { path, format: 9 });
+        assert_eq!(
+            err,
+            CassetteError::TooNew {
+                path,
+                format: 9,
+                known: u64::from(crate::cassette::format::FORMAT)
+            }
+        );
     }
 
     #[test]

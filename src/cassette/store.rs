@@ -9,9 +9,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::error::{CassetteError, SecretPlace};
 use super::format::Cassette;
 use super::redact::Redactor;
+use crate::error::{CassetteError, SecretPlace};
 
 /// Which cassette a case's exchanges belong to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -159,14 +159,14 @@ pub fn list_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Every temp file a killed write left under `dir` (`.evals-tmp-*.partial`, see
-/// [`crate::error::write_atomic`]), sorted; they are never cassettes, and `git add` would
+/// [`crate::fs::write_atomic`]), sorted; they are never cassettes, and `git add` would
 /// commit them.
 pub fn list_partial_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
         .into_iter()
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
-        .filter(|e| crate::error::is_partial_write(&e.file_name().to_string_lossy()))
+        .filter(|e| crate::fs::is_partial_write(&e.file_name().to_string_lossy()))
         .map(walkdir::DirEntry::into_path)
         .collect();
     files.sort();
@@ -259,7 +259,7 @@ pub(crate) fn write(
     };
     // The scan above is the guard (its redactor knows every secret the egress scrubber
     // does, and the pattern table): the text is written as scanned, not scrubbed again.
-    crate::error::write_atomic_verbatim(path, text.as_bytes()).map_err(|e| {
+    crate::fs::write_atomic_verbatim(path, text.as_bytes()).map_err(|e| {
         let why = match e {
             // The file itself is named first; a folder that could not be made, after it.
             crate::error::Error::Io { path: p, source } if p != path => {

@@ -196,7 +196,7 @@ pub(crate) struct RunArgs {
     pub(crate) repeat: Option<usize>,
     /// `check --shard K/N`'s slice and run group, set by `check` (no flag of its own here).
     #[arg(skip)]
-    pub(crate) sharding: Option<(crate::runner::shard::ShardSpec, String)>,
+    pub(crate) sharding: Option<(llm_evals::runner::shard::ShardSpec, String)>,
     /// Where the results go beside the local snapshot: local (none), otlp, logfire or
     /// braintrust (default: the config's tracker:, else the one tracker whose key is set).
     #[arg(long, value_name = "NAME")]
@@ -221,9 +221,9 @@ impl RunArgs {
     /// `--display`, else the config's `results.display`.
     pub(crate) fn display(
         &self,
-        config: Option<crate::suite::config::Display>,
-    ) -> Option<crate::suite::config::Display> {
-        use crate::suite::config::Display;
+        config: Option<llm_evals::suite::config::Display>,
+    ) -> Option<llm_evals::suite::config::Display> {
+        use llm_evals::suite::config::Display;
         self.display
             .map(|d| match d {
                 DisplayArg::None => Display::None,
@@ -252,7 +252,7 @@ pub(crate) enum TotalsArg {
     Both,
 }
 
-impl From<TotalsArg> for crate::report::terminal::Totals {
+impl From<TotalsArg> for llm_evals::report::Totals {
     fn from(t: TotalsArg) -> Self {
         match t {
             TotalsArg::Overall => Self::Overall,
@@ -313,7 +313,7 @@ pub(crate) struct CheckArgs {
     /// Run only slice K of N of the selected cases (a CI matrix job); the shard is stored and
     /// its JSON written, and `evals merge` gates the whole run.
     #[arg(long, value_name = "K/N")]
-    pub(crate) shard: Option<crate::runner::shard::ShardSpec>,
+    pub(crate) shard: Option<llm_evals::runner::shard::ShardSpec>,
     /// The run group the shard belongs to (default: GITHUB_RUN_ID-GITHUB_RUN_ATTEMPT).
     #[arg(long, value_name = "ID", requires = "shard")]
     pub(crate) group: Option<String>,
@@ -513,7 +513,7 @@ pub(crate) enum ReportFormat {
     Html,
 }
 
-impl From<ReportFormat> for crate::report::Format {
+impl From<ReportFormat> for llm_evals::report::Format {
     fn from(f: ReportFormat) -> Self {
         match f {
             ReportFormat::Md => Self::Markdown,
@@ -525,7 +525,7 @@ impl From<ReportFormat> for crate::report::Format {
     }
 }
 
-impl From<Format> for crate::report::Format {
+impl From<Format> for llm_evals::report::Format {
     fn from(f: Format) -> Self {
         match f {
             Format::Tui => Self::Terminal,

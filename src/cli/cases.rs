@@ -1,11 +1,12 @@
 use super::args::SelectArgs;
+use super::exit;
 use super::output::{Out, align_right, table};
-use crate::error::{Result, exit};
-use crate::suite::{Overrides, Selection, Suite, cases, lineup};
+use llm_evals::error::Result;
+use llm_evals::suite::{Overrides, Selection, Suite, cases, lineup};
 
 /// `evals cases`: one row per case, then the refused contenders.
 pub(crate) fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
-    let scorer = crate::score::build(suite)?;
+    let scorer = llm_evals::score::build(suite)?;
     let picked = cases::select(&suite.cases, &selection(sel))?;
     // A tags column when the suite's cases carry any (the shape does not change with -d).
     let tagged = suite.cases.cases.heads().any(|c| !c.tags.is_empty());
@@ -58,7 +59,7 @@ pub(crate) fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
     let lineup = lineup::expand(
         &suite.config,
         &Overrides::default(),
-        &crate::provider::Registry::default(),
+        &llm_evals::provider::Registry::default(),
     );
     if !lineup.refused.is_empty() {
         out.line("");

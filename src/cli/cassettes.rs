@@ -4,12 +4,13 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::args::CassettesCommand;
+use super::exit;
 use super::output::{Out, table};
-use crate::cassette::status::Status;
-use crate::cassette::{Finding, scan_paths};
-use crate::error::{Result, exit};
-use crate::runner::cassette_status;
-use crate::suite::{Suite, discovery};
+use llm_evals::cassette::status::Status;
+use llm_evals::cassette::{Finding, scan_paths};
+use llm_evals::error::Result;
+use llm_evals::runner::cassette_status;
+use llm_evals::suite::{Suite, discovery};
 
 pub(crate) fn run(suite: Option<&Suite>, cmd: &CassettesCommand, out: &Out) -> Result<i32> {
     match cmd {
@@ -19,8 +20,8 @@ pub(crate) fn run(suite: Option<&Suite>, cmd: &CassettesCommand, out: &Out) -> R
     }
 }
 
-fn no_suite() -> crate::error::Error {
-    crate::error::Error::Usage("no suite found".into())
+fn no_suite() -> llm_evals::error::Error {
+    llm_evals::error::Error::Usage("no suite found".into())
 }
 
 /// Exit 1 naming each file that holds a secret; the secret itself is never printed.
@@ -41,7 +42,7 @@ fn scan(suite: Option<&Suite>, paths: &[PathBuf], out: &Out) -> Result<i32> {
     } else {
         for p in paths {
             if !p.exists() {
-                return Err(crate::error::Error::Usage(format!(
+                return Err(llm_evals::error::Error::Usage(format!(
                     "{}: no such file or folder; pass cassette files or folders to scan",
                     p.display()
                 )));
@@ -52,7 +53,7 @@ fn scan(suite: Option<&Suite>, paths: &[PathBuf], out: &Out) -> Result<i32> {
     // Every value the process knows to be secret: the suite's keys (set or in env_files),
     // and every secret-named variable of the environment (GITHUB_TOKEN, *_KEY, ...).
     let mut secrets: Vec<String> = suite.map(Suite::secret_values).unwrap_or_default();
-    secrets.extend(crate::secrets::known());
+    secrets.extend(llm_evals::secrets::known());
     let findings = scan_paths(&roots, &secrets);
     let cwd = std::env::current_dir().unwrap_or_default();
     // A file that could not be read is not a secret; it is reported apart.
@@ -113,9 +114,9 @@ fn refuse_unless_every_case_found(suite: &Suite) -> Result<()> {
     if problems.is_empty() {
         return Ok(());
     }
-    Err(crate::error::Error::Config(format!(
+    Err(llm_evals::error::Error::Config(format!(
         "refusing to prune: case discovery reported {}, so a recording could look unused while its case exists:\n  {}\nfix them (run `evals verify` to list every problem) and prune again",
-        crate::text::plural(problems.len(), "problem", "problems"),
+        llm_evals::text::plural(problems.len(), "problem", "problems"),
         problems.join("\n  ")
     )))
 }
@@ -167,7 +168,7 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
     let unchecked = count(Status::Unchecked);
     let fixtures = match report.fixtures.len() {
         0 => String::new(),
-        n => format!(", {}", crate::text::plural(n, "fixture", "fixtures")),
+        n => format!(", {}", llm_evals::text::plural(n, "fixture", "fixtures")),
     };
     out.line(&format!(
         "{} recorded, {missing} missing, {stale} stale, {} unused{fixtures}{}",
@@ -183,13 +184,13 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
     if !unused.is_empty() && !hidden.is_empty() {
         out.note(&format!(
             "case discovery reported {} (run `evals verify` to list them): an unused recording may belong to a case it could not find",
-            crate::text::plural(hidden.len(), "problem", "problems")
+            llm_evals::text::plural(hidden.len(), "problem", "problems")
         ));
     }
     if !partial.is_empty() {
         out.note(&format!(
             "{} left by an interrupted write: run `evals cassettes prune`",
-            crate::text::plural(partial.len(), "partial file", "partial files")
+            llm_evals::text::plural(partial.len(), "partial file", "partial files")
         ));
     }
     if report.needs_recording() {
@@ -210,7 +211,7 @@ fn prune(suite: &Suite, dry_run: bool, out: &Out) -> Result<i32> {
         if dry_run {
             out.line(&format!("would remove {shown}"));
         } else {
-            std::fs::remove_file(p).map_err(|e| crate::error::Error::io(p, e))?;
+            std::fs::remove_file(p).map_err(|e| llm_evals::error::Error::io(p, e))?;
             out.line(&format!("removed {shown}"));
             // Folders the removal emptied go too, up to the cassette folder.
             let root = suite.cassette_dir();

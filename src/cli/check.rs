@@ -6,13 +6,14 @@ use std::io::Write;
 use std::path::Path;
 
 use super::args::{CheckArgs, MissingBaselineArg};
+use super::exit;
 use super::output::Out;
 use super::report_file::ReportFile;
-use crate::error::{Error, Result, exit};
-use crate::gate::{self, CheckPlan, MissingBaseline, Rules};
-use crate::report::Format;
-use crate::results::{Command as RunCommand, Comparison, RunResult};
-use crate::suite::Suite;
+use llm_evals::error::{Error, Result};
+use llm_evals::gate::{self, CheckPlan, MissingBaseline, Rules};
+use llm_evals::report::Format;
+use llm_evals::results::{Command as RunCommand, Comparison, RunResult};
+use llm_evals::suite::Suite;
 
 /// `check`'s flags as the gate's plan, the tolerance checked.
 fn plan(a: &CheckArgs) -> Result<CheckPlan> {
@@ -46,7 +47,12 @@ pub(super) fn gate_plan(
 }
 
 /// Runs the check end to end and returns its exit code.
-pub(crate) fn run(suite: &Suite, a: &CheckArgs, env: &crate::env::Env, out: &Out) -> Result<i32> {
+pub(crate) fn run(
+    suite: &Suite,
+    a: &CheckArgs,
+    env: &llm_evals::env::Env,
+    out: &Out,
+) -> Result<i32> {
     if let Some(spec) = a.shard {
         return shard(suite, a, spec, env, out);
     }
@@ -65,7 +71,7 @@ pub(super) struct Reports<'a> {
     pub(super) diff: Option<&'a Path>,
     pub(super) json: Option<&'a Path>,
     pub(super) html: Option<&'a Path>,
-    pub(super) format: crate::report::Format,
+    pub(super) format: llm_evals::report::Format,
     pub(super) output: Option<&'a Path>,
     pub(super) totals: super::args::TotalsArg,
     /// The report for the browser (`--open`, `results.display: browser|both`).
@@ -93,7 +99,7 @@ impl Reports<'_> {
 pub(super) fn gate_and_report(
     run: &RunResult,
     plan: &CheckPlan,
-    history: &crate::history::Location,
+    history: &llm_evals::history::Location,
     reports: &Reports<'_>,
     out: &Out,
 ) -> Result<i32> {
@@ -120,7 +126,11 @@ pub(super) fn gate_and_report(
         b.show(run, comparison, reports.html, out);
     }
     print_verdict(run, comparison, out);
-    Ok(match checked.exit_code(run) {
+    let code = match &checked.refused {
+        Some(_) => exit::USAGE,
+        None => exit::of_run(run.run.status, checked.comparison.verdict.passed),
+    };
+    Ok(match code {
         exit::INTERRUPTED => exit::INTERRUPTED,
         // A report asked for and not written is a bad flag, whatever the verdict.
         _ if !written => exit::USAGE,
@@ -143,8 +153,8 @@ pub(crate) fn dry_run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
 fn shard(
     suite: &Suite,
     a: &CheckArgs,
-    spec: crate::runner::shard::ShardSpec,
-    env: &crate::env::Env,
+    spec: llm_evals::runner::shard::ShardSpec,
+    env: &llm_evals::env::Env,
     out: &Out,
 ) -> Result<i32> {
     for (given, flag) in [
@@ -163,7 +173,7 @@ fn shard(
         .group
         .clone()
         .filter(|g| !g.trim().is_empty())
-        .or_else(|| crate::github::Env::read().run_group())
+        .or_else(|| crate::cli::github::Env::read().run_group())
         .ok_or_else(|| {
             Error::Usage(format!(
                 "--shard {spec} needs a run group: pass --group ID (the same for every shard and for `evals merge --group ID`), or run on GitHub Actions (GITHUB_RUN_ID)"
@@ -174,7 +184,7 @@ fn shard(
     let run = super::run::execute(suite, &args, RunCommand::Check, env, out)?;
     let mut written = true;
     if let Some(p) = a.json.as_deref() {
-        let text = crate::report::render(Format::Json, Default::default(), &run, None);
+        let text = llm_evals::report::render(Format::Json, Default::default(), &run, None);
         match ReportFile::of("--json", Format::Json).write(p, &text) {
             Ok(()) => out.note(&format!("wrote {}", p.display())),
             Err(e) => {
@@ -219,7 +229,7 @@ fn shard(
     if let Some(s) = gate::stopped(&run) {
         out.error(&format!(
             "evals check --shard {spec}: {}",
-            crate::report::format::stopped(&s)
+            llm_evals::report::format::stopped(&s)
         ));
     }
     Ok(match exit::of_run(run.run.status, true) {
@@ -248,10 +258,10 @@ fn write_reports(
     comparison: Option<&Comparison>,
     out: &Out,
 ) -> bool {
-    let summary = crate::github::Env::read().step_summary;
+    let summary = crate::cli::github::Env::read().step_summary;
     // Rendered only when a file or the job summary asks for it, and then once.
     let markdown = (a.markdown.is_some() || summary.is_some())
-        .then(|| crate::report::render(Format::Markdown, Default::default(), run, comparison));
+        .then(|| llm_evals::report::render(Format::Markdown, Default::default(), run, comparison));
     let files: [(Option<&Path>, &str, Format); 5] = [
         (a.markdown, "--markdown", Format::Markdown),
         (a.junit, "--junit", Format::Junit),
@@ -266,7 +276,8 @@ fn write_reports(
             let text = match (format, &markdown) {
                 (Format::Markdown, Some(md)) => md.as_str(),
                 _ => {
-                    rendered = crate::report::render(format, Default::default(), run, comparison);
+                    rendered =
+                        llm_evals::report::render(format, Default::default(), run, comparison);
                     rendered.as_str()
                 }
             };
@@ -286,7 +297,7 @@ fn write_reports(
             .append(true)
             .open(p)
             .and_then(|mut f| {
-                f.write_all(crate::secrets::scrub(&format!("{markdown}\n")).as_bytes())
+                f.write_all(llm_evals::secrets::scrub(&format!("{markdown}\n")).as_bytes())
             });
         if let Err(e) = appended {
             out.warn(&format!(
@@ -303,7 +314,7 @@ pub(super) fn print_verdict(run: &RunResult, comparison: Option<&Comparison>, ou
     let Some(c) = comparison else {
         return;
     };
-    let said = crate::report::verdict::Terminal::of(run, c);
+    let said = llm_evals::report::verdict::Terminal::of(run, c);
     if c.verdict.passed {
         out.note(&said.line);
         // A passed check lists only what the statistical gate left undecided.

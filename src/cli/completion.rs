@@ -1,8 +1,9 @@
 use clap::CommandFactory;
 
 use super::args::{Cli, Shell};
+use super::exit;
 use super::output::Out;
-use crate::error::{Result, exit};
+use llm_evals::error::Result;
 
 pub(crate) fn run(shell: Shell, bin: &'static str, _out: &Out) -> Result<i32> {
     let mut cmd = Cli::command().name(bin).bin_name(bin);

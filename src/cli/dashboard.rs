@@ -1,9 +1,10 @@
-//! `evals dashboard`: serves the history read-only until Ctrl-C (`crate::dashboard`), the
+//! `evals dashboard`: serves the history read-only until Ctrl-C (`llm_evals::dashboard`), the
 //! URL on stdout's first line.
 
 use super::args::{DashboardArgs, Global};
+use super::exit;
 use super::output::Out;
-use crate::error::{Error, Result, exit};
+use llm_evals::error::{Error, Result};
 
 /// Opens the history as the other history commands find it and serves it.
 pub(crate) fn run(g: &Global, a: &DashboardArgs, out: &Out) -> Result<i32> {
@@ -14,12 +15,12 @@ pub(crate) fn run(g: &Global, a: &DashboardArgs, out: &Out) -> Result<i32> {
             at.shown()
         )));
     }
-    let options = crate::dashboard::Options {
+    let options = llm_evals::dashboard::Options {
         bind: a.bind,
         port: a.port,
         baseline: a.baseline.clone(),
     };
-    crate::dashboard::serve(&at, &options, |addr| {
+    llm_evals::dashboard::serve(&at, &options, |addr| {
         out.line(&format!("http://{addr}/"));
         if !addr.ip().is_loopback() {
             out.warn(&format!(

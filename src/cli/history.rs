@@ -4,14 +4,15 @@
 use std::path::{Path, PathBuf};
 
 use super::args::{ExportArgs, FlakyArgs, Global, HistoryArgs, MigrateArgs, ReportArgs};
+use super::exit;
 use super::output::{Out, align_right, table};
 use super::report_file::ReportFile;
 use super::target::Target;
-use crate::error::{Error, Result, exit};
-use crate::gate::{CheckPlan, MissingBaseline, Rules};
-use crate::history::{AnyStore, HistoryStore, Location, RunFilter};
-use crate::report::{Format, Report, json::Json};
-use crate::results::RunResult;
+use llm_evals::error::{Error, Result};
+use llm_evals::gate::{CheckPlan, MissingBaseline, Rules};
+use llm_evals::history::{AnyStore, HistoryStore, Location, RunFilter};
+use llm_evals::report::{Format, Json, Report};
+use llm_evals::results::RunResult;
 
 /// `--history`/`EVALS_HISTORY` (a file or a PostgreSQL URL), else the suite's (its
 /// `history.url`, `DATABASE_URL`, its `.evals/history.sqlite3`: the suite must then be found).
@@ -41,7 +42,7 @@ pub(crate) fn flaky(g: &Global, a: &FlakyArgs, out: &Out) -> Result<i32> {
     }
     let path = history_path(g, a.history.as_deref(), out)?;
     let h = open_existing(&path)?;
-    let found = crate::gate::flaky(&h, a.suite.as_deref(), &a.branch, a.last)?;
+    let found = llm_evals::gate::flaky(&h, a.suite.as_deref(), &a.branch, a.last)?;
     let cases = found.cases;
     if a.json {
         let text = serde_json::to_string_pretty(&cases)
@@ -66,7 +67,7 @@ pub(crate) fn flaky(g: &Global, a: &FlakyArgs, out: &Out) -> Result<i32> {
     if cases.is_empty() {
         out.note(&format!(
             "no case's verdict varied over the last {} of {}",
-            crate::text::plural(found.runs, "run", "runs"),
+            llm_evals::text::plural(found.runs, "run", "runs"),
             a.branch
         ));
         return Ok(exit::OK);
@@ -84,7 +85,7 @@ pub(crate) fn flaky(g: &Global, a: &FlakyArgs, out: &Out) -> Result<i32> {
     );
     for c in &cases {
         t.add_row(vec![
-            crate::report::format::contender_label(&c.contender),
+            llm_evals::report::format::contender_label(&c.contender),
             c.dataset.clone(),
             c.case.clone(),
             format!("{} of {}", c.passed(), c.verdicts.len()),
@@ -94,8 +95,8 @@ pub(crate) fn flaky(g: &Global, a: &FlakyArgs, out: &Out) -> Result<i32> {
     out.line(&t.to_string());
     out.note(&format!(
         "{} varied over the last {} of {} (P pass, F fail, ~ flaky tries, E error)",
-        crate::text::plural(cases.len(), "case", "cases"),
-        crate::text::plural(found.runs, "run", "runs"),
+        llm_evals::text::plural(cases.len(), "case", "cases"),
+        llm_evals::text::plural(found.runs, "run", "runs"),
         a.branch
     ));
     Ok(exit::OK)
@@ -138,7 +139,7 @@ pub(crate) fn list(g: &Global, a: &HistoryArgs, out: &Out) -> Result<i32> {
             r.command.clone(),
             r.mode.clone(),
             r.cases.to_string(),
-            crate::report::format::pct(r.score),
+            llm_evals::report::format::pct(r.score),
             r.errors.to_string(),
             r.status.clone(),
         ]);
@@ -230,7 +231,7 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
         None
     };
     let (run, recorded) = match (file, &a.run, &store, &suite) {
-        (Some(f), _, _, _) => crate::results::snapshot::load_checked(f)?,
+        (Some(f), _, _, _) => llm_evals::results::snapshot::load_checked(f)?,
         (None, Some(reference), Some((h, path)), _) => (get(h, path, reference)?, None),
         (None, None, Some((h, path)), Some(suite)) => {
             let id = h.latest(Some(&suite.name))?.ok_or_else(|| {
@@ -262,7 +263,8 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
                 Some((h, p)) => (Some(h), PathBuf::from(p.shown())),
                 None => (None, PathBuf::new()),
             };
-            let checked = crate::gate::judge(&run, &plan, h.map(|h| h as &dyn HistoryStore), &path);
+            let checked =
+                llm_evals::gate::judge(&run, &plan, h.map(|h| h as &dyn HistoryStore), &path);
             if let Some(e) = checked.refused {
                 return Err(e.into_error());
             }
@@ -270,7 +272,7 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
             checked.comparison
         }
     };
-    let text = crate::report::render(format, Default::default(), &run, Some(&comparison));
+    let text = llm_evals::report::render(format, Default::default(), &run, Some(&comparison));
     let path = match (target, &suite) {
         (Target::Stdout, _) => None,
         (Target::File(p), _) => Some(p),
@@ -286,14 +288,14 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
     let passed = comparison.verdict.passed;
     if !gate {
         if a.baseline.is_some() && !passed {
-            let line = crate::report::markdown::verdict_text(&run, Some(&comparison));
+            let line = llm_evals::report::verdict::verdict_text(&run, Some(&comparison));
             out.note(&format!("{line}; add --fail-on-regression to exit 1 on it"));
         }
         return Ok(exit::OK);
     }
     super::check::print_verdict(&run, Some(&comparison), out);
     // A run that did not finish cannot pass a gate, as `check` fails an aborted run.
-    let complete = run.run.status == crate::results::RunStatus::Completed;
+    let complete = run.run.status == llm_evals::results::RunStatus::Completed;
     if !complete {
         out.error(&format!(
             "run {} is {}: only a completed run can pass",
@@ -311,20 +313,20 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
 /// first, into PostgreSQL with its id and number; a run already there is left as it is, so
 /// a second migrate copies only what the first did not.
 pub(crate) fn migrate(g: &Global, a: &MigrateArgs, out: &Out) -> Result<i32> {
-    if !crate::history::postgres::is_url(&a.to) {
+    if !llm_evals::history::postgres::is_url(&a.to) {
         return Err(Error::Usage(format!(
             "--to {}: not a PostgreSQL URL; pass --to postgres://user@host:port/db",
-            crate::history::postgres::redact(&a.to)
+            llm_evals::history::postgres::redact(&a.to)
         )));
     }
     let from = match &a.history {
         Some(p) => Location::Sqlite(p.clone()),
-        None => Location::Sqlite(crate::history::History::default_path(
+        None => Location::Sqlite(llm_evals::history::History::default_path(
             &super::load_suite(g, out)?.project_dir,
         )),
     };
     let source = open_existing(&from)?;
-    let mut target = crate::history::PgStore::open(&a.to)?;
+    let mut target = llm_evals::history::PgStore::open(&a.to)?;
     let runs = source.list(&RunFilter::default())?;
     let (mut copied, mut kept) = (0, 0);
     for r in runs.iter().rev() {

@@ -3,8 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::exit;
 use super::output::Out;
-use crate::error::{Error, Result, exit};
+use llm_evals::error::{Error, Result};
 
 const CONFIG: &str = r#"# The suite: what the model sees (adapter), what good means (scorer), who competes (the
 # lineup). Run `evals cases`, `evals verify`, `evals compare`; see README for every key.
@@ -116,15 +117,15 @@ pub(crate) fn run(dir: Option<&Path>, out: &Out) -> Result<i32> {
         if p.exists() {
             return Err(Error::Usage(format!(
                 "{}: already exists; `evals init` writes a new suite and never overwrites one (pick another folder: `evals init DIR`)",
-                crate::suite::discovery::display_path(&p, &cwd)
+                llm_evals::suite::discovery::display_path(&p, &cwd)
             )));
         }
     }
     for (rel, text) in &files {
-        crate::error::write_atomic(&root.join(rel), text.as_bytes())?;
+        llm_evals::fs::write_atomic(&root.join(rel), text.as_bytes())?;
         out.note(&format!(
             "wrote {}",
-            crate::suite::discovery::display_path(&root.join(rel), &cwd)
+            llm_evals::suite::discovery::display_path(&root.join(rel), &cwd)
         ));
     }
     // The one `.gitignore`, at the project root: created, or completed (it is often there).
@@ -135,8 +136,8 @@ pub(crate) fn run(dir: Option<&Path>, out: &Out) -> Result<i32> {
         Err(e) => return Err(Error::io(ignore_path, e)),
     };
     if let Some(text) = gitignore(existing.as_deref()) {
-        crate::error::write_atomic(&ignore_path, text.as_bytes())?;
-        let shown = crate::suite::discovery::display_path(&ignore_path, &cwd);
+        llm_evals::fs::write_atomic(&ignore_path, text.as_bytes())?;
+        let shown = llm_evals::suite::discovery::display_path(&ignore_path, &cwd);
         out.note(&match existing {
             Some(_) => format!("added evals' lines to {shown}"),
             None => format!("wrote {shown}"),

@@ -1,6 +1,6 @@
 //! `evals merge`: the shards of one run (`check --shard K/N`, from their JSON files or, by
 //! `--group`, from the history) put back into the run the suite would have made in one job
-//! ([`crate::runner::shard::merge`]), stored and snapshotted like any run, then gated and
+//! ([`llm_evals::runner::shard::merge`]), stored and snapshotted like any run, then gated and
 //! reported by `check`'s own path ([`super::check::gate_and_report`]).
 
 use std::sync::Arc;
@@ -8,12 +8,12 @@ use std::sync::Arc;
 use super::args::MergeArgs;
 use super::check::{Reports, gate_and_report, gate_plan};
 use super::output::Out;
-use crate::error::{Error, Result};
-use crate::history::HistoryStore;
-use crate::results::{CaseLog, RunResult};
-use crate::runner::shard::ShardRun;
-use crate::runner::{Event, HistorySink, Sink, SnapshotSink};
-use crate::suite::Suite;
+use llm_evals::error::{Error, Result};
+use llm_evals::history::HistoryStore;
+use llm_evals::results::{CaseLog, RunResult};
+use llm_evals::runner::shard::ShardRun;
+use llm_evals::runner::{Event, HistorySink, Sink, SnapshotSink};
+use llm_evals::suite::Suite;
 
 /// Merges, stores, gates; returns the exit code.
 pub(crate) fn run(suite: &Suite, a: &MergeArgs, out: &Out) -> Result<i32> {
@@ -22,7 +22,7 @@ pub(crate) fn run(suite: &Suite, a: &MergeArgs, out: &Out) -> Result<i32> {
         a.baseline.clone(),
         a.tolerance,
         a.missing_baseline,
-        crate::gate::Stat::default(),
+        llm_evals::gate::Stat::default(),
     )?;
     let (history, _) = super::run::history_location(suite, a.history.as_deref());
     let shards = if a.files.is_empty() {
@@ -30,7 +30,7 @@ pub(crate) fn run(suite: &Suite, a: &MergeArgs, out: &Out) -> Result<i32> {
             .group
             .clone()
             .filter(|g| !g.trim().is_empty())
-            .or_else(|| crate::github::Env::read().run_group())
+            .or_else(|| crate::cli::github::Env::read().run_group())
             .ok_or_else(|| {
                 Error::Usage(
                     "evals merge: which shards? pass each shard's JSON file (`evals check --shard K/N --json FILE`), or --group ID to read them from the history (default on GitHub Actions: GITHUB_RUN_ID-GITHUB_RUN_ATTEMPT)".into(),
@@ -41,15 +41,16 @@ pub(crate) fn run(suite: &Suite, a: &MergeArgs, out: &Out) -> Result<i32> {
         a.files
             .iter()
             .map(|f| {
-                let shown = crate::suite::discovery::display_path(&suite.cwd.join(f), &suite.cwd);
-                crate::results::snapshot::load(&suite.cwd.join(f))
+                let shown =
+                    llm_evals::suite::discovery::display_path(&suite.cwd.join(f), &suite.cwd);
+                llm_evals::results::snapshot::load(&suite.cwd.join(f))
                     .map(|run| ShardRun { shown, run })
                     .map_err(|e| e.named_by("evals merge FILE", None))
             })
             .collect::<Result<Vec<_>>>()?
     };
     let n = shards.len();
-    let run = crate::runner::shard::merge(shards, std::env::args().collect())?;
+    let run = llm_evals::runner::shard::merge(shards, std::env::args().collect())?;
     out.note(&format!(
         "merged {n} shards: {} cases, {} experiments",
         run.run.settings.cases.len(),
@@ -80,7 +81,7 @@ pub(crate) fn run(suite: &Suite, a: &MergeArgs, out: &Out) -> Result<i32> {
 fn from_history(
     suite: &Suite,
     a: &MergeArgs,
-    history: &crate::history::Location,
+    history: &llm_evals::history::Location,
     group: &str,
 ) -> Result<Vec<ShardRun>> {
     if !history.exists() {
@@ -93,7 +94,7 @@ fn from_history(
     let branch = a
         .branch
         .clone()
-        .or_else(|| crate::history::git::detect(&suite.project_dir).branch)
+        .or_else(|| llm_evals::history::git::detect(&suite.project_dir).branch)
         .ok_or_else(|| {
             Error::Usage(format!(
                 "evals merge --group {group}: on which branch did the shards run? pass --branch NAME"
@@ -133,7 +134,7 @@ fn from_history(
 fn store(
     suite: &Suite,
     a: &MergeArgs,
-    history: &crate::history::Location,
+    history: &llm_evals::history::Location,
     whole: &RunResult,
     out: &Out,
 ) -> Result<()> {

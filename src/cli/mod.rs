@@ -6,6 +6,9 @@ mod cassettes;
 mod check;
 mod completion;
 mod dashboard;
+mod exit;
+mod github;
+mod harden;
 mod history;
 mod init;
 mod merge;
@@ -30,13 +33,13 @@ pub(crate) use args::Cli;
 use args::{Command, Global};
 use output::Out;
 
-use crate::error::{Error, Result, exit};
-use crate::results::Command as RunCommand;
-use crate::suite::{Locate, Suite};
+use llm_evals::error::{Error, Result};
+use llm_evals::results::Command as RunCommand;
+use llm_evals::suite::{Locate, Suite};
 
 /// Parses `argv`, runs the command, and returns the exit code.
-pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
-    crate::harden::harden_process();
+pub(crate) fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
+    crate::cli::harden::harden_process();
     scrub_panics();
     let argv: Vec<OsString> = argv.into_iter().collect();
     // `evals` or `llm-evals`: help, errors and `-V` speak with the name it was run by.
@@ -63,7 +66,7 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
             };
             // An argument echoed back may be a key pasted in the wrong place.
             let plain = e.render().to_string();
-            match crate::secrets::scrub(&plain) {
+            match llm_evals::secrets::scrub(&plain) {
                 std::borrow::Cow::Borrowed(_) => {
                     let _ = e.print();
                 }
@@ -77,17 +80,17 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
         .with_verbose(cli.global.verbose)
         .with_width(cli.global.wide);
     // The environment, read once: everything below is handed this.
-    let env = crate::env::Env::from_process();
+    let env = llm_evals::env::Env::from_process();
     match dispatch(cli, bin, &env, &out) {
         Ok(code) => code,
         Err(e) => {
             out.error(&e.to_string());
-            e.exit_code()
+            exit::code(&e)
         }
     }
 }
 
-fn dispatch(cli: Cli, bin: &'static str, env: &crate::env::Env, out: &Out) -> Result<i32> {
+fn dispatch(cli: Cli, bin: &'static str, env: &llm_evals::env::Env, out: &Out) -> Result<i32> {
     let g = &cli.global;
     match cli.command {
         Command::Version => {
@@ -138,18 +141,21 @@ fn dispatch(cli: Cli, bin: &'static str, env: &crate::env::Env, out: &Out) -> Re
                 };
                 let _ = Suite::locate(&cwd, &locate);
             }
-            let markdown = crate::error::read_text(&a.file, &a.file.display().to_string())
+            let markdown = llm_evals::fs::read_text(&a.file, &a.file.display().to_string())
                 .map_err(|e| e.named_by("evals comment FILE", None))?;
-            let target =
-                crate::github::Target::new(&crate::github::Env::read(), a.pr, a.repo.clone())?;
-            match crate::github::post(&target, &markdown)? {
-                crate::github::Posted::Created(url) => {
+            let target = crate::cli::github::Target::new(
+                &crate::cli::github::Env::read(),
+                a.pr,
+                a.repo.clone(),
+            )?;
+            match crate::cli::github::post(&target, &markdown)? {
+                crate::cli::github::Posted::Created(url) => {
                     out.note(&format!("commented on #{}: {url}", target.pr))
                 }
-                crate::github::Posted::Updated(url) => {
+                crate::cli::github::Posted::Updated(url) => {
                     out.note(&format!("updated the comment on #{}: {url}", target.pr))
                 }
-                crate::github::Posted::ReadOnly(note) => out.warn(&note),
+                crate::cli::github::Posted::ReadOnly(note) => out.warn(&note),
             }
             Ok(exit::OK)
         }
@@ -166,14 +172,14 @@ fn scrub_panics() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned());
         match payload {
-            Some(message) if crate::secrets::scrub(&message) != message.as_str() => {
+            Some(message) if llm_evals::secrets::scrub(&message) != message.as_str() => {
                 let at = info
                     .location()
                     .map(|l| format!(" at {}:{}", l.file(), l.line()))
                     .unwrap_or_default();
                 eprintln!(
                     "evals panicked{at}: {} (this is a bug: please report it)",
-                    crate::secrets::scrub(&message)
+                    llm_evals::secrets::scrub(&message)
                 );
             }
             _ => default(info),
@@ -188,10 +194,10 @@ pub(crate) fn load_suite(g: &Global, out: &Out) -> Result<Suite> {
         config: g.config.clone(),
         no_search: g.no_search,
     };
-    let (path, why) = crate::suite::discovery::discover_why(&cwd, &locate)?;
+    let (path, why) = llm_evals::suite::discovery::discover_why(&cwd, &locate)?;
     out.verbose(&format!(
         "suite file: {} ({why})",
-        crate::suite::discovery::display_path(&path, &cwd)
+        llm_evals::suite::discovery::display_path(&path, &cwd)
     ));
     let suite = Suite::locate_with(
         &cwd,
@@ -201,7 +207,7 @@ pub(crate) fn load_suite(g: &Global, out: &Out) -> Result<Suite> {
         },
         |name, path| out.banner(name, path),
     )?;
-    suite.check_lineup(&crate::provider::Registry::default())?;
+    suite.check_lineup(&llm_evals::provider::Registry::default())?;
     match &suite.config.project {
         Some(p) => out.verbose(&format!(
             "project: {p} (project: in the config; kept with each run)"

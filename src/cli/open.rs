@@ -8,13 +8,13 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::output::Out;
-use crate::results::{Comparison, RunResult};
-use crate::suite::config::Display;
+use llm_evals::results::{Comparison, RunResult};
+use llm_evals::suite::config::Display;
 
 /// What opening is decided from: the flags, the display setting and the environment.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Desktop {
-    /// `CI` is set (as [`crate::env::Env::ci`] reads it).
+    /// `CI` is set (as [`llm_evals::env::Env::ci`] reads it).
     pub(crate) ci: bool,
     /// `EVALS_OPENER`: the command (and its first arguments, split at spaces) to open with.
     pub(crate) opener: Option<String>,
@@ -26,7 +26,7 @@ pub(crate) struct Desktop {
 
 impl Desktop {
     /// This process's.
-    pub(crate) fn read(env: &crate::env::Env) -> Desktop {
+    pub(crate) fn read(env: &llm_evals::env::Env) -> Desktop {
         let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
         Desktop {
             ci: env.ci,
@@ -86,8 +86,8 @@ impl Browser {
         let file = match asked {
             Some(p) => p.to_path_buf(),
             None => {
-                let html = crate::report::render(
-                    crate::report::Format::Html,
+                let html = llm_evals::report::render(
+                    llm_evals::report::Format::Html,
                     Default::default(),
                     run,
                     comparison,
@@ -101,7 +101,7 @@ impl Browser {
                     ));
                     return;
                 }
-                match crate::error::write_atomic(&self.stamped, html.as_bytes()) {
+                match llm_evals::fs::write_atomic(&self.stamped, html.as_bytes()) {
                     Ok(()) => out.note(&format!("wrote {}", self.stamped.display())),
                     Err(e) => {
                         out.warn(&format!("could not write the HTML report: {e}"));

@@ -85,7 +85,7 @@ impl Out {
 
     /// Writes to stdout; a closed pipe is not an error.
     pub(crate) fn text(&self, s: &str) {
-        let s = crate::secrets::scrub(s);
+        let s = llm_evals::secrets::scrub(s);
         let mut so = std::io::stdout().lock();
         let _ = so.write_all(s.as_bytes());
         let _ = so.flush();
@@ -96,7 +96,7 @@ impl Out {
     }
 
     fn err_styled(&self, style: Style, label: &str, msg: &str) {
-        let msg = crate::secrets::scrub(msg);
+        let msg = llm_evals::secrets::scrub(msg);
         let mut se = std::io::stderr().lock();
         if self.color_stderr {
             let _ = writeln!(se, "{style}{label}{style:#} {msg}");
@@ -122,7 +122,7 @@ impl Out {
     }
 
     pub(crate) fn note(&self, msg: &str) {
-        let msg = crate::secrets::scrub(msg);
+        let msg = llm_evals::secrets::scrub(msg);
         let mut se = std::io::stderr().lock();
         let _ = writeln!(se, "{msg}");
     }
@@ -164,7 +164,7 @@ pub(crate) fn align_right(t: &mut comfy_table::Table, cols: impl IntoIterator<It
 }
 
 /// A run's warnings, notes and `-v` lines, through [`Out`].
-impl crate::runner::Notices for Out {
+impl llm_evals::runner::Notices for Out {
     fn warn(&self, msg: &str) {
         Out::warn(self, msg);
     }

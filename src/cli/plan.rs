@@ -3,10 +3,11 @@
 use std::collections::BTreeMap;
 
 use super::args::RunArgs;
+use super::exit;
 use super::output::{Out, align_right, table};
-use crate::error::{Error, Result, exit};
-use crate::runner::RunPlan;
-use crate::suite::{Overrides, Suite, cases, lineup};
+use llm_evals::error::{Error, Result};
+use llm_evals::runner::RunPlan;
+use llm_evals::suite::{Overrides, Suite, cases, lineup};
 
 /// Builds the plan of `run`, `compare`, `record` and `check` from their flags.
 pub(crate) fn build(suite: &Suite, a: &RunArgs) -> Result<RunPlan> {
@@ -44,14 +45,14 @@ pub(crate) fn build(suite: &Suite, a: &RunArgs) -> Result<RunPlan> {
     let lineup = lineup::expand(
         &suite.config,
         &overrides,
-        &crate::provider::Registry::default(),
+        &llm_evals::provider::Registry::default(),
     );
     let cases = cases::select(&suite.cases, &super::cases::selection(&a.select))?;
     // `check --shard K/N`: the plan keeps its slice of the selection, and where it stands.
     let (cases, shard) = match &a.sharding {
         Some((spec, group)) => {
             let (mine, shard) =
-                crate::runner::shard::slice(suite, &lineup.contenders, &cases, *spec, group);
+                llm_evals::runner::shard::slice(suite, &lineup.contenders, &cases, *spec, group);
             (mine, Some(shard))
         }
         None => (cases, None),
@@ -63,7 +64,7 @@ pub(crate) fn build(suite: &Suite, a: &RunArgs) -> Result<RunPlan> {
 }
 
 /// `--min-score` and `--min-pass-rate`, each a fraction (LLMEvalForge writes `0.95`).
-pub(crate) fn limits(a: &RunArgs) -> Result<crate::gate::Limits> {
+pub(crate) fn limits(a: &RunArgs) -> Result<llm_evals::gate::Limits> {
     for (flag, v) in [
         ("--min-score", a.min_score),
         ("--min-pass-rate", a.min_pass_rate),
@@ -76,7 +77,7 @@ pub(crate) fn limits(a: &RunArgs) -> Result<crate::gate::Limits> {
             )));
         }
     }
-    Ok(crate::gate::Limits {
+    Ok(llm_evals::gate::Limits {
         min_score: a.min_score,
         min_pass_rate: a.min_pass_rate,
     })
@@ -87,7 +88,7 @@ pub(crate) fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
     limits(a)?;
     let plan = build(suite, a)?;
     // The checks a real run makes before its first call (weights, thresholds, the schema).
-    crate::score::build(suite)?;
+    llm_evals::score::build(suite)?;
     for r in &plan.lineup.refused {
         out.warn(&r.to_string());
     }
@@ -150,14 +151,14 @@ pub(crate) fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
 /// Dollars per million input/output tokens (`0.042/0`): the suite's `pricing:`, else what
 /// the provider ships with; `free` for the offline providers (they answer in the process
 /// and need no key), `-` when unknown.
-fn price_per_million(suite: &Suite, c: &crate::suite::Contender) -> String {
-    let Some(provider) = crate::provider::Registry::default()
+fn price_per_million(suite: &Suite, c: &llm_evals::suite::Contender) -> String {
+    let Some(provider) = llm_evals::provider::Registry::default()
         .get(&c.kind.name)
         .cloned()
     else {
         return "-".into();
     };
-    match crate::runner::pricing(suite, c, provider.as_ref()) {
+    match llm_evals::runner::pricing(suite, c, provider.as_ref()) {
         Some(p) => format!("{}/{}", p.input, p.output),
         None if !provider.sends() && provider.key_env(c).is_none() => "free".into(),
         None => "-".into(),

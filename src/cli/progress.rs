@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::runner::{Event, Quiet, RunPlan, Sink};
+use llm_evals::runner::{Event, Quiet, RunPlan, Sink};
 
 /// One bar per experiment, in plan order: the sink of [`Progress::sink`].
 struct Bars(Vec<ProgressBar>);

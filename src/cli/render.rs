@@ -1,16 +1,17 @@
 //! `evals render FILE.json`: re-prints a saved run; calls nothing.
 
 use super::args::{Global, RenderArgs};
+use super::exit;
 use super::output::Out;
 use super::target::Target;
-use crate::error::{Error, Result, exit};
-use crate::report::Format;
+use llm_evals::error::{Error, Result};
+use llm_evals::report::Format;
 
 /// Renders the snapshot to stdout, `-o FILE` (the format from its extension unless
 /// `--format` says) or, for `-o` alone, a stamped HTML file under `results.destination`;
 /// `--open` opens the HTML in the browser (written as `-o` alone writes it when no file
 /// was named).
-pub(crate) fn run(g: &Global, a: &RenderArgs, env: &crate::env::Env, out: &Out) -> Result<i32> {
+pub(crate) fn run(g: &Global, a: &RenderArgs, env: &llm_evals::env::Env, out: &Out) -> Result<i32> {
     let output = match (&a.output, a.open) {
         (None, true) => Some(None),
         (o, _) => o.clone(),
@@ -44,7 +45,7 @@ pub(crate) fn run(g: &Global, a: &RenderArgs, env: &crate::env::Env, out: &Out) 
             }
         )));
     }
-    let (run, comparison) = crate::results::snapshot::load_checked(&a.file)
+    let (run, comparison) = llm_evals::results::snapshot::load_checked(&a.file)
         .map_err(|e| e.named_by("evals render FILE", None))?;
     let path = match target {
         Target::Stdout => None,

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use llm_evals::error::{Error, Result};
 
 /// A report and the flag that asked for it.
 #[derive(Debug, Clone, Copy)]
@@ -19,7 +19,7 @@ pub(crate) struct ReportFile<'a> {
 
 impl<'a> ReportFile<'a> {
     /// The report `flag` asks for in `format` (its kind and example file from the format).
-    pub(crate) fn of(flag: &'a str, format: crate::report::Format) -> ReportFile<'a> {
+    pub(crate) fn of(flag: &'a str, format: llm_evals::report::Format) -> ReportFile<'a> {
         ReportFile {
             flag,
             kind: format.kind(),
@@ -29,7 +29,7 @@ impl<'a> ReportFile<'a> {
 
     /// Writes `text` to `path` atomically (the old file, or none, until the new one is whole).
     pub(crate) fn write(&self, path: &Path, text: &str) -> Result<()> {
-        crate::error::write_atomic(path, text.as_bytes()).map_err(|e| self.error(path, &e))
+        llm_evals::fs::write_atomic(path, text.as_bytes()).map_err(|e| self.error(path, &e))
     }
 
     fn error(&self, path: &Path, e: &Error) -> Error {

@@ -1,5 +1,5 @@
 //! `run`, `compare` and `record`: plan, resolve the cassette mode, run through the library
-//! ([`crate::runner::Prepared`]) with its sinks (progress bars, the history store, the JSON
+//! ([`llm_evals::runner::Prepared`]) with its sinks (progress bars, the history store, the JSON
 //! snapshot), report. The case results stay in the run's case log, on disk; they are read
 //! back only for an output that lists cases (the breakdown of `run`, errors, failed
 //! thresholds, a stopped run, `--format json/html`, `--totals variant`), so the common
@@ -9,16 +9,17 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::args::{Format, RunArgs};
+use super::exit;
 use super::output::Out;
 use super::report_file::ReportFile;
-use crate::cassette::mode::{self, ModeChoice, ModeSource};
-use crate::env::Env;
-use crate::error::{Error, Result, exit};
-use crate::report::terminal::Terminal;
-use crate::results::{Command as RunCommand, Comparison, RunResult};
-use crate::runner;
-use crate::runner::sinks::{HistorySink, SnapshotSink};
-use crate::suite::Suite;
+use llm_evals::cassette::mode::{self, ModeChoice, ModeSource};
+use llm_evals::env::Env;
+use llm_evals::error::{Error, Result};
+use llm_evals::report::Terminal;
+use llm_evals::results::{Command as RunCommand, Comparison, RunResult};
+use llm_evals::runner;
+use llm_evals::runner::{HistorySink, SnapshotSink};
+use llm_evals::suite::Suite;
 
 /// Runs a command end to end and returns its exit code.
 pub(crate) fn run(
@@ -42,10 +43,10 @@ pub(crate) fn run(
     }
     drop(cases);
     // Thresholds gate every run, by the rule `check` applies (with no baseline).
-    let failed = crate::gate::threshold_failures(&run);
+    let failed = llm_evals::gate::threshold_failures(&run);
     let passed = run.total_errors() == 0 && (!gates || failed.is_empty());
     let code = exit::of_run(run.run.status, passed);
-    use crate::suite::config::Display;
+    use llm_evals::suite::config::Display;
     match a.display(suite.config.results.display) {
         // `display: none` prints no leaderboard; a file or JSON asked for is still written.
         // `display: browser` shows the report in the browser instead.
@@ -107,7 +108,10 @@ pub(crate) fn run(
             out.warn("thresholds failed (record does not gate; `evals check` will):");
         }
         for line in failed.iter().take(10) {
-            out.note(&format!("  {}", crate::report::verdict::reason_text(line)));
+            out.note(&format!(
+                "  {}",
+                llm_evals::report::verdict::reason_text(line)
+            ));
         }
         if failed.len() > 10 {
             out.note(&format!(
@@ -117,10 +121,10 @@ pub(crate) fn run(
         }
     }
     // Last, the run's own verdict: the leaderboard covers only the cases that ran.
-    if let Some(s) = crate::gate::stopped(&run) {
+    if let Some(s) = llm_evals::gate::stopped(&run) {
         out.error(&format!(
             "evals {command}: {}",
-            crate::report::format::stopped(&s)
+            llm_evals::report::format::stopped(&s)
         ));
     }
     Ok(code)
@@ -160,8 +164,8 @@ fn needs_cases(run: &RunResult, a: &RunArgs, breakdown: bool) -> bool {
     breakdown
         || a.format != Format::Tui
         || a.totals != TotalsArg::Overall
-        || run.run.status != crate::results::RunStatus::Completed
-        || crate::gate::Limits::of(run).min_pass_rate.is_some()
+        || run.run.status != llm_evals::results::RunStatus::Completed
+        || llm_evals::gate::Limits::of(run).min_pass_rate.is_some()
         || run.experiments.iter().any(|e| e.errors > 0 || e.failed > 0)
 }
 
@@ -199,7 +203,7 @@ pub(crate) fn execute_streamed(
     let tracker = tracker_of(suite, a, &plan.cases, out)?;
     let options = runner::RunOptions {
         mode,
-        scorer: crate::score::ScorerChoice::Config,
+        scorer: llm_evals::score::ScorerChoice::Config,
         on_streak: if a.yes {
             runner::OnStreak::GoOn
         } else {
@@ -230,7 +234,7 @@ pub(crate) fn execute_streamed(
         chrono::Utc::now().format("%Y%m%dT%H%M%SZ")
     ));
     let progress = super::progress::Progress::new(prepared.plan(), &warnings_log);
-    let shown = crate::suite::discovery::display_path(&warnings_log, &suite.cwd);
+    let shown = llm_evals::suite::discovery::display_path(&warnings_log, &suite.cwd);
     let mut sinks = runner::Sinks::new();
     if let Some(bars) = progress.sink() {
         sinks.push(bars);
@@ -264,9 +268,9 @@ pub(crate) fn execute_streamed(
         exec_stderr: prepared.uses_exec().then(|| {
             if progress.capturing() {
                 // While the bars draw, our stderr is that log already: workers share it.
-                crate::adapter::exec::StderrTo::Stderr { shown }
+                llm_evals::adapter::StderrTo::Stderr { shown }
             } else {
-                crate::adapter::exec::StderrTo::File {
+                llm_evals::adapter::StderrTo::File {
                     path: warnings_log.clone(),
                     shown,
                 }
@@ -281,14 +285,14 @@ pub(crate) fn execute_streamed(
     {
         out.note(&format!(
             "messages written to stderr during the run (libraries, the adapter) are in {}",
-            crate::suite::discovery::display_path(&log, &suite.cwd)
+            llm_evals::suite::discovery::display_path(&log, &suite.cwd)
         ));
     }
     out.verbose(&format!(
         "history: {} ({source})",
         match &location {
-            crate::history::Location::Sqlite(p) =>
-                crate::suite::discovery::display_path(p, &suite.cwd),
+            llm_evals::history::Location::Sqlite(p) =>
+                llm_evals::suite::discovery::display_path(p, &suite.cwd),
             other => other.shown(),
         }
     ));
@@ -310,10 +314,10 @@ pub(crate) fn execute_streamed(
 fn tracker_of(
     suite: &Suite,
     a: &RunArgs,
-    cases: &crate::suite::Cases,
+    cases: &llm_evals::suite::Cases,
     out: &Out,
-) -> Result<Option<Arc<crate::tracker::TrackerSink>>> {
-    let choice = crate::tracker::choose(
+) -> Result<Option<Arc<llm_evals::tracker::TrackerSink>>> {
+    let choice = llm_evals::tracker::choose(
         a.tracker.as_deref(),
         a.local,
         suite.config.tracker,
@@ -322,15 +326,19 @@ fn tracker_of(
     )?;
     let name = choice.kind.map_or("local only", |k| k.name());
     out.verbose(&format!("tracker: {name} ({})", choice.why));
-    let flags = crate::tracker::Flags {
+    let flags = llm_evals::tracker::Flags {
         project: a.project.clone(),
     };
-    Ok(crate::tracker::build(&choice, suite, cases, &flags, out)?.map(Arc::new))
+    Ok(llm_evals::tracker::build(&choice, suite, cases, &flags, out)?.map(Arc::new))
 }
 
 /// Says what the tracker sent (its pages' URLs), or warns once that it stopped: the run's
 /// result and exit code stand either way.
-fn tracked(sink: Option<&crate::tracker::TrackerSink>, sent: crate::tracker::Sent, out: &Out) {
+fn tracked(
+    sink: Option<&llm_evals::tracker::TrackerSink>,
+    sent: llm_evals::tracker::Sent,
+    out: &Out,
+) {
     let name = sink.map_or("tracker", |s| s.kind().name());
     if let Some(why) = &sent.failure {
         out.warn(&format!(
@@ -357,7 +365,7 @@ pub(super) fn stored(
     match history {
         Some(Ok(p)) => out.note(&format!(
             "stored run {run_id} in {}",
-            crate::suite::discovery::display_path(Path::new(&p), &suite.cwd)
+            llm_evals::suite::discovery::display_path(Path::new(&p), &suite.cwd)
         )),
         Some(Err(e)) => out.warn(&format!("could not store the run in the history: {e}")),
         None => {}
@@ -365,7 +373,7 @@ pub(super) fn stored(
     match snapshot {
         Some(Ok(p)) => out.note(&format!(
             "saved {}",
-            crate::suite::discovery::display_path(&p, &suite.cwd)
+            llm_evals::suite::discovery::display_path(&p, &suite.cwd)
         )),
         Some(Err(e)) => out.warn(&format!("could not save the JSON snapshot: {e}")),
         None => {}
@@ -384,7 +392,7 @@ pub(crate) struct View {
 pub(crate) fn emit(
     run: &RunResult,
     comparison: Option<&Comparison>,
-    format: crate::report::Format,
+    format: llm_evals::report::Format,
     output: Option<&Path>,
     view: View,
     out: &Out,
@@ -395,7 +403,7 @@ pub(crate) fn emit(
         totals: view.totals.into(),
         width: output.is_none().then(|| out.width()).flatten(),
     };
-    let text = crate::report::render(format, terminal, run, comparison);
+    let text = llm_evals::report::render(format, terminal, run, comparison);
     super::target::write(&text, ReportFile::of("-o", format), output, out)
 }
 
@@ -417,8 +425,8 @@ fn mode_given(a: &RunArgs) -> Option<(&str, ModeSource)> {
 pub(crate) fn history_location(
     suite: &Suite,
     flag: Option<&Path>,
-) -> (crate::history::Location, &'static str) {
-    use crate::history::Location;
+) -> (llm_evals::history::Location, &'static str) {
+    use llm_evals::history::Location;
     if let Some(p) = flag {
         let source = if std::env::args().any(|x| x == "--history" || x.starts_with("--history=")) {
             "--history"
@@ -432,12 +440,14 @@ pub(crate) fn history_location(
         return (Location::parse(url, &suite.project_dir), source);
     }
     if let Ok(url) = std::env::var("DATABASE_URL")
-        && crate::history::postgres::is_url(&url)
+        && llm_evals::history::postgres::is_url(&url)
     {
         return (Location::parse(&url, &suite.project_dir), "DATABASE_URL");
     }
     (
-        Location::Sqlite(crate::history::History::default_path(&suite.project_dir)),
+        Location::Sqlite(llm_evals::history::History::default_path(
+            &suite.project_dir,
+        )),
         "the default, <project>/.evals/history.sqlite3",
     )
 }

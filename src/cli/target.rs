@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use super::output::Out;
 use super::report_file::ReportFile;
-use crate::error::Result;
-use crate::results::RunResult;
-use crate::suite::Suite;
+use llm_evals::error::Result;
+use llm_evals::results::RunResult;
+use llm_evals::suite::Suite;
 
 /// Why `-o` with no file cannot be used outside a suite.
 pub(super) const STAMPED_NEEDS_A_SUITE: &str = "-o without a file writes under the suite's results.destination, and there is no suite here; give -o FILE";

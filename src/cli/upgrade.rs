@@ -1,13 +1,14 @@
 //! `evals upgrade-config [-n] [FILE]`: the agent-evals / old llm-evals lineup rewritten into
-//! today's provider sections (see [`crate::suite::upgrade`]), the original kept as `.bak`.
+//! today's provider sections (see [`llm_evals::suite::upgrade`]), the original kept as `.bak`.
 
 use std::path::{Path, PathBuf};
 
 use super::args::{Global, UpgradeArgs};
+use super::exit;
 use super::output::Out;
-use crate::error::{Error, Result, exit};
-use crate::suite::discovery::{self, CONFIG_NAME};
-use crate::suite::{Config, Locate, upgrade};
+use llm_evals::error::{Error, Result};
+use llm_evals::suite::discovery::{self, CONFIG_NAME};
+use llm_evals::suite::{Config, Locate, upgrade};
 
 /// agent-evals' config name: upgraded into a `.llm-evals.config.yml` beside it.
 const AGENT_EVALS_NAME: &str = ".agent-eval.config.yml";
@@ -23,7 +24,7 @@ pub(crate) fn run(g: &Global, a: &UpgradeArgs, out: &Out) -> Result<i32> {
         source.clone()
     };
     let target_shown = discovery::display_path(&target, &cwd);
-    let text = crate::error::read_text(&source, &shown)?;
+    let text = llm_evals::fs::read_text(&source, &shown)?;
     let new = match upgrade::upgrade(&text) {
         Err(e) => {
             return Err(Error::Config(format!("{shown}:{e} (nothing was written)")));
@@ -73,9 +74,9 @@ pub(crate) fn run(g: &Global, a: &UpgradeArgs, out: &Out) -> Result<i32> {
     }
     if !from_agent_evals {
         let bak = PathBuf::from(format!("{}.bak", source.display()));
-        crate::error::write_atomic_verbatim(&bak, text.as_bytes())?;
+        llm_evals::fs::write_atomic_verbatim(&bak, text.as_bytes())?;
     }
-    crate::error::write_atomic_verbatim(&target, new.as_bytes())?;
+    llm_evals::fs::write_atomic_verbatim(&target, new.as_bytes())?;
     out.note(&format!(
         "upgraded {target_shown}: the lineup is in today's provider sections, comments kept; {}",
         if from_agent_evals {

@@ -1,15 +1,16 @@
 use super::args::SelectArgs;
+use super::exit;
 use super::output::Out;
-use crate::error::{Result, exit};
-use crate::suite::{Cases, Suite, cases, discovery};
+use llm_evals::error::Result;
+use llm_evals::suite::{Cases, Suite, cases, discovery};
 
 /// `evals verify`: offline checks; exit 1 when any case has a problem.
 pub(crate) fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
-    let scorer = crate::score::build(suite)?;
+    let scorer = llm_evals::score::build(suite)?;
     let picked = cases::select(&suite.cases, &super::cases::selection(sel))?;
-    let adapter = crate::adapter::build(suite)?;
+    let adapter = llm_evals::adapter::build(suite)?;
     let everything = sel.datasets.is_empty() && sel.cases.is_empty() && sel.tags.is_empty();
-    let problems = crate::runner::problems(
+    let problems = llm_evals::runner::problems(
         suite,
         &picked,
         scorer.as_ref(),
@@ -52,8 +53,8 @@ fn large_inputs(suite: &Suite, picked: &Cases) -> Vec<String> {
                     "{}: the input is {}, over {}: every call sends it and every result and \
                      cassette keeps it; trim it if the case does not need it all",
                     discovery::display_path(c.source, &suite.cwd),
-                    crate::cassette::human_bytes(size),
-                    crate::cassette::human_bytes(LARGE_INPUT_BYTES)
+                    llm_evals::cassette::human_bytes(size),
+                    llm_evals::cassette::human_bytes(LARGE_INPUT_BYTES)
                 )
             })
         })

@@ -1,9 +1,10 @@
 use anstyle::{AnsiColor, Style};
 
+use super::exit;
 use super::output::{Out, align_right, table};
-use crate::error::{Error, Result, exit};
-use crate::score::weighted;
-use crate::suite::Suite;
+use llm_evals::error::{Error, Result};
+use llm_evals::score::weighted;
+use llm_evals::suite::Suite;
 
 /// `evals weights`: each weighted column, its direction and its real share.
 pub(crate) fn run(suite: &Suite, out: &Out) -> Result<i32> {
@@ -13,7 +14,7 @@ pub(crate) fn run(suite: &Suite, out: &Out) -> Result<i32> {
             suite.display_path
         )));
     };
-    let scorer = crate::score::build(suite)?;
+    let scorer = llm_evals::score::build(suite)?;
     let weights: Vec<(String, f64)> = ws.weights.iter().map(|(k, v)| (k.clone(), *v)).collect();
     let metrics = scorer.metrics();
     let mut t = table(vec![

@@ -332,7 +332,7 @@ mod tests {
         h.insert(&old).expect("insert");
         let me = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
         let e = resolve("main", &me, Some(&h), &p).expect_err("refused");
-        assert_eq!(e.exit_code(), 2);
+        assert!(e.is_bad_input());
         let msg = e.to_string();
         assert!(
             msg.starts_with(
@@ -364,7 +364,7 @@ mod tests {
         let (_d, h, p) = setup();
         let me = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
         let e = resolve("main", &me, Some(&h), &p).expect_err("none");
-        assert_eq!(e.exit_code(), 2);
+        assert!(e.is_bad_input());
         assert!(
             e.to_string()
                 .contains("no completed run of suite tax-intake on branch main"),
@@ -418,7 +418,7 @@ mod tests {
         }
         let on_feature = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
         let e = resolve_or_first("main", &on_feature, Some(&h), &p).expect_err("refused");
-        assert_eq!(e.exit_code(), 2);
+        assert!(e.is_bad_input());
         // Without a history to read, nothing is assumed.
         assert!(resolve_or_first("main", &on_main, None, &p).is_err());
     }

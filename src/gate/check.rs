@@ -12,7 +12,6 @@ use std::path::Path;
 
 use super::baseline::{Found, resolve_or_first};
 use super::{BaselineError, Rules, compare_with, resolve};
-use crate::error::exit;
 use crate::history::{History, HistoryStore};
 use crate::results::{Comparison, RunResult};
 
@@ -107,15 +106,6 @@ impl Checked {
     /// Whether the run passed the gate.
     pub fn passed(&self) -> bool {
         self.refused.is_none() && self.comparison.verdict.passed
-    }
-
-    /// `check`'s exit code for `run`: 130 interrupted, 1 aborted or failed, 0 passed, 2
-    /// without a usable baseline.
-    pub fn exit_code(&self, run: &RunResult) -> i32 {
-        match &self.refused {
-            Some(_) => exit::USAGE,
-            None => exit::of_run(run.run.status, self.comparison.verdict.passed),
-        }
     }
 }
 
@@ -240,7 +230,7 @@ mod tests {
     fn a_tolerance_outside_zero_to_one_is_a_usage_error() {
         for bad in [-0.01, 1.5, f64::NAN] {
             let e = Rules::new(bad, false).expect_err("refused");
-            assert_eq!(e.exit_code(), exit::USAGE);
+            assert!(e.is_bad_input());
             assert!(
                 e.to_string()
                     .ends_with(": expected a fraction between 0 and 1 (0.02 is two points)"),
@@ -262,7 +252,7 @@ mod tests {
                 .starts_with("no completed run of suite tax-intake on branch main"),
             "{refused}"
         );
-        assert_eq!(checked.exit_code(&me), exit::USAGE);
+        assert!(checked.refused.is_some() && !checked.passed());
         assert!(!checked.passed());
         // The reports still get the thresholds-and-errors verdict.
         assert!(checked.comparison.baseline.is_none());
@@ -277,7 +267,7 @@ mod tests {
         let checked = check(&me, &plan("main", MissingBaseline::Pass), &path);
         assert!(checked.refused.is_none());
         assert!(checked.passed());
-        assert_eq!(checked.exit_code(&me), exit::OK);
+        assert!(checked.refused.is_none() && checked.passed());
         let [Notice::BaselinePassed(e)] = checked.notices.as_slice() else {
             panic!("{:?}", checked.notices);
         };
@@ -316,7 +306,7 @@ mod tests {
             "{:?}",
             checked.notices
         );
-        assert_eq!(checked.exit_code(&me), exit::FAILED);
+        assert!(checked.refused.is_none() && !checked.passed());
         // `report` judges stored runs: there, the same branch is a missing baseline.
         let h = History::open(&path).expect("open");
         let report = CheckPlan {
@@ -365,8 +355,8 @@ mod tests {
         let b = BaselineError::from(io);
         assert_eq!(b.to_string(), "disk on fire");
         // `check` exits 2 on it; `report` keeps the error's own exit code.
-        assert_eq!(crate::error::Error::Baseline(b).exit_code(), exit::USAGE);
+        assert!(crate::error::Error::Baseline(b).is_bad_input());
         let b = BaselineError::from(crate::error::Error::Failed("disk on fire".into()));
-        assert_eq!(b.into_error().exit_code(), exit::FAILED);
+        assert!(!b.into_error().is_bad_input());
     }
 }

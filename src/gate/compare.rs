@@ -560,10 +560,10 @@ mod tests {
         assert!(c.cases.iter().all(|d| d.status != CaseStatus::Removed));
         assert!(!c.compared_nothing());
         assert!(
-            crate::report::markdown::verdict_text(&cand, Some(&c))
+            crate::report::verdict::verdict_text(&cand, Some(&c))
                 .starts_with("evals check: stopped early (aborted): 2 of 3 cases did not run"),
             "{}",
-            crate::report::markdown::verdict_text(&cand, Some(&c))
+            crate::report::verdict::verdict_text(&cand, Some(&c))
         );
     }
 

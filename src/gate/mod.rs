@@ -14,13 +14,12 @@
 pub(crate) mod baseline;
 pub(crate) mod check;
 pub(crate) mod compare;
-mod error;
 pub mod flaky;
 pub(crate) mod limits;
 
+pub use crate::error::BaselineError;
 pub use baseline::resolve;
 pub use check::{CheckPlan, Checked, MissingBaseline, Notice, check, check_in, judge};
 pub use compare::{Rules, Stat, compare, compare_with, stopped, threshold_failures};
-pub use error::BaselineError;
 pub use flaky::{FlakyCase, RunVerdict, flaky};
 pub use limits::Limits;

@@ -3,9 +3,12 @@
 use std::path::Path;
 use std::process::Command;
 
+/// The branch and commit a run was made on, when they can be told.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GitInfo {
+    /// The branch (`main`, a pull request's head branch).
     pub branch: Option<String>,
+    /// The commit's full hash.
     pub commit: Option<String>,
 }
 

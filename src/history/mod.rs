@@ -5,13 +5,12 @@
 //! database many runners share) implement it. [`Location`] is where a history is, as
 //! `--history`, `EVALS_HISTORY`, `history.url` or `DATABASE_URL` named it, and opens it.
 
-mod error;
-pub(crate) mod git;
+pub mod git;
 pub mod postgres;
 pub(crate) mod reads;
 pub(crate) mod store;
 
-pub use error::HistoryError;
+pub use crate::error::HistoryError;
 pub use postgres::PgStore;
 pub use reads::{CaseQuery, CaseRun, RunQuery, ScorePoint};
 pub use store::{BranchRun, History, RunFilter, RunSummary, SqliteStore};

@@ -916,7 +916,7 @@ pub(crate) mod tests {
         assert_eq!(find("019"), None, "under 4 characters is no prefix");
         assert_eq!(find("main"), None);
         let e = h.find("0198a").expect_err("ambiguous");
-        assert_eq!(e.exit_code(), 2);
+        assert!(e.is_bad_input());
         assert!(
             e.to_string()
                 .starts_with("run id prefix 0198a matches 2 runs in ")

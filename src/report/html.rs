@@ -265,7 +265,7 @@ impl Report for Html {
         tables.extend(per_dataset.iter().map(|s| table(run, s)));
         let (verdict, passed, reasons) = match comparison {
             Some(c) => (
-                Some(super::markdown::verdict_text(run, Some(c))),
+                Some(super::verdict::verdict_text(run, Some(c))),
                 c.verdict.passed,
                 c.verdict
                     .reasons

@@ -11,6 +11,7 @@ use std::fmt::Write;
 use super::Report;
 use super::diff::output_diff;
 use super::format::{contender_label, unusable_text};
+use super::verdict::count;
 use crate::results::{CaseDelta, CaseStatus, Comparison, RunResult};
 
 /// The hidden marker of comments written before markers named their suite; `evals comment`
@@ -193,93 +194,8 @@ use crate::text::plural;
 
 /// `**evals check: 2 regressions, 1 error** in tax-intake (main → feature-x)`.
 pub fn verdict_line(run: &RunResult, comparison: Option<&Comparison>) -> String {
-    let (head, suite, span) = verdict(run, comparison);
+    let (head, suite, span) = super::verdict::verdict(run, comparison);
     format!("**{head}** in {} ({})", text(&suite), text(&span))
-}
-
-/// The verdict line as plain text, for the terminal and the HTML report.
-pub fn verdict_text(run: &RunResult, comparison: Option<&Comparison>) -> String {
-    let (head, suite, span) = verdict(run, comparison);
-    format!("{head} in {suite} ({span})")
-}
-
-/// Experiments whose drop the statistical gate left undecided.
-fn undecided(c: &Comparison) -> usize {
-    c.experiments
-        .iter()
-        .filter(|e| e.test.as_ref().is_some_and(|t| t.inconclusive))
-        .count()
-}
-
-/// The verdict, the suite and the branches compared.
-fn verdict(run: &RunResult, comparison: Option<&Comparison>) -> (String, String, String) {
-    let from = comparison
-        .and_then(|c| c.baseline.as_ref())
-        .map(|b| b.branch.clone().unwrap_or_else(|| b.reference.clone()));
-    let to = run.run.branch.clone().unwrap_or_else(|| "this run".into());
-    let first = comparison.is_some_and(|c| c.first_baseline);
-    let span = match from {
-        Some(from) => format!("{from} → {to}"),
-        None if first => format!("{to}, first baseline"),
-        None => format!("{to}, no baseline"),
-    };
-    let head = match comparison {
-        None => "evals check: not compared".to_string(),
-        Some(c) if c.verdict.passed => match undecided(c) {
-            0 => "evals check passed".to_string(),
-            n => format!("evals check passed, {n} inconclusive"),
-        },
-        Some(c) => {
-            // A decline is gated only under --fail-on-case-regression: a regression then.
-            let dropped = |d: &CaseDelta| {
-                d.gated && d.status == CaseStatus::Declined && d.candidate_passed != Some(false)
-            };
-            let regressions = c.experiments.iter().filter(|e| e.regressed).count()
-                + count(c, |d| d.status == CaseStatus::Regressed || dropped(d));
-            let errors = count(c, |d| d.status == CaseStatus::Errored);
-            let failed = count(c, |d| {
-                d.gated
-                    && !dropped(d)
-                    && !matches!(d.status, CaseStatus::Regressed | CaseStatus::Errored)
-            });
-            let regressed_experiments = c.experiments.iter().filter(|e| e.regressed).count();
-            // The rest of the reasons are experiments missing the run's limits
-            // (`--min-score`, `--min-pass-rate`): failed thresholds too.
-            let failed = failed
-                + c.verdict.reasons.len().saturating_sub(
-                    regressed_experiments
-                        + count(c, |d| d.gated)
-                        + usize::from(c.stopped.is_some())
-                        + c.verdict
-                            .reasons
-                            .iter()
-                            .filter(|r| matches!(r, crate::results::Reason::Inconclusive { .. }))
-                            .count(),
-                );
-            let mut parts = Vec::new();
-            if let Some(s) = &c.stopped {
-                parts.push(super::format::stopped(s));
-            }
-            if regressions > 0 {
-                parts.push(plural(regressions, "regression", "regressions"));
-            }
-            if undecided(c) > 0 {
-                parts.push(format!("{} inconclusive", undecided(c)));
-            }
-            if errors > 0 {
-                parts.push(plural(errors, "error", "errors"));
-            }
-            if failed > 0 {
-                parts.push(plural(failed, "failed threshold", "failed thresholds"));
-            }
-            format!("evals check: {}", parts.join(", "))
-        }
-    };
-    (head, run.run.suite.clone(), span)
-}
-
-fn count(c: &Comparison, f: impl Fn(&CaseDelta) -> bool) -> usize {
-    c.cases.iter().filter(|d| f(d)).count()
 }
 
 /// Text added while it fits, counting what did not.

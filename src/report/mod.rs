@@ -6,16 +6,16 @@
 //! against a baseline is rendered with its [`Comparison`] beside it, never inside it.
 
 pub(crate) mod diff;
-pub(crate) mod format;
+pub mod format;
 pub(crate) mod html;
 pub(crate) mod json;
 pub(crate) mod junit;
 pub(crate) mod leaderboard;
-pub(crate) mod markdown;
+pub mod markdown;
 pub(crate) mod misses;
 pub(crate) mod terminal;
 pub mod trajectory;
-pub(crate) mod verdict;
+pub mod verdict;
 
 pub use diff::Diff;
 pub use html::Html;

@@ -7,7 +7,8 @@ use std::io::{BufWriter, Write};
 use std::sync::Mutex;
 
 use super::{CaseResult, RunResult};
-use crate::error::{Error, Result, span};
+use crate::error::{Error, Result};
+use crate::fs::span;
 
 /// The case results of a run, on disk: each finished case appended as one line of JSON to
 /// an anonymous temporary file (gone when the log is dropped), and where its line is
@@ -111,7 +112,7 @@ impl CaseLog {
         f.at += line.len() as u64 + 1;
         let slot = span::pack(at, line.len() as u64, &mut f.long);
         let slot_at = (first + position as u64) * 8;
-        if let Err(e) = crate::error::write_all_at(&f.slots, &slot.to_le_bytes(), slot_at) {
+        if let Err(e) = crate::fs::write_all_at(&f.slots, &slot.to_le_bytes(), slot_at) {
             f.failed.get_or_insert(e.to_string());
         }
     }
@@ -208,7 +209,7 @@ impl Cases<'_> {
         if !(self.chunk_from..self.chunk_from + self.chunk.len()).contains(&position) {
             let n = CHUNK.min(self.slots.len - position);
             let mut bytes = vec![0u8; n * 8];
-            crate::error::read_exact_at(
+            crate::fs::read_exact_at(
                 &self.slot_file,
                 &mut bytes,
                 (self.slots.first + position as u64) * 8,
@@ -253,7 +254,7 @@ impl Cases<'_> {
         let read = |file: &File, buf: &mut Vec<u8>| -> std::io::Result<()> {
             let len = usize::try_from(len).map_err(std::io::Error::other)?;
             buf.resize(len, 0);
-            crate::error::read_exact_at(file, buf, at)
+            crate::fs::read_exact_at(file, buf, at)
         };
         if let Err(e) = read(&self.file, &mut self.buf) {
             return Some(Err(Error::Failed(format!(

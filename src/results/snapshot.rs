@@ -124,7 +124,7 @@ pub fn load(path: &Path) -> Result<RunResult> {
 /// Reads a snapshot file: the run and the comparison written beside it (`check --json`).
 pub fn load_checked(path: &Path) -> Result<(RunResult, Option<Comparison>)> {
     let shown = path.display().to_string();
-    let text = crate::error::read_text(path, &shown)?;
+    let text = crate::fs::read_text(path, &shown)?;
     Ok(parse_checked(&text, &shown)?)
 }
 
@@ -213,7 +213,7 @@ pub(crate) fn frame_json(run: &RunResult, pretty: bool) -> serde_json::Result<St
 
 /// Writes the uncompared snapshot to `path` atomically, scrubbed of secrets on the way out.
 pub fn save(path: &Path, run: &RunResult) -> Result<()> {
-    crate::error::write_atomic(path, to_json(run).as_bytes())
+    crate::fs::write_atomic(path, to_json(run).as_bytes())
 }
 
 /// The snapshot as written: `format`, then the run. The comparison is a part of its own
@@ -557,13 +557,13 @@ mod tests {
             e.to_string(),
             "runs/new.json: snapshot format 2 is newer than this evals reads (1 to 1); render it with the evals that wrote it, or upgrade evals"
         );
-        assert_eq!(Error::from(e).exit_code(), 2);
+        assert!(Error::from(e).is_bad_input());
         let e = parse(&with_format("0"), "runs/old.json").expect_err("too old");
         assert_eq!(
             e.to_string(),
             "runs/old.json: snapshot format 0 is older than this evals reads (1 to 1); render it with the evals that wrote it"
         );
-        assert_eq!(Error::from(e).exit_code(), 2);
+        assert!(Error::from(e).is_bad_input());
     }
 
     #[test]
@@ -596,7 +596,7 @@ mod tests {
         );
         let e = parse("{\"format\": 1, \"run\": {}}", "x.json").expect_err("no run info");
         assert!(e.to_string().starts_with("x.json:1:"), "{e}");
-        assert_eq!(Error::from(e).exit_code(), 2);
+        assert!(Error::from(e).is_bad_input());
     }
 
     #[test]
@@ -619,7 +619,7 @@ mod tests {
         assert_eq!(load(&path).expect("load"), r);
         let e = load(&dir.path().join("missing.json")).expect_err("missing");
         assert!(e.to_string().contains("missing.json"), "{e}");
-        assert_eq!(e.exit_code(), 2);
+        assert!(e.is_bad_input());
     }
 
     #[test]

@@ -898,7 +898,7 @@ mod tests {
     fn a_kind_no_provider_is_registered_as_stops_the_run_naming_the_fix() {
         // The CLI's providers: the built-ins only.
         let err = evaluate(&atlas(), RunOptions::default()).err().unwrap();
-        assert_eq!(err.exit_code(), crate::error::exit::USAGE);
+        assert!(err.is_bad_input());
         let text = err.to_string();
         assert!(
             text.ends_with("provider section 'atlas': no provider is registered as 'atlas'; the registered ones are anthropic, custom, fake, gemini, mock, openai, openai-responses, openrouter, typesafe: fix its kind, or register the provider (llm_evals::provider::Registry::register) in the RunOptions of the run"),

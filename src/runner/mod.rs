@@ -18,11 +18,12 @@ mod upstream;
 mod verify;
 
 pub use crate::results::{CaseLog, RunStatus, Selection};
-pub(crate) use cassettes::cassette_status;
+pub use cassettes::cassette_status;
 pub use control::{OnStreak, Quiet};
 pub use evaluate::{Hooks, Notices, Prepared, RunOptions, StderrNotices, Streamed, evaluate};
 pub use events::{Event, Sink, Sinks};
-pub(crate) use execute::{cassette_key, execute, pricing};
+pub use execute::pricing;
+pub(crate) use execute::{cassette_key, execute};
 pub use plan::RunPlan;
 pub(crate) use upstream::Scheduled;
-pub(crate) use verify::problems;
+pub use verify::problems;

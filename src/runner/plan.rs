@@ -86,7 +86,7 @@ impl RunPlan {
     }
 
     /// `-j` as the plan shows it: the number, or `all`.
-    pub(crate) fn concurrency_label(&self) -> String {
+    pub fn concurrency_label(&self) -> String {
         match self.concurrency {
             Some(n) => n.to_string(),
             None => "all".into(),

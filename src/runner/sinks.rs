@@ -52,7 +52,7 @@ impl<S: HistoryStore> Sink for HistorySink<S> {
 
 /// Writes the finished run's JSON snapshot, pretty, its cases streamed from the case log
 /// into a temporary file renamed into place at the end (a reader never sees half a file),
-/// every piece scrubbed of secrets ([`crate::error::write_atomic_streamed`]).
+/// every piece scrubbed of secrets ([`crate::fs::write_atomic_streamed`]).
 pub struct SnapshotSink {
     path: SnapshotPath,
     outcome: Mutex<Option<Result<PathBuf>>>,
@@ -76,7 +76,7 @@ impl SnapshotSink {
 /// Writes `run` (its cases in `cases`) to `path` as the JSON snapshot, byte for byte what
 /// [`crate::report::json::Json`] renders for the whole run.
 pub fn save_snapshot(path: &std::path::Path, run: &RunResult, cases: &CaseLog) -> Result<()> {
-    crate::error::write_atomic_streamed(path, |out| {
+    crate::fs::write_atomic_streamed(path, |out| {
         crate::results::write_json(run, cases, true, out)?;
         out.write_all(b"\n")
             .map_err(|e| crate::error::Error::io(path, e))

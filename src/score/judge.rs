@@ -348,7 +348,7 @@ fn load_rubric(suite: &Suite, r: &str) -> Result<String> {
         let p = suite.root.join(r.trim());
         let shown = crate::suite::discovery::display_path(&p, &suite.cwd);
         if p.is_file() {
-            return crate::error::read_text(&p, &shown)
+            return crate::fs::read_text(&p, &shown)
                 .map_err(|e| e.named_by("scorer.rubric", Some(at)));
         }
         return Err(Error::Config(format!(

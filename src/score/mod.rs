@@ -10,7 +10,7 @@ mod build;
 pub(crate) mod exec;
 pub(crate) mod fields;
 pub(crate) mod judge;
-pub(crate) mod weighted;
+pub mod weighted;
 
 pub use build::{ScorerChoice, build, build_with};
 pub use judge::{JudgeScorer, judge_cassette_key, judges};

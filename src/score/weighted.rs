@@ -45,8 +45,11 @@ const LOG_FLOOR: f64 = 1e-9;
 /// One weight's direction and real share of the weighted score, for `evals weights`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Share {
+    /// The column weighed (`exact`, `cost`).
     pub name: String,
+    /// Its weight as the config gives it.
     pub weight: f64,
+    /// Whether a lower value is better (a negative weight, and always `errors`).
     pub lower_is_better: bool,
     /// `|w| / Σ|w| × 100`.
     pub percent: f64,

@@ -8,7 +8,7 @@
 //! every form (raw, trimmed, JSON-, `\u`-, percent- and base64-encoded) and everything the
 //! pattern table of [`redact`] recognises with `[REDACTED]`.
 //!
-//! The sinks call it: [`crate::error::write_atomic`] (reports, snapshots, cassettes,
+//! The sinks call it: [`crate::fs::write_atomic`] (reports, snapshots, cassettes,
 //! exports), the history store's rows, the terminal output, the warnings log (exec
 //! workers' stderr is read line by line and scrubbed), and the GitHub comment's request
 //! body.

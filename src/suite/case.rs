@@ -38,7 +38,7 @@ impl CaseInput {
     }
 
     /// Words in the input (in each variable's value), for `evals cases`.
-    pub(crate) fn word_count(&self) -> usize {
+    pub fn word_count(&self) -> usize {
         match self {
             CaseInput::Text(t) => t.split_whitespace().count(),
             CaseInput::Vars(v) => v

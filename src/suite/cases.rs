@@ -250,7 +250,7 @@ fn load_disk_cases(
             (folder_name.clone(), folder_name)
         };
         let key = format!("{dataset}/{id}");
-        let input = crate::error::read_text(input_path, &rel(input_path, base))?;
+        let input = crate::fs::read_text(input_path, &rel(input_path, base))?;
         if input.trim().is_empty() {
             problems.push(CaseProblem {
                 case: key.clone(),
@@ -281,7 +281,7 @@ fn load_disk_cases(
         let meta_file = beside("metadata.json")?;
         let expected_path = folder.join("expected.json");
         let expected = if expected_file.is_some() {
-            let text = crate::error::read_text(&expected_path, &rel(&expected_path, base))?;
+            let text = crate::fs::read_text(&expected_path, &rel(&expected_path, base))?;
             match serde_json::from_str::<Value>(&text) {
                 Ok(v) => Some(v),
                 Err(e) => {
@@ -305,7 +305,7 @@ fn load_disk_cases(
         let mut metadata = Map::new();
         let meta_path = folder.join("metadata.json");
         if meta_file.is_some() {
-            let text = crate::error::read_text(&meta_path, &rel(&meta_path, base))?;
+            let text = crate::fs::read_text(&meta_path, &rel(&meta_path, base))?;
             match serde_json::from_str::<Value>(&text) {
                 Ok(Value::Object(m)) => metadata = m,
                 Ok(_) => {
@@ -443,7 +443,7 @@ fn load_jsonl(dataset: &str, path: &Path, base: &Path, store: &mut Store) -> Res
         let line = match std::str::from_utf8(line) {
             Ok(l) => l,
             Err(e) => {
-                return Err(Error::Config(crate::error::not_utf8_line(
+                return Err(Error::Config(crate::fs::not_utf8_line(
                     &shown,
                     &head,
                     lineno,

@@ -862,7 +862,7 @@ impl Config {
 
     /// Reads and parses a config file.
     pub fn load(path: &Path) -> Result<Config> {
-        let text = crate::error::read_text(path, &path.display().to_string())?;
+        let text = crate::fs::read_text(path, &path.display().to_string())?;
         Config::parse(&text, path)
     }
 }

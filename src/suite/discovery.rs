@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
+/// The suite's config file name, in its `evals/` folder.
 pub const CONFIG_NAME: &str = ".llm-evals.config.yml";
 
 /// Folders the downward search never enters.

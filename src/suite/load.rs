@@ -77,7 +77,7 @@ impl Suite {
             cwd.join(path)
         };
         let display_path = discovery::display_path(&config_path, cwd);
-        let text = crate::error::read_text(&config_path, &display_path)?;
+        let text = crate::fs::read_text(&config_path, &display_path)?;
         let config = Config::parse(&text, Path::new(&display_path))?;
         let root = config_path.parent().unwrap_or(Path::new(".")).to_path_buf();
         let project_dir = discovery::project_dir(&config_path);
@@ -351,7 +351,7 @@ fn resolve_scorer(s: &ScorerConfig, root: &Path, cwd: &Path, config: &str) -> Re
         } => {
             let path = super::config::resolve_path(root, f);
             let shown = discovery::display_path(&path, cwd);
-            let text = crate::error::read_text(&path, &shown)
+            let text = crate::fs::read_text(&path, &shown)
                 .map_err(|e| e.named_by("scorer.schema", Some(config)))?;
             let schema: Schema = if path.extension().is_some_and(|e| e == "json") {
                 serde_json::from_str(&text).map_err(|e| {
@@ -384,7 +384,7 @@ fn load_env_files(
         if !path.exists() {
             continue;
         }
-        let text = crate::error::read_text(&path, &discovery::display_path(&path, cwd))
+        let text = crate::fs::read_text(&path, &discovery::display_path(&path, cwd))
             .map_err(|e| e.named_by("env_files", Some(shown)))?;
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();

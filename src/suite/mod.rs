@@ -2,15 +2,15 @@
 //! judges the symlinks among them; stored.rs holds them compactly), lineup.
 
 mod case;
-pub(crate) mod cases;
+pub mod cases;
 pub mod config;
-pub(crate) mod discovery;
+pub mod discovery;
 pub mod lineup;
 mod links;
 mod load;
 pub(crate) mod schema;
 mod stored;
-pub(crate) mod upgrade;
+pub mod upgrade;
 mod yaml;
 
 pub use case::{Case, CaseInput};

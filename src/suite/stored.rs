@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::case::Case;
-use crate::error::span;
+use crate::fs::span;
 
 /// A JSONL file the cases are read from, open since it loaded.
 #[derive(Debug)]
@@ -167,7 +167,7 @@ impl Index {
 /// Reads the index's bytes at `at`: the store wrote them, so a failure is the temporary
 /// folder's, past what a run can go on from.
 fn read_back(file: &File, buf: &mut [u8], at: u64) {
-    if let Err(e) = crate::error::read_exact_at(file, buf, at) {
+    if let Err(e) = crate::fs::read_exact_at(file, buf, at) {
         panic!("the suite's case index, in a temporary file, cannot be read back: {e}");
     }
 }
@@ -420,12 +420,12 @@ impl Store {
         index.flush()?;
         let n = (self.len - start) as usize;
         let mut bytes = vec![0; n * REC];
-        crate::error::read_exact_at(&index.recs, &mut bytes, start as u64 * REC as u64)?;
+        crate::fs::read_exact_at(&index.recs, &mut bytes, start as u64 * REC as u64)?;
         let recs: Vec<Rec> = bytes.chunks_exact(REC).map(Rec::from_bytes).collect();
         drop(bytes);
         let ids_from = recs[0].id_at;
         let mut ids = vec![0; (index.ids_len - ids_from) as usize];
-        crate::error::read_exact_at(&index.ids, &mut ids, ids_from)?;
+        crate::fs::read_exact_at(&index.ids, &mut ids, ids_from)?;
         let id = |r: &Rec| &ids[(r.id_at - ids_from) as usize..(r.ids_end() - ids_from) as usize];
         let mut order: Vec<u32> = (0..n as u32).collect();
         // Stable: a case's duplicates stay in the order they loaded.
@@ -462,8 +462,8 @@ impl Store {
                 out_recs.extend_from_slice(&moved.to_bytes());
                 out_ids.extend_from_slice(id(&r));
             }
-            crate::error::write_all_at(&index.recs, &out_recs, recs_at)?;
-            crate::error::write_all_at(&index.ids, &out_ids, ids_at)?;
+            crate::fs::write_all_at(&index.recs, &out_recs, recs_at)?;
+            crate::fs::write_all_at(&index.ids, &out_ids, ids_at)?;
             recs_at += out_recs.len() as u64;
             ids_at += out_ids.len() as u64;
         }
@@ -579,7 +579,7 @@ impl Store {
                 let (at, len) = span::unpack(rec.span, &self.long).ok_or_else(changed)?;
                 let mut text = vec![0; usize::try_from(len).map_err(|_| changed())?];
                 if Stamp::of(&source.file).ok() != Some(source.stamp)
-                    || crate::error::read_exact_at(&source.file, &mut text, at).is_err()
+                    || crate::fs::read_exact_at(&source.file, &mut text, at).is_err()
                 {
                     return Err(changed());
                 }
@@ -943,7 +943,7 @@ mod tests {
         let whole = |bytes: &[u8]| {
             std::fs::write(ds.join("cases.jsonl"), bytes).unwrap();
             let shown = "evals/datasets/d/cases.jsonl";
-            crate::error::read_text(&ds.join("cases.jsonl"), shown)
+            crate::fs::read_text(&ds.join("cases.jsonl"), shown)
                 .unwrap_err()
                 .to_string()
         };
@@ -998,7 +998,7 @@ mod tests {
     #[test]
     fn a_line_longer_than_a_packed_length_reads_back_whole() {
         let tmp = tempfile::tempdir().unwrap();
-        let big = "x".repeat(crate::error::span::LONG as usize + 10);
+        let big = "x".repeat(crate::fs::span::LONG as usize + 10);
         let lines = format!(
             "{{\"id\": \"b\", \"input\": \"short\"}}\n{{\"id\": \"a\", \"input\": \"{big}\"}}\n{{\"id\": \"c\", \"input\": \"after\"}}\n"
         );

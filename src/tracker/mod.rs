@@ -666,7 +666,7 @@ mod tests {
             (Some(Kind::Logfire), "tracker: logfire in c.yml")
         );
         let err = choose(None, false, None, "c.yml", &env).unwrap_err();
-        assert_eq!(err.exit_code(), crate::error::exit::USAGE);
+        assert!(err.is_bad_input());
         assert!(
             err.to_string().starts_with(
                 "LOGFIRE_TOKEN and BRAINTRUST_API_KEY are both set: choose the tracker with --tracker logfire|braintrust (or tracker: in c.yml)"
@@ -705,7 +705,7 @@ mod tests {
             "{err}"
         );
         let err = choose(Some("otlp"), true, None, "c", &env).unwrap_err();
-        assert_eq!(err.exit_code(), crate::error::exit::USAGE);
+        assert!(err.is_bad_input());
         assert!(
             err.to_string().contains("--local and --tracker otlp"),
             "{err}"

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::error::{Error, Result};
-use crate::report::markdown::{MARKER, comment_body, marker_in};
+use llm_evals::error::{Error, Result};
+use llm_evals::report::markdown::{MARKER, comment_body, marker_in};
 
 /// GitHub's REST API, unless `GITHUB_API_URL` says otherwise.
 const DEFAULT_API: &str = "https://api.github.com";
@@ -162,7 +162,7 @@ fn pr_from_event(path: Option<String>) -> Result<u64> {
                 .into(),
         ));
     };
-    let text = crate::error::read_text(std::path::Path::new(&path), &path)
+    let text = llm_evals::fs::read_text(std::path::Path::new(&path), &path)
         .map_err(|e| e.named_by("GITHUB_EVENT_PATH", None))?;
     let event: Value = serde_json::from_str(&text)
         .map_err(|e| Error::Usage(format!("{path}: not a GitHub event payload: {e}")))?;
@@ -183,7 +183,7 @@ fn pr_from_event(path: Option<String>) -> Result<u64> {
 /// the old one.
 pub fn post(target: &Target, markdown: &str) -> Result<Posted> {
     // The request body leaves the process: it passes through the egress scrubber.
-    let body = comment_body(&crate::secrets::scrub(markdown));
+    let body = comment_body(&llm_evals::secrets::scrub(markdown));
     let _ = rustls::crypto::ring::default_provider().install_default();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

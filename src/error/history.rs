@@ -1,5 +1,5 @@
 //! What can go wrong with a run history, each failure a kind of its own;
-//! [`crate::error::Error::exit_code`] maps each to its exit code.
+//! [`crate::error::Error::is_bad_input`] maps each to its exit code.
 
 use std::path::PathBuf;
 

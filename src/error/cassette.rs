@@ -1,10 +1,8 @@
 //! [`CassetteError`]: what goes wrong with a cassette file (reading, parsing, writing) or
 //! with the choice of a cassette mode. Each message names the file and the fix; the crate's
-//! [`crate::error::Error::exit_code`] maps each kind to its exit code.
+//! [`crate::error::Error::is_bad_input`] maps each kind to its exit code.
 
 use std::path::PathBuf;
-
-use super::format::FORMAT;
 
 /// A failure of the cassette subsystem. A case that meets one errors (no score); a command
 /// that meets one (`evals cassettes status`, `--cassettes`) stops with it.
@@ -28,7 +26,7 @@ pub enum CassetteError {
     },
     /// Written by a newer `evals`: refused, never guessed at.
     #[error(
-        "{}: format {format} is newer than this evals understands ({FORMAT}); upgrade evals",
+        "{}: format {format} is newer than this evals understands ({known}); upgrade evals",
         path.display()
     )]
     TooNew {
@@ -36,6 +34,8 @@ pub enum CassetteError {
         path: PathBuf,
         /// The format version the file declares.
         format: u64,
+        /// The newest format this build reads.
+        known: u64,
     },
     /// The cassette could not be turned into JSON.
     #[error("{}: cannot serialize cassette: {why}", path.display())]
