@@ -22,7 +22,7 @@ use axum::serve::ListenerExt;
 use serde_json::{Value, json};
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let port: u16 = args.next().as_deref().unwrap_or("18766").parse()?;
     let delay: f64 = args.next().as_deref().unwrap_or("0").parse()?;

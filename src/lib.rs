@@ -12,6 +12,7 @@
 
 pub mod adapter;
 pub mod cassette;
+#[cfg(feature = "dashboard")]
 pub mod dashboard;
 pub mod env;
 pub mod error;
@@ -28,5 +29,6 @@ pub mod secrets;
 pub(crate) mod suggest;
 pub mod suite;
 pub mod text;
+#[cfg(feature = "trackers")]
 pub mod tracker;
 pub(crate) mod worker;

@@ -313,10 +313,10 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
 /// first, into PostgreSQL with its id and number; a run already there is left as it is, so
 /// a second migrate copies only what the first did not.
 pub(crate) fn migrate(g: &Global, a: &MigrateArgs, out: &Out) -> Result<i32> {
-    if !llm_evals::history::postgres::is_url(&a.to) {
+    if !llm_evals::history::url::is_postgres(&a.to) {
         return Err(Error::Usage(format!(
             "--to {}: not a PostgreSQL URL; pass --to postgres://user@host:port/db",
-            llm_evals::history::postgres::redact(&a.to)
+            llm_evals::history::url::redact(&a.to)
         )));
     }
     let from = match &a.history {
@@ -326,7 +326,7 @@ pub(crate) fn migrate(g: &Global, a: &MigrateArgs, out: &Out) -> Result<i32> {
         )),
     };
     let source = open_existing(&from)?;
-    let mut target = llm_evals::history::PgStore::open(&a.to)?;
+    let mut target = Location::Postgres(a.to.clone()).open()?;
     let runs = source.list(&RunFilter::default())?;
     let (mut copied, mut kept) = (0, 0);
     for r in runs.iter().rev() {

@@ -5,6 +5,7 @@ mod cases;
 mod cassettes;
 mod check;
 mod completion;
+#[cfg(feature = "dashboard")]
 mod dashboard;
 mod exit;
 mod github;
@@ -130,7 +131,12 @@ fn dispatch(cli: Cli, bin: &'static str, env: &llm_evals::env::Env, out: &Out) -
         Command::Export(a) => history::export(g, &a, out),
         Command::Flaky(a) => history::flaky(g, &a, out),
         Command::Report(a) => history::report(g, &a, out),
+        #[cfg(feature = "dashboard")]
         Command::Dashboard(a) => dashboard::run(g, &a, out),
+        #[cfg(not(feature = "dashboard"))]
+        Command::Dashboard(_) => Err(Error::Usage(
+            "this build of evals has no dashboard (the `dashboard` feature): build it with `--features dashboard`".into(),
+        )),
         Command::Comment(a) => {
             // The suite's keys (and its env_files' secrets) are scrubbed from the comment
             // too, when there is a suite here; a comment needs none.

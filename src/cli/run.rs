@@ -200,7 +200,10 @@ pub(crate) fn execute_streamed(
         env.ci,
     )?;
     out.verbose(&format!("cassettes: {mode} ({why})"));
+    #[cfg(feature = "trackers")]
     let tracker = tracker_of(suite, a, &plan.cases, out)?;
+    #[cfg(not(feature = "trackers"))]
+    no_tracker(suite, a)?;
     let options = runner::RunOptions {
         mode,
         scorer: llm_evals::score::ScorerChoice::Config,
@@ -259,6 +262,7 @@ pub(crate) fn execute_streamed(
     if let Some(s) = &snapshot {
         sinks.push(s.clone());
     }
+    #[cfg(feature = "trackers")]
     if let Some(t) = &tracker {
         sinks.push(t.clone());
     }
@@ -303,14 +307,35 @@ pub(crate) fn execute_streamed(
         snapshot.as_ref().and_then(|s| s.outcome()),
         out,
     );
+    #[cfg(feature = "trackers")]
     if let Some(sent) = tracker.as_ref().and_then(|t| t.outcome()) {
         tracked(tracker.as_deref(), sent, out);
     }
     Ok(streamed)
 }
 
+/// A build without the `trackers` feature keeps results local: a tracker asked for by name
+/// (`--tracker`, `tracker:`) is refused; a tracker's key in the environment chooses nothing.
+#[cfg(not(feature = "trackers"))]
+fn no_tracker(suite: &Suite, a: &RunArgs) -> Result<()> {
+    let asked = match a.tracker.as_deref() {
+        Some("none") | None => suite
+            .config
+            .tracker
+            .map(|t| format!("tracker: {t:?} in the config")),
+        Some(name) => Some(format!("--tracker {name}")),
+    };
+    match asked {
+        Some(asked) if !a.local => Err(Error::Usage(format!(
+            "{asked}: this build of evals has no remote trackers (the `trackers` feature): build it with `--features trackers`, or keep results local with --local"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The run's remote tracker (`--tracker`, `tracker:`, the one key set; none with
 /// `--local`), its key checked before any model is called; `-v` says which and why.
+#[cfg(feature = "trackers")]
 fn tracker_of(
     suite: &Suite,
     a: &RunArgs,
@@ -334,6 +359,7 @@ fn tracker_of(
 
 /// Says what the tracker sent (its pages' URLs), or warns once that it stopped: the run's
 /// result and exit code stand either way.
+#[cfg(feature = "trackers")]
 fn tracked(
     sink: Option<&llm_evals::tracker::TrackerSink>,
     sent: llm_evals::tracker::Sent,
@@ -440,7 +466,7 @@ pub(crate) fn history_location(
         return (Location::parse(url, &suite.project_dir), source);
     }
     if let Ok(url) = std::env::var("DATABASE_URL")
-        && llm_evals::history::postgres::is_url(&url)
+        && llm_evals::history::url::is_postgres(&url)
     {
         return (Location::parse(&url, &suite.project_dir), "DATABASE_URL");
     }

@@ -6,11 +6,14 @@
 //! `--history`, `EVALS_HISTORY`, `history.url` or `DATABASE_URL` named it, and opens it.
 
 pub mod git;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 pub(crate) mod reads;
 pub(crate) mod store;
+pub mod url;
 
 pub use crate::error::HistoryError;
+#[cfg(feature = "postgres")]
 pub use postgres::PgStore;
 pub use reads::{CaseQuery, CaseRun, RunQuery, ScorePoint};
 pub use store::{BranchRun, History, RunFilter, RunSummary, SqliteStore};
@@ -139,6 +142,7 @@ pub const BASELINE_CANDIDATES: &str =
    AND (started_at < $3 OR (started_at = $3 AND id < $4))
  ORDER BY started_at DESC, id DESC";
 
+#[cfg(feature = "postgres")]
 impl HistoryStore for PgStore {
     fn location(&self) -> String {
         PgStore::location(self).to_string()
@@ -201,8 +205,8 @@ pub enum Location {
 impl Location {
     /// `value` as a location: a PostgreSQL URL, else a file (relative to `base`).
     pub fn parse(value: &str, base: &std::path::Path) -> Location {
-        if postgres::is_url(value) {
-            postgres::register_password(value);
+        if url::is_postgres(value) {
+            url::register_password(value);
             Location::Postgres(value.trim().to_string())
         } else {
             Location::Sqlite(base.join(value))
@@ -213,7 +217,7 @@ impl Location {
     pub fn shown(&self) -> String {
         match self {
             Location::Sqlite(p) => p.display().to_string(),
-            Location::Postgres(url) => postgres::redact(url),
+            Location::Postgres(url) => url::redact(url),
         }
     }
 
@@ -229,7 +233,10 @@ impl Location {
     pub fn open(&self) -> Result<AnyStore> {
         Ok(match self {
             Location::Sqlite(p) => AnyStore::Sqlite(SqliteStore::open(p)?),
+            #[cfg(feature = "postgres")]
             Location::Postgres(url) => AnyStore::Postgres(Box::new(PgStore::open(url)?)),
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(url) => return Err(without_postgres(url)),
         })
     }
 
@@ -239,16 +246,30 @@ impl Location {
     pub fn open_read_only(&self) -> Result<AnyStore> {
         Ok(match self {
             Location::Sqlite(p) => AnyStore::Sqlite(SqliteStore::open_read_only(p)?),
+            #[cfg(feature = "postgres")]
             Location::Postgres(url) => AnyStore::Postgres(Box::new(PgStore::open_read_only(url)?)),
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(url) => return Err(without_postgres(url)),
         })
     }
 }
 
+/// A PostgreSQL URL given to a build without the `postgres` feature.
+#[cfg(not(feature = "postgres"))]
+fn without_postgres(url: &str) -> crate::error::Error {
+    crate::error::Error::Usage(format!(
+        "{}: this build of evals has no PostgreSQL history (the `postgres` feature): build it with `--features postgres`, or keep the history in a SQLite file",
+        url::redact(url)
+    ))
+}
+
 /// Either store, open: what a [`Location`] opens.
+#[non_exhaustive]
 pub enum AnyStore {
     /// A SQLite file.
     Sqlite(SqliteStore),
     /// A PostgreSQL database (boxed: its client is the larger).
+    #[cfg(feature = "postgres")]
     Postgres(Box<PgStore>),
 }
 
@@ -256,7 +277,22 @@ impl AnyStore {
     fn inner(&self) -> &dyn HistoryStore {
         match self {
             AnyStore::Sqlite(s) => s,
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(s) => s.as_ref(),
+        }
+    }
+
+    /// Stores `run` under the `number` it had in another history (`evals history migrate`):
+    /// only a database history takes a number given.
+    pub fn insert_numbered(&mut self, run: &RunResult, number: i64) -> Result<()> {
+        let _ = (run, number);
+        match self {
+            AnyStore::Sqlite(s) => Err(crate::error::Error::Usage(format!(
+                "{}: a SQLite history numbers its own runs; migrate into a database history",
+                s.path().display()
+            ))),
+            #[cfg(feature = "postgres")]
+            AnyStore::Postgres(s) => s.insert_numbered(run, number),
         }
     }
 
@@ -282,6 +318,7 @@ impl HistoryStore for AnyStore {
     fn store(&mut self, run: &RunResult, cases: &CaseLog) -> Result<()> {
         match self {
             AnyStore::Sqlite(s) => s.store(run, cases),
+            #[cfg(feature = "postgres")]
             AnyStore::Postgres(s) => s.store(run, cases),
         }
     }

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use postgres::{Client, NoTls, Transaction};
 
+use super::url::{redact, register_password};
 use super::{BranchRun, HistoryError, RunFilter, RunSummary};
 use crate::error::{Error, Result};
 use crate::results::{CaseLog, RunResult};
@@ -52,95 +53,6 @@ const NUMBER_LOCK: i64 = 0x6576_616c_7302;
 
 /// How long connecting may take before the store gives up (unless the URL says).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Whether `value` names a PostgreSQL database rather than a SQLite file.
-pub fn is_url(value: &str) -> bool {
-    let v = value.trim_start().to_ascii_lowercase();
-    v.starts_with("postgres://") || v.starts_with("postgresql://")
-}
-
-/// The URL without its password (in the user info or a `password=` parameter): what every
-/// message names the store by.
-pub fn redact(url: &str) -> String {
-    let (scheme, rest) = match url.find("://") {
-        Some(i) => (&url[..i + 3], &url[i + 3..]),
-        None => ("", url),
-    };
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    let authority = match authority.rfind('@') {
-        Some(at) => {
-            let (info, host) = authority.split_at(at);
-            let user = info.split(':').next().unwrap_or_default();
-            format!("{user}{host}")
-        }
-        None => authority.to_string(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let kept: Vec<&str> = query
-                .split('&')
-                .filter(|kv| {
-                    !kv.split('=')
-                        .next()
-                        .unwrap_or_default()
-                        .eq_ignore_ascii_case("password")
-                })
-                .collect();
-            if kept.is_empty() {
-                path.to_string()
-            } else {
-                format!("{path}?{}", kept.join("&"))
-            }
-        }
-        None => tail.to_string(),
-    };
-    format!("{scheme}{authority}{tail}")
-}
-
-/// Registers the URL's password (as written and percent-decoded) with the egress scrubber,
-/// so that nothing the run writes (its argv in a snapshot, a message) carries it.
-pub fn register_password(url: &str) {
-    let written = url
-        .split_once("://")
-        .map(|(_, rest)| rest)
-        .and_then(|r| r.split(['/', '?']).next())
-        .and_then(|a| a.rsplit_once('@'))
-        .and_then(|(info, _)| info.split_once(':'))
-        .map(|(_, p)| p.to_string());
-    let param = url.split_once('?').and_then(|(_, q)| {
-        q.split('&').find_map(|kv| {
-            let (k, v) = kv.split_once('=')?;
-            k.eq_ignore_ascii_case("password").then(|| v.to_string())
-        })
-    });
-    let found: Vec<String> = written.into_iter().chain(param).collect();
-    let decoded: Vec<String> = found.iter().map(|p| percent_decoded(p)).collect();
-    crate::secrets::register(found.into_iter().chain(decoded));
-}
-
-fn percent_decoded(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = b
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (b[i], hex) {
-            (b'%', Some(v)) => {
-                out.push(v);
-                i += 3;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
 
 /// The PostgreSQL history database, connected: a [`super::HistoryStore`] many runners share.
 pub struct PgStore {
@@ -639,32 +551,6 @@ fn outside_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_shown_url_has_no_password() {
-        assert_eq!(
-            redact("postgres://evals:s3cr%40t@db.example:5432/hist?sslmode=require"),
-            "postgres://evals@db.example:5432/hist?sslmode=require"
-        );
-        assert_eq!(
-            redact("postgresql://u:p@h/db?password=hunter22&sslmode=require"),
-            "postgresql://u@h/db?sslmode=require"
-        );
-        assert_eq!(redact("postgres://h/db?password=x"), "postgres://h/db");
-        assert_eq!(redact("postgres://u@h"), "postgres://u@h");
-        assert!(is_url("postgresql://h/db") && is_url("POSTGRES://h"));
-        assert!(!is_url("history.sqlite3") && !is_url("./postgres/h.db"));
-    }
-
-    #[test]
-    fn the_password_is_registered_with_the_scrubber_as_written_and_decoded() {
-        register_password("postgres://u:pw%2Fin-url-77@h/db?password=param-secret-9");
-        let text = "a pw/in-url-77 b pw%2Fin-url-77 c param-secret-9";
-        let scrubbed = crate::secrets::scrub(text);
-        for s in ["pw/in-url-77", "pw%2Fin-url-77", "param-secret-9"] {
-            assert!(!scrubbed.contains(s), "{scrubbed}");
-        }
-    }
 
     #[test]
     fn a_bad_url_is_named_without_its_password() {

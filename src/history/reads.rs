@@ -6,7 +6,9 @@
 use rusqlite::named_params;
 use serde::Serialize;
 
-use super::{PgStore, RunSummary, SqliteStore};
+#[cfg(feature = "postgres")]
+use super::PgStore;
+use super::{RunSummary, SqliteStore};
 use crate::error::Result;
 
 /// Which runs [`super::HistoryStore::runs`] returns, newest first.
@@ -133,6 +135,7 @@ const SQLITE_RUNS: &str =
  ORDER BY r.started_at DESC, r.id DESC
  LIMIT $6";
 
+#[cfg(feature = "postgres")]
 const PG_RUNS: &str =
     "SELECT r.id, r.started_at, r.branch, r.\"commit\", r.suite, r.command, r.mode, r.status,
         (SELECT COALESCE(SUM(x.cases_total), 0)::bigint FROM experiments x WHERE x.run_id = r.id),
@@ -156,6 +159,7 @@ const SQLITE_CASE: &str =
  ORDER BY r.started_at DESC, r.id DESC, x.id DESC
  LIMIT $5";
 
+#[cfg(feature = "postgres")]
 const PG_CASE: &str = "SELECT r.number, r.id, r.started_at, r.branch, r.\"commit\", r.suite, r.status,
         x.contender, x.dataset, c.\"case\", c.fingerprint, c.score, c.passed, c.error
  FROM case_results c JOIN experiments x ON x.id = c.experiment_id JOIN runs r ON r.id = x.run_id
@@ -174,6 +178,7 @@ const SQLITE_SCORES: &str =
  JOIN experiments x ON x.run_id = r.id
  ORDER BY r.started_at, r.id, x.id";
 
+#[cfg(feature = "postgres")]
 const PG_SCORES: &str =
     "SELECT r.number, r.id, r.started_at, r.\"commit\", r.suite, x.contender, x.dataset, x.score
  FROM (SELECT id, number, started_at, \"commit\", suite FROM runs
@@ -287,6 +292,7 @@ impl SqliteStore {
     }
 }
 
+#[cfg(feature = "postgres")]
 impl PgStore {
     /// Opens the database at `url` (migrating it as [`PgStore::open`] does) with every
     /// later transaction of its session read-only (`evals dashboard`).
