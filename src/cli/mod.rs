@@ -138,8 +138,12 @@ fn dispatch(cli: Cli, bin: &'static str, env: &crate::env::Env, out: &Out) -> Re
                 };
                 let _ = Suite::locate(&cwd, &locate);
             }
-            let markdown = crate::error::read_text(&a.file, &a.file.display().to_string())
-                .map_err(|e| e.named_by("evals comment FILE", None))?;
+            let markdown = crate::error::read_regular_text(
+                &a.file,
+                &a.file.display().to_string(),
+                crate::error::MAX_NAMED_FILE_BYTES,
+            )
+            .map_err(|e| e.named_by("evals comment FILE", None))?;
             let target =
                 crate::github::Target::new(&crate::github::Env::read(), a.pr, a.repo.clone())?;
             match crate::github::post(&target, &markdown)? {
