@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Refused, Result};
 
 /// How the temp file of [`write_atomic`] is named: `.evals-tmp-XXXXXX.partial`, so what a
 /// killed write leaves behind is recognisable (`evals cassettes status` reports it, `prune`
@@ -22,6 +22,50 @@ pub fn is_partial_write(name: &str) -> bool {
     }
     name.strip_prefix(".tmp")
         .is_some_and(|rest| rest.len() == 6 && rest.chars().all(|c| c.is_ascii_alphanumeric()))
+}
+
+/// The most a command reads of one file named on its command line (`evals render FILE`,
+/// `--baseline FILE.json`, `evals merge FILE...`, `evals comment FILE`): 1 GiB, past any
+/// snapshot a run writes; a larger file is refused by name, never read into memory.
+pub const MAX_NAMED_FILE_BYTES: u64 = 1 << 30;
+
+/// [`read_text`] of a file a user names on the command line: it must be a regular file
+/// of at most `cap` bytes, else it is refused (exit 2) naming it, before a byte is read: a
+/// device or a pipe would be read forever, a huge file held whole in memory.
+pub fn read_regular_text(path: &Path, shown: &str, cap: u64) -> Result<String> {
+    use std::io::Read;
+    let refused = |why: Refused| Error::input(shown, std::io::Error::other(why));
+    // `stat` first: opening a FIFO would wait for a writer.
+    let meta = std::fs::metadata(path).map_err(|e| Error::input(shown, e))?;
+    if meta.is_dir() {
+        return Err(Error::input(
+            shown,
+            std::io::Error::from(std::io::ErrorKind::IsADirectory),
+        ));
+    }
+    if !meta.is_file() {
+        return Err(refused(Refused::NotRegular));
+    }
+    let too_large = |size: u64| {
+        refused(Refused::TooLarge {
+            size: crate::text::human_bytes(size),
+            cap: crate::text::human_bytes(cap),
+        })
+    };
+    if meta.len() > cap {
+        return Err(too_large(meta.len()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| Error::input(shown, e))?;
+    // Read to the cap and one byte more: a file that grew since is caught, not read on.
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::input(shown, e))?;
+    if bytes.len() as u64 > cap {
+        return Err(too_large(bytes.len() as u64));
+    }
+    String::from_utf8(bytes)
+        .map_err(|e| Error::Config(not_utf8(shown, e.as_bytes(), e.utf8_error())))
 }
 
 /// Reads a suite file (config, case, dataset, schema, template, env file) as UTF-8 text,
@@ -117,6 +161,35 @@ fn replace_atomically(
             .map_err(|e| Error::io(path, e))?;
         return fill(&mut f);
     }
+    let tmp = filled_temp(path, fill)?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}
+
+/// [`write_atomic_verbatim`] to a name that must be free: `Ok(false)`, and the file there
+/// untouched, when one exists (so the caller can pick another name), never a file
+/// overwritten nor one half-written.
+pub fn write_new_verbatim(path: &Path, contents: &[u8]) -> Result<bool> {
+    use std::io::Write;
+    if std::fs::symlink_metadata(path).is_ok() {
+        return Ok(false);
+    }
+    let tmp = filled_temp(path, |tmp| {
+        tmp.write_all(contents).map_err(|e| Error::io(path, e))
+    })?;
+    match tmp.persist_noclobber(path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(Error::io(path, e.error)),
+    }
+}
+
+/// A temp file in `path`'s folder (created if need be), 0644, filled by `fill` and synced:
+/// what becomes `path` by a rename.
+fn filled_temp(
+    path: &Path,
+    fill: impl FnOnce(&mut std::fs::File) -> Result<()>,
+) -> Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -138,8 +211,7 @@ fn replace_atomically(
     }
     fill(tmp.as_file_mut())?;
     tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    Ok(())
+    Ok(tmp)
 }
 
 /// Fills `buf` from `file` at offset `at`, the file's position untouched (handles cloned

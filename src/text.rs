@@ -5,6 +5,21 @@ pub fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// `8.0 MiB`, `1.9 KiB`, `1000 bytes`: a size as a person reads it.
+pub fn human_bytes(n: u64) -> String {
+    const KIB: f64 = 1024.0;
+    let f = n as f64;
+    if f < KIB {
+        format!("{n} bytes")
+    } else if f < KIB * KIB {
+        format!("{:.1} KiB", f / KIB)
+    } else if f < KIB * KIB * KIB {
+        format!("{:.1} MiB", f / (KIB * KIB))
+    } else {
+        format!("{:.1} GiB", f / (KIB * KIB * KIB))
+    }
+}
+
 /// `s` as one word a POSIX shell reads back as `s`: as it is when it holds only characters
 /// no shell treats specially, else single-quoted (`'a b'`, `'it'\''s'`). For the commands
 /// a message tells the user to run.

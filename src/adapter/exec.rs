@@ -75,6 +75,8 @@ pub struct ExecAdapter {
     gateway: std::sync::OnceLock<Arc<Gateway>>,
     /// The program's other APIs (`adapter.upstreams`), their credentials resolved.
     upstreams: Arc<UpstreamSet>,
+    /// The largest request body the gateway takes from a worker (`adapter.max_request_bytes`).
+    pub max_request_bytes: u64,
 }
 
 impl ExecAdapter {
@@ -116,7 +118,16 @@ impl ExecAdapter {
             readers: Arc::default(),
             gateway: std::sync::OnceLock::new(),
             upstreams: Arc::default(),
+            max_request_bytes: super::gateway::DEFAULT_MAX_REQUEST_BYTES,
         })
+    }
+
+    /// `adapter.max_request_bytes` when the config sets it (else the 32 MiB default).
+    pub fn with_max_request_bytes(mut self, limit: Option<u64>) -> ExecAdapter {
+        if let Some(limit) = limit {
+            self.max_request_bytes = limit;
+        }
+        self
     }
 
     /// The program's other APIs (`adapter.upstreams`): each worker gets
@@ -222,7 +233,7 @@ impl Adapter for ExecAdapter {
 
     fn start_run(&self) -> BoxFuture<'_, Result<(), String>> {
         Box::pin(async {
-            let gateway = Gateway::start()
+            let gateway = Gateway::start(self.max_request_bytes)
                 .await
                 .map_err(|e| format!("cannot start the adapter gateway on 127.0.0.1: {e}"))?;
             let _ = self.gateway.set(Arc::new(gateway));
@@ -484,6 +495,7 @@ mod tests {
             readers: Arc::default(),
             gateway: std::sync::OnceLock::new(),
             upstreams: Arc::default(),
+            max_request_bytes: super::super::gateway::DEFAULT_MAX_REQUEST_BYTES,
         };
         let parent = [
             ("PATH", "/bin"),

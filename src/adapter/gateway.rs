@@ -114,10 +114,15 @@ impl Spent {
     }
 }
 
-#[derive(Default)]
 struct Bindings {
     by_token: Mutex<HashMap<String, Arc<Binding>>>,
+    /// The largest request body taken from a worker (`adapter.max_request_bytes`).
+    max_request_bytes: u64,
 }
+
+/// The largest request body a worker may send by default (`adapter.max_request_bytes`):
+/// 32 MiB, room for images and long documents. A larger one errors its case, named.
+pub const DEFAULT_MAX_REQUEST_BYTES: u64 = 32 * 1024 * 1024;
 
 /// A running gateway; dropped with the run's runtime.
 pub struct Gateway {
@@ -132,11 +137,15 @@ impl std::fmt::Debug for Gateway {
 }
 
 impl Gateway {
-    /// Serves on an ephemeral port of 127.0.0.1 (loopback only).
-    pub async fn start() -> std::io::Result<Gateway> {
+    /// Serves on an ephemeral port of 127.0.0.1 (loopback only), taking request bodies of
+    /// up to `max_request_bytes` (`adapter.max_request_bytes`).
+    pub async fn start(max_request_bytes: u64) -> std::io::Result<Gateway> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
-        let bindings = Arc::new(Bindings::default());
+        let bindings = Arc::new(Bindings {
+            by_token: Mutex::default(),
+            max_request_bytes,
+        });
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
             .route("/chat/completions", post(chat))
@@ -152,6 +161,13 @@ impl Gateway {
             .route("/v1/models/{call}", post(gemini))
             .route("/upstream/{*rest}", axum::routing::any(upstream))
             .fallback(unknown_endpoint)
+            // The body is read (and bounded) once, by `limit_body`; axum's own 2 MiB default
+            // would answer a bare 413 that no case hears of.
+            .layer(axum::middleware::from_fn_with_state(
+                bindings.clone(),
+                limit_body,
+            ))
+            .layer(axum::extract::DefaultBodyLimit::disable())
             .with_state(bindings.clone());
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -407,6 +423,83 @@ impl Binding {
         self.spent
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Reads a request's body whole, up to `adapter.max_request_bytes`, before any handler: a
+/// larger one (by its `Content-Length`, or as it streams) is refused with a 413 naming the
+/// limit and the key, and errors the case of the worker that sent it (never a 0 for the
+/// model: the case never reached it).
+async fn limit_body(
+    State(bindings): State<Arc<Bindings>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use axum::body::HttpBody as _;
+    let limit = bindings.max_request_bytes;
+    let (parts, mut body) = req.into_parts();
+    let over = |size: Option<u64>| {
+        let size = match size {
+            Some(n) => crate::text::human_bytes(n),
+            None => format!("over {}", crate::text::human_bytes(limit)),
+        };
+        let message = format!(
+            "the adapter sent {} {} a request body of {size}, over adapter.max_request_bytes \
+             ({}): raise adapter.max_request_bytes in the config if this is expected",
+            parts.method,
+            parts.uri.path(),
+            crate::text::human_bytes(limit)
+        );
+        if let Some(b) = binding_of(&bindings, &token_in(&parts.headers, &parts.uri)) {
+            b.session.mark_failed();
+            let mut spent = b.spent_lock();
+            spent.calls += 1;
+            spent.error.get_or_insert_with(|| {
+                CaseError::new(
+                    CaseErrorKind::TooLarge,
+                    format!("{}: {message}", b.contender.id()),
+                )
+            });
+        }
+        error(StatusCode::PAYLOAD_TOO_LARGE, &message)
+    };
+    let declared = parts
+        .headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
+    if let Some(n) = declared.filter(|&n| n > limit) {
+        return over(Some(n));
+    }
+    let mut bytes = Vec::with_capacity(declared.unwrap_or(0) as usize);
+    while let Some(frame) =
+        std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await
+    {
+        let Ok(frame) = frame else {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "the request body could not be read",
+            );
+        };
+        if let Ok(data) = frame.into_data() {
+            if (bytes.len() + data.len()) as u64 > limit {
+                return over(None);
+            }
+            bytes.extend_from_slice(&data);
+        }
+    }
+    next.run(axum::extract::Request::from_parts(
+        parts,
+        axum::body::Body::from(bytes),
+    ))
+    .await
+}
+
+/// The token of a request to the gateway: in the path of an upstream's (or its
+/// `x-evals-token` header), else where the model APIs' SDKs put it.
+fn token_in(headers: &HeaderMap, uri: &axum::http::Uri) -> String {
+    match uri.path().strip_prefix("/upstream/") {
+        Some(rest) => super::upstreams::split(rest, headers).1.to_string(),
+        None => token_of(headers, uri),
     }
 }
 
@@ -883,7 +976,7 @@ mod tests {
                 },
             )
             .unwrap();
-        let gateway = Gateway::start().await.unwrap();
+        let gateway = Gateway::start(DEFAULT_MAX_REQUEST_BYTES).await.unwrap();
         let spent = Arc::new(Mutex::new(Spent::default()));
         gateway.bind(
             "tok",
@@ -1011,7 +1104,7 @@ mod tests {
             .collect(),
             config: Default::default(),
         });
-        let gateway = Gateway::start().await.unwrap();
+        let gateway = Gateway::start(DEFAULT_MAX_REQUEST_BYTES).await.unwrap();
         let key = crate::runner::cassette_key(&contender, &case);
         let meta = crate::cassette::SessionMeta {
             case: case.key(),

@@ -186,8 +186,11 @@ pub fn build(suite: &Suite) -> Result<Box<dyn Adapter>> {
             env,
             pass_env,
             upstreams,
+            max_request_bytes,
         } => Ok(Box::new(
-            ExecAdapter::new(suite, command, env, pass_env)?.with_upstreams(suite, upstreams),
+            ExecAdapter::new(suite, command, env, pass_env)?
+                .with_upstreams(suite, upstreams)
+                .with_max_request_bytes(*max_request_bytes),
         )),
     }
 }

@@ -83,6 +83,18 @@ pub(super) async fn serve(
         return refused(StatusCode::NOT_FOUND, &message);
     };
     let req = request(api, method, path, headers, query, body);
+    if leaves_base(&api.base_url, &req.url) {
+        // Past the base path the real credential would go to whatever else the host
+        // serves (`/api/../v1/models` with the API's key): never sent, in any mode.
+        let message = format!(
+            "upstream {name}: {} {path} leaves the API's base URL ({}) once its `..` are \
+             resolved: the gateway sends only paths below adapter.upstreams.{name}.base_url; \
+             call a path under it",
+            req.method, api.base_url
+        );
+        fail(&b, CaseErrorKind::Adapter, message.clone());
+        return refused(StatusCode::BAD_REQUEST, &message);
+    }
     let mut step = Step {
         kind: StepKind::Upstream,
         name: name.to_string(),
@@ -236,6 +248,44 @@ fn request(
     }
 }
 
+/// Whether `url` (the API's base URL with the worker's path) is anywhere but below `base`
+/// once resolved as the HTTP client resolves it (`..`, `%2e%2e` in any case, `.%2e`,
+/// backslashes): another origin, a path outside the base path, or a segment below it that
+/// a server decoding it once more would read as `..` (`%252e%252e`, `..%2f`). A URL that
+/// does not parse leaves it too: nothing is sent that cannot be checked.
+fn leaves_base(base: &str, url: &str) -> bool {
+    let (Ok(b), Ok(u)) = (reqwest::Url::parse(base), reqwest::Url::parse(url)) else {
+        return true;
+    };
+    if b.origin() != u.origin() {
+        return true;
+    }
+    let root = b.path().trim_end_matches('/');
+    let Some(below) = u.path().strip_prefix(root) else {
+        return true;
+    };
+    !(below.is_empty() || below.starts_with('/')) || below.split('/').any(hides_dots)
+}
+
+/// A path segment that reads as `..` once `%25`, `%2e`, `%2f` and `%5c` are decoded (up to
+/// three times over) and `\` is taken for `/`, as some servers take them.
+fn hides_dots(segment: &str) -> bool {
+    let mut s = segment.to_ascii_lowercase();
+    for _ in 0..3 {
+        let next = s
+            .replace("%25", "%")
+            .replace("%2e", ".")
+            .replace("%2f", "/")
+            .replace("%5c", "/")
+            .replace('\\', "/");
+        if next == s {
+            break;
+        }
+        s = next;
+    }
+    s.split('/').any(|part| part == "..")
+}
+
 /// The response as the worker gets it: its status, its content type, and its body as it
 /// came (JSON, text, or the bytes a base64 recording holds); final when a failure.
 fn passed_on(resp: HttpResponse) -> Response {
@@ -358,4 +408,45 @@ fn fixture(dir: &Path, upstream: &str, step: &Step) -> Result<Option<HttpRespons
 pub fn fixtures_dir(case: &crate::suite::Case) -> Option<PathBuf> {
     let dir = case.source.parent()?.join("fixtures");
     dir.is_dir().then_some(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_is_checked_below_the_base_as_the_client_resolves_it() {
+        let base = "http://127.0.0.1:9/api";
+        let leaves = |path: &str| leaves_base(base, &format!("{base}{path}"));
+        for ok in [
+            "/orders",
+            "/",
+            "",
+            "/a/../orders",
+            "/a/./b",
+            "/%2e%2e.txt",
+            "/a..b",
+        ] {
+            assert!(!leaves(ok), "{ok} stays below /api");
+        }
+        for bad in [
+            "/../v1/models",
+            "/%2e%2e/v1/models",
+            "/%2E%2E/v1/models",
+            "/%2E./v1/models",
+            "/.%2e/v1/models",
+            "/..\\v1\\models",
+            "/a/../../v1",
+            "/../apix",
+            "/%252e%252e/v1",
+            "/..%2fv1",
+            "/..%5Cv1",
+        ] {
+            assert!(leaves(bad), "{bad} leaves /api");
+        }
+        // Another origin never passes, whatever its path.
+        assert!(leaves_base(base, "http://127.0.0.1:10/api/orders"));
+        // A base at the host's root: anything on that host is below it.
+        assert!(!leaves_base("http://h:1", "http://h:1/../x"));
+    }
 }

@@ -202,20 +202,7 @@ pub trait Upstream: Send + Sync {
     -> UpstreamFuture<'a>;
 }
 
-/// `8.0 MiB`, `1.9 KiB`, `1000 bytes`: a size as a person reads it.
-pub fn human_bytes(n: u64) -> String {
-    const KIB: f64 = 1024.0;
-    let f = n as f64;
-    if f < KIB {
-        format!("{n} bytes")
-    } else if f < KIB * KIB {
-        format!("{:.1} KiB", f / KIB)
-    } else if f < KIB * KIB * KIB {
-        format!("{:.1} MiB", f / (KIB * KIB))
-    } else {
-        format!("{:.1} GiB", f / (KIB * KIB * KIB))
-    }
-}
+pub(crate) use crate::text::human_bytes;
 
 /// How a live call is scheduled: the vendor it pauses on a retry, and the rate limits it
 /// waits on. The cassette layer passes it to the [`Upstream`](super::Upstream) untouched;

@@ -37,7 +37,6 @@ mod store;
 
 pub use crate::error::{CassetteError, SecretPlace};
 pub(crate) use format::{CassetteContender, RecordedUsage, dig};
-pub use http::human_bytes;
 pub use http::{
     Accept, CallError, ENCODING, ErrorClass, HttpRequest, HttpResponse, Verdict, any_2xx,
     classify_error, error_words,

@@ -41,6 +41,47 @@ pub(crate) struct Global {
     pub(crate) version: Option<bool>,
 }
 
+/// `-p N`: at least 1 is checked with the plan (`-p 0` says why), at most
+/// [`MAX_PARALLELISM`](llm_evals::suite::bounds::MAX_PARALLELISM) here, before any work.
+fn parallelism(text: &str) -> Result<usize, String> {
+    use llm_evals::suite::bounds;
+    bounds::count(
+        text,
+        bounds::MAX_PARALLELISM,
+        "cases in flight per experiment",
+    )
+}
+
+/// `-j N` (0: every experiment at once), at most
+/// [`MAX_CONCURRENCY`](llm_evals::suite::bounds::MAX_CONCURRENCY).
+fn concurrency(text: &str) -> Result<usize, String> {
+    use llm_evals::suite::bounds;
+    bounds::count(
+        text,
+        bounds::MAX_CONCURRENCY,
+        "experiments at a time (0: all)",
+    )
+}
+
+/// `--repeat K`, at most [`MAX_REPEAT`](llm_evals::suite::bounds::MAX_REPEAT).
+fn repeat(text: &str) -> Result<usize, String> {
+    use llm_evals::suite::bounds;
+    bounds::count(text, bounds::MAX_REPEAT, "tries per case")
+}
+
+/// `--baseline REF`: an empty one names nothing, and would pass as "no baseline".
+fn baseline(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err(
+            "an empty baseline names nothing: give a branch (--baseline main), a run \
+                    (its # or id from `evals history`) or a snapshot (--baseline run.json), \
+                    or leave out --baseline"
+                .into(),
+        );
+    }
+    Ok(text.to_string())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ColorChoice {
     Auto,
@@ -142,11 +183,12 @@ pub(crate) struct RunArgs {
     /// Max tokens per call. Beats the config.
     #[arg(long)]
     pub(crate) max_tokens: Option<u32>,
-    /// Cases in flight inside each experiment (default: defaults.parallelism, else 4).
-    #[arg(short = 'p', long)]
+    /// Cases in flight inside each experiment (default: defaults.parallelism, else 4; at
+    /// most 1024).
+    #[arg(short = 'p', long, value_parser = parallelism)]
     pub(crate) parallelism: Option<usize>,
-    /// Experiments at a time (default: CPU count; 0 starts them all).
-    #[arg(short = 'j', long = "concurrency")]
+    /// Experiments at a time (default: CPU count; 0 starts them all; at most 1024).
+    #[arg(short = 'j', long = "concurrency", value_parser = concurrency)]
     pub(crate) concurrency: Option<usize>,
     /// Show the experiment matrix and the number of calls; call nothing.
     #[arg(short = 'n', long)]
@@ -191,8 +233,8 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "FRACTION")]
     pub(crate) min_pass_rate: Option<f64>,
     /// Run each case K times per contender (default: defaults.repeat, else 1): each try is
-    /// its own recorded interaction; reports add ±, pass^k and flaky columns.
-    #[arg(long, value_name = "K")]
+    /// its own recorded interaction; reports add ±, pass^k and flaky columns (at most 10000).
+    #[arg(long, value_name = "K", value_parser = repeat)]
     pub(crate) repeat: Option<usize>,
     /// `check --shard K/N`'s slice and run group, set by `check` (no flag of its own here).
     #[arg(skip)]
@@ -277,7 +319,7 @@ pub(crate) struct CheckArgs {
     pub(crate) run: RunArgs,
     /// Compare with this baseline: a branch (its latest earlier run), a run (# or id from
     /// `evals history`), or FILE.json.
-    #[arg(long, value_name = "REF")]
+    #[arg(long, value_name = "REF", value_parser = baseline)]
     pub(crate) baseline: Option<String>,
     /// How far (0..1) an experiment's mean primary score may fall before it regresses.
     #[arg(long, default_value_t = 0.02, value_name = "FRACTION")]
@@ -340,7 +382,7 @@ pub(crate) struct MergeArgs {
     pub(crate) group: Option<String>,
     /// Compare with this baseline: a branch (its latest earlier run), a run (# or id from
     /// `evals history`), or FILE.json.
-    #[arg(long, value_name = "REF")]
+    #[arg(long, value_name = "REF", value_parser = baseline)]
     pub(crate) baseline: Option<String>,
     /// How far (0..1) an experiment's mean primary score may fall before it regresses.
     #[arg(long, default_value_t = 0.02, value_name = "FRACTION")]
@@ -473,7 +515,7 @@ pub(crate) struct ReportArgs {
     /// snapshot file (default: the latest run of this suite).
     pub(crate) run: Option<String>,
     /// Compare with this baseline: a run (# or id), a branch (its latest earlier run), or FILE.json.
-    #[arg(long, value_name = "REF")]
+    #[arg(long, value_name = "REF", value_parser = baseline)]
     pub(crate) baseline: Option<String>,
     /// How far (0..1) an experiment's mean primary score may fall before it regresses.
     #[arg(
@@ -608,7 +650,7 @@ pub(crate) struct DashboardArgs {
     pub(crate) bind: std::net::IpAddr,
     /// What a run's page compares it with, as `check --baseline` reads it: a branch (its
     /// latest earlier run) or a run (# or id).
-    #[arg(long, default_value = "main", value_name = "REF")]
+    #[arg(long, default_value = "main", value_name = "REF", value_parser = baseline)]
     pub(crate) baseline: String,
     /// The history store: a SQLite file or a postgres:// URL (default: the config's
     /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).

@@ -147,8 +147,12 @@ fn dispatch(cli: Cli, bin: &'static str, env: &llm_evals::env::Env, out: &Out) -
                 };
                 let _ = Suite::locate(&cwd, &locate);
             }
-            let markdown = llm_evals::fs::read_text(&a.file, &a.file.display().to_string())
-                .map_err(|e| e.named_by("evals comment FILE", None))?;
+            let markdown = llm_evals::fs::read_regular_text(
+                &a.file,
+                &a.file.display().to_string(),
+                llm_evals::fs::MAX_NAMED_FILE_BYTES,
+            )
+            .map_err(|e| e.named_by("evals comment FILE", None))?;
             let target = crate::cli::github::Target::new(
                 &crate::cli::github::Env::read(),
                 a.pr,

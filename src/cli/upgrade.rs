@@ -67,22 +67,26 @@ pub(crate) fn run(g: &Global, a: &UpgradeArgs, out: &Out) -> Result<i32> {
             if from_agent_evals {
                 String::new()
             } else {
-                format!(" (the original kept as {shown}.bak)")
+                let bak = backup_names(&source).find(|b| std::fs::symlink_metadata(b).is_err());
+                match bak {
+                    Some(b) => format!(" (the original kept as {})", discovery::display_path(&b, &cwd)),
+                    None => String::new(),
+                }
             }
         ));
         return Ok(exit::OK);
     }
-    if !from_agent_evals {
-        let bak = PathBuf::from(format!("{}.bak", source.display()));
-        llm_evals::fs::write_atomic_verbatim(&bak, text.as_bytes())?;
-    }
+    let kept = if from_agent_evals {
+        None
+    } else {
+        Some(keep_original(&source, &text, &shown)?)
+    };
     llm_evals::fs::write_atomic_verbatim(&target, new.as_bytes())?;
     out.note(&format!(
         "upgraded {target_shown}: the lineup is in today's provider sections, comments kept; {}",
-        if from_agent_evals {
-            format!("{shown} is left as it was")
-        } else {
-            format!("the original is {shown}.bak")
+        match &kept {
+            None => format!("{shown} is left as it was"),
+            Some(bak) => format!("the original is {}", discovery::display_path(bak, &cwd)),
         }
     ));
     if let Some(e) = still {
@@ -92,6 +96,32 @@ pub(crate) fn run(g: &Global, a: &UpgradeArgs, out: &Out) -> Result<i32> {
         return Ok(exit::USAGE);
     }
     Ok(exit::OK)
+}
+
+/// How many backups of one config are kept side by side (`.bak`, `.bak.1` … `.bak.99`).
+const BACKUPS: usize = 100;
+
+/// `FILE.bak`, then `FILE.bak.1`, `FILE.bak.2` …: where the original may be kept.
+fn backup_names(source: &Path) -> impl Iterator<Item = PathBuf> + '_ {
+    (0..BACKUPS).map(move |i| match i {
+        0 => PathBuf::from(format!("{}.bak", source.display())),
+        i => PathBuf::from(format!("{}.bak.{i}", source.display())),
+    })
+}
+
+/// Writes the original `text` of `source` to the first free backup name (an earlier
+/// upgrade's `.bak` is never overwritten) and returns it; with every name taken, refuses.
+fn keep_original(source: &Path, text: &str, shown: &str) -> Result<PathBuf> {
+    for bak in backup_names(source) {
+        if llm_evals::fs::write_new_verbatim(&bak, text.as_bytes())? {
+            return Ok(bak);
+        }
+    }
+    Err(Error::Usage(format!(
+        "{shown}: {shown}.bak and {shown}.bak.1 to .bak.{} all exist (nothing was written): \
+         remove the backups you no longer need",
+        BACKUPS - 1
+    )))
 }
 
 /// FILE, else `-C`, else the suite search; an agent-evals config when the search finds none.

@@ -36,25 +36,31 @@ pub(crate) fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
     }
 }
 
-/// An `input.txt` over this many bytes is a warning: every call sends it, every result and
-/// every cassette holds it.
+/// An `input.txt`, or a JSONL case's line, over this many bytes is a warning: every call
+/// sends it, every result and every cassette holds it.
 pub(crate) const LARGE_INPUT_BYTES: u64 = 1024 * 1024;
 
-/// A warning for each picked case whose `input.txt` is over [`LARGE_INPUT_BYTES`], naming the
-/// file and its size. Not a problem: a long document may be the point of the case.
+/// A warning for each picked case whose `input.txt`, or JSONL line, is over
+/// [`LARGE_INPUT_BYTES`], naming the file (and line) and its size. Not a problem: a long
+/// document may be the point of the case.
 fn large_inputs(suite: &Suite, picked: &Cases) -> Vec<String> {
     picked
         .heads()
-        .filter(|c| c.line.is_none())
         .filter_map(|c| {
-            let size = std::fs::metadata(c.source).ok()?.len();
+            let (size, what) = match c.line {
+                Some(_) => (c.line_bytes?, "the case's line"),
+                None => (std::fs::metadata(c.source).ok()?.len(), "the input"),
+            };
+            let at = match c.line {
+                Some(line) => format!("{}:{line}", discovery::display_path(c.source, &suite.cwd)),
+                None => discovery::display_path(c.source, &suite.cwd),
+            };
             (size > LARGE_INPUT_BYTES).then(|| {
                 format!(
-                    "{}: the input is {}, over {}: every call sends it and every result and \
+                    "{at}: {what} is {}, over {}: every call sends it and every result and \
                      cassette keeps it; trim it if the case does not need it all",
-                    discovery::display_path(c.source, &suite.cwd),
-                    llm_evals::cassette::human_bytes(size),
-                    llm_evals::cassette::human_bytes(LARGE_INPUT_BYTES)
+                    llm_evals::text::human_bytes(size),
+                    llm_evals::text::human_bytes(LARGE_INPUT_BYTES)
                 )
             })
         })

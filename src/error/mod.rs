@@ -164,16 +164,26 @@ fn input_message(
 ) -> String {
     use std::io::ErrorKind;
     let shown = path.display();
+    let by = match (key, named_in) {
+        (Some(k), Some(f)) => format!(" ({k} in {f} names it)"),
+        (Some(k), None) => format!(" (named by {k})"),
+        _ => String::new(),
+    };
+    if let Some(why) = e.get_ref().and_then(|r| r.downcast_ref::<Refused>()) {
+        let fix = match (why, key) {
+            (Refused::NotRegular, Some(k)) => format!("point {k} at a regular file"),
+            (Refused::NotRegular, None) => "name a regular file".to_string(),
+            (Refused::TooLarge { .. }, _) => {
+                "name the file evals wrote (a larger one is not one of its own)".to_string()
+            }
+        };
+        return format!("{shown}: {why}{by}: {fix}");
+    }
     let what = match e.kind() {
         ErrorKind::NotFound => "no such file".to_string(),
         ErrorKind::PermissionDenied => "cannot be read (permission denied)".to_string(),
         ErrorKind::IsADirectory => "is a folder, not a file".to_string(),
         _ => format!("cannot be read: {e}"),
-    };
-    let by = match (key, named_in) {
-        (Some(k), Some(f)) => format!(" ({k} in {f} names it)"),
-        (Some(k), None) => format!(" (named by {k})"),
-        _ => String::new(),
     };
     let fix = match (e.kind(), key) {
         (ErrorKind::NotFound, Some(k)) => format!("create it, or point {k} at the file"),
@@ -183,6 +193,18 @@ fn input_message(
         (_, None) => "replace it with a readable file".to_string(),
     };
     format!("{shown}: {what}{by}: {fix}")
+}
+
+/// Why [`crate::fs::read_regular_text`] refused a file before reading it (the message of its
+/// [`Error::Input`]).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Refused {
+    /// A device (`/dev/urandom`), a pipe, a socket: it could be read forever.
+    #[error("is not a regular file (a device, a pipe or a socket), which could be read forever")]
+    NotRegular,
+    /// Past the cap.
+    #[error("is {size}, over the {cap} evals reads of one file")]
+    TooLarge { size: String, cap: String },
 }
 
 /// The crate's result: its error is an [`Error`] unless said otherwise.

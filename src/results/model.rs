@@ -402,7 +402,8 @@ pub enum CaseErrorKind {
     /// A recording was not written: it would have held a secret, or the file system refused
     /// it. The exchange itself succeeded; the case is not scored on an unkept answer.
     RefusedWrite,
-    /// The response is over `cassettes.max_response_bytes`.
+    /// The response is over `cassettes.max_response_bytes`, or a worker's request to the
+    /// gateway over `adapter.max_request_bytes`.
     TooLarge,
     /// The case's prompt template could not be filled.
     Template,

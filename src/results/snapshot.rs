@@ -124,7 +124,8 @@ pub fn load(path: &Path) -> Result<RunResult> {
 /// Reads a snapshot file: the run and the comparison written beside it (`check --json`).
 pub fn load_checked(path: &Path) -> Result<(RunResult, Option<Comparison>)> {
     let shown = path.display().to_string();
-    let text = crate::fs::read_text(path, &shown)?;
+    // A snapshot is named on the command line: a device or a pipe is refused, not read.
+    let text = crate::fs::read_regular_text(path, &shown, crate::fs::MAX_NAMED_FILE_BYTES)?;
     Ok(parse_checked(&text, &shown)?)
 }
 

@@ -319,7 +319,8 @@ impl<'s> Prepared<'s> {
             notices.warn(&unwritten_warning(unwritten));
         }
         let dir = crate::suite::discovery::display_path(&suite.cassette_dir(), &suite.cwd);
-        if let Some(line) = recording_summary(mode, transport.tally(), &dir) {
+        let errored = outcome.experiments.iter().map(|e| e.errors).sum();
+        if let Some(line) = recording_summary(mode, transport.tally(), errored, &dir) {
             notices.note(&line);
         }
         let weights: Vec<(String, f64)> = suite
@@ -567,14 +568,21 @@ fn check_key_value(suite: &Suite, var: &str, value: &str) -> Result<()> {
 /// What the run spent and recorded, so a prompt edit never calls a model silently: in
 /// record "wrote 12 cassettes (3 new, 9 changed), 0 unchanged, in DIR: 12 live calls"; in
 /// auto (only when something went live) "recorded 3 new cassettes in DIR: 3 live calls";
-/// in live the calls. Nothing in replay, which calls nothing.
-fn recording_summary(mode: Mode, t: Tally, dir: &str) -> Option<String> {
+/// in live the calls. Nothing in replay, which calls nothing. A record that called nothing
+/// because its cases errored (`errored` of them) says so, not that no model is called.
+fn recording_summary(mode: Mode, t: Tally, errored: usize, dir: &str) -> Option<String> {
     let n = crate::text::plural;
     let calls = n(t.live_calls, "live call", "live calls");
     match mode {
         Mode::Replay => None,
         Mode::Live if t.live_calls == 0 => None,
         Mode::Live => Some(format!("{calls}; nothing recorded (--cassettes live)")),
+        Mode::Record if t.live_calls == 0 && t.written() + t.unchanged == 0 && errored > 0 => {
+            Some(format!(
+                "wrote no cassettes: no call went out ({} errored; see their errors)",
+                n(errored, "case", "cases")
+            ))
+        }
         Mode::Record if t.live_calls == 0 && t.written() + t.unchanged == 0 => Some(
             "wrote no cassettes: no contender calls a model (fake and mock answer offline)".into(),
         ),

@@ -27,7 +27,7 @@ pub struct RunPlan {
 
 impl RunPlan {
     /// Checks what the flags gave: a lineup entry naming a model its provider does not have
-    /// (a `-m`), or `-p 0`, is a usage error. `parallelism` defaults to the config's
+    /// (a `-m`), `-p 0`, or `-p`/`-j` past [`crate::suite::bounds`], is a usage error. `parallelism` defaults to the config's
     /// `defaults.parallelism`, else 4; `concurrency` to the machine's cores, and `Some(0)`
     /// means all experiments at once.
     pub fn new(
@@ -43,6 +43,20 @@ impl RunPlan {
         }
         if parallelism == Some(0) {
             return Err(Error::Usage("-p 0: parallelism must be at least 1".into()));
+        }
+        // The CLI's parser bounds these first; a library caller's are bounded here.
+        use crate::suite::bounds;
+        if let Some(p) = parallelism.filter(|&p| p > bounds::MAX_PARALLELISM) {
+            return Err(Error::Usage(format!(
+                "-p {p}: at most {} cases in flight per experiment: give a smaller number",
+                bounds::MAX_PARALLELISM
+            )));
+        }
+        if let Some(j) = concurrency.filter(|&j| j > bounds::MAX_CONCURRENCY) {
+            return Err(Error::Usage(format!(
+                "-j {j}: at most {} experiments at a time (0: all): give a smaller number",
+                bounds::MAX_CONCURRENCY
+            )));
         }
         // `defaults.parallelism: 0` is refused when the config loads.
         let parallelism = parallelism
@@ -70,13 +84,17 @@ impl RunPlan {
         })
     }
 
-    /// The plan with `--repeat K` (when given) in place of `defaults.repeat`; `--repeat 0`
-    /// is a usage error.
+    /// The plan with `--repeat K` (when given) in place of `defaults.repeat`; `--repeat 0`,
+    /// or past [`crate::suite::bounds::MAX_REPEAT`], is a usage error.
     pub fn with_repeat(mut self, repeat: Option<usize>) -> Result<RunPlan> {
         match repeat {
             Some(0) => Err(Error::Usage(
                 "--repeat 0: give the tries per case, at least 1".into(),
             )),
+            Some(k) if k > crate::suite::bounds::MAX_REPEAT => Err(Error::Usage(format!(
+                "--repeat {k}: at most {} tries per case: give a smaller number",
+                crate::suite::bounds::MAX_REPEAT
+            ))),
             Some(k) => {
                 self.repeat = k;
                 Ok(self)

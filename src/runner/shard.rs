@@ -39,10 +39,22 @@ impl FromStr for ShardSpec {
             )
         };
         let (k, n) = s.trim().split_once('/').ok_or_else(bad)?;
-        let (index, count) = (
-            k.trim().parse::<u32>().map_err(|_| bad())?,
-            n.trim().parse::<u32>().map_err(|_| bad())?,
-        );
+        // Digits past a u32 are a number too: said as past the bound, not as garbage.
+        let number = |t: &str| {
+            let t = t.trim();
+            match t.parse::<u32>() {
+                Ok(n) => Ok(n),
+                Err(_) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => Ok(u32::MAX),
+                Err(_) => Err(bad()),
+            }
+        };
+        let (index, count) = (number(k)?, number(n)?);
+        let max = crate::suite::bounds::MAX_SHARDS;
+        if count > max {
+            return Err(format!(
+                "`{s}`: at most {max} shards (the cut weighs every case against each): give a smaller N"
+            ));
+        }
         if count == 0 || index == 0 || index > count {
             return Err(bad());
         }

@@ -14,6 +14,7 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::bounds;
 use super::schema::Schema;
 use crate::error::{Error, Result};
 
@@ -183,6 +184,14 @@ pub enum AdapterConfig {
         /// calls.
         #[serde(default, skip_serializing_if = "Upstreams::is_empty")]
         upstreams: Upstreams,
+        /// The largest request body the gateway takes from a worker (default 32 MiB, at
+        /// most [`bounds::MAX_BODY_BYTES`]): a larger one errors its case, naming this key.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "max_request_bytes"
+        )]
+        max_request_bytes: Option<u64>,
     },
 }
 
@@ -192,7 +201,16 @@ const ADAPTER_KEYS: &[(&str, &[&str])] = &[
         "prompt",
         &["system", "user", "json", "tools", "tool_choice"],
     ),
-    ("exec", &["command", "env", "pass_env", "upstreams"]),
+    (
+        "exec",
+        &[
+            "command",
+            "env",
+            "pass_env",
+            "upstreams",
+            "max_request_bytes",
+        ],
+    ),
 ];
 
 /// Variables evals sets for every exec worker itself: `pass_env` cannot name them.
@@ -467,14 +485,115 @@ pub struct Defaults {
     pub temperature: Option<OneOrMany<Temperature>>,
     /// The most tokens a reply may have.
     pub max_tokens: Option<u32>,
-    /// Cases in flight per experiment (`-p`).
+    /// Cases in flight per experiment (`-p`; at most [`bounds::MAX_PARALLELISM`]).
+    #[serde(default, deserialize_with = "parallelism")]
     pub parallelism: Option<usize>,
-    /// Seconds per call.
+    /// Seconds per call (at most [`bounds::MAX_TIMEOUT_S`]).
+    #[serde(default, deserialize_with = "timeout")]
     pub timeout: Option<f64>,
-    /// Tries per case per contender (`--repeat K`, default 1): each its own recorded
-    /// interaction, so `check` replays all K.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Tries per case per contender (`--repeat K`, default 1; at most
+    /// [`bounds::MAX_REPEAT`]): each its own recorded interaction, so `check` replays all K.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "repeat"
+    )]
     pub repeat: Option<usize>,
+}
+
+/// `defaults.parallelism`, bounded where it is written (the error carries its line).
+fn parallelism<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<usize>, D::Error> {
+    bounded(
+        d,
+        "defaults.parallelism",
+        bounds::MAX_PARALLELISM as u64,
+        "cases in flight per experiment",
+    )
+    .map(|n| n.map(|n| n as usize))
+}
+
+/// `defaults.repeat`, bounded where it is written.
+fn repeat<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<usize>, D::Error> {
+    bounded(
+        d,
+        "defaults.repeat",
+        bounds::MAX_REPEAT as u64,
+        "tries per case",
+    )
+    .map(|n| n.map(|n| n as usize))
+}
+
+/// `cassettes.max_response_bytes`, bounded where it is written.
+fn max_response_bytes<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<u64>, D::Error> {
+    bounded(
+        d,
+        "cassettes.max_response_bytes",
+        bounds::MAX_BODY_BYTES,
+        "bytes (1 GiB)",
+    )
+}
+
+/// `adapter.max_request_bytes`, bounded where it is written.
+fn max_request_bytes<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<u64>, D::Error> {
+    bounded(
+        d,
+        "adapter.max_request_bytes",
+        bounds::MAX_BODY_BYTES,
+        "bytes (1 GiB)",
+    )
+}
+
+/// A whole number at `key`, at most `max`: past it, an error naming the key, the value,
+/// the bound and the fix (serde gives it the line and column).
+fn bounded<'de, D: Deserializer<'de>>(
+    d: D,
+    key: &str,
+    max: u64,
+    unit: &str,
+) -> std::result::Result<Option<u64>, D::Error> {
+    let Some(n) = Option::<serde_json::Number>::deserialize(d)? else {
+        return Ok(None);
+    };
+    let too_many = || {
+        de::Error::custom(format!(
+            "{key} is {n}: at most {max} {unit}: give a smaller number"
+        ))
+    };
+    match (n.as_u64(), n.as_f64()) {
+        (Some(v), _) => bounds::at_most(v, max, unit)
+            .map(Some)
+            .map_err(|_| too_many()),
+        // A whole number past what a u64 holds (YAML reads it as a float).
+        (None, Some(f)) if f.fract() == 0.0 && f > 0.0 => Err(too_many()),
+        _ => Err(de::Error::custom(format!(
+            "{key} is {n}: give a whole number, at most {max} {unit}"
+        ))),
+    }
+}
+
+/// `defaults.timeout`, at most [`bounds::MAX_TIMEOUT_S`] (a larger one is no limit, and
+/// past what a duration holds it would panic).
+fn timeout<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<f64>, D::Error> {
+    let Some(t) = Option::<f64>::deserialize(d)? else {
+        return Ok(None);
+    };
+    if t > bounds::MAX_TIMEOUT_S {
+        // `1e300`, not its 301 digits.
+        let shown = if t < 1e9 {
+            t.to_string()
+        } else {
+            format!("{t:e}")
+        };
+        return Err(de::Error::custom(format!(
+            "defaults.timeout is {shown}: at most {} seconds (a day): give the seconds a call may take, e.g. 120",
+            bounds::MAX_TIMEOUT_S
+        )));
+    }
+    Ok(Some(t))
 }
 
 /// `results:` — where snapshots go.
@@ -520,7 +639,8 @@ pub struct CassettesConfig {
     pub redact: Vec<String>,
     /// The largest response body a call may return, live or replayed (default 8 MiB): a
     /// larger one errors its case instead of growing the cassette, the results and the
-    /// history by its size.
+    /// history by its size. At most [`bounds::MAX_BODY_BYTES`].
+    #[serde(default, deserialize_with = "max_response_bytes")]
     pub max_response_bytes: Option<u64>,
 }
 

@@ -165,6 +165,16 @@ impl Suite {
                  body a call may return, in bytes (default 8388608, 8 MiB)"
             )));
         }
+        if let Some(AdapterConfig::Exec {
+            max_request_bytes: Some(0),
+            ..
+        }) = &config.adapter
+        {
+            return Err(Error::Config(format!(
+                "{display_path}: adapter.max_request_bytes is 0: give the largest request body \
+                 a worker may send the gateway, in bytes (default 33554432, 32 MiB)"
+            )));
+        }
         for p in &config.cassettes.redact {
             if let Err(e) = regex::Regex::new(p) {
                 return Err(Error::Config(format!(

@@ -1,6 +1,7 @@
 //! The suite: config (YAML → validated model), discovery, cases (disk + JSONL; links.rs
 //! judges the symlinks among them; stored.rs holds them compactly), lineup.
 
+pub mod bounds;
 mod case;
 pub mod cases;
 pub mod config;

@@ -548,12 +548,13 @@ impl Store {
     }
 
     fn head_of(&self, i: u32, rec: Rec, id: String) -> CaseHead<'_> {
-        let (variant, source, line) = match self.place((rec.source, rec.line)) {
-            Place::Folder(c) => (c.variant.clone(), c.source.as_path(), c.line),
+        let (variant, source, line, line_bytes) = match self.place((rec.source, rec.line)) {
+            Place::Folder(c) => (c.variant.clone(), c.source.as_path(), c.line, None),
             Place::Line(file, line) => (
                 id.split('/').next().unwrap_or(&id).to_string(),
                 file.path.as_path(),
                 Some(line as usize),
+                span::unpack(rec.span, &self.long).map(|(_, len)| len),
             ),
         };
         CaseHead {
@@ -563,6 +564,7 @@ impl Store {
             tags: &self.tag_sets[rec.tags as usize],
             source,
             line,
+            line_bytes,
         }
     }
 
@@ -638,6 +640,8 @@ pub struct CaseHead<'a> {
     pub source: &'a Path,
     /// The JSONL line.
     pub line: Option<usize>,
+    /// The JSONL line's length in bytes (what every call of the case sends at most).
+    pub line_bytes: Option<u64>,
 }
 
 impl CaseHead<'_> {

@@ -7,6 +7,7 @@ mod mock;
 
 mod action;
 mod apis;
+mod bad_input;
 mod bench;
 mod browser;
 mod cases;
@@ -21,6 +22,7 @@ mod faults;
 mod five_minutes;
 mod forge;
 mod gate;
+mod gateway_edges;
 mod history;
 mod judge;
 mod layers;

@@ -192,3 +192,23 @@ fn upgrade_config_keeps_the_users_own_text_byte_for_byte_even_a_password() {
         "{new}"
     );
 }
+
+#[test]
+fn upgrade_config_never_overwrites_an_earlier_bak_and_names_the_one_it_wrote() {
+    let p =
+        suite(OLD_LLM_EVALS_LINEUP).file("evals/.llm-evals.config.yml.bak", "an earlier backup\n");
+    p.evals(&["upgrade-config", "-n"])
+        .ok()
+        .stderr_has("(the original kept as evals/.llm-evals.config.yml.bak.1)");
+    p.evals(&["upgrade-config"])
+        .ok()
+        .stderr_has("the original is evals/.llm-evals.config.yml.bak.1\n");
+    assert_eq!(
+        p.read("evals/.llm-evals.config.yml.bak"),
+        "an earlier backup\n"
+    );
+    assert_eq!(
+        p.read("evals/.llm-evals.config.yml.bak.1"),
+        OLD_LLM_EVALS_LINEUP
+    );
+}

@@ -85,3 +85,24 @@ fn an_input_over_a_mebibyte_is_a_warning_naming_the_file_and_its_size() {
         "{TOY_FOUND}warning: {DOG}/input.txt: the input is 1.3 MiB, over 1.0 MiB: every call sends it and every result and cassette keeps it; trim it if the case does not need it all\nverified 9 cases: no problems\n"
     ));
 }
+
+#[test]
+fn a_jsonl_line_over_a_mebibyte_is_a_warning_naming_the_file_and_line() {
+    // As an input.txt over the limit: the line that sends 1.5 MiB is named, the small
+    // one before it is not.
+    let big = "A dog. ".repeat(225_000);
+    let expected = r#"{"kind": "animal", "name": "dog", "legs": 4, "warm": true}"#;
+    let d = Project::toy()
+        .file(
+            "evals/datasets/pets/cases.jsonl",
+            &format!(
+                "{{\"id\": \"small\", \"input\": \"A dog.\", \"expected\": {expected}}}\n{{\"id\": \"huge\", \"input\": \"{big}\", \"expected\": {expected}}}\n"
+            ),
+        )
+        .evals(&["verify"])
+        .exact()
+        .ok();
+    d.stderr_is(&format!(
+        "{TOY_FOUND}warning: evals/datasets/pets/cases.jsonl:2: the case's line is 1.5 MiB, over 1.0 MiB: every call sends it and every result and cassette keeps it; trim it if the case does not need it all\nverified 10 cases: no problems\n"
+    ));
+}
