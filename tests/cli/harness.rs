@@ -504,7 +504,7 @@ pub fn is_state(rel: &Path) -> bool {
 
 /// The files git tracks under `root`, or would track (untracked and not ignored, so a
 /// fixture file not yet added still counts), relative to `root`; `None` where `root` is in
-/// no git checkout or git cannot run.
+/// no git checkout (or one that ignores it) or git cannot run.
 pub fn git_listing(root: &Path) -> Option<BTreeSet<PathBuf>> {
     use std::os::unix::ffi::OsStrExt;
     let out = Command::new("git")
@@ -525,13 +525,15 @@ pub fn git_listing(root: &Path) -> Option<BTreeSet<PathBuf>> {
     if !out.status.success() {
         return None;
     }
-    Some(
-        out.stdout
-            .split(|b| *b == 0)
-            .filter(|p| !p.is_empty())
-            .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
-            .collect(),
-    )
+    let files: BTreeSet<PathBuf> = out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
+        .collect();
+    // Nothing listed: `root` sits in a checkout that ignores it (an unpacked package under
+    // `target/package/`), which is no listing of it.
+    (!files.is_empty()).then_some(files)
 }
 
 /// Copies the files of `listed` (relative to `root`) that are under `from` to `to`.
@@ -1054,6 +1056,9 @@ fn a_fixture_copy_leaves_out_what_a_demo_run_left_in_the_fixture() {
     git(&["init", "-q"]);
     git(&["add", "evals/.llm-evals.config.yml"]);
     let listed = git_listing(dirty.path()).expect("a git checkout");
+    // A folder the checkout ignores (as `target/package/` holds an unpacked package) has
+    // no listing: it is walked.
+    assert_eq!(git_listing(&dirty.path().join("scratch")), None);
     assert!(
         listed.contains(Path::new(".evals/history.sqlite3")),
         "{listed:?}"
@@ -1126,4 +1131,32 @@ fn a_process_past_its_deadline_is_killed_and_fails_its_test_naming_both() {
         !Path::new("/proc").join(pid).exists(),
         "the dashboard {pid} was killed and reaped"
     );
+}
+
+#[test]
+fn ci_run_runs_every_demo_the_readme_offers_before_the_tests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    // `cd fixtures/x && evals check`, and the set-up's `cargo run --release -- compare`.
+    let cd = regex::Regex::new(r"cd (fixtures/[\w/-]+) && evals (\w+)").unwrap();
+    let mut demos: BTreeSet<String> = cd
+        .captures_iter(&readme)
+        .map(|c| format!(" {} {}", &c[1], &c[2]))
+        .collect();
+    assert!(readme.contains("cargo run --release -- compare "));
+    demos.insert(" . compare".to_string());
+    demos.insert(" fixtures/toy check".to_string());
+    assert!(demos.len() >= 5, "{demos:?}");
+    let tests = ci.find("\ncargo test").expect(".ci/run runs cargo test");
+    for demo in &demos {
+        let at = ci
+            .lines()
+            .find(|l| l.starts_with("demo ") && l.ends_with(demo.as_str()))
+            .and_then(|l| ci.find(l));
+        assert!(
+            at.is_some_and(|at| at < tests),
+            ".ci/run does not run the README's demo `evals{demo}` before `cargo test`"
+        );
+    }
 }
