@@ -9,12 +9,14 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::gate::Gate;
-use crate::harness::{Bounded, Project, Run, Started, deadline, panic_text, test_name};
+use crate::harness::{
+    Bounded, Project, Run, Started, assert_killed, deadline, fails_within, test_name,
+};
 use crate::pg;
 
 /// A history of five runs: on `main` #1 `record` and #2 `check` (case `slips` passes);
@@ -602,14 +604,9 @@ fn a_wedged_dashboard_fails_its_test_within_the_deadline_naming_it() {
     // deadline (here 2 s; 30 s in the tests above) and fails naming the test.
     let wedged = Wedged::start();
     let d = Dashboard::at(&wedged.url, Duration::from_secs(2));
-    let started = Instant::now();
-    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| d.get("/runs.json")));
-    let text = panic_text(caught.expect_err("a dashboard that never answers fails the test"));
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "failed after {:?}",
-        started.elapsed()
-    );
+    let text = fails_within(Duration::from_secs(10), || {
+        d.get("/runs.json");
+    });
     assert_eq!(
         text,
         format!(
@@ -625,24 +622,12 @@ fn a_wedged_dashboard_that_prints_no_url_is_killed_and_fails_its_test_naming_it(
     // wait for the URL gives up at its deadline, kills it and fails naming the test.
     let mut cmd = std::process::Command::new("sleep");
     cmd.arg("600");
-    let started = Instant::now();
-    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let text = fails_within(Duration::from_secs(10), || {
         Dashboard::serving(cmd, Duration::from_secs(2), ANSWER);
-    }));
-    let text = panic_text(caught.expect_err("a dashboard that prints nothing fails the test"));
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "failed after {:?}",
-        started.elapsed()
-    );
+    });
     assert!(
         text.starts_with("dashboard::a_wedged_dashboard_that_prints_no_url_is_killed_and_fails_its_test_naming_it: `sleep 600` wrote no line on stdout within its deadline of 2 s, so it was killed (pid "),
         "{text}"
     );
-    let pid = text.split("(pid ").nth(1).and_then(|r| r.split(',').next());
-    let pid = pid.expect("the pid");
-    assert!(
-        !Path::new("/proc").join(pid).exists(),
-        "sleep {pid} was killed and reaped"
-    );
+    assert_killed(&text);
 }

@@ -676,6 +676,34 @@ pub fn panic_text(e: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
+/// The panic of `f`, which must fail (panic) within `limit`: how a test proves that a
+/// deadline fires, and in time.
+pub fn fails_within(limit: Duration, f: impl FnOnce()) -> String {
+    let started = Instant::now();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    let elapsed = started.elapsed();
+    let text = panic_text(caught.expect_err("it should have failed at its deadline"));
+    assert!(
+        elapsed < limit,
+        "failed after {elapsed:?}, not within {limit:?}: {text}"
+    );
+    text
+}
+
+/// Asserts that the process a deadline's failure names (`(pid N, ...`) is gone: killed
+/// and reaped.
+pub fn assert_killed(failure: &str) {
+    let pid = failure
+        .split("(pid ")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .unwrap_or_else(|| panic!("no pid in {failure:?}"));
+    assert!(
+        !Path::new("/proc").join(pid).exists(),
+        "process {pid} is still there: {failure}"
+    );
+}
+
 /// `Command` under a deadline: what a test starts is started in a process group of its
 /// own, killed whole when it runs late or when the test drops it.
 pub trait Bounded {
@@ -1095,18 +1123,11 @@ fn a_process_past_its_deadline_is_killed_and_fails_its_test_naming_both() {
     // run where a demo left a history, so the dashboard serves until killed.
     let p = Project::toy();
     p.evals(&["check"]).ok();
-    let started = Instant::now();
-    let caught = std::panic::catch_unwind(|| {
+    let text = fails_within(Duration::from_secs(15), || {
         p.evals(&["dashboard", "--port", "0"])
             .deadline(Duration::from_secs(3))
-            .code(2)
+            .code(2);
     });
-    let text = panic_text(caught.expect_err("a process that never exits fails its test"));
-    assert!(
-        started.elapsed() < Duration::from_secs(15),
-        "failed after {:?}",
-        started.elapsed()
-    );
     assert!(
         text.starts_with(
             "harness::a_process_past_its_deadline_is_killed_and_fails_its_test_naming_both: "
@@ -1122,15 +1143,7 @@ fn a_process_past_its_deadline_is_killed_and_fails_its_test_naming_both() {
         text.contains("--- stdout so far\nhttp://127.0.0.1:"),
         "{text}"
     );
-    let pid = text
-        .split("(pid ")
-        .nth(1)
-        .and_then(|r| r.split(',').next())
-        .expect("the pid");
-    assert!(
-        !Path::new("/proc").join(pid).exists(),
-        "the dashboard {pid} was killed and reaped"
-    );
+    assert_killed(&text);
 }
 
 #[test]
