@@ -736,7 +736,7 @@ impl Bounded for Command {
 }
 
 /// A process a test started, in a process group of its own (so whatever it starts in turn
-/// is killed with it). Its pipes are read by threads as it writes (no pipe fills up and
+/// is killed with it), sent SIGTERM if the thread that started it ends first. Its pipes are read by threads as it writes (no pipe fills up and
 /// stalls it); waiting for it takes a deadline; dropped before it exits, it is killed.
 pub struct Started {
     pid: u32,
@@ -815,6 +815,18 @@ impl Started {
             Some(dir) => format!("`{line}` (in {})", dir.display()),
             None => format!("`{line}`"),
         };
+        // In a group of its own, it no longer gets the terminal's Ctrl-C with `cargo test`:
+        // SIGTERM when the thread that started it ends (the test's, or the whole test
+        // binary on Ctrl-C), so nothing a test started outlives it.
+        // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         let mut child = cmd.process_group(0).spawn()?;
         let (tx, status) = mpsc::channel();
         let stdin = child.stdin.take();
@@ -1144,6 +1156,35 @@ fn a_process_past_its_deadline_is_killed_and_fails_its_test_naming_both() {
         "{text}"
     );
     assert_killed(&text);
+}
+
+#[test]
+fn a_process_dies_with_the_test_thread_that_started_it() {
+    // As when `cargo test` is stopped with Ctrl-C: the test binary's threads end, and what
+    // they started, in process groups of their own, must not run on.
+    let pid = std::thread::spawn(|| {
+        let child = Command::new("sleep")
+            .arg("600")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn_bounded()
+            .expect("sleep");
+        let pid = child.id();
+        // Not dropped (its drop would kill it): the thread's end alone must.
+        std::mem::forget(child);
+        pid
+    })
+    .join()
+    .unwrap();
+    let gone = (0..500).any(|_| {
+        std::thread::sleep(Duration::from_millis(10));
+        !Path::new("/proc").join(pid.to_string()).exists()
+    });
+    if !gone {
+        // SAFETY: kill(2) only signals; the pid is the sleep's, not yet reaped.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        panic!("sleep {pid} outlived the thread that started it");
+    }
 }
 
 #[test]
