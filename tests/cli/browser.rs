@@ -14,7 +14,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::gate::Gate;
-use crate::harness::Project;
+use crate::harness::{Bounded, Project};
 
 fn chromium() -> PathBuf {
     if let Some(p) = std::env::var_os("EVALS_TEST_CHROMIUM") {
@@ -53,7 +53,7 @@ fn chrome(file: &Path, fragment: &str, extra: &[&str]) -> std::process::Output {
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(extra)
         .arg(&url)
-        .output()
+        .output_bounded()
         .expect("run chromium");
     assert!(
         out.status.success(),

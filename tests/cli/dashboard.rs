@@ -3,16 +3,20 @@
 //! asked over real HTTP with reqwest. Bound to loopback unless `--bind` says otherwise,
 //! GET and HEAD only, the runs listed and filtered, a run's page the report `evals report`
 //! writes, a case's history right about when it started failing, the JSON parsed.
+//! Every wait has a deadline (its URL, each answer, its exit after Ctrl-C): a dashboard
+//! that wedges fails its test, named, in seconds (`a_wedged_dashboard_*`).
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::gate::Gate;
-use crate::harness::{Project, Run};
+use crate::harness::{
+    Bounded, Project, Run, Started, assert_killed, deadline, fails_within, test_name,
+};
 use crate::pg;
 
 /// A history of five runs: on `main` #1 `record` and #2 `check` (case `slips` passes);
@@ -51,12 +55,17 @@ fn built() -> &'static Built {
     })
 }
 
+/// How long the dashboard has to answer one request (a page of a five-run history takes
+/// milliseconds).
+const ANSWER: Duration = Duration::from_secs(30);
+
 /// A running `evals dashboard`, stopped (killed) when dropped.
 struct Dashboard {
-    child: Option<Child>,
+    child: Option<Started>,
     /// The first line it printed: its URL.
     url: String,
     rt: tokio::runtime::Runtime,
+    /// A client that gives up on an answer after [`ANSWER`] (or the test's own deadline).
     client: reqwest::Client,
 }
 
@@ -64,30 +73,48 @@ impl Dashboard {
     fn start(cwd: &Path, args: &[&str]) -> Dashboard {
         let mut argv = vec!["dashboard", "--port", "0"];
         argv.extend(args);
-        let mut cmd = Run::new(cwd, &argv).into_command();
+        let cmd = Run::new(cwd, &argv).into_command();
+        Dashboard::serving(cmd, deadline(), ANSWER)
+    }
+
+    /// The dashboard `cmd` starts: its URL waited for within `first_line`, each answer
+    /// within `answer`; past either the test fails, naming itself, and `cmd` is killed.
+    fn serving(
+        mut cmd: std::process::Command,
+        first_line: Duration,
+        answer: Duration,
+    ) -> Dashboard {
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .spawn()
+            .spawn_bounded()
             .expect("spawn evals dashboard");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .expect("read the first line");
+        let line = child.stdout_line(first_line);
         if line.is_empty() {
-            let out = child.wait_with_output().expect("wait");
+            let out = child.wait_within(deadline());
             panic!(
-                "evals dashboard printed no URL\n--- stderr\n{}",
+                "{}: evals dashboard printed no URL\n--- stderr\n{}",
+                test_name(),
                 String::from_utf8_lossy(&out.stderr)
             );
         }
+        let mut d = Dashboard::at(line.trim_end(), answer);
+        d.child = Some(child);
+        d
+    }
+
+    /// A client of the dashboard at `url`, each answer waited for within `answer`.
+    fn at(url: &str, answer: Duration) -> Dashboard {
         let _ = rustls::crypto::ring::default_provider().install_default();
         Dashboard {
-            child: Some(child),
-            url: line.trim_end().to_string(),
+            child: None,
+            url: url.to_string(),
             rt: tokio::runtime::Runtime::new().expect("runtime"),
-            client: reqwest::Client::new(),
+            client: reqwest::Client::builder()
+                .timeout(answer)
+                .build()
+                .expect("an HTTP client"),
         }
     }
 
@@ -95,17 +122,26 @@ impl Dashboard {
     fn call(&self, method: &str, path: &str) -> (u16, reqwest::header::HeaderMap, String) {
         let url = format!("{}{}", self.url, path.trim_start_matches('/'));
         let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let failed = |e: reqwest::Error| -> ! {
+            let why = if e.is_timeout() {
+                "no answer in time (is the dashboard wedged?)".to_string()
+            } else {
+                e.to_string()
+            };
+            panic!("{}: {method} {url}: {why}", test_name())
+        };
         self.rt.block_on(async {
             let res = self
                 .client
-                .request(method, &url)
+                .request(method.clone(), &url)
                 .body("{}")
                 .send()
                 .await
-                .unwrap_or_else(|e| panic!("{url}: {e}"));
+                .unwrap_or_else(|e| failed(e));
             let status = res.status().as_u16();
             let headers = res.headers().clone();
-            (status, headers, res.text().await.expect("body"))
+            let body = res.text().await.unwrap_or_else(|e| failed(e));
+            (status, headers, body)
         })
     }
 
@@ -129,20 +165,11 @@ impl Dashboard {
             .status()
             .expect("kill");
         assert!(status.success());
-        let out = child.wait_with_output().expect("wait");
+        let out = child.wait_within(deadline());
         (
             out.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
-    }
-}
-
-impl Drop for Dashboard {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
     }
 }
 
@@ -536,4 +563,71 @@ fn no_history_or_a_taken_port_is_a_clear_error() {
         5,
         "the first still serves"
     );
+}
+
+/// A test double of a wedged dashboard: a loopback listener that accepts every connection
+/// and never answers (the connections are held open until it is dropped).
+struct Wedged {
+    url: String,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Wedged {
+    fn start() -> Wedged {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            while !stopped.load(std::sync::atomic::Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((conn, _)) => held.push(conn),
+                    Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                }
+            }
+        });
+        Wedged { url, stop }
+    }
+}
+
+impl Drop for Wedged {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_wedged_dashboard_fails_its_test_within_the_deadline_naming_it() {
+    // The dashboard accepts the request and never answers: the test's GET gives up at its
+    // deadline (here 2 s; 30 s in the tests above) and fails naming the test.
+    let wedged = Wedged::start();
+    let d = Dashboard::at(&wedged.url, Duration::from_secs(2));
+    let text = fails_within(Duration::from_secs(10), || {
+        d.get("/runs.json");
+    });
+    assert_eq!(
+        text,
+        format!(
+            "dashboard::a_wedged_dashboard_fails_its_test_within_the_deadline_naming_it: GET {}runs.json: no answer in time (is the dashboard wedged?)",
+            wedged.url
+        )
+    );
+}
+
+#[test]
+fn a_wedged_dashboard_that_prints_no_url_is_killed_and_fails_its_test_naming_it() {
+    // A dashboard stuck before it prints its URL (a double: a process that sleeps): the
+    // wait for the URL gives up at its deadline, kills it and fails naming the test.
+    let mut cmd = std::process::Command::new("sleep");
+    cmd.arg("600");
+    let text = fails_within(Duration::from_secs(10), || {
+        Dashboard::serving(cmd, Duration::from_secs(2), ANSWER);
+    });
+    assert!(
+        text.starts_with("dashboard::a_wedged_dashboard_that_prints_no_url_is_killed_and_fails_its_test_naming_it: `sleep 600` wrote no line on stdout within its deadline of 2 s, so it was killed (pid "),
+        "{text}"
+    );
+    assert_killed(&text);
 }
