@@ -49,6 +49,18 @@ pub fn resolve_or_first(
     find(reference, run, history, history_path, true)
 }
 
+/// [`resolve`] (with `first`, [`resolve_or_first`]) where `reference` is only ever a run or
+/// a branch of the history: no file is looked at, whatever it names (`evals dashboard`).
+pub fn resolve_in_history(
+    reference: &str,
+    run: &RunResult,
+    history: Option<&dyn HistoryStore>,
+    history_path: &Path,
+    first: bool,
+) -> Result<Found> {
+    find_in(reference, run, history, history_path, first, false)
+}
+
 /// [`resolve`], and with `first`, [`resolve_or_first`]: `reference` is read as a file, a
 /// run (number, id, unique id prefix) or a branch, in that order, and the baseline is read
 /// from the store once.
@@ -59,10 +71,22 @@ fn find(
     history_path: &Path,
     first: bool,
 ) -> Result<Found> {
+    find_in(reference, run, history, history_path, first, true)
+}
+
+/// [`find`]; without `files`, `reference` is never taken for a file.
+fn find_in(
+    reference: &str,
+    run: &RunResult,
+    history: Option<&dyn HistoryStore>,
+    history_path: &Path,
+    first: bool,
+    files: bool,
+) -> Result<Found> {
     let as_path = Path::new(reference);
-    let found = if as_path.exists() {
+    let found = if files && as_path.exists() {
         crate::results::snapshot::load(as_path).map_err(|e| e.named_by("--baseline", None))?
-    } else if reference.ends_with(".json") {
+    } else if files && reference.ends_with(".json") {
         return Err(BaselineError::NoSuchFile {
             reference: reference.to_string(),
         }

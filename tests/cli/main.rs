@@ -22,6 +22,7 @@ mod five_minutes;
 mod forge;
 mod gate;
 mod history;
+mod interrupts;
 mod judge;
 mod layers;
 mod leaderboard;
