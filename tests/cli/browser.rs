@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::gate::Gate;
 use crate::harness::Project;
 
-fn chromium() -> PathBuf {
+pub(crate) fn chromium() -> PathBuf {
     if let Some(p) = std::env::var_os("EVALS_TEST_CHROMIUM") {
         return p.into();
     }
