@@ -693,3 +693,37 @@ async fn trend_json(State(s): State<Arc<Dashboard>>, Query(p): Query<TrendParams
     })
     .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_baseline_is_a_branch_or_a_run_never_a_path() {
+        for good in ["main", "release/1.2", "feature/x-y_z", "#3", "3", "0198ffff-0000", "there.json"] {
+            assert_eq!(baseline_reference(good).as_deref(), Ok(good), "{good}");
+        }
+        for bad in [
+            "/dev/zero",
+            "/etc/passwd",
+            "../x.json",
+            "a/../b",
+            "./x",
+            "-x",
+            "a b",
+            "a\\b",
+            "C:x",
+            "x/",
+            "a//b",
+            "x.lock",
+            "a\u{1b}b",
+            "",
+            " ",
+        ] {
+            let e = baseline_reference(bad).expect_err(bad);
+            assert!(e.ends_with("the dashboard reads no file"), "{bad}: {e}");
+        }
+        assert!(baseline_reference(&"a".repeat(256)).is_err());
+        assert!(baseline_reference(&"a".repeat(255)).is_ok());
+    }
+}

@@ -1307,4 +1307,114 @@ mod tests {
         assert!(e.starts_with("postgres://u@h:notaport/db: "), "{e}");
         assert!(!e.contains("topsecretpw"), "{e}");
     }
+
+    #[test]
+    fn durations_are_read_as_postgresql_writes_them() {
+        let ms = |v: &str| pg_duration(v).map(|d| d.as_millis());
+        assert_eq!(ms("30000"), Some(30_000));
+        assert_eq!(ms("30s"), Some(30_000));
+        assert_eq!(ms(" 2min "), Some(120_000));
+        assert_eq!(ms("1.5s"), Some(1_500));
+        assert_eq!(ms("250ms"), Some(250));
+        assert_eq!(ms("'5s'"), Some(5_000));
+        assert_eq!(ms("0"), Some(0));
+        for bad in ["", "soon", "-1", "5 parsecs", "1e9d"] {
+            assert_eq!(pg_duration(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_statement_timeout_is_found_in_options_and_ours_is_taken_out_of_the_url() {
+        assert_eq!(
+            statement_timeout_in_options("-c search_path=x -c statement_timeout=5s").as_deref(),
+            Some("5s")
+        );
+        assert_eq!(
+            statement_timeout_in_options("-cstatement_timeout=7").as_deref(),
+            Some("7")
+        );
+        assert_eq!(
+            statement_timeout_in_options("--statement-timeout=9s").as_deref(),
+            Some("9s")
+        );
+        assert_eq!(statement_timeout_in_options("-c lock_timeout=1s"), None);
+        assert_eq!(
+            without_our_keys("postgres://h/db?sslmode=require&statement_timeout=2s&connect_timeout=3"),
+            (
+                "postgres://h/db?sslmode=require&connect_timeout=3".to_string(),
+                Some("2s".to_string())
+            )
+        );
+        assert_eq!(
+            without_our_keys("postgres://h/db?statement_timeout=1min"),
+            ("postgres://h/db".to_string(), Some("1min".to_string()))
+        );
+        assert_eq!(
+            without_our_keys("postgres://h/db"),
+            ("postgres://h/db".to_string(), None)
+        );
+    }
+
+    #[test]
+    fn the_limits_come_from_the_url_then_the_environment_then_the_defaults() {
+        let limits = |url: &str, env: &[(&str, &str)]| {
+            let (libpq, ours) = without_our_keys(url);
+            let mut config: Config = libpq.parse().expect("a URL");
+            let env: Vec<(String, String)> =
+                env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            Timeouts::set(&mut config, ours, |k| {
+                env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+            })
+            .map(|t| (t, config))
+        };
+        let (t, config) = limits("postgres://u@db.example:6543/h", &[]).unwrap();
+        assert_eq!(
+            (t.connect, t.connect_from, t.statement, t.statement_from),
+            (DEFAULT_CONNECT_TIMEOUT, "the default", Some(DEFAULT_STATEMENT_TIMEOUT), "the default")
+        );
+        assert_eq!(t.server, "db.example:6543");
+        assert_eq!(config.get_options(), Some("-c statement_timeout=30000"));
+        assert_eq!(config.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));
+
+        let env = [("PGCONNECT_TIMEOUT", "4"), (STATEMENT_TIMEOUT_VAR, "2s")];
+        let (t, config) = limits("postgres://u@h/db", &env).unwrap();
+        assert_eq!((t.connect.as_secs(), t.connect_from), (4, "PGCONNECT_TIMEOUT"));
+        assert_eq!(
+            (t.statement, t.statement_from),
+            (Some(Duration::from_secs(2)), STATEMENT_TIMEOUT_VAR)
+        );
+        assert_eq!(config.get_options(), Some("-c statement_timeout=2000"));
+
+        let url = "postgres://u@h/db?connect_timeout=3&statement_timeout=0";
+        let (t, config) = limits(url, &env).unwrap();
+        assert_eq!((t.connect.as_secs(), t.connect_from), (3, "connect_timeout in the URL"));
+        assert_eq!((t.statement, t.statement_from), (None, "statement_timeout in the URL"));
+        assert_eq!(config.get_options(), Some("-c statement_timeout=0"));
+
+        let url = "postgres://u@h/db?options=-c%20statement_timeout%3D7s";
+        let (t, config) = limits(url, &env).unwrap();
+        assert_eq!(
+            (t.statement, t.statement_from),
+            (Some(Duration::from_secs(7)), "options in the URL")
+        );
+        assert_eq!(config.get_options(), Some("-c statement_timeout=7s"));
+
+        let e = limits("postgres://u@h/db?statement_timeout=soon", &[]).err().unwrap();
+        assert_eq!(
+            e,
+            "statement_timeout=soon: not a duration; write milliseconds, or a number with ms, s, min or h (30s), or 0 for none"
+        );
+        let e = limits("postgres://u@h/db", &[("PGCONNECT_TIMEOUT", "x")]).err().unwrap();
+        assert!(e.starts_with("PGCONNECT_TIMEOUT=x: expected a whole number"), "{e}");
+    }
+
+    #[test]
+    fn a_silent_server_is_not_asked_again_until_its_timeout_passed() {
+        let url = "postgres://u@silent.test/db";
+        remember_silence(url, Duration::from_millis(200), "no answer");
+        assert_eq!(silent_lately(url).as_deref(), Some("no answer"));
+        assert_eq!(silent_lately("postgres://u@other.test/db"), None);
+        std::thread::sleep(Duration::from_millis(250));
+        assert_eq!(silent_lately(url), None);
+    }
 }

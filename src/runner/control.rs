@@ -370,3 +370,57 @@ async fn ask(quiet: Quiet) -> bool {
     .await
     .unwrap_or(false)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cancel_token_wakes_every_waiter_and_stays_tripped() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let token = Cancel::new();
+        assert!(!token.is_cancelled());
+        let clone = token.clone();
+        rt.block_on(async {
+            let waiters: Vec<_> = (0..3)
+                .map(|_| {
+                    let t = clone.clone();
+                    tokio::spawn(async move { t.cancelled().await })
+                })
+                .collect();
+            tokio::task::yield_now().await;
+            token.cancel();
+            for w in waiters {
+                tokio::time::timeout(std::time::Duration::from_secs(5), w)
+                    .await
+                    .expect("woken")
+                    .expect("joined");
+            }
+            // Tripped before anyone waits: resolves at once.
+            tokio::time::timeout(std::time::Duration::from_secs(5), clone.cancelled())
+                .await
+                .expect("at once");
+        });
+        assert!(clone.is_cancelled());
+    }
+
+    #[test]
+    fn a_tripped_token_interrupts_the_run_it_controls() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let cancel = Cancel::new();
+        let control = Control::new(None, OnStreak::GoOn, vec![], vec![], 0)
+            .with_cancel(cancel.clone());
+        cancel.cancel();
+        rt.block_on(async {
+            tokio::time::timeout(std::time::Duration::from_secs(5), control.interrupted())
+                .await
+                .expect("the token reaches the control");
+        });
+    }
+}
