@@ -296,7 +296,9 @@ fn tell_refused(from: &str, path: &str) {
             "warning: refused a request another site made ({from}) for {path}: a web page tried to read the dashboard"
         );
     } else if n == TOLD_REFUSALS {
-        eprintln!("warning: more requests from other sites were refused; they are not told one by one");
+        eprintln!(
+            "warning: more requests from other sites were refused; they are not told one by one"
+        );
     }
 }
 
@@ -700,7 +702,15 @@ mod tests {
 
     #[test]
     fn a_baseline_is_a_branch_or_a_run_never_a_path() {
-        for good in ["main", "release/1.2", "feature/x-y_z", "#3", "3", "0198ffff-0000", "there.json"] {
+        for good in [
+            "main",
+            "release/1.2",
+            "feature/x-y_z",
+            "#3",
+            "3",
+            "0198ffff-0000",
+            "there.json",
+        ] {
             assert_eq!(baseline_reference(good).as_deref(), Ok(good), "{good}");
         }
         for bad in [

@@ -139,7 +139,13 @@ pub fn judge(
         None => None,
         Some(reference) => {
             let found = if !plan.snapshot_files {
-                resolve_in_history(reference, run, history, history_path, plan.first_on_own_branch)
+                resolve_in_history(
+                    reference,
+                    run,
+                    history,
+                    history_path,
+                    plan.first_on_own_branch,
+                )
             } else if plan.first_on_own_branch {
                 resolve_or_first(reference, run, history, history_path)
             } else {

@@ -180,7 +180,6 @@ fn percent_decoded(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-
 /// `d` as messages give it: `2 s`, `1.5 s`, `500 ms`.
 fn shown_duration(d: Duration) -> String {
     if d < Duration::from_secs(1) {
@@ -293,12 +292,14 @@ impl Timeouts {
             },
         };
         config.connect_timeout(connect);
-        let in_options = config
-            .get_options()
-            .and_then(statement_timeout_in_options);
+        let in_options = config.get_options().and_then(statement_timeout_in_options);
         let (written, statement_from, key) = match (ours, in_options) {
             (Some(v), _) => (Some(v), "statement_timeout in the URL", "statement_timeout"),
-            (None, Some(v)) => (Some(v), "options in the URL", "options=-c statement_timeout"),
+            (None, Some(v)) => (
+                Some(v),
+                "options in the URL",
+                "options=-c statement_timeout",
+            ),
             (None, None) => match var(STATEMENT_TIMEOUT_VAR).filter(|v| !v.trim().is_empty()) {
                 Some(v) => (Some(v), STATEMENT_TIMEOUT_VAR, STATEMENT_TIMEOUT_VAR),
                 None => (None, "the default", ""),
@@ -530,7 +531,8 @@ impl Db<'_> {
         sql: &S,
         params: &Params<'_>,
     ) -> std::result::Result<Row, PgFail> {
-        self.w.wait(Wait::Statement, self.client.query_one(sql, params))
+        self.w
+            .wait(Wait::Statement, self.client.query_one(sql, params))
     }
 
     /// The row of a query that returns one or none.
@@ -539,7 +541,8 @@ impl Db<'_> {
         sql: &S,
         params: &Params<'_>,
     ) -> std::result::Result<Option<Row>, PgFail> {
-        self.w.wait(Wait::Statement, self.client.query_opt(sql, params))
+        self.w
+            .wait(Wait::Statement, self.client.query_opt(sql, params))
     }
 
     /// Begins a transaction (rolled back when dropped uncommitted).
@@ -652,13 +655,15 @@ impl Write for CopyIn<'_> {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         self.buf.extend_from_slice(bytes);
         if self.buf.len() >= COPY_CHUNK {
-            self.send().map_err(|e| std::io::Error::other(e.to_string()))?;
+            self.send()
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
         }
         Ok(bytes.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.send().map_err(|e| std::io::Error::other(e.to_string()))
+        self.send()
+            .map_err(|e| std::io::Error::other(e.to_string()))
     }
 }
 
@@ -786,12 +791,15 @@ impl PgStore {
                     });
                     client
                 }),
-                Some(tls) => config.connect(tls.clone()).await.map(|(client, connection)| {
-                    tokio::spawn(async move {
-                        let _ = connection.await;
-                    });
-                    client
-                }),
+                Some(tls) => config
+                    .connect(tls.clone())
+                    .await
+                    .map(|(client, connection)| {
+                        tokio::spawn(async move {
+                            let _ = connection.await;
+                        });
+                        client
+                    }),
             }
         };
         let t = &self.timeouts;
@@ -1007,7 +1015,9 @@ impl PgStore {
     /// when one is set, before the snapshot is read).
     pub fn get(&self, id: &str) -> Result<Option<RunResult>> {
         let shown = self.shown.clone();
-        let limit = self.snapshot_limit.map(|l| i64::try_from(l.bytes).unwrap_or(i64::MAX));
+        let limit = self
+            .snapshot_limit
+            .map(|l| i64::try_from(l.bytes).unwrap_or(i64::MAX));
         let row: Option<(Option<String>, i64)> = self.with(|c| {
             c.query_opt(
                 "SELECT CASE WHEN $2::int8 IS NULL OR octet_length(snapshot::text) <= $2 THEN snapshot::text END,
@@ -1029,16 +1039,14 @@ impl PgStore {
                 self.snapshot_limit,
             ));
         };
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| {
-                HistoryError::Unreadable {
-                    path: self.path(),
-                    id: id.to_string(),
-                    why: e.to_string(),
-                }
-                .into()
-            })
+        serde_json::from_str(&text).map(Some).map_err(|e| {
+            HistoryError::Unreadable {
+                path: self.path(),
+                id: id.to_string(),
+                why: e.to_string(),
+            }
+            .into()
+        })
     }
 
     /// The id of the run `reference` names: its number (`3` or `#3`), its id, or a unique
@@ -1158,7 +1166,6 @@ impl PgStore {
     }
 }
 
-
 impl Drop for PgStore {
     fn drop(&mut self) {
         // A runtime may not be dropped inside another: the connection goes off any runtime.
@@ -1177,7 +1184,11 @@ impl Drop for PgStore {
 /// the whole run's JSON is never one string here. COPY's text format escapes the backslash
 /// and the line and field separators; compact JSON has no raw newline or tab, but keeps
 /// `\` in its escapes.
-fn copy_snapshot(tx: &mut Tx<'_>, id: &str, mut file: std::fs::File) -> std::result::Result<(), String> {
+fn copy_snapshot(
+    tx: &mut Tx<'_>,
+    id: &str,
+    mut file: std::fs::File,
+) -> std::result::Result<(), String> {
     use std::io::{BufRead, Seek};
     file.seek(std::io::SeekFrom::Start(0))
         .map_err(|e| e.to_string())?;
@@ -1339,7 +1350,9 @@ mod tests {
         );
         assert_eq!(statement_timeout_in_options("-c lock_timeout=1s"), None);
         assert_eq!(
-            without_our_keys("postgres://h/db?sslmode=require&statement_timeout=2s&connect_timeout=3"),
+            without_our_keys(
+                "postgres://h/db?sslmode=require&statement_timeout=2s&connect_timeout=3"
+            ),
             (
                 "postgres://h/db?sslmode=require&connect_timeout=3".to_string(),
                 Some("2s".to_string())
@@ -1360,8 +1373,10 @@ mod tests {
         let limits = |url: &str, env: &[(&str, &str)]| {
             let (libpq, ours) = without_our_keys(url);
             let mut config: Config = libpq.parse().expect("a URL");
-            let env: Vec<(String, String)> =
-                env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            let env: Vec<(String, String)> = env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
             Timeouts::set(&mut config, ours, |k| {
                 env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
             })
@@ -1370,7 +1385,12 @@ mod tests {
         let (t, config) = limits("postgres://u@db.example:6543/h", &[]).unwrap();
         assert_eq!(
             (t.connect, t.connect_from, t.statement, t.statement_from),
-            (DEFAULT_CONNECT_TIMEOUT, "the default", Some(DEFAULT_STATEMENT_TIMEOUT), "the default")
+            (
+                DEFAULT_CONNECT_TIMEOUT,
+                "the default",
+                Some(DEFAULT_STATEMENT_TIMEOUT),
+                "the default"
+            )
         );
         assert_eq!(t.server, "db.example:6543");
         assert_eq!(config.get_options(), Some("-c statement_timeout=30000"));
@@ -1378,7 +1398,10 @@ mod tests {
 
         let env = [("PGCONNECT_TIMEOUT", "4"), (STATEMENT_TIMEOUT_VAR, "2s")];
         let (t, config) = limits("postgres://u@h/db", &env).unwrap();
-        assert_eq!((t.connect.as_secs(), t.connect_from), (4, "PGCONNECT_TIMEOUT"));
+        assert_eq!(
+            (t.connect.as_secs(), t.connect_from),
+            (4, "PGCONNECT_TIMEOUT")
+        );
         assert_eq!(
             (t.statement, t.statement_from),
             (Some(Duration::from_secs(2)), STATEMENT_TIMEOUT_VAR)
@@ -1387,8 +1410,14 @@ mod tests {
 
         let url = "postgres://u@h/db?connect_timeout=3&statement_timeout=0";
         let (t, config) = limits(url, &env).unwrap();
-        assert_eq!((t.connect.as_secs(), t.connect_from), (3, "connect_timeout in the URL"));
-        assert_eq!((t.statement, t.statement_from), (None, "statement_timeout in the URL"));
+        assert_eq!(
+            (t.connect.as_secs(), t.connect_from),
+            (3, "connect_timeout in the URL")
+        );
+        assert_eq!(
+            (t.statement, t.statement_from),
+            (None, "statement_timeout in the URL")
+        );
         assert_eq!(config.get_options(), Some("-c statement_timeout=0"));
 
         let url = "postgres://u@h/db?options=-c%20statement_timeout%3D7s";
@@ -1399,13 +1428,20 @@ mod tests {
         );
         assert_eq!(config.get_options(), Some("-c statement_timeout=7s"));
 
-        let e = limits("postgres://u@h/db?statement_timeout=soon", &[]).err().unwrap();
+        let e = limits("postgres://u@h/db?statement_timeout=soon", &[])
+            .err()
+            .unwrap();
         assert_eq!(
             e,
             "statement_timeout=soon: not a duration; write milliseconds, or a number with ms, s, min or h (30s), or 0 for none"
         );
-        let e = limits("postgres://u@h/db", &[("PGCONNECT_TIMEOUT", "x")]).err().unwrap();
-        assert!(e.starts_with("PGCONNECT_TIMEOUT=x: expected a whole number"), "{e}");
+        let e = limits("postgres://u@h/db", &[("PGCONNECT_TIMEOUT", "x")])
+            .err()
+            .unwrap();
+        assert!(
+            e.starts_with("PGCONNECT_TIMEOUT=x: expected a whole number"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -414,8 +414,8 @@ mod tests {
             .build()
             .expect("runtime");
         let cancel = Cancel::new();
-        let control = Control::new(None, OnStreak::GoOn, vec![], vec![], 0)
-            .with_cancel(cancel.clone());
+        let control =
+            Control::new(None, OnStreak::GoOn, vec![], vec![], 0).with_cancel(cancel.clone());
         cancel.cancel();
         rt.block_on(async {
             tokio::time::timeout(std::time::Duration::from_secs(5), control.interrupted())

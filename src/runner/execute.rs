@@ -73,12 +73,12 @@ pub fn execute(
             .start_run()
             .await
             .map_err(crate::error::Error::Failed)?;
-        let signals = on_cancel(control.clone());
+        let watcher = on_cancel(control.clone());
         let out = run_all(plan, &by_dataset, ctx.clone(), control.clone(), log.clone()).await;
         // Every session is gone (an exec adapter's workers with them): end what they left
         // behind and write the last of their stderr before anything reports.
         ctx.adapter.finish_run().await;
-        signals.abort();
+        watcher.abort();
         out
     })?;
     let status = control.status();

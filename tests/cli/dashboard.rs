@@ -541,7 +541,8 @@ fn no_history_or_a_taken_port_is_a_clear_error() {
 impl Dashboard {
     fn port(&self) -> u16 {
         let port = self.url.trim_end_matches('/').rsplit(':').next();
-        port.and_then(|p| p.parse().ok()).expect("a port in the URL")
+        port.and_then(|p| p.parse().ok())
+            .expect("a port in the URL")
     }
 
     /// The most memory the process has held (VmHWM), in bytes.
@@ -572,7 +573,10 @@ impl Dashboard {
             .nth(1)
             .and_then(|c| c.parse().ok())
             .unwrap_or_else(|| panic!("no answer to {request:?}: {text:?}"));
-        let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b).to_string();
+        let body = text
+            .split_once("\r\n\r\n")
+            .map_or("", |(_, b)| b)
+            .to_string();
         (status, body)
     }
 
@@ -599,14 +603,22 @@ fn a_query_parameter_names_a_run_or_a_branch_and_never_makes_it_read_a_file() {
     let history = b.history();
     let d = Dashboard::start(b.p.path(), &["--history", history.to_str().unwrap()]);
     // An endless file, a secret file, a path out of the project: refused, never opened.
-    for bad in ["/dev/zero", "/etc/passwd", "../../../../etc/passwd", "/proc/self/environ"] {
+    for bad in [
+        "/dev/zero",
+        "/etc/passwd",
+        "../../../../etc/passwd",
+        "/proc/self/environ",
+    ] {
         let (status, body) = d.raw_get(&format!("/runs/1?baseline={bad}"), &[]);
         assert_eq!(status, 400, "{bad}: {body}");
         assert!(
             body.contains(&format!("baseline={bad}: not a branch or a run")),
             "{bad}: {body}"
         );
-        assert!(body.contains("the dashboard reads no file"), "{bad}: {body}");
+        assert!(
+            body.contains("the dashboard reads no file"),
+            "{bad}: {body}"
+        );
     }
     // A run's snapshot on disk where the dashboard runs, and a name that is no file: both
     // are branches of the history (neither has a run), so a page says nothing of the disk.
@@ -614,7 +626,9 @@ fn a_query_parameter_names_a_run_or_a_branch_and_never_makes_it_read_a_file() {
     for name in ["there.json", "nowhere.json", "evals/.llm-evals.config.yml"] {
         let page = d.get(&format!("/runs/4?baseline={name}"));
         assert!(
-            page.contains(&format!("no completed run of suite gate on branch {name} in ")),
+            page.contains(&format!(
+                "no completed run of suite gate on branch {name} in "
+            )),
             "{name}: {page}"
         );
     }
@@ -669,9 +683,15 @@ fn another_sites_request_is_403_and_every_read_is_capped() {
     assert_eq!(status, 413, "{body}");
     // The rows a page reads are bounded too.
     for (path, want) in [
-        ("/runs.json?limit=100000", "limit=100000: expected 1 to 10000"),
+        (
+            "/runs.json?limit=100000",
+            "limit=100000: expected 1 to 10000",
+        ),
         ("/trend.json?last=5000", "last=5000: expected 1 to 1000"),
-        ("/case.json?case=slips&limit=0", "limit=0: expected 1 to 10000"),
+        (
+            "/case.json?case=slips&limit=0",
+            "limit=0: expected 1 to 10000",
+        ),
     ] {
         let (status, _, body) = d.call("GET", path);
         assert_eq!(status, 400, "{path}");
@@ -689,7 +709,11 @@ fn another_sites_request_is_403_and_every_read_is_capped() {
         "{body}"
     );
     assert_eq!(d.call("GET", "/runs/4.json").0, 500);
-    assert_eq!(numbers(&d.json("/runs.json")).len(), 5, "lists need no snapshot");
+    assert_eq!(
+        numbers(&d.json("/runs.json")).len(),
+        5,
+        "lists need no snapshot"
+    );
     let (code, stderr) = d.interrupt();
     assert_eq!(code, 130, "{stderr}");
 }

@@ -62,7 +62,10 @@ impl Silent {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        panic!("nothing connected to the silent server on port {}", self.port);
+        panic!(
+            "nothing connected to the silent server on port {}",
+            self.port
+        );
     }
 }
 
@@ -125,7 +128,14 @@ fn a_history_server_that_never_answers_is_a_clear_error_within_its_connect_timeo
     );
     let child = spawned(
         &p,
-        &["check", "--no-autosave", "--baseline", "main", "--history", &url],
+        &[
+            "check",
+            "--no-autosave",
+            "--baseline",
+            "main",
+            "--history",
+            &url,
+        ],
         &[],
     );
     // The run replays first; from its first connection on, the server gets 2 s.
@@ -156,7 +166,14 @@ fn a_check_blocked_on_a_silent_history_ends_on(signal: &str) {
     let url = format!("postgres://u:pw@127.0.0.1:{}/db", db.port);
     let child = spawned(
         &p,
-        &["check", "--no-autosave", "--baseline", "main", "--history", &url],
+        &[
+            "check",
+            "--no-autosave",
+            "--baseline",
+            "main",
+            "--history",
+            &url,
+        ],
         &[],
     );
     db.wait_for_a_client();
@@ -164,7 +181,10 @@ fn a_check_blocked_on_a_silent_history_ends_on(signal: &str) {
     send(&child, signal);
     let (code, stderr, took) = ended_within(child, Duration::from_secs(20));
     assert_eq!(code, Some(130), "SIG{signal}\n{stderr}");
-    assert!(took <= Duration::from_secs(2), "SIG{signal}: took {took:?}\n{stderr}");
+    assert!(
+        took <= Duration::from_secs(2),
+        "SIG{signal}: took {took:?}\n{stderr}"
+    );
     assert!(stderr.contains("interrupted"), "{stderr}");
 }
 
