@@ -21,7 +21,7 @@ pub fn resolve(
     history: Option<&dyn HistoryStore>,
     history_path: &Path,
 ) -> Result<(RunResult, BaselineInfo)> {
-    match find(reference, run, history, history_path, false)? {
+    match find(reference, run, history, history_path, false, true)? {
         Found::Baseline(b) => Ok(*b),
         Found::First(_) => unreachable!("only check's own branch makes a first baseline"),
     }
@@ -46,7 +46,7 @@ pub fn resolve_or_first(
     history: Option<&dyn HistoryStore>,
     history_path: &Path,
 ) -> Result<Found> {
-    find(reference, run, history, history_path, true)
+    find(reference, run, history, history_path, true, true)
 }
 
 /// [`resolve`] (with `first`, [`resolve_or_first`]) where `reference` is only ever a run or
@@ -58,24 +58,13 @@ pub fn resolve_in_history(
     history_path: &Path,
     first: bool,
 ) -> Result<Found> {
-    find_in(reference, run, history, history_path, first, false)
+    find(reference, run, history, history_path, first, false)
 }
 
-/// [`resolve`], and with `first`, [`resolve_or_first`]: `reference` is read as a file, a
-/// run (number, id, unique id prefix) or a branch, in that order, and the baseline is read
-/// from the store once.
+/// [`resolve`], and with `first`, [`resolve_or_first`]: `reference` is read as a file (only
+/// with `files`), a run (number, id, unique id prefix) or a branch, in that order, and the
+/// baseline is read from the store once.
 fn find(
-    reference: &str,
-    run: &RunResult,
-    history: Option<&dyn HistoryStore>,
-    history_path: &Path,
-    first: bool,
-) -> Result<Found> {
-    find_in(reference, run, history, history_path, first, true)
-}
-
-/// [`find`]; without `files`, `reference` is never taken for a file.
-fn find_in(
     reference: &str,
     run: &RunResult,
     history: Option<&dyn HistoryStore>,

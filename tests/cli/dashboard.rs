@@ -743,18 +743,8 @@ fn serve_page(page: String) -> u16 {
 /// Headless Chromium loads `url` (and what it embeds) and ends, or is killed after 60 s.
 fn chromium_loads(url: &str) {
     let profile = tempfile::tempdir().expect("a profile dir");
-    let mut child = std::process::Command::new(crate::browser::chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--no-first-run",
-            "--disable-extensions",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
+    let mut child = crate::browser::headless(profile.path())
+        .args(["--virtual-time-budget=5000", "--dump-dom"])
         .arg(url)
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -105,6 +105,21 @@ fn ended_within(mut child: Child, limit: Duration) -> (Option<i32>, String, Dura
     }
 }
 
+/// `evals check` on the toy suite, its history at `url` (the baseline `main` is read from it).
+fn check_with_history(url: &str) -> (Project, Child) {
+    let p = Project::toy();
+    let args = [
+        "check",
+        "--no-autosave",
+        "--baseline",
+        "main",
+        "--history",
+        url,
+    ];
+    let child = spawned(&p, &args, &[]);
+    (p, child)
+}
+
 fn spawned(p: &Project, args: &[&str], env: &[(&str, &str)]) -> Child {
     let mut run = p.evals(args);
     for (k, v) in env {
@@ -121,23 +136,11 @@ fn spawned(p: &Project, args: &[&str], env: &[(&str, &str)]) -> Child {
 #[test]
 fn a_history_server_that_never_answers_is_a_clear_error_within_its_connect_timeout() {
     let db = Silent::start();
-    let p = Project::toy();
     let url = format!(
         "postgres://u:hushhush@127.0.0.1:{}/db?connect_timeout=2",
         db.port
     );
-    let child = spawned(
-        &p,
-        &[
-            "check",
-            "--no-autosave",
-            "--baseline",
-            "main",
-            "--history",
-            &url,
-        ],
-        &[],
-    );
+    let (_p, child) = check_with_history(&url);
     // The run replays first; from its first connection on, the server gets 2 s.
     let (code, stderr, _) = ended_within(child, Duration::from_secs(60));
     let asked = db.wait_for_a_client().elapsed();
@@ -162,20 +165,8 @@ fn a_history_server_that_never_answers_is_a_clear_error_within_its_connect_timeo
 /// then `signal`: exit 130 within 2 s.
 fn a_check_blocked_on_a_silent_history_ends_on(signal: &str) {
     let db = Silent::start();
-    let p = Project::toy();
     let url = format!("postgres://u:pw@127.0.0.1:{}/db", db.port);
-    let child = spawned(
-        &p,
-        &[
-            "check",
-            "--no-autosave",
-            "--baseline",
-            "main",
-            "--history",
-            &url,
-        ],
-        &[],
-    );
+    let (_p, child) = check_with_history(&url);
     db.wait_for_a_client();
     std::thread::sleep(Duration::from_millis(300));
     send(&child, signal);
