@@ -107,6 +107,15 @@ fn listen(cancel: Cancel) {
 /// groups of their own, which a terminal's Ctrl-C does not reach), then a last word.
 fn end_now() -> ! {
     crate::worker::kill_all();
-    eprintln!("interrupted: stopped");
+    let said = "interrupted: stopped\n";
+    // Straight to the descriptor: the command may hold stderr's lock (blocked writing to a
+    // pipe nobody reads), and the process must end all the same.
+    #[cfg(unix)]
+    // SAFETY: write(2) on fd 2 from a valid buffer of that length; it only copies it.
+    unsafe {
+        libc::write(2, said.as_ptr().cast(), said.len());
+    }
+    #[cfg(not(unix))]
+    eprint!("{said}");
     std::process::exit(exit::INTERRUPTED)
 }

@@ -210,3 +210,21 @@ fn ctrl_c_ends_a_comment_blocked_on_a_silent_github_api_with_130_within_2_s() {
     assert_eq!(code, Some(130), "{stderr}");
     assert!(took <= Duration::from_secs(2), "took {took:?}\n{stderr}");
 }
+
+#[test]
+fn a_second_ctrl_c_ends_a_blocked_command_at_once() {
+    let db = Silent::start();
+    let (_p, child) = check_with_history(&format!("postgres://u:pw@127.0.0.1:{}/db", db.port));
+    db.wait_for_a_client();
+    std::thread::sleep(Duration::from_millis(300));
+    send(&child, "INT");
+    std::thread::sleep(Duration::from_millis(100));
+    send(&child, "INT");
+    // Well before the 1.5 s the first one allows.
+    let (code, stderr, took) = ended_within(child, Duration::from_secs(20));
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(
+        took < Duration::from_millis(1000),
+        "took {took:?}\n{stderr}"
+    );
+}
