@@ -1,5 +1,5 @@
-//! `evals dashboard`: serves the history read-only until Ctrl-C (`crate::dashboard`), the
-//! URL on stdout's first line.
+//! `evals dashboard`: serves the history read-only until Ctrl-C or SIGTERM (then exit 130,
+//! as any interrupted command) (`crate::dashboard`), the URL on stdout's first line.
 
 use super::args::{DashboardArgs, Global};
 use super::output::Out;
@@ -18,6 +18,11 @@ pub(crate) fn run(g: &Global, a: &DashboardArgs, out: &Out) -> Result<i32> {
         bind: a.bind,
         port: a.port,
         baseline: a.baseline.clone(),
+        limits: crate::dashboard::Limits {
+            request_bytes: a.max_request_bytes,
+            run_bytes: a.max_run_bytes,
+        },
+        cancel: super::interrupt::token(),
     };
     crate::dashboard::serve(&at, &options, |addr| {
         out.line(&format!("http://{addr}/"));
@@ -29,5 +34,6 @@ pub(crate) fn run(g: &Global, a: &DashboardArgs, out: &Out) -> Result<i32> {
         }
         out.note(&format!("serving {} read-only; Ctrl-C stops", at.shown()));
     })?;
-    Ok(exit::OK)
+    // Served until interrupted: the exit code says so (`interrupt::exit_code`).
+    Ok(exit::INTERRUPTED)
 }

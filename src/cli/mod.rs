@@ -8,6 +8,7 @@ mod completion;
 mod dashboard;
 mod history;
 mod init;
+mod interrupt;
 mod merge;
 mod open;
 mod output;
@@ -38,6 +39,9 @@ use crate::suite::{Locate, Suite};
 pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
     crate::harden::harden_process();
     scrub_panics();
+    // Ctrl-C and SIGTERM end any command, exit 130: the CLI's opt-in (the library installs
+    // no handler of its own).
+    interrupt::install();
     let argv: Vec<OsString> = argv.into_iter().collect();
     // `evals` or `llm-evals`: help, errors and `-V` speak with the name it was run by.
     let bin = match argv
@@ -78,13 +82,14 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
         .with_width(cli.global.wide);
     // The environment, read once: everything below is handed this.
     let env = crate::env::Env::from_process();
-    match dispatch(cli, bin, &env, &out) {
+    let code = match dispatch(cli, bin, &env, &out) {
         Ok(code) => code,
         Err(e) => {
             out.error(&e.to_string());
             e.exit_code()
         }
-    }
+    };
+    interrupt::exit_code(code)
 }
 
 fn dispatch(cli: Cli, bin: &'static str, env: &crate::env::Env, out: &Out) -> Result<i32> {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::control::{Control, OnStreak, Quiet};
+use super::control::{Cancel, Control, OnStreak, Quiet};
 use super::events::{Event, Sinks};
 use super::execute::{RunContext, cassette_key_of};
 use super::plan::RunPlan;
@@ -83,6 +83,11 @@ pub struct RunOptions {
     pub env: Env,
     /// Your sinks (a tracker, a live view): told every event of the run. Default: none.
     pub sinks: Sinks,
+    /// Trip it to stop the run: nothing new starts, in-flight calls are cancelled, and what
+    /// finished comes back with the status `interrupted`. The library installs no signal
+    /// handler; the CLI trips its token on Ctrl-C and SIGTERM. Default: a token nobody
+    /// trips.
+    pub cancel: Cancel,
 }
 
 impl Default for RunOptions {
@@ -99,6 +104,7 @@ impl Default for RunOptions {
             adapter: None,
             env: Env::default(),
             sinks: Sinks::new(),
+            cancel: Cancel::new(),
         }
     }
 }
@@ -108,8 +114,9 @@ impl Default for RunOptions {
 /// it with any [`crate::report::Report`], such as [`crate::report::terminal::Terminal`]).
 /// Nothing is stored in the history and no snapshot is written.
 ///
-/// While it runs, Ctrl-C and SIGTERM stop the run (what finished is returned, with the
-/// status `interrupted`). Warnings and notes go to stderr ([`StderrNotices`]); use
+/// Tripping [`RunOptions::cancel`] stops the run (what finished is returned, with the
+/// status `interrupted`); no signal handler is installed, so Ctrl-C is the program's to
+/// handle. Warnings and notes go to stderr ([`StderrNotices`]); use
 /// [`Prepared`] to send them elsewhere or to run a narrower plan.
 ///
 /// ```no_run
@@ -294,7 +301,8 @@ impl<'s> Prepared<'s> {
             plan.datasets(),
             plan.cases.len(),
         )
-        .with_live_calls(mode != Mode::Replay);
+        .with_live_calls(mode != Mode::Replay)
+        .with_cancel(options.cancel.clone());
         if let Some(quiet) = hooks.quiet {
             control = control.with_quiet(quiet);
         }

@@ -19,7 +19,7 @@ mod verify;
 
 pub use crate::results::{CaseLog, RunStatus, Selection};
 pub(crate) use cassettes::cassette_status;
-pub use control::{OnStreak, Quiet};
+pub use control::{Cancel, OnStreak, Quiet};
 pub use evaluate::{Hooks, Notices, Prepared, RunOptions, StderrNotices, Streamed, evaluate};
 pub use events::{Event, Sink, Sinks};
 pub(crate) use execute::{cassette_key, execute, pricing};

@@ -61,6 +61,8 @@ const SCRUBBED: &[&str] = &[
     "GITHUB_API_URL",
     "DATABASE_URL",
     "PGPASSWORD",
+    "PGCONNECT_TIMEOUT",
+    "EVALS_PG_STATEMENT_TIMEOUT",
     "GITHUB_RUN_ID",
     "GITHUB_RUN_ATTEMPT",
     // A tracker's key would choose it, and send the test's runs to it.

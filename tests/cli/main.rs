@@ -24,6 +24,7 @@ mod forge;
 mod gate;
 mod gateway_edges;
 mod history;
+mod interrupts;
 mod judge;
 mod layers;
 mod leaderboard;
