@@ -278,7 +278,7 @@ const SECRET_VALUE: &str = "secret value from the environment (one of the suite'
 
 /// Query parameters whose value is a credential (`?api_key=…`, `&sig=…`), matched in any
 /// case; `cassettes.redact_query` adds names. A request's URL keeps each as `[REDACTED]`
-/// ([`Redactor::scrub_request_url`]); the scan and the egress scrubber find a value left.
+/// (`Redactor::scrub_request_url`); the scan and the egress scrubber find a value left.
 pub const CREDENTIAL_QUERY_NAMES: &[&str] = &[
     "api_key",
     "access_token",
@@ -454,7 +454,7 @@ fn encoded_key_kinds(line: &str) -> Vec<&'static str> {
         look(&decoded, 2);
     }
     if line.contains('%') {
-        let decoded = percent_decode(line);
+        let decoded = crate::text::percent_decoded(line);
         if decoded != line {
             look(&decoded, 1);
         }
@@ -474,30 +474,6 @@ fn encoded_key_kinds(line: &str) -> Vec<&'static str> {
         }
     }
     kinds
-}
-
-/// `%XX` sequences decoded (lossily, as UTF-8); everything else as it is.
-fn percent_decode(text: &str) -> String {
-    let b = text.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = b
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (b[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Each form a secret value may take in what leaves the process: as it is, trimmed (a
