@@ -10,7 +10,6 @@ use super::error::CassetteError;
 use super::format::load_if_present;
 use super::http::HttpRequest;
 use super::matcher::Matcher;
-use super::redact::Redactor;
 use super::session::{CassetteOptions, filed};
 use super::store::{CassetteKey, list_files, list_partial_files};
 
@@ -112,7 +111,7 @@ pub fn status(
 ) -> Result<StatusReport, CassetteError> {
     let dir = options.dir.as_path();
     let ignore_fields = &options.ignore_fields;
-    let redactor = Redactor::new(&options.secrets, &options.redact);
+    let redactor = options.redactor();
     let mut wanted: BTreeSet<PathBuf> = BTreeSet::new();
     let mut entries = Vec::new();
     for e in expected {
@@ -164,6 +163,7 @@ mod tests {
     use crate::cassette::format::{
         Cassette, CassetteContender, FORMAT, Interaction, RecordedRequest, RecordedResponse,
     };
+    use crate::cassette::redact::Redactor;
 
     fn key(case_id: &str) -> CassetteKey {
         CassetteKey {
@@ -202,6 +202,7 @@ mod tests {
                 .iter()
                 .map(|p| regex::Regex::new(p).unwrap())
                 .collect(),
+            redact_query: vec![],
             secrets: vec![],
             max_response_bytes: crate::cassette::DEFAULT_MAX_RESPONSE_BYTES,
         }

@@ -65,14 +65,18 @@ pub fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
             } else {
                 exit::OK
             };
-            // An argument echoed back may be a key pasted in the wrong place.
+            // An argument echoed back may be a key pasted in the wrong place, or hold a
+            // control character: printed plain, scrubbed and shown.
             let plain = e.render().to_string();
-            match crate::secrets::scrub(&plain) {
-                std::borrow::Cow::Borrowed(_) => {
+            let scrubbed = crate::secrets::scrub(&plain);
+            let shown = crate::text::visible(&scrubbed);
+            use std::borrow::Cow::Borrowed;
+            match (&scrubbed, &shown) {
+                (Borrowed(_), Borrowed(_)) => {
                     let _ = e.print();
                 }
-                std::borrow::Cow::Owned(scrubbed) if e.use_stderr() => eprint!("{scrubbed}"),
-                std::borrow::Cow::Owned(scrubbed) => print!("{scrubbed}"),
+                _ if e.use_stderr() => eprint!("{shown}"),
+                _ => print!("{shown}"),
             }
             return code;
         }

@@ -337,7 +337,11 @@ async fn read_only(State(guard): State<Arc<Guard>>, req: Request, next: Next) ->
     res
 }
 
+/// A page as it is sent: every page's final text passes through the egress scrubber (the
+/// history's rows were scrubbed as they were stored; this is for what was rendered from
+/// them) and has its control characters shown ([`crate::text::visible`]).
 fn html(status: StatusCode, body: String) -> Response {
+    let body = crate::text::visible(&crate::secrets::scrub(&body)).into_owned();
     (
         status,
         [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
@@ -346,7 +350,9 @@ fn html(status: StatusCode, body: String) -> Response {
         .into_response()
 }
 
+/// JSON as it is sent, through the egress scrubber.
 fn json(text: String) -> Response {
+    let text = crate::secrets::scrub(&text).into_owned();
     (
         StatusCode::OK,
         [(header::CONTENT_TYPE, "application/json")],

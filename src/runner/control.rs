@@ -167,9 +167,10 @@ impl Control {
     }
 
     /// Writes a line to stderr with the progress bars out of the way, scrubbed (a provider's
-    /// message may quote the key it was sent).
+    /// message may quote the key it was sent) and its control characters shown.
     pub fn notice(&self, line: &str) {
         let line = crate::secrets::scrub(line);
+        let line = crate::text::visible(&line);
         (self.quiet)(&mut |w: &mut dyn std::io::Write| {
             let _ = writeln!(w, "{line}");
         });

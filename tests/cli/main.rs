@@ -14,6 +14,7 @@ mod cases;
 mod cassettes;
 mod comment;
 mod config_errors;
+mod control_chars;
 mod dashboard;
 mod discovery;
 mod exec;
