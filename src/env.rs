@@ -8,8 +8,9 @@
 //! `GITHUB_*` variables (by the GitHub helper and git detection), the trackers' variables
 //! (`BRAINTRUST_*`, `LOGFIRE_*`, `OTEL_EXPORTER_OTLP_*`: by `crate::tracker`, through the
 //! suite, so `env_files` may hold them like the API keys), `NO_COLOR`/`TERM`/`COLUMNS`
-//! (by the CLI's output), and `EVALS_CASSETTES`/`EVALS_HISTORY`/`EVALS_LINEUP` (by clap, as
-//! flag defaults).
+//! (by the CLI's output), `EVALS_CASSETTES`/`EVALS_HISTORY`/`EVALS_LINEUP` (by clap, as
+//! flag defaults), and `PGPASSWORD`/`PGCONNECT_TIMEOUT`/`EVALS_PG_STATEMENT_TIMEOUT` (by the
+//! PostgreSQL store, as libpq reads its own, when the URL leaves them out).
 
 use std::ffi::{OsStr, OsString};
 

@@ -95,19 +95,25 @@ pub(super) async fn serve(
         fail(&b, CaseErrorKind::Adapter, message.clone());
         return refused(StatusCode::BAD_REQUEST, &message);
     }
+
+    // A fixture's `query` is matched on what the worker sent; the trajectory (results,
+    // history, reports) keeps each credential parameter as the cassette does, `[REDACTED]`.
+    let sent_query = query
+        .map(crate::results::trajectory::query_map)
+        .unwrap_or_default();
     let mut step = Step {
         kind: StepKind::Upstream,
         name: name.to_string(),
         method: req.method.clone(),
         path: path.to_string(),
         query: query
-            .map(crate::results::trajectory::query_map)
+            .map(|q| crate::results::trajectory::query_map(&b.session.redact_query(q)))
             .unwrap_or_default(),
         body: req.body.clone(),
         status: None,
     };
     let fixture = match b.fixtures.as_deref() {
-        Some(dir) => match fixture(dir, name, &step) {
+        Some(dir) => match fixture(dir, name, &step, &sent_query) {
             Ok(f) => f,
             Err(message) => {
                 fail(&b, CaseErrorKind::Other, message.clone());
@@ -361,8 +367,14 @@ struct Meta {
 }
 
 /// The hand-written answer of `step` in the case's fixtures folder `dir`, if there is one
-/// (and its `query` matches); `Err`: a fixture that cannot be read, named.
-fn fixture(dir: &Path, upstream: &str, step: &Step) -> Result<Option<HttpResponse>, String> {
+/// (and its `query` matches `query`, the one sent); `Err`: a fixture that cannot be read,
+/// named.
+fn fixture(
+    dir: &Path,
+    upstream: &str,
+    step: &Step,
+    query: &std::collections::BTreeMap<String, String>,
+) -> Result<Option<HttpResponse>, String> {
     let file = fixture_file(dir, upstream, &step.method, &step.path);
     let body = match std::fs::read_to_string(&file) {
         Ok(text) => serde_json::from_str::<Value>(&text).map_err(|e| {
@@ -385,7 +397,7 @@ fn fixture(dir: &Path, upstream: &str, step: &Step) -> Result<Option<HttpRespons
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Meta::default(),
         Err(e) => return Err(format!("{}: {e}", meta_file.display())),
     };
-    if meta.query.iter().any(|(k, v)| step.query.get(k) != Some(v)) {
+    if meta.query.iter().any(|(k, v)| query.get(k) != Some(v)) {
         return Ok(None);
     }
     let mut headers: Vec<(String, String)> = meta

@@ -36,6 +36,9 @@ pub struct CassetteOptions {
     pub ignore_fields: Vec<String>,
     /// Patterns replaced with `[REDACTED]` in URLs and bodies before a write.
     pub redact: Vec<Regex>,
+    /// Query parameters whose values a request's URL keeps as `[REDACTED]`, matched by
+    /// name alone, beside the built-in ones (`cassettes.redact_query`).
+    pub redact_query: Vec<String>,
     /// Secret values (the API keys the suite uses) scrubbed before a write, and refused if
     /// still present. Values shorter than 8 characters are ignored.
     pub secrets: Vec<String>,
@@ -50,9 +53,18 @@ impl Default for CassetteOptions {
             dir: PathBuf::new(),
             ignore_fields: Vec::new(),
             redact: Vec::new(),
+            redact_query: Vec::new(),
             secrets: Vec::new(),
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         }
+    }
+}
+
+impl CassetteOptions {
+    /// The redactor of these options: the secrets, the `redact` patterns and the credential
+    /// query parameters.
+    pub(crate) fn redactor(&self) -> Redactor {
+        Redactor::new(&self.secrets, &self.redact).with_query_names(&self.redact_query)
     }
 }
 
@@ -113,7 +125,7 @@ struct Unwritten {
 
 impl Transport {
     pub fn new(mode: Mode, options: CassetteOptions, upstream: Arc<dyn Upstream>) -> Transport {
-        let redactor = Redactor::new(&options.secrets, &options.redact);
+        let redactor = options.redactor();
         Transport {
             mode,
             options: Arc::new(options),
@@ -339,6 +351,12 @@ impl Session {
         self.mode
     }
 
+    /// A query string (`a=1&api_key=…`) as this session's recordings keep it: every
+    /// credential parameter's value `[REDACTED]` (for the case's trajectory).
+    pub fn redact_query(&self, query: &str) -> String {
+        self.redactor.redact_query(query)
+    }
+
     /// [`Session::send`] for a request to one of an exec adapter's other APIs (`upstream`,
     /// at `base`, its real base URL): fingerprinted by the API's name and the path below
     /// `base`, recorded in the case's cassette beside the model calls (in call order) with
@@ -495,7 +513,7 @@ impl Session {
     ) -> (RecordedRequest, String) {
         let recorded = RecordedRequest {
             method: req.method.to_ascii_uppercase(),
-            url: self.redactor.scrub_str(&req.url),
+            url: self.redactor.scrub_request_url(&req.url),
             headers: allowed(&self.redactor, &req.headers, UPSTREAM_REQUEST_HEADERS),
             body: req.body.as_ref().map(|b| self.redactor.scrub_value(b)),
         };
@@ -653,7 +671,7 @@ pub(crate) fn filed(
 ) -> (RecordedRequest, String) {
     let recorded = RecordedRequest {
         method: req.method.to_ascii_uppercase(),
-        url: redactor.scrub_str(&req.url),
+        url: redactor.scrub_request_url(&req.url),
         headers: allowed(redactor, &req.headers, REQUEST_HEADERS),
         body: req.body.as_ref().map(|b| redactor.scrub_value(b)),
     };
@@ -749,6 +767,7 @@ mod tests {
             dir: dir.to_path_buf(),
             ignore_fields: vec!["user".into()],
             redact: vec![],
+            redact_query: vec!["session".into()],
             secrets: vec![KEY.into()],
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         }
@@ -1163,6 +1182,59 @@ mod tests {
         let session = auto.session(&key("fresh"), meta("fresh")).unwrap();
         session.send(prompt(9), any_2xx).await.unwrap();
         assert!(session.finish().unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn a_credential_query_parameter_is_kept_redacted_and_matched_by_its_name_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let upstream = Counter::new(Value::Null);
+        let get = |query: &str| HttpRequest {
+            method: "GET".into(),
+            url: format!("https://tools.example/api/find?{query}"),
+            headers: vec![],
+            body: None,
+        };
+        let recorder = Transport::new(Mode::Record, options(dir.path()), upstream.clone());
+        let session = recorder.session(&key("tool"), meta("tool")).unwrap();
+        let sent = "q=shoes&API_KEY=first-cred-123&sig=abc%2F99&session=s-1&page=2";
+        session
+            .send_upstream("tools", "https://tools.example/api", get(sent))
+            .await
+            .unwrap();
+        assert_eq!(
+            session.redact_query(sent),
+            "q=shoes&API_KEY=[REDACTED]&sig=[REDACTED]&session=[REDACTED]&page=2"
+        );
+        let path = session.finish().unwrap().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains(
+                "/api/find?q=shoes&API_KEY=[REDACTED]&sig=[REDACTED]&session=[REDACTED]&page=2\""
+            ),
+            "{text}"
+        );
+        assert!(
+            !text.contains("first-cred") && !text.contains("abc%2F99"),
+            "{text}"
+        );
+
+        // Other credentials replay the recording; another page does not.
+        let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let session = player.session(&key("tool"), meta("tool")).unwrap();
+        let other = "page=2&q=shoes&API_KEY=on-ci-456&sig=zz&session=s-2";
+        let replayed = session
+            .send_upstream("tools", "https://tools.example/api", get(other))
+            .await
+            .unwrap();
+        assert_eq!(replayed.body["n"], 0);
+        let missed = session
+            .send_upstream(
+                "tools",
+                "https://tools.example/api",
+                get("q=shoes&api_key=x1&page=3"),
+            )
+            .await;
+        assert!(matches!(missed, Err(CallError::Miss(_))), "{missed:?}");
     }
 
     #[tokio::test]

@@ -9,7 +9,6 @@ use std::path::PathBuf;
 use super::format::load_if_present;
 use super::http::HttpRequest;
 use super::matcher::Matcher;
-use super::redact::Redactor;
 use super::session::{CassetteOptions, filed};
 use super::store::{CassetteKey, list_files, list_partial_files};
 use crate::error::CassetteError;
@@ -116,7 +115,7 @@ pub fn status(
 ) -> Result<StatusReport, CassetteError> {
     let dir = options.dir.as_path();
     let ignore_fields = &options.ignore_fields;
-    let redactor = Redactor::new(&options.secrets, &options.redact);
+    let redactor = options.redactor();
     let mut wanted: BTreeSet<PathBuf> = BTreeSet::new();
     let mut entries = Vec::new();
     for e in expected {
@@ -168,6 +167,7 @@ mod tests {
     use crate::cassette::format::{
         Cassette, CassetteContender, FORMAT, Interaction, RecordedRequest, RecordedResponse,
     };
+    use crate::cassette::redact::Redactor;
 
     fn key(case_id: &str) -> CassetteKey {
         CassetteKey {
@@ -206,6 +206,7 @@ mod tests {
                 .iter()
                 .map(|p| regex::Regex::new(p).unwrap())
                 .collect(),
+            redact_query: vec![],
             secrets: vec![],
             max_response_bytes: crate::cassette::DEFAULT_MAX_RESPONSE_BYTES,
         }

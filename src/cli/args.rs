@@ -639,6 +639,20 @@ pub(crate) struct CommentArgs {
     pub(crate) repo: Option<String>,
 }
 
+/// `dashboard::Limits::DEFAULT_REQUEST_BYTES`, spelled here so the flag exists (and says
+/// so) in a build without the dashboard; a test holds the two equal.
+const DASHBOARD_REQUEST_BYTES: usize = 16 * 1024;
+/// `dashboard::Limits::DEFAULT_RUN_BYTES` (see [`DASHBOARD_REQUEST_BYTES`]).
+const DASHBOARD_RUN_BYTES: u64 = 256 * 1024 * 1024;
+
+#[cfg(all(test, feature = "dashboard"))]
+#[test]
+fn the_dashboard_flags_default_to_the_dashboards_limits() {
+    use llm_evals::dashboard::Limits;
+    assert_eq!(DASHBOARD_REQUEST_BYTES, Limits::DEFAULT_REQUEST_BYTES);
+    assert_eq!(DASHBOARD_RUN_BYTES, Limits::DEFAULT_RUN_BYTES);
+}
+
 #[derive(Debug, Args, Clone)]
 pub(crate) struct DashboardArgs {
     /// The port to listen on (0 takes a free one; the first line printed is the URL).
@@ -648,12 +662,21 @@ pub(crate) struct DashboardArgs {
     /// network: the dashboard has no login.
     #[arg(long, default_value = "127.0.0.1", value_name = "ADDRESS")]
     pub(crate) bind: std::net::IpAddr,
-    /// What a run's page compares it with, as `check --baseline` reads it: a branch (its
-    /// latest earlier run) or a run (# or id).
+    /// What a run's page compares it with: a branch (its latest earlier run) or a run (# or
+    /// id) of the history; never a file.
     #[arg(long, default_value = "main", value_name = "REF", value_parser = baseline)]
     pub(crate) baseline: String,
     /// The history store: a SQLite file or a postgres:// URL (default: the config's
     /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
     pub(crate) history: Option<PathBuf>,
+    /// The most a request's target and headers may take, in bytes (a body is never read).
+    #[arg(long, default_value_t = DASHBOARD_REQUEST_BYTES, value_name = "BYTES",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1024..=16 * 1024 * 1024))]
+    pub(crate) max_request_bytes: usize,
+    /// The largest run snapshot read from the history, in bytes (a page's run and its
+    /// baseline); a larger run's page says so.
+    #[arg(long, default_value_t = DASHBOARD_RUN_BYTES, value_name = "BYTES",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_run_bytes: u64,
 }

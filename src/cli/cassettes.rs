@@ -54,7 +54,10 @@ fn scan(suite: Option<&Suite>, paths: &[PathBuf], out: &Out) -> Result<i32> {
     // and every secret-named variable of the environment (GITHUB_TOKEN, *_KEY, ...).
     let mut secrets: Vec<String> = suite.map(Suite::secret_values).unwrap_or_default();
     secrets.extend(llm_evals::secrets::known());
-    let findings = scan_paths(&roots, &secrets);
+    let query_names = suite
+        .map(|s| s.config.cassettes.redact_query.clone())
+        .unwrap_or_default();
+    let findings = scan_paths(&roots, &secrets, &query_names);
     let cwd = std::env::current_dir().unwrap_or_default();
     // A file that could not be read is not a secret; it is reported apart.
     let mut files: BTreeSet<&Path> = BTreeSet::new();

@@ -1,5 +1,5 @@
-//! `evals dashboard`: serves the history read-only until Ctrl-C (`llm_evals::dashboard`), the
-//! URL on stdout's first line.
+//! `evals dashboard`: serves the history read-only until Ctrl-C or SIGTERM (then exit 130,
+//! as any interrupted command) (`llm_evals::dashboard`), the URL on stdout's first line.
 
 use super::args::{DashboardArgs, Global};
 use super::exit;
@@ -19,6 +19,11 @@ pub(crate) fn run(g: &Global, a: &DashboardArgs, out: &Out) -> Result<i32> {
         bind: a.bind,
         port: a.port,
         baseline: a.baseline.clone(),
+        limits: llm_evals::dashboard::Limits {
+            request_bytes: a.max_request_bytes,
+            run_bytes: a.max_run_bytes,
+        },
+        cancel: super::interrupt::token(),
     };
     llm_evals::dashboard::serve(&at, &options, |addr| {
         out.line(&format!("http://{addr}/"));
@@ -30,5 +35,6 @@ pub(crate) fn run(g: &Global, a: &DashboardArgs, out: &Out) -> Result<i32> {
         }
         out.note(&format!("serving {} read-only; Ctrl-C stops", at.shown()));
     })?;
-    Ok(exit::OK)
+    // Served until interrupted: the exit code says so (`interrupt::exit_code`).
+    Ok(exit::INTERRUPTED)
 }

@@ -258,6 +258,7 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
                 rules,
                 missing: MissingBaseline::Fail,
                 first_on_own_branch: false,
+                snapshot_files: true,
             };
             let (h, path) = match &store {
                 Some((h, p)) => (Some(h), PathBuf::from(p.shown())),

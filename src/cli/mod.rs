@@ -12,6 +12,7 @@ mod github;
 mod harden;
 mod history;
 mod init;
+mod interrupt;
 mod merge;
 mod open;
 mod output;
@@ -42,6 +43,9 @@ use llm_evals::suite::{Locate, Suite};
 pub(crate) fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
     crate::cli::harden::harden_process();
     scrub_panics();
+    // Ctrl-C and SIGTERM end any command, exit 130: the CLI's opt-in (the library installs
+    // no handler of its own).
+    interrupt::install();
     let argv: Vec<OsString> = argv.into_iter().collect();
     // `evals` or `llm-evals`: help, errors and `-V` speak with the name it was run by.
     let bin = match argv
@@ -65,14 +69,18 @@ pub(crate) fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
             } else {
                 exit::OK
             };
-            // An argument echoed back may be a key pasted in the wrong place.
+            // An argument echoed back may be a key pasted in the wrong place, or hold a
+            // control character: printed plain, scrubbed and shown.
             let plain = e.render().to_string();
-            match llm_evals::secrets::scrub(&plain) {
-                std::borrow::Cow::Borrowed(_) => {
+            let scrubbed = llm_evals::secrets::scrub(&plain);
+            let shown = llm_evals::text::visible(&scrubbed);
+            use std::borrow::Cow::Borrowed;
+            match (&scrubbed, &shown) {
+                (Borrowed(_), Borrowed(_)) => {
                     let _ = e.print();
                 }
-                std::borrow::Cow::Owned(scrubbed) if e.use_stderr() => eprint!("{scrubbed}"),
-                std::borrow::Cow::Owned(scrubbed) => print!("{scrubbed}"),
+                _ if e.use_stderr() => eprint!("{shown}"),
+                _ => print!("{shown}"),
             }
             return code;
         }
@@ -82,13 +90,14 @@ pub(crate) fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
         .with_width(cli.global.wide);
     // The environment, read once: everything below is handed this.
     let env = llm_evals::env::Env::from_process();
-    match dispatch(cli, bin, &env, &out) {
+    let code = match dispatch(cli, bin, &env, &out) {
         Ok(code) => code,
         Err(e) => {
             out.error(&e.to_string());
             exit::code(&e)
         }
-    }
+    };
+    interrupt::exit_code(code)
 }
 
 fn dispatch(cli: Cli, bin: &'static str, env: &llm_evals::env::Env, out: &Out) -> Result<i32> {

@@ -1,6 +1,7 @@
 //! Where output goes: data to stdout, progress/warnings/errors to stderr, color only when
 //! asked or on a terminal (`NO_COLOR`, `TERM=dumb` honoured). Everything printed passes
-//! through the egress scrubber first.
+//! through the egress scrubber first, and its control characters are shown, never sent
+//! to the terminal ([`llm_evals::text::visible`]; our own colors stay).
 
 use std::io::{IsTerminal, Write};
 
@@ -86,6 +87,11 @@ impl Out {
     /// Writes to stdout; a closed pipe is not an error.
     pub(crate) fn text(&self, s: &str) {
         let s = llm_evals::secrets::scrub(s);
+        let s = if self.color_stdout {
+            llm_evals::text::visible_keeping_color(&s)
+        } else {
+            llm_evals::text::visible(&s)
+        };
         let mut so = std::io::stdout().lock();
         let _ = so.write_all(s.as_bytes());
         let _ = so.flush();
@@ -97,6 +103,7 @@ impl Out {
 
     fn err_styled(&self, style: Style, label: &str, msg: &str) {
         let msg = llm_evals::secrets::scrub(msg);
+        let msg = llm_evals::text::visible(&msg);
         let mut se = std::io::stderr().lock();
         if self.color_stderr {
             let _ = writeln!(se, "{style}{label}{style:#} {msg}");
@@ -123,6 +130,7 @@ impl Out {
 
     pub(crate) fn note(&self, msg: &str) {
         let msg = llm_evals::secrets::scrub(msg);
+        let msg = llm_evals::text::visible(&msg);
         let mut se = std::io::stderr().lock();
         let _ = writeln!(se, "{msg}");
     }
@@ -138,6 +146,7 @@ impl Out {
 
     pub(crate) fn paint(&self, s: &str, style: Style) -> String {
         if self.color_stdout {
+            let s = llm_evals::text::visible(s);
             format!("{style}{s}{style:#}")
         } else {
             s.to_string()

@@ -153,7 +153,10 @@ impl Progress {
                 let n = plan.cases.heads().filter(|x| x.dataset == d).count() as u64;
                 let b = multi.add(ProgressBar::new(n));
                 b.set_style(style.clone());
-                b.set_prefix(format!("{} {} · {d}", c.id(), c.settings_slug()));
+                b.set_prefix(
+                    llm_evals::text::visible(&format!("{} {} · {d}", c.id(), c.settings_slug()))
+                        .into_owned(),
+                );
                 bars.push(b);
             }
         }

@@ -227,6 +227,7 @@ pub(crate) fn execute_streamed(
         limits,
         env: env.clone(),
         sinks: runner::Sinks::new(),
+        cancel: super::interrupt::token(),
         ..runner::RunOptions::default()
     };
     let prepared = runner::Prepared::new(suite, plan, options, out)?;

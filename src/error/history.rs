@@ -93,6 +93,33 @@ pub enum HistoryError {
         /// What the server or the client said (scrubbed of secrets).
         why: String,
     },
+    /// PostgreSQL said nothing within a limit (exit 1); `why` names the server, the
+    /// limit, where it came from and the key that changes it.
+    #[error("{shown}: history store: {why}")]
+    PostgresTimeout {
+        /// The database URL, its password left out.
+        shown: String,
+        /// Which wait ran out, and how to allow longer.
+        why: String,
+    },
+    /// A run's snapshot is larger than the store was told to read back (`evals dashboard`'s
+    /// `--max-run-bytes`; exit 1).
+    #[error(
+        "{}: run {id}'s snapshot is {size} bytes, over the limit of {limit} bytes set by {key}: raise {key} to read it",
+        path.display()
+    )]
+    TooLarge {
+        /// The store.
+        path: PathBuf,
+        /// The run.
+        id: String,
+        /// The snapshot's size in bytes.
+        size: u64,
+        /// The limit.
+        limit: u64,
+        /// What set the limit.
+        key: &'static str,
+    },
 }
 
 impl HistoryError {

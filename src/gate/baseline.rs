@@ -21,7 +21,7 @@ pub fn resolve(
     history: Option<&dyn HistoryStore>,
     history_path: &Path,
 ) -> Result<(RunResult, BaselineInfo)> {
-    match find(reference, run, history, history_path, false)? {
+    match find(reference, run, history, history_path, false, true)? {
         Found::Baseline(b) => Ok(*b),
         Found::First(_) => unreachable!("only check's own branch makes a first baseline"),
     }
@@ -46,23 +46,36 @@ pub fn resolve_or_first(
     history: Option<&dyn HistoryStore>,
     history_path: &Path,
 ) -> Result<Found> {
-    find(reference, run, history, history_path, true)
+    find(reference, run, history, history_path, true, true)
 }
 
-/// [`resolve`], and with `first`, [`resolve_or_first`]: `reference` is read as a file, a
-/// run (number, id, unique id prefix) or a branch, in that order, and the baseline is read
-/// from the store once.
-fn find(
+/// [`resolve`] (with `first`, [`resolve_or_first`]) where `reference` is only ever a run or
+/// a branch of the history: no file is looked at, whatever it names (`evals dashboard`).
+pub fn resolve_in_history(
     reference: &str,
     run: &RunResult,
     history: Option<&dyn HistoryStore>,
     history_path: &Path,
     first: bool,
 ) -> Result<Found> {
+    find(reference, run, history, history_path, first, false)
+}
+
+/// [`resolve`], and with `first`, [`resolve_or_first`]: `reference` is read as a file (only
+/// with `files`), a run (number, id, unique id prefix) or a branch, in that order, and the
+/// baseline is read from the store once.
+fn find(
+    reference: &str,
+    run: &RunResult,
+    history: Option<&dyn HistoryStore>,
+    history_path: &Path,
+    first: bool,
+    files: bool,
+) -> Result<Found> {
     let as_path = Path::new(reference);
-    let found = if as_path.exists() {
+    let found = if files && as_path.exists() {
         crate::results::snapshot::load(as_path).map_err(|e| e.named_by("--baseline", None))?
-    } else if reference.ends_with(".json") {
+    } else if files && reference.ends_with(".json") {
         return Err(BaselineError::NoSuchFile {
             reference: reference.to_string(),
         }

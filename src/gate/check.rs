@@ -10,7 +10,7 @@
 use std::fmt;
 use std::path::Path;
 
-use super::baseline::{Found, resolve_or_first};
+use super::baseline::{Found, resolve_in_history, resolve_or_first};
 use super::{BaselineError, Rules, compare_with, resolve};
 use crate::history::{History, HistoryStore};
 use crate::results::{Comparison, RunResult};
@@ -39,6 +39,10 @@ pub struct CheckPlan {
     /// is that branch's first baseline (`check`) rather than a missing baseline (`report`,
     /// which judges stored runs).
     pub first_on_own_branch: bool,
+    /// Whether `baseline` may name a JSON snapshot file on disk (`check`, `report`); when
+    /// not, it is only ever a run or a branch of the history, and no file is looked at
+    /// (`evals dashboard`: a URL's `?baseline=` must never make it read one).
+    pub snapshot_files: bool,
 }
 
 impl CheckPlan {
@@ -50,6 +54,7 @@ impl CheckPlan {
             rules,
             missing,
             first_on_own_branch: true,
+            snapshot_files: true,
         }
     }
 }
@@ -123,7 +128,15 @@ pub fn judge(
     let baseline = match &plan.baseline {
         None => None,
         Some(reference) => {
-            let found = if plan.first_on_own_branch {
+            let found = if !plan.snapshot_files {
+                resolve_in_history(
+                    reference,
+                    run,
+                    history,
+                    history_path,
+                    plan.first_on_own_branch,
+                )
+            } else if plan.first_on_own_branch {
                 resolve_or_first(reference, run, history, history_path)
             } else {
                 resolve(reference, run, history, history_path).map(|b| Found::Baseline(Box::new(b)))

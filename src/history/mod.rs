@@ -21,6 +21,34 @@ pub use store::{BranchRun, History, RunFilter, RunSummary, SqliteStore};
 use crate::error::Result;
 use crate::results::{CaseLog, RunResult};
 
+/// A cap on the size of the run snapshots a store reads back ([`AnyStore::limit_snapshots`]):
+/// a run over it is an error naming `key`, and its snapshot is never read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SnapshotLimit {
+    /// The largest snapshot read, in bytes.
+    pub bytes: u64,
+    /// What sets it, as the error names it (`--max-run-bytes`).
+    pub key: &'static str,
+}
+
+/// The error of a snapshot over `limit`.
+pub(crate) fn too_large(
+    path: std::path::PathBuf,
+    id: &str,
+    size: u64,
+    limit: Option<SnapshotLimit>,
+) -> crate::error::Error {
+    let (limit, key) = limit.map_or((0, "the limit"), |l| (l.bytes, l.key));
+    HistoryError::TooLarge {
+        path,
+        id: id.to_string(),
+        size,
+        limit,
+        key,
+    }
+    .into()
+}
+
 /// Where runs are kept. A run is stored once, at its end, with its final status (a stopped
 /// run too, as `interrupted` or `aborted`), and never rewritten.
 pub trait HistoryStore {
@@ -293,6 +321,16 @@ impl AnyStore {
             ))),
             #[cfg(feature = "postgres")]
             AnyStore::Postgres(s) => s.insert_numbered(run, number),
+        }
+    }
+
+    /// Refuses to read back any run whose snapshot is larger than `limit` (the run and its
+    /// baseline alike): `evals dashboard` caps what a request can make it read.
+    pub fn limit_snapshots(&mut self, limit: SnapshotLimit) {
+        match self {
+            AnyStore::Sqlite(s) => s.limit_snapshots(limit),
+            #[cfg(feature = "postgres")]
+            AnyStore::Postgres(s) => s.limit_snapshots(limit),
         }
     }
 

@@ -13,16 +13,34 @@
 //! `verify-ca`/`verify-full`) connects over TLS (rustls, the platform's roots, the
 //! certificate always verified); without it the connection is plain, as on a unix socket or
 //! loopback.
+//!
+//! No wait on the server is unbounded. Connecting (TCP, TLS, start-up and authentication
+//! together) gives up after the connect timeout, [`DEFAULT_CONNECT_TIMEOUT`] unless the
+//! URL's `connect_timeout` or `PGCONNECT_TIMEOUT` says; a server that accepts the connection
+//! and never answers is then not asked again for as long (so `check` waits once, not once
+//! to store and once to find its baseline). Every statement runs under the session's
+//! `statement_timeout` ([`DEFAULT_STATEMENT_TIMEOUT`] unless the URL's `statement_timeout`,
+//! its `options=-c statement_timeout=…` or `EVALS_PG_STATEMENT_TIMEOUT` says), which the
+//! server enforces with an error of its own; the client gives a silent server that long and
+//! [`SILENCE_GRACE`] more, then drops the connection (the next call connects again). A wait
+//! for another runner's lock may take [`LOCK_WAIT_FACTOR`] statement timeouts. The store
+//! drives tokio-postgres on a runtime of its own, one call at a time, off any caller's
+//! runtime.
 
-use std::io::Write;
+use std::cell::Cell;
+use std::future::Future;
+use std::io::{Cursor, Write};
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use postgres::{Client, NoTls, Transaction};
+use futures_util::SinkExt;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Config, CopyInSink, NoTls, Row, Statement, ToStatement};
 
 use super::url::{redact, register_password};
-use super::{BranchRun, HistoryError, RunFilter, RunSummary};
+use super::{BranchRun, HistoryError, RunFilter, RunSummary, SnapshotLimit};
 use crate::error::{Error, Result};
 use crate::results::{CaseLog, RunResult};
 
@@ -51,21 +69,521 @@ const MIGRATIONS: &[(&str, &str)] = &[
 const MIGRATION_LOCK: i64 = 0x6576_616c_7301;
 const NUMBER_LOCK: i64 = 0x6576_616c_7302;
 
-/// How long connecting may take before the store gives up (unless the URL says).
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long connecting may take (the TCP connection, TLS, the start-up and authentication
+/// together) unless the URL's `connect_timeout` (seconds) or `PGCONNECT_TIMEOUT` says.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long one statement may run unless the URL's `statement_timeout`, its `options=-c
+/// statement_timeout=…` or `EVALS_PG_STATEMENT_TIMEOUT` says (PostgreSQL's spelling:
+/// milliseconds, or a number with `ms`, `s`, `min`, `h`, `d`; `0` turns it off).
+pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How much longer than the statement timeout the client waits for the server's own
+/// "statement timeout" error before it takes the server for gone.
+pub const SILENCE_GRACE: Duration = Duration::from_secs(5);
+
+/// A wait for another runner's advisory lock (migrating, numbering its run) may take this
+/// many statement timeouts: that runner may be storing a large run meanwhile.
+pub const LOCK_WAIT_FACTOR: u32 = 10;
+
+/// What the session is told at each connection of a read-only store (`evals dashboard`).
+const READ_ONLY: &str = "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY";
+
+/// The variable that sets the statement timeout when the URL does not.
+const STATEMENT_TIMEOUT_VAR: &str = "EVALS_PG_STATEMENT_TIMEOUT";
+
+/// `d` as messages give it: `2 s`, `1.5 s`, `500 ms`.
+fn shown_duration(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
+    } else if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+/// A duration as PostgreSQL writes a setting's: a number, in milliseconds unless a unit
+/// (`us`, `ms`, `s`, `min`, `h`, `d`) follows. `None`: not one.
+fn pg_duration(value: &str) -> Option<Duration> {
+    let v = value.trim().trim_matches('\'');
+    let split = v
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(v.len());
+    let (number, unit) = v.split_at(split);
+    let n: f64 = number.parse().ok().filter(|n: &f64| n.is_finite())?;
+    let ms = match unit.trim() {
+        "" | "ms" => n,
+        "us" => n / 1000.0,
+        "s" => n * 1000.0,
+        "min" => n * 60_000.0,
+        "h" => n * 3_600_000.0,
+        "d" => n * 86_400_000.0,
+        _ => return None,
+    };
+    // Past a year is no limit anyone means; it also keeps the arithmetic below in range.
+    (ms <= 365.0 * 86_400_000.0).then(|| Duration::from_secs_f64(ms / 1000.0))
+}
+
+/// The `statement_timeout` an `options` value (`-c statement_timeout=5s`,
+/// `--statement_timeout=5s`) sets, as written.
+fn statement_timeout_in_options(options: &str) -> Option<String> {
+    let mut words = options.split_whitespace();
+    while let Some(w) = words.next() {
+        let setting = match w {
+            "-c" => words.next(),
+            w => w.strip_prefix("-c").or_else(|| w.strip_prefix("--")),
+        };
+        if let Some((k, v)) = setting.and_then(|s| s.split_once('='))
+            && k.replace('-', "_") == "statement_timeout"
+        {
+            return Some(v.to_string());
+        }
+    }
+    None
+}
+
+/// The URL without our own `statement_timeout` parameter (which libpq's URL does not have),
+/// and that parameter's value.
+fn without_our_keys(url: &str) -> (String, Option<String>) {
+    let Some((base, query)) = url.split_once('?') else {
+        return (url.to_string(), None);
+    };
+    let mut ours = None;
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|kv| match kv.split_once('=') {
+            Some(("statement_timeout", v)) => {
+                ours = Some(crate::text::percent_decoded(v));
+                false
+            }
+            _ => true,
+        })
+        .collect();
+    if kept.is_empty() {
+        (base.to_string(), ours)
+    } else {
+        (format!("{base}?{}", kept.join("&")), ours)
+    }
+}
+
+/// The limits a store's connections work under, each with where it came from (named in
+/// the messages that report it).
+#[derive(Debug, Clone)]
+struct Timeouts {
+    connect: Duration,
+    connect_from: &'static str,
+    /// `None`: turned off (`statement_timeout=0`).
+    statement: Option<Duration>,
+    statement_from: &'static str,
+    /// The server as messages name it: `host:port` (each, when the URL lists several).
+    server: String,
+}
+
+impl Timeouts {
+    /// Reads the limits (the URL's, then the environment's, then the defaults) and puts
+    /// them in `config`: the TCP connect timeout, and the session's `statement_timeout` in
+    /// its start-up options unless the URL's `options` set one.
+    fn set(
+        config: &mut Config,
+        ours: Option<String>,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> std::result::Result<Timeouts, String> {
+        let (connect, connect_from) = match config.get_connect_timeout() {
+            Some(d) => (*d, "connect_timeout in the URL"),
+            None => match var("PGCONNECT_TIMEOUT").filter(|v| !v.trim().is_empty()) {
+                Some(v) => match v.trim().parse::<u64>() {
+                    Ok(s) if s > 0 => (Duration::from_secs(s), "PGCONNECT_TIMEOUT"),
+                    _ => {
+                        return Err(format!(
+                            "PGCONNECT_TIMEOUT={v}: expected a whole number of seconds above 0; fix or unset it"
+                        ));
+                    }
+                },
+                None => (DEFAULT_CONNECT_TIMEOUT, "the default"),
+            },
+        };
+        config.connect_timeout(connect);
+        let in_options = config.get_options().and_then(statement_timeout_in_options);
+        let (written, statement_from, key) = match (ours, in_options) {
+            (Some(v), _) => (Some(v), "statement_timeout in the URL", "statement_timeout"),
+            (None, Some(v)) => (
+                Some(v),
+                "options in the URL",
+                "options=-c statement_timeout",
+            ),
+            (None, None) => match var(STATEMENT_TIMEOUT_VAR).filter(|v| !v.trim().is_empty()) {
+                Some(v) => (Some(v), STATEMENT_TIMEOUT_VAR, STATEMENT_TIMEOUT_VAR),
+                None => (None, "the default", ""),
+            },
+        };
+        let statement = match &written {
+            None => Some(DEFAULT_STATEMENT_TIMEOUT),
+            Some(v) => match pg_duration(v) {
+                Some(d) if d.is_zero() => None,
+                Some(d) => Some(d),
+                None => {
+                    return Err(format!(
+                        "{key}={v}: not a duration; write milliseconds, or a number with ms, s, min or h (30s), or 0 for none"
+                    ));
+                }
+            },
+        };
+        if statement_from != "options in the URL" {
+            let ms = statement.map_or(0, |d| d.as_millis().max(1));
+            let mut options = config.get_options().unwrap_or_default().to_string();
+            if !options.is_empty() {
+                options.push(' ');
+            }
+            options.push_str(&format!("-c statement_timeout={ms}"));
+            config.options(options);
+        }
+        let ports = config.get_ports();
+        let server = config
+            .get_hosts()
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let port = ports
+                    .get(i)
+                    .or_else(|| ports.first())
+                    .copied()
+                    .unwrap_or(5432);
+                match h {
+                    tokio_postgres::config::Host::Tcp(h) => format!("{h}:{port}"),
+                    #[cfg(unix)]
+                    tokio_postgres::config::Host::Unix(p) => {
+                        format!("{}/.s.PGSQL.{port}", p.display())
+                    }
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        Ok(Timeouts {
+            connect,
+            connect_from,
+            statement,
+            statement_from,
+            server: if server.is_empty() {
+                "the server".into()
+            } else {
+                server
+            },
+        })
+    }
+
+    /// Nothing within the connect timeout.
+    fn silent_at_connect(&self) -> String {
+        format!(
+            "no answer from {} within {} of connecting (the connect timeout, {}): the server accepts connections but says nothing (not PostgreSQL, or hung); check the URL's host and port, or allow longer with ?connect_timeout=SECONDS in the URL (or PGCONNECT_TIMEOUT)",
+            self.server,
+            shown_duration(self.connect),
+            self.connect_from
+        )
+    }
+
+    /// Nothing within `waited`, the statement timeout (and its grace) in force.
+    fn silent_at_statement(&self, waited: Duration) -> String {
+        let limit = self.statement.map_or("none".to_string(), shown_duration);
+        format!(
+            "no answer from {} within {} to a statement (the statement timeout is {limit}, {}): the server is hung or the network dropped; check the server, or allow longer with ?statement_timeout=60s in the URL (or {STATEMENT_TIMEOUT_VAR})",
+            self.server,
+            shown_duration(waited),
+            self.statement_from
+        )
+    }
+
+    /// What the server or the client said; a statement the server cancelled at its timeout
+    /// says which limit and how to change it.
+    fn said(&self, e: &tokio_postgres::Error) -> PgFail {
+        let mut s = describe(e);
+        if e.code() == Some(&tokio_postgres::error::SqlState::QUERY_CANCELED)
+            && let Some(limit) = self.statement
+        {
+            s.push_str(&format!(
+                " (the statement timeout is {}, {}: allow longer with ?statement_timeout=60s in the URL, or {STATEMENT_TIMEOUT_VAR})",
+                shown_duration(limit),
+                self.statement_from
+            ));
+        }
+        PgFail::Said(s)
+    }
+}
+
+/// A failed call on the server: what it (or the client) said, or nothing in time.
+#[derive(Debug)]
+pub(super) enum PgFail {
+    /// The server's or the client's error, in words.
+    Said(String),
+    /// No answer within a limit; the text names it and the key that changes it.
+    Silent(String),
+}
+
+impl std::fmt::Display for PgFail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PgFail::Said(s) | PgFail::Silent(s) => f.write_str(s),
+        }
+    }
+}
+
+/// Servers that said nothing within the connect timeout, by URL, and when: not asked
+/// again until as long has passed (the same error is given at once).
+static SILENT: Mutex<Vec<(String, Instant, Duration, String)>> = Mutex::new(Vec::new());
+
+fn silent_lately(url: &str) -> Option<String> {
+    let mut silent = SILENT.lock().unwrap_or_else(|e| e.into_inner());
+    silent.retain(|(_, at, wait, _)| at.elapsed() < *wait);
+    silent
+        .iter()
+        .find(|(u, ..)| u == url)
+        .map(|(.., why)| why.clone())
+}
+
+fn remember_silence(url: &str, wait: Duration, why: &str) {
+    let mut silent = SILENT.lock().unwrap_or_else(|e| e.into_inner());
+    silent.retain(|(u, ..)| u != url);
+    silent.push((url.to_string(), Instant::now(), wait, why.to_string()));
+}
+
+/// One connection: the client and the runtime it runs on (current-thread: the connection
+/// is driven while a call waits, as the sync client does).
+struct Conn {
+    rt: tokio::runtime::Runtime,
+    client: Client,
+}
 
 /// The PostgreSQL history database, connected: a [`super::HistoryStore`] many runners share.
 pub struct PgStore {
-    /// `None` only while dropping.
-    client: Mutex<Option<Client>>,
+    /// `None` before the first call, while dropping, and after a silent server's
+    /// connection was dropped (the next call connects again).
+    conn: Mutex<Option<Conn>>,
+    config: Config,
+    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
+    timeouts: Timeouts,
+    /// The URL as given (the key of [`SILENT`]; never shown).
+    url: String,
+    read_only: bool,
+    snapshot_limit: Option<SnapshotLimit>,
     shown: String,
     migrated: usize,
+}
+
+/// Which limit a call waits under.
+#[derive(Debug, Clone, Copy)]
+enum Wait {
+    Statement,
+    Lock,
+}
+
+/// Waits on a connection's runtime, each wait bounded; a wait that ran out marks the
+/// connection broken.
+#[derive(Clone, Copy)]
+struct Waiter<'a> {
+    rt: &'a tokio::runtime::Runtime,
+    t: &'a Timeouts,
+    broken: &'a Cell<bool>,
+}
+
+impl Waiter<'_> {
+    fn wait<T>(
+        &self,
+        kind: Wait,
+        call: impl Future<Output = std::result::Result<T, tokio_postgres::Error>>,
+    ) -> std::result::Result<T, PgFail> {
+        let within = self.t.statement.map(|s| match kind {
+            Wait::Statement => s + SILENCE_GRACE,
+            Wait::Lock => s * LOCK_WAIT_FACTOR + SILENCE_GRACE,
+        });
+        let done = self.rt.block_on(async {
+            match within {
+                Some(d) => tokio::time::timeout(d, call).await.ok(),
+                None => Some(call.await),
+            }
+        });
+        match (done, within) {
+            (Some(Ok(v)), _) => Ok(v),
+            (Some(Err(e)), _) => Err(self.t.said(&e)),
+            (None, waited) => {
+                self.broken.set(true);
+                Err(PgFail::Silent(
+                    self.t.silent_at_statement(waited.unwrap_or_default()),
+                ))
+            }
+        }
+    }
+}
+
+/// The connection as a call sees it: statements each bounded by the statement timeout.
+pub(super) struct Db<'a> {
+    w: Waiter<'a>,
+    client: &'a mut Client,
+}
+
+type Params<'p> = [&'p (dyn ToSql + Sync)];
+
+impl Db<'_> {
+    /// Runs `sql` (statements separated by `;`, no parameters).
+    pub(super) fn batch_execute(&mut self, sql: &str) -> std::result::Result<(), PgFail> {
+        self.w.wait(Wait::Statement, self.client.batch_execute(sql))
+    }
+
+    /// The rows of a query.
+    pub(super) fn query<S: ?Sized + ToStatement>(
+        &mut self,
+        sql: &S,
+        params: &Params<'_>,
+    ) -> std::result::Result<Vec<Row>, PgFail> {
+        self.w.wait(Wait::Statement, self.client.query(sql, params))
+    }
+
+    /// The row of a query that returns one.
+    pub(super) fn query_one<S: ?Sized + ToStatement>(
+        &mut self,
+        sql: &S,
+        params: &Params<'_>,
+    ) -> std::result::Result<Row, PgFail> {
+        self.w
+            .wait(Wait::Statement, self.client.query_one(sql, params))
+    }
+
+    /// The row of a query that returns one or none.
+    pub(super) fn query_opt<S: ?Sized + ToStatement>(
+        &mut self,
+        sql: &S,
+        params: &Params<'_>,
+    ) -> std::result::Result<Option<Row>, PgFail> {
+        self.w
+            .wait(Wait::Statement, self.client.query_opt(sql, params))
+    }
+
+    /// Begins a transaction (rolled back when dropped uncommitted).
+    pub(super) fn transaction(&mut self) -> std::result::Result<Tx<'_>, PgFail> {
+        let w = self.w;
+        let tx = w.wait(Wait::Statement, self.client.transaction())?;
+        Ok(Tx { w, tx })
+    }
+}
+
+/// A transaction, its statements bounded as [`Db`]'s.
+pub(super) struct Tx<'a> {
+    w: Waiter<'a>,
+    tx: tokio_postgres::Transaction<'a>,
+}
+
+impl<'a> Tx<'a> {
+    pub(super) fn execute<S: ?Sized + ToStatement>(
+        &mut self,
+        sql: &S,
+        params: &Params<'_>,
+    ) -> std::result::Result<u64, PgFail> {
+        self.w.wait(Wait::Statement, self.tx.execute(sql, params))
+    }
+
+    pub(super) fn batch_execute(&mut self, sql: &str) -> std::result::Result<(), PgFail> {
+        self.w.wait(Wait::Statement, self.tx.batch_execute(sql))
+    }
+
+    pub(super) fn query_one<S: ?Sized + ToStatement>(
+        &mut self,
+        sql: &S,
+        params: &Params<'_>,
+    ) -> std::result::Result<Row, PgFail> {
+        self.w.wait(Wait::Statement, self.tx.query_one(sql, params))
+    }
+
+    pub(super) fn prepare(&mut self, sql: &str) -> std::result::Result<Statement, PgFail> {
+        self.w.wait(Wait::Statement, self.tx.prepare(sql))
+    }
+
+    /// Takes the advisory lock `key` until the transaction ends, waiting up to
+    /// [`LOCK_WAIT_FACTOR`] statement timeouts for another runner holding it.
+    pub(super) fn lock(&mut self, key: i64) -> std::result::Result<(), PgFail> {
+        let Some(limit) = self.w.t.statement else {
+            return self
+                .execute("SELECT pg_advisory_xact_lock($1)", &[&key])
+                .map(|_| ());
+        };
+        let ms = limit.as_millis().max(1);
+        self.batch_execute(&format!(
+            "SET LOCAL statement_timeout = {}",
+            ms * u128::from(LOCK_WAIT_FACTOR)
+        ))?;
+        self.w.wait(
+            Wait::Lock,
+            self.tx.execute("SELECT pg_advisory_xact_lock($1)", &[&key]),
+        )?;
+        self.batch_execute(&format!("SET LOCAL statement_timeout = {ms}"))
+    }
+
+    /// Starts `COPY … FROM STDIN`: write the data to what comes back, then
+    /// [`CopyIn::finish`].
+    pub(super) fn copy_in(&mut self, sql: &str) -> std::result::Result<CopyIn<'_>, PgFail> {
+        let sink = self.w.wait(Wait::Statement, self.tx.copy_in(sql))?;
+        Ok(CopyIn {
+            w: self.w,
+            sink: Box::pin(sink),
+            buf: Vec::with_capacity(COPY_CHUNK),
+        })
+    }
+
+    pub(super) fn commit(self) -> std::result::Result<(), PgFail> {
+        self.w.wait(Wait::Statement, self.tx.commit())
+    }
+}
+
+/// How much COPY data is sent at a time.
+const COPY_CHUNK: usize = 1 << 16;
+
+/// `COPY … FROM STDIN`'s data, sent a chunk at a time, each send bounded.
+pub(super) struct CopyIn<'a> {
+    w: Waiter<'a>,
+    sink: Pin<Box<CopyInSink<Cursor<Vec<u8>>>>>,
+    buf: Vec<u8>,
+}
+
+impl CopyIn<'_> {
+    fn send(&mut self) -> std::result::Result<(), PgFail> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(COPY_CHUNK));
+        let sink = self.sink.as_mut();
+        self.w.wait(Wait::Statement, async move {
+            let mut sink = sink;
+            sink.send(Cursor::new(chunk)).await
+        })
+    }
+
+    /// Sends what is left and ends the COPY.
+    pub(super) fn finish(mut self) -> std::result::Result<u64, PgFail> {
+        self.send()?;
+        let sink = self.sink.as_mut();
+        self.w.wait(Wait::Statement, sink.finish())
+    }
+}
+
+impl Write for CopyIn<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(bytes);
+        if self.buf.len() >= COPY_CHUNK {
+            self.send()
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.send()
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    }
 }
 
 impl PgStore {
     /// Connects to the database `url` names (`postgres://user:password@host:port/db`,
     /// `?sslmode=require` for TLS; the password from `PGPASSWORD` when the URL has none) and
-    /// applies the migrations it has not had.
+    /// applies the migrations it has not had. Connecting and every statement are bounded
+    /// (see the module's docs for the limits and the keys that change them).
     pub fn open(url: &str) -> Result<PgStore> {
         outside_runtime(|| PgStore::connect(url))
     }
@@ -79,13 +597,15 @@ impl PgStore {
             }
             .into()
         };
+        register_password(url);
+        let (libpq, ours) = without_our_keys(url);
         // rustls always verifies the server's certificate: the stricter modes are `require`.
-        let spelled = url
+        let spelled = libpq
             .replace("sslmode=verify-full", "sslmode=require")
             .replace("sslmode=verify-ca", "sslmode=require");
-        let mut config: postgres::Config = spelled
+        let mut config: Config = spelled
             .parse()
-            .map_err(|e: postgres::Error| err(format!("not a usable database URL ({e})")))?;
+            .map_err(|e: tokio_postgres::Error| err(format!("not a usable database URL ({e})")))?;
         if config.get_password().is_none()
             && let Ok(password) = std::env::var("PGPASSWORD")
         {
@@ -94,28 +614,52 @@ impl PgStore {
         if let Some(password) = config.get_password() {
             crate::secrets::register([String::from_utf8_lossy(password).into_owned()]);
         }
-        register_password(url);
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
-        }
+        let timeouts = Timeouts::set(&mut config, ours, |k| std::env::var(k).ok()).map_err(
+            |why| -> Error {
+                Error::Usage(format!(
+                    "{shown}: {}",
+                    crate::secrets::scrub(&why).into_owned()
+                ))
+            },
+        )?;
         config.application_name("evals");
-        let client = match config.get_ssl_mode() {
-            postgres::config::SslMode::Require => {
+        let tls = match config.get_ssl_mode() {
+            tokio_postgres::config::SslMode::Require => {
                 let _ = rustls::crypto::ring::default_provider().install_default();
                 let tls = <rustls::ClientConfig as rustls_platform_verifier::ConfigVerifierExt>::with_platform_verifier()
                     .map_err(|e| err(format!("cannot set up TLS: {e}")))?;
-                config.connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls))
+                Some(tokio_postgres_rustls::MakeRustlsConnect::new(tls))
             }
-            _ => config.connect(NoTls),
-        }
-        .map_err(|e| err(describe(&e)))?;
+            _ => None,
+        };
         let mut store = PgStore {
-            client: Mutex::new(Some(client)),
+            conn: Mutex::new(None),
+            config,
+            tls,
+            timeouts,
+            url: url.to_string(),
+            read_only: false,
+            snapshot_limit: None,
             shown,
             migrated: 0,
         };
         store.migrated = store.migrate()?;
         Ok(store)
+    }
+
+    /// Makes every later transaction of the store's sessions read-only (`evals
+    /// dashboard`), this one's and any it connects again.
+    pub(super) fn into_read_only(mut self) -> Result<PgStore> {
+        self.read_only = true;
+        let shown = self.shown.clone();
+        self.with(|c| c.batch_execute(READ_ONLY).map_err(|e| pg_err(&shown, e)))?;
+        Ok(self)
+    }
+
+    /// Refuses to read back a run whose snapshot is larger than `limit` (`evals
+    /// dashboard`).
+    pub fn limit_snapshots(&mut self, limit: SnapshotLimit) {
+        self.snapshot_limit = Some(limit);
     }
 
     /// How many migrations this open applied (none when another open had applied them).
@@ -132,16 +676,99 @@ impl PgStore {
         PathBuf::from(&self.shown)
     }
 
-    /// Runs `f` on the connection, off any tokio runtime (the sync client panics inside one).
+    /// A new connection, within the connect timeout (a server silent lately is not asked
+    /// again: its error comes back at once).
+    fn dial(&self) -> Result<Conn> {
+        let silent = |why: String| -> Error {
+            HistoryError::PostgresTimeout {
+                shown: self.shown.clone(),
+                why,
+            }
+            .into()
+        };
+        if let Some(why) = silent_lately(&self.url) {
+            return Err(silent(why));
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Failed(format!("cannot start the database client: {e}")))?;
+        let config = &self.config;
+        let connecting = async {
+            // The connection is driven on this runtime whenever a call waits on it.
+            match &self.tls {
+                None => config.connect(NoTls).await.map(|(client, connection)| {
+                    tokio::spawn(async move {
+                        let _ = connection.await;
+                    });
+                    client
+                }),
+                Some(tls) => config
+                    .connect(tls.clone())
+                    .await
+                    .map(|(client, connection)| {
+                        tokio::spawn(async move {
+                            let _ = connection.await;
+                        });
+                        client
+                    }),
+            }
+        };
+        let t = &self.timeouts;
+        let client = match rt.block_on(async { tokio::time::timeout(t.connect, connecting).await })
+        {
+            Ok(Ok(client)) => client,
+            Ok(Err(e)) => return Err(pg_err(&self.shown, t.said(&e))),
+            Err(_) => {
+                let why = t.silent_at_connect();
+                remember_silence(&self.url, t.connect, &why);
+                return Err(silent(why));
+            }
+        };
+        let conn = Conn { rt, client };
+        if self.read_only {
+            let broken = Cell::new(false);
+            let w = Waiter {
+                rt: &conn.rt,
+                t,
+                broken: &broken,
+            };
+            w.wait(Wait::Statement, conn.client.batch_execute(READ_ONLY))
+                .map_err(|e| pg_err(&self.shown, e))?;
+        }
+        Ok(conn)
+    }
+
+    /// Runs `f` on the connection (made now if there is none), off any tokio runtime (the
+    /// store blocks on one of its own); a connection that went silent or closed is dropped.
     pub(super) fn with<T: Send>(
         &self,
-        f: impl FnOnce(&mut Client) -> Result<T> + Send,
+        f: impl FnOnce(&mut Db<'_>) -> Result<T> + Send,
     ) -> Result<T> {
-        let mut guard = self.client.lock().unwrap_or_else(|e| e.into_inner());
-        let client: &mut Client = guard
-            .as_mut()
-            .expect("the client lives until the store drops");
-        outside_runtime(move || f(client))
+        let mut guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let slot: &mut Option<Conn> = &mut guard;
+        outside_runtime(move || {
+            if slot.is_none() {
+                *slot = Some(self.dial()?);
+            }
+            let conn = slot.as_mut().expect("connected just above");
+            let broken = Cell::new(false);
+            let out = {
+                let mut db = Db {
+                    w: Waiter {
+                        rt: &conn.rt,
+                        t: &self.timeouts,
+                        broken: &broken,
+                    },
+                    client: &mut conn.client,
+                };
+                f(&mut db)
+            };
+            if broken.get() || conn.client.is_closed() {
+                *slot = None;
+            }
+            out
+        })
     }
 
     fn migrate(&self) -> Result<usize> {
@@ -149,8 +776,7 @@ impl PgStore {
         self.with(|c| {
             let e = |e| pg_err(&shown, e);
             let mut tx = c.transaction().map_err(e)?;
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-                .map_err(e)?;
+            tx.lock(MIGRATION_LOCK).map_err(e)?;
             tx.batch_execute(
                 "CREATE TABLE IF NOT EXISTS evals_migrations (
                      version    INTEGER PRIMARY KEY,
@@ -228,8 +854,7 @@ impl PgStore {
             let r = &run.run;
             let mut tx = c.transaction().map_err(e)?;
             // Held to the commit: the next runner numbers its run after this one lands.
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&NUMBER_LOCK])
-                .map_err(e)?;
+            tx.lock(NUMBER_LOCK).map_err(e)?;
             let suite = scrub(&r.suite).into_owned();
             let branch = r.branch.as_deref().map(|b| scrub(b).into_owned());
             let (command, mode) = (r.command.as_str(), r.mode.to_string());
@@ -298,28 +923,42 @@ impl PgStore {
         })
     }
 
-    /// The run with this id, rebuilt from its snapshot.
+    /// The run with this id, rebuilt from its snapshot (refused over the snapshot limit,
+    /// when one is set, before the snapshot is read).
     pub fn get(&self, id: &str) -> Result<Option<RunResult>> {
         let shown = self.shown.clone();
-        let text: Option<String> = self.with(|c| {
+        let limit = self
+            .snapshot_limit
+            .map(|l| i64::try_from(l.bytes).unwrap_or(i64::MAX));
+        let row: Option<(Option<String>, i64)> = self.with(|c| {
             c.query_opt(
-                "SELECT snapshot::text FROM run_snapshots WHERE run_id = $1",
-                &[&id],
+                "SELECT CASE WHEN $2::int8 IS NULL OR octet_length(snapshot::text) <= $2 THEN snapshot::text END,
+                        octet_length(snapshot::text)::int8
+                   FROM run_snapshots WHERE run_id = $1",
+                &[&id, &limit],
             )
-            .map(|row| row.map(|r| r.get(0)))
+            .map(|row| row.map(|r| (r.get(0), r.get(1))))
             .map_err(|e| pg_err(&shown, e))
         })?;
-        text.map(|t| {
-            serde_json::from_str(&t).map_err(|e| {
-                HistoryError::Unreadable {
-                    path: self.path(),
-                    id: id.to_string(),
-                    why: e.to_string(),
-                }
-                .into()
-            })
+        let Some((text, size)) = row else {
+            return Ok(None);
+        };
+        let Some(text) = text else {
+            return Err(super::too_large(
+                self.path(),
+                id,
+                u64::try_from(size).unwrap_or(0),
+                self.snapshot_limit,
+            ));
+        };
+        serde_json::from_str(&text).map(Some).map_err(|e| {
+            HistoryError::Unreadable {
+                path: self.path(),
+                id: id.to_string(),
+                why: e.to_string(),
+            }
+            .into()
         })
-        .transpose()
     }
 
     /// The id of the run `reference` names: its number (`3` or `#3`), its id, or a unique
@@ -441,14 +1080,14 @@ impl PgStore {
 
 impl Drop for PgStore {
     fn drop(&mut self) {
-        // Closing the connection blocks on the client's runtime: off any runtime too.
-        let client = self
-            .client
+        // A runtime may not be dropped inside another: the connection goes off any runtime.
+        let conn = self
+            .conn
             .get_mut()
             .unwrap_or_else(|e| e.into_inner())
             .take();
-        if let Some(client) = client {
-            outside_runtime(move || drop(client));
+        if let Some(conn) = conn {
+            outside_runtime(move || drop(conn));
         }
     }
 }
@@ -458,7 +1097,7 @@ impl Drop for PgStore {
 /// and the line and field separators; compact JSON has no raw newline or tab, but keeps
 /// `\` in its escapes.
 fn copy_snapshot(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     id: &str,
     mut file: std::fs::File,
 ) -> std::result::Result<(), String> {
@@ -467,8 +1106,7 @@ fn copy_snapshot(
         .map_err(|e| e.to_string())?;
     let mut writer = tx
         .copy_in("COPY run_snapshots (run_id, snapshot) FROM STDIN")
-        .map_err(|e| describe(&e))?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut writer);
+        .map_err(|e| e.to_string())?;
     let escape = |out: &mut dyn Write, bytes: &[u8]| -> std::io::Result<()> {
         let mut start = 0;
         for (i, b) in bytes.iter().enumerate() {
@@ -487,28 +1125,26 @@ fn copy_snapshot(
     };
     let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
     (|| -> std::io::Result<()> {
-        escape(&mut out, id.as_bytes())?;
-        out.write_all(b"\t")?;
+        escape(&mut writer, id.as_bytes())?;
+        writer.write_all(b"\t")?;
         loop {
             let chunk = reader.fill_buf()?;
             if chunk.is_empty() {
                 break;
             }
             let n = chunk.len();
-            escape(&mut out, chunk)?;
+            escape(&mut writer, chunk)?;
             reader.consume(n);
         }
-        out.write_all(b"\n")?;
-        out.flush()
+        writer.write_all(b"\n")
     })()
     .map_err(|e| e.to_string())?;
-    drop(out);
-    writer.finish().map_err(|e| describe(&e))?;
+    writer.finish().map_err(|e| e.to_string())?;
     Ok(())
 }
 
 /// What the server said (its message, detail and hint), else the client's error.
-fn describe(e: &postgres::Error) -> String {
+fn describe(e: &tokio_postgres::Error) -> String {
     if let Some(db) = e.as_db_error() {
         let mut s = db.message().to_string();
         if let Some(d) = db.detail() {
@@ -528,16 +1164,23 @@ fn describe(e: &postgres::Error) -> String {
     s
 }
 
-pub(super) fn pg_err(shown: &str, e: postgres::Error) -> Error {
-    HistoryError::Postgres {
-        shown: shown.to_string(),
-        why: crate::secrets::scrub(&describe(&e)).into_owned(),
+/// A failed call as the store's error, named by the URL without its password.
+pub(super) fn pg_err(shown: &str, e: PgFail) -> Error {
+    match e {
+        PgFail::Said(why) => HistoryError::Postgres {
+            shown: shown.to_string(),
+            why: crate::secrets::scrub(&why).into_owned(),
+        },
+        PgFail::Silent(why) => HistoryError::PostgresTimeout {
+            shown: shown.to_string(),
+            why,
+        },
     }
     .into()
 }
 
 /// Runs `f` here, or on a thread of its own when this thread is inside a tokio runtime
-/// (the sync client starts a runtime of its own, which tokio refuses inside another).
+/// (the store blocks on a runtime of its own, which tokio refuses inside another).
 fn outside_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     if tokio::runtime::Handle::try_current().is_err() {
         return f();
@@ -553,6 +1196,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_password_is_registered_with_the_scrubber_as_written_and_decoded() {
+        register_password("postgres://u:pw%2Fin-url-77@h/db?password=param-secret-9");
+        let text = "a pw/in-url-77 b pw%2Fin-url-77 c param-secret-9";
+        let scrubbed = crate::secrets::scrub(text);
+        for s in ["pw/in-url-77", "pw%2Fin-url-77", "param-secret-9"] {
+            assert!(!scrubbed.contains(s), "{scrubbed}");
+        }
+    }
+
+    #[test]
     fn a_bad_url_is_named_without_its_password() {
         let e = PgStore::open("postgres://u:topsecretpw@h:notaport/db")
             .err()
@@ -560,5 +1213,140 @@ mod tests {
             .to_string();
         assert!(e.starts_with("postgres://u@h:notaport/db: "), "{e}");
         assert!(!e.contains("topsecretpw"), "{e}");
+    }
+
+    #[test]
+    fn durations_are_read_as_postgresql_writes_them() {
+        let ms = |v: &str| pg_duration(v).map(|d| d.as_millis());
+        assert_eq!(ms("30000"), Some(30_000));
+        assert_eq!(ms("30s"), Some(30_000));
+        assert_eq!(ms(" 2min "), Some(120_000));
+        assert_eq!(ms("1.5s"), Some(1_500));
+        assert_eq!(ms("250ms"), Some(250));
+        assert_eq!(ms("'5s'"), Some(5_000));
+        assert_eq!(ms("0"), Some(0));
+        for bad in ["", "soon", "-1", "5 parsecs", "1e9d"] {
+            assert_eq!(pg_duration(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_statement_timeout_is_found_in_options_and_ours_is_taken_out_of_the_url() {
+        assert_eq!(
+            statement_timeout_in_options("-c search_path=x -c statement_timeout=5s").as_deref(),
+            Some("5s")
+        );
+        assert_eq!(
+            statement_timeout_in_options("-cstatement_timeout=7").as_deref(),
+            Some("7")
+        );
+        assert_eq!(
+            statement_timeout_in_options("--statement-timeout=9s").as_deref(),
+            Some("9s")
+        );
+        assert_eq!(statement_timeout_in_options("-c lock_timeout=1s"), None);
+        assert_eq!(
+            without_our_keys(
+                "postgres://h/db?sslmode=require&statement_timeout=2s&connect_timeout=3"
+            ),
+            (
+                "postgres://h/db?sslmode=require&connect_timeout=3".to_string(),
+                Some("2s".to_string())
+            )
+        );
+        assert_eq!(
+            without_our_keys("postgres://h/db?statement_timeout=1min"),
+            ("postgres://h/db".to_string(), Some("1min".to_string()))
+        );
+        assert_eq!(
+            without_our_keys("postgres://h/db"),
+            ("postgres://h/db".to_string(), None)
+        );
+    }
+
+    #[test]
+    fn the_limits_come_from_the_url_then_the_environment_then_the_defaults() {
+        let limits = |url: &str, env: &[(&str, &str)]| {
+            let (libpq, ours) = without_our_keys(url);
+            let mut config: Config = libpq.parse().expect("a URL");
+            let env: Vec<(String, String)> = env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            Timeouts::set(&mut config, ours, |k| {
+                env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+            })
+            .map(|t| (t, config))
+        };
+        let (t, config) = limits("postgres://u@db.example:6543/h", &[]).unwrap();
+        assert_eq!(
+            (t.connect, t.connect_from, t.statement, t.statement_from),
+            (
+                DEFAULT_CONNECT_TIMEOUT,
+                "the default",
+                Some(DEFAULT_STATEMENT_TIMEOUT),
+                "the default"
+            )
+        );
+        assert_eq!(t.server, "db.example:6543");
+        assert_eq!(config.get_options(), Some("-c statement_timeout=30000"));
+        assert_eq!(config.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));
+
+        let env = [("PGCONNECT_TIMEOUT", "4"), (STATEMENT_TIMEOUT_VAR, "2s")];
+        let (t, config) = limits("postgres://u@h/db", &env).unwrap();
+        assert_eq!(
+            (t.connect.as_secs(), t.connect_from),
+            (4, "PGCONNECT_TIMEOUT")
+        );
+        assert_eq!(
+            (t.statement, t.statement_from),
+            (Some(Duration::from_secs(2)), STATEMENT_TIMEOUT_VAR)
+        );
+        assert_eq!(config.get_options(), Some("-c statement_timeout=2000"));
+
+        let url = "postgres://u@h/db?connect_timeout=3&statement_timeout=0";
+        let (t, config) = limits(url, &env).unwrap();
+        assert_eq!(
+            (t.connect.as_secs(), t.connect_from),
+            (3, "connect_timeout in the URL")
+        );
+        assert_eq!(
+            (t.statement, t.statement_from),
+            (None, "statement_timeout in the URL")
+        );
+        assert_eq!(config.get_options(), Some("-c statement_timeout=0"));
+
+        let url = "postgres://u@h/db?options=-c%20statement_timeout%3D7s";
+        let (t, config) = limits(url, &env).unwrap();
+        assert_eq!(
+            (t.statement, t.statement_from),
+            (Some(Duration::from_secs(7)), "options in the URL")
+        );
+        assert_eq!(config.get_options(), Some("-c statement_timeout=7s"));
+
+        let e = limits("postgres://u@h/db?statement_timeout=soon", &[])
+            .err()
+            .unwrap();
+        assert_eq!(
+            e,
+            "statement_timeout=soon: not a duration; write milliseconds, or a number with ms, s, min or h (30s), or 0 for none"
+        );
+        let e = limits("postgres://u@h/db", &[("PGCONNECT_TIMEOUT", "x")])
+            .err()
+            .unwrap();
+        assert!(
+            e.starts_with("PGCONNECT_TIMEOUT=x: expected a whole number"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_silent_server_is_not_asked_again_until_its_timeout_passed() {
+        let url = "postgres://u@silent.test/db";
+        remember_silence(url, Duration::from_millis(200), "no answer");
+        assert_eq!(silent_lately(url).as_deref(), Some("no answer"));
+        assert_eq!(silent_lately("postgres://u@other.test/db"), None);
+        std::thread::sleep(Duration::from_millis(250));
+        assert_eq!(silent_lately(url), None);
     }
 }

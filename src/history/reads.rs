@@ -297,13 +297,7 @@ impl PgStore {
     /// Opens the database at `url` (migrating it as [`PgStore::open`] does) with every
     /// later transaction of its session read-only (`evals dashboard`).
     pub fn open_read_only(url: &str) -> Result<PgStore> {
-        let store = PgStore::open(url)?;
-        let shown = store.location().to_string();
-        store.with(|c| {
-            c.batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-                .map_err(|e| super::postgres::pg_err(&shown, e))
-        })?;
-        Ok(store)
+        PgStore::open(url)?.into_read_only()
     }
 
     /// Runs matching `q`, newest first, as [`SqliteStore::runs`].

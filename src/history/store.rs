@@ -32,6 +32,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
+    snapshot_limit: Option<super::SnapshotLimit>,
 }
 
 /// One line of `evals history`.
@@ -104,6 +105,7 @@ impl SqliteStore {
         let h = SqliteStore {
             conn,
             path: path.to_path_buf(),
+            snapshot_limit: None,
         };
         h.conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| h.err(e))?;
         h.wal()?;
@@ -339,18 +341,39 @@ impl SqliteStore {
         tx.commit().map_err(e)
     }
 
-    /// The run with this id, rebuilt from its snapshot.
+    /// The run with this id, rebuilt from its snapshot (refused over the snapshot limit,
+    /// when one is set, before the snapshot is read).
     pub fn get(&self, id: &str) -> Result<Option<RunResult>> {
-        let bytes: Option<Vec<u8>> = self
+        let limit = self
+            .snapshot_limit
+            .map(|l| i64::try_from(l.bytes).unwrap_or(i64::MAX));
+        let row: Option<(Option<Vec<u8>>, i64)> = self
             .conn
             .query_row(
-                "SELECT snapshot FROM run_snapshots WHERE run_id = ?1",
-                [id],
-                |r| r.get(0),
+                "SELECT CASE WHEN ?2 IS NULL OR octet_length(snapshot) <= ?2 THEN snapshot END,
+                        octet_length(snapshot)
+                   FROM run_snapshots WHERE run_id = ?1",
+                rusqlite::params![id, limit],
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
             .map_err(|e| self.err(e))?;
-        bytes.map(|b| self.parse(id, &b)).transpose()
+        match row {
+            None => Ok(None),
+            Some((Some(bytes), _)) => self.parse(id, &bytes).map(Some),
+            Some((None, size)) => Err(super::too_large(
+                self.path.clone(),
+                id,
+                u64::try_from(size).unwrap_or(0),
+                self.snapshot_limit,
+            )),
+        }
+    }
+
+    /// Refuses to read back a run whose snapshot is larger than `limit` (`evals
+    /// dashboard`).
+    pub fn limit_snapshots(&mut self, limit: super::SnapshotLimit) {
+        self.snapshot_limit = Some(limit);
     }
 
     fn parse(&self, id: &str, bytes: &[u8]) -> Result<RunResult> {
@@ -530,6 +553,7 @@ impl SqliteStore {
             let h = SqliteStore {
                 conn,
                 path: path.to_path_buf(),
+                snapshot_limit: None,
             };
             h.conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| h.err(e))?;
             h.conn

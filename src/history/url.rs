@@ -63,31 +63,11 @@ pub fn register_password(url: &str) {
         })
     });
     let found: Vec<String> = written.into_iter().chain(param).collect();
-    let decoded: Vec<String> = found.iter().map(|p| percent_decoded(p)).collect();
+    let decoded: Vec<String> = found
+        .iter()
+        .map(|p| crate::text::percent_decoded(p))
+        .collect();
     crate::secrets::register(found.into_iter().chain(decoded));
-}
-
-fn percent_decoded(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = b
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (b[i], hex) {
-            (b'%', Some(v)) => {
-                out.push(v);
-                i += 3;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

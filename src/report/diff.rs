@@ -95,6 +95,8 @@ impl Report for Diff {
             );
             s.push_str(&missed);
         }
-        s
+        // A reply's ESC, BEL or CR is shown in the diff, never sent to the terminal that
+        // reads it (`\r` stands out at the end of a line written with CRLF).
+        crate::text::visible(&s).into_owned()
     }
 }

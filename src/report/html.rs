@@ -294,9 +294,13 @@ impl Report for Html {
             truncated => super::leaderboard::shows_truncated(run),
             tests => comparison.map(|c| super::verdict::tested(c, run)).unwrap_or_default(),
         };
-        env.get_template("report.html")
+        let page = env
+            .get_template("report.html")
             .and_then(|t| t.render(ctx))
-            .unwrap_or_else(|e| format!("<!doctype html><p>report error: {e}</p>\n"))
+            .unwrap_or_else(|e| format!("<!doctype html><p>report error: {e}</p>\n"));
+        // Markup is escaped by the template; a control character is not markup, and is
+        // shown as text (inside the case data it reads back the same, see `text::visible`).
+        crate::text::visible(&page).into_owned()
     }
 }
 

@@ -130,7 +130,9 @@ impl Report for Junit {
             report.add_test_suite(suite);
         }
         match report.to_string() {
-            Ok(xml) => without_testsuites_skipped(&xml),
+            // XML 1.0 allows no control character but tab, newline and carriage return,
+            // and a CI view would show the rest raw: each is shown as text.
+            Ok(xml) => crate::text::visible(&without_testsuites_skipped(&xml)).into_owned(),
             Err(e) => format!("<!-- could not write JUnit XML: {e} -->\n"),
         }
     }

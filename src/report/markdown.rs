@@ -206,12 +206,15 @@ struct Bounded {
 }
 
 impl Bounded {
+    /// Adds `s` with its control characters shown ([`crate::text::visible`]), counted as
+    /// shown, so the limit holds for what is written.
     fn push(&mut self, s: &str) -> bool {
+        let s = crate::text::visible(s);
         if self.text.len() + s.len() > self.limit.saturating_sub(RESERVE) {
             self.left_out += 1;
             false
         } else {
-            self.text.push_str(s);
+            self.text.push_str(&s);
             true
         }
     }
@@ -482,7 +485,7 @@ impl Report for Markdown {
         let Some(c) = comparison else {
             out.text
                 .push_str("\nThis run was not checked; run `evals check`.\n");
-            return out.text;
+            return crate::text::visible(&out.text).into_owned();
         };
         // `on `main` @ `abc1234``, or nothing of what git could not tell.
         let place = |branch: &Option<String>, commit: &Option<String>| {
@@ -612,7 +615,8 @@ impl Report for Markdown {
                 LIMIT
             );
         }
-        out.text
+        // What was written around the bounded parts (the verdict, names) is shown too.
+        crate::text::visible(&out.text).into_owned()
     }
 }
 

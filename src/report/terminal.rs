@@ -11,6 +11,7 @@ use super::Report;
 use super::format::{money, pct, secs};
 use super::leaderboard::{Standings, standings};
 use crate::results::{Comparison, ExperimentResult, MetricDef, RunResult};
+use crate::text::{visible, visible_keeping_color};
 
 /// The leaderboard report; its fields say how it looks.
 #[derive(Debug, Clone, Copy, Default)]
@@ -73,6 +74,7 @@ const DROP_FIRST: &[&str] = &[
 impl Terminal {
     fn paint(&self, s: &str, style: Style) -> String {
         if self.color {
+            let s = visible(s);
             format!("{style}{s}{style:#}")
         } else {
             s.to_string()
@@ -81,7 +83,7 @@ impl Terminal {
 
     /// A table cell, colored when color is on.
     fn cell(&self, s: &str, fg: Option<Color>, bold: bool) -> Cell {
-        let mut c = Cell::new(s);
+        let mut c = Cell::new(visible(s));
         if self.color {
             if let Some(fg) = fg {
                 c = c.fg(fg);
@@ -209,7 +211,13 @@ impl Report for Terminal {
             }
             let _ = writeln!(out, "  {k:<18} {v}");
         }
-        out
+        // What is left of a control character is ours (the colors): the data in the text
+        // was shown as it went in, and whatever else the net catches.
+        if self.color {
+            visible_keeping_color(&out).into_owned()
+        } else {
+            visible(&out).into_owned()
+        }
     }
 }
 
@@ -228,18 +236,10 @@ impl Terminal {
             let mut row = vec![
                 Cell::new((i + 1).to_string()),
                 self.model_cell(run, e),
-                Cell::new(
-                    e.contender
-                        .effort
-                        .clone()
-                        .unwrap_or_else(|| "default".into()),
-                ),
-                Cell::new(
-                    e.contender
-                        .temperature
-                        .clone()
-                        .unwrap_or_else(|| "default".into()),
-                ),
+                Cell::new(visible(e.contender.effort.as_deref().unwrap_or("default"))),
+                Cell::new(visible(
+                    e.contender.temperature.as_deref().unwrap_or("default"),
+                )),
             ];
             if weighted {
                 row.push(Cell::new(pct(e.wscore)));
@@ -371,7 +371,7 @@ impl Terminal {
             header.push("result".into());
             let mut t = self.table(header);
             for c in &e.cases {
-                let mut row = vec![Cell::new(&c.case), Cell::new(pct(c.score))];
+                let mut row = vec![Cell::new(visible(&c.case)), Cell::new(pct(c.score))];
                 for m in metrics {
                     row.push(Cell::new(pct(c.metrics.get(&m.name).copied().flatten())));
                 }
@@ -385,25 +385,28 @@ impl Terminal {
             }
             let _ = writeln!(out, "{t}");
             for c in &e.cases {
+                // Shown as they go in: with color on, the net at the end keeps what looks
+                // like a color sequence.
+                let case = visible(&c.case);
                 if let Some(err) = &c.error {
-                    let _ = writeln!(out, "  {} error: {}", c.case, indent(&err.message));
+                    let _ = writeln!(out, "  {case} error: {}", indent(&visible(&err.message)));
                     continue;
                 }
                 if let Some(u) = super::format::unusable_text(
                     c.reply_error.as_deref(),
                     c.unusable_said().as_deref(),
                 ) {
-                    let _ = writeln!(out, "  {} {u}", c.case);
+                    let _ = writeln!(out, "  {case} {}", visible(&u));
                 }
                 for d in &c.diagnostics {
-                    let _ = writeln!(
-                        out,
-                        "  {} {}: want {}, got {} ({})",
-                        c.case, d.field, d.want, d.got, d.outcome
+                    let line = format!(
+                        "{}: want {}, got {} ({})",
+                        d.field, d.want, d.got, d.outcome
                     );
+                    let _ = writeln!(out, "  {case} {}", visible(&line));
                 }
                 for f in &c.failed_thresholds {
-                    let _ = writeln!(out, "  {} below threshold: {f}", c.case);
+                    let _ = writeln!(out, "  {case} below threshold: {}", visible(f));
                 }
                 // An exec adapter's calls through the gateway, in order.
                 if !c.trajectory.is_empty() {
@@ -412,7 +415,7 @@ impl Terminal {
                         .iter()
                         .map(crate::results::Step::summary)
                         .collect();
-                    let _ = writeln!(out, "  {} trajectory: {}", c.case, steps.join(", "));
+                    let _ = writeln!(out, "  {case} trajectory: {}", visible(&steps.join(", ")));
                 }
             }
             let _ = writeln!(out);

@@ -1,12 +1,62 @@
 //! When a run stops early: `errors.abort_after`, 100 failed calls in a row (pause and ask),
-//! and Ctrl-C / SIGTERM. One owner of these counts; every case asks it before it starts.
+//! and a [`Cancel`] tripped by its caller (the CLI trips it on Ctrl-C / SIGTERM). One owner
+//! of these counts; every case asks it before it starts.
+//!
+//! The library installs no signal handler: a process-wide handler is the program's to
+//! choose, so the caller holds the token and decides what trips it.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
-use tokio::sync::{RwLock, watch};
+use tokio::sync::{Notify, RwLock, watch};
+
+/// A cancellation token the caller holds: tripping it stops a run (nothing new starts,
+/// in-flight calls are cancelled, what finished is returned as `interrupted`) and `evals
+/// dashboard`'s server. Clones share one state; it never un-trips. The CLI trips its one
+/// token on SIGINT or SIGTERM; a library caller trips it from wherever it likes.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<CancelState>);
+
+#[derive(Debug, Default)]
+struct CancelState {
+    tripped: AtomicBool,
+    notify: Notify,
+}
+
+impl Cancel {
+    /// A token not yet tripped.
+    pub fn new() -> Cancel {
+        Cancel::default()
+    }
+
+    /// Trips the token: every clone is cancelled, and whoever awaits
+    /// [`Cancel::cancelled`] wakes.
+    pub fn cancel(&self) {
+        self.0.tripped.store(true, Ordering::SeqCst);
+        self.0.notify.notify_waiters();
+    }
+
+    /// Whether the token was tripped.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.tripped.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once the token is tripped (at once if it already was).
+    pub async fn cancelled(&self) {
+        loop {
+            let notified = self.0.notify.notified();
+            let mut notified = std::pin::pin!(notified);
+            // Registered before the flag is read, so a trip in between is never missed.
+            notified.as_mut().enable();
+            if self.is_cancelled() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
 
 use crate::results::{CaseResult, RunStatus};
 use crate::suite::config::AbortAfter;
@@ -40,6 +90,8 @@ pub type Quiet = std::sync::Arc<dyn Fn(&mut dyn FnMut(&mut dyn std::io::Write)) 
 /// failed live calls. Every case asks [`Control::may_start`] first.
 pub(crate) struct Control {
     quiet: Quiet,
+    /// The caller's token: tripped, the run is interrupted.
+    interrupt: Cancel,
     stop: AtomicBool,
     status: Mutex<RunStatus>,
     counts: Mutex<Counts>,
@@ -74,6 +126,7 @@ impl Control {
             quiet: std::sync::Arc::new(|f: &mut dyn FnMut(&mut dyn std::io::Write)| {
                 f(&mut std::io::stderr())
             }),
+            interrupt: Cancel::new(),
             stop: AtomicBool::new(false),
             status: Mutex::new(RunStatus::Completed),
             counts: Mutex::new(Counts::default()),
@@ -96,6 +149,17 @@ impl Control {
         self
     }
 
+    /// Interrupts the run when `cancel` trips (see [`Control::interrupted`]).
+    pub fn with_cancel(mut self, cancel: Cancel) -> Control {
+        self.interrupt = cancel;
+        self
+    }
+
+    /// Resolves when the caller's token trips (at once if it already has).
+    pub async fn interrupted(&self) {
+        self.interrupt.cancelled().await
+    }
+
     /// Prints notices through `quiet` (see [`Quiet`]).
     pub fn with_quiet(mut self, quiet: Quiet) -> Control {
         self.quiet = quiet;
@@ -103,9 +167,10 @@ impl Control {
     }
 
     /// Writes a line to stderr with the progress bars out of the way, scrubbed (a provider's
-    /// message may quote the key it was sent).
+    /// message may quote the key it was sent) and its control characters shown.
     pub fn notice(&self, line: &str) {
         let line = crate::secrets::scrub(line);
+        let line = crate::text::visible(&line);
         (self.quiet)(&mut |w: &mut dyn std::io::Write| {
             let _ = writeln!(w, "{line}");
         });
@@ -135,7 +200,8 @@ impl Control {
         self.stop.store(true, Ordering::SeqCst);
     }
 
-    /// Ctrl-C or SIGTERM: start nothing more, cancel what is in flight.
+    /// The caller's token tripped (Ctrl-C or SIGTERM in the CLI): start nothing more,
+    /// cancel what is in flight.
     pub fn interrupt(&self) {
         self.halt(RunStatus::Interrupted);
         self.cancel.send_replace(true);
@@ -304,4 +370,58 @@ async fn ask(quiet: Quiet) -> bool {
     })
     .await
     .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cancel_token_wakes_every_waiter_and_stays_tripped() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let token = Cancel::new();
+        assert!(!token.is_cancelled());
+        let clone = token.clone();
+        rt.block_on(async {
+            let waiters: Vec<_> = (0..3)
+                .map(|_| {
+                    let t = clone.clone();
+                    tokio::spawn(async move { t.cancelled().await })
+                })
+                .collect();
+            tokio::task::yield_now().await;
+            token.cancel();
+            for w in waiters {
+                tokio::time::timeout(std::time::Duration::from_secs(5), w)
+                    .await
+                    .expect("woken")
+                    .expect("joined");
+            }
+            // Tripped before anyone waits: resolves at once.
+            tokio::time::timeout(std::time::Duration::from_secs(5), clone.cancelled())
+                .await
+                .expect("at once");
+        });
+        assert!(clone.is_cancelled());
+    }
+
+    #[test]
+    fn a_tripped_token_interrupts_the_run_it_controls() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let cancel = Cancel::new();
+        let control =
+            Control::new(None, OnStreak::GoOn, vec![], vec![], 0).with_cancel(cancel.clone());
+        cancel.cancel();
+        rt.block_on(async {
+            tokio::time::timeout(std::time::Duration::from_secs(5), control.interrupted())
+                .await
+                .expect("the token reaches the control");
+        });
+    }
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::control::{Control, OnStreak, Quiet};
+use super::control::{Cancel, Control, OnStreak, Quiet};
 use super::events::{Event, Sinks};
 use super::execute::{RunContext, cassette_key_of};
 use super::plan::RunPlan;
@@ -42,11 +42,14 @@ pub struct StderrNotices;
 
 impl Notices for StderrNotices {
     fn warn(&self, msg: &str) {
-        eprintln!("warning: {}", crate::secrets::scrub(msg));
+        eprintln!(
+            "warning: {}",
+            crate::text::visible(&crate::secrets::scrub(msg))
+        );
     }
 
     fn note(&self, msg: &str) {
-        eprintln!("{}", crate::secrets::scrub(msg));
+        eprintln!("{}", crate::text::visible(&crate::secrets::scrub(msg)));
     }
 }
 
@@ -83,6 +86,11 @@ pub struct RunOptions {
     pub env: Env,
     /// Your sinks (a tracker, a live view): told every event of the run. Default: none.
     pub sinks: Sinks,
+    /// Trip it to stop the run: nothing new starts, in-flight calls are cancelled, and what
+    /// finished comes back with the status `interrupted`. The library installs no signal
+    /// handler; the CLI trips its token on Ctrl-C and SIGTERM. Default: a token nobody
+    /// trips.
+    pub cancel: Cancel,
 }
 
 impl Default for RunOptions {
@@ -99,6 +107,7 @@ impl Default for RunOptions {
             adapter: None,
             env: Env::default(),
             sinks: Sinks::new(),
+            cancel: Cancel::new(),
         }
     }
 }
@@ -108,8 +117,9 @@ impl Default for RunOptions {
 /// it with any [`crate::report::Report`], such as [`crate::report::terminal::Terminal`]).
 /// Nothing is stored in the history and no snapshot is written.
 ///
-/// While it runs, Ctrl-C and SIGTERM stop the run (what finished is returned, with the
-/// status `interrupted`). Warnings and notes go to stderr ([`StderrNotices`]); use
+/// Tripping [`RunOptions::cancel`] stops the run (what finished is returned, with the
+/// status `interrupted`); no signal handler is installed, so Ctrl-C is the program's to
+/// handle. Warnings and notes go to stderr ([`StderrNotices`]); use
 /// [`Prepared`] to send them elsewhere or to run a narrower plan.
 ///
 /// ```no_run
@@ -294,7 +304,8 @@ impl<'s> Prepared<'s> {
             plan.datasets(),
             plan.cases.len(),
         )
-        .with_live_calls(mode != Mode::Replay);
+        .with_live_calls(mode != Mode::Replay)
+        .with_cancel(options.cancel.clone());
         if let Some(quiet) = hooks.quiet {
             control = control.with_quiet(quiet);
         }
@@ -531,22 +542,32 @@ fn resolve_keys(
             }
         }
     }
+    check_upstream_keys(suite)?;
     Ok((keys, mode))
 }
 
 /// A key goes into a header: whitespace in it (a trailing newline from `$(cat key)`, a
 /// space pasted with it) is a config error naming the variable, never a call that fails
-/// five times with "failed to parse header value".
+/// five times with "failed to parse header value"; so is any character that is not
+/// printable ASCII (a zero-width space or a byte order mark copied from a web page or a
+/// document, a look-alike Cyrillic letter), which no provider issues and which the server
+/// would echo in a form the scrubber cannot know.
 fn check_key_value(suite: &Suite, var: &str, value: &str) -> Result<()> {
-    let Some(bad) = value.chars().find(|c| c.is_whitespace() || c.is_control()) else {
+    let Some(bad) = value.chars().find(|c| !c.is_ascii_graphic()) else {
         return Ok(());
     };
     let what = match bad {
-        '\n' | '\r' => "a newline",
-        '\t' => "a tab",
-        ' ' => "a space",
-        _ if bad.is_control() => "a control character",
-        _ => "whitespace",
+        '\n' | '\r' => "a newline".to_string(),
+        '\t' => "a tab".to_string(),
+        ' ' => "a space".to_string(),
+        _ if bad.is_control() => "a control character".to_string(),
+        '\u{200b}' => "a zero-width space (U+200B)".to_string(),
+        '\u{200c}' | '\u{200d}' | '\u{2060}' => {
+            format!("an invisible joiner (U+{:04X})", u32::from(bad))
+        }
+        '\u{feff}' => "a byte order mark (U+FEFF)".to_string(),
+        _ if bad.is_whitespace() => format!("whitespace (U+{:04X})", u32::from(bad)),
+        _ => format!("a non-ASCII character (U+{:04X})", u32::from(bad)),
     };
     let place = if value.starts_with(bad) {
         "at its start"
@@ -560,9 +581,33 @@ fn check_key_value(suite: &Suite, var: &str, value: &str) -> Result<()> {
     } else {
         format!("the env_files of {}", suite.display_path)
     };
+    let fix = if bad.is_whitespace() || bad.is_control() {
+        format!(
+            "an API key must not contain whitespace; set it again without it (e.g. export {var}=\"$(tr -d '[:space:]' < keyfile)\")"
+        )
+    } else {
+        format!(
+            "an API key is printable ASCII only (an invisible character or a look-alike letter comes with a key copied from a web page or a document); copy the key again as plain text and set {var} again"
+        )
+    };
     Err(Error::Config(format!(
-        "{var} (from {from}) has {what} {place}: an API key must not contain whitespace; set it again without it (e.g. export {var}=\"$(tr -d '[:space:]' < keyfile)\")"
+        "{var} (from {from}) has {what} {place}: {fix}"
     )))
+}
+
+/// The keys of an exec adapter's other APIs (`adapter.upstreams`' `key_env`) go into a
+/// header too: checked as the providers' keys are.
+fn check_upstream_keys(suite: &Suite) -> Result<()> {
+    let Some(crate::suite::config::AdapterConfig::Exec { upstreams, .. }) = &suite.config.adapter
+    else {
+        return Ok(());
+    };
+    for var in upstreams.key_vars() {
+        if let Some(v) = suite.env(var) {
+            check_key_value(suite, var, &v)?;
+        }
+    }
+    Ok(())
 }
 
 /// What the run spent and recorded, so a prompt edit never calls a model silently: in
@@ -650,6 +695,15 @@ pub(crate) fn cassette_options(suite: &Suite, extra: Vec<String>) -> Result<Cass
             })
         })
         .collect::<Result<Vec<_>>>()?;
+    let redact_query = suite.config.cassettes.redact_query.clone();
+    if let Some(bad) = redact_query.iter().find(|n| {
+        n.is_empty() || n.contains(['=', '&', '?', '#', ';']) || n.contains(char::is_whitespace)
+    }) {
+        return Err(Error::Config(format!(
+            "{}: cassettes.redact_query: '{bad}' is not a query parameter's name; write the name alone, as it stands before `=` in the URL (e.g. session_key)",
+            suite.display_path
+        )));
+    }
     // The redactor drops duplicates.
     let mut secrets = suite.secret_values();
     secrets.extend(crate::secrets::known());
@@ -658,6 +712,7 @@ pub(crate) fn cassette_options(suite: &Suite, extra: Vec<String>) -> Result<Cass
         dir: suite.cassette_dir(),
         ignore_fields: suite.config.cassettes.ignore_fields.clone(),
         redact,
+        redact_query,
         secrets,
         max_response_bytes: suite
             .config

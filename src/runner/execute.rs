@@ -41,7 +41,8 @@ pub struct RunOutcome {
 
 /// Runs every experiment of the plan and returns them in plan order (contender, dataset),
 /// each case result written to the outcome's [`CaseLog`] as it finishes (none is held).
-/// Ctrl-C or SIGTERM stop it: nothing new starts, in-flight calls are cancelled (their
+/// The caller's cancel token (on `control`; the CLI trips it on Ctrl-C or SIGTERM) stops
+/// it: nothing new starts, in-flight calls are cancelled (their
 /// cassettes are never half-written: a cancelled case writes nothing), and what finished
 /// is returned with the status `Interrupted`.
 /// `cases` are the plan's cases, moved in (the plan's own list is not read); each is
@@ -72,12 +73,12 @@ pub fn execute(
             .start_run()
             .await
             .map_err(crate::error::Error::Failed)?;
-        let signals = listen_for_signals(control.clone());
+        let watcher = on_cancel(control.clone());
         let out = run_all(plan, &by_dataset, ctx.clone(), control.clone(), log.clone()).await;
         // Every session is gone (an exec adapter's workers with them): end what they left
         // behind and write the last of their stderr before anything reports.
         ctx.adapter.finish_run().await;
-        signals.abort();
+        watcher.abort();
         out
     })?;
     let status = control.status();
@@ -102,34 +103,12 @@ pub fn execute(
     })
 }
 
-/// Installs the Ctrl-C / SIGTERM handlers now (before any work starts, so an early signal
-/// is never the default "kill"), and returns the task that waits for one.
-fn listen_for_signals(control: Arc<Control>) -> tokio::task::JoinHandle<()> {
-    #[cfg(unix)]
-    let signals = {
-        use tokio::signal::unix::{SignalKind, signal};
-        (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        )
-    };
+/// Interrupts the run when the caller's [`super::Cancel`] trips (the CLI trips it on
+/// Ctrl-C or SIGTERM; the library installs no signal handler of its own), and returns the
+/// task that waits for it.
+fn on_cancel(control: Arc<Control>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        #[cfg(unix)]
-        {
-            let (Ok(mut int), Ok(mut term)) = signals else {
-                return;
-            };
-            tokio::select! {
-                _ = int.recv() => {}
-                _ = term.recv() => {}
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            if tokio::signal::ctrl_c().await.is_err() {
-                return;
-            }
-        }
+        control.interrupted().await;
         control.notice(
             "interrupted: stopping; in-flight calls are cancelled and what finished is reported",
         );

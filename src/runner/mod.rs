@@ -18,8 +18,13 @@ mod upstream;
 mod verify;
 
 pub use crate::results::{CaseLog, RunStatus, Selection};
+/// Kills every live worker process (an exec adapter's or an exec scorer's), its process
+/// group and what it started, at once and without waiting: for a program about to exit
+/// (the CLI's Ctrl-C watchdog), since a worker's own process group never gets the
+/// terminal's Ctrl-C.
+pub use crate::worker::kill_all as kill_workers;
 pub use cassettes::cassette_status;
-pub use control::{OnStreak, Quiet};
+pub use control::{Cancel, OnStreak, Quiet};
 pub use evaluate::{Hooks, Notices, Prepared, RunOptions, StderrNotices, Streamed, evaluate};
 pub use events::{Event, Sink, Sinks};
 pub use execute::pricing;

@@ -5,8 +5,10 @@
 //! `GITHUB_TOKEN`, `*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD`, `AWS_SECRET*`, ...), the
 //! suite's API keys and the secret-named values of its `env_files` (registered when the
 //! suite loads), and whatever a library caller [`register`]s. It replaces each of them in
-//! every form (raw, trimmed, JSON-, `\u`-, percent- and base64-encoded) and everything the
-//! pattern table of [`redact`] recognises with `[REDACTED]`.
+//! every form (raw, trimmed, JSON-, `\u`-, ASCII-, percent- and base64-encoded, and the
+//! escaped forms escaped again as a rendered diagnostic holds them), the value of every
+//! credential query parameter (`?api_key=…`), and everything the pattern table of
+//! [`redact`] recognises with `[REDACTED]`.
 //!
 //! The sinks call it: [`crate::fs::write_atomic`] (reports, snapshots, cassettes,
 //! exports), the history store's rows, the terminal output, the warnings log (exec
@@ -25,18 +27,26 @@ use redact::Redactor;
 
 struct Egress {
     values: BTreeSet<String>,
+    /// Credential query parameters beyond the built-in ones (`cassettes.redact_query`).
+    query_names: Vec<String>,
     redactor: Arc<Redactor>,
 }
 
 static EGRESS: LazyLock<RwLock<Egress>> = LazyLock::new(|| {
     let values = env_secret_values();
-    let redactor = Arc::new(build(&values));
-    RwLock::new(Egress { values, redactor })
+    let redactor = Arc::new(build(&values, &[]));
+    RwLock::new(Egress {
+        values,
+        query_names: Vec::new(),
+        redactor,
+    })
 });
 
-fn build(values: &BTreeSet<String>) -> Redactor {
+fn build(values: &BTreeSet<String>, query_names: &[String]) -> Redactor {
     let list: Vec<String> = values.iter().cloned().collect();
-    Redactor::new(&list, &[]).with_table()
+    Redactor::new(&list, &[])
+        .with_table()
+        .with_query_names(query_names)
 }
 
 /// Whether an environment variable's name says it holds a secret: `GITHUB_TOKEN` and any
@@ -82,7 +92,23 @@ where
     let before = egress.values.len();
     egress.values.extend(new);
     if egress.values.len() != before {
-        egress.redactor = Arc::new(build(&egress.values));
+        egress.redactor = Arc::new(build(&egress.values, &egress.query_names));
+    }
+}
+
+/// Adds query parameter names whose values are credentials (`cassettes.redact_query`) to
+/// the built-in ones ([`redact::CREDENTIAL_QUERY_NAMES`]): their values are scrubbed from
+/// everything that leaves the process, as `name=[REDACTED]`.
+pub fn register_query_names(names: &[String]) {
+    let mut egress = EGRESS.write().unwrap_or_else(|e| e.into_inner());
+    let before = egress.query_names.len();
+    for n in names {
+        if !n.is_empty() && !egress.query_names.contains(n) {
+            egress.query_names.push(n.clone());
+        }
+    }
+    if egress.query_names.len() != before {
+        egress.redactor = Arc::new(build(&egress.values, &egress.query_names));
     }
 }
 

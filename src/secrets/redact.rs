@@ -276,11 +276,214 @@ fn may_match_table(text: &str) -> bool {
 
 const SECRET_VALUE: &str = "secret value from the environment (one of the suite's API keys)";
 
+/// Query parameters whose value is a credential (`?api_key=…`, `&sig=…`), matched in any
+/// case; `cassettes.redact_query` adds names. A request's URL keeps each as `[REDACTED]`
+/// (`Redactor::scrub_request_url`); the scan and the egress scrubber find a value left.
+pub const CREDENTIAL_QUERY_NAMES: &[&str] = &[
+    "api_key",
+    "access_token",
+    "key",
+    "token",
+    "sig",
+    "signature",
+    "password",
+    "client_secret",
+];
+
+const QUERY_KIND: &str = "credential in a URL query (api_key=…)";
+
+/// A credential parameter of a query and its value (group `s`): after `?`, `&` or `;`
+/// (also `&amp;`, as HTML writes it), the name in any case, `=`, up to the next
+/// separator, space, quote or bracket.
+pub(crate) fn query_regex(extra: &[String]) -> Regex {
+    let names: Vec<String> = CREDENTIAL_QUERY_NAMES
+        .iter()
+        .map(|n| (*n).to_string())
+        .chain(extra.iter().filter(|n| !n.is_empty()).cloned())
+        .map(|n| regex::escape(&n))
+        .collect();
+    Regex::new(&format!(
+        r#"(?i)[?&;](?:{})=(?P<s>[^&#\s"'<>\\]+)"#,
+        names.join("|")
+    ))
+    .expect("escaped names form a valid regex")
+}
+
+static BUILTIN_QUERY: LazyLock<Regex> = LazyLock::new(|| query_regex(&[]));
+
+/// `text` with the value of each credential parameter `keep` accepts replaced.
+fn redact_params<'a>(
+    query: &Regex,
+    text: &'a str,
+    keep: impl Fn(&str) -> bool,
+) -> std::borrow::Cow<'a, str> {
+    query.replace_all(text, |c: &regex::Captures| {
+        let whole = c.get(0).expect("group 0");
+        let value = c.name("s").expect("group s");
+        let v = value.as_str();
+        if is_redacted(v) || !keep(v) {
+            return whole.as_str().to_string();
+        }
+        format!(
+            "{}{REDACTED}",
+            &whole.as_str()[..value.start() - whole.start()]
+        )
+    })
+}
+
+/// `[REDACTED]` as it is, or as a URL encoder writes it.
+fn is_redacted(v: &str) -> bool {
+    v.starts_with(REDACTED)
+        || v.get(..14)
+            .is_some_and(|p| p.eq_ignore_ascii_case("%5BREDACTED%5D"))
+}
+
+/// Whether a credential parameter's value found in text is worth flagging: not
+/// `[REDACTED]`, and not a placeholder of documentation or generated code
+/// (`key=YOUR_API_KEY`, `token={token}`, `sig=${SIG}`, `key=xxx`).
+fn plausible_query_value(v: &str) -> bool {
+    let lower = v.to_ascii_lowercase();
+    let placeholder = ["{", "$", "%7b", "%3c", "%24", "*"]
+        .iter()
+        .any(|p| lower.starts_with(p))
+        || v.chars()
+            .all(|c| c.is_ascii_uppercase() || "_-.".contains(c))
+        || v.chars().all(|c| matches!(c, 'x' | 'X' | '.' | '*'));
+    !v.is_empty() && !is_redacted(v) && !placeholder
+}
+
+/// The JSON fields whose value is a credential, and how the scan names each.
+const FIELD_KINDS: &[(&str, &str)] = &[
+    ("api_key", "credential in a JSON field (\"api_key\": …)"),
+    ("password", "credential in a JSON field (\"password\": …)"),
+    ("secret", "credential in a JSON field (\"secret\": …)"),
+    (
+        "access_token",
+        "credential in a JSON field (\"access_token\": …)",
+    ),
+];
+
+/// A field of [`FIELD_KINDS`] (any case) holding a string, in a JSON text or in a JSON
+/// text inside a JSON string (its quotes escaped): the name (group `n`) and the value up to
+/// its closing quote (group `v`).
+static FIELD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?i)\\*"(?P<n>api_key|password|secret|access_token)\\*"\s*:\s*\\*"(?P<v>(?:[^"\\]|\\.)*?)\\*""#,
+    )
+    .expect("the field pattern is a valid regex")
+});
+
+/// The kinds of credential fields `line` holds with a value (not empty, not `[REDACTED]`,
+/// not a span already found), their value spans added to `spans`.
+fn field_kinds(line: &str, spans: &mut Vec<(usize, usize)>) -> Vec<&'static str> {
+    let mut kinds = Vec::new();
+    if !line.contains('"') {
+        return kinds;
+    }
+    for c in FIELD.captures_iter(line) {
+        let (n, v) = (c.name("n").expect("group n"), c.name("v").expect("group v"));
+        let overlaps = spans.iter().any(|&(s, e)| v.start() < e && s < v.end());
+        if v.as_str().is_empty() || is_redacted(v.as_str()) || overlaps {
+            continue;
+        }
+        spans.push((v.start(), v.end()));
+        let name = n.as_str().to_ascii_lowercase();
+        if let Some((_, kind)) = FIELD_KINDS.iter().find(|(f, _)| *f == name)
+            && !kinds.contains(kind)
+        {
+            kinds.push(*kind);
+        }
+    }
+    kinds
+}
+
+/// How an `sk-`/`sk-ant-` key may be encoded in a file, and the words the scan adds to the
+/// key's kind.
+const ENCODINGS: [&str; 3] = ["base64-encoded", "percent-encoded", "\\u-escaped"];
+
+/// The table's `sk-` rows (OpenRouter, Anthropic, OpenAI-style) with their kinds for each of
+/// [`ENCODINGS`], looked for in the decoded text of a line.
+static ENCODED_KINDS: LazyLock<Vec<(usize, [String; 3])>> = LazyLock::new(|| {
+    PATTERN_TABLE
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, re, _))| re.starts_with(r"\bsk-"))
+        .map(|(i, (kind, _, _))| (i, ENCODINGS.map(|e| format!("{kind}, {e}"))))
+        .collect()
+});
+
+/// A run of base64 (standard or URL-safe) long enough to hold a key.
+static BASE64_RUN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"[A-Za-z0-9+/_-]{24,}={0,2}").expect("the base64 pattern is a valid regex")
+});
+
+/// `\u0073`, also as a JSON text inside a string writes it (`\\u0073`).
+static U_ESCAPE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\\+u([0-9a-fA-F]{4})").expect("the escape pattern is a valid regex")
+});
+
+/// The kinds of `sk-`/`sk-ant-` keys `line` holds encoded (base64, percent, `\u`): each
+/// decoding of the line (or of each base64 run in it) is searched with the table's `sk-`
+/// rows; a key the line also holds as it is was found already.
+fn encoded_key_kinds(line: &str) -> Vec<&'static str> {
+    let mut kinds: Vec<&'static str> = Vec::new();
+    let mut look = |decoded: &str, encoding: usize| {
+        for (row, names) in ENCODED_KINDS.iter() {
+            let pattern = &PATTERNS[*row];
+            let found = pattern
+                .regex
+                .find_iter(decoded)
+                .any(|m| (pattern.plausible)(m.as_str()) && !line.contains(m.as_str()));
+            if found {
+                let kind: &'static str = names[encoding].as_str();
+                if !kinds.contains(&kind) {
+                    kinds.push(kind);
+                }
+                // The most specific row found names it (the table's order).
+                break;
+            }
+        }
+    };
+    if line.contains('\\') && U_ESCAPE.is_match(line) {
+        let decoded = U_ESCAPE.replace_all(line, |c: &regex::Captures| {
+            u32::from_str_radix(&c[1], 16)
+                .ok()
+                .and_then(char::from_u32)
+                .map_or_else(|| c[0].to_string(), String::from)
+        });
+        look(&decoded, 2);
+    }
+    if line.contains('%') {
+        let decoded = crate::text::percent_decoded(line);
+        if decoded != line {
+            look(&decoded, 1);
+        }
+    }
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    let config =
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
+    let engines = [
+        GeneralPurpose::new(&base64::alphabet::STANDARD, config),
+        GeneralPurpose::new(&base64::alphabet::URL_SAFE, config),
+    ];
+    for run in BASE64_RUN.find_iter(line) {
+        for engine in &engines {
+            if let Ok(bytes) = engine.decode(run.as_str()) {
+                look(&String::from_utf8_lossy(&bytes), 0);
+            }
+        }
+    }
+    kinds
+}
+
 /// Each form a secret value may take in what leaves the process: as it is, trimmed (a
 /// server that trims the header echoes the key without its space), JSON-escaped, fully
-/// `\u`-escaped, percent-encoded (upper and lower hex) and base64-encoded (standard and
-/// URL-safe, padded or not, and the stable middle of its encoding at the other two byte
-/// offsets of a longer base64 text). Forms shorter than [`MIN_SECRET_LEN`] are left out.
+/// `\u`-escaped, ASCII-escaped (as Python's `json.dumps` writes it: JSON-escaped, each
+/// non-ASCII character as `\uXXXX`), each of those escaped again as it is once rendered
+/// into JSON or a diagnostic (`\\u0041`, `pa\\\"ss`), the `\u` forms in lower and upper
+/// hex, percent-encoded (upper and lower hex) and base64-encoded (standard and URL-safe,
+/// padded or not, and the stable middle of its encoding at the other two byte offsets of a
+/// longer base64 text). Forms shorter than [`MIN_SECRET_LEN`] are left out.
 pub(crate) fn encoded_forms(value: &str) -> Vec<String> {
     let mut forms: Vec<String> = Vec::new();
     let trimmed = value.trim();
@@ -289,11 +492,19 @@ pub(crate) fn encoded_forms(value: &str) -> Vec<String> {
             continue;
         }
         forms.push(v.to_string());
-        let json = serde_json::to_string(v).unwrap_or_default();
-        forms.push(json[1..json.len() - 1].to_string());
         let unicode: String = v.encode_utf16().map(|u| format!("\\u{u:04x}")).collect();
-        forms.push(unicode.to_uppercase().replace("\\U", "\\u"));
-        forms.push(unicode);
+        let escaped = [
+            json_inner(v),
+            unicode.to_uppercase().replace("\\U", "\\u"),
+            unicode,
+            ascii_escaped(v, false),
+            ascii_escaped(v, true),
+        ];
+        for e in escaped {
+            // Rendered again (a diagnostic's `got "\\u0041…"`, a JSON file holding it).
+            forms.push(json_inner(&e));
+            forms.push(e);
+        }
         let mut upper = String::new();
         let mut lower = String::new();
         for b in v.bytes() {
@@ -335,6 +546,35 @@ pub(crate) fn encoded_forms(value: &str) -> Vec<String> {
     forms
 }
 
+/// `v` as the inside of a JSON string (`"` and `\` escaped, control characters `\uXXXX`).
+fn json_inner(v: &str) -> String {
+    let json = serde_json::to_string(v).unwrap_or_default();
+    json.get(1..json.len().saturating_sub(1))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// `v` JSON-escaped with every non-ASCII UTF-16 unit as `\uXXXX` (`upper`: upper hex), as
+/// Python's `json.dumps` (and any JSON writer told to keep to ASCII) writes it.
+fn ascii_escaped(v: &str, upper: bool) -> String {
+    let mut out = String::new();
+    for c in json_inner(v).chars() {
+        if c.is_ascii() {
+            out.push(c);
+            continue;
+        }
+        let mut units = [0u16; 2];
+        for u in c.encode_utf16(&mut units) {
+            if upper {
+                out.push_str(&format!("\\u{u:04X}"));
+            } else {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        }
+    }
+    out
+}
+
 /// Form-encoding (`application/x-www-form-urlencoded`) writes a space as `+`.
 fn upper_plus(v: &str) -> String {
     let mut out = String::new();
@@ -362,6 +602,8 @@ pub(crate) struct Redactor {
     /// Also replace what the pattern table recognises (the egress scrubber does; the
     /// cassette writer refuses instead, so a recording is never silently altered).
     table: bool,
+    /// The credential query parameters ([`query_regex`]); `None`: the built-in names.
+    query: Option<Regex>,
 }
 
 impl Redactor {
@@ -385,7 +627,38 @@ impl Redactor {
             needle_regex,
             patterns: patterns.to_vec(),
             table: false,
+            query: None,
         }
+    }
+
+    /// A redactor that also takes `names` (`cassettes.redact_query`) for credential query
+    /// parameters, beside the built-in ones ([`CREDENTIAL_QUERY_NAMES`]).
+    pub fn with_query_names(mut self, names: &[String]) -> Redactor {
+        if names.iter().any(|n| !n.is_empty()) {
+            self.query = Some(query_regex(names));
+        }
+        self
+    }
+
+    fn query(&self) -> &Regex {
+        self.query.as_ref().unwrap_or(&BUILTIN_QUERY)
+    }
+
+    /// A request's URL as a cassette keeps it: scrubbed, and the value of every credential
+    /// query parameter (by its name, whatever the value) replaced with `[REDACTED]`. The
+    /// fingerprint is taken of this form, so such a parameter is matched by its name
+    /// alone: replay needs neither the credential nor the same one.
+    pub fn scrub_request_url(&self, url: &str) -> String {
+        let url = self.scrub(url);
+        redact_params(self.query(), &url, |_| true).into_owned()
+    }
+
+    /// A query string (`a=1&api_key=…`, no `?`) with every credential parameter's value
+    /// replaced, as [`Redactor::scrub_request_url`] does it: for the trajectory of a case.
+    pub fn redact_query(&self, query: &str) -> String {
+        let marked = format!("?{query}");
+        let out = redact_params(self.query(), &marked, |_| true);
+        out[1..].to_string()
     }
 
     /// A redactor that also replaces everything the pattern table recognises.
@@ -411,6 +684,9 @@ impl Redactor {
             if pattern.is_match(&out) {
                 out = Cow::Owned(pattern.replace_all(&out, REDACTED).into_owned());
             }
+        }
+        if self.table && out.contains('=') && self.query().is_match(&out) {
+            out = Cow::Owned(redact_params(self.query(), &out, plausible_query_value).into_owned());
         }
         if self.table && table_may_match(&out) {
             for pattern in PATTERNS.iter() {
@@ -480,16 +756,16 @@ impl Redactor {
 
     /// Every line of `text` that holds something like a credential, with its kind.
     pub fn scan_text(&self, text: &str) -> Vec<TextFinding> {
-        scan_needles(text, &self.needles)
+        scan_needles(text, &self.needles, self.query())
     }
 }
 
-fn scan_text(text: &str, secrets: &[String]) -> Vec<TextFinding> {
+fn scan_text(text: &str, secrets: &[String], query: &Regex) -> Vec<TextFinding> {
     let needles: Vec<String> = secrets.iter().flat_map(|s| encoded_forms(s)).collect();
-    scan_needles(text, &needles)
+    scan_needles(text, &needles, query)
 }
 
-fn scan_needles(text: &str, needles: &[String]) -> Vec<TextFinding> {
+fn scan_needles(text: &str, needles: &[String], query: &Regex) -> Vec<TextFinding> {
     let mut findings = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let mut spans: Vec<(usize, usize)> = Vec::new();
@@ -521,6 +797,27 @@ fn scan_needles(text: &str, needles: &[String]) -> Vec<TextFinding> {
                 }
             }
         }
+        if line.contains('=') {
+            for c in query.captures_iter(line) {
+                let (m, v) = (c.get(0).expect("group 0"), c.name("s").expect("group s"));
+                let overlaps = spans.iter().any(|&(s, e)| m.start() < e && s < m.end());
+                if overlaps || !plausible_query_value(v.as_str()) {
+                    continue;
+                }
+                spans.push((m.start(), m.end()));
+                if !kinds.contains(&QUERY_KIND) {
+                    kinds.push(QUERY_KIND);
+                }
+            }
+        }
+        for kind in field_kinds(line, &mut spans)
+            .into_iter()
+            .chain(encoded_key_kinds(line))
+        {
+            if !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
+        }
         findings.extend(kinds.into_iter().map(|kind| TextFinding {
             line: index + 1,
             kind,
@@ -529,9 +826,16 @@ fn scan_needles(text: &str, needles: &[String]) -> Vec<TextFinding> {
     findings
 }
 /// Scans files, and every file under each folder, for secrets: known key prefixes, bearer
-/// tokens, JWTs, and the `extra_secrets` values. A file that cannot be read is reported as
-/// [`Finding::Unreadable`], so a scan never passes by not looking.
-pub fn scan_paths(paths: &[PathBuf], extra_secrets: &[String]) -> Vec<Finding> {
+/// tokens, JWTs, `sk-` keys encoded (base64, percent, `\u`), credentials in URL queries
+/// (the built-in names and `query_names`) and in JSON fields, and the `extra_secrets`
+/// values. A file that cannot be read is reported as [`Finding::Unreadable`], so a scan
+/// never passes by not looking.
+pub fn scan_paths(
+    paths: &[PathBuf],
+    extra_secrets: &[String],
+    query_names: &[String],
+) -> Vec<Finding> {
+    let query = query_regex(query_names);
     let mut findings = Vec::new();
     for root in paths {
         if root.is_dir() {
@@ -542,7 +846,7 @@ pub fn scan_paths(paths: &[PathBuf], extra_secrets: &[String]) -> Vec<Finding> {
             for entry in walker {
                 match entry {
                     Ok(e) if e.file_type().is_file() => {
-                        scan_file(e.path(), extra_secrets, &mut findings);
+                        scan_file(e.path(), extra_secrets, &query, &mut findings);
                     }
                     Ok(_) => {}
                     Err(e) => findings.push(Finding::Unreadable {
@@ -552,25 +856,23 @@ pub fn scan_paths(paths: &[PathBuf], extra_secrets: &[String]) -> Vec<Finding> {
                 }
             }
         } else {
-            scan_file(root, extra_secrets, &mut findings);
+            scan_file(root, extra_secrets, &query, &mut findings);
         }
     }
     findings
 }
 
-fn scan_file(path: &Path, secrets: &[String], findings: &mut Vec<Finding>) {
+fn scan_file(path: &Path, secrets: &[String], query: &Regex, findings: &mut Vec<Finding>) {
     match std::fs::read(path) {
         Ok(bytes) => {
             let text = String::from_utf8_lossy(&bytes);
-            findings.extend(
-                scan_text(&text, secrets)
-                    .into_iter()
-                    .map(|f| Finding::Secret {
-                        path: path.to_path_buf(),
-                        line: f.line,
-                        kind: f.kind,
-                    }),
-            );
+            findings.extend(scan_text(&text, secrets, query).into_iter().map(|f| {
+                Finding::Secret {
+                    path: path.to_path_buf(),
+                    line: f.line,
+                    kind: f.kind,
+                }
+            }));
         }
         Err(e) => findings.push(Finding::Unreadable {
             path: path.to_path_buf(),
@@ -586,7 +888,10 @@ mod tests {
     use super::*;
 
     fn kinds(text: &str) -> Vec<&'static str> {
-        scan_text(text, &[]).into_iter().map(|f| f.kind).collect()
+        scan_text(text, &[], &BUILTIN_QUERY)
+            .into_iter()
+            .map(|f| f.kind)
+            .collect()
     }
 
     const OR_KEY: &str = "sk-or-v1-0123456789abcdef0123456789abcdef01234567";
@@ -770,6 +1075,69 @@ mod tests {
     }
 
     #[test]
+    fn escaped_forms_are_found_as_json_dumps_writes_them_and_as_rendered_again() {
+        let key = "ключ\"pa\\ss-0123";
+        let r = Redactor::new(&[key.to_string()], &[]);
+        let json_dumps = r#"\u043a\u043b\u044e\u0447\"pa\\ss-0123"#;
+        let forms = [
+            json_dumps.to_string(),
+            json_dumps
+                .replace("043a", "043A")
+                .replace("043b", "043B")
+                .replace("044e", "044E"),
+            // A diagnostic's `got`, rendered into JSON: every backslash doubled.
+            json_inner(json_dumps),
+            json_inner(&json_inner(key)),
+            json_inner(
+                &key.encode_utf16()
+                    .map(|u| format!("\\u{u:04x}"))
+                    .collect::<String>(),
+            ),
+        ];
+        for form in &forms {
+            let text = format!("got \"{form}\" here");
+            assert_eq!(r.scan_text(&text).len(), 1, "scan missed {form}");
+            let scrubbed = r.scrub_str(&text);
+            assert_eq!(scrubbed, "got \"[REDACTED]\" here", "{form}");
+        }
+    }
+
+    #[test]
+    fn credential_query_parameters_are_found_and_scrubbed_but_placeholders_are_not() {
+        let query = "credential in a URL query (api_key=…)";
+        for text in [
+            "GET https://api.example/find?q=1&api_key=abc123",
+            "see https://x.example/a?Token=t0k3n-v4lue",
+            "https://x.example/a?q=1&amp;sig=0a1b2c3d",
+        ] {
+            assert_eq!(kinds(text), vec![query], "{text}");
+        }
+        for text in [
+            "https://x.example/a?api_key=[REDACTED]",
+            "https://x.example/a?api_key=%5BREDACTED%5D&q=1",
+            "curl 'https://maps.example/geo?address=x&key=YOUR_API_KEY'",
+            "https://x.example/a?token={token}&sig=${SIG}&key=xxxx",
+            "https://x.example/a?monkey=banana1&keys=2",
+        ] {
+            assert!(kinds(text).is_empty(), "{text}: {:?}", kinds(text));
+        }
+        let egress = Redactor::new(&[], &[])
+            .with_table()
+            .with_query_names(&["session".to_string()]);
+        assert_eq!(
+            egress.scrub_str("GET /find?q=1&api_key=abc123&session=s3ss1on&page=2 failed"),
+            "GET /find?q=1&api_key=[REDACTED]&session=[REDACTED]&page=2 failed"
+        );
+        // A request's URL keeps every credential parameter's value out, whatever it is.
+        let r = Redactor::new(&[], &[]).with_query_names(&["session".to_string()]);
+        assert_eq!(
+            r.scrub_request_url("https://x/a?key=YOUR_KEY&Session=x&q=hi#frag"),
+            "https://x/a?key=[REDACTED]&Session=[REDACTED]&q=hi#frag"
+        );
+        assert_eq!(r.redact_query("token=abc&q=1"), "token=[REDACTED]&q=1");
+    }
+
+    #[test]
     fn ordinary_words_do_not_trigger() {
         assert!(
             kinds("we used sk-learn and scikit-learn; see task-abcdefghijklmnopqrstuvwxyz")
@@ -784,7 +1152,7 @@ mod tests {
     fn secret_values_are_found_even_escaped() {
         let secret = "my\"weird-secret-value".to_string();
         let text = serde_json::to_string(&json!({"k": format!("x {secret} y")})).unwrap();
-        let found = scan_text(&text, std::slice::from_ref(&secret));
+        let found = scan_text(&text, std::slice::from_ref(&secret), &BUILTIN_QUERY);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].kind, SECRET_VALUE);
     }
@@ -831,6 +1199,7 @@ mod tests {
         let found = scan_paths(
             &[dir.path().to_path_buf()],
             &["value-of-my-env-key".to_string()],
+            &[],
         );
         assert_eq!(found.len(), 2, "{found:?}");
         assert_eq!(
@@ -843,7 +1212,7 @@ mod tests {
         );
         assert_eq!(found[1].path(), dir.path().join("env.json"));
         assert!(!format!("{found:?}").contains("0123456789abcdef"));
-        let missing = scan_paths(&[dir.path().join("nope.json")], &[]);
+        let missing = scan_paths(&[dir.path().join("nope.json")], &[], &[]);
         assert_eq!(missing.len(), 1);
         assert!(
             matches!(&missing[0], Finding::Unreadable { path, .. } if path.ends_with("nope.json")),

@@ -637,6 +637,11 @@ pub struct CassettesConfig {
     /// Regexes whose matches are replaced in a cassette before it is written.
     #[serde(default)]
     pub redact: Vec<String>,
+    /// Query parameters whose values are credentials, beside the built-in `api_key`,
+    /// `access_token`, `key`, `token`, `sig`, `signature`, `password` and `client_secret`:
+    /// a request's URL keeps each as `[REDACTED]`, matched by name alone.
+    #[serde(default)]
+    pub redact_query: Vec<String>,
     /// The largest response body a call may return, live or replayed (default 8 MiB): a
     /// larger one errors its case instead of growing the cassette, the results and the
     /// history by its size. At most [`bounds::MAX_BODY_BYTES`].

@@ -211,7 +211,9 @@ impl Suite {
         }
         found(&name, &display_path);
         let env_files = load_env_files(&config.env_files, &root, cwd, &display_path)?;
-        // The egress scrubber learns the suite's secrets before anything can print them.
+        // The egress scrubber learns the suite's secrets (and its credential query
+        // parameters) before anything can print them.
+        crate::secrets::register_query_names(&config.cassettes.redact_query);
         crate::secrets::register(
             env_files
                 .iter()
@@ -381,7 +383,8 @@ fn resolve_scorer(s: &ScorerConfig, root: &Path, cwd: &Path, config: &str) -> Re
 }
 
 /// Reads `KEY=VALUE` lines (`export`, quotes and `#` comments allowed) from each file, in
-/// order; a missing file is skipped (a `.env` is rarely committed, so CI has none).
+/// order, a byte order mark at its start ignored; a missing file is skipped (a `.env` is
+/// rarely committed, so CI has none).
 fn load_env_files(
     files: &[String],
     root: &Path,
@@ -396,6 +399,8 @@ fn load_env_files(
         }
         let text = crate::fs::read_text(&path, &discovery::display_path(&path, cwd))
             .map_err(|e| e.named_by("env_files", Some(shown)))?;
+        // A UTF-8 byte order mark (Windows editors write one) is not part of the first key.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {

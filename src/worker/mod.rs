@@ -257,6 +257,14 @@ pub fn sweep() {
     reap::sweep();
 }
 
+/// Kills every live worker, its process group and what it started (Linux; see `reap.rs`),
+/// at once and without waiting: for a process about to exit (the CLI's Ctrl-C watchdog),
+/// since a worker's own process group never gets the terminal's Ctrl-C.
+pub fn kill_all() {
+    #[cfg(target_os = "linux")]
+    reap::kill_all();
+}
+
 /// Where a worker's stderr lines are written.
 enum Sink {
     File(std::fs::File),

@@ -228,6 +228,40 @@ pub(crate) fn sweep() {
     });
 }
 
+/// Kills (`SIGKILL`, twice over a fresh look, nobody stopped or reaped: the process is
+/// about to exit) every live worker, every member of its process group below evals, and
+/// whatever evals adopted since the first worker started, with everything below them.
+pub(crate) fn kill_all() {
+    let me = me();
+    let (workers, first) = {
+        let r = registry();
+        (r.workers.clone(), r.first_start)
+    };
+    let Some(first) = first else {
+        return;
+    };
+    for _ in 0..2 {
+        let procs = scan();
+        let by_pid: BTreeMap<i32, Proc> = procs.iter().map(|p| (p.id.pid, *p)).collect();
+        let groups: BTreeSet<i32> = procs
+            .iter()
+            .filter(|p| workers.contains(&p.id))
+            .map(|p| p.id.pid)
+            .collect();
+        let doomed = lineage(&procs, &BTreeSet::new(), |p| {
+            workers.contains(&p.id)
+                || (groups.contains(&p.pgrp) && descends_from(&by_pid, p, me))
+                || (p.ppid == me && p.id.start >= first)
+        });
+        for id in doomed {
+            // SAFETY: kill(2) only signals; the pid was just read with its start time.
+            unsafe {
+                libc::kill(id.pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

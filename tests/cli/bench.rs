@@ -4,6 +4,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::harness::Bounded;
+
 #[test]
 fn every_bench_script_and_compare_shs_python_parse() {
     let bench = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench");
@@ -18,7 +20,11 @@ fn every_bench_script_and_compare_shs_python_parse() {
         "{scripts:?}"
     );
     for script in &scripts {
-        let out = Command::new("bash").arg("-n").arg(script).output().unwrap();
+        let out = Command::new("bash")
+            .arg("-n")
+            .arg(script)
+            .output_bounded()
+            .unwrap();
         assert!(
             out.status.success(),
             "{}: {}",
@@ -38,7 +44,7 @@ fn every_bench_script_and_compare_shs_python_parse() {
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .spawn()
+        .spawn_bounded()
         .and_then(|mut child| {
             use std::io::Write;
             child

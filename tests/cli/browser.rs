@@ -14,7 +14,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::gate::Gate;
-use crate::harness::Project;
+use crate::harness::{Bounded, Project};
 
 fn chromium() -> PathBuf {
     if let Some(p) = std::env::var_os("EVALS_TEST_CHROMIUM") {
@@ -34,26 +34,34 @@ fn chromium() -> PathBuf {
     );
 }
 
+/// Headless Chromium with `profile` as its profile, the flags every test gives it.
+pub(crate) fn headless(profile: &Path) -> Command {
+    let mut cmd = Command::new(chromium());
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--no-first-run",
+        "--disable-extensions",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    cmd
+}
+
 /// Headless Chromium on `file#fragment`, with its own profile, `extra` flags last.
 fn chrome(file: &Path, fragment: &str, extra: &[&str]) -> std::process::Output {
     let profile = tempfile::tempdir().expect("a profile dir");
     let url = format!("file://{}#{fragment}", file.display());
-    let out = Command::new(chromium())
+    let out = headless(profile.path())
         .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--no-first-run",
-            "--disable-extensions",
             "--hide-scrollbars",
             // Long enough for the page's script to run, in the browser's virtual time.
             "--virtual-time-budget=20000",
         ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(extra)
         .arg(&url)
-        .output()
+        .output_bounded()
         .expect("run chromium");
     assert!(
         out.status.success(),

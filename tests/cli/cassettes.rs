@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use wiremock::{Request, Respond, ResponseTemplate};
 
-use crate::harness::{MINI_SCHEMA, Project, copy_tree, files_under};
+use crate::harness::{Bounded, MINI_SCHEMA, Project, copy_tree, files_under};
 use crate::mock::{Server, chat, post};
 
 /// The last message's content of an OpenAI-shaped request body.
@@ -918,7 +918,7 @@ fn the_gitignore_of_init_keeps_partial_files_out_of_git() {
         std::process::Command::new("git")
             .args(args)
             .current_dir(p.path())
-            .output()
+            .output_bounded()
             .expect("git")
     };
     assert!(git(&["init", "-q"]).status.success());

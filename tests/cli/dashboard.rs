@@ -3,16 +3,20 @@
 //! asked over real HTTP with reqwest. Bound to loopback unless `--bind` says otherwise,
 //! GET and HEAD only, the runs listed and filtered, a run's page the report `evals report`
 //! writes, a case's history right about when it started failing, the JSON parsed.
+//! Every wait has a deadline (its URL, each answer, its exit after Ctrl-C): a dashboard
+//! that wedges fails its test, named, in seconds (`a_wedged_dashboard_*`).
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::gate::Gate;
-use crate::harness::{Project, Run};
+use crate::harness::{
+    Bounded, Project, Run, Started, assert_killed, deadline, fails_within, test_name,
+};
 use crate::pg;
 
 /// A history of five runs: on `main` #1 `record` and #2 `check` (case `slips` passes);
@@ -51,12 +55,17 @@ fn built() -> &'static Built {
     })
 }
 
+/// How long the dashboard has to answer one request (a page of a five-run history takes
+/// milliseconds).
+const ANSWER: Duration = Duration::from_secs(30);
+
 /// A running `evals dashboard`, stopped (killed) when dropped.
 struct Dashboard {
-    child: Option<Child>,
+    child: Option<Started>,
     /// The first line it printed: its URL.
     url: String,
     rt: tokio::runtime::Runtime,
+    /// A client that gives up on an answer after [`ANSWER`] (or the test's own deadline).
     client: reqwest::Client,
 }
 
@@ -64,30 +73,48 @@ impl Dashboard {
     fn start(cwd: &Path, args: &[&str]) -> Dashboard {
         let mut argv = vec!["dashboard", "--port", "0"];
         argv.extend(args);
-        let mut cmd = Run::new(cwd, &argv).into_command();
+        let cmd = Run::new(cwd, &argv).into_command();
+        Dashboard::serving(cmd, deadline(), ANSWER)
+    }
+
+    /// The dashboard `cmd` starts: its URL waited for within `first_line`, each answer
+    /// within `answer`; past either the test fails, naming itself, and `cmd` is killed.
+    fn serving(
+        mut cmd: std::process::Command,
+        first_line: Duration,
+        answer: Duration,
+    ) -> Dashboard {
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .spawn()
+            .spawn_bounded()
             .expect("spawn evals dashboard");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .expect("read the first line");
+        let line = child.stdout_line(first_line);
         if line.is_empty() {
-            let out = child.wait_with_output().expect("wait");
+            let out = child.wait_within(deadline());
             panic!(
-                "evals dashboard printed no URL\n--- stderr\n{}",
+                "{}: evals dashboard printed no URL\n--- stderr\n{}",
+                test_name(),
                 String::from_utf8_lossy(&out.stderr)
             );
         }
+        let mut d = Dashboard::at(line.trim_end(), answer);
+        d.child = Some(child);
+        d
+    }
+
+    /// A client of the dashboard at `url`, each answer waited for within `answer`.
+    fn at(url: &str, answer: Duration) -> Dashboard {
         let _ = rustls::crypto::ring::default_provider().install_default();
         Dashboard {
-            child: Some(child),
-            url: line.trim_end().to_string(),
+            child: None,
+            url: url.to_string(),
             rt: tokio::runtime::Runtime::new().expect("runtime"),
-            client: reqwest::Client::new(),
+            client: reqwest::Client::builder()
+                .timeout(answer)
+                .build()
+                .expect("an HTTP client"),
         }
     }
 
@@ -95,17 +122,26 @@ impl Dashboard {
     fn call(&self, method: &str, path: &str) -> (u16, reqwest::header::HeaderMap, String) {
         let url = format!("{}{}", self.url, path.trim_start_matches('/'));
         let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let failed = |e: reqwest::Error| -> ! {
+            let why = if e.is_timeout() {
+                "no answer in time (is the dashboard wedged?)".to_string()
+            } else {
+                e.to_string()
+            };
+            panic!("{}: {method} {url}: {why}", test_name())
+        };
         self.rt.block_on(async {
             let res = self
                 .client
-                .request(method, &url)
+                .request(method.clone(), &url)
                 .body("{}")
                 .send()
                 .await
-                .unwrap_or_else(|e| panic!("{url}: {e}"));
+                .unwrap_or_else(|e| failed(e));
             let status = res.status().as_u16();
             let headers = res.headers().clone();
-            (status, headers, res.text().await.expect("body"))
+            let body = res.text().await.unwrap_or_else(|e| failed(e));
+            (status, headers, body)
         })
     }
 
@@ -129,20 +165,11 @@ impl Dashboard {
             .status()
             .expect("kill");
         assert!(status.success());
-        let out = child.wait_with_output().expect("wait");
+        let out = child.wait_within(deadline());
         (
             out.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
-    }
-}
-
-impl Drop for Dashboard {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
     }
 }
 
@@ -183,7 +210,7 @@ fn it_binds_to_loopback_unless_told_and_stops_on_ctrl_c() {
     });
     assert_eq!(status, 200, "localhost is loopback too");
     let (code, stderr) = d.interrupt();
-    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(code, 130, "interrupted, as any command: {stderr}");
     assert!(stderr.contains("read-only; Ctrl-C stops"), "{stderr}");
     assert!(!stderr.contains("warning"), "{stderr}");
 
@@ -194,7 +221,7 @@ fn it_binds_to_loopback_unless_told_and_stops_on_ctrl_c() {
     );
     assert!(d.url.starts_with("http://0.0.0.0:"), "{}", d.url);
     let (code, stderr) = d.interrupt();
-    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(code, 130, "{stderr}");
     assert!(
         stderr.contains(
             "warning: listening on 0.0.0.0: anyone who can reach this address reads the history"
@@ -536,4 +563,335 @@ fn no_history_or_a_taken_port_is_a_clear_error() {
         5,
         "the first still serves"
     );
+}
+
+/// A test double of a wedged dashboard: a loopback listener that accepts every connection
+/// and never answers (the connections are held open until it is dropped).
+struct Wedged {
+    url: String,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Wedged {
+    fn start() -> Wedged {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            while !stopped.load(std::sync::atomic::Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((conn, _)) => held.push(conn),
+                    Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                }
+            }
+        });
+        Wedged { url, stop }
+    }
+}
+
+impl Drop for Wedged {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_wedged_dashboard_fails_its_test_within_the_deadline_naming_it() {
+    // The dashboard accepts the request and never answers: the test's GET gives up at its
+    // deadline (here 2 s; 30 s in the tests above) and fails naming the test.
+    let wedged = Wedged::start();
+    let d = Dashboard::at(&wedged.url, Duration::from_secs(2));
+    let text = fails_within(Duration::from_secs(10), || {
+        d.get("/runs.json");
+    });
+    assert_eq!(
+        text,
+        format!(
+            "dashboard::a_wedged_dashboard_fails_its_test_within_the_deadline_naming_it: GET {}runs.json: no answer in time (is the dashboard wedged?)",
+            wedged.url
+        )
+    );
+}
+
+#[test]
+fn a_wedged_dashboard_that_prints_no_url_is_killed_and_fails_its_test_naming_it() {
+    // A dashboard stuck before it prints its URL (a double: a process that sleeps): the
+    // wait for the URL gives up at its deadline, kills it and fails naming the test.
+    let mut cmd = std::process::Command::new("sleep");
+    cmd.arg("600");
+    let text = fails_within(Duration::from_secs(10), || {
+        Dashboard::serving(cmd, Duration::from_secs(2), ANSWER);
+    });
+    assert!(
+        text.starts_with("dashboard::a_wedged_dashboard_that_prints_no_url_is_killed_and_fails_its_test_naming_it: `sleep 600` wrote no line on stdout within its deadline of 2 s, so it was killed (pid "),
+        "{text}"
+    );
+    assert_killed(&text);
+}
+
+impl Dashboard {
+    fn port(&self) -> u16 {
+        let port = self.url.trim_end_matches('/').rsplit(':').next();
+        port.and_then(|p| p.parse().ok())
+            .expect("a port in the URL")
+    }
+
+    /// The most memory the process has held (VmHWM), in bytes.
+    fn peak_memory(&self) -> u64 {
+        let pid = self.child.as_ref().expect("running").id();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+        let kb: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmHWM");
+        kb * 1024
+    }
+
+    /// `request` (a whole HTTP/1.1 request, as written) on a raw connection: the status and
+    /// the body. The read gives up after 20 s, so a dashboard that hangs fails the test.
+    fn raw(&self, request: &str) -> (u16, String) {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port())).expect("connect");
+        s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+            .unwrap();
+        s.write_all(request.as_bytes()).expect("send");
+        let mut got = Vec::new();
+        let _ = s.read_to_end(&mut got);
+        let text = String::from_utf8_lossy(&got).into_owned();
+        let status = text
+            .split(' ')
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or_else(|| panic!("no answer to {request:?}: {text:?}"));
+        let body = text
+            .split_once("\r\n\r\n")
+            .map_or("", |(_, b)| b)
+            .to_string();
+        (status, body)
+    }
+
+    /// `GET path` with `headers`, on a raw connection that closes after it.
+    fn raw_get(&self, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+        let mut req = format!(
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n",
+            self.port()
+        );
+        for (k, v) in headers {
+            req.push_str(&format!("{k}: {v}\r\n"));
+        }
+        req.push_str("\r\n");
+        self.raw(&req)
+    }
+}
+
+/// Well under what reading an endless file costs (17 MB → 3.6 GB in 20 s on 39e9115).
+const BOUNDED: u64 = 256 * 1024 * 1024;
+
+#[test]
+fn a_query_parameter_names_a_run_or_a_branch_and_never_makes_it_read_a_file() {
+    let b = built();
+    let history = b.history();
+    let d = Dashboard::start(b.p.path(), &["--history", history.to_str().unwrap()]);
+    // An endless file, a secret file, a path out of the project: refused, never opened.
+    for bad in [
+        "/dev/zero",
+        "/etc/passwd",
+        "../../../../etc/passwd",
+        "/proc/self/environ",
+    ] {
+        let (status, body) = d.raw_get(&format!("/runs/1?baseline={bad}"), &[]);
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert!(
+            body.contains(&format!("baseline={bad}: not a branch or a run")),
+            "{bad}: {body}"
+        );
+        assert!(
+            body.contains("the dashboard reads no file"),
+            "{bad}: {body}"
+        );
+    }
+    // A run's snapshot on disk where the dashboard runs, and a name that is no file: both
+    // are branches of the history (neither has a run), so a page says nothing of the disk.
+    std::fs::write(b.p.path().join("there.json"), d.get("/runs/2.json")).unwrap();
+    for name in ["there.json", "nowhere.json", "evals/.llm-evals.config.yml"] {
+        let page = d.get(&format!("/runs/4?baseline={name}"));
+        assert!(
+            page.contains(&format!(
+                "no completed run of suite gate on branch {name} in "
+            )),
+            "{name}: {page}"
+        );
+    }
+    // Another run or branch of the history still is a baseline.
+    assert!(
+        !d.get("/runs/4?baseline=%232")
+            .contains("no completed run of suite gate")
+    );
+    assert!(
+        d.peak_memory() < BOUNDED,
+        "peak memory {} bytes",
+        d.peak_memory()
+    );
+    assert_eq!(numbers(&d.json("/runs.json")).len(), 5, "it still answers");
+}
+
+#[test]
+fn another_sites_request_is_403_and_every_read_is_capped() {
+    let b = built();
+    let history = b.history();
+    let h = history.to_str().unwrap();
+    let d = Dashboard::start(b.p.path(), &["--history", h]);
+    let own = format!("http://127.0.0.1:{}", d.port());
+    for headers in [
+        vec![("Sec-Fetch-Site", "cross-site")],
+        vec![("Sec-Fetch-Site", "same-site")],
+        vec![("Origin", "http://evil.example")],
+        vec![("Origin", "null")],
+        vec![("Origin", "http://127.0.0.1:1")],
+    ] {
+        let (status, body) = d.raw_get("/runs/1?baseline=/dev/zero", &headers);
+        assert_eq!(status, 403, "{headers:?}: {body}");
+        assert!(body.contains("not from other sites"), "{body}");
+    }
+    // Its own pages' requests and a typed URL go through.
+    for headers in [
+        vec![("Sec-Fetch-Site", "same-origin"), ("Origin", own.as_str())],
+        vec![("Sec-Fetch-Site", "none")],
+    ] {
+        assert_eq!(d.raw_get("/runs.json", &headers).0, 200, "{headers:?}");
+    }
+    // A long target, long headers, a body: capped at 16 KiB by default.
+    let long = "x".repeat(20_000);
+    let (status, body) = d.raw_get(&format!("/runs.json?suite={long}"), &[]);
+    assert_eq!(status, 414, "{body}");
+    assert!(body.contains("over the dashboard's limit of 16384 (--max-request-bytes)"));
+    assert_eq!(d.raw_get("/runs.json", &[("X-Pad", &long)]).0, 431);
+    let port = d.port();
+    let (status, body) = d.raw(&format!(
+        "GET /runs.json HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Length: 1000000000\r\n\r\n"
+    ));
+    assert_eq!(status, 413, "{body}");
+    // The rows a page reads are bounded too.
+    for (path, want) in [
+        (
+            "/runs.json?limit=100000",
+            "limit=100000: expected 1 to 10000",
+        ),
+        ("/trend.json?last=5000", "last=5000: expected 1 to 1000"),
+        (
+            "/case.json?case=slips&limit=0",
+            "limit=0: expected 1 to 10000",
+        ),
+    ] {
+        let (status, _, body) = d.call("GET", path);
+        assert_eq!(status, 400, "{path}");
+        assert!(body.contains(want), "{path}: {body}");
+    }
+    assert_eq!(numbers(&d.json("/runs.json?limit=2")), [5, 4]);
+    drop(d);
+
+    // A run's snapshot over --max-run-bytes is never read: its page says why.
+    let d = Dashboard::start(b.p.path(), &["--history", h, "--max-run-bytes", "1000"]);
+    let (status, _, body) = d.call("GET", "/runs/4");
+    assert_eq!(status, 500, "{body}");
+    assert!(
+        body.contains("snapshot is ") && body.contains(" bytes, over the limit of 1000 bytes set by --max-run-bytes: raise --max-run-bytes to read it"),
+        "{body}"
+    );
+    assert_eq!(d.call("GET", "/runs/4.json").0, 500);
+    assert_eq!(
+        numbers(&d.json("/runs.json")).len(),
+        5,
+        "lists need no snapshot"
+    );
+    let (code, stderr) = d.interrupt();
+    assert_eq!(code, 130, "{stderr}");
+}
+
+/// A page on another origin: a tiny HTTP server on loopback answering every request with
+/// `page`.
+fn serve_page(page: String) -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let mut buf = [0u8; 8192];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                    page.len()
+                )
+                .as_bytes(),
+            );
+        }
+    });
+    port
+}
+
+/// Headless Chromium loads `url` (and what it embeds) and ends, or is killed after 60 s.
+fn chromium_loads(url: &str) {
+    let profile = tempfile::tempdir().expect("a profile dir");
+    let mut child = crate::browser::headless(profile.path())
+        .args(["--virtual-time-budget=5000", "--dump-dom"])
+        .arg(url)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run chromium");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium on {url} did not end in 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_page_elsewhere_embedding_the_dashboard_is_refused_in_a_real_chromium() {
+    let b = built();
+    let history = b.history();
+    let d = Dashboard::start(b.p.path(), &["--history", history.to_str().unwrap()]);
+    let port = d.port();
+    let page = format!(
+        "<!doctype html><html><body><p>a page elsewhere</p>\
+         <img src=\"http://127.0.0.1:{port}/runs/1?baseline=/dev/zero\">\
+         <img src=\"http://127.0.0.1:{port}/runs.json\"></body></html>"
+    );
+    let site = serve_page(page.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("elsewhere.html");
+    std::fs::write(&file, &page).unwrap();
+    // Another host (cross-site), another port of this one (same-site), a file.
+    chromium_loads(&format!("http://localhost:{site}/"));
+    chromium_loads(&format!("http://127.0.0.1:{site}/"));
+    chromium_loads(&format!("file://{}", file.display()));
+    assert!(
+        d.peak_memory() < BOUNDED,
+        "peak memory {} bytes",
+        d.peak_memory()
+    );
+    assert_eq!(numbers(&d.json("/runs.json")).len(), 5, "it still answers");
+    let (code, stderr) = d.interrupt();
+    assert_eq!(code, 130, "{stderr}");
+    // Each page's requests reached the dashboard, and were refused.
+    let refused = |site: &str, path: &str| {
+        stderr
+            .matches(&format!(
+                "warning: refused a request another site made (Sec-Fetch-Site: {site}) for {path}: a web page tried to read the dashboard"
+            ))
+            .count()
+    };
+    assert_eq!(refused("cross-site", "/runs/1"), 2, "{stderr}");
+    assert_eq!(refused("same-site", "/runs/1"), 1, "{stderr}");
+    assert_eq!(refused("cross-site", "/runs.json"), 2, "{stderr}");
+    assert_eq!(refused("same-site", "/runs.json"), 1, "{stderr}");
 }

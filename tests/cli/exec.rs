@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use wiremock::{Request, Respond, ResponseTemplate};
 
-use crate::harness::Project;
+use crate::harness::{Bounded, Project};
 use crate::mock::Server;
 
 /// The adapter: reads a case per line, asks the model through OPENAI_BASE_URL with
@@ -266,7 +266,7 @@ fn ctrl_c_stops_workers_started_through_a_wrapper() {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
-        .spawn()
+        .spawn_bounded()
         .unwrap();
     let pid_file = p.path().join("evals/worker.pid");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
@@ -319,7 +319,7 @@ fn on_a_terminal_stray_stderr_goes_to_the_warnings_log_not_across_the_bars() {
     assert!(
         std::process::Command::new("script")
             .arg("--version")
-            .output()
+            .output_bounded()
             .is_ok(),
         "this test needs `script` from util-linux (Debian's bsdutils)"
     );
@@ -352,7 +352,7 @@ fn on_a_terminal_stray_stderr_goes_to_the_warnings_log_not_across_the_bars() {
         .env("GITHUB_TOKEN", "planted-terminal-token-0123456789")
         .env_remove("CI")
         .stdin(std::process::Stdio::null())
-        .output()
+        .output_bounded()
         .unwrap();
     assert!(
         out.status.success(),
@@ -731,7 +731,10 @@ for line in sys.stdin:
     // The worker runs as the same user as evals; root reads every process whatever it
     // says, so as root evals is run as `nobody`.
     let evals = env!("CARGO_BIN_EXE_evals");
-    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    let uid = std::process::Command::new("id")
+        .arg("-u")
+        .output_bounded()
+        .unwrap();
     let mut cmd = if String::from_utf8_lossy(&uid.stdout).trim() == "0" {
         use std::os::unix::fs::PermissionsExt;
         for e in walkdir::WalkDir::new(p.path()) {
@@ -749,7 +752,7 @@ for line in sys.stdin:
         .current_dir(p.path())
         .env("NO_COLOR", "1")
         .env("SOME_SERVICE_TOKEN", "service-token-0123456789")
-        .output()
+        .output_bounded()
         .expect("run evals (as root this needs setpriv, from util-linux)");
     assert!(
         out.status.success(),

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use wiremock::matchers::body_string_contains;
 use wiremock::{MockBuilder, ResponseTemplate};
 
-use crate::harness::{Project, files_under};
+use crate::harness::{Bounded, Project, files_under};
 use crate::mock::{self, Server};
 
 fn chat(content: &str) -> ResponseTemplate {
@@ -292,7 +292,7 @@ fn sigint_mid_run_reports_what_finished_and_stores_an_interrupted_run() {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_bounded()
         .unwrap();
     let cassettes = p.path().join("evals/cassettes");
     let deadline = Instant::now() + Duration::from_secs(20);

@@ -10,7 +10,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 use wiremock::matchers::body_string_contains;
 
-use crate::harness::{Project, Run};
+use crate::harness::{Bounded, Project, Run};
 use crate::mock::{Server, chat, post};
 
 /// The one contender, as every report labels it.
@@ -100,7 +100,7 @@ impl Gate {
             .current_dir(self.p.path())
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
-            .output()
+            .output_bounded()
             .expect("run git (is it installed?)");
         assert!(
             out.status.success(),
@@ -475,7 +475,7 @@ for k, v in totals.items():
     let out = match Command::new("python3")
         .args(["-c", SCRIPT])
         .arg(file)
-        .output()
+        .output_bounded()
     {
         Ok(o) => o,
         Err(e) => panic!(

@@ -5,11 +5,23 @@
 //! diff (ripgrep's `eqnice!`), and `Run::exact` makes every stream the test leaves unchecked
 //! have to be empty (just's `Test`, whose stdout and stderr default to `""`), so a stray line
 //! fails. `_has` is for output that is inherently variable.
+//!
+//! Two rules keep the suite honest on any checkout. A fixture is copied as git has it
+//! (`copy_tree`): what a user's demo run left in `fixtures/` (`.evals/`, `evals/results/`,
+//! `log/`, `*.partial`, anything `.gitignore` names) never reaches a test, which makes the
+//! state it needs itself. And every process a test starts runs under a deadline (`Started`,
+//! `Bounded`, `Run::deadline`): past it the process and its process group are killed and the
+//! test fails naming itself and the command, so a wedged build fails in seconds, never
+//! hangs `cargo test`.
 
 use std::cell::Cell;
-use std::io::ErrorKind;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::collections::BTreeSet;
+use std::io::{BufRead, ErrorKind, Read};
+use std::path::{Component, Path, PathBuf};
+use std::process::{ChildStdin, Command, ExitStatus, Output, Stdio};
+use std::sync::OnceLock;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
 /// The toy fixture suite shipped in the repo.
 pub fn toy_dir() -> PathBuf {
@@ -49,6 +61,8 @@ const SCRUBBED: &[&str] = &[
     "GITHUB_API_URL",
     "DATABASE_URL",
     "PGPASSWORD",
+    "PGCONNECT_TIMEOUT",
+    "EVALS_PG_STATEMENT_TIMEOUT",
     "GITHUB_RUN_ID",
     "GITHUB_RUN_ATTEMPT",
     // A tracker's key would choose it, and send the test's runs to it.
@@ -129,6 +143,8 @@ impl Project {
 pub struct Run {
     cmd: Command,
     exact: bool,
+    /// How long the process may run before it is killed and the test fails.
+    deadline: Duration,
 }
 
 impl Run {
@@ -145,7 +161,18 @@ impl Run {
         }
         // Retry backoff (1, 2, 4, 8 s) is scaled down so fault tests stay fast.
         cmd.env("EVALS_BACKOFF_SCALE", "0.01");
-        Run { cmd, exact: false }
+        Run {
+            cmd,
+            exact: false,
+            deadline: deadline(),
+        }
+    }
+
+    /// How long this invocation may run (default [`deadline`]): past it the process is
+    /// killed and the test fails, naming itself and the command.
+    pub fn deadline(mut self, d: Duration) -> Self {
+        self.deadline = d;
+        self
     }
 
     /// Every output stream the test does not check (`_is`, `_has`) must be empty: checked
@@ -177,21 +204,25 @@ impl Run {
         self.cmd
     }
 
-    /// Starts the process without waiting, its output captured (for concurrent runs).
+    /// Starts the process without waiting, its output captured (for concurrent runs);
+    /// killed if the test drops it unwaited.
     pub fn spawn(mut self) -> Running {
-        use std::process::Stdio;
         let child = self
             .cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .spawn()
+            .spawn_bounded()
             .expect("spawn evals");
-        Running { child }
+        Running {
+            child,
+            deadline: self.deadline,
+        }
     }
 
-    /// Runs and returns the output, whatever the exit code.
+    /// Runs and returns the output, whatever the exit code (stdin is null, as with
+    /// `Command::output`); past the deadline the process is killed and the test fails.
     pub fn output(mut self) -> Done {
-        let out: Output = self.cmd.output().expect("spawn evals");
+        let out: Output = self.cmd.output_within(self.deadline).expect("spawn evals");
         let mut d = Done::from(out);
         if self.exact {
             d.unchecked.streams = Some([d.stdout.clone(), d.stderr.clone()]);
@@ -215,9 +246,10 @@ impl Run {
     }
 }
 
-/// A started `evals` process.
+/// A started `evals` process (killed, with its process group, if dropped unwaited).
 pub struct Running {
-    child: std::process::Child,
+    child: Started,
+    deadline: Duration,
 }
 
 impl Running {
@@ -230,9 +262,9 @@ impl Running {
         assert!(status.success(), "kill -INT {}", self.child.id());
     }
 
-    /// Waits for the process and returns its output.
+    /// Waits for the process (within its deadline) and returns its output.
     pub fn wait(self) -> Done {
-        Done::from(self.child.wait_with_output().expect("wait for evals"))
+        Done::from(self.child.wait_within(self.deadline))
     }
 }
 
@@ -419,24 +451,505 @@ pub fn cells(line: &str) -> Vec<String> {
         .collect()
 }
 
-/// A copy of the project `from` at `to`, less its `evals/results` and `evals/cassettes`.
+/// A copy of the project `from` at `to`, less its `evals/results` and `evals/cassettes`
+/// (and whatever [`copy_tree`] never copies).
 pub fn copy_dir(from: &Path, to: &Path) {
     copy_tree(from, to, &["evals/results", "evals/cassettes"]);
 }
 
-/// A copy of the tree `from` at `to`, less the paths (relative to `from`) under `skip`.
+/// A copy of the tree `from` at `to` as git has it, less the paths (relative to `from`)
+/// under `skip`. Only what git tracks, or would (not ignored), is copied, and never what
+/// evals writes as it runs ([`is_state`]): a demo run in `fixtures/` leaves a history, run
+/// snapshots and logs there, which a test must not see. Where the repository is no git
+/// checkout (an unpacked `cargo package`, no git), the tree is walked instead, less what
+/// its `.gitignore` files name.
 pub fn copy_tree(from: &Path, to: &Path, skip: &[&str]) {
-    for e in walkdir::WalkDir::new(from) {
-        let e = e.unwrap();
-        let rel = e.path().strip_prefix(from).unwrap();
-        if skip.iter().any(|s| rel.starts_with(s)) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let listing = if from.starts_with(root) {
+        static REPO: OnceLock<Option<BTreeSet<PathBuf>>> = OnceLock::new();
+        REPO.get_or_init(|| git_listing(root)).as_ref()
+    } else {
+        None
+    };
+    match listing {
+        Some(files) => copy_listed(root, files, from, to, skip),
+        None => copy_walked(
+            if from.starts_with(root) { root } else { from },
+            from,
+            to,
+            skip,
+        ),
+    }
+}
+
+/// Whether `rel` (a path inside a project) is what evals writes as it runs: the history
+/// (`.evals/`), run snapshots and reports (`evals/results/`), the warnings logs (a `log/`
+/// folder outside `evals/`), a killed write's temp file (`*.partial`).
+pub fn is_state(rel: &Path) -> bool {
+    let parts: Vec<&str> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(p) => p.to_str(),
+            _ => None,
+        })
+        .collect();
+    let folders = &parts[..parts.len().saturating_sub(1)];
+    let in_evals = |i: usize| parts[..i].contains(&"evals");
+    parts.contains(&".evals")
+        || parts.windows(2).any(|w| w == ["evals", "results"])
+        || folders
+            .iter()
+            .enumerate()
+            .any(|(i, p)| *p == "log" && !in_evals(i))
+        || parts.last().is_some_and(|n| n.ends_with(".partial"))
+}
+
+/// The files git tracks under `root`, or would track (untracked and not ignored, so a
+/// fixture file not yet added still counts), relative to `root`; `None` where `root` is in
+/// no git checkout (or one that ignores it) or git cannot run.
+pub fn git_listing(root: &Path) -> Option<BTreeSet<PathBuf>> {
+    use std::os::unix::ffi::OsStrExt;
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .output_within(deadline())
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let files: BTreeSet<PathBuf> = out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
+        .collect();
+    // Nothing listed: `root` sits in a checkout that ignores it (an unpacked package under
+    // `target/package/`), which is no listing of it.
+    (!files.is_empty()).then_some(files)
+}
+
+/// Copies the files of `listed` (relative to `root`) that are under `from` to `to`.
+pub fn copy_listed(root: &Path, listed: &BTreeSet<PathBuf>, from: &Path, to: &Path, skip: &[&str]) {
+    let base = from
+        .strip_prefix(root)
+        .expect("`from` is inside the repository");
+    std::fs::create_dir_all(to).unwrap();
+    for path in listed {
+        let Ok(rel) = path.strip_prefix(base) else {
+            continue;
+        };
+        let src = from.join(rel);
+        // Tracked but deleted in the work tree: as git would check it out now, absent.
+        if skip.iter().any(|s| rel.starts_with(s)) || is_state(rel) || !src.exists() {
             continue;
         }
+        let dest = to.join(rel);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(&src, &dest)
+            .unwrap_or_else(|e| panic!("copy {} to {}: {e}", src.display(), dest.display()));
+    }
+}
+
+/// Copies the tree `from` to `to` without git: every file, less `skip`, [`is_state`] and
+/// what the `.gitignore` files from `root` down name (`root` holds `from`).
+pub fn copy_walked(root: &Path, from: &Path, to: &Path, skip: &[&str]) {
+    let ignores = Gitignores::of(root, from);
+    let walk = walkdir::WalkDir::new(from).into_iter().filter_entry(|e| {
+        let rel = e.path().strip_prefix(from).unwrap();
+        rel.as_os_str().is_empty()
+            || !(skip.iter().any(|s| rel.starts_with(s))
+                || is_state(rel)
+                || ignores.ignored(e.path(), e.file_type().is_dir()))
+    });
+    for e in walk {
+        let e = e.unwrap();
+        let rel = e.path().strip_prefix(from).unwrap();
         let dest = to.join(rel);
         if e.file_type().is_dir() {
             std::fs::create_dir_all(&dest).unwrap();
         } else {
             std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// The patterns of the `.gitignore` files that apply to a tree: those from `root` down to
+/// it and those inside it. Enough of gitignore's syntax for the fallback copy: `#`
+/// comments, `/`-anchored and unanchored patterns, `dir/`; a `!` re-include is not
+/// followed (what it names stays out: a test then misses a file, it never sees extra).
+struct Gitignores(Vec<(PathBuf, globset::GlobSet, globset::GlobSet)>);
+
+impl Gitignores {
+    fn of(root: &Path, tree: &Path) -> Gitignores {
+        let mut files: Vec<PathBuf> = tree
+            .ancestors()
+            .take_while(|d| d.starts_with(root))
+            .map(|d| d.join(".gitignore"))
+            .collect();
+        files.extend(
+            walkdir::WalkDir::new(tree)
+                .into_iter()
+                .flatten()
+                .filter(|e| e.file_name() == ".gitignore")
+                .map(walkdir::DirEntry::into_path),
+        );
+        let mut sets = Vec::new();
+        for file in files {
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            let (mut any, mut dirs) = (
+                globset::GlobSetBuilder::new(),
+                globset::GlobSetBuilder::new(),
+            );
+            for line in text.lines().map(str::trim_end) {
+                if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
+                    continue;
+                }
+                let (pat, dir_only) = match line.strip_suffix('/') {
+                    Some(p) => (p, true),
+                    None => (line, false),
+                };
+                let glob = match pat.strip_prefix('/') {
+                    Some(p) => p.to_string(),
+                    None if pat.contains('/') => pat.to_string(),
+                    None => format!("**/{pat}"),
+                };
+                let glob = globset::GlobBuilder::new(&glob)
+                    .literal_separator(true)
+                    .build()
+                    .unwrap_or_else(|e| panic!("{}: {line}: {e}", file.display()));
+                if dir_only { &mut dirs } else { &mut any }.add(glob);
+            }
+            let base = file.parent().unwrap().to_path_buf();
+            sets.push((base, any.build().unwrap(), dirs.build().unwrap()));
+        }
+        Gitignores(sets)
+    }
+
+    fn ignored(&self, path: &Path, is_dir: bool) -> bool {
+        self.0.iter().any(|(base, any, dirs)| {
+            path.strip_prefix(base)
+                .is_ok_and(|rel| any.is_match(rel) || (is_dir && dirs.is_match(rel)))
+        })
+    }
+}
+
+/// How long one process a test starts may run before the harness kills it and fails the
+/// test: 120 s, or `EVALS_TEST_DEADLINE` seconds (a slow machine; never needed on CI).
+pub fn deadline() -> Duration {
+    static DEADLINE: OnceLock<Duration> = OnceLock::new();
+    *DEADLINE.get_or_init(|| match std::env::var("EVALS_TEST_DEADLINE") {
+        Ok(s) => Duration::from_secs(s.trim().parse().unwrap_or_else(|_| {
+            panic!(
+                "EVALS_TEST_DEADLINE={s:?}: expected whole seconds, e.g. EVALS_TEST_DEADLINE=300"
+            )
+        })),
+        Err(_) => Duration::from_secs(120),
+    })
+}
+
+/// The running test's name (libtest names each test's thread after it).
+pub fn test_name() -> String {
+    std::thread::current()
+        .name()
+        .unwrap_or("an unnamed thread")
+        .to_string()
+}
+
+/// The text of a caught panic (`std::panic::catch_unwind`'s error).
+pub fn panic_text(e: Box<dyn std::any::Any + Send>) -> String {
+    match e.downcast::<String>() {
+        Ok(s) => *s,
+        Err(e) => e.downcast_ref::<&str>().map_or_else(
+            || "a panic without a message".to_string(),
+            |s| s.to_string(),
+        ),
+    }
+}
+
+/// The panic of `f`, which must fail (panic) within `limit`: how a test proves that a
+/// deadline fires, and in time.
+pub fn fails_within(limit: Duration, f: impl FnOnce()) -> String {
+    let started = Instant::now();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    let elapsed = started.elapsed();
+    let text = panic_text(caught.expect_err("it should have failed at its deadline"));
+    assert!(
+        elapsed < limit,
+        "failed after {elapsed:?}, not within {limit:?}: {text}"
+    );
+    text
+}
+
+/// Asserts that the process a deadline's failure names (`(pid N, ...`) is gone: killed
+/// and reaped.
+pub fn assert_killed(failure: &str) {
+    let pid = failure
+        .split("(pid ")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .unwrap_or_else(|| panic!("no pid in {failure:?}"));
+    assert!(
+        !Path::new("/proc").join(pid).exists(),
+        "process {pid} is still there: {failure}"
+    );
+}
+
+/// `Command` under a deadline: what a test starts is started in a process group of its
+/// own, killed whole when it runs late or when the test drops it.
+pub trait Bounded {
+    /// `Command::output` within [`deadline`]: past it the process group is killed and the
+    /// test fails naming itself and the command. Stdin is null, stdout and stderr captured.
+    fn output_bounded(&mut self) -> std::io::Result<Output>;
+    /// [`Bounded::output_bounded`] within `d`.
+    fn output_within(&mut self, d: Duration) -> std::io::Result<Output>;
+    /// `Command::spawn`, the child a [`Started`]: killed with its process group when dropped.
+    fn spawn_bounded(&mut self) -> std::io::Result<Started>;
+}
+
+impl Bounded for Command {
+    fn output_bounded(&mut self) -> std::io::Result<Output> {
+        self.output_within(deadline())
+    }
+
+    fn output_within(&mut self, d: Duration) -> std::io::Result<Output> {
+        let child = self
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn_bounded()?;
+        Ok(child.wait_within(d))
+    }
+
+    fn spawn_bounded(&mut self) -> std::io::Result<Started> {
+        Started::spawn(self)
+    }
+}
+
+/// A process a test started, in a process group of its own (so whatever it starts in turn
+/// is killed with it), sent SIGTERM if the thread that started it ends first. Its pipes are read by threads as it writes (no pipe fills up and
+/// stalls it); waiting for it takes a deadline; dropped before it exits, it is killed.
+pub struct Started {
+    pid: u32,
+    what: String,
+    /// Its stdin, when piped.
+    pub stdin: Option<ChildStdin>,
+    status: Receiver<std::io::Result<ExitStatus>>,
+    exited: bool,
+    out: Pipe,
+    err: Pipe,
+}
+
+/// One output pipe of a [`Started`]: the lines its reader thread sent, and what came so far.
+struct Pipe {
+    lines: Option<Receiver<Vec<u8>>>,
+    got: Vec<u8>,
+}
+
+impl Pipe {
+    fn read(pipe: Option<impl Read + Send + 'static>) -> Pipe {
+        let Some(pipe) = pipe else {
+            return Pipe {
+                lines: None,
+                got: Vec::new(),
+            };
+        };
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut r = std::io::BufReader::new(pipe);
+            loop {
+                let mut line = Vec::new();
+                match r.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if tx.send(line).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        Pipe {
+            lines: Some(rx),
+            got: Vec::new(),
+        }
+    }
+
+    /// Takes what comes until the pipe closes (true) or `until` (false).
+    fn drain(&mut self, until: Instant) -> bool {
+        let Some(rx) = &self.lines else {
+            return true;
+        };
+        loop {
+            match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                Ok(line) => self.got.extend(line),
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.lines = None;
+                    return true;
+                }
+                Err(RecvTimeoutError::Timeout) => return false,
+            }
+        }
+    }
+}
+
+impl Started {
+    /// Starts `cmd` in a process group of its own.
+    pub fn spawn(cmd: &mut Command) -> std::io::Result<Started> {
+        use std::os::unix::process::CommandExt;
+        let line = std::iter::once(cmd.get_program())
+            .chain(cmd.get_args())
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let what = match cmd.get_current_dir() {
+            Some(dir) => format!("`{line}` (in {})", dir.display()),
+            None => format!("`{line}`"),
+        };
+        // In a group of its own, it no longer gets the terminal's Ctrl-C with `cargo test`:
+        // SIGTERM when the thread that started it ends (the test's, or the whole test
+        // binary on Ctrl-C), so nothing a test started outlives it.
+        // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.process_group(0).spawn()?;
+        let (tx, status) = mpsc::channel();
+        let stdin = child.stdin.take();
+        let (out, err) = (
+            Pipe::read(child.stdout.take()),
+            Pipe::read(child.stderr.take()),
+        );
+        let pid = child.id();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait());
+        });
+        Ok(Started {
+            pid,
+            what,
+            stdin,
+            status,
+            exited: false,
+            out,
+            err,
+        })
+    }
+
+    pub fn id(&self) -> u32 {
+        self.pid
+    }
+
+    /// The next line it writes on stdout (empty when stdout closes first), waited for
+    /// within `d`: past it the process is killed and the test fails.
+    pub fn stdout_line(&mut self, d: Duration) -> String {
+        let rx = self.out.lines.as_ref().expect("stdout is piped");
+        match rx.recv_timeout(d) {
+            Ok(line) => String::from_utf8_lossy(&line).into_owned(),
+            Err(RecvTimeoutError::Disconnected) => String::new(),
+            Err(RecvTimeoutError::Timeout) => self.overdue(d, "wrote no line on stdout"),
+        }
+    }
+
+    /// Waits for it to exit and for its pipes to close, within `d` (the test fails past
+    /// it, naming itself and the command, the process group killed).
+    pub fn wait_within(mut self, d: Duration) -> Output {
+        let until = Instant::now() + d;
+        let status = match self.status.recv_timeout(d) {
+            Ok(status) => status.unwrap_or_else(|e| panic!("wait for {}: {e}", self.what)),
+            Err(_) => self.overdue(d, "did not exit"),
+        };
+        self.exited = true;
+        // A process it started may hold its pipes past its exit: bounded too.
+        let grace = until.max(Instant::now() + Duration::from_secs(2));
+        if !(self.out.drain(grace) && self.err.drain(grace)) {
+            self.kill_group(libc::SIGKILL);
+            panic!(
+                "{}: {} exited ({status}) but its output stayed open: a process it started \
+                 still holds its stdout or stderr (its process group is killed now)\n{}",
+                test_name(),
+                self.what,
+                self.so_far()
+            );
+        }
+        Output {
+            status,
+            stdout: std::mem::take(&mut self.out.got),
+            stderr: std::mem::take(&mut self.err.got),
+        }
+    }
+
+    /// `Child::wait_with_output` within [`deadline`].
+    pub fn wait_with_output(self) -> std::io::Result<Output> {
+        Ok(self.wait_within(deadline()))
+    }
+
+    /// Sends `signal` to its process group.
+    fn kill_group(&self, signal: i32) {
+        // SAFETY: kill(2) with a negative pid signals that process group, the child's own
+        // (process_group(0) at spawn); it has no memory effects.
+        unsafe {
+            libc::kill(-(self.pid as i32), signal);
+        }
+    }
+
+    /// Ends a process that ran late: SIGTERM to its group (evals then stops its workers),
+    /// SIGKILL 3 s later if it is still there; then fails the test with what it wrote.
+    fn overdue(&mut self, d: Duration, what_it_did: &str) -> ! {
+        self.kill_group(libc::SIGTERM);
+        if self.status.recv_timeout(Duration::from_secs(3)).is_err() {
+            self.kill_group(libc::SIGKILL);
+            let _ = self.status.recv_timeout(Duration::from_secs(10));
+        }
+        self.exited = true;
+        let grace = Instant::now() + Duration::from_secs(2);
+        self.out.drain(grace);
+        self.err.drain(grace);
+        panic!(
+            "{}: {} {what_it_did} within its deadline of {} s, so it was killed (pid {}, \
+             and its process group): a hung process fails its test instead of hanging the \
+             suite; if it is only slow, give it longer (Run::deadline, or \
+             EVALS_TEST_DEADLINE=SECONDS)\n{}",
+            test_name(),
+            self.what,
+            d.as_secs_f64(),
+            self.pid,
+            self.so_far()
+        )
+    }
+
+    fn so_far(&self) -> String {
+        format!(
+            "--- stdout so far\n{}\n--- stderr so far\n{}",
+            String::from_utf8_lossy(&self.out.got),
+            String::from_utf8_lossy(&self.err.got)
+        )
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if self.exited {
+            return;
+        }
+        if self.status.try_recv().is_err() {
+            self.kill_group(libc::SIGKILL);
+            let _ = self.status.recv_timeout(Duration::from_secs(10));
         }
     }
 }
@@ -522,4 +1035,185 @@ fn exact_passes_when_every_stream_is_checked_or_empty() {
         .exact()
         .ok()
         .stderr_is("suite: toy (evals/.llm-evals.config.yml)\nverified 8 cases: no problems\n");
+}
+
+/// The files under `dir`, relative to it.
+fn relative_files(dir: &Path) -> BTreeSet<PathBuf> {
+    files_under(dir)
+        .into_iter()
+        .map(|f| f.strip_prefix(dir).unwrap().to_path_buf())
+        .collect()
+}
+
+#[test]
+fn a_fixture_copy_leaves_out_what_a_demo_run_left_in_the_fixture() {
+    // The toy fixture as a test gets it: exactly what git has of it (less the cassettes
+    // `Project::toy` leaves out, and the state no copy takes, which git lists where it is
+    // not ignored: an `x.partial`).
+    let clean = Project::toy();
+    let want = relative_files(clean.path());
+    assert!(
+        want.contains(Path::new("evals/.llm-evals.config.yml")),
+        "{want:?}"
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if let Some(tracked) = git_listing(root) {
+        let toy: BTreeSet<PathBuf> = tracked
+            .iter()
+            .filter_map(|f| f.strip_prefix("fixtures/toy").ok())
+            .filter(|f| !f.starts_with("evals/cassettes") && !is_state(f))
+            .map(Path::to_path_buf)
+            .collect();
+        assert_eq!(want, toy, "Project::toy() is what git has of fixtures/toy");
+    }
+    // That copy, used as a user would: `evals check` there, then more of what evals and a
+    // killed write leave, and a folder the project's .gitignore names.
+    let dirty = clean;
+    dirty.evals(&["check"]).ok();
+    assert!(dirty.path().join(".evals/history.sqlite3").is_file());
+    dirty.write("evals/results/run.json", "{}");
+    dirty.write("log/run.warnings.1.log", "noise\n");
+    dirty.write("x.partial", "half");
+    dirty.write("evals/datasets/.evals-tmp-Ab12cd.partial", "half");
+    dirty.write(".gitignore", "/scratch/\n*.bak\n");
+    dirty.write("scratch/notes.txt", "mine");
+    dirty.write("evals/datasets/old.bak", "mine");
+    let mut want = want;
+    want.insert(PathBuf::from(".gitignore"));
+    // Without git: the walk, less evals' state and what .gitignore names.
+    let walked = tempfile::tempdir().unwrap();
+    copy_walked(dirty.path(), dirty.path(), walked.path(), &[]);
+    assert_eq!(relative_files(walked.path()), want, "copied without git");
+    // With git: what it tracks (here: added, not committed) or would track.
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dirty.path())
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .output_bounded()
+            .expect("run git");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "evals/.llm-evals.config.yml"]);
+    let listed = git_listing(dirty.path()).expect("a git checkout");
+    // A folder the checkout ignores (as `target/package/` holds an unpacked package) has
+    // no listing: it is walked.
+    assert_eq!(git_listing(&dirty.path().join("scratch")), None);
+    assert!(
+        listed.contains(Path::new(".evals/history.sqlite3")),
+        "{listed:?}"
+    );
+    let copied = tempfile::tempdir().unwrap();
+    copy_listed(dirty.path(), &listed, dirty.path(), copied.path(), &[]);
+    assert_eq!(relative_files(copied.path()), want, "copied with git");
+}
+
+#[test]
+fn what_evals_writes_as_it_runs_is_state_and_a_case_named_log_is_not() {
+    for state in [
+        ".evals/history.sqlite3",
+        "evals/results/run.json",
+        "log/run.warnings.1.log",
+        "tax-intake/log/x.log",
+        "cassettes/a/.evals-tmp-Xy12ab.partial",
+    ] {
+        assert!(is_state(Path::new(state)), "{state}");
+    }
+    for kept in [
+        "evals/datasets/d/cases/log/input.txt",
+        "evals/datasets/d/cases/partial/input.txt",
+        "evals/log",
+        "evals/results.md",
+    ] {
+        assert!(!is_state(Path::new(kept)), "{kept}");
+    }
+}
+
+#[test]
+fn a_process_past_its_deadline_is_killed_and_fails_its_test_naming_both() {
+    // The hang this guards against: a test expecting `evals dashboard` to refuse (exit 2),
+    // run where a demo left a history, so the dashboard serves until killed.
+    let p = Project::toy();
+    p.evals(&["check"]).ok();
+    let text = fails_within(Duration::from_secs(15), || {
+        p.evals(&["dashboard", "--port", "0"])
+            .deadline(Duration::from_secs(3))
+            .code(2);
+    });
+    assert!(
+        text.starts_with(
+            "harness::a_process_past_its_deadline_is_killed_and_fails_its_test_naming_both: "
+        ),
+        "{text}"
+    );
+    assert!(text.contains(" dashboard --port 0` (in "), "{text}");
+    assert!(
+        text.contains("did not exit within its deadline of 3 s"),
+        "{text}"
+    );
+    assert!(
+        text.contains("--- stdout so far\nhttp://127.0.0.1:"),
+        "{text}"
+    );
+    assert_killed(&text);
+}
+
+#[test]
+fn a_process_dies_with_the_test_thread_that_started_it() {
+    // As when `cargo test` is stopped with Ctrl-C: the test binary's threads end, and what
+    // they started, in process groups of their own, must not run on.
+    let pid = std::thread::spawn(|| {
+        let child = Command::new("sleep")
+            .arg("600")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn_bounded()
+            .expect("sleep");
+        let pid = child.id();
+        // Not dropped (its drop would kill it): the thread's end alone must.
+        std::mem::forget(child);
+        pid
+    })
+    .join()
+    .unwrap();
+    let gone = (0..500).any(|_| {
+        std::thread::sleep(Duration::from_millis(10));
+        !Path::new("/proc").join(pid.to_string()).exists()
+    });
+    if !gone {
+        // SAFETY: kill(2) only signals; the pid is the sleep's, not yet reaped.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        panic!("sleep {pid} outlived the thread that started it");
+    }
+}
+
+#[test]
+fn ci_run_runs_every_demo_the_readme_offers_before_the_tests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    // `cd fixtures/x && evals check`, and the set-up's `cargo run --release -- compare`.
+    let cd = regex::Regex::new(r"cd (fixtures/[\w/-]+) && evals (\w+)").unwrap();
+    let mut demos: BTreeSet<String> = cd
+        .captures_iter(&readme)
+        .map(|c| format!(" {} {}", &c[1], &c[2]))
+        .collect();
+    assert!(readme.contains("cargo run --release -- compare "));
+    demos.insert(" . compare".to_string());
+    demos.insert(" fixtures/toy check".to_string());
+    assert!(demos.len() >= 5, "{demos:?}");
+    let tests = ci.find("\ncargo test").expect(".ci/run runs cargo test");
+    for demo in &demos {
+        let at = ci
+            .lines()
+            .find(|l| l.starts_with("demo ") && l.ends_with(demo.as_str()))
+            .and_then(|l| ci.find(l));
+        assert!(
+            at.is_some_and(|at| at < tests),
+            ".ci/run does not run the README's demo `evals{demo}` before `cargo test`"
+        );
+    }
 }

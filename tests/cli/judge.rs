@@ -6,7 +6,7 @@
 use serde_json::json;
 use wiremock::matchers::body_string_contains;
 
-use crate::harness::Project;
+use crate::harness::{Bounded, Project};
 use crate::mock::{Server, chat, post};
 
 const KEY: &str = "sk-judge-test-1234567890abcdef";
@@ -474,20 +474,12 @@ fn the_travel_desk_cassettes_are_what_evals_records_from_its_scripted_server() {
     let p = travel_desk();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let port = free_port();
-    struct Killed(std::process::Child);
-    impl Drop for Killed {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let _server = Killed(
-        std::process::Command::new("python3")
-            .arg(root.join("tests/support/travel_desk_server.py"))
-            .arg(port.to_string())
-            .spawn()
-            .expect("python3"),
-    );
+    // Killed (with its process group) when the test ends, passed or failed.
+    let _server = std::process::Command::new("python3")
+        .arg(root.join("tests/support/travel_desk_server.py"))
+        .arg(port.to_string())
+        .spawn_bounded()
+        .expect("python3");
     let up = (0..200).any(|_| {
         std::thread::sleep(std::time::Duration::from_millis(25));
         std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()

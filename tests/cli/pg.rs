@@ -13,6 +13,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::harness::Bounded;
+
 struct Server {
     /// A superuser's URL, without a database (`postgres://user:pw@host:port`).
     url: String,
@@ -66,10 +68,21 @@ pub fn password(url: &str) -> String {
     info.split_once(':').unwrap().1.to_string()
 }
 
-/// A client on `url` (the test's own look at the tables).
+/// A client on `url` (the test's own look at the tables), connected within 30 s.
 pub fn connect(url: &str) -> postgres::Client {
-    postgres::Client::connect(url, postgres::NoTls)
+    bounded(url)
+        .connect(postgres::NoTls)
         .unwrap_or_else(|e| panic!("connect to the test PostgreSQL server: {e}"))
+}
+
+/// `url`'s connection settings, with a deadline to connect: a server that accepts and
+/// never answers fails the test instead of hanging it.
+fn bounded(url: &str) -> postgres::Config {
+    let mut config: postgres::Config = url
+        .parse()
+        .unwrap_or_else(|e| panic!("the test PostgreSQL URL: {e}"));
+    config.connect_timeout(Duration::from_secs(30));
+    config
 }
 
 fn bin(name: &str) -> PathBuf {
@@ -99,7 +112,7 @@ fn server_user() -> Option<(u32, u32)> {
     let id = |flag: &str| -> u32 {
         let out = Command::new("id")
             .args([flag, "postgres"])
-            .output()
+            .output_bounded()
             .expect("id postgres");
         assert!(
             out.status.success(),
@@ -157,7 +170,7 @@ fn start() -> Server {
         let out = Command::new("openssl")
             .args(args)
             .current_dir(&dir)
-            .output()
+            .output_bounded()
             .expect("run openssl (Debian's openssl package)");
         assert!(
             out.status.success(),
@@ -230,7 +243,7 @@ fn start() -> Server {
         ])
         .args(["-E", "UTF8", "--locale=C", "--no-sync"])
         .arg(format!("--pwfile={}", dir.join("pw").display()))
-        .output()
+        .output_bounded()
         .expect("run initdb");
     assert!(
         out.status.success(),
@@ -297,7 +310,7 @@ fn start() -> Server {
     let url = format!("postgres://evals:{secret}@127.0.0.1:{port}");
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        match postgres::Client::connect(&format!("{url}/postgres"), postgres::NoTls) {
+        match bounded(&format!("{url}/postgres")).connect(postgres::NoTls) {
             Ok(_) => break,
             Err(e) if Instant::now() < deadline => {
                 let _ = e;

@@ -456,3 +456,129 @@ fn the_store_works_when_called_inside_a_tokio_runtime() {
     });
     assert!(listed.is_empty());
 }
+
+/// The `host:port` of a database URL from `pg::database`.
+fn authority(url: &str) -> String {
+    let rest = url.split_once('@').expect("a user in the URL").1;
+    rest.split(['/', '?']).next().unwrap().to_string()
+}
+
+#[test]
+fn a_lock_held_past_its_wait_fails_the_store_naming_the_statement_timeout() {
+    let url = pg::database();
+    drop(PgStore::open(&url).expect("migrate the database first"));
+    // Another runner storing a run holds the numbering lock to its commit.
+    let mut holder = pg::connect(&url);
+    let mut tx = holder.transaction().unwrap();
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&0x6576_616c_7302_i64])
+        .unwrap();
+    let p = Project::toy();
+    let started = std::time::Instant::now();
+    let d = p
+        .evals(&[
+            "check",
+            "--no-autosave",
+            "--history",
+            &format!("{url}?statement_timeout=100ms"),
+        ])
+        .ok();
+    // Ten statement timeouts of waiting for the lock, then the server's own error.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    d.stderr_has("warning: could not store the run in the history: ");
+    d.stderr_has(
+        "canceling statement due to statement timeout (the statement timeout is 100 ms, statement_timeout in the URL: allow longer with ?statement_timeout=60s in the URL, or EVALS_PG_STATEMENT_TIMEOUT)",
+    );
+    tx.rollback().unwrap();
+    assert_eq!(
+        open(&url).list(&RunFilter::default()).unwrap().len(),
+        0,
+        "nothing half-stored"
+    );
+}
+
+/// A loopback relay to `upstream` that can be frozen: while frozen it holds every byte,
+/// both ways, and keeps the connections open (a server gone silent mid-session).
+struct Relay {
+    port: u16,
+    frozen: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Relay {
+    fn start(upstream: String) -> Relay {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let frozen = std::sync::Arc::new(AtomicBool::new(false));
+        let f = frozen.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let Ok(server) = std::net::TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    let f = f.clone();
+                    std::thread::spawn(move || {
+                        use std::io::{Read, Write};
+                        let mut buf = [0u8; 16384];
+                        while let Ok(n) = from.read(&mut buf) {
+                            if n == 0 {
+                                break;
+                            }
+                            while f.load(Ordering::SeqCst) {
+                                std::thread::sleep(std::time::Duration::from_millis(10));
+                            }
+                            if to.write_all(&buf[..n]).is_err() {
+                                break;
+                            }
+                        }
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Relay { port, frozen }
+    }
+
+    fn freeze(&self, on: bool) {
+        self.frozen.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_server_gone_silent_mid_session_is_an_error_after_its_statement_timeout_and_grace() {
+    let url = pg::database();
+    let upstream = authority(&url);
+    let relay = Relay::start(upstream.clone());
+    let via = format!(
+        "{}?statement_timeout=500ms",
+        url.replace(&upstream, &format!("127.0.0.1:{}", relay.port))
+    );
+    let store = PgStore::open(&via).expect("open through the relay");
+    relay.freeze(true);
+    let started = std::time::Instant::now();
+    let e = store.find("1").expect_err("no answer").to_string();
+    let took = started.elapsed();
+    // The server never sees the query, so only the client's own deadline ends the wait:
+    // the statement timeout and 5 s of grace.
+    assert!(
+        took >= std::time::Duration::from_millis(5400) && took < std::time::Duration::from_secs(9),
+        "{took:?}: {e}"
+    );
+    assert!(
+        e.contains(&format!(
+            "history store: no answer from 127.0.0.1:{} within 5.5 s to a statement (the statement timeout is 500 ms, statement_timeout in the URL): the server is hung or the network dropped; check the server, or allow longer with ?statement_timeout=60s in the URL (or EVALS_PG_STATEMENT_TIMEOUT)",
+            relay.port
+        )),
+        "{e}"
+    );
+    // The silent connection was dropped: the next call connects again.
+    relay.freeze(false);
+    assert_eq!(store.find("1").expect("answered again"), None);
+}

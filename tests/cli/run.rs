@@ -1,6 +1,6 @@
 //! `run`, `compare` and `render` on the toy suite with the fake provider (no network).
 
-use crate::harness::{Project, STORED, TOY_FOUND, TOY_REFUSED};
+use crate::harness::{Bounded, Project, STORED, TOY_FOUND, TOY_REFUSED};
 
 #[test]
 fn toy_compare_scores_both_fakes_100_percent_and_exits_0() {
@@ -135,7 +135,7 @@ fn llm_evals_binary_is_the_same_command() {
         .arg("cases")
         .current_dir(p.path())
         .env("NO_COLOR", "1")
-        .output()
+        .output_bounded()
         .unwrap();
     assert!(out.status.success());
     assert_eq!(String::from_utf8(out.stdout).unwrap(), evals.stdout);
@@ -371,7 +371,7 @@ fn both_binaries_say_their_version_and_complete_their_own_name() {
     }
     let llm = std::process::Command::new(env!("CARGO_BIN_EXE_llm-evals"))
         .arg("-V")
-        .output()
+        .output_bounded()
         .unwrap();
     assert_eq!(
         String::from_utf8_lossy(&llm.stdout),

@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use crate::harness::Bounded;
+
 /// Pinned versions, the same as `.ci/run`'s (a test holds them equal).
 pub const PY_PACKAGES: &[&str] = &["openai==3.57.0", "anthropic==2.15.0", "google-genai==3.6.1"];
 /// The npm `openai` package, pinned.
@@ -19,8 +21,11 @@ fn tools() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/tools")
 }
 
+/// An install from a registry: slow the first time, so its deadline is 15 minutes.
 fn run(cmd: &mut Command, what: &str) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    let out = cmd
+        .output_within(std::time::Duration::from_secs(900))
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
     assert!(
         out.status.success(),
         "{what} failed ({}):\n{}{}",
@@ -53,7 +58,7 @@ pub fn python() -> PathBuf {
             let ok = py.exists()
                 && Command::new(&py)
                     .args(["-c", "import openai, anthropic, google.genai"])
-                    .output()
+                    .output_bounded()
                     .is_ok_and(|o| o.status.success());
             if !ok {
                 let _ = std::fs::remove_dir_all(&venv);
@@ -113,7 +118,7 @@ fn the_sdks_load() {
             "-c",
             "import openai, anthropic, google.genai; print(openai.__version__)",
         ])
-        .output()
+        .output_bounded()
         .unwrap();
     assert!(
         py.status.success(),
@@ -124,7 +129,7 @@ fn the_sdks_load() {
     let node = Command::new("node")
         .env("NODE_PATH", node_modules())
         .args(["-e", "const { OpenAI } = require('openai'); console.log(require('openai/version').VERSION, typeof OpenAI)"])
-        .output()
+        .output_bounded()
         .unwrap();
     assert!(
         node.status.success(),

@@ -465,3 +465,434 @@ fn a_key_pasted_as_an_argument_is_not_echoed_by_the_usage_error() {
     d.stderr_has("invalid value '[REDACTED]' for '--tolerance");
     assert!(!d.stderr.contains(GITHUB_TOKEN), "{}", d.stderr);
 }
+
+/// What a worker's own credential for a tool API is, at record time and at check time.
+const QUERY_CRED: &str = "worker-query-cred-0123456789";
+const QUERY_CRED_ON_CI: &str = "another-cred-on-ci-9876543210";
+
+/// An agent that calls its search API with its own credentials in the query string (as
+/// many APIs want them: `api_key=`, `token=`, and `session=`, which the suite names in
+/// `cassettes.redact_query`), then asks the model.
+const QUERY_AGENT: &str = r#"
+import json, os, sys, urllib.request, urllib.parse
+
+cred = os.environ["SEARCH_CRED"]
+for line in sys.stdin:
+    msg = json.loads(line)
+    q = urllib.parse.urlencode({"q": msg["case"]["input"], "api_key": cred, "Token": cred,
+                                "session": cred})
+    with urllib.request.urlopen(os.environ["EVALS_UPSTREAM_SEARCH_URL"] + "find?" + q) as r:
+        hits = json.loads(r.read())["hits"]
+    body = json.dumps({"model": "x", "messages": [{"role": "user", "content": "hits %d" % hits}]}).encode()
+    req = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", body,
+        {"content-type": "application/json", "authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+    with urllib.request.urlopen(req) as r:
+        reply = json.loads(r.read())["choices"][0]["message"]["content"]
+    print(json.dumps({"id": msg["id"], "output": json.loads(reply)}), flush=True)
+"#;
+
+#[test]
+fn a_credential_in_a_tool_api_query_string_is_stored_redacted_and_replays_by_name() {
+    let mut model = Server::start();
+    model.mount(
+        crate::mock::post("/v1/chat/completions")
+            .respond_with(crate::mock::chat(r#"{"answer": "ok"}"#, json!({}))),
+    );
+    let mut search = Server::start();
+    search.mount(
+        Mock::given(method("GET"))
+            .and(path("/api/find"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({"hits": 3}))),
+    );
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &format!(
+                "suite: agent\nrequest_types: [prompt]\nadapter:\n  kind: exec\n  command: [python3, evals/agent.py]\n  pass_env: [SEARCH_CRED]\n  upstreams:\n    search: {{ base_url: {}/api }}\ncassettes:\n  redact_query: [session]\nscorer:\n  kind: fields\n  schema: {{ answer: string }}\nlocal:\n  base_url: {}/v1\n  api_key_env: LOCAL_KEY\n  models: [m1]\n",
+                search.uri(),
+                model.uri()
+            ),
+        )
+        .file("evals/agent.py", QUERY_AGENT)
+        .file(
+            "evals/datasets/d/cases.jsonl",
+            "{\"id\": \"shoes\", \"input\": \"shoes\", \"expected\": {\"answer\": \"ok\"}}\n",
+        );
+    let d = p
+        .evals(&["record", "--format", "json", "-o", "rec.json"])
+        .env("LOCAL_KEY", "model-key-0123456789abcdef")
+        .env("SEARCH_CRED", QUERY_CRED)
+        .ok();
+    let mut streams = vec![d.stdout, d.stderr];
+    // The API got the real credential.
+    let url = search.requests()[0].url.to_string();
+    assert!(url.contains(&format!("api_key={QUERY_CRED}")), "{url}");
+    model.stop();
+    search.stop();
+
+    // The cassette keeps the request's other parameters and says [REDACTED] for each
+    // credential; `cassettes scan` passes it.
+    let cassette = p.read("evals/cassettes/local/m1/default/d/shoes.json");
+    assert!(
+        cassette
+            .contains("/api/find?q=shoes&api_key=[REDACTED]&Token=[REDACTED]&session=[REDACTED]"),
+        "{cassette}"
+    );
+    p.evals(&["cassettes", "scan"])
+        .ok()
+        .stderr_has("no secrets found");
+
+    // CI has another credential (or none of the real one): the request matches by the
+    // parameters' names, and the check replays as recorded.
+    let d = p
+        .evals(&[
+            "check",
+            "--json",
+            "check.json",
+            "--markdown",
+            "comment.md",
+            "--html",
+            "report.html",
+            "--junit",
+            "junit.xml",
+        ])
+        .env("SEARCH_CRED", QUERY_CRED_ON_CI)
+        .ok();
+    streams.extend([d.stdout, d.stderr]);
+    let check: Value = serde_json::from_str(&p.read("check.json")).unwrap();
+    let case = &check["experiments"][0]["cases"][0];
+    assert_eq!(case["error"], Value::Null, "{check}");
+    assert_eq!(case["score"], 1.0, "{check}");
+    assert_eq!(
+        case["trajectory"][0]["query"],
+        json!({"q": "shoes", "api_key": "[REDACTED]", "Token": "[REDACTED]", "session": "[REDACTED]"})
+    );
+    let d = p.evals(&["history", "--json"]).ok();
+    streams.push(d.stdout);
+    let d = p
+        .evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .env("SEARCH_CRED", QUERY_CRED_ON_CI)
+        .ok();
+    d.stdout_has(
+        "GET search /find?Token=[REDACTED]&api_key=[REDACTED]&q=shoes&session=[REDACTED] → 200",
+    );
+    streams.extend([d.stdout, d.stderr]);
+
+    // Neither credential is in any file (cassettes, history, reports) or any output.
+    for cred in [QUERY_CRED, QUERY_CRED_ON_CI] {
+        let held: Vec<_> = files_under(p.path())
+            .into_iter()
+            .filter(|f| String::from_utf8_lossy(&std::fs::read(f).unwrap()).contains(cred))
+            .collect();
+        assert!(held.is_empty(), "{cred} in {held:?}");
+        assert!(!streams.iter().any(|s| s.contains(cred)), "{cred} printed");
+    }
+
+    // A cassette written by hand (or by an older evals) with a credential in a URL's
+    // query is flagged, by file, line and kind, never with the value.
+    p.write(
+        "evals/cassettes/local/m1/default/d/old.json",
+        "{\n  \"url\": \"https://search.example/api/find?q=1&api_key=abc123plain\"\n}\n{\n  \"url\": \"https://search.example/api/find?session=s3ss10nvalue&q=2\"\n}\n{\"url\": \"https://x.example/find?key=[REDACTED]&q=3\"}\n",
+    );
+    let d = p.evals(&["cassettes", "scan"]).code(1);
+    d.stdout_has(
+        "evals/cassettes/local/m1/default/d/old.json:2: credential in a URL query (api_key=…)\n",
+    );
+    d.stdout_has(
+        "evals/cassettes/local/m1/default/d/old.json:5: credential in a URL query (api_key=…)\n",
+    );
+    d.stdout_lacks(":7:");
+    assert!(!d.stdout.contains("abc123plain") && !d.stderr.contains("abc123plain"));
+    assert!(!d.stdout.contains("s3ss10nvalue") && !d.stderr.contains("s3ss10nvalue"));
+}
+
+/// The reply's answer, for each question: a secret as one of its escaped forms.
+struct EscapedEcho(Vec<(&'static str, String)>);
+
+impl Respond for EscapedEcho {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+        let asked = body["messages"][0]["content"].as_str().unwrap_or("").trim();
+        let answer = self
+            .0
+            .iter()
+            .find(|(q, _)| *q == asked)
+            .map_or_else(|| "ok".to_string(), |(_, a)| a.clone());
+        crate::mock::chat(
+            &json!({ "answer": answer }).to_string(),
+            json!({"prompt_tokens": 1, "completion_tokens": 1}),
+        )
+    }
+}
+
+/// `s` as a JSON string's inside (`"` and `\` escaped).
+fn json_inner(s: &str) -> String {
+    let j = serde_json::to_string(s).unwrap();
+    j[1..j.len() - 1].to_string()
+}
+
+/// `s` with every UTF-16 unit as `\uXXXX` (`upper`: uppercase hex).
+fn u_escaped(s: &str, upper: bool) -> String {
+    s.encode_utf16()
+        .map(|u| {
+            if upper {
+                format!("\\u{u:04X}")
+            } else {
+                format!("\\u{u:04x}")
+            }
+        })
+        .collect()
+}
+
+/// `s` as Python's `json.dumps` writes it: JSON-escaped, every non-ASCII unit as `\uXXXX`.
+fn ascii_escaped(s: &str, upper: bool) -> String {
+    json_inner(s)
+        .chars()
+        .map(|c| {
+            if c.is_ascii() {
+                c.to_string()
+            } else {
+                u_escaped(&c.to_string(), upper)
+            }
+        })
+        .collect()
+}
+
+const ESCAPED_KEY: &str = "suite-key-for-escapes-0123456789";
+const QUOTED_PASSWORD: &str = "pa\"ss\\word-0123456789";
+const CYRILLIC_SECRET: &str = "ключ-секрет-0123456789";
+
+#[test]
+fn a_secret_escaped_in_a_reply_leaks_through_no_diagnostic_report_or_row() {
+    let mut model = Server::start();
+    model.answer("/v1/chat/completions", EscapedEcho(vec![]));
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &format!(
+                "suite: escapes\nrequest_types: [prompt]\nadapter:\n  kind: prompt\n  user: \"{{{{ input }}}}\"\n  json: true\nscorer:\n  kind: fields\n  schema: {{ answer: string }}\nlocal:\n  base_url: {}/v1\n  api_key_env: LOCAL_KEY\n  models: [m1]\n",
+                model.uri()
+            ),
+        )
+        .file(
+            "evals/datasets/d/cases.jsonl",
+            "{\"id\": \"a\", \"input\": \"a\", \"expected\": {\"answer\": \"ok\"}}\n{\"id\": \"b\", \"input\": \"b\", \"expected\": {\"answer\": \"ok\"}}\n{\"id\": \"c\", \"input\": \"c\", \"expected\": {\"answer\": \"ok\"}}\n",
+        );
+    let env = |r: crate::harness::Run| {
+        r.env("LOCAL_KEY", ESCAPED_KEY)
+            .env("DB_PASSWORD", QUOTED_PASSWORD)
+            .env("SERVICE_SECRET", CYRILLIC_SECRET)
+    };
+    let mut streams = Vec::new();
+    // main: the model answers right.
+    env(p.evals(&["record"])).ok();
+    env(p.evals(&["check", "--branch", "main"])).ok();
+    // The branch: the model answers each case with a secret, escaped as real code writes
+    // it: fully `\u`-escaped, JSON-escaped, and as Python's json.dumps writes non-ASCII.
+    model.reset();
+    model.answer(
+        "/v1/chat/completions",
+        EscapedEcho(vec![
+            ("a", u_escaped(ESCAPED_KEY, false)),
+            ("b", json_inner(QUOTED_PASSWORD)),
+            ("c", ascii_escaped(CYRILLIC_SECRET, false)),
+        ]),
+    );
+    let d = env(p.evals(&["record"])).ok();
+    streams.extend([d.stdout, d.stderr]);
+    model.stop();
+    let d = env(p.evals(&[
+        "check",
+        "--branch",
+        "feature",
+        "--baseline",
+        "main",
+        "--markdown",
+        "comment.md",
+        "--json",
+        "check.json",
+        "--html",
+        "report.html",
+        "--junit",
+        "junit.xml",
+        "--diff",
+        "diff.txt",
+    ]))
+    .code(1);
+    streams.extend([d.stdout, d.stderr]);
+    let d = env(p.evals(&["run", "--cassettes", "replay", "--no-autosave"])).output();
+    streams.extend([d.stdout, d.stderr]);
+    let d = env(p.evals(&["history", "--json"])).ok();
+    streams.extend([d.stdout, d.stderr]);
+    for format in ["md", "json", "junit", "html", "diff"] {
+        let d = env(p.evals(&["report", "--baseline", "main", "--format", format])).output();
+        streams.extend([d.stdout, d.stderr]);
+    }
+    // The run did fail on the three answers (so their diagnostics were written).
+    let check: Value = serde_json::from_str(&p.read("check.json")).unwrap();
+    let mean = check["experiments"][0]["means"]["field_accuracy"]
+        .as_f64()
+        .unwrap();
+    assert!((mean - 0.1).abs() < 1e-9, "{check}");
+    assert!(
+        p.read("comment.md").contains("got "),
+        "no diagnostics in the comment"
+    );
+
+    let mut forms = Vec::new();
+    for secret in [ESCAPED_KEY, QUOTED_PASSWORD, CYRILLIC_SECRET] {
+        for upper in [false, true] {
+            for form in [
+                secret.to_string(),
+                json_inner(secret),
+                u_escaped(secret, upper),
+                ascii_escaped(secret, upper),
+            ] {
+                forms.push(json_inner(&form));
+                forms.push(form);
+            }
+        }
+    }
+    forms.retain(|f| f != "ok");
+    let mut leaks = Vec::new();
+    for file in files_under(p.path()) {
+        if file.ends_with("evals/.llm-evals.config.yml") {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+        for f in &forms {
+            if text.contains(f.as_str()) {
+                leaks.push(format!("{}: {f}", file.display()));
+            }
+        }
+    }
+    for (i, s) in streams.iter().enumerate() {
+        for f in &forms {
+            if s.contains(f.as_str()) {
+                leaks.push(format!("stream {i}: {f}"));
+            }
+        }
+    }
+    assert!(
+        leaks.is_empty(),
+        "secrets left the process:\n{}",
+        leaks.join("\n")
+    );
+}
+
+#[test]
+fn a_key_with_an_invisible_or_non_ascii_character_is_a_config_error_naming_the_variable() {
+    let upstream = Server::start();
+    for (key, what) in [
+        (
+            "sk-key\u{200b}0123456789abcdef",
+            "a zero-width space (U+200B) inside it",
+        ),
+        (
+            "\u{feff}sk-key0123456789abcdef",
+            "a byte order mark (U+FEFF) at its start",
+        ),
+        (
+            "sk-keyк0123456789abcdef",
+            "a non-ASCII character (U+043A) inside it",
+        ),
+    ] {
+        let d = project(&upstream.uri(), false)
+            .evals(&["record"])
+            .env("LOCAL_KEY", key)
+            .code(2);
+        d.stderr_has(&format!("LOCAL_KEY (from the environment) has {what}"));
+        assert!(!d.stderr.contains(key), "{}", d.stderr);
+        // The same from env_files.
+        let d = project(&upstream.uri(), false)
+            .file("evals/.env", &format!("LOCAL_KEY={key}\n"))
+            .evals(&["record"])
+            .code(2);
+        d.stderr_has("LOCAL_KEY (from the env_files of evals/.llm-evals.config.yml) has ");
+    }
+    assert_eq!(upstream.hits(), 0, "no call was made with a broken key");
+}
+
+#[test]
+fn a_byte_order_mark_at_the_start_of_an_env_file_does_not_hide_its_first_key() {
+    let mut upstream = Server::start();
+    upstream.answer("/v1/chat/completions", Echo);
+    let p = project(&upstream.uri(), false).file(
+        "evals/.env",
+        &format!("\u{feff}LOCAL_KEY={SUITE_KEY}\nMODEL_NAME=m1\n"),
+    );
+    p.evals(&["record"]).ok();
+    let keys = upstream.headers("authorization");
+    assert!(!keys.is_empty());
+    assert!(
+        keys.iter().all(|k| *k == format!("Bearer {SUITE_KEY}")),
+        "{keys:?}"
+    );
+    upstream.stop();
+}
+
+#[test]
+fn cassettes_scan_finds_encoded_keys_and_credential_json_fields_without_printing_them() {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let ant = "sk-ant-api03-AbCdEf0123456789AbCdEf0123";
+    let oai = "sk-proj-AbCdEf0123456789AbCdEf0123456789";
+    let full_pct: String = ant.bytes().map(|b| format!("%{b:02X}")).collect();
+    let lines = [
+        // 1..=5: encoded keys.
+        format!(
+            "{{\"auth\": \"Basic {}\"}}",
+            b64.encode(format!("user:{ant}"))
+        ),
+        format!("{{\"body\": \"{}\"}}", b64.encode(oai)),
+        format!("{{\"url\": \"https://x.example/cb?k={full_pct}\"}}"),
+        format!(
+            "{{\"url\": \"https://x.example/cb?k={}\"}}",
+            oai.replace('-', "%2d")
+        ),
+        format!(
+            "{{\"content\": \"{}\"}}",
+            u_escaped(ant, false).replace('\\', "\\\\")
+        ),
+        // 6..=9: credential fields, any case, nested, in a JSON text inside a string too.
+        "{\"config\": {\"db\": {\"Password\": \"hunter2hunter2\"}}}".to_string(),
+        "{\"API_KEY\": \"plainvalue-1\"}".to_string(),
+        "{\"content\": \"{\\\"access_token\\\": \\\"tok-plain-2\\\"}\"}".to_string(),
+        "{\"secret\": \"s3cr3t-plain-3\"}".to_string(),
+        // 10..: nothing to find.
+        "{\"password\": \"\", \"secret\": \"[REDACTED]\", \"api_key\": null}".to_string(),
+        "{\"access_token\": {\"type\": \"string\"}, \"text\": \"sk-learn is a library\"}"
+            .to_string(),
+        format!(
+            "{{\"image\": \"{}\"}}",
+            b64.encode("just an ordinary picture of a cat, no key")
+        ),
+    ];
+    let p = Project::new().file("held.json", &(lines.join("\n") + "\n"));
+    let d = p.evals(&["cassettes", "scan", "held.json"]).code(1);
+    for line in 1..=9 {
+        d.stdout_has(&format!("held.json:{line}: "));
+    }
+    for line in 10..=12 {
+        d.stdout_lacks(&format!("held.json:{line}: "));
+    }
+    d.stdout_has("held.json:1: Anthropic key (sk-ant-…), base64-encoded\n");
+    d.stdout_has("held.json:3: Anthropic key (sk-ant-…), percent-encoded\n");
+    d.stdout_has("held.json:5: Anthropic key (sk-ant-…), \\u-escaped\n");
+    d.stdout_has("held.json:6: credential in a JSON field (\"password\": …)\n");
+    for secret in [
+        ant,
+        oai,
+        "hunter2hunter2",
+        "plainvalue-1",
+        "tok-plain-2",
+        "s3cr3t-plain-3",
+        "AbCdEf0123456789",
+    ] {
+        assert!(
+            !d.stdout.contains(secret) && !d.stderr.contains(secret),
+            "{secret} printed:\n{}{}",
+            d.stdout,
+            d.stderr
+        );
+    }
+}

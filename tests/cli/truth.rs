@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::harness::Project;
+use crate::harness::{Bounded, Project};
 use crate::mock::{Server, chat, post};
 
 const CASES: usize = 300;
@@ -33,7 +33,7 @@ fn git(p: &Project, args: &[&str]) {
         .current_dir(p.path())
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
-        .output()
+        .output_bounded()
         .expect("git");
     assert!(out.status.success(), "git {args:?}");
 }
