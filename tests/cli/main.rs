@@ -13,6 +13,7 @@ mod cases;
 mod cassettes;
 mod comment;
 mod config_errors;
+mod crash;
 mod dashboard;
 mod discovery;
 mod exec;
