@@ -1436,3 +1436,60 @@ fn recordings_replay_against_the_same_provider_at_another_base_url() {
         .ok()
         .stdout_has("2 recorded, 0 missing, 0 stale, 0 unused");
 }
+
+#[test]
+fn case_ids_sharing_a_cassette_file_passed_verify_and_overwrote_each_other() {
+    let p = suite(
+        "Answer in JSON.",
+        "fake: { models: [echo] }\n",
+        "{\"id\": \"x/y\", \"input\": \"case 0\", \"expected\": {\"answer\": \"a0\"}}\n{\"id\": \"a\", \"input\": \"case 1\", \"expected\": {\"answer\": \"a1\"}}\n{\"id\": \"x\\\\y\", \"input\": \"case 2\", \"expected\": {\"answer\": \"a2\"}}\n",
+    );
+    let said = "error: case ids 'x/y' (evals/datasets/d/cases.jsonl:1) and 'x\\y' (evals/datasets/d/cases.jsonl:3) in dataset 'd' share one cassette file, <contender>/d/x/y.json: a `\\` in an id is a `/` there, and an empty level (`//`, a leading or trailing `/`) is left out; give one of them another id\n";
+    for cmd in [&["verify"][..], &["record", "--no-autosave"], &["cases"]] {
+        p.evals(cmd).code(2).stderr_has(said);
+    }
+    // A leading `\` is an empty level, left out: `\a` and `a` name a.json.
+    p.write(
+        CASES,
+        "{\"id\": \"a\", \"input\": \"case 0\", \"expected\": {\"answer\": \"a0\"}}\n{\"id\": \"\\\\a\", \"input\": \"case 1\", \"expected\": {\"answer\": \"a1\"}}\n",
+    );
+    p.evals(&["verify"])
+        .code(2)
+        .stderr_has("error: case ids 'a' (evals/datasets/d/cases.jsonl:1) and '\\a' (evals/datasets/d/cases.jsonl:2) in dataset 'd' share one cassette file, <contender>/d/a.json");
+}
+
+#[test]
+fn a_300_character_case_id_passed_verify_then_could_not_be_recorded() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase);
+    let long = format!("v/{}", "q".repeat(300));
+    let p = suite(
+        "Answer in JSON.",
+        &local(&s.uri()),
+        &format!(
+            "{{\"id\": \"{long}\", \"input\": \"case 0\", \"expected\": {{\"answer\": \"a0\"}}}}\n{{\"id\": \"short\", \"input\": \"case 1\", \"expected\": {{\"answer\": \"a1\"}}}}\n"
+        ),
+    );
+    p.evals(&["verify"]).ok();
+    p.evals(&["record", "--no-autosave"]).ok();
+    s.stop();
+    // A short name, the id's start and a hash; a short id's file is where it always was.
+    let files: Vec<String> = files_under(&p.path().join(CASSETTES))
+        .iter()
+        .map(|f| {
+            f.strip_prefix(p.path().join(CASSETTES))
+                .unwrap()
+                .display()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(files.contains(&"local/m1/max-64/d/short.json".to_string()), "{files:?}");
+    let cut = files
+        .iter()
+        .find(|f| f.starts_with(&format!("local/m1/max-64/d/v/{}-", "q".repeat(64))))
+        .unwrap_or_else(|| panic!("{files:?}"));
+    assert_eq!(cut.len(), "local/m1/max-64/d/v/".len() + 64 + 1 + 16 + ".json".len());
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"]).ok();
+    p.evals(&["cassettes", "status"]).ok();
+}
