@@ -1493,3 +1493,15 @@ fn a_300_character_case_id_passed_verify_then_could_not_be_recorded() {
     p.evals(&["run", "--cassettes", "replay", "--no-autosave"]).ok();
     p.evals(&["cassettes", "status"]).ok();
 }
+
+#[test]
+fn two_models_sharing_a_cassette_folder_replayed_each_others_recordings() {
+    let p = suite(
+        "Answer in JSON.",
+        "local:\n  base_url: http://127.0.0.1:9/v1\n  models: [a/b, a__b]\n",
+        &numbered_cases(1),
+    );
+    p.evals(&["run", "--no-autosave"]).code(2).stderr_has(
+        "error: evals/.llm-evals.config.yml: contenders local/a/b and local/a__b share one cassette folder, local/a__b/max-64: each would replay the other's recordings; rename one of the models (a `/` in a model is `__` in the folder)\n",
+    );
+}
