@@ -74,6 +74,32 @@ pub enum BaselineError {
         /// The history file searched.
         history: PathBuf,
     },
+    /// No run of the suite on the branch started before this run, but some completed runs
+    /// are dated after it: a clock (theirs or this machine's) is wrong.
+    #[error(
+        "no run of suite {suite} on branch {branch} in {} started before this run ({started}), \
+         but {count} completed run{} there {} dated after it, the newest by {ahead}: a clock is \
+         wrong (the machine that ran them, or this one); fix it and run again, or compare \
+         with one of them by number (`evals history`, then --baseline N), or pass \
+         --missing-baseline pass",
+        history.display(),
+        if *count == 1 { "" } else { "s" },
+        if *count == 1 { "is" } else { "are" }
+    )]
+    Later {
+        /// The suite's name.
+        suite: String,
+        /// The baseline branch.
+        branch: String,
+        /// The history file searched.
+        history: PathBuf,
+        /// How many completed runs there are dated after this one.
+        count: usize,
+        /// When this run started (RFC 3339).
+        started: String,
+        /// How far the newest of them is after it, in words.
+        ahead: String,
+    },
     /// The branch's newest run has another suite fingerprint, and no earlier one matches.
     #[error(
         "baseline run {newest} on {branch} has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed), and no earlier run on {branch} matches: re-run on {branch}, or pass --missing-baseline pass",
