@@ -517,10 +517,36 @@ fn a_corrupt_or_future_format_cassette_is_an_error_naming_the_file() {
         "{file}: format 99 is newer than this evals understands (3); upgrade evals"
     ));
     assert_eq!(d.cell("local/m1", "errors"), "1");
-    // `cassettes status` does not pass over it either.
+    // `cassettes status` does not pass over it either: it lists it as corrupt.
     p.evals(&["cassettes", "status"])
-        .code(2)
-        .stderr_has(&format!("{file}: format 99 is newer"));
+        .code(1)
+        .stderr_has(&format!("warning: {file}: format 99 is newer"));
+}
+
+#[test]
+fn cassettes_status_stopped_listing_at_the_first_corrupt_cassette() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(3));
+    p.evals(&["record", "--no-autosave"]).ok();
+    s.stop();
+    let file = |c: &str| format!("{CASSETTES}/local/m1/max-64/d/{c}.json");
+    p.write(&file("c0"), "{\n  \"format\": 1,\n  \"interactions\": [\n");
+    p.write(&file("c1"), "not json at all");
+    let d = p.evals(&["cassettes", "status"]).code(1);
+    for (status, case) in [("corrupt", "c0"), ("corrupt", "c1"), ("recorded", "c2")] {
+        let row = d
+            .stdout
+            .lines()
+            .map(crate::harness::cells)
+            .find(|c| c.get(2).map(String::as_str) == Some(&format!("d/{case}")))
+            .unwrap_or_else(|| panic!("no row of d/{case}:\n{}", d.stdout));
+        assert_eq!(row[0], status, "{row:?}");
+    }
+    d.stdout_has("1 recorded, 0 missing, 0 stale, 2 corrupt, 0 unused\n")
+        .stderr_has(&format!("warning: {}: not a cassette (", file("c0")))
+        .stderr_has(&format!("warning: {}: not a cassette (", file("c1")))
+        .stderr_has("to record what is missing, stale or corrupt\n");
 }
 
 #[test]
