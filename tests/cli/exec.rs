@@ -898,3 +898,20 @@ fn a_workers_stderr_line_had_no_cap() {
     );
     assert_eq!(lines[1], "after");
 }
+
+#[test]
+fn an_exec_worker_killed_mid_case_fails_the_check_with_the_case_as_an_error() {
+    // A guard beside the library's crash tests (tests/cli/crash.rs): a worker that dies
+    // holding a case already errored it on 39e9115; the gate must keep failing on it.
+    let p = worker_suite(
+        "import json, os, signal, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    if m['case']['id'] == 'dies':\n        os.kill(os.getpid(), signal.SIGKILL)\n    print(json.dumps({'id': m['id'], 'output': 'fine'}), flush=True)\n",
+        "",
+        &["dies", "lives"],
+    );
+    p.evals(&["check", "-p", "1", "--json", "out.json"]).code(1);
+    let out: Value = serde_json::from_str(&p.read("out.json")).unwrap();
+    let e = &out["experiments"][0];
+    assert_eq!((e["cases_total"].as_u64(), e["errors"].as_u64()), (Some(2), Some(1)), "{e}");
+    let dies = e["cases"].as_array().unwrap().iter().find(|c| c["case"] == "dies").unwrap();
+    assert_eq!(dies["error_kind"], "adapter", "{dies}");
+}
