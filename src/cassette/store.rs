@@ -114,7 +114,10 @@ impl CassetteKey {
 pub fn case_file(dataset: &str, case_id: &str) -> PathBuf {
     let mut path = PathBuf::new();
     path.push(sanitize_part(dataset));
-    let mut levels: Vec<&str> = case_id.split(['/', '\\']).filter(|s| !s.is_empty()).collect();
+    let mut levels: Vec<&str> = case_id
+        .split(['/', '\\'])
+        .filter(|s| !s.is_empty())
+        .collect();
     let file = levels.pop().map_or_else(|| "_".to_string(), sanitize_part);
     for level in levels {
         path.push(sanitize_part(level));

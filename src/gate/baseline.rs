@@ -15,7 +15,7 @@
 
 use std::path::Path;
 
-use super::BaselineError;
+use super::{BaselineError, LaterRuns};
 use crate::error::Result;
 use crate::history::HistoryStore;
 use crate::results::{BaselineInfo, RunResult, RunStatus, Selection};
@@ -172,14 +172,14 @@ impl Miss {
                 ours: describe_selection(run_selection(run)),
                 theirs: describe_selection(selection.as_ref()),
             },
-            Miss::Later { count, newest } => BaselineError::Later {
+            Miss::Later { count, newest } => BaselineError::Later(Box::new(LaterRuns {
                 suite: r.suite.clone(),
                 branch: reference.to_string(),
                 history: history_path.to_path_buf(),
                 count,
                 started: r.started_at.clone(),
                 ahead: ahead_by(&r.started_at, &newest),
-            },
+            })),
         }
     }
 

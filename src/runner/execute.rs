@@ -409,7 +409,10 @@ fn crashed(head: &crate::suite::CaseHead<'_>, why: String) -> CaseResult {
 /// A case whose JSONL file changed after the suite loaded: an error of the case (not run,
 /// no score), named by what the suite holds of it.
 fn unreadable(head: &crate::suite::CaseHead<'_>, changed: &crate::suite::Changed) -> CaseResult {
-    without_result(head, CaseError::new(CaseErrorKind::Other, changed.to_string()))
+    without_result(
+        head,
+        CaseError::new(CaseErrorKind::Other, changed.to_string()),
+    )
 }
 
 /// A case that has no result of its own, only `error`: named by what the suite holds of it.

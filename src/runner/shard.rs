@@ -167,7 +167,7 @@ pub struct ShardRun {
 /// the shard. Its id is new, it started when the first shard did and finished when the
 /// last did, and `argv` is the merge's command line. A shard missing, given twice, or of
 /// another group, suite, selection or N is an error naming them (exit 2); so is a shard
-/// that holds anything but its own slice, every case once (see [`holds_its_slice`]).
+/// that holds anything but its own slice, every case once per contender.
 pub fn merge(shards: Vec<ShardRun>, argv: Vec<String>) -> Result<RunResult> {
     let Some(first) = shards.first() else {
         return Err(Error::Usage(

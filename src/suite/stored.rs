@@ -231,6 +231,14 @@ pub(super) enum Clash {
     File(SharedFile),
 }
 
+/// A loading dataset's records read back ([`Store::loaded_from`]): the records, their ids
+/// one after the other, and where in the ids file the first one starts.
+struct Loaded {
+    recs: Vec<Rec>,
+    ids: Vec<u8>,
+    ids_from: u64,
+}
+
 /// Two cases of one dataset whose ids name the same cassette file (`x\y` and `x/y`):
 /// their ids and where each loaded, the one that loaded first first, and the file below
 /// each contender's folder.
@@ -444,14 +452,9 @@ impl Store {
         }
     }
 
-    /// The first two cases from `start` on (one dataset's, `dataset`) whose ids name the
-    /// same cassette file, if any: every id's file is compared, the dataset's held while
-    /// it is (only a dataset with an id that can share a file is looked at).
-    fn shared_file_from(
-        &mut self,
-        start: u32,
-        dataset: &str,
-    ) -> std::io::Result<Option<SharedFile>> {
+    /// The records from `start` on (the dataset loading) and their ids, read back whole
+    /// (the index flushed first); `None` when there is no index or it already failed.
+    fn loaded_from(&mut self, start: u32) -> std::io::Result<Option<Loaded>> {
         let Some(index) = self.index.as_mut() else {
             return Ok(None);
         };
@@ -467,6 +470,29 @@ impl Store {
         let ids_from = recs[0].id_at;
         let mut ids = vec![0; (index.ids_len - ids_from) as usize];
         crate::error::read_exact_at(&index.ids, &mut ids, ids_from)?;
+        Ok(Some(Loaded {
+            recs,
+            ids,
+            ids_from,
+        }))
+    }
+
+    /// The first two cases from `start` on (one dataset's, `dataset`) whose ids name the
+    /// same cassette file, if any: every id's file is compared, the dataset's held while
+    /// it is (only a dataset with an id that can share a file is looked at).
+    fn shared_file_from(
+        &mut self,
+        start: u32,
+        dataset: &str,
+    ) -> std::io::Result<Option<SharedFile>> {
+        let Some(Loaded {
+            recs,
+            ids,
+            ids_from,
+        }) = self.loaded_from(start)?
+        else {
+            return Ok(None);
+        };
         let id = |r: &Rec| {
             String::from_utf8_lossy(
                 &ids[(r.id_at - ids_from) as usize..(r.ids_end() - ids_from) as usize],
@@ -508,21 +534,16 @@ impl Store {
     /// Sorts the records from `start` on by id (then load order), written again where
     /// they were; the first duplicate.
     fn sort_from(&mut self, start: u32) -> std::io::Result<Option<Dup>> {
-        let Some(index) = self.index.as_mut() else {
+        let Some(Loaded {
+            recs,
+            ids,
+            ids_from,
+        }) = self.loaded_from(start)?
+        else {
             return Ok(None);
         };
-        if self.failed.is_some() {
-            return Ok(None);
-        }
-        index.flush()?;
-        let n = (self.len - start) as usize;
-        let mut bytes = vec![0; n * REC];
-        crate::error::read_exact_at(&index.recs, &mut bytes, start as u64 * REC as u64)?;
-        let recs: Vec<Rec> = bytes.chunks_exact(REC).map(Rec::from_bytes).collect();
-        drop(bytes);
-        let ids_from = recs[0].id_at;
-        let mut ids = vec![0; (index.ids_len - ids_from) as usize];
-        crate::error::read_exact_at(&index.ids, &mut ids, ids_from)?;
+        let n = recs.len();
+        let index = self.index.as_mut().expect("loaded_from read the index");
         let id = |r: &Rec| &ids[(r.id_at - ids_from) as usize..(r.ids_end() - ids_from) as usize];
         let mut order: Vec<u32> = (0..n as u32).collect();
         // Stable: a case's duplicates stay in the order they loaded.

@@ -310,7 +310,8 @@ async fn forward_stderr(stderr: ChildStderr, mut sink: Sink, written: Arc<Atomic
             buf.pop();
             None
         } else if buf.len() as u64 == MAX_LINE {
-            Some(skip_line(&mut reader).await)
+            // A line of exactly the limit leaves only its newline: nothing was cut.
+            Some(skip_line(&mut reader).await).filter(|&more| more > 0)
         } else {
             None
         };

@@ -1510,13 +1510,20 @@ fn a_300_character_case_id_passed_verify_then_could_not_be_recorded() {
         })
         .collect();
     assert_eq!(files.len(), 2, "{files:?}");
-    assert!(files.contains(&"local/m1/max-64/d/short.json".to_string()), "{files:?}");
+    assert!(
+        files.contains(&"local/m1/max-64/d/short.json".to_string()),
+        "{files:?}"
+    );
     let cut = files
         .iter()
         .find(|f| f.starts_with(&format!("local/m1/max-64/d/v/{}-", "q".repeat(64))))
         .unwrap_or_else(|| panic!("{files:?}"));
-    assert_eq!(cut.len(), "local/m1/max-64/d/v/".len() + 64 + 1 + 16 + ".json".len());
-    p.evals(&["run", "--cassettes", "replay", "--no-autosave"]).ok();
+    assert_eq!(
+        cut.len(),
+        "local/m1/max-64/d/v/".len() + 64 + 1 + 16 + ".json".len()
+    );
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .ok();
     p.evals(&["cassettes", "status"]).ok();
 }
 

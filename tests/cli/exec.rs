@@ -869,9 +869,8 @@ fn a_workers_answer_line_had_no_cap() {
         error.starts_with(
             "adapter: its answer line is over 64.0 KiB, the limit on a worker's answer \
              (cassettes.max_response_bytes); it was stopped ("
-        ) && error.ends_with(
-            "; raise cassettes.max_response_bytes in the config if this is expected"
-        ),
+        ) && error
+            .ends_with("; raise cassettes.max_response_bytes in the config if this is expected"),
         "{error}"
     );
     assert_eq!(case("small")["error"], Value::Null);
@@ -911,7 +910,16 @@ fn an_exec_worker_killed_mid_case_fails_the_check_with_the_case_as_an_error() {
     p.evals(&["check", "-p", "1", "--json", "out.json"]).code(1);
     let out: Value = serde_json::from_str(&p.read("out.json")).unwrap();
     let e = &out["experiments"][0];
-    assert_eq!((e["cases_total"].as_u64(), e["errors"].as_u64()), (Some(2), Some(1)), "{e}");
-    let dies = e["cases"].as_array().unwrap().iter().find(|c| c["case"] == "dies").unwrap();
+    assert_eq!(
+        (e["cases_total"].as_u64(), e["errors"].as_u64()),
+        (Some(2), Some(1)),
+        "{e}"
+    );
+    let dies = e["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["case"] == "dies")
+        .unwrap();
     assert_eq!(dies["error_kind"], "adapter", "{dies}");
 }

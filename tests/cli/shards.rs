@@ -479,15 +479,19 @@ fn a_shard_holding_a_copied_or_a_lost_case_merged_as_if_whole() {
     let done = merge(&["twice.json", "s2.json"]);
     assert_eq!(done.code, 2, "{}", done.stderr);
     assert!(
-        done.stderr
-            .contains(&format!("twice.json: shard 1/2: case {key} ({who}) is held more than once")),
+        done.stderr.contains(&format!(
+            "twice.json: shard 1/2: case {key} ({who}) is held more than once"
+        )),
         "{}",
         done.stderr
     );
 
     // The case removed from shard 1's results: a lost case, not a "removed" one.
     let mut lost = s1.clone();
-    lost["experiments"][0]["cases"].as_array_mut().unwrap().remove(0);
+    lost["experiments"][0]["cases"]
+        .as_array_mut()
+        .unwrap()
+        .remove(0);
     write("lost.json", &lost);
     let done = merge(&["lost.json", "s2.json"]);
     assert_eq!(done.code, 2, "{}", done.stderr);
