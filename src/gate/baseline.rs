@@ -7,11 +7,13 @@
 //! it is refused with the reason; so is a branch with no run at all, except for `check` on
 //! that very branch ([`resolve_or_first`]): the first run there is the first baseline.
 //!
-//! A branch whose runs are all dated after this one (a clock that was, or is, wrong) has
-//! runs: they are never taken as a baseline (one never comes from the future) and never
-//! taken as absent either. The check is refused (exit 2, or warned about with
-//! `--missing-baseline pass`) saying how many there are and how far ahead, and on that
-//! branch itself this run is not its first baseline.
+//! A branch whose runs are all dated after this one and after this machine's clock (a
+//! clock that was, or is, wrong) has runs: they are never taken as a baseline (one never
+//! comes from the future) and never taken as absent either. The check is refused (exit 2,
+//! or warned about with `--missing-baseline pass`) saying how many there are and how far
+//! ahead, and on that branch itself this run is not its first baseline. (Runs dated after
+//! an old run but not after the clock are just later history: a stored run judged again,
+//! in `evals report` or the dashboard, is still its branch's first if it was.)
 
 use std::path::Path;
 
@@ -143,7 +145,7 @@ enum Miss {
         selection: Option<Selection>,
     },
     /// No run there started before this one, but `count` completed runs are dated after
-    /// it, the newest `newest` (its start).
+    /// it and after this machine's clock, the newest `newest` (its start).
     Later { count: usize, newest: String },
 }
 
@@ -252,14 +254,17 @@ fn latest_on_branch(
     })
 }
 
-/// No run of `branch` started before `run`: whether completed runs are dated after it
-/// ([`Miss::Later`], how many and the newest's start), else [`Miss::NoRun`].
+/// No run of `branch` started before `run`: whether completed runs are dated after it and
+/// after this machine's clock ([`Miss::Later`], how many and the newest's start), else
+/// [`Miss::NoRun`].
 fn later_on_branch(
     branch: &str,
     run: &RunResult,
     h: &dyn HistoryStore,
 ) -> Result<std::result::Result<RunResult, Miss>> {
     let r = &run.run;
+    let now = chrono::Utc::now();
+    let after_now = |t: &str| chrono::DateTime::parse_from_rfc3339(t).is_ok_and(|t| t > now);
     let later: Vec<_> = h
         .runs(&crate::history::RunQuery {
             suite: Some(r.suite.clone()),
@@ -269,7 +274,7 @@ fn later_on_branch(
             ..Default::default()
         })?
         .into_iter()
-        .filter(|l| l.id != r.id)
+        .filter(|l| l.id != r.id && after_now(&l.started_at))
         .collect();
     Ok(Err(match later.first() {
         Some(newest) => Miss::Later {
@@ -411,18 +416,28 @@ mod tests {
     fn runs_dated_after_this_one_are_said_never_absent_and_never_a_first_baseline() {
         let (_d, mut h, p) = setup();
         for id in ["0000-1", "0000-2"] {
-            h.insert(&run(id, "main", "2026-01-05T03:00:00Z", vec![]))
+            h.insert(&run(id, "main", "2999-01-05T03:00:00Z", vec![]))
                 .expect("insert");
         }
-        let on_main = run("me", "main", "2026-01-05T00:00:00Z", vec![]);
+        let on_main = run("me", "main", "2999-01-05T00:00:00Z", vec![]);
         let e = resolve_or_first("main", &on_main, Some(&h), &p).expect_err("refused");
         assert_eq!(e.exit_code(), 2);
         assert!(
             e.to_string().contains(
-                "started before this run (2026-01-05T00:00:00Z), but 2 completed runs there are dated after it, the newest by 3 h:"
+                "started before this run (2999-01-05T00:00:00Z), but 2 completed runs there are dated after it and after this machine's clock, the newest by 3 h:"
             ),
             "{e}"
         );
+        // A stored run judged again later: the runs after it are history, not the future,
+        // and it was its branch's first.
+        let (_d, mut h, p) = setup();
+        let old = run("old", "main", "2026-01-01T00:00:00Z", vec![]);
+        h.insert(&run("0000-0", "main", "2026-01-02T00:00:00Z", vec![]))
+            .expect("insert");
+        assert!(matches!(
+            resolve_or_first("main", &old, Some(&h), &p),
+            Ok(Found::First(_))
+        ));
     }
 
     #[test]

@@ -75,10 +75,11 @@ pub enum BaselineError {
         history: PathBuf,
     },
     /// No run of the suite on the branch started before this run, but some completed runs
-    /// are dated after it: a clock (theirs or this machine's) is wrong.
+    /// are dated after it and after this machine's clock: a clock (theirs or this
+    /// machine's) is wrong.
     #[error(
         "no run of suite {} on branch {} in {} started before this run ({}), but {} completed \
-         run{} there {} dated after it, the newest by {}: a clock is wrong (the machine that \
+         run{} there {} dated after it and after this machine's clock, the newest by {}: a clock is wrong (the machine that \
          ran them, or this one); fix it and run again, or compare with one of them by number \
          (`evals history`, then --baseline N), or pass --missing-baseline pass",
         .0.suite,

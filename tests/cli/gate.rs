@@ -845,7 +845,7 @@ fn main_runs_dated_after_this_one_were_taken_for_no_runs_at_all() {
         )
         .unwrap();
     drop(history);
-    let said = "but 2 completed runs there are dated after it, the newest by 3 h 12 min: a clock is wrong (the machine that ran them, or this one); fix it and run again, or compare with one of them by number (`evals history`, then --baseline N), or pass --missing-baseline pass\n";
+    let said = "but 2 completed runs there are dated after it and after this machine's clock, the newest by 3 h 12 min: a clock is wrong (the machine that ran them, or this one); fix it and run again, or compare with one of them by number (`evals history`, then --baseline N), or pass --missing-baseline pass\n";
     let pr = p
         .evals(&["check", "--branch", "feature", "--baseline", "main"])
         .code(2);
