@@ -21,6 +21,6 @@ pub(crate) mod limits;
 pub use baseline::resolve;
 pub use check::{CheckPlan, Checked, MissingBaseline, Notice, check, check_in, judge};
 pub use compare::{Rules, Stat, compare, compare_with, stopped, threshold_failures};
-pub use error::BaselineError;
+pub use error::{BaselineError, LaterRuns};
 pub use flaky::{FlakyCase, RunVerdict, flaky};
 pub use limits::Limits;
