@@ -69,6 +69,9 @@ pub struct ExecAdapter {
     pub stderr: StderrTo,
     /// How long a worker may take over one case.
     pub case_timeout: Duration,
+    /// The longest answer line a worker may print (`cassettes.max_response_bytes`): a
+    /// longer one is an error of the case (kind `too-large`).
+    pub max_answer: u64,
     /// The stderr readers of stopped workers, still writing what was left in the pipe.
     readers: Arc<std::sync::Mutex<Vec<JoinHandle<()>>>>,
     /// The run's gateway, once [`Adapter::start_run`] started it.
@@ -98,6 +101,7 @@ impl ExecAdapter {
                 shown: String::new(),
             },
             readers: Arc::default(),
+            max_answer: suite.config.cassettes.response_limit(),
         }
         .check_program(&suite.display_path)
         .map_err(crate::error::Error::Config)?;
@@ -115,6 +119,7 @@ impl ExecAdapter {
             case_timeout: Duration::from_secs_f64(
                 suite.config.defaults.timeout.unwrap_or(120.0) * 5.0,
             ),
+            max_answer: suite.config.cassettes.response_limit(),
             readers: Arc::default(),
             gateway: std::sync::OnceLock::new(),
             upstreams: Arc::default(),
@@ -202,6 +207,7 @@ impl ExecAdapter {
             cwd: self.cwd.clone(),
             stderr: self.stderr.clone(),
             readers: self.readers.clone(),
+            max_answer: self.max_answer,
         }
     }
 
@@ -448,6 +454,8 @@ async fn ask(
         .map_err(|f| {
             let kind = if f.timeout {
                 CaseErrorKind::Timeout
+            } else if f.too_large {
+                CaseErrorKind::TooLarge
             } else {
                 CaseErrorKind::Adapter
             };
@@ -492,6 +500,7 @@ mod tests {
                 shown: "the terminal".into(),
             },
             case_timeout: Duration::from_secs(1),
+            max_answer: 1024,
             readers: Arc::default(),
             gateway: std::sync::OnceLock::new(),
             upstreams: Arc::default(),

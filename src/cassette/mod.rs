@@ -51,4 +51,6 @@ pub use session::Session;
 pub(crate) use session::{
     CassetteOptions, DEFAULT_MAX_RESPONSE_BYTES, SessionMeta, Tally, Transport, UNWRITTEN_NAMED,
 };
-pub(crate) use store::{CassetteKey, list_files as list_json_files, settings_slug};
+pub(crate) use store::{
+    CassetteKey, case_file, list_files as list_json_files, may_share_a_file, settings_slug,
+};

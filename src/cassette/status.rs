@@ -11,7 +11,6 @@ use super::http::HttpRequest;
 use super::matcher::Matcher;
 use super::session::{CassetteOptions, filed};
 use super::store::{CassetteKey, list_files, list_partial_files};
-use crate::error::CassetteError;
 
 /// The state of one case's cassette for one contender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -26,6 +25,9 @@ pub enum Status {
     /// The request cannot be known without running the case (an exec adapter's), so the
     /// cassette could not be checked.
     Unchecked,
+    /// The file is there but could not be read, is not a cassette, or is of a newer
+    /// format ([`Entry::problem`] says which): replay would error the case.
+    Corrupt,
 }
 
 impl Status {
@@ -36,6 +38,7 @@ impl Status {
             Status::Missing => "missing",
             Status::Stale => "stale",
             Status::Unchecked => "unchecked",
+            Status::Corrupt => "corrupt",
         }
     }
 }
@@ -66,6 +69,8 @@ pub struct Entry {
     pub case: String,
     /// The cassette file.
     pub path: PathBuf,
+    /// Why a [`Status::Corrupt`] cassette is: the error replay would give, naming the file.
+    pub problem: Option<String>,
 }
 
 /// The state of a cassette folder against what a suite expects.
@@ -99,20 +104,21 @@ impl StatusReport {
         self.entries.iter().filter(|e| e.status == status).count()
     }
 
-    /// Whether something must be recorded: a cassette missing or stale.
+    /// Whether something must be recorded: a cassette missing, stale or corrupt.
     pub fn needs_recording(&self) -> bool {
-        self.count(Status::Missing) + self.count(Status::Stale) > 0
+        self.count(Status::Missing) + self.count(Status::Stale) + self.count(Status::Corrupt) > 0
     }
 }
 
 /// Checks every `expected` cassette in `options.dir`, as replay would find it (the request
 /// scrubbed and fingerprinted as a session does it, looked up as its matcher does), and
 /// lists the files nothing expects. A cassette that is there but cannot be read, is not
-/// one, or is of a newer format is an error naming the file.
+/// one, or is of a newer format is listed as [`Status::Corrupt`] with the error naming the
+/// file, and the listing goes on.
 pub fn status(
     options: &CassetteOptions,
     expected: impl IntoIterator<Item = Expected>,
-) -> Result<StatusReport, CassetteError> {
+) -> StatusReport {
     let dir = options.dir.as_path();
     let ignore_fields = &options.ignore_fields;
     let redactor = options.redactor();
@@ -121,9 +127,14 @@ pub fn status(
     for e in expected {
         let path = e.key.path_in(dir);
         wanted.insert(path.clone());
-        let status = match load_if_present(&path)? {
-            None => Status::Missing,
-            Some(cassette) => match e.request {
+        let mut problem = None;
+        let status = match load_if_present(&path) {
+            Err(why) => {
+                problem = Some(why.to_string());
+                Status::Corrupt
+            }
+            Ok(None) => Status::Missing,
+            Ok(Some(cassette)) => match e.request {
                 Some(request) => {
                     let base = redactor.scrub_str(&e.base_url);
                     let (_, fp) = filed(&redactor, &request, ignore_fields, &base);
@@ -143,18 +154,19 @@ pub fn status(
             contender: e.contender,
             case: e.case,
             path,
+            problem,
         });
     }
     let unused = list_files(dir)
         .into_iter()
         .filter(|p| !wanted.contains(p))
         .collect();
-    Ok(StatusReport {
+    StatusReport {
         entries,
         unused,
         partial: list_partial_files(dir),
         fixtures: vec![],
-    })
+    }
 }
 
 #[cfg(test)]
@@ -164,6 +176,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::cassette::CassetteError;
     use crate::cassette::format::{
         Cassette, CassetteContender, FORMAT, Interaction, RecordedRequest, RecordedResponse,
     };
@@ -279,8 +292,7 @@ mod tests {
                 expected("exec", None),
                 expected("new", Some(request("hi"))),
             ],
-        )
-        .unwrap();
+        );
         let statuses: Vec<Status> = report.entries.iter().map(|e| e.status).collect();
         assert_eq!(
             statuses,
@@ -299,20 +311,36 @@ mod tests {
     }
 
     #[test]
-    fn a_cassette_of_a_newer_format_is_an_error_naming_it() {
+    fn a_cassette_of_a_newer_format_or_corrupt_is_listed_as_corrupt_and_the_rest_go_on() {
         let dir = tempfile::tempdir().unwrap();
+        let options = options(dir.path(), &[]);
         let path = key("x").path_in(dir.path());
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, r#"{"format": 9}"#).unwrap();
-        let err = status(&options(dir.path(), &[]), [expected("x", None)]).unwrap_err();
-        assert_eq!(
-            err,
-            CassetteError::TooNew {
-                path,
-                format: 9,
-                known: u64::from(crate::cassette::format::FORMAT)
-            }
+        std::fs::write(key("y").path_in(dir.path()), "{ not json").unwrap();
+        write_as(&options, "z", "hello");
+        let report = status(
+            &options,
+            [
+                expected("x", None),
+                expected("y", None),
+                expected("z", Some(request("hello"))),
+            ],
         );
+        let got: Vec<Status> = report.entries.iter().map(|e| e.status).collect();
+        assert_eq!(got, [Status::Corrupt, Status::Corrupt, Status::Recorded]);
+        assert_eq!(
+            report.entries[0].problem,
+            Some(
+                CassetteError::TooNew {
+                    path,
+                    format: 9,
+                    known: u64::from(crate::cassette::format::FORMAT)
+                }
+                .to_string()
+            )
+        );
+        assert!(report.needs_recording());
     }
 
     #[test]
@@ -325,14 +353,12 @@ mod tests {
         let report = status(
             &options,
             [expected("acct", Some(request("look up acct-42")))],
-        )
-        .unwrap();
+        );
         assert_eq!(report.entries[0].status, Status::Recorded);
         let report = status(
             &options,
             [expected("acct", Some(request("look up acct-43 now")))],
-        )
-        .unwrap();
+        );
         assert_eq!(report.entries[0].status, Status::Stale);
     }
 }

@@ -3,9 +3,13 @@
 //! One file per case per contender at
 //! `<dir>/<provider>/<model>/<settings>/<dataset>/<case id>.json`. Every part is made
 //! filesystem-safe on its own, so no name (`../../etc`, `/abs`, `a\b`) can reach outside
-//! the cassette folder; only a case id's `/` makes more than one folder level. This file
-//! is the one owner of that layout: [`CassetteKey::path_in`] walks it forward,
-//! [`CassetteKey::other_settings`] walks it back to the same case under other settings.
+//! the cassette folder; only a case id's `/` (or `\`) makes more than one folder level. A
+//! part whose name would be over [`MAX_NAME`] bytes (no file system takes it) is cut and
+//! given a hash of the whole. Two case ids can still name one file (`x\y` and `x/y`, `a//b`
+//! and `a/b`): [`may_share_a_file`] says which ids can, and the suite refuses two that do
+//! when it loads. This file is the one owner of that layout: [`CassetteKey::path_in`]
+//! walks it forward, [`CassetteKey::other_settings`] walks it back to the same case under
+//! other settings.
 
 use std::path::{Path, PathBuf};
 
@@ -59,10 +63,7 @@ impl CassetteKey {
 
     /// The file's path below the cassette folder. Never absolute, never contains `..`.
     pub fn relative_path(&self) -> PathBuf {
-        let mut path = self.model_folder();
-        path.push(sanitize_part(&self.settings));
-        path.push(self.case_path());
-        path
+        self.contender_folder().join(self.case_path())
     }
 
     /// The same case's cassettes under the contender's other settings folders (another
@@ -84,6 +85,14 @@ impl CassetteKey {
         found
     }
 
+    /// `<provider>/<model>/<settings>`: the folder of every case of one contender (two
+    /// contenders sharing it would share their cassettes).
+    pub fn contender_folder(&self) -> PathBuf {
+        let mut path = self.model_folder();
+        path.push(sanitize_part(&self.settings));
+        path
+    }
+
     /// `<provider>/<model>`: the folder of every settings of this model.
     fn model_folder(&self) -> PathBuf {
         let mut path = PathBuf::new();
@@ -96,33 +105,66 @@ impl CassetteKey {
 
     /// `<dataset>/<case id>.json`, below the settings folder.
     fn case_path(&self) -> PathBuf {
-        let mut path = PathBuf::new();
-        path.push(sanitize_part(&self.dataset));
-        let mut levels: Vec<String> = self
-            .case_id
-            .split(['/', '\\'])
-            .filter(|s| !s.is_empty())
-            .map(sanitize_part)
-            .collect();
-        let file = levels.pop().unwrap_or_else(|| "_".to_string());
-        for level in levels {
-            path.push(level);
-        }
-        path.push(format!("{file}.json"));
-        path
+        case_file(&self.dataset, &self.case_id)
     }
 }
 
+/// `<dataset>/<case id>.json`: where a case's cassette is below each contender's folder.
+/// A case id's `/` and `\` make folder levels, empty levels left out.
+pub fn case_file(dataset: &str, case_id: &str) -> PathBuf {
+    let mut path = PathBuf::new();
+    path.push(sanitize_part(dataset));
+    let mut levels: Vec<&str> = case_id
+        .split(['/', '\\'])
+        .filter(|s| !s.is_empty())
+        .collect();
+    let file = levels.pop().map_or_else(|| "_".to_string(), sanitize_part);
+    for level in levels {
+        path.push(sanitize_part(level));
+    }
+    path.push(format!("{file}.json"));
+    path
+}
+
+/// Whether a case id can name the same cassette file as another id of its dataset: one
+/// with a `\` or an empty level (`a//b`, a leading or trailing `/`, or no id at all) reads
+/// as an id written with single `/`s. Any other id's file is its own (its levels, each
+/// made safe by [`sanitize_part`], which keeps names apart).
+pub fn may_share_a_file(case_id: &str) -> bool {
+    case_id.is_empty()
+        || case_id.contains('\\')
+        || case_id.starts_with('/')
+        || case_id.ends_with('/')
+        || case_id.contains("//")
+}
+
+/// The longest name a part of a cassette's path may have, in bytes, `.json` included:
+/// what ext4, APFS and NTFS take (255). A longer one (which no file system takes, so no
+/// cassette has it) is cut and given a hash of the whole.
+pub const MAX_NAME: usize = 255;
+
+/// What a part over [`MAX_NAME`] keeps of its clean text, before its hash.
+const CUT_TO: usize = 64;
+
 /// Keeps `[A-Za-z0-9._-]`, replaces anything else with `_`; never empty, never `.` or `..`.
 /// A part that had to change gets a short hash of the original, so two names that clean
-/// to the same text (`a b`, `a_b`) never share a file.
+/// to the same text (`a b`, `a_b`) never share a file. A part too long for a file name
+/// ([`MAX_NAME`], room for `.json` kept) is its first 64 bytes and a longer hash of the
+/// whole, so a 300-character case id gets a file too.
 pub(crate) fn sanitize_part(part: &str) -> String {
     let clean = clean_part(part);
-    if clean == part {
-        return clean;
+    let digest = || crate::fingerprint::sha256_hex(part.as_bytes());
+    let changed = clean != part;
+    // `-` and 8 hex digits when changed, `.json` when the part is the file.
+    let named_len = clean.len() + if changed { 9 } else { 0 } + ".json".len();
+    if named_len > MAX_NAME {
+        // Clean text is ASCII: any byte is a char boundary.
+        format!("{}-{}", &clean[..CUT_TO], &digest()[..16])
+    } else if changed {
+        format!("{clean}-{}", &digest()[..8])
+    } else {
+        clean
     }
-    let digest = crate::fingerprint::sha256_hex(part.as_bytes());
-    format!("{clean}-{}", &digest[..8])
 }
 
 fn clean_part(part: &str) -> String {
@@ -403,6 +445,37 @@ mod tests {
             sanitize_part("llama3.2_latest")
         );
         assert!(sanitize_part("...").starts_with("___-"));
+    }
+
+    #[test]
+    fn a_part_too_long_for_a_file_name_is_cut_and_hashed_and_one_that_fits_is_kept() {
+        // 250 bytes + `.json` fits a file name: kept as it is (its cassette is where it was).
+        let fits = "a".repeat(250);
+        assert_eq!(sanitize_part(&fits), fits);
+        for long in ["b".repeat(300), format!("{} c", "c".repeat(290))] {
+            let cut = sanitize_part(&long);
+            assert_eq!(cut.len(), 64 + 1 + 16, "{cut}");
+            assert!(cut.starts_with(&long.replace(' ', "_")[..64]), "{cut}");
+        }
+        // Two long ids that share their first 64 bytes keep their own files.
+        let (x, y) = (format!("{fits}x"), format!("{fits}y"));
+        assert_ne!(sanitize_part(&x), sanitize_part(&y));
+        let file = case_file("d", &format!("v/{}", "z".repeat(300)));
+        for part in file.iter() {
+            assert!(part.len() <= MAX_NAME, "{}", file.display());
+        }
+    }
+
+    #[test]
+    fn ids_that_can_share_a_file_are_those_with_a_backslash_or_an_empty_level() {
+        for odd in ["x\\y", "a//b", "/a", "a/", ""] {
+            assert!(may_share_a_file(odd), "{odd}");
+        }
+        assert_eq!(case_file("d", "x\\y"), case_file("d", "x/y"));
+        assert_eq!(case_file("d", "a//b"), case_file("d", "a/b"));
+        for plain in ["x/y", "vague/003", "a b", "..", "_"] {
+            assert!(!may_share_a_file(plain), "{plain}");
+        }
     }
 
     #[test]

@@ -169,12 +169,16 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
     let count = |s: Status| report.count(s);
     let (missing, stale) = (count(Status::Missing), count(Status::Stale));
     let unchecked = count(Status::Unchecked);
+    let corrupt = match count(Status::Corrupt) {
+        0 => String::new(),
+        n => format!(", {n} corrupt"),
+    };
     let fixtures = match report.fixtures.len() {
         0 => String::new(),
         n => format!(", {}", llm_evals::text::plural(n, "fixture", "fixtures")),
     };
     out.line(&format!(
-        "{} recorded, {missing} missing, {stale} stale, {} unused{fixtures}{}",
+        "{} recorded, {missing} missing, {stale} stale{corrupt}, {} unused{fixtures}{}",
         count(Status::Recorded),
         unused.len(),
         if unchecked > 0 {
@@ -196,8 +200,22 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
             llm_evals::text::plural(partial.len(), "partial file", "partial files")
         ));
     }
+    // Each corrupt cassette's reason, once the whole listing is out.
+    for r in rows {
+        if let Some(problem) = &r.problem {
+            let at = r.path.display().to_string();
+            out.warn(&problem.replace(&at, &discovery::display_path(&r.path, &suite.cwd)));
+        }
+    }
     if report.needs_recording() {
-        out.note("run `evals record` (with -c/-m to pick cases and models) to record what is missing or stale");
+        out.note(&format!(
+            "run `evals record` (with -c/-m to pick cases and models) to record what is {}",
+            if corrupt.is_empty() {
+                "missing or stale"
+            } else {
+                "missing, stale or corrupt"
+            }
+        ));
         Ok(exit::FAILED)
     } else {
         Ok(exit::OK)

@@ -74,6 +74,24 @@ pub enum BaselineError {
         /// The history file searched.
         history: PathBuf,
     },
+    /// No run of the suite on the branch started before this run, but some completed runs
+    /// are dated after it and after this machine's clock: a clock (theirs or this
+    /// machine's) is wrong.
+    #[error(
+        "no run of suite {} on branch {} in {} started before this run ({}), but {} completed \
+         run{} there {} dated after it and after this machine's clock, the newest by {}: a clock is wrong (the machine that \
+         ran them, or this one); fix it and run again, or compare with one of them by number \
+         (`evals history`, then --baseline N), or pass --missing-baseline pass",
+        .0.suite,
+        .0.branch,
+        .0.history.display(),
+        .0.started,
+        .0.count,
+        if .0.count == 1 { "" } else { "s" },
+        if .0.count == 1 { "is" } else { "are" },
+        .0.ahead
+    )]
+    Later(Box<LaterRuns>),
     /// The branch's newest run has another suite fingerprint, and no earlier one matches.
     #[error(
         "baseline run {newest} on {branch} has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed), and no earlier run on {branch} matches: re-run on {branch}, or pass --missing-baseline pass",
@@ -133,4 +151,21 @@ impl From<crate::error::Error> for BaselineError {
 /// A fingerprint's first 12 characters, as messages show it.
 fn short(fp: &str) -> &str {
     fp.get(..12).unwrap_or(fp)
+}
+
+/// What [`BaselineError::Later`] says: a branch whose runs are all dated after this one.
+#[derive(Debug)]
+pub struct LaterRuns {
+    /// The suite's name.
+    pub suite: String,
+    /// The baseline branch.
+    pub branch: String,
+    /// The history file searched.
+    pub history: PathBuf,
+    /// How many completed runs there are dated after this one.
+    pub count: usize,
+    /// When this run started (RFC 3339).
+    pub started: String,
+    /// How far the newest of them is after it, in words.
+    pub ahead: String,
 }

@@ -16,7 +16,7 @@ mod history;
 
 use std::path::{Path, PathBuf};
 
-pub use baseline::BaselineError;
+pub use baseline::{BaselineError, LaterRuns};
 pub use cassette::{CassetteError, SecretPlace};
 pub use history::HistoryError;
 

@@ -6,10 +6,18 @@
 //! the scorer, schema, thresholds or version changed and the comparison would mislead, so
 //! it is refused with the reason; so is a branch with no run at all, except for `check` on
 //! that very branch ([`resolve_or_first`]): the first run there is the first baseline.
+//!
+//! A branch whose runs are all dated after this one and after this machine's clock (a
+//! clock that was, or is, wrong) has runs: they are never taken as a baseline (one never
+//! comes from the future) and never taken as absent either. The check is refused (exit 2,
+//! or warned about with `--missing-baseline pass`) saying how many there are and how far
+//! ahead, and on that branch itself this run is not its first baseline. (Runs dated after
+//! an old run but not after the clock are just later history: a stored run judged again,
+//! in `evals report` or the dashboard, is still its branch's first if it was.)
 
 use std::path::Path;
 
-use super::BaselineError;
+use super::{BaselineError, LaterRuns};
 use crate::error::Result;
 use crate::history::HistoryStore;
 use crate::results::{BaselineInfo, RunResult, RunStatus, Selection};
@@ -106,8 +114,13 @@ fn find(
         let h = store(history, history_path)?;
         match latest_on_branch(reference, run, h, history_path)? {
             Ok(found) => found,
-            // The first check on its own branch: no baseline yet, and none missing.
-            Err(miss) if first && run.run.branch.as_deref() == Some(reference) => {
+            // The first check on its own branch: no baseline yet, and none missing. (Runs
+            // dated after this one are there: this is no first.)
+            Err(miss)
+                if first
+                    && run.run.branch.as_deref() == Some(reference)
+                    && !matches!(miss, Miss::Later { .. }) =>
+            {
                 let complete = run.run.status == RunStatus::Completed;
                 return Ok(Found::First(miss.first_note(reference, complete)));
             }
@@ -144,6 +157,9 @@ enum Miss {
         newest: String,
         selection: Option<Selection>,
     },
+    /// No run there started before this one, but `count` completed runs are dated after
+    /// it and after this machine's clock, the newest `newest` (its start).
+    Later { count: usize, newest: String },
 }
 
 impl Miss {
@@ -171,6 +187,14 @@ impl Miss {
                 ours: describe_selection(run_selection(run)),
                 theirs: describe_selection(selection.as_ref()),
             },
+            Miss::Later { count, newest } => BaselineError::Later(Box::new(LaterRuns {
+                suite: r.suite.clone(),
+                branch: reference.to_string(),
+                history: history_path.to_path_buf(),
+                count,
+                started: r.started_at.clone(),
+                ahead: ahead_by(&r.started_at, &newest),
+            })),
         }
     }
 
@@ -192,6 +216,7 @@ impl Miss {
             Miss::Selection { .. } => format!(
                 "no earlier run of {reference} selected what this run selects: this run is the first baseline for this selection"
             ),
+            Miss::Later { .. } => unreachable!("runs dated later make no first baseline"),
         }
     }
 }
@@ -212,7 +237,7 @@ fn latest_on_branch(
     let r = &run.run;
     let runs = h.runs_on_branch(&r.suite, branch, &r.started_at, &r.id)?;
     let Some(newest) = runs.first() else {
-        return Ok(Err(Miss::NoRun));
+        return later_on_branch(branch, run, h);
     };
     let selection = run_selection(run);
     // The newest compatible run wins.
@@ -240,6 +265,74 @@ fn latest_on_branch(
         }
         .into()
     })
+}
+
+/// No run of `branch` started before `run`: whether completed runs are dated after it and
+/// after this machine's clock ([`Miss::Later`], how many and the newest's start), else
+/// [`Miss::NoRun`].
+fn later_on_branch(
+    branch: &str,
+    run: &RunResult,
+    h: &dyn HistoryStore,
+) -> Result<std::result::Result<RunResult, Miss>> {
+    let r = &run.run;
+    let now = chrono::Utc::now();
+    let after_now = |t: &str| chrono::DateTime::parse_from_rfc3339(t).is_ok_and(|t| t > now);
+    let later: Vec<_> = h
+        .runs(&crate::history::RunQuery {
+            suite: Some(r.suite.clone()),
+            branch: Some(branch.to_string()),
+            status: Some(RunStatus::Completed.as_str().to_string()),
+            since: Some(r.started_at.clone()),
+            ..Default::default()
+        })?
+        .into_iter()
+        .filter(|l| l.id != r.id && after_now(&l.started_at))
+        .collect();
+    Ok(Err(match later.first() {
+        Some(newest) => Miss::Later {
+            count: later.len(),
+            newest: newest.started_at.clone(),
+        },
+        None => Miss::NoRun,
+    }))
+}
+
+/// How far `later` (RFC 3339) is after `start`, in words: `3 h 12 min`, `2 days 4 h`,
+/// `40 s` (the two largest units); `a moment` when the times do not parse or are equal.
+fn ahead_by(start: &str, later: &str) -> String {
+    let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+    let (Some(a), Some(b)) = (parse(start), parse(later)) else {
+        return "a moment".into();
+    };
+    let secs = (b - a).num_seconds().max(0);
+    let units = [(86_400, "day"), (3_600, "h"), (60, "min"), (1, "s")];
+    let mut parts = Vec::new();
+    let mut rest = secs;
+    for (size, name) in units {
+        let n = rest / size;
+        rest %= size;
+        if n > 0 || !parts.is_empty() {
+            let word = match (name, n) {
+                ("day", 1) => "day".to_string(),
+                ("day", _) => "days".to_string(),
+                (other, _) => other.to_string(),
+            };
+            parts.push(format!("{n} {word}"));
+        }
+        if parts.len() == 2 {
+            break;
+        }
+    }
+    // "1 h 0 min" reads as "1 h".
+    if parts.len() == 2 && parts[1].starts_with("0 ") {
+        parts.pop();
+    }
+    if parts.is_empty() {
+        "a moment".into()
+    } else {
+        parts.join(" ")
+    }
 }
 
 /// `3` or `#3`: a run's number in the history, never a branch.
@@ -317,6 +410,47 @@ mod tests {
         };
         assert!(!same_selection(None, Some(&narrowed)));
         assert!(same_selection(Some(&narrowed), Some(&narrowed.clone())));
+    }
+
+    #[test]
+    fn how_far_ahead_is_said_in_its_two_largest_units() {
+        let at = |t: &str| format!("2026-01-01T{t}Z");
+        let start = at("00:00:00");
+        assert_eq!(ahead_by(&start, &at("03:12:30")), "3 h 12 min");
+        assert_eq!(ahead_by(&start, &at("01:00:09")), "1 h");
+        assert_eq!(ahead_by(&start, &at("00:00:40")), "40 s");
+        assert_eq!(ahead_by(&start, "2026-01-03T04:00:00Z"), "2 days 4 h");
+        assert_eq!(ahead_by(&start, "2026-01-02T00:00:00Z"), "1 day");
+        assert_eq!(ahead_by(&start, &start), "a moment");
+        assert_eq!(ahead_by("not a time", &start), "a moment");
+    }
+
+    #[test]
+    fn runs_dated_after_this_one_are_said_never_absent_and_never_a_first_baseline() {
+        let (_d, mut h, p) = setup();
+        for id in ["0000-1", "0000-2"] {
+            h.insert(&run(id, "main", "2999-01-05T03:00:00Z", vec![]))
+                .expect("insert");
+        }
+        let on_main = run("me", "main", "2999-01-05T00:00:00Z", vec![]);
+        let e = resolve_or_first("main", &on_main, Some(&h), &p).expect_err("refused");
+        assert!(e.is_bad_input());
+        assert!(
+            e.to_string().contains(
+                "started before this run (2999-01-05T00:00:00Z), but 2 completed runs there are dated after it and after this machine's clock, the newest by 3 h:"
+            ),
+            "{e}"
+        );
+        // A stored run judged again later: the runs after it are history, not the future,
+        // and it was its branch's first.
+        let (_d, mut h, p) = setup();
+        let old = run("old", "main", "2026-01-01T00:00:00Z", vec![]);
+        h.insert(&run("0000-0", "main", "2026-01-02T00:00:00Z", vec![]))
+            .expect("insert");
+        assert!(matches!(
+            resolve_or_first("main", &old, Some(&h), &p),
+            Ok(Found::First(_))
+        ));
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub(crate) mod compare;
 pub mod flaky;
 pub(crate) mod limits;
 
-pub use crate::error::BaselineError;
+pub use crate::error::{BaselineError, LaterRuns};
 pub use baseline::resolve;
 pub use check::{CheckPlan, Checked, MissingBaseline, Notice, check, check_in, judge};
 pub use compare::{Rules, Stat, compare, compare_with, stopped, threshold_failures};

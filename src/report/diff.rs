@@ -1,6 +1,7 @@
 //! The diff report: a unified diff of each changed output against the baseline's, then
 //! each request that missed its cassette with its field-by-field diff against the nearest
-//! recording (the cassette layer writes that diff into the case's error).
+//! recording (the cassette layer writes that diff into the case's error). A case that
+//! errored otherwise (a crash, a transport error) is named with its error.
 //!
 //! Outputs are compared as pretty-printed JSON (a string output as its text), so a diff
 //! shows the fields that moved, line by line, the way a reviewer reads a code change.
@@ -12,7 +13,7 @@ use similar::TextDiff;
 
 use super::Report;
 use super::format::{contender_label, unusable_text};
-use crate::results::{CaseDelta, Comparison, RunResult};
+use crate::results::{CaseDelta, CaseErrorKind, Comparison, RunResult};
 
 /// Unified diffs of the outputs that changed against the baseline, and of each cassette
 /// miss against its nearest recording (`--format diff`, a `.diff` file).
@@ -55,21 +56,37 @@ impl Report for Diff {
         let mut s = String::new();
         let cases = comparison.map(|c| c.cases.as_slice()).unwrap_or(&[]);
         for d in cases {
-            if let Some(diff) = output_diff(d) {
-                let _ = writeln!(
-                    s,
-                    "# {} · {} · {} ({})",
-                    contender_label(&d.contender),
-                    d.dataset,
-                    d.case,
-                    d.status.as_str()
-                );
-                if let Some(u) = unusable_text(d.reply_error.as_deref(), d.said.as_deref()) {
-                    let _ = writeln!(s, "# {u}");
-                }
-                s.push_str(&diff);
-                s.push('\n');
+            let diff = output_diff(d);
+            // A case that errored is said even when its output did not change (a crash
+            // leaves none, as the baseline's unusable reply did); a miss is said below with
+            // its request's diff.
+            let error = d
+                .error
+                .as_deref()
+                .filter(|_| d.error_kind != Some(CaseErrorKind::Miss));
+            if diff.is_none() && error.is_none() {
+                continue;
             }
+            let _ = writeln!(
+                s,
+                "# {} · {} · {} ({})",
+                contender_label(&d.contender),
+                d.dataset,
+                d.case,
+                d.status.as_str()
+            );
+            if let Some(e) = error {
+                for line in e.lines() {
+                    let _ = writeln!(s, "# {line}");
+                }
+            }
+            if let Some(u) = unusable_text(d.reply_error.as_deref(), d.said.as_deref()) {
+                let _ = writeln!(s, "# {u}");
+            }
+            if let Some(diff) = diff {
+                s.push_str(&diff);
+            }
+            s.push('\n');
         }
         if s.is_empty() {
             s.push_str(match comparison {

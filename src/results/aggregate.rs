@@ -142,6 +142,11 @@ impl Aggregator {
         }
     }
 
+    /// The positions below `n` that no case was added at.
+    pub fn missing(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
+        (self.next..n).filter(|i| !self.pending.contains_key(i))
+    }
+
     fn fold(&mut self, c: Figures) {
         self.cases += 1;
         let r = &mut self.repeats;

@@ -417,6 +417,10 @@ pub enum CaseErrorKind {
     /// reported a metric it did not declare; a judge's call failed or its verdict was
     /// unparsable. Never a 0: the case has no score.
     Scorer,
+    /// The case's code crashed in the process (a `Provider`, `Scorer` or adapter of yours
+    /// that panicked) or its task ended without a result: the message is the panic's.
+    /// Never a dropped case: the run still holds every planned case.
+    Crashed,
 }
 
 impl CaseErrorKind {

@@ -510,6 +510,8 @@ mod tests {
             Adapter,
             Timeout,
             Other,
+            Scorer,
+            Crashed,
         ] {
             let mut r = run(
                 "r",

@@ -714,11 +714,7 @@ pub(crate) fn cassette_options(suite: &Suite, extra: Vec<String>) -> Result<Cass
         redact,
         redact_query,
         secrets,
-        max_response_bytes: suite
-            .config
-            .cassettes
-            .max_response_bytes
-            .unwrap_or(crate::cassette::DEFAULT_MAX_RESPONSE_BYTES),
+        max_response_bytes: suite.config.cassettes.response_limit(),
     })
 }
 

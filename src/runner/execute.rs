@@ -87,6 +87,18 @@ pub fn execute(
     let cases = Arc::try_unwrap(log)
         .map_err(|_| crate::error::Error::Failed("a case task outlived the run".into()))?;
     let experiments = if status == RunStatus::Completed {
+        // Every planned case has a result (a crash included, as its error): a completed
+        // run that holds fewer is a bug, said as one rather than gated as a pass.
+        if let Some((e, planned)) = experiments
+            .iter()
+            .zip(&sizes)
+            .find(|(e, planned)| e.cases_total != **planned)
+        {
+            return Err(crate::error::Error::Failed(format!(
+                "the run lost cases: {} on {} holds {} of its {planned} planned cases",
+                e.contender.id, e.dataset, e.cases_total
+            )));
+        }
         experiments
     } else {
         let keep: Vec<bool> = experiments.iter().map(|e| e.cases_total > 0).collect();
@@ -216,17 +228,25 @@ async fn run_experiment(
     let n = cases.len();
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let agg = Arc::new(std::sync::Mutex::new(Aggregator::new(primary, parallelism)));
+    let finish = Finish {
+        idx,
+        model: contender.id().to_string(),
+        cases: cases.clone(),
+        ctx: ctx.clone(),
+        control: control.clone(),
+        agg: agg.clone(),
+        log,
+    };
     let mut workers = Vec::with_capacity(parallelism.min(n));
     for _ in 0..parallelism.min(n) {
-        let (cases, ctx, suite, control, exec, next, agg, log) = (
+        let (cases, ctx, suite, control, exec, next, finish) = (
             cases.clone(),
             ctx.clone(),
             suite.clone(),
             control.clone(),
             exec.clone(),
             next.clone(),
-            agg.clone(),
-            log.clone(),
+            finish.clone(),
         );
         let contender = contender.clone();
         workers.push(tokio::spawn(async move {
@@ -235,7 +255,8 @@ async fn run_experiment(
                 if i >= n || !control.may_start().await {
                     break;
                 }
-                // Each case in a task of its own, so a bug that panics loses one case only.
+                // Each case in a task of its own, so a bug that panics (a provider, scorer
+                // or adapter of the user's) ends that case alone, as an error of it.
                 let task = {
                     let (cases, ctx, suite, control, exec, contender) = (
                         cases.clone(),
@@ -256,48 +277,125 @@ async fn run_experiment(
                         }
                     })
                 };
-                match task.await {
-                    Ok(Some(r)) => {
-                        // A cassette auto mode could not write: said once per file, and
-                        // the case was scored all the same.
-                        for why in ctx.transport.take_unwritten() {
-                            control.notice(&format!(
-                                "warning: {why}; the answer was scored but not recorded"
-                            ));
-                        }
-                        log.push(idx, i, &r);
-                        agg.lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner)
-                            .add(i, &r);
-                        ctx.sinks.emit(Event::CaseFinished {
-                            experiment: idx,
-                            position: i,
-                            case: &r,
-                        });
-                        control
-                            .finished(contender.id(), cases.dataset(i), &r)
-                            .await;
-                    }
+                let r = match task.await {
+                    Ok(Some(r)) => r,
                     // Cancelled: the run is stopping.
                     Ok(None) => break,
-                    Err(e) => control.notice(&format!("error: a case task crashed: {e}")),
-                }
+                    Err(e) => crashed(
+                        &cases.head(i),
+                        format!("the case crashed: {}", panic_message(e)),
+                    ),
+                };
+                finish.case(i, r).await;
             }
         }));
     }
+    // A worker that itself ended early (a sink of the user's that panicked) took the case
+    // it held with it: said below as that case's error, with what ended it.
+    let mut died = None;
     for w in workers {
-        let _ = w.await;
+        if let Err(e) = w.await {
+            died.get_or_insert_with(|| panic_message(e));
+        }
     }
-    std::mem::take(
-        &mut *agg
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner),
-    )
+    // A run that was not stopped holds every planned case: one without a result is an
+    // error of the case, never left out (a run that lost a case is never "completed").
+    if !control.stopped() {
+        let missing: Vec<usize> = lock(&agg).missing(n).collect();
+        for i in missing {
+            let why = match &died {
+                Some(m) => format!("the case ended without a result: its worker crashed: {m}"),
+                None => "the case ended without a result".to_string(),
+            };
+            finish.case(i, crashed(&cases.head(i), why)).await;
+        }
+    }
+    std::mem::take(&mut *lock(&agg))
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Where a finished case goes (the case log, the experiment's figures, the sinks, the run's
+/// stop rules): one path, whether the case was scored, errored or crashed.
+#[derive(Clone)]
+struct Finish {
+    idx: usize,
+    model: String,
+    cases: Cases,
+    ctx: Arc<RunContext>,
+    control: Arc<Control>,
+    agg: Arc<std::sync::Mutex<Aggregator>>,
+    log: Arc<CaseLog>,
+}
+
+impl Finish {
+    async fn case(&self, i: usize, r: CaseResult) {
+        // A cassette auto mode could not write: said once per file, and the case was
+        // scored all the same.
+        for why in self.ctx.transport.take_unwritten() {
+            self.control.notice(&format!(
+                "warning: {why}; the answer was scored but not recorded"
+            ));
+        }
+        self.log.push(self.idx, i, &r);
+        lock(&self.agg).add(i, &r);
+        self.ctx.sinks.emit(Event::CaseFinished {
+            experiment: self.idx,
+            position: i,
+            case: &r,
+        });
+        self.control
+            .finished(&self.model, self.cases.dataset(i), &r)
+            .await;
+    }
+}
+
+/// What a panic said (its `&str` or `String` payload), or how the task ended otherwise.
+fn panic_message(e: tokio::task::JoinError) -> String {
+    if !e.is_panic() {
+        return e.to_string();
+    }
+    let payload = e.into_panic();
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned());
+    match text {
+        Some(t) => format!("panicked: {t}"),
+        None => "panicked (with no message)".to_string(),
+    }
+}
+
+/// A case that crashed or ended without a result: an error of kind crashed (no score),
+/// named by what the suite holds of it, its message scrubbed as every case's is.
+fn crashed(head: &crate::suite::CaseHead<'_>, why: String) -> CaseResult {
+    let mut r = without_result(
+        head,
+        CaseError::new(
+            CaseErrorKind::Crashed,
+            format!(
+                "{why}; the code that panicked is a provider, adapter or scorer given to the \
+                 run (or evals itself): fix it, `RUST_BACKTRACE=1` shows where"
+            ),
+        ),
+    );
+    r.scrub_secrets();
+    r
 }
 
 /// A case whose JSONL file changed after the suite loaded: an error of the case (not run,
 /// no score), named by what the suite holds of it.
 fn unreadable(head: &crate::suite::CaseHead<'_>, changed: &crate::suite::Changed) -> CaseResult {
+    without_result(
+        head,
+        CaseError::new(CaseErrorKind::Other, changed.to_string()),
+    )
+}
+
+/// A case that has no result of its own, only `error`: named by what the suite holds of it.
+fn without_result(head: &crate::suite::CaseHead<'_>, error: CaseError) -> CaseResult {
     CaseResult {
         case: head.id.to_string(),
         variant: head.variant.to_string(),
@@ -306,7 +404,7 @@ fn unreadable(head: &crate::suite::CaseHead<'_>, changed: &crate::suite::Changed
         metrics: BTreeMap::new(),
         passed: None,
         failed_thresholds: vec![],
-        error: Some(CaseError::new(CaseErrorKind::Other, changed.to_string())),
+        error: Some(error),
         reply_error: None,
         truncated: false,
         output: None,

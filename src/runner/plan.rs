@@ -25,6 +25,32 @@ pub struct RunPlan {
     pub shard: Option<crate::results::Shard>,
 }
 
+/// Two contenders whose cassettes would be one folder (`a/b` and `a__b` of one provider:
+/// a model's `/` is `__` there) would replay each other's recordings: refused, naming both.
+fn shared_cassette_folder(suite: &Suite, lineup: &Lineup) -> Result<()> {
+    let folders: Vec<_> = lineup
+        .contenders
+        .iter()
+        .map(|c| super::execute::cassette_key_of(c, "", "").contender_folder())
+        .collect();
+    for (j, b) in lineup.contenders.iter().enumerate() {
+        for (i, a) in lineup.contenders[..j].iter().enumerate() {
+            if folders[i] == folders[j] && a.info.key() != b.info.key() {
+                return Err(Error::Config(format!(
+                    "{}: contenders {} and {} share one cassette folder, {}: each would replay \
+                     the other's recordings; rename one of the models (a `/` in a model is \
+                     `__` in the folder)",
+                    suite.display_path,
+                    a.id(),
+                    b.id(),
+                    folders[i].display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 impl RunPlan {
     /// Checks what the flags gave: a lineup entry naming a model its provider does not have
     /// (a `-m`), `-p 0`, or `-p`/`-j` past [`crate::suite::bounds`], is a usage error. `parallelism` defaults to the config's
@@ -58,6 +84,8 @@ impl RunPlan {
                 bounds::MAX_CONCURRENCY
             )));
         }
+
+        shared_cassette_folder(suite, &lineup)?;
         // `defaults.parallelism: 0` is refused when the config loads.
         let parallelism = parallelism
             .or(suite.config.defaults.parallelism)

@@ -10,7 +10,7 @@
 //! (`results::aggregate`) and weighs the tables as the runner does, so the merged
 //! run is the one-job run apart from its id, times and command line.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
@@ -178,7 +178,8 @@ pub struct ShardRun {
 /// scores per dataset table, the plan's every case in its settings, the selection without
 /// the shard. Its id is new, it started when the first shard did and finished when the
 /// last did, and `argv` is the merge's command line. A shard missing, given twice, or of
-/// another group, suite, selection or N is an error naming them (exit 2).
+/// another group, suite, selection or N is an error naming them (exit 2); so is a shard
+/// that holds anything but its own slice, every case once per contender.
 pub fn merge(shards: Vec<ShardRun>, argv: Vec<String>) -> Result<RunResult> {
     let Some(first) = shards.first() else {
         return Err(Error::Usage(
@@ -321,6 +322,9 @@ pub fn merge(shards: Vec<ShardRun>, argv: Vec<String>) -> Result<RunResult> {
         )));
     }
     let keys: Vec<String> = keys.into_iter().flatten().collect();
+    for s in &shards {
+        holds_its_slice(s, &shard_of(s)?)?;
+    }
 
     // The datasets in the order the one-job run has them: first appearance in the plan.
     let mut datasets: Vec<String> = Vec::new();
@@ -404,6 +408,63 @@ pub fn merge(shards: Vec<ShardRun>, argv: Vec<String>) -> Result<RunResult> {
     run.settings.cases = keys.into();
     run.settings.selection = Some(want_sel);
     Ok(RunResult { run, experiments })
+}
+
+/// Checks that a shard's results are exactly its slice: every case result one of its own
+/// cases (never one of another shard's, never one outside the selection), each once per
+/// contender, and, when the shard completed, every case of its slice there for every
+/// contender. A shard edited, cut short or mixed with another could otherwise add a case
+/// twice to the merged run or lose one, and a lost case hides a regression (a removed
+/// case is not gated). A stopped shard may hold fewer: the merged run is then stopped too.
+fn holds_its_slice(s: &ShardRun, shard: &Shard) -> Result<()> {
+    let own: HashSet<String> = s
+        .run
+        .run
+        .settings
+        .cases
+        .iter()
+        .map(|k| k.into_owned())
+        .collect();
+    let bad = |why: String| {
+        Error::Usage(format!(
+            "{}: shard {}: {why}; merge the JSON files `evals check --shard` wrote, as written",
+            s.shown,
+            shard.label()
+        ))
+    };
+    let mut held: HashSet<(String, String)> = HashSet::new();
+    for e in &s.run.experiments {
+        for c in &e.cases {
+            let k = format!("{}/{}", e.dataset, c.case);
+            if !own.contains(&k) {
+                return Err(bad(format!(
+                    "case {k} ({}) is not one of this shard's cases",
+                    e.contender.id
+                )));
+            }
+            if !held.insert((e.contender.key(), k.clone())) {
+                return Err(bad(format!(
+                    "case {k} ({}) is held more than once",
+                    e.contender.id
+                )));
+            }
+        }
+    }
+    if s.run.run.status != RunStatus::Completed {
+        return Ok(());
+    }
+    for c in &s.run.run.settings.contenders {
+        let who = c.key();
+        for k in s.run.run.settings.cases.iter() {
+            if !held.contains(&(who.clone(), k.to_string())) {
+                return Err(bad(format!(
+                    "case {k} ({}) has no result, though the shard completed",
+                    c.id
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn short(fingerprint: &str) -> &str {

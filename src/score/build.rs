@@ -112,6 +112,7 @@ fn from_config(suite: &Suite) -> Result<Arc<dyn Scorer>> {
                     metrics,
                     env,
                     pass_env,
+                    max_answer: suite.config.cassettes.response_limit(),
                 };
                 let timeout = std::time::Duration::from_secs_f64(
                     suite.config.defaults.timeout.unwrap_or(120.0) * 5.0,

@@ -58,6 +58,8 @@ pub struct ExecScorerConfig<'a> {
     pub env: &'a BTreeMap<String, String>,
     /// `scorer.pass_env`.
     pub pass_env: &'a [String],
+    /// The longest answer line a worker may print (`cassettes.max_response_bytes`).
+    pub max_answer: u64,
 }
 
 impl ExecScorer {
@@ -82,6 +84,7 @@ impl ExecScorer {
                 shown: log.display().to_string(),
             },
             readers: Arc::default(),
+            max_answer: config.max_answer,
         };
         launch.check_program(at)?;
         if config.metrics.is_empty() {

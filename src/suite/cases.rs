@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::case::{Case, CaseInput};
 use super::links::{Found, Links, Step};
-use super::stored::{CaseHead, Cases, Dup, Place, Source, Stamp, Store};
+use super::stored::{CaseHead, Cases, Clash, Dup, Place, SharedFile, Source, Stamp, Store};
 use crate::error::{Error, Result};
 
 /// A case that loaded but has a problem `verify` reports (and `run` refuses).
@@ -138,8 +138,10 @@ pub fn load_cases(root: &Path, project: &Path, base: &Path) -> Result<CaseSet> {
         }
         above.pop();
         // In id order, and a case's duplicates beside it in the order they loaded.
-        if let Err(dup) = store.end() {
-            return Err(duplicate(&store, &dataset, &dup, base));
+        match store.end() {
+            Ok(()) => {}
+            Err(Clash::Id(dup)) => return Err(duplicate(&store, &dataset, &dup, base)),
+            Err(Clash::File(shared)) => return Err(shared_file(&store, &dataset, &shared, base)),
         }
     }
     store.done().map_err(|e| {
@@ -580,22 +582,41 @@ fn jsonl_case(
     })
 }
 
-/// The error of a duplicate id: the first case to have loaded after a case with its id,
-/// with that case, each where it loaded.
-fn duplicate(store: &Store, dataset: &str, dup: &Dup, base: &Path) -> Error {
-    let loc = |place: Place<'_>| match place {
+/// Where a case loaded, as messages name it: `file:line`, or a folder case's file.
+fn located(place: Place<'_>, base: &Path) -> String {
+    match place {
         Place::Folder(c) => match c.line {
             Some(l) => format!("{}:{l}", rel(&c.source, base)),
             None => rel(&c.source, base),
         },
         Place::Line(file, line) => format!("{}:{line}", rel(&file.path, base)),
-    };
+    }
+}
+
+/// The error of a duplicate id: the first case to have loaded after a case with its id,
+/// with that case, each where it loaded.
+fn duplicate(store: &Store, dataset: &str, dup: &Dup, base: &Path) -> Error {
     let (first, second) = store.places(dup);
     Error::Config(format!(
         "duplicate case id '{}' in dataset '{dataset}': {} and {}; give one of them another id",
         dup.id,
-        loc(first),
-        loc(second)
+        located(first, base),
+        located(second, base)
+    ))
+}
+
+/// The error of two ids naming one cassette file (`x\y` and `x/y`): each would overwrite
+/// the other's recordings.
+fn shared_file(store: &Store, dataset: &str, shared: &SharedFile, base: &Path) -> Error {
+    Error::Config(format!(
+        "case ids '{}' ({}) and '{}' ({}) in dataset '{dataset}' share one cassette file, \
+         <contender>/{}: a `\\` in an id is a `/` there, and an empty level (`//`, a leading \
+         or trailing `/`) is left out; give one of them another id",
+        shared.ids.0,
+        located(store.place(shared.first), base),
+        shared.ids.1,
+        located(store.place(shared.second), base),
+        shared.file.display()
     ))
 }
 

@@ -649,6 +649,15 @@ pub struct CassettesConfig {
     pub max_response_bytes: Option<u64>,
 }
 
+impl CassettesConfig {
+    /// The largest response body, and the longest answer line an exec worker (adapter or
+    /// scorer) may print: `max_response_bytes`, else 8 MiB.
+    pub fn response_limit(&self) -> u64 {
+        self.max_response_bytes
+            .unwrap_or(crate::cassette::DEFAULT_MAX_RESPONSE_BYTES)
+    }
+}
+
 /// Dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

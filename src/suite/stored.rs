@@ -216,6 +216,38 @@ struct Loading {
     /// The last case loaded: its id, source and line.
     last: Option<(String, u32, u32)>,
     dup: Option<Dup>,
+    /// Whether a case's id can name another's cassette file
+    /// ([`crate::cassette::may_share_a_file`]): the dataset's files are then compared.
+    odd: bool,
+}
+
+/// Why a dataset's cases cannot all be kept: two share an id, or two ids name one
+/// cassette file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Clash {
+    /// The same id twice.
+    Id(Dup),
+    /// Two ids, one cassette file.
+    File(SharedFile),
+}
+
+/// A loading dataset's records read back ([`Store::loaded_from`]): the records, their ids
+/// one after the other, and where in the ids file the first one starts.
+struct Loaded {
+    recs: Vec<Rec>,
+    ids: Vec<u8>,
+    ids_from: u64,
+}
+
+/// Two cases of one dataset whose ids name the same cassette file (`x\y` and `x/y`):
+/// their ids and where each loaded, the one that loaded first first, and the file below
+/// each contender's folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct SharedFile {
+    pub(super) ids: (String, String),
+    pub(super) first: (u32, u32),
+    pub(super) second: (u32, u32),
+    pub(super) file: PathBuf,
 }
 
 /// Two cases of one dataset with the same id: where each loaded (a source and line, as in
@@ -261,6 +293,7 @@ impl Store {
             sorted: true,
             last: None,
             dup: None,
+            odd: false,
         });
     }
 
@@ -277,6 +310,7 @@ impl Store {
             .loading
             .as_mut()
             .expect("a case pushed outside a dataset");
+        l.odd = l.odd || crate::cassette::may_share_a_file(id);
         match &mut l.last {
             Some((last, last_source, last_line)) => {
                 if l.sorted {
@@ -386,21 +420,31 @@ impl Store {
 
     /// Ends the dataset loading, its cases in id order (a case's duplicates beside it in
     /// the order they loaded); the first duplicate, if any: the first case to have loaded
-    /// after a case with its id, with that case.
-    pub(super) fn end(&mut self) -> Result<(), Dup> {
+    /// after a case with its id, with that case. Else, when an id could name another's
+    /// cassette file, the first two that do.
+    pub(super) fn end(&mut self) -> Result<(), Clash> {
         let l = self.loading.take().expect("no dataset loading");
         if l.start == self.len {
             return Ok(());
         }
+        let dataset = l.name.clone();
         self.runs.push(Run {
             end: self.len,
             name: l.name,
         });
-        if l.sorted {
-            return l.dup.map_or(Ok(()), Err);
-        }
-        match self.sort_from(l.start) {
-            Ok(dup) => dup.map_or(Ok(()), Err),
+        let dup = if l.sorted {
+            Ok(l.dup)
+        } else {
+            self.sort_from(l.start)
+        };
+        let shared = match dup {
+            Ok(Some(dup)) => return Err(Clash::Id(dup)),
+            Ok(None) if l.odd => self.shared_file_from(l.start, &dataset),
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
+        };
+        match shared {
+            Ok(shared) => shared.map_or(Ok(()), |s| Err(Clash::File(s))),
             Err(e) => {
                 self.failed.get_or_insert(e);
                 Ok(())
@@ -408,9 +452,9 @@ impl Store {
         }
     }
 
-    /// Sorts the records from `start` on by id (then load order), written again where
-    /// they were; the first duplicate.
-    fn sort_from(&mut self, start: u32) -> std::io::Result<Option<Dup>> {
+    /// The records from `start` on (the dataset loading) and their ids, read back whole
+    /// (the index flushed first); `None` when there is no index or it already failed.
+    fn loaded_from(&mut self, start: u32) -> std::io::Result<Option<Loaded>> {
         let Some(index) = self.index.as_mut() else {
             return Ok(None);
         };
@@ -426,6 +470,80 @@ impl Store {
         let ids_from = recs[0].id_at;
         let mut ids = vec![0; (index.ids_len - ids_from) as usize];
         crate::fs::read_exact_at(&index.ids, &mut ids, ids_from)?;
+        Ok(Some(Loaded {
+            recs,
+            ids,
+            ids_from,
+        }))
+    }
+
+    /// The first two cases from `start` on (one dataset's, `dataset`) whose ids name the
+    /// same cassette file, if any: every id's file is compared, the dataset's held while
+    /// it is (only a dataset with an id that can share a file is looked at).
+    fn shared_file_from(
+        &mut self,
+        start: u32,
+        dataset: &str,
+    ) -> std::io::Result<Option<SharedFile>> {
+        let Some(Loaded {
+            recs,
+            ids,
+            ids_from,
+        }) = self.loaded_from(start)?
+        else {
+            return Ok(None);
+        };
+        let id = |r: &Rec| {
+            String::from_utf8_lossy(
+                &ids[(r.id_at - ids_from) as usize..(r.ids_end() - ids_from) as usize],
+            )
+            .into_owned()
+        };
+        let mut files: Vec<(PathBuf, usize)> = recs
+            .iter()
+            .enumerate()
+            .map(|(k, r)| (crate::cassette::case_file(dataset, &id(r)), k))
+            .collect();
+        files.sort();
+        // Of each pair that shares a file, the one whose second case loaded first (a
+        // dataset's folder cases load before its JSONL files, in file order).
+        let order = |r: &Rec| {
+            let file = if r.source == FOLDER {
+                0
+            } else {
+                u64::from(r.source) + 1
+            };
+            (file, r.line)
+        };
+        let pair = files
+            .windows(2)
+            .filter(|w| w[0].0 == w[1].0)
+            .map(|w| {
+                let (a, b) = (&recs[w[0].1], &recs[w[1].1]);
+                if order(a) <= order(b) { (a, b) } else { (b, a) }
+            })
+            .min_by_key(|(_, b)| order(b));
+        Ok(pair.map(|(a, b)| SharedFile {
+            ids: (id(a), id(b)),
+            first: (a.source, a.line),
+            second: (b.source, b.line),
+            file: crate::cassette::case_file(dataset, &id(a)),
+        }))
+    }
+
+    /// Sorts the records from `start` on by id (then load order), written again where
+    /// they were; the first duplicate.
+    fn sort_from(&mut self, start: u32) -> std::io::Result<Option<Dup>> {
+        let Some(Loaded {
+            recs,
+            ids,
+            ids_from,
+        }) = self.loaded_from(start)?
+        else {
+            return Ok(None);
+        };
+        let n = recs.len();
+        let index = self.index.as_mut().expect("loaded_from read the index");
         let id = |r: &Rec| &ids[(r.id_at - ids_from) as usize..(r.ids_end() - ids_from) as usize];
         let mut order: Vec<u32> = (0..n as u32).collect();
         // Stable: a case's duplicates stay in the order they loaded.

@@ -6,7 +6,10 @@
 //! config names), in its own process group. It reads one line per request on stdin and
 //! prints one line back. Its stderr is piped, read line by line, scrubbed of every known
 //! secret and credential pattern ([`crate::secrets::scrub`]) and written where [`StderrTo`]
-//! says. When it stops (its owner is done, a crash, a timeout, Ctrl-C) its group is killed,
+//! says (a line over [`MAX_LINE`] cut there: the rest never reaches a terminal or a log).
+//! Its answer lines are read with a bounded buffer: one over [`Launch::max_answer`] (the
+//! suite's `cassettes.max_response_bytes`) is a failure of the exchange that names the
+//! limit, and at most the limit and one read buffer are ever held. When it stops (its owner is done, a crash, a timeout, Ctrl-C) its group is killed,
 //! and on Linux everything it started is found and ended too, even a descendant that left
 //! the group with `setsid` (see `reap.rs`).
 
@@ -22,7 +25,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
@@ -117,14 +120,19 @@ pub struct Launch {
     pub stderr: StderrTo,
     /// The stderr readers of stopped workers, still writing what was left in the pipe.
     pub readers: Arc<std::sync::Mutex<Vec<JoinHandle<()>>>>,
+    /// The longest answer line a worker may print, in bytes (the suite's
+    /// `cassettes.max_response_bytes`): a longer one fails the exchange.
+    pub max_answer: u64,
 }
 
-/// A failed exchange with a worker: it crashed or broke the protocol, or it took too long.
-/// Either way it was stopped.
+/// A failed exchange with a worker: it crashed or broke the protocol, took too long, or
+/// printed an answer over [`Launch::max_answer`]. Either way it was stopped.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
     /// It gave no answer in time.
     pub timeout: bool,
+    /// Its answer line was over the limit.
+    pub too_large: bool,
     /// What happened, naming the role and where its stderr went.
     pub message: String,
 }
@@ -198,7 +206,9 @@ impl Launch {
             role,
             child,
             stdin,
-            lines: BufReader::new(stdout).lines(),
+            out: BufReader::new(stdout),
+            pending: Vec::new(),
+            max_answer: self.max_answer,
             marker: format!("{token_var}={token}"),
             token: token.to_string(),
             reader: Some(tokio::spawn(forward_stderr(stderr, sink, written.clone()))),
@@ -282,12 +292,15 @@ impl Sink {
     }
 }
 
-/// The longest stderr line scrubbed whole; a longer one is written in pieces this long.
-const MAX_LINE: u64 = 1 << 20;
+/// The longest stderr line written (64 KiB): a longer one is cut there, said so, and the
+/// rest of it read and dropped, so a worker printing a 50 MB line costs neither memory nor
+/// a 50 MB line in the terminal or the log.
+pub const MAX_LINE: u64 = 64 * 1024;
 
 /// Copies a worker's stderr to `sink` line by line, each scrubbed of secrets, until the
 /// pipe closes (the worker and everything it started are gone). A last line without a
-/// newline is written with one. Counts the lines in `written`.
+/// newline is written with one; a line over [`MAX_LINE`] is cut. Counts the lines in
+/// `written`.
 async fn forward_stderr(stderr: ChildStderr, mut sink: Sink, written: Arc<AtomicUsize>) {
     let mut reader = BufReader::new(stderr);
     let mut buf = Vec::new();
@@ -301,15 +314,119 @@ async fn forward_stderr(stderr: ChildStderr, mut sink: Sink, written: Arc<Atomic
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        if buf.last() == Some(&b'\n') {
+        let cut = if buf.last() == Some(&b'\n') {
             buf.pop();
-        }
+            None
+        } else if buf.len() as u64 == MAX_LINE {
+            // A line of exactly the limit leaves only its newline: nothing was cut.
+            Some(skip_line(&mut reader).await).filter(|&more| more > 0)
+        } else {
+            None
+        };
         let text = String::from_utf8_lossy(&buf);
         let mut line = crate::secrets::scrub(&text).into_owned();
+        if let Some(more) = cut {
+            line.push_str(&format!(
+                " [cut: {} more of this line not kept; a worker's stderr line is kept to {}]",
+                crate::text::human_bytes(more),
+                crate::text::human_bytes(MAX_LINE)
+            ));
+        }
         line.push('\n');
         sink.write(line.as_bytes());
         written.fetch_add(1, Ordering::SeqCst);
     }
+}
+
+/// Reads and drops the rest of a line (its newline included), a buffer at a time; returns
+/// how many bytes it dropped.
+async fn skip_line(reader: &mut (impl AsyncBufRead + Unpin)) -> u64 {
+    let mut dropped = 0u64;
+    loop {
+        let (used, done) = match reader.fill_buf().await {
+            Ok([]) | Err(_) => return dropped,
+            Ok(buf) => match buf.iter().position(|b| *b == b'\n') {
+                Some(at) => (at + 1, true),
+                None => (buf.len(), false),
+            },
+        };
+        reader.consume(used);
+        dropped += used as u64 - u64::from(done);
+        if done {
+            return dropped;
+        }
+    }
+}
+
+/// What reading a worker's answer line found.
+enum Read {
+    /// A whole line (without its newline; a last line without one too).
+    Line(String),
+    /// The output closed with nothing more.
+    Closed,
+    /// The line went past the limit before its end (the rest is left unread).
+    TooLong,
+}
+
+/// Appends `bytes` to `pending` up to one byte past `max` (enough to know the line is too
+/// long), growing it by doubling but never past that: a line near the limit does not hold
+/// twice the limit.
+fn push_bounded(pending: &mut Vec<u8>, bytes: &[u8], max: u64) {
+    let ceiling = usize::try_from(max).unwrap_or(usize::MAX).saturating_add(1);
+    let take = bytes.len().min(ceiling.saturating_sub(pending.len()));
+    let want = pending.len() + take;
+    if want > pending.capacity() {
+        let grown = (pending.capacity() * 2).max(want).min(ceiling);
+        pending.reserve_exact(grown - pending.len());
+    }
+    pending.extend_from_slice(&bytes[..take]);
+}
+
+/// Reads one line from `out` into `pending` (kept across calls, so a read interrupted by a
+/// `select!` loses nothing), a buffer at a time: never more than `max` bytes and one read
+/// buffer are held, however long the line.
+async fn read_answer(
+    out: &mut (impl AsyncBufRead + Unpin),
+    pending: &mut Vec<u8>,
+    max: u64,
+) -> std::io::Result<Read> {
+    loop {
+        let (used, done) = {
+            let buf = out.fill_buf().await?;
+            if buf.is_empty() {
+                if pending.is_empty() {
+                    return Ok(Read::Closed);
+                }
+                break;
+            }
+            match buf.iter().position(|b| *b == b'\n') {
+                Some(at) => {
+                    push_bounded(pending, &buf[..at], max);
+                    (at + 1, true)
+                }
+                None => {
+                    push_bounded(pending, buf, max);
+                    (buf.len(), false)
+                }
+            }
+        };
+        out.consume(used);
+        if pending.len() as u64 > max {
+            pending.clear();
+            pending.shrink_to_fit();
+            return Ok(Read::TooLong);
+        }
+        if done {
+            break;
+        }
+    }
+    let mut line = std::mem::take(pending);
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    String::from_utf8(line)
+        .map(Read::Line)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// One worker process.
@@ -317,7 +434,11 @@ pub struct Worker {
     role: &'static str,
     child: Child,
     stdin: ChildStdin,
-    lines: Lines<BufReader<ChildStdout>>,
+    out: BufReader<ChildStdout>,
+    /// The answer line read so far (a read cut short by the worker's exit goes on).
+    pending: Vec<u8>,
+    /// The longest answer line taken ([`Launch::max_answer`]).
+    max_answer: u64,
     /// The entry of its environment that names it (`NAME=token`).
     marker: String,
     /// Its token (the exec adapter's gateway token).
@@ -364,24 +485,26 @@ impl Worker {
                 .await;
             return Err(Failure {
                 timeout: false,
+                too_large: false,
                 message,
             });
         }
         // The worker's exit is watched, not only its output: a child it started (and that
         // outlives it) holds the pipe open, and the crash would wait for the timeout.
         // Closed output wins a tie (`biased`): a worker's files close before it exits.
+        let max = self.max_answer;
         let read = tokio::time::timeout(timeout, async {
             tokio::select! {
                 biased;
-                line = self.lines.next_line() => (line, false),
+                line = read_answer(&mut self.out, &mut self.pending, max) => (line, false),
                 _ = self.child.wait() => {
                     // An answer printed just before exiting is still read.
                     let line = tokio::time::timeout(
                         Duration::from_millis(200),
-                        self.lines.next_line(),
+                        read_answer(&mut self.out, &mut self.pending, max),
                     )
                     .await
-                    .unwrap_or(Ok(None));
+                    .unwrap_or(Ok(Read::Closed));
                     (line, true)
                 }
             }
@@ -389,6 +512,7 @@ impl Worker {
         .await;
         let broken = |message| Failure {
             timeout: false,
+            too_large: false,
             message,
         };
         match read {
@@ -396,6 +520,7 @@ impl Worker {
                 let stderr = self.stop().await;
                 Err(Failure {
                     timeout: true,
+                    too_large: false,
                     message: format!(
                         "{role}: no answer within {}s; it was stopped ({stderr})",
                         timeout.as_secs()
@@ -406,11 +531,26 @@ impl Worker {
                 self.crashed(&format!("could not read the {role}'s answer: {e}"))
                     .await,
             )),
-            Ok((Ok(None), false)) => Err(broken(
+            Ok((Ok(Read::TooLong), _)) => {
+                let stderr = self.stop().await;
+                Err(Failure {
+                    timeout: false,
+                    too_large: true,
+                    message: format!(
+                        "{role}: its answer line is over {}, the limit on a worker's answer \
+                         (cassettes.max_response_bytes); it was stopped ({stderr}); raise \
+                         cassettes.max_response_bytes in the config if this is expected",
+                        crate::text::human_bytes(max)
+                    ),
+                })
+            }
+            Ok((Ok(Read::Closed), false)) => Err(broken(
                 self.crashed(&format!("the {role} closed its output")).await,
             )),
-            Ok((Ok(None), true)) => Err(broken(self.crashed(&format!("the {role} exited")).await)),
-            Ok((Ok(Some(t)), _)) => Ok(t),
+            Ok((Ok(Read::Closed), true)) => {
+                Err(broken(self.crashed(&format!("the {role} exited")).await))
+            }
+            Ok((Ok(Read::Line(t)), _)) => Ok(t),
         }
     }
 

@@ -517,10 +517,36 @@ fn a_corrupt_or_future_format_cassette_is_an_error_naming_the_file() {
         "{file}: format 99 is newer than this evals understands (3); upgrade evals"
     ));
     assert_eq!(d.cell("local/m1", "errors"), "1");
-    // `cassettes status` does not pass over it either.
+    // `cassettes status` does not pass over it either: it lists it as corrupt.
     p.evals(&["cassettes", "status"])
-        .code(2)
-        .stderr_has(&format!("{file}: format 99 is newer"));
+        .code(1)
+        .stderr_has(&format!("warning: {file}: format 99 is newer"));
+}
+
+#[test]
+fn cassettes_status_stopped_listing_at_the_first_corrupt_cassette() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase);
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(3));
+    p.evals(&["record", "--no-autosave"]).ok();
+    s.stop();
+    let file = |c: &str| format!("{CASSETTES}/local/m1/max-64/d/{c}.json");
+    p.write(&file("c0"), "{\n  \"format\": 1,\n  \"interactions\": [\n");
+    p.write(&file("c1"), "not json at all");
+    let d = p.evals(&["cassettes", "status"]).code(1);
+    for (status, case) in [("corrupt", "c0"), ("corrupt", "c1"), ("recorded", "c2")] {
+        let row = d
+            .stdout
+            .lines()
+            .map(crate::harness::cells)
+            .find(|c| c.get(2).map(String::as_str) == Some(&format!("d/{case}")))
+            .unwrap_or_else(|| panic!("no row of d/{case}:\n{}", d.stdout));
+        assert_eq!(row[0], status, "{row:?}");
+    }
+    d.stdout_has("1 recorded, 0 missing, 0 stale, 2 corrupt, 0 unused\n")
+        .stderr_has(&format!("warning: {}: not a cassette (", file("c0")))
+        .stderr_has(&format!("warning: {}: not a cassette (", file("c1")))
+        .stderr_has("to record what is missing, stale or corrupt\n");
 }
 
 #[test]
@@ -1435,4 +1461,80 @@ fn recordings_replay_against_the_same_provider_at_another_base_url() {
     p.evals(&["cassettes", "status"])
         .ok()
         .stdout_has("2 recorded, 0 missing, 0 stale, 0 unused");
+}
+
+#[test]
+fn case_ids_sharing_a_cassette_file_passed_verify_and_overwrote_each_other() {
+    let p = suite(
+        "Answer in JSON.",
+        "fake: { models: [echo] }\n",
+        "{\"id\": \"x/y\", \"input\": \"case 0\", \"expected\": {\"answer\": \"a0\"}}\n{\"id\": \"a\", \"input\": \"case 1\", \"expected\": {\"answer\": \"a1\"}}\n{\"id\": \"x\\\\y\", \"input\": \"case 2\", \"expected\": {\"answer\": \"a2\"}}\n",
+    );
+    let said = "error: case ids 'x/y' (evals/datasets/d/cases.jsonl:1) and 'x\\y' (evals/datasets/d/cases.jsonl:3) in dataset 'd' share one cassette file, <contender>/d/x/y.json: a `\\` in an id is a `/` there, and an empty level (`//`, a leading or trailing `/`) is left out; give one of them another id\n";
+    for cmd in [&["verify"][..], &["record", "--no-autosave"], &["cases"]] {
+        p.evals(cmd).code(2).stderr_has(said);
+    }
+    // A leading `\` is an empty level, left out: `\a` and `a` name a.json.
+    p.write(
+        CASES,
+        "{\"id\": \"a\", \"input\": \"case 0\", \"expected\": {\"answer\": \"a0\"}}\n{\"id\": \"\\\\a\", \"input\": \"case 1\", \"expected\": {\"answer\": \"a1\"}}\n",
+    );
+    p.evals(&["verify"])
+        .code(2)
+        .stderr_has("error: case ids 'a' (evals/datasets/d/cases.jsonl:1) and '\\a' (evals/datasets/d/cases.jsonl:2) in dataset 'd' share one cassette file, <contender>/d/a.json");
+}
+
+#[test]
+fn a_300_character_case_id_passed_verify_then_could_not_be_recorded() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase);
+    let long = format!("v/{}", "q".repeat(300));
+    let p = suite(
+        "Answer in JSON.",
+        &local(&s.uri()),
+        &format!(
+            "{{\"id\": \"{long}\", \"input\": \"case 0\", \"expected\": {{\"answer\": \"a0\"}}}}\n{{\"id\": \"short\", \"input\": \"case 1\", \"expected\": {{\"answer\": \"a1\"}}}}\n"
+        ),
+    );
+    p.evals(&["verify"]).ok();
+    p.evals(&["record", "--no-autosave"]).ok();
+    s.stop();
+    // A short name, the id's start and a hash; a short id's file is where it always was.
+    let files: Vec<String> = files_under(&p.path().join(CASSETTES))
+        .iter()
+        .map(|f| {
+            f.strip_prefix(p.path().join(CASSETTES))
+                .unwrap()
+                .display()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(
+        files.contains(&"local/m1/max-64/d/short.json".to_string()),
+        "{files:?}"
+    );
+    let cut = files
+        .iter()
+        .find(|f| f.starts_with(&format!("local/m1/max-64/d/v/{}-", "q".repeat(64))))
+        .unwrap_or_else(|| panic!("{files:?}"));
+    assert_eq!(
+        cut.len(),
+        "local/m1/max-64/d/v/".len() + 64 + 1 + 16 + ".json".len()
+    );
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .ok();
+    p.evals(&["cassettes", "status"]).ok();
+}
+
+#[test]
+fn two_models_sharing_a_cassette_folder_replayed_each_others_recordings() {
+    let p = suite(
+        "Answer in JSON.",
+        "local:\n  base_url: http://127.0.0.1:9/v1\n  models: [a/b, a__b]\n",
+        &numbered_cases(1),
+    );
+    p.evals(&["run", "--no-autosave"]).code(2).stderr_has(
+        "error: evals/.llm-evals.config.yml: contenders local/a/b and local/a__b share one cassette folder, local/a__b/max-64: each would replay the other's recordings; rename one of the models (a `/` in a model is `__` in the folder)\n",
+    );
 }

@@ -833,3 +833,96 @@ fn a_worker_that_never_answers_is_stopped_and_its_case_errors_as_a_timeout() {
         "the next case gets a new worker"
     );
 }
+
+#[test]
+fn a_workers_answer_line_had_no_cap() {
+    // Case `big` is answered with a 300 KB line, over the suite's 64 KiB limit; case
+    // `small` (by a new worker: the first was stopped) is answered as usual.
+    let p = worker_suite(
+        "import json, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    out = 'x' * 300000 if m['case']['id'] == 'big' else 'fine'\n    print(json.dumps({'id': m['id'], 'output': out}), flush=True)\n",
+        "cassettes: { max_response_bytes: 65536 }\n",
+        &["big", "small"],
+    );
+    let done = p
+        .evals(&[
+            "run",
+            "--no-autosave",
+            "-p",
+            "1",
+            "--format",
+            "json",
+            "-o",
+            "out.json",
+        ])
+        .code(1);
+    assert!(
+        done.stderr.len() < 10_000 && done.stdout.len() < 10_000,
+        "{}",
+        done.stderr
+    );
+    let text = p.read("out.json");
+    assert!(text.len() < 65536, "the snapshot holds the answer");
+    let out: Value = serde_json::from_str(&text).unwrap();
+    let cases = out["experiments"][0]["cases"].as_array().unwrap();
+    let case = |id: &str| cases.iter().find(|c| c["case"] == id).unwrap().clone();
+    let big = case("big");
+    assert_eq!(big["error_kind"], "too-large", "{big}");
+    let error = big["error"].as_str().unwrap();
+    assert!(
+        error.starts_with(
+            "adapter: its answer line is over 64.0 KiB, the limit on a worker's answer \
+             (cassettes.max_response_bytes); it was stopped ("
+        ) && error
+            .ends_with("; raise cassettes.max_response_bytes in the config if this is expected"),
+        "{error}"
+    );
+    assert_eq!(case("small")["error"], Value::Null);
+    assert_eq!(case("small")["output"], "fine");
+}
+
+#[test]
+fn a_workers_stderr_line_had_no_cap() {
+    let p = worker_suite(
+        "import json, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    print('y' * 3000000, file=sys.stderr, flush=True)\n    print('after', file=sys.stderr, flush=True)\n    print(json.dumps({'id': m['id'], 'output': 'fine'}), flush=True)\n",
+        "",
+        &["loud"],
+    );
+    p.evals(&["run", "--no-autosave"]).ok();
+    let (name, log) = warnings_log(&p);
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 2, "{name}: one line cut, then the next");
+    assert_eq!(
+        lines[0],
+        format!(
+            "{} [cut: 2.8 MiB more of this line not kept; a worker's stderr line is kept to 64.0 KiB]",
+            "y".repeat(65536)
+        )
+    );
+    assert_eq!(lines[1], "after");
+}
+
+#[test]
+fn an_exec_worker_killed_mid_case_fails_the_check_with_the_case_as_an_error() {
+    // A guard beside the library's crash tests (tests/cli/crash.rs): a worker that dies
+    // holding a case already errored it on 39e9115; the gate must keep failing on it.
+    let p = worker_suite(
+        "import json, os, signal, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    if m['case']['id'] == 'dies':\n        os.kill(os.getpid(), signal.SIGKILL)\n    print(json.dumps({'id': m['id'], 'output': 'fine'}), flush=True)\n",
+        "",
+        &["dies", "lives"],
+    );
+    p.evals(&["check", "-p", "1", "--json", "out.json"]).code(1);
+    let out: Value = serde_json::from_str(&p.read("out.json")).unwrap();
+    let e = &out["experiments"][0];
+    assert_eq!(
+        (e["cases_total"].as_u64(), e["errors"].as_u64()),
+        (Some(2), Some(1)),
+        "{e}"
+    );
+    let dies = e["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["case"] == "dies")
+        .unwrap();
+    assert_eq!(dies["error_kind"], "adapter", "{dies}");
+}

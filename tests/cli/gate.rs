@@ -827,3 +827,47 @@ fn a_fingerprint_change_reaching_main_makes_its_first_run_the_new_baseline() {
         .ok()
         .stderr_has("no earlier run of main has this suite fingerprint (the scorer, schema, thresholds or version changed): this run is the first baseline");
 }
+
+#[test]
+fn main_runs_dated_after_this_one_were_taken_for_no_runs_at_all() {
+    let p = Project::toy();
+    for _ in 0..2 {
+        p.evals(&["check", "--branch", "main", "--baseline", "main"])
+            .ok();
+    }
+    // The machine that ran them had its clock 3 h 12 min ahead.
+    let ahead = chrono::Utc::now() + chrono::Duration::seconds(3 * 3600 + 12 * 60 + 30);
+    let history = rusqlite::Connection::open(p.path().join(".evals/history.sqlite3")).unwrap();
+    history
+        .execute(
+            "UPDATE runs SET started_at = ?1",
+            [ahead.format("%Y-%m-%dT%H:%M:%SZ").to_string()],
+        )
+        .unwrap();
+    drop(history);
+    let said = "but 2 completed runs there are dated after it and after this machine's clock, the newest by 3 h 12 min: a clock is wrong (the machine that ran them, or this one); fix it and run again, or compare with one of them by number (`evals history`, then --baseline N), or pass --missing-baseline pass\n";
+    let pr = p
+        .evals(&["check", "--branch", "feature", "--baseline", "main"])
+        .code(2);
+    pr.stderr_has("error: no run of suite toy on branch main in ")
+        .stderr_has("/.evals/history.sqlite3 started before this run (")
+        .stderr_has(said)
+        .stderr_lacks("first");
+    // Warned about, and gated without a baseline, when the user says so.
+    p.evals(&[
+        "check",
+        "--branch",
+        "feature",
+        "--baseline",
+        "main",
+        "--missing-baseline",
+        "pass",
+    ])
+    .ok()
+    .stderr_has(said);
+    // On main itself this run is not main's first baseline: main has runs.
+    p.evals(&["check", "--branch", "main", "--baseline", "main"])
+        .code(2)
+        .stderr_has(said)
+        .stderr_lacks("first baseline");
+}

@@ -15,6 +15,8 @@ mod cassettes;
 mod comment;
 mod config_errors;
 mod control_chars;
+
+mod crash;
 mod dashboard;
 mod discovery;
 mod exec;

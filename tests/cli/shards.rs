@@ -420,3 +420,89 @@ fn slices_follow_the_recorded_latency_of_every_contenders_cassette() {
         ["tax-preparation/complete", "tax-preparation/vague"]
     );
 }
+
+#[test]
+fn a_shard_holding_a_copied_or_a_lost_case_merged_as_if_whole() {
+    let p = suite_500();
+    for k in 1..=2 {
+        p.evals(&[
+            "check",
+            "--branch",
+            "feature",
+            "--no-autosave",
+            "-d",
+            "edge",
+            "--shard",
+            &format!("{k}/2"),
+            "--group",
+            "g",
+            "--json",
+            &format!("s{k}.json"),
+        ])
+        .ok();
+    }
+    let read = |f: &str| -> Value { serde_json::from_str(&p.read(f)).unwrap() };
+    let write = |f: &str, v: &Value| p.write(f, &serde_json::to_string_pretty(v).unwrap());
+    let merge = |files: &[&str]| {
+        p.evals(&[&["merge", "--no-autosave"][..], files].concat())
+            .output()
+    };
+    let (s1, s2) = (read("s1.json"), read("s2.json"));
+    let first = s1["experiments"][0]["cases"][0].clone();
+    let key = format!("edge/{}", first["case"].as_str().unwrap());
+    let who = s1["experiments"][0]["contender"]["id"].as_str().unwrap();
+
+    // One of shard 1's cases copied into shard 2 (its results, not its list of cases).
+    let mut copied = s2.clone();
+    copied["experiments"][0]["cases"]
+        .as_array_mut()
+        .unwrap()
+        .push(first.clone());
+    write("copied.json", &copied);
+    let done = merge(&["s1.json", "copied.json"]);
+    assert_eq!(done.code, 2, "{}", done.stderr);
+    assert!(
+        done.stderr.contains(&format!(
+            "error: copied.json: shard 2/2: case {key} ({who}) is not one of this shard's cases; merge the JSON files `evals check --shard` wrote, as written\n"
+        )),
+        "{}",
+        done.stderr
+    );
+
+    // The same case twice in its own shard.
+    let mut twice = s1.clone();
+    twice["experiments"][0]["cases"]
+        .as_array_mut()
+        .unwrap()
+        .push(first.clone());
+    write("twice.json", &twice);
+    let done = merge(&["twice.json", "s2.json"]);
+    assert_eq!(done.code, 2, "{}", done.stderr);
+    assert!(
+        done.stderr.contains(&format!(
+            "twice.json: shard 1/2: case {key} ({who}) is held more than once"
+        )),
+        "{}",
+        done.stderr
+    );
+
+    // The case removed from shard 1's results: a lost case, not a "removed" one.
+    let mut lost = s1.clone();
+    lost["experiments"][0]["cases"]
+        .as_array_mut()
+        .unwrap()
+        .remove(0);
+    write("lost.json", &lost);
+    let done = merge(&["lost.json", "s2.json"]);
+    assert_eq!(done.code, 2, "{}", done.stderr);
+    assert!(
+        done.stderr.contains(&format!(
+            "lost.json: shard 1/2: case {key} ({who}) has no result, though the shard completed"
+        )),
+        "{}",
+        done.stderr
+    );
+    // As written, they merge.
+    let done = merge(&["s1.json", "s2.json"]);
+    assert!(done.code == 0 || done.code == 1, "{}", done.stderr);
+}
