@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod adapter;
+mod blocking;
 pub mod cassette;
 #[cfg(feature = "dashboard")]
 pub mod dashboard;

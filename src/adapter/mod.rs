@@ -138,7 +138,10 @@ impl CaseModel<'_> {
         // `crate::provider::complete`'s steps, with the response looked at on the way.
         let completion: std::result::Result<_, CallError> = async {
             if !provider.sends() {
-                return Ok((provider.answer(contender, self.case, req)?, None));
+                return Ok((
+                    provider.answer_async(contender, self.case, req).await?,
+                    None,
+                ));
             }
             let http = provider.build_request(contender, req, self.api_key.as_deref())?;
             let resp = session.send(http, provider.accept()).await?;

@@ -24,9 +24,11 @@ use crate::results::{
 use crate::score::{Scorer, ScorerChoice};
 use crate::suite::{Overrides, Suite, lineup};
 
-/// Where a run's warnings, notes and `-v` lines go. The CLI prints them to stderr through
-/// the egress scrubber; [`StderrNotices`] does the same for a library caller.
-pub trait Notices {
+/// Where a run's warnings, notes and `-v` lines go: the caller's choice
+/// ([`RunOptions::notices`]). The CLI prints them to stderr through the egress scrubber;
+/// [`StderrNotices`] does the same for a library caller, [`CollectedNotices`] keeps them,
+/// and the default, [`NoNotices`], drops them (a library prints nothing unless asked).
+pub trait Notices: Send + Sync {
     /// Something the user should act on (`OPENROUTER_API_KEY is not set: replaying ...`).
     fn warn(&self, msg: &str);
     /// What the run did (`wrote 12 cassettes ...`).
@@ -36,7 +38,7 @@ pub trait Notices {
 }
 
 /// Warnings (`warning: ...`) and notes on stderr, every secret in play scrubbed; no verbose
-/// lines. What [`evaluate`] uses.
+/// lines.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StderrNotices;
 
@@ -50,6 +52,68 @@ impl Notices for StderrNotices {
 
     fn note(&self, msg: &str) {
         eprintln!("{}", crate::text::visible(&crate::secrets::scrub(msg)));
+    }
+}
+
+/// Drops every notice: [`RunOptions`]'s default, so a library run prints nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoNotices;
+
+impl Notices for NoNotices {
+    fn warn(&self, _msg: &str) {}
+
+    fn note(&self, _msg: &str) {}
+}
+
+/// Keeps every notice, scrubbed, in the order given: for a caller that shows them its own
+/// way (a log, a UI) once the run is done.
+#[derive(Debug, Default)]
+pub struct CollectedNotices(std::sync::Mutex<Vec<Notice>>);
+
+/// One notice a run gave ([`CollectedNotices`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Notice {
+    /// Something to act on.
+    Warning(String),
+    /// What the run did.
+    Note(String),
+    /// Where something was found, and why (`-v`).
+    Verbose(String),
+}
+
+impl CollectedNotices {
+    /// Nothing collected yet.
+    pub fn new() -> CollectedNotices {
+        CollectedNotices::default()
+    }
+
+    /// What was collected so far.
+    pub fn notices(&self) -> Vec<Notice> {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Notice>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Notices for CollectedNotices {
+    fn warn(&self, msg: &str) {
+        let msg = crate::secrets::scrub(msg).into_owned();
+        self.lock().push(Notice::Warning(msg));
+    }
+
+    fn note(&self, msg: &str) {
+        let msg = crate::secrets::scrub(msg).into_owned();
+        self.lock().push(Notice::Note(msg));
+    }
+
+    fn verbose(&self, msg: &str) {
+        let msg = crate::secrets::scrub(msg).into_owned();
+        self.lock().push(Notice::Verbose(msg));
     }
 }
 
@@ -91,6 +155,11 @@ pub struct RunOptions {
     /// handler; the CLI trips its token on Ctrl-C and SIGTERM. Default: a token nobody
     /// trips.
     pub cancel: Cancel,
+    /// Where [`evaluate`]'s warnings and notes go (a missing key that turned the run into a
+    /// replay, what was recorded). Default: [`NoNotices`], nowhere; [`StderrNotices`]
+    /// prints them, [`CollectedNotices`] keeps them. ([`Prepared`] takes its notices per
+    /// call instead.)
+    pub notices: Arc<dyn Notices>,
 }
 
 impl Default for RunOptions {
@@ -108,6 +177,7 @@ impl Default for RunOptions {
             env: Env::default(),
             sinks: Sinks::new(),
             cancel: Cancel::new(),
+            notices: Arc::new(NoNotices),
         }
     }
 }
@@ -119,8 +189,13 @@ impl Default for RunOptions {
 ///
 /// Tripping [`RunOptions::cancel`] stops the run (what finished is returned, with the
 /// status `interrupted`); no signal handler is installed, so Ctrl-C is the program's to
-/// handle. Warnings and notes go to stderr ([`StderrNotices`]); use
-/// [`Prepared`] to send them elsewhere or to run a narrower plan.
+/// handle. Warnings and notes go where [`RunOptions::notices`] says (nowhere by default);
+/// nothing is read from the process's environment but what [`RunOptions::env`] holds.
+/// Use [`Prepared`] to run a narrower plan, or to hang progress hooks on it.
+///
+/// Safe to call from any context, a tokio runtime's thread included (the run then gets a
+/// thread and a runtime of its own); in `async` code, [`evaluate_async`] runs it on the
+/// caller's runtime.
 ///
 /// ```no_run
 /// use llm_evals::runner::{RunOptions, evaluate};
@@ -133,9 +208,44 @@ impl Default for RunOptions {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn evaluate(suite: &Suite, options: RunOptions) -> Result<RunResult> {
+    let notices = options.notices.clone();
+    prepare(suite, options, notices.as_ref())?.run(Hooks::default(), notices.as_ref())
+}
+
+/// [`evaluate`], awaited on the caller's runtime (inside `#[tokio::main]`, an axum handler,
+/// a test's runtime): the run's tasks are spawned there and joined before it returns.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let rt = tokio::runtime::Runtime::new()?;
+/// # rt.block_on(async {
+/// use llm_evals::runner::{RunOptions, evaluate_async};
+/// use llm_evals::suite::{Locate, Suite};
+///
+/// let toy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/toy");
+/// let suite = Suite::locate(&toy, &Locate::default())?;
+/// let run = evaluate_async(&suite, RunOptions::default()).await?;
+/// assert_eq!(run.total_errors(), 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # })
+/// # }
+/// ```
+pub async fn evaluate_async(suite: &Suite, options: RunOptions) -> Result<RunResult> {
+    let notices = options.notices.clone();
+    prepare(suite, options, notices.as_ref())?
+        .run_async(Hooks::default(), notices.as_ref())
+        .await
+}
+
+/// The whole lineup over every case the suite loaded, checked and ready to call.
+fn prepare<'s>(
+    suite: &'s Suite,
+    options: RunOptions,
+    notices: &dyn Notices,
+) -> Result<Prepared<'s>> {
     let lineup = lineup::expand(&suite.config, &Overrides::default(), &options.providers);
     let plan = RunPlan::new(suite, lineup, suite.cases.cases.clone(), None, None)?;
-    Prepared::new(suite, plan, options, &StderrNotices)?.run(Hooks::default(), &StderrNotices)
+    Prepared::new(suite, plan, options, notices)
 }
 
 /// What the CLI hangs on a run while it executes: progress bars and where an exec
@@ -261,7 +371,34 @@ impl<'s> Prepared<'s> {
     /// [`Prepared::run`] without holding the cases: the result's experiments have their
     /// figures and no `cases`, which stay on disk in the [`CaseLog`] returned beside it
     /// (what the sinks read at `RunFinished`). Memory stays flat however many cases run.
+    ///
+    /// Safe to call from any context: inside a caller's tokio runtime the run gets a thread
+    /// and a runtime of its own. From `async` code, [`Prepared::run_streamed_async`] runs it
+    /// on the caller's runtime instead.
     pub fn run_streamed(self, hooks: Hooks, notices: &dyn Notices) -> Result<Streamed> {
+        let (begun, work) = self.begin(hooks);
+        let outcome = super::execute(&begun.plan, work.cases, work.ctx, work.control)?;
+        begun.finish(outcome, notices)
+    }
+
+    /// [`Prepared::run_streamed`], awaited on the caller's runtime (a multi-threaded one
+    /// or not): every task it spawns is joined before it returns.
+    pub async fn run_streamed_async(self, hooks: Hooks, notices: &dyn Notices) -> Result<Streamed> {
+        let (begun, work) = self.begin(hooks);
+        let outcome = super::execute_async(&begun.plan, work.cases, work.ctx, work.control).await?;
+        begun.finish(outcome, notices)
+    }
+
+    /// [`Prepared::run`], awaited on the caller's runtime.
+    pub async fn run_async(self, hooks: Hooks, notices: &dyn Notices) -> Result<RunResult> {
+        let Streamed { mut run, cases } = self.run_streamed_async(hooks, notices).await?;
+        cases.fill(&mut run)?;
+        Ok(run)
+    }
+
+    /// Everything before the cases run: the run's id and start, the sinks told, the
+    /// executor's context and control built, git asked (on a thread, while the cases run).
+    fn begin(self, hooks: Hooks) -> (Begun<'s>, Work) {
         let Prepared {
             suite,
             mut plan,
@@ -324,7 +461,75 @@ impl<'s> Prepared<'s> {
             let dir = suite.project_dir.clone();
             std::thread::spawn(move || crate::history::git::detect(&dir))
         };
-        let outcome = super::execute(&plan, cases, ctx, control)?;
+        (
+            Begun {
+                suite,
+                plan,
+                options,
+                scorer,
+                transport,
+                sinks,
+                mode,
+                id,
+                started_at,
+                datasets,
+                case_keys,
+                git,
+            },
+            Work {
+                cases,
+                ctx,
+                control,
+            },
+        )
+    }
+}
+
+/// A run under way: what [`Prepared::begin`] kept for [`Begun::finish`].
+struct Begun<'s> {
+    suite: &'s Suite,
+    plan: RunPlan,
+    options: RunOptions,
+    scorer: Arc<dyn Scorer>,
+    transport: Arc<Transport>,
+    sinks: Sinks,
+    mode: Mode,
+    id: String,
+    started_at: chrono::DateTime<chrono::Utc>,
+    datasets: Vec<String>,
+    case_keys: CaseKeys,
+    git: std::thread::JoinHandle<crate::history::git::GitInfo>,
+}
+
+/// What the executor takes of a run under way.
+struct Work {
+    cases: crate::suite::Cases,
+    ctx: RunContext,
+    control: Control,
+}
+
+impl Begun<'_> {
+    /// Everything after the cases ran: the notes, the weighted score, the run info, the
+    /// sinks told the run finished.
+    fn finish(
+        self,
+        outcome: super::execute::RunOutcome,
+        notices: &dyn Notices,
+    ) -> Result<Streamed> {
+        let Begun {
+            suite,
+            plan,
+            options,
+            scorer,
+            transport,
+            sinks,
+            mode,
+            id,
+            started_at,
+            datasets,
+            case_keys,
+            git,
+        } = self;
         let unwritten = transport.unwritten_count();
         if unwritten > 0 {
             notices.warn(&unwritten_warning(unwritten));

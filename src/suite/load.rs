@@ -78,7 +78,20 @@ impl Suite {
         };
         let display_path = discovery::display_path(&config_path, cwd);
         let text = crate::fs::read_text(&config_path, &display_path)?;
-        let config = Config::parse(&text, Path::new(&display_path))?;
+        Suite::from_text(&text, config_path, display_path, cwd, found)
+    }
+
+    /// The suite whose config text is `text`, as if read from `config_path` (shown as
+    /// `display_path`): its cases under `datasets/` beside it. [`Suite::load`] and
+    /// [`super::SuiteBuilder`] both end here, so a suite built in Rust is checked as a file's.
+    pub(crate) fn from_text(
+        text: &str,
+        config_path: PathBuf,
+        display_path: String,
+        cwd: &Path,
+        found: impl FnOnce(&str, &str),
+    ) -> Result<Suite> {
+        let config = Config::parse(text, Path::new(&display_path))?;
         let root = config_path.parent().unwrap_or(Path::new(".")).to_path_buf();
         let project_dir = discovery::project_dir(&config_path);
         let name = config.suite.clone().unwrap_or_else(|| {
