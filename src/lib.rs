@@ -8,7 +8,7 @@
 //! [`results::RunResult`] with any [`report::Report`]. `examples/own_scorer.rs` shows it.
 //! The rest of the public surface is the CLI's and carries no stability promise yet.
 
-#![warn(missing_docs)]
+#![warn(missing_docs, missing_debug_implementations, unnameable_types)]
 
 pub mod adapter;
 mod blocking;

@@ -119,15 +119,9 @@ async fn an_async_provider_answers_every_case_on_the_callers_runtime() {
         },
     );
     let suite = slow_suite(dir.path(), 6);
-    let run = evaluate_async(
-        &suite,
-        RunOptions {
-            providers,
-            ..RunOptions::default()
-        },
-    )
-    .await
-    .expect("run");
+    let run = evaluate_async(&suite, RunOptions::default().providers(providers))
+        .await
+        .expect("run");
     assert_eq!(calls.load(Ordering::SeqCst), 6);
     let e = &run.experiments[0];
     assert_eq!((e.cases_total, e.errors), (6, 0));
@@ -151,14 +145,7 @@ fn a_suite_built_in_rust_runs_stores_and_gates_like_one_on_disk() {
             .expect("built")
     };
     let history = dir.path().join(".evals/history.sqlite3");
-    let main = evaluate(
-        &build("Paris"),
-        RunOptions {
-            branch: Some("main".into()),
-            ..RunOptions::default()
-        },
-    )
-    .expect("run");
+    let main = evaluate(&build("Paris"), RunOptions::default().branch("main")).expect("run");
     assert_eq!(
         main.experiments[0]
             .means
@@ -176,14 +163,7 @@ fn a_suite_built_in_rust_runs_stores_and_gates_like_one_on_disk() {
         .expect("stored");
 
     // The same suite, a worse answer on a branch: the gate against main fails the case.
-    let branch = evaluate(
-        &build("Lyon"),
-        RunOptions {
-            branch: Some("pr".into()),
-            ..RunOptions::default()
-        },
-    )
-    .expect("run");
+    let branch = evaluate(&build("Lyon"), RunOptions::default().branch("pr")).expect("run");
     let plan = CheckPlan::check(
         Some("main".into()),
         Rules::tolerance(0.02),
@@ -321,14 +301,7 @@ fn a_run_prints_nothing_and_its_warnings_go_to_the_sink_the_caller_chose() {
     );
 
     let notices = Arc::new(CollectedNotices::new());
-    evaluate(
-        &toy_suite(),
-        RunOptions {
-            notices: notices.clone(),
-            ..RunOptions::default()
-        },
-    )
-    .expect("run");
+    evaluate(&toy_suite(), RunOptions::default().notices(notices.clone())).expect("run");
     let got = notices.notices();
     assert!(
         got.iter().any(|n| matches!(n, Notice::Warning(w)

@@ -118,6 +118,16 @@ pub struct CaseModel<'a> {
     pub(crate) repeats: Option<Arc<crate::cassette::Repeats>>,
 }
 
+impl std::fmt::Debug for CaseModel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CaseModel")
+            .field("contender", &self.contender)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
+            .field("pricing", &self.pricing)
+            .finish_non_exhaustive()
+    }
+}
+
 impl CaseModel<'_> {
     /// Asks the model once, in a cassette session of its own that is finished with the
     /// answer: a failed call (or a 2xx the provider refused) writes nothing, so the old

@@ -269,6 +269,12 @@ pub struct Session {
     repeats: Option<Arc<Repeats>>,
 }
 
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").finish_non_exhaustive()
+    }
+}
+
 /// The tries of one case run `--repeat K` times, sharing one cassette: each try opens the
 /// session the last one finished, so replay goes on down the FIFO queues (try 2 gets the
 /// second recording of an identical request) and record keeps every try's exchanges;

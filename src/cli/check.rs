@@ -119,7 +119,7 @@ pub(super) fn gate_and_report(
         totals: reports.totals,
     };
     if let Err(e) = super::run::emit(run, comparison, reports.format, reports.output, view, out) {
-        out.error(&e.to_string());
+        out.fail(&e);
         written = false;
     }
     if let Some(b) = &reports.browser {
@@ -188,7 +188,7 @@ fn shard(
         match ReportFile::of("--json", Format::Json).write(p, &text) {
             Ok(()) => out.note(&format!("wrote {}", p.display())),
             Err(e) => {
-                out.error(&e.to_string());
+                out.fail(&e);
                 written = false;
             }
         }
@@ -205,7 +205,7 @@ fn shard(
         view,
         out,
     ) {
-        out.error(&e.to_string());
+        out.fail(&e);
         written = false;
     }
     if run.total_errors() > 0 {
@@ -241,10 +241,17 @@ fn shard(
 /// The gate's notes and warnings, on stderr.
 pub(super) fn print_notices(notices: &[gate::Notice], out: &Out) {
     for n in notices {
+        let text = match n {
+            gate::Notice::BaselinePassed(e) => format!(
+                "{}\n  (--missing-baseline pass: gating on thresholds and errors alone)",
+                e.message(llm_evals::error::Audience::CommandLine)
+            ),
+            other => other.to_string(),
+        };
         if n.is_warning() {
-            out.warn(&n.to_string());
+            out.warn(&text);
         } else {
-            out.note(&n.to_string());
+            out.note(&text);
         }
     }
 }
@@ -284,7 +291,7 @@ fn write_reports(
             match ReportFile::of(flag, format).write(p, text) {
                 Ok(()) => out.note(&format!("wrote {}", p.display())),
                 Err(e) => {
-                    out.error(&e.to_string());
+                    out.fail(&e);
                     written = false;
                 }
             }

@@ -215,7 +215,10 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
             } else {
                 "the history is the suite's .evals/history.sqlite3; pass --history PATH, or run where the suite is"
             };
-            Error::Usage(format!("{e}\n{why}"))
+            Error::Usage(format!(
+                "{}\n{why}",
+                e.message(llm_evals::error::Audience::CommandLine)
+            ))
         })?)
     } else {
         None

@@ -93,7 +93,7 @@ pub(crate) fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
     let code = match dispatch(cli, bin, &env, &out) {
         Ok(code) => code,
         Err(e) => {
-            out.error(&e.to_string());
+            out.fail(&e);
             exit::code(&e)
         }
     };

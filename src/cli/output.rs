@@ -112,6 +112,11 @@ impl Out {
         }
     }
 
+    /// A library error, in the command line's words (its flags and commands).
+    pub(crate) fn fail(&self, e: &llm_evals::error::Error) {
+        self.error(&e.message(llm_evals::error::Audience::CommandLine));
+    }
+
     pub(crate) fn error(&self, msg: &str) {
         self.err_styled(
             Style::new().bold().fg_color(Some(AnsiColor::Red.into())),

@@ -394,7 +394,10 @@ pub(super) fn stored(
             "stored run {run_id} in {}",
             llm_evals::suite::discovery::display_path(Path::new(&p), &suite.cwd)
         )),
-        Some(Err(e)) => out.warn(&format!("could not store the run in the history: {e}")),
+        Some(Err(e)) => out.warn(&format!(
+            "could not store the run in the history: {}",
+            e.message(llm_evals::error::Audience::CommandLine)
+        )),
         None => {}
     }
     match snapshot {
@@ -402,7 +405,10 @@ pub(super) fn stored(
             "saved {}",
             llm_evals::suite::discovery::display_path(&p, &suite.cwd)
         )),
-        Some(Err(e)) => out.warn(&format!("could not save the JSON snapshot: {e}")),
+        Some(Err(e)) => out.warn(&format!(
+            "could not save the JSON snapshot: {}",
+            e.message(llm_evals::error::Audience::CommandLine)
+        )),
         None => {}
     }
 }

@@ -222,6 +222,7 @@ impl HistoryStore for PgStore {
 
 /// Where a history is: a SQLite file or a PostgreSQL database.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Location {
     /// A SQLite file.
     Sqlite(std::path::PathBuf),
@@ -293,6 +294,7 @@ fn without_postgres(url: &str) -> crate::error::Error {
 
 /// Either store, open: what a [`Location`] opens.
 #[non_exhaustive]
+#[derive(Debug)]
 pub enum AnyStore {
     /// A SQLite file.
     Sqlite(SqliteStore),

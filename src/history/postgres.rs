@@ -369,6 +369,14 @@ pub struct PgStore {
     migrated: usize,
 }
 
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("shown", &self.shown)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Which limit a call waits under.
 #[derive(Debug, Clone, Copy)]
 enum Wait {

@@ -93,6 +93,7 @@ pub struct Diagnostic {
 /// How one judged thing turned out: a field (the field scorer), an assertion (`failed`),
 /// or a word of your own scorer's ([`Outcome::Other`]). Written as its lowercase name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Outcome {
     /// What the text says, as the schema spells it (both null included).
     Correct,
@@ -392,6 +393,7 @@ impl std::fmt::Display for CaseError {
 /// (`error_kind`); a snapshot written before kinds existed reads as [`CaseErrorKind::of_message`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum CaseErrorKind {
     /// The call failed: network, timeout, an HTTP error, a reply the provider refused.
     Transport,
@@ -652,6 +654,7 @@ pub struct RunInfo {
 /// How a run ended. Written lowercase: `completed`, `interrupted`, `aborted`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum RunStatus {
     /// Every planned case ran.
     Completed,
@@ -681,6 +684,7 @@ impl std::fmt::Display for RunStatus {
 /// The command a run was made by. Written lowercase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Command {
     /// `evals run`: a look, with the per-case breakdown.
     Run,

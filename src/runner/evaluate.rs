@@ -162,6 +162,21 @@ pub struct RunOptions {
     pub notices: Arc<dyn Notices>,
 }
 
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("mode", &self.mode)
+            .field("command", &self.command)
+            .field("branch", &self.branch)
+            .field("selection", &self.selection)
+            .field("limits", &self.limits)
+            .field("providers", &self.providers)
+            .field("env", &self.env)
+            .field("cancel", &self.cancel)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Default for RunOptions {
     fn default() -> RunOptions {
         RunOptions {
@@ -179,6 +194,99 @@ impl Default for RunOptions {
             cancel: Cancel::new(),
             notices: Arc::new(NoNotices),
         }
+    }
+}
+
+/// Chained setters, each naming the field it sets: `RunOptions::default().mode(Mode::Record)
+/// .provider("atlas", Atlas::new()).notices(Arc::new(StderrNotices))`.
+impl RunOptions {
+    /// Sets [`RunOptions::mode`].
+    pub fn mode(mut self, mode: Mode) -> RunOptions {
+        self.mode = mode;
+        self
+    }
+
+    /// Sets [`RunOptions::scorer`].
+    pub fn scorer(mut self, scorer: ScorerChoice) -> RunOptions {
+        self.scorer = scorer;
+        self
+    }
+
+    /// Sets [`RunOptions::on_streak`].
+    pub fn on_streak(mut self, on_streak: OnStreak) -> RunOptions {
+        self.on_streak = on_streak;
+        self
+    }
+
+    /// Sets [`RunOptions::command`].
+    pub fn command(mut self, command: Command) -> RunOptions {
+        self.command = command;
+        self
+    }
+
+    /// Sets [`RunOptions::branch`].
+    pub fn branch(mut self, branch: impl Into<String>) -> RunOptions {
+        self.branch = Some(branch.into());
+        self
+    }
+
+    /// Sets [`RunOptions::selection`].
+    pub fn selection(mut self, selection: Selection) -> RunOptions {
+        self.selection = selection;
+        self
+    }
+
+    /// Sets [`RunOptions::limits`].
+    pub fn limits(mut self, limits: Limits) -> RunOptions {
+        self.limits = limits;
+        self
+    }
+
+    /// Sets [`RunOptions::providers`].
+    pub fn providers(mut self, providers: Registry) -> RunOptions {
+        self.providers = providers;
+        self
+    }
+
+    /// Registers one provider more in [`RunOptions::providers`], under the `kind:` a
+    /// config section names.
+    pub fn provider(
+        mut self,
+        kind: impl Into<String>,
+        provider: impl crate::provider::Provider + 'static,
+    ) -> RunOptions {
+        self.providers.register(kind, provider);
+        self
+    }
+
+    /// Sets [`RunOptions::adapter`].
+    pub fn adapter(mut self, adapter: Box<dyn Adapter>) -> RunOptions {
+        self.adapter = Some(adapter);
+        self
+    }
+
+    /// Sets [`RunOptions::env`].
+    pub fn env(mut self, env: Env) -> RunOptions {
+        self.env = env;
+        self
+    }
+
+    /// Adds a sink to [`RunOptions::sinks`].
+    pub fn sink(mut self, sink: Arc<dyn super::Sink>) -> RunOptions {
+        self.sinks.push(sink);
+        self
+    }
+
+    /// Sets [`RunOptions::cancel`].
+    pub fn cancel(mut self, cancel: Cancel) -> RunOptions {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Sets [`RunOptions::notices`].
+    pub fn notices(mut self, notices: Arc<dyn Notices>) -> RunOptions {
+        self.notices = notices;
+        self
     }
 }
 
@@ -260,6 +368,14 @@ pub struct Hooks {
     pub exec_stderr: Option<StderrTo>,
 }
 
+impl std::fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hooks")
+            .field("exec_stderr", &self.exec_stderr)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A run checked and ready to call: the scorer built and every selected case verified
 /// against it, the API keys read, the transport built. [`Prepared::run`] executes it.
 pub struct Prepared<'s> {
@@ -271,6 +387,16 @@ pub struct Prepared<'s> {
     providers: Arc<Registry>,
     keys: HashMap<String, String>,
     transport: Arc<Transport>,
+}
+
+impl std::fmt::Debug for Prepared<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("suite", &self.suite.name)
+            .field("plan", &self.plan)
+            .field("mode", &self.options.mode)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'s> Prepared<'s> {
@@ -603,6 +729,7 @@ impl Begun<'_> {
 }
 
 /// A run whose case results stay on disk: [`Prepared::run_streamed`].
+#[derive(Debug)]
 pub struct Streamed {
     /// The run, its experiments' `cases` empty.
     pub run: RunResult,
@@ -709,9 +836,7 @@ fn resolve_keys(
             // A provider with a key but no recordings (typesafe) cannot replay: it needs
             // its key whatever the mode.
             None if !provider.sends() => {
-                return Err(Error::Usage(format!(
-                    "{var} is not set: {who} needs it (export {var}=...)"
-                )));
+                return Err(Error::missing_key(var, who, false));
             }
             None => {
                 let needed = match mode {
@@ -731,9 +856,7 @@ fn resolve_keys(
                     }),
                 };
                 if needed {
-                    return Err(Error::Usage(format!(
-                        "{var} is not set: {who} needs it for live calls (export {var}=..., or replay recorded cassettes with --cassettes replay)"
-                    )));
+                    return Err(Error::missing_key(var, who, true));
                 }
                 if mode == Mode::Auto {
                     notices.warn(&format!(
@@ -1230,7 +1353,10 @@ mod tests {
         let mut suite = atlas();
         // It answers in the process, so nothing replays for it: the key is needed in
         // every mode, as TypeSafe's is.
-        let err = with(&suite).err().unwrap().to_string();
+        let err = with(&suite)
+            .err()
+            .unwrap()
+            .message(crate::error::Audience::CommandLine);
         assert_eq!(
             err,
             "ATLAS_OWN_API_KEY is not set: atlas/full needs it (export ATLAS_OWN_API_KEY=...)"

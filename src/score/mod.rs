@@ -94,6 +94,14 @@ pub struct ScoreContext<'a> {
     pub(crate) judged: &'a JudgeCassettes,
 }
 
+impl std::fmt::Debug for ScoreContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScoreContext")
+            .field("contender", &self.contender)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'a> ScoreContext<'a> {
     /// The context of one case's scoring.
     pub(crate) fn new(

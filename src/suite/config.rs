@@ -103,6 +103,7 @@ pub struct Config {
 /// A tracker's name, as `tracker:` and `--tracker` write it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum TrackerName {
     /// The JSON snapshot alone (written for every run): no remote tracker.
     Local,
@@ -148,6 +149,7 @@ pub struct HistoryConfig {
 /// `adapter:` — what the model sees.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
 pub enum AdapterConfig {
     /// Built-in: render `system`/`user` templates (files beside the config or inline text).
     Prompt {
@@ -219,6 +221,7 @@ pub const GATEWAY_VARS: &[&str] = &["OPENAI_BASE_URL", "EVALS_BASE_URL", "OPENAI
 /// `scorer:` — what good means.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
 pub enum ScorerConfig {
     /// Field-by-field comparison of a JSON reply against the case's `expected`.
     Fields {
@@ -714,6 +717,7 @@ pub struct RateLimit {
 /// per account at some.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Pause {
     /// Every model of the section.
     Section,

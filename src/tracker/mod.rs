@@ -29,6 +29,7 @@ pub mod otlp;
 
 /// A remote tracker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Kind {
     /// OTLP/HTTP protobuf traces to `OTEL_EXPORTER_OTLP_ENDPOINT`.
     Otlp,
@@ -449,6 +450,14 @@ pub struct TrackerSink {
     cases: HashMap<String, crate::suite::Cases>,
     timing: Mutex<Vec<Timing>>,
     outcome: Mutex<Option<Sent>>,
+}
+
+impl std::fmt::Debug for TrackerSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TrackerSink")
+            .field("kind", &self.kind())
+            .finish_non_exhaustive()
+    }
 }
 
 fn now_ns() -> u64 {

@@ -89,6 +89,7 @@ pub fn basic_env(
 
 /// Where workers' stderr goes, scrubbed line by line; `shown` is how messages name it.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum StderrTo {
     /// Appended to this file.
     File {
