@@ -1216,8 +1216,7 @@ mod tests {
     #[test]
     fn a_bad_url_is_named_without_its_password() {
         let e = PgStore::open("postgres://u:topsecretpw@h:notaport/db")
-            .err()
-            .expect("refused")
+            .expect_err("refused")
             .to_string();
         assert!(e.starts_with("postgres://u@h:notaport/db: "), "{e}");
         assert!(!e.contains("topsecretpw"), "{e}");
