@@ -212,6 +212,19 @@ pub struct Score {
     pub passed: Option<bool>,
 }
 
+impl Score {
+    /// A score of one metric, `name`, the primary: `value`, with no diagnostics and no
+    /// verdict of the scorer's own (thresholds decide whether the case passed).
+    pub fn single(name: impl Into<String>, value: f64) -> Score {
+        Score {
+            value,
+            metrics: [(name.into(), Some(value))].into(),
+            diagnostics: Vec::new(),
+            passed: None,
+        }
+    }
+}
+
 /// The contender as recorded in results: provider section, model and settings.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ContenderInfo {
