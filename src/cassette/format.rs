@@ -65,7 +65,7 @@ pub struct CassetteContender {
 /// One request and the response it got.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Interaction {
-    /// [`super::fingerprint`] of the (scrubbed) request.
+    /// The fingerprint of the (scrubbed) request: what replay matches it by.
     pub fingerprint: String,
     /// What was sent.
     pub request: RecordedRequest,

@@ -43,7 +43,7 @@ pub struct CassetteOptions {
     /// still present. Values shorter than 8 characters are ignored.
     pub secrets: Vec<String>,
     /// A recorded response body larger than this is an error of its case on replay (the
-    /// live client refuses one while reading it, see [`LiveClient::with_max_response_bytes`](super::LiveClient::with_max_response_bytes)).
+    /// live client refuses one while reading it, as the live client does while reading it).
     pub max_response_bytes: u64,
 }
 
