@@ -36,14 +36,60 @@ pub(crate) fn run(bin: &'static str, dir: Option<&Path>, out: &Out) -> Result<i3
     Ok(exit::OK)
 }
 
-/// One command's page, roff, titled `title` (`evals-check`).
+/// One command's page, roff, titled `title` (`EVALS-CHECK`): clap_mangen's sections, then
+/// the command's `--help` epilogue as sections of its own (EXAMPLES, ENVIRONMENT), each
+/// line kept as written (clap_mangen's EXTRA would fill them into a paragraph).
 fn render(cmd: &clap::Command, title: &str) -> Result<Vec<u8>> {
+    let epilogue = cmd.get_after_help().map(|h| h.to_string());
     let mut page = Vec::new();
-    clap_mangen::Man::new(cmd.clone())
+    clap_mangen::Man::new(cmd.clone().after_help(None::<&str>))
         .title(title.to_ascii_uppercase())
         .render(&mut page)
         .map_err(|e| Error::Failed(format!("could not write the man page: {e}")))?;
-    Ok(page)
+    let Some(epilogue) = epilogue else {
+        return Ok(page);
+    };
+    let page = String::from_utf8_lossy(&page).into_owned();
+    let sections = sections(&epilogue);
+    // Before VERSION, the page's last section.
+    Ok(match page.find("\n.SH VERSION\n") {
+        Some(i) => format!("{}\n{}{}", &page[..i], sections, &page[i + 1..]),
+        None => format!("{page}{sections}"),
+    }
+    .into_bytes())
+}
+
+/// `Heading:` blocks (`Examples:`, `Environment:`) as `.SH HEADING` sections, no-fill.
+fn sections(epilogue: &str) -> String {
+    let mut out = String::new();
+    for block in epilogue.split("\n\n") {
+        let mut lines = block.lines();
+        let Some(first) = lines.next() else {
+            continue;
+        };
+        let heading = first.trim_end_matches(':').to_ascii_uppercase();
+        out.push_str(&format!(".SH {}\n.nf\n", escape(&heading)));
+        for line in lines {
+            out.push_str(&escape(line));
+            out.push('\n');
+        }
+        out.push_str(".fi\n");
+    }
+    out
+}
+
+/// A line of text as roff prints it: backslashes, hyphens and quotes escaped, a leading
+/// `.` or `'` not read as a request.
+fn escape(line: &str) -> String {
+    let text = line
+        .replace('\\', "\\e")
+        .replace('-', "\\-")
+        .replace('\'', "\\*(Aq");
+    if text.starts_with('.') {
+        format!("\\&{text}")
+    } else {
+        text
+    }
 }
 
 /// `cmd`'s page as `name.1` in `dir`, then each of its subcommands' (`name-sub.1`).

@@ -356,3 +356,76 @@ impl GateArgs {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, FromArgMatches};
+
+    use super::*;
+    use crate::cli::args::{Cli, Command};
+
+    fn toy() -> Suite {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/toy");
+        Suite::locate(&dir, &llm_evals::suite::Locate::default()).expect("the toy suite")
+    }
+
+    /// `compare`'s settings from `argv` (after `evals compare`), as `main` resolves them: the
+    /// process's own command line (this test binary's) is never looked at.
+    fn compare(argv: &[&str], env: &Environment) -> RunSettings {
+        let argv = [&["evals", "compare"], argv].concat();
+        let matches = Cli::command().try_get_matches_from(argv).expect("parses");
+        let cli = Cli::from_arg_matches(&matches).expect("parses");
+        let Command::Compare(a) = cli.command else {
+            panic!("compare");
+        };
+        let (_, sub) = matches.subcommand().expect("a subcommand");
+        RunSettings::resolve(&toy(), &a, Given::of(sub), RunCommand::Compare, env)
+            .expect("resolves")
+            .0
+    }
+
+    #[test]
+    fn where_a_value_came_from_is_clap_s_value_source_not_the_process_command_line() {
+        let env = Environment::from_vars(|_| None);
+        let s = compare(&["--cassettes", "replay", "--history", "h.sqlite3"], &env);
+        assert_eq!(s.cassettes.why, "--cassettes replay");
+        assert_eq!(s.history.source, "--history");
+        let s = compare(&[], &env);
+        assert_eq!(s.cassettes.why, "the default of `compare`");
+        assert_eq!(
+            s.history.source,
+            "the default, <project>/.evals/history.sqlite3"
+        );
+    }
+
+    #[test]
+    fn the_config_beats_database_url_which_beats_the_default() {
+        let mut suite = toy();
+        let pg = Environment::from_vars(|n| {
+            (n == "DATABASE_URL").then(|| "postgres://u@db.example/evals".into())
+        });
+        let at = HistoryAt::resolve(&suite, None, Given::none(), &pg);
+        assert_eq!(at.source, "DATABASE_URL");
+        suite.config.history.url = Some("mine.sqlite3".into());
+        let at = HistoryAt::resolve(&suite, None, Given::none(), &pg);
+        assert_eq!(at.source, "history.url in the config");
+        assert_eq!(
+            at.location,
+            Location::Sqlite(suite.project_dir.join("mine.sqlite3"))
+        );
+        // A value clap read from EVALS_HISTORY (not typed on the command line) beats both.
+        let at = HistoryAt::resolve(&suite, Some(Path::new("v.sqlite3")), Given::none(), &pg);
+        assert_eq!(at.source, "EVALS_HISTORY");
+    }
+
+    #[test]
+    fn the_ci_rule_and_the_streak_policy_are_settled_here() {
+        let ci = Environment::from_vars(|n| (n == "CI").then(|| "true".into()));
+        let s = compare(&[], &ci);
+        assert_eq!(s.cassettes.mode, llm_evals::cassette::Mode::Replay);
+        assert_eq!(s.on_streak, runner::OnStreak::Ask);
+        let s = compare(&["-y", "--no-autosave"], &ci);
+        assert_eq!(s.on_streak, runner::OnStreak::GoOn);
+        assert_eq!(s.snapshots, None);
+    }
+}
