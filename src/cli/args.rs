@@ -137,6 +137,10 @@ pub(crate) enum ColorChoice {
 }
 
 #[derive(Debug, Subcommand)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "parsed once per process; `check` carries the gate's and the report files' groups"
+)]
 pub(crate) enum Command {
     /// Write a small working suite (config, prompt, cases) that runs offline at once.
     #[command(after_help = examples::INIT)]

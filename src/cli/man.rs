@@ -23,7 +23,7 @@ pub(crate) fn run(bin: &'static str, dir: Option<&Path>, out: &Out) -> Result<i3
             let _ = std::io::Write::write_all(&mut so, &page);
         }
         Some(dir) => {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.to_path_buf(), e))?;
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
             let mut written = 0;
             write_tree(&cmd, bin, dir, &mut written)?;
             out.note(&format!(

@@ -68,7 +68,8 @@ pub struct RunOptions {
     pub on_streak: OnStreak,
     /// The command the run is stored under (`run`, `compare`, `record`, `check`).
     pub command: Command,
-    /// The git branch to record; `None`: detected from CI variables or git.
+    /// The git branch to record; `None`: what [`RunOptions::env`]'s git source says (CI's
+    /// variables, then `git` when it is to be asked; nothing for the default environment).
     pub branch: Option<String>,
     /// What the flags narrowed, for the run's settings.
     pub selection: Selection,
@@ -81,8 +82,10 @@ pub struct RunOptions {
     /// read); `None`: the config's.
     pub adapter: Option<Box<dyn Adapter>>,
     /// The environment, as the caller read it (the CLI: [`Env::from_process`]): redirects
-    /// for live calls, the backoff's test scale. Default: [`Env::default`], which reads
-    /// nothing from the process.
+    /// for live calls, the backoff's test scale, the git branch and commit (and whether to
+    /// ask `git`), the argv recorded, where API keys are looked up before the suite's
+    /// `env_files`. Default: [`Env::default`], which reads nothing from the process and
+    /// starts no `git`.
     pub env: Env,
     /// Your sinks (a tracker, a live view): told every event of the run. Default: none.
     pub sinks: Sinks,
