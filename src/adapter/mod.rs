@@ -178,8 +178,9 @@ impl CaseModel<'_> {
     }
 }
 
-/// Builds the suite's adapter.
-pub fn build(suite: &Suite) -> Result<Box<dyn Adapter>> {
+/// Builds the suite's adapter; an exec adapter's upstream keys are read from `environment`
+/// (then `env_files`).
+pub fn build(suite: &Suite, environment: &crate::env::Environment) -> Result<Box<dyn Adapter>> {
     match &suite.adapter {
         AdapterConfig::Prompt {
             system,
@@ -202,7 +203,7 @@ pub fn build(suite: &Suite) -> Result<Box<dyn Adapter>> {
             max_request_bytes,
         } => Ok(Box::new(
             ExecAdapter::new(suite, command, env, pass_env)?
-                .with_upstreams(suite, upstreams)
+                .with_upstreams(suite, environment, upstreams)
                 .with_max_request_bytes(*max_request_bytes),
         )),
     }

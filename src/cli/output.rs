@@ -8,6 +8,7 @@ use std::io::{IsTerminal, Write};
 use anstyle::{AnsiColor, Style};
 
 use super::args::ColorChoice;
+use llm_evals::env::{EnvVars, Environment};
 
 pub(crate) struct Out {
     color_stdout: bool,
@@ -18,9 +19,9 @@ pub(crate) struct Out {
 }
 
 impl Out {
-    pub(crate) fn new(choice: ColorChoice) -> Out {
-        let env_ok = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            && std::env::var("TERM").map(|t| t != "dumb").unwrap_or(true);
+    pub(crate) fn new(choice: ColorChoice, env: &Environment) -> Out {
+        let env_ok = env.var_os(EnvVars::NO_COLOR).is_none_or(|v| v.is_empty())
+            && env.var(EnvVars::TERM).is_none_or(|t| t != "dumb");
         let (o, e) = match choice {
             ColorChoice::Always => (true, true),
             ColorChoice::Never => (false, false),
@@ -60,12 +61,11 @@ impl Out {
 
     /// Sets the width stdout's tables fit in: none with `--wide`; else `COLUMNS` when set,
     /// else the terminal's when stdout is one (a pipe gets every column).
-    pub(crate) fn with_width(mut self, wide: bool) -> Out {
+    pub(crate) fn with_width(mut self, wide: bool, env: &Environment) -> Out {
         self.width = if wide {
             None
         } else {
-            std::env::var("COLUMNS")
-                .ok()
+            env.var(EnvVars::COLUMNS)
                 .and_then(|c| c.trim().parse::<usize>().ok())
                 .filter(|&c| c > 0)
                 .or_else(|| {

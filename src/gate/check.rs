@@ -201,12 +201,18 @@ pub fn check(run: &RunResult, plan: &CheckPlan, history_path: &Path) -> Checked 
 }
 
 /// [`check`] on the history at `location`, a SQLite file or a PostgreSQL database (named in
-/// messages without its password).
-pub fn check_in(run: &RunResult, plan: &CheckPlan, location: &crate::history::Location) -> Checked {
+/// messages without its password), opened with `env`'s variables
+/// ([`Location::open_with`](crate::history::Location::open_with)).
+pub fn check_in(
+    run: &RunResult,
+    plan: &CheckPlan,
+    location: &crate::history::Location,
+    env: &crate::env::Environment,
+) -> Checked {
     let mut opened = None;
     let mut notices = Vec::new();
     if plan.baseline.is_some() {
-        match location.open() {
+        match location.open_with(env) {
             Ok(h) => opened = Some(h),
             Err(e) => notices.push(Notice::HistoryUnreadable(e.to_string())),
         }

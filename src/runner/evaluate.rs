@@ -132,7 +132,8 @@ pub struct RunOptions {
     pub on_streak: OnStreak,
     /// The command the run is stored under (`run`, `compare`, `record`, `check`).
     pub command: Command,
-    /// The git branch to record; `None`: detected from CI variables or git.
+    /// The git branch to record; `None`: what [`RunOptions::env`]'s git source says (CI's
+    /// variables, then `git` when it is to be asked; nothing for the default environment).
     pub branch: Option<String>,
     /// What the flags narrowed, for the run's settings.
     pub selection: Selection,
@@ -145,8 +146,10 @@ pub struct RunOptions {
     /// read); `None`: the config's.
     pub adapter: Option<Box<dyn Adapter>>,
     /// The environment, as the caller read it (the CLI: [`Env::from_process`]): redirects
-    /// for live calls, the backoff's test scale. Default: [`Env::default`], which reads
-    /// nothing from the process.
+    /// for live calls, the backoff's test scale, the git branch and commit (and whether to
+    /// ask `git`), the argv recorded, where API keys are looked up before the suite's
+    /// `env_files`. Default: [`Env::default`], which reads nothing from the process and
+    /// starts no `git`.
     pub env: Env,
     /// Your sinks (a tracker, a live view): told every event of the run. Default: none.
     pub sinks: Sinks,
@@ -443,7 +446,7 @@ impl<'s> Prepared<'s> {
         }
         let adapter = match options.adapter.take() {
             Some(a) => a,
-            None => crate::adapter::build(suite)?,
+            None => crate::adapter::build(suite, &options.env)?,
         };
         // The judges the config's scorer asks: resolved and keyed like the contenders.
         let judges = match &options.scorer {
@@ -455,7 +458,15 @@ impl<'s> Prepared<'s> {
                 .resolve(&j.kind, &j.info.provider)
                 .map_err(|e| Error::Config(format!("{}: scorer.judge: {e}", suite.display_path)))?;
         }
-        let (keys, mode) = resolve_keys(&plan, options.mode, suite, &providers, notices, &judges)?;
+        let (keys, mode) = resolve_keys(
+            &plan,
+            options.mode,
+            suite,
+            &options.env,
+            &providers,
+            notices,
+            &judges,
+        )?;
         let transport = Arc::new(build_transport(suite, mode, &keys, &options.env)?);
         let options = RunOptions { mode, ..options };
         Ok(Prepared {
@@ -585,7 +596,8 @@ impl<'s> Prepared<'s> {
         // run, not after: off the wall time of every run.
         let git = {
             let dir = suite.project_dir.clone();
-            std::thread::spawn(move || crate::history::git::detect(&dir))
+            let source = options.env.git.clone();
+            std::thread::spawn(move || crate::history::git::detect(&dir, &source))
         };
         (
             Begun {
@@ -676,7 +688,7 @@ impl Begun<'_> {
         metrics.sort_by_key(|m| !m.primary);
         let git = git
             .join()
-            .unwrap_or_else(|_| crate::history::git::detect(&suite.project_dir));
+            .unwrap_or_else(|_| crate::history::git::detect(&suite.project_dir, &options.env.git));
         let settings = Settings {
             contenders: plan
                 .lineup
@@ -706,7 +718,7 @@ impl Begun<'_> {
                 commit: git.commit,
                 command: options.command,
                 mode,
-                argv: std::env::args().collect(),
+                argv: options.env.argv.clone(),
                 started_at: stamp(started_at),
                 finished_at: Some(stamp(chrono::Utc::now())),
                 status: outcome.status,
@@ -792,6 +804,7 @@ fn resolve_keys(
     plan: &RunPlan,
     mode: Mode,
     suite: &Suite,
+    env: &Env,
     providers: &Registry,
     notices: &dyn Notices,
     judges: &[crate::suite::Contender],
@@ -816,18 +829,27 @@ fn resolve_keys(
             continue;
         };
         let var = var.as_str();
-        let from_env = std::env::var(var).is_ok_and(|v| !v.is_empty());
-        let found = match suite.env(var) {
-            Some(_) if from_env => "found in the environment".to_string(),
-            Some(_) => format!("found in env_files ({})", suite.config.env_files.join(", ")),
+        // The variable that holds it: `var`, or the one it falls back to (GOOGLE_API_KEY).
+        let held = suite.key_var(env, var);
+        let also = if held == var {
+            String::new()
+        } else {
+            format!(" as {held}")
+        };
+        let found = match suite.var(env, held) {
+            Some(_) if env.var(held).is_some() => format!("found in the environment{also}"),
+            Some(_) => format!(
+                "found in env_files{also} ({})",
+                suite.config.env_files.join(", ")
+            ),
             None => "not set".to_string(),
         };
         if told.insert(var.to_string()) {
             notices.verbose(&format!("key {var}: {found} (for {who})"));
         }
-        match suite.env(var) {
+        match suite.var(env, held) {
             Some(v) => {
-                check_key_value(suite, var, &v)?;
+                check_key_value(suite, env, held, &v)?;
                 // The suite's own key variables are known to the egress scrubber since it
                 // loaded; a registered provider may name another.
                 crate::secrets::register([v.clone()]);
@@ -870,7 +892,7 @@ fn resolve_keys(
             }
         }
     }
-    check_upstream_keys(suite)?;
+    check_upstream_keys(suite, env)?;
     Ok((keys, mode))
 }
 
@@ -880,7 +902,7 @@ fn resolve_keys(
 /// printable ASCII (a zero-width space or a byte order mark copied from a web page or a
 /// document, a look-alike Cyrillic letter), which no provider issues and which the server
 /// would echo in a form the scrubber cannot know.
-fn check_key_value(suite: &Suite, var: &str, value: &str) -> Result<()> {
+fn check_key_value(suite: &Suite, env: &Env, var: &str, value: &str) -> Result<()> {
     let Some(bad) = value.chars().find(|c| !c.is_ascii_graphic()) else {
         return Ok(());
     };
@@ -904,7 +926,7 @@ fn check_key_value(suite: &Suite, var: &str, value: &str) -> Result<()> {
     } else {
         "inside it"
     };
-    let from = if std::env::var(var).is_ok_and(|v| !v.is_empty()) {
+    let from = if env.var(var).is_some() {
         "the environment".to_string()
     } else {
         format!("the env_files of {}", suite.display_path)
@@ -925,14 +947,14 @@ fn check_key_value(suite: &Suite, var: &str, value: &str) -> Result<()> {
 
 /// The keys of an exec adapter's other APIs (`adapter.upstreams`' `key_env`) go into a
 /// header too: checked as the providers' keys are.
-fn check_upstream_keys(suite: &Suite) -> Result<()> {
+fn check_upstream_keys(suite: &Suite, env: &Env) -> Result<()> {
     let Some(crate::suite::config::AdapterConfig::Exec { upstreams, .. }) = &suite.config.adapter
     else {
         return Ok(());
     };
     for var in upstreams.key_vars() {
-        if let Some(v) = suite.env(var) {
-            check_key_value(suite, var, &v)?;
+        if let Some(v) = suite.var(env, var) {
+            check_key_value(suite, env, var, &v)?;
         }
     }
     Ok(())

@@ -68,7 +68,7 @@ pub fn is_secret_name(name: &str) -> bool {
 
 /// The values of this process's secret-named environment variables.
 fn env_secret_values() -> BTreeSet<String> {
-    std::env::vars_os()
+    crate::env::process_vars()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .filter(|(k, _)| is_secret_name(k))
         .map(|(_, v)| v)

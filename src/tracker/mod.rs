@@ -177,12 +177,14 @@ pub struct Flags {
 
 /// Builds the chosen tracker's sink, checking before any model is called that its key is
 /// set (naming the variable) and its URLs are URLs; `None` for local only. Variables are
-/// read through the suite (the environment, then its `env_files`); every key and header
+/// read through the suite ([`Suite::var`]: the run's environment `env`, then the suite's
+/// `env_files`); every key and header
 /// value read is registered with the egress scrubber. `-v` lines say where each thing came
 /// from.
 pub fn build(
     choice: &Choice,
     suite: &Suite,
+    env: &crate::env::Environment,
     cases: &crate::suite::Cases,
     flags: &Flags,
     notices: &dyn Notices,
@@ -190,7 +192,7 @@ pub fn build(
     let Some(kind) = choice.kind else {
         return Ok(None);
     };
-    let env = |name: &str| suite.env(name);
+    let env = |name: &str| suite.var(env, name);
     let missing = |var: &str, example: &str| {
         Error::Usage(format!(
             "tracker {} (from {}): {var} is not set: export {var}={example}, or keep results local with --local",
