@@ -218,8 +218,8 @@ pub(crate) struct RunArgs {
     /// Keep going when 100 calls in a row fail, without asking.
     #[arg(short = 'y', long)]
     pub(crate) yes: bool,
-    /// The history store: a SQLite file or a postgres:// URL (default: the config's
-    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    /// The history store: a SQLite file or a postgres:// or mysql:// URL (default: the config's
+    /// history.url, DATABASE_URL if such a URL, else <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
     pub(crate) history: Option<PathBuf>,
     /// Record the run under this branch instead of the one git or CI reports.
@@ -420,8 +420,8 @@ pub(crate) struct MergeArgs {
     /// Do not save a JSON snapshot of the merged run.
     #[arg(long)]
     pub(crate) no_autosave: bool,
-    /// The history store: a SQLite file or a postgres:// URL (default: the config's
-    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    /// The history store: a SQLite file or a postgres:// or mysql:// URL (default: the config's
+    /// history.url, DATABASE_URL if such a URL, else <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
     pub(crate) history: Option<PathBuf>,
     /// With --group: the branch the shards ran on (default: the one git or CI reports).
@@ -470,8 +470,8 @@ pub(crate) struct HistoryArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub(crate) json: bool,
-    /// The history store: a SQLite file or a postgres:// URL (default: the config's
-    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    /// The history store: a SQLite file or a postgres:// or mysql:// URL (default: the config's
+    /// history.url, DATABASE_URL if such a URL, else <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
     pub(crate) history: Option<PathBuf>,
     /// What to do with the history instead of listing it.
@@ -481,14 +481,15 @@ pub(crate) struct HistoryArgs {
 
 #[derive(Debug, Subcommand, Clone)]
 pub(crate) enum HistoryAction {
-    /// Copy a SQLite history into PostgreSQL, every run with its id and number (runs already
-    /// there are left as they are, so it can run again).
+    /// Copy a SQLite history into PostgreSQL or MySQL, every run with its id and number (runs
+    /// already there are left as they are, so it can run again).
     Migrate(MigrateArgs),
 }
 
 #[derive(Debug, Args, Clone)]
 pub(crate) struct MigrateArgs {
-    /// The PostgreSQL database: postgres://user:password@host:port/db (?sslmode=require for TLS).
+    /// The database: postgres://user:password@host:port/db (?sslmode=require for TLS) or
+    /// mysql://user:password@host:port/db (?ssl-mode=VERIFY_IDENTITY&ssl-ca=ca.pem for TLS).
     #[arg(long = "to", value_name = "URL")]
     pub(crate) to: String,
     /// The SQLite history to copy (default: <project>/.evals/history.sqlite3).
@@ -503,8 +504,8 @@ pub(crate) struct ExportArgs {
     /// Write to FILE instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
-    /// The history store: a SQLite file or a postgres:// URL (default: the config's
-    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    /// The history store: a SQLite file or a postgres:// or mysql:// URL (default: the config's
+    /// history.url, DATABASE_URL if such a URL, else <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
     pub(crate) history: Option<PathBuf>,
 }
@@ -540,8 +541,8 @@ pub(crate) struct ReportArgs {
     /// alone writes a stamped file under results.destination.
     #[arg(short = 'o', long = "output", value_name = "FILE", num_args = 0..=1)]
     pub(crate) output: Option<Option<PathBuf>>,
-    /// The history store: a SQLite file or a postgres:// URL (default: the config's
-    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    /// The history store: a SQLite file or a postgres:// or mysql:// URL (default: the config's
+    /// history.url, DATABASE_URL if such a URL, else <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
     pub(crate) history: Option<PathBuf>,
 }
@@ -666,8 +667,8 @@ pub(crate) struct DashboardArgs {
     /// id) of the history; never a file.
     #[arg(long, default_value = "main", value_name = "REF", value_parser = baseline)]
     pub(crate) baseline: String,
-    /// The history store: a SQLite file or a postgres:// URL (default: the config's
-    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    /// The history store: a SQLite file or a postgres:// or mysql:// URL (default: the config's
+    /// history.url, DATABASE_URL if such a URL, else <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
     pub(crate) history: Option<PathBuf>,
     /// The most a request's target and headers may take, in bytes (a body is never read).

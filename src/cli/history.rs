@@ -10,11 +10,11 @@ use super::report_file::ReportFile;
 use super::target::Target;
 use llm_evals::error::{Error, Result};
 use llm_evals::gate::{CheckPlan, MissingBaseline, Rules};
-use llm_evals::history::{AnyStore, HistoryStore, Location, RunFilter};
+use llm_evals::history::{AnyStore, HistoryReads, Location, RunFilter, RunStore};
 use llm_evals::report::{Format, Json, Report};
 use llm_evals::results::RunResult;
 
-/// `--history`/`EVALS_HISTORY` (a file or a PostgreSQL URL), else the suite's (its
+/// `--history`/`EVALS_HISTORY` (a file or a database URL), else the suite's (its
 /// `history.url`, `DATABASE_URL`, its `.evals/history.sqlite3`: the suite must then be found).
 pub(super) fn history_path(g: &Global, flag: Option<&Path>, out: &Out) -> Result<Location> {
     match flag {
@@ -42,7 +42,7 @@ pub(crate) fn flaky(g: &Global, a: &FlakyArgs, out: &Out) -> Result<i32> {
     }
     let path = history_path(g, a.history.as_deref(), out)?;
     let h = open_existing(&path)?;
-    let found = llm_evals::gate::flaky(&h, a.suite.as_deref(), &a.branch, a.last)?;
+    let found = llm_evals::gate::flaky(&*h, a.suite.as_deref(), &a.branch, a.last)?;
     let cases = found.cases;
     if a.json {
         let text = serde_json::to_string_pretty(&cases)
@@ -265,7 +265,7 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
                 None => (None, PathBuf::new()),
             };
             let checked =
-                llm_evals::gate::judge(&run, &plan, h.map(|h| h as &dyn HistoryStore), &path);
+                llm_evals::gate::judge(&run, &plan, h.map(|h| &**h as &dyn RunStore), &path);
             if let Some(e) = checked.refused {
                 return Err(e.into_error());
             }
@@ -310,13 +310,15 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
     })
 }
 
-/// `evals history migrate --to postgres://…`: copies every run of a SQLite history, oldest
-/// first, into PostgreSQL with its id and number; a run already there is left as it is, so
-/// a second migrate copies only what the first did not.
+/// `evals history migrate --to postgres://…` (or `mysql://…`): copies every run of a
+/// SQLite history, oldest first, into the database with its id and number; a run already
+/// there is left as it is, so a second migrate (after one that was stopped, even by kill
+/// -9: each run is stored in one transaction) copies only what the first did not.
 pub(crate) fn migrate(g: &Global, a: &MigrateArgs, out: &Out) -> Result<i32> {
-    if !llm_evals::history::url::is_postgres(&a.to) {
+    let to = Location::parse(&a.to, Path::new(""));
+    if !to.is_database() {
         return Err(Error::Usage(format!(
-            "--to {}: not a PostgreSQL URL; pass --to postgres://user@host:port/db",
+            "--to {}: not a database URL; pass --to postgres://user@host:port/db or --to mysql://user@host:port/db",
             llm_evals::history::url::redact(&a.to)
         )));
     }
@@ -327,7 +329,7 @@ pub(crate) fn migrate(g: &Global, a: &MigrateArgs, out: &Out) -> Result<i32> {
         )),
     };
     let source = open_existing(&from)?;
-    let mut target = Location::Postgres(a.to.clone()).open()?;
+    let mut target = to.open()?;
     let runs = source.list(&RunFilter::default())?;
     let (mut copied, mut kept) = (0, 0);
     for r in runs.iter().rev() {
@@ -337,7 +339,7 @@ pub(crate) fn migrate(g: &Global, a: &MigrateArgs, out: &Out) -> Result<i32> {
         }
         if let Some(other) = target.find(&r.number.to_string())? {
             return Err(Error::Usage(format!(
-                "{}: run #{} there is {other}, not {} as in {}: another history was stored there; migrate into a new database (`createdb evals_history`) or one only this history was migrated into",
+                "{}: run #{} there is {other}, not {} as in {}: another history was stored there; migrate into a new database (`createdb evals_history`, `CREATE DATABASE evals_history`) or one only this history was migrated into",
                 target.location(),
                 r.number,
                 r.id,

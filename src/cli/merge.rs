@@ -9,7 +9,6 @@ use super::args::MergeArgs;
 use super::check::{Reports, gate_and_report, gate_plan};
 use super::output::Out;
 use llm_evals::error::{Error, Result};
-use llm_evals::history::HistoryStore;
 use llm_evals::results::{CaseLog, RunResult};
 use llm_evals::runner::shard::ShardRun;
 use llm_evals::runner::{Event, HistorySink, Sink, SnapshotSink};

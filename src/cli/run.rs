@@ -448,7 +448,7 @@ fn mode_given(a: &RunArgs) -> Option<(&str, ModeSource)> {
 
 /// Where the history store is, and what said so, first found: `--history`, `EVALS_HISTORY`
 /// (clap reads both into `flag`), the config's `history.url`, `DATABASE_URL` when it is a
-/// PostgreSQL URL, else `<project>/.evals/history.sqlite3`.
+/// PostgreSQL or MySQL URL, else `<project>/.evals/history.sqlite3`.
 pub(crate) fn history_location(
     suite: &Suite,
     flag: Option<&Path>,
@@ -467,7 +467,7 @@ pub(crate) fn history_location(
         return (Location::parse(url, &suite.project_dir), source);
     }
     if let Ok(url) = std::env::var("DATABASE_URL")
-        && llm_evals::history::url::is_postgres(&url)
+        && llm_evals::history::url::is_database(&url)
     {
         return (Location::parse(&url, &suite.project_dir), "DATABASE_URL");
     }
