@@ -577,12 +577,7 @@ async fn run_page(
             first_on_own_branch: true,
             snapshot_files: false,
         };
-        let checked = crate::gate::judge(
-            &run,
-            &plan,
-            Some(&**store),
-            &PathBuf::from(&d.location),
-        );
+        let checked = crate::gate::judge(&run, &plan, Some(&**store), &PathBuf::from(&d.location));
         let notes: Vec<String> = checked.notices.iter().map(|n| n.to_string()).collect();
         let report = crate::report::render(
             crate::report::Format::Html,

@@ -533,7 +533,10 @@ impl PgStore {
     fn into_read_only(mut self) -> Result<PgStore> {
         self.read_only = true;
         let shown = self.shown.clone();
-        self.with(|c| c.batch_execute(READ_ONLY).map_err(|e| server_err(&shown, e)))?;
+        self.with(|c| {
+            c.batch_execute(READ_ONLY)
+                .map_err(|e| server_err(&shown, e))
+        })?;
         Ok(self)
     }
 
@@ -882,12 +885,14 @@ fn sql_of(query: Query) -> &'static str {
 fn cell(row: &Row, i: usize) -> std::result::Result<Cell, tokio_postgres::Error> {
     let ty = row.columns()[i].type_();
     Ok(if *ty == Type::INT8 {
-        row.try_get::<_, Option<i64>>(i)?.map_or(Cell::Null, Cell::Int)
+        row.try_get::<_, Option<i64>>(i)?
+            .map_or(Cell::Null, Cell::Int)
     } else if *ty == Type::INT4 {
         row.try_get::<_, Option<i32>>(i)?
             .map_or(Cell::Null, |n| Cell::Int(n.into()))
     } else if *ty == Type::FLOAT8 {
-        row.try_get::<_, Option<f64>>(i)?.map_or(Cell::Null, Cell::Real)
+        row.try_get::<_, Option<f64>>(i)?
+            .map_or(Cell::Null, Cell::Real)
     } else if *ty == Type::BOOL {
         row.try_get::<_, Option<bool>>(i)?
             .map_or(Cell::Null, |b| Cell::Int(b.into()))

@@ -220,7 +220,9 @@ pub(crate) fn find(d: &impl Dialect, reference: &str) -> Result<Option<String>> 
     let lower = r.to_ascii_lowercase();
     let len = Arg::Int(Some(lower.len() as i64));
     let args = [Arg::Text(Some(&lower)), len];
-    let found = read(d, Query::Prefixed, &args, |r| Ok((r.text(0)?, r.opt_int(1)?)))?;
+    let found = read(d, Query::Prefixed, &args, |r| {
+        Ok((r.text(0)?, r.opt_int(1)?))
+    })?;
     match found.as_slice() {
         [] => Ok(None),
         [(id, _)] => Ok(Some(id.clone())),

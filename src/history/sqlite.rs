@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::sql::{self, Arg, Cell, CaseRow, Dialect, Query, Row, Snapshot};
+use super::sql::{self, Arg, CaseRow, Cell, Dialect, Query, Row, Snapshot};
 use super::{
     BranchRun, CaseQuery, CaseRun, HistoryError, HistoryReads, RunQuery, RunStore, RunSummary,
     ScorePoint, SnapshotLimit,
@@ -260,7 +260,6 @@ impl SqliteStore {
         }
         tx.commit().map_err(e)
     }
-
 }
 
 impl SqliteStore {
@@ -713,13 +712,11 @@ pub(crate) mod tests {
             .expect("insert");
         h.insert(&run("other", "feature", "2026-01-02T00:00:00Z", vec![]))
             .expect("insert");
-        let got = latest_on_branch(
-            &h,"tax-intake", "main", "2026-01-02T00:00:00Z", "me")
+        let got = latest_on_branch(&h, "tax-intake", "main", "2026-01-02T00:00:00Z", "me")
             .expect("query")
             .expect("a run");
         assert_eq!(got.id, "old");
-        let got = latest_on_branch(
-            &h,"tax-intake", "main", "2026-01-04T00:00:00Z", "new")
+        let got = latest_on_branch(&h, "tax-intake", "main", "2026-01-04T00:00:00Z", "new")
             .expect("query")
             .expect("a run");
         assert_eq!(got.id, "old", "the current run is excluded");
@@ -728,8 +725,7 @@ pub(crate) mod tests {
             .expect("insert");
         h.insert(&run("0001-d", "main", "2026-01-05T00:00:00Z", vec![]))
             .expect("insert");
-        let got = latest_on_branch(
-            &h,"tax-intake", "main", "2026-01-05T00:00:00Z", "0001-c")
+        let got = latest_on_branch(&h, "tax-intake", "main", "2026-01-05T00:00:00Z", "0001-c")
             .expect("query")
             .expect("a run");
         assert_eq!(
