@@ -32,6 +32,8 @@ mod judge;
 mod layers;
 mod leaderboard;
 mod lineup;
+mod my;
+mod mysql;
 mod native_tools;
 mod payloads;
 mod pg;
