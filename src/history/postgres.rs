@@ -5,8 +5,9 @@
 //! advisory lock, so runners opening a new database at once migrate it once. A run is
 //! inserted in one transaction and never rewritten; its number is taken inside that
 //! transaction under a second advisory lock held to its commit, so runners storing at once
-//! get distinct numbers. The baseline candidates are [`super::BASELINE_CANDIDATES`], the
-//! query the SQLite store runs too.
+//! get distinct numbers. The rules every store shares (the baseline candidates, the
+//! run-reference rule, the readers) are in `sql.rs`; this file holds PostgreSQL's spelling
+//! of their queries.
 //!
 //! The URL's password never leaves the process: [`PgStore::location`] (what messages name)
 //! leaves it out, and it is registered with the egress scrubber. `sslmode=require` (or
