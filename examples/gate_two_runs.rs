@@ -11,7 +11,7 @@ use llm_evals::gate::{CheckPlan, MissingBaseline, Rules};
 use llm_evals::provider::{ChatRequest, Completion};
 use llm_evals::report::{Format, Terminal};
 use llm_evals::suite::{Case, Contender};
-use llm_evals::{HistoryStore, Provider, RunOptions, SqliteStore, SuiteBuilder, evaluate};
+use llm_evals::{Provider, RunOptions, RunStore, SqliteStore, SuiteBuilder, evaluate};
 use serde_json::json;
 
 /// A model that knows the capitals in its list, and says "Lyon" for the rest.
@@ -54,7 +54,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .branch("main")
             .provider("atlas", Atlas(all)),
     )?;
-    SqliteStore::open(&history)?.insert(&main)?;
+    let mut store = SqliteStore::open(&history)?;
+    store.insert(&main)?;
 
     // A branch whose model forgot Spain.
     let fewer = &[("france", "Paris"), ("italy", "Rome")];
@@ -69,7 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Rules::new(0.02, false)?,
         MissingBaseline::Fail,
     );
-    let checked = llm_evals::gate::check(&branch, &plan, &history);
+    let checked = llm_evals::gate::check(&branch, &plan, &store);
 
     let markdown = llm_evals::report::render(
         Format::Markdown,

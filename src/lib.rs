@@ -141,13 +141,13 @@
 //!
 //! The runner tells each [`runner::Sink`] every event of the run as it happens (a tracker,
 //! a live view; the history and the JSON snapshot are sinks too). A run stored in a
-//! [`history::HistoryStore`] becomes a baseline, and [`gate::check`] is `evals check`
+//! [`history::RunStore`] becomes a baseline, and [`gate::check`] is `evals check`
 //! after the run:
 //!
 //! ```
 //! use llm_evals::cassette::CallError;
 //! use llm_evals::gate::{CheckPlan, MissingBaseline, Rules};
-//! use llm_evals::history::{HistoryStore, SqliteStore};
+//! use llm_evals::history::{RunStore, SqliteStore};
 //! use llm_evals::provider::{ChatRequest, Completion};
 //! use llm_evals::suite::{Case, Contender};
 //! use llm_evals::{Provider, RunOptions, SuiteBuilder, evaluate};
@@ -173,12 +173,13 @@
 //!
 //! // main: the model names Paris; stored, it is the baseline.
 //! let main = evaluate(&suite, RunOptions::default().branch("main").provider("says", Says("Paris")))?;
-//! SqliteStore::open(&history)?.insert(&main)?;
+//! let mut store = SqliteStore::open(&history)?;
+//! store.insert(&main)?;
 //!
 //! // A branch whose model now says Lyon: the gate against main fails.
 //! let branch = evaluate(&suite, RunOptions::default().branch("pr").provider("says", Says("Lyon")))?;
 //! let plan = CheckPlan::check(Some("main".into()), Rules::new(0.02, false)?, MissingBaseline::Fail);
-//! let checked = llm_evals::gate::check(&branch, &plan, &history);
+//! let checked = llm_evals::gate::check(&branch, &plan, &store);
 //! assert!(!checked.passed(), "Paris became Lyon");
 //! assert!(checked.refused.is_none(), "main's run is the baseline");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -245,7 +246,7 @@ pub use adapter::Adapter;
 pub use cassette::Mode;
 pub use error::{Error, ErrorKind, Result};
 pub use gate::{CheckPlan, Checked};
-pub use history::{HistoryStore, SqliteStore};
+pub use history::{HistoryStore, RunStore, SqliteStore};
 pub use provider::{Provider, Registry};
 pub use report::{Format, Report};
 pub use results::{CaseResult, ExperimentResult, RunResult};

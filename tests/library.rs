@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use llm_evals::cassette::CallError;
 use llm_evals::error::{BaselineError, Error, ErrorKind};
 use llm_evals::gate::{CheckPlan, MissingBaseline, Rules};
-use llm_evals::history::{HistoryStore, SqliteStore};
+use llm_evals::history::{RunStore, SqliteStore};
 use llm_evals::provider::{AnswerFuture, ChatRequest, Completion, Provider, Registry};
 use llm_evals::results::Usage;
 use llm_evals::runner::{CollectedNotices, Notice, RunOptions, evaluate, evaluate_async};
@@ -144,7 +144,7 @@ fn a_suite_built_in_rust_runs_stores_and_gates_like_one_on_disk() {
             .build()
             .expect("built")
     };
-    let history = dir.path().join(".evals/history.sqlite3");
+    let mut store = SqliteStore::open(&dir.path().join(".evals/history.sqlite3")).expect("history");
     let main = evaluate(&build("Paris"), RunOptions::default().branch("main")).expect("run");
     assert_eq!(
         main.experiments[0]
@@ -155,12 +155,9 @@ fn a_suite_built_in_rust_runs_stores_and_gates_like_one_on_disk() {
         Some(1.0)
     );
     let plan = CheckPlan::check(None, Rules::tolerance(0.02), MissingBaseline::Fail);
-    let checked = llm_evals::gate::check(&main, &plan, &history);
+    let checked = llm_evals::gate::check(&main, &plan, &store);
     assert!(checked.passed(), "{:?}", checked.comparison.verdict);
-    SqliteStore::open(&history)
-        .expect("history")
-        .insert(&main)
-        .expect("stored");
+    store.insert(&main).expect("stored");
 
     // The same suite, a worse answer on a branch: the gate against main fails the case.
     let branch = evaluate(&build("Lyon"), RunOptions::default().branch("pr")).expect("run");
@@ -169,7 +166,7 @@ fn a_suite_built_in_rust_runs_stores_and_gates_like_one_on_disk() {
         Rules::tolerance(0.02),
         MissingBaseline::Fail,
     );
-    let checked = llm_evals::gate::check(&branch, &plan, &history);
+    let checked = llm_evals::gate::check(&branch, &plan, &store);
     assert!(!checked.passed());
     assert!(
         checked.refused.is_none(),
@@ -206,14 +203,14 @@ fn errors_are_matched_by_kind_and_variant() {
     // No baseline: its own variant, with the branch in it.
     let dir = tempfile::tempdir().expect("temp dir");
     let run = evaluate(&toy_suite(), RunOptions::default()).expect("run");
-    let history = dir.path().join("h.sqlite3");
+    let store = SqliteStore::open(&dir.path().join("h.sqlite3")).expect("history");
     // Nothing on main in the history: the check's baseline branch has no run.
     let plan = CheckPlan::check(
         Some("main".into()),
         Rules::tolerance(0.02),
         MissingBaseline::Fail,
     );
-    let checked = llm_evals::gate::check(&run, &plan, &history);
+    let checked = llm_evals::gate::check(&run, &plan, &store);
     match checked.refused {
         Some(BaselineError::NoRunOnBranch { ref branch, .. }) => assert_eq!(branch, "main"),
         ref other => panic!("expected no run on main, got {other:?}"),

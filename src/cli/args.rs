@@ -439,8 +439,8 @@ pub(crate) struct RunArgs {
     /// Write the browser report (`results.display: browser|both`, `--open`) without opening it.
     #[arg(long, help_heading = OUTPUT)]
     pub(crate) no_open: bool,
-    /// The history store: a SQLite file or a postgres:// URL (default: the config's
-    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    /// The history store: a SQLite file or a postgres:// or mysql:// URL (default: the config's
+    /// history.url, DATABASE_URL if such a URL, else <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL", help_heading = HISTORY)]
     pub(crate) history: Option<PathBuf>,
     /// Record the run under this branch instead of the one git or CI reports.
@@ -652,8 +652,8 @@ pub(crate) struct MergeArgs {
     /// Totals after the per-dataset tables: overall, per case variant across datasets, or both.
     #[arg(long, value_enum, default_value_t = TotalsArg::Overall, help_heading = OUTPUT)]
     pub(crate) totals: TotalsArg,
-    /// The history store: a SQLite file or a postgres:// URL (default: the config's
-    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    /// The history store: a SQLite file or a postgres:// or mysql:// URL (default: the config's
+    /// history.url, DATABASE_URL if such a URL, else <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL", help_heading = HISTORY)]
     pub(crate) history: Option<PathBuf>,
     /// Where the merged run's JSON snapshot is saved (default: results.destination).
@@ -705,8 +705,8 @@ pub(crate) struct HistoryArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub(crate) json: bool,
-    /// The history store: a SQLite file or a postgres:// URL (default: the config's
-    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    /// The history store: a SQLite file or a postgres:// or mysql:// URL (default: the config's
+    /// history.url, DATABASE_URL if such a URL, else <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
     pub(crate) history: Option<PathBuf>,
     /// What to do with the history instead of listing it.
@@ -716,15 +716,16 @@ pub(crate) struct HistoryArgs {
 
 #[derive(Debug, Subcommand, Clone)]
 pub(crate) enum HistoryAction {
-    /// Copy a SQLite history into PostgreSQL, every run with its id and number (runs already
-    /// there are left as they are, so it can run again).
+    /// Copy a SQLite history into PostgreSQL or MySQL, every run with its id and number (runs
+    /// already there are left as they are, so it can run again).
     #[command(after_help = examples::MIGRATE)]
     Migrate(MigrateArgs),
 }
 
 #[derive(Debug, Args, Clone)]
 pub(crate) struct MigrateArgs {
-    /// The PostgreSQL database: postgres://user:password@host:port/db (?sslmode=require for TLS).
+    /// The database: postgres://user:password@host:port/db (?sslmode=require for TLS) or
+    /// mysql://user:password@host:port/db (?ssl-mode=VERIFY_IDENTITY&ssl-ca=ca.pem for TLS).
     #[arg(long = "to", value_name = "URL")]
     pub(crate) to: String,
     /// The SQLite history to copy (default: <project>/.evals/history.sqlite3).
@@ -739,8 +740,8 @@ pub(crate) struct ExportArgs {
     /// Write to FILE instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
-    /// The history store: a SQLite file or a postgres:// URL (default: the config's
-    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    /// The history store: a SQLite file or a postgres:// or mysql:// URL (default: the config's
+    /// history.url, DATABASE_URL if such a URL, else <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
     pub(crate) history: Option<PathBuf>,
 }
@@ -777,8 +778,8 @@ pub(crate) struct ReportArgs {
     /// alone writes a stamped file under results.destination.
     #[arg(short = 'o', long = "output", value_name = "FILE", num_args = 0..=1, help_heading = OUTPUT)]
     pub(crate) output: Option<Option<PathBuf>>,
-    /// The history store: a SQLite file or a postgres:// URL (default: the config's
-    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    /// The history store: a SQLite file or a postgres:// or mysql:// URL (default: the config's
+    /// history.url, DATABASE_URL if such a URL, else <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL", help_heading = HISTORY)]
     pub(crate) history: Option<PathBuf>,
 }
@@ -875,8 +876,8 @@ pub(crate) struct DashboardArgs {
     /// id) of the history; never a file.
     #[arg(long, default_value = "main", value_name = "REF", value_parser = baseline)]
     pub(crate) baseline: String,
-    /// The history store: a SQLite file or a postgres:// URL (default: the config's
-    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    /// The history store: a SQLite file or a postgres:// or mysql:// URL (default: the config's
+    /// history.url, DATABASE_URL if such a URL, else <project>/.evals/history.sqlite3).
     #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
     pub(crate) history: Option<PathBuf>,
     /// The most a request's target and headers may take, in bytes (a body is never read).

@@ -87,7 +87,7 @@ pub(super) fn gate_and_report(
     env: &Env,
     out: &Out,
 ) -> Result<i32> {
-    let checked = gate::check_in(run, plan, history, env);
+    let checked = gate_on(run, plan, history, env);
     print_notices(&checked.notices, out);
     let comparison = Some(&checked.comparison);
     if let Some(refused) = checked.refused {
@@ -120,6 +120,29 @@ pub(super) fn gate_and_report(
         _ if !written => exit::USAGE,
         code => code,
     })
+}
+
+/// The gate on `run` with baselines from the history at `history`, opened only when the
+/// plan names a baseline; a history that does not open is a warning, and the gate goes on
+/// without it (a snapshot file still works as the baseline).
+fn gate_on(
+    run: &RunResult,
+    plan: &CheckPlan,
+    history: &llm_evals::history::Location,
+    env: &Env,
+) -> gate::Checked {
+    let shown = std::path::PathBuf::from(history.shown());
+    match plan.baseline.as_ref().map(|_| history.open_with(env)) {
+        Some(Ok(store)) => gate::check(run, plan, &*store),
+        Some(Err(e)) => {
+            let mut checked = gate::judge(run, plan, None, &shown);
+            checked
+                .notices
+                .insert(0, gate::Notice::HistoryUnreadable(e.to_string()));
+            checked
+        }
+        None => gate::judge(run, plan, None, &shown),
+    }
 }
 
 /// `check -n`: the plan, of the shard's slice with `--shard`.

@@ -12,11 +12,11 @@ use super::target::Target;
 use llm_evals::env::Env;
 use llm_evals::error::{Error, Result};
 use llm_evals::gate::{CheckPlan, MissingBaseline, Rules};
-use llm_evals::history::{AnyStore, HistoryStore, Location, RunFilter};
+use llm_evals::history::{AnyStore, HistoryReads, Location, RunFilter, RunStore};
 use llm_evals::report::{Format, Json, Report};
 use llm_evals::results::RunResult;
 
-/// `--history`/`EVALS_HISTORY` (a file or a PostgreSQL URL), else the suite's (its
+/// `--history`/`EVALS_HISTORY` (a file or a database URL), else the suite's (its
 /// `history.url`, `DATABASE_URL`, its `.evals/history.sqlite3`: the suite must then be found).
 pub(super) fn history_path(
     g: &Global,
@@ -51,7 +51,7 @@ pub(crate) fn flaky(g: &Global, a: &FlakyArgs, env: &Env, out: &Out) -> Result<i
     }
     let path = history_path(g, a.history.as_deref(), env, out)?;
     let h = open_existing(&path, env)?;
-    let found = llm_evals::gate::flaky(&h, a.suite.as_deref(), &a.branch, a.last)?;
+    let found = llm_evals::gate::flaky(&*h, a.suite.as_deref(), &a.branch, a.last)?;
     let cases = found.cases;
     if a.json {
         let text = serde_json::to_string_pretty(&cases)
@@ -277,7 +277,7 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, env: &Env, out: &Out) -> Result
                 None => (None, PathBuf::new()),
             };
             let checked =
-                llm_evals::gate::judge(&run, &plan, h.map(|h| h as &dyn HistoryStore), &path);
+                llm_evals::gate::judge(&run, &plan, h.map(|h| &**h as &dyn RunStore), &path);
             if let Some(e) = checked.refused {
                 return Err(e.into_error());
             }
@@ -323,13 +323,15 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, env: &Env, out: &Out) -> Result
     })
 }
 
-/// `evals history migrate --to postgres://…`: copies every run of a SQLite history, oldest
-/// first, into PostgreSQL with its id and number; a run already there is left as it is, so
-/// a second migrate copies only what the first did not.
+/// `evals history migrate --to postgres://…` (or `mysql://…`): copies every run of a
+/// SQLite history, oldest first, into the database with its id and number; a run already
+/// there is left as it is, so a second migrate (after one that was stopped, even by kill
+/// -9: each run is stored in one transaction) copies only what the first did not.
 pub(crate) fn migrate(g: &Global, a: &MigrateArgs, env: &Env, out: &Out) -> Result<i32> {
-    if !llm_evals::history::url::is_postgres(&a.to) {
+    let to = Location::parse(&a.to, Path::new(""));
+    if !to.is_database() {
         return Err(Error::Usage(format!(
-            "--to {}: not a PostgreSQL URL; pass --to postgres://user@host:port/db",
+            "--to {}: not a database URL; pass --to postgres://user@host:port/db or --to mysql://user@host:port/db",
             llm_evals::history::url::redact(&a.to)
         )));
     }
@@ -340,7 +342,7 @@ pub(crate) fn migrate(g: &Global, a: &MigrateArgs, env: &Env, out: &Out) -> Resu
         )),
     };
     let source = open_existing(&from, env)?;
-    let mut target = Location::Postgres(a.to.clone()).open_with(env)?;
+    let mut target = to.open_with(env)?;
     let runs = source.list(&RunFilter::default())?;
     let (mut copied, mut kept) = (0, 0);
     for r in runs.iter().rev() {
@@ -350,7 +352,7 @@ pub(crate) fn migrate(g: &Global, a: &MigrateArgs, env: &Env, out: &Out) -> Resu
         }
         if let Some(other) = target.find(&r.number.to_string())? {
             return Err(Error::Usage(format!(
-                "{}: run #{} there is {other}, not {} as in {}: another history was stored there; migrate into a new database (`createdb evals_history`) or one only this history was migrated into",
+                "{}: run #{} there is {other}, not {} as in {}: another history was stored there; migrate into a new database (`createdb evals_history`, `CREATE DATABASE evals_history`) or one only this history was migrated into",
                 target.location(),
                 r.number,
                 r.id,

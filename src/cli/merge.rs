@@ -11,7 +11,6 @@ use super::output::Out;
 use super::settings::{Given, HistoryAt};
 use llm_evals::env::Env;
 use llm_evals::error::{Error, Result};
-use llm_evals::history::HistoryStore;
 use llm_evals::results::{CaseLog, RunResult};
 use llm_evals::runner::shard::ShardRun;
 use llm_evals::runner::{Event, HistorySink, Sink, SnapshotSink};

@@ -81,7 +81,7 @@ impl HistoryAt {
             );
         }
         if let Some(url) = env.var(EnvVars::DATABASE_URL)
-            && llm_evals::history::url::is_postgres(&url)
+            && llm_evals::history::url::is_database(&url)
         {
             return at(
                 Location::parse(&url, &suite.project_dir),

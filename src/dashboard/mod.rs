@@ -1,7 +1,7 @@
 //! `evals dashboard`: a read-only web app over the history, on axum.
 //!
 //! It reads a store opened for reading alone ([`Location::open_read_only`]) through the
-//! [`HistoryStore`] trait, so a SQLite file and a PostgreSQL database serve alike. Only GET
+//! [`crate::history::HistoryStore`] traits, so a SQLite file and a PostgreSQL or MySQL database serve alike. Only GET
 //! and HEAD are answered (anything else is 405 with `Allow: GET, HEAD`, before routing):
 //! there is no write path. Pages: the runs list with filters (`/?suite=&branch=&status=&since=&until=`),
 //! a run's page (`/runs/N`: its HTML report, compared with its baseline as `check` compares,
@@ -36,7 +36,9 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::gate::{CheckPlan, MissingBaseline, Rules};
-use crate::history::{AnyStore, CaseQuery, HistoryStore, Location, RunQuery, SnapshotLimit};
+use crate::history::{
+    AnyStore, CaseQuery, HistoryReads, Location, RunQuery, RunStore, SnapshotLimit,
+};
 use crate::results::RunResult;
 use crate::runner::Cancel;
 
@@ -406,8 +408,7 @@ impl IntoResponse for Failure {
 
 type Answer = std::result::Result<Response, Failure>;
 
-/// Runs `f` on the store on a blocking thread (SQLite and the sync PostgreSQL client
-/// block).
+/// Runs `f` on the store on a blocking thread (every store's calls block).
 async fn with_store(
     state: Arc<Dashboard>,
     f: impl FnOnce(&Dashboard, &AnyStore) -> Answer + Send + 'static,
@@ -580,12 +581,7 @@ async fn run_page(
             first_on_own_branch: true,
             snapshot_files: false,
         };
-        let checked = crate::gate::judge(
-            &run,
-            &plan,
-            Some(store as &dyn HistoryStore),
-            &PathBuf::from(&d.location),
-        );
+        let checked = crate::gate::judge(&run, &plan, Some(&**store), &PathBuf::from(&d.location));
         let notes: Vec<String> = checked.notices.iter().map(|n| n.to_string()).collect();
         let report = crate::report::render(
             crate::report::Format::Html,

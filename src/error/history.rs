@@ -81,21 +81,21 @@ pub enum HistoryError {
         /// What SQLite said.
         why: String,
     },
-    /// PostgreSQL failed (the server unreachable, the credentials refused, a statement
-    /// failed; exit 1). `shown` is the URL without its password.
+    /// A database server (PostgreSQL, MySQL) failed: unreachable, the credentials refused,
+    /// a statement failed (exit 1). `shown` is the URL without its password.
     #[error(
         "{shown}: history store: {why}; check the server is up, the URL and its credentials, or open another history"
     )]
-    Postgres {
+    Server {
         /// The database URL, its password left out.
         shown: String,
         /// What the server or the client said (scrubbed of secrets).
         why: String,
     },
-    /// PostgreSQL said nothing within a limit (exit 1); `why` names the server, the
-    /// limit, where it came from and the key that changes it.
+    /// A database server said nothing within a limit (exit 1); `why` names the server,
+    /// the limit, where it came from and the key that changes it.
     #[error("{shown}: history store: {why}")]
-    PostgresTimeout {
+    ServerTimeout {
         /// The database URL, its password left out.
         shown: String,
         /// Which wait ran out, and how to allow longer.
@@ -154,7 +154,7 @@ impl HistoryError {
             HistoryError::Sqlite { shown, why } => format!(
                 "{shown}: history store: {why}; check the file is writable, or pass --history with another file"
             ),
-            HistoryError::Postgres { shown, why } => format!(
+            HistoryError::Server { shown, why } => format!(
                 "{shown}: history store: {why}; check the server is up, the URL and its credentials, or pass --history with another store"
             ),
             other => other.to_string(),

@@ -19,14 +19,14 @@ use std::path::Path;
 
 use super::{BaselineError, LaterRuns};
 use crate::error::Result;
-use crate::history::HistoryStore;
+use crate::history::RunStore;
 use crate::results::{BaselineInfo, RunResult, RunStatus, Selection};
 
 /// Finds the baseline `reference` names for `run`. `history` is the store (if it opened).
 pub fn resolve(
     reference: &str,
     run: &RunResult,
-    history: Option<&dyn HistoryStore>,
+    history: Option<&dyn RunStore>,
     history_path: &Path,
 ) -> Result<(RunResult, BaselineInfo)> {
     match find(reference, run, history, history_path, false, true)? {
@@ -51,7 +51,7 @@ pub enum Found {
 pub fn resolve_or_first(
     reference: &str,
     run: &RunResult,
-    history: Option<&dyn HistoryStore>,
+    history: Option<&dyn RunStore>,
     history_path: &Path,
 ) -> Result<Found> {
     find(reference, run, history, history_path, true, true)
@@ -62,7 +62,7 @@ pub fn resolve_or_first(
 pub fn resolve_in_history(
     reference: &str,
     run: &RunResult,
-    history: Option<&dyn HistoryStore>,
+    history: Option<&dyn RunStore>,
     history_path: &Path,
     first: bool,
 ) -> Result<Found> {
@@ -75,7 +75,7 @@ pub fn resolve_in_history(
 fn find(
     reference: &str,
     run: &RunResult,
-    history: Option<&dyn HistoryStore>,
+    history: Option<&dyn RunStore>,
     history_path: &Path,
     first: bool,
     files: bool,
@@ -232,7 +232,7 @@ fn run_selection(run: &RunResult) -> Option<&Selection> {
 fn latest_on_branch(
     branch: &str,
     run: &RunResult,
-    h: &dyn HistoryStore,
+    h: &dyn RunStore,
     history_path: &Path,
 ) -> Result<std::result::Result<RunResult, Miss>> {
     let r = &run.run;
@@ -274,21 +274,16 @@ fn latest_on_branch(
 fn later_on_branch(
     branch: &str,
     run: &RunResult,
-    h: &dyn HistoryStore,
+    h: &dyn RunStore,
 ) -> Result<std::result::Result<RunResult, Miss>> {
     let r = &run.run;
     let now = chrono::Utc::now();
     let after_now = |t: &str| chrono::DateTime::parse_from_rfc3339(t).is_ok_and(|t| t > now);
+    // Every completed run of the branch, newest first: none started before this one.
     let later: Vec<_> = h
-        .runs(&crate::history::RunQuery {
-            suite: Some(r.suite.clone()),
-            branch: Some(branch.to_string()),
-            status: Some(RunStatus::Completed.as_str().to_string()),
-            since: Some(r.started_at.clone()),
-            ..Default::default()
-        })?
+        .runs_on_branch(&r.suite, branch, END_OF_TIME, &r.id)?
         .into_iter()
-        .filter(|l| l.id != r.id && after_now(&l.started_at))
+        .filter(|l| l.started_at >= r.started_at && after_now(&l.started_at))
         .collect();
     Ok(Err(match later.first() {
         Some(newest) => Miss::Later {
@@ -298,6 +293,9 @@ fn later_on_branch(
         None => Miss::NoRun,
     }))
 }
+
+/// A start time after every run's (RFC 3339 times compare as text).
+const END_OF_TIME: &str = "9999-12-31T23:59:59Z";
 
 /// How far `later` (RFC 3339) is after `start`, in words: `3 h 12 min`, `2 days 4 h`,
 /// `40 s` (the two largest units); `a moment` when the times do not parse or are equal.
@@ -342,7 +340,7 @@ fn is_run_number(reference: &str) -> bool {
     !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
-fn store<'a>(history: Option<&'a dyn HistoryStore>, path: &Path) -> Result<&'a dyn HistoryStore> {
+fn store<'a>(history: Option<&'a dyn RunStore>, path: &Path) -> Result<&'a dyn RunStore> {
     history.ok_or_else(|| {
         BaselineError::NoHistory {
             history: path.to_path_buf(),

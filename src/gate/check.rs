@@ -12,12 +12,11 @@ use std::path::Path;
 
 use super::baseline::{Found, resolve_in_history, resolve_or_first};
 use super::{BaselineError, Rules, compare_with, resolve};
-use crate::history::{History, HistoryStore};
+use crate::history::RunStore;
 use crate::results::{Comparison, RunResult};
 
 /// What to do when no usable baseline is found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
 pub enum MissingBaseline {
     /// Exit 2 with the reason.
     #[default]
@@ -62,7 +61,6 @@ impl CheckPlan {
 
 /// Something the gate found worth saying, beside the verdict.
 #[derive(Debug)]
-#[non_exhaustive]
 pub enum Notice {
     /// The history could not be opened: baselines come from snapshot files only.
     HistoryUnreadable(String),
@@ -87,7 +85,7 @@ impl fmt::Display for Notice {
             Notice::HistoryUnreadable(e) | Notice::FirstBaseline(e) => f.write_str(e),
             Notice::BaselinePassed(e) => write!(
                 f,
-                "{e}\n  (a missing baseline passes: gating on thresholds and errors alone)"
+                "{e}\n  (--missing-baseline pass: gating on thresholds and errors alone)"
             ),
             Notice::NothingCompared => f.write_str(
                 "the baseline shares no case with this run (every case is new, changed or removed): nothing was compared with it",
@@ -116,12 +114,12 @@ impl Checked {
     }
 }
 
-/// Runs the gate on `run` as `plan` says, reading baselines from `history` (`None`: it
-/// could not be opened), which lives at `history_path` (named in messages).
+/// Runs the gate on `run` as `plan` says, reading baselines from `history` (`None`: there
+/// is none, or it could not be opened), which lives at `history_path` (named in messages).
 pub fn judge(
     run: &RunResult,
     plan: &CheckPlan,
-    history: Option<&dyn HistoryStore>,
+    history: Option<&dyn RunStore>,
     history_path: &Path,
 ) -> Checked {
     let mut notices = Vec::new();
@@ -178,60 +176,19 @@ pub fn judge(
     }
 }
 
-/// [`judge`], opening the history at `history_path` when the plan names a baseline (a
-/// store that does not open is a [`Notice::HistoryUnreadable`]; a snapshot file still works).
-pub fn check(run: &RunResult, plan: &CheckPlan, history_path: &Path) -> Checked {
-    let mut opened = None;
-    let mut notices = Vec::new();
-    if plan.baseline.is_some() {
-        match History::open(history_path) {
-            Ok(h) => opened = Some(h),
-            Err(e) => notices.push(Notice::HistoryUnreadable(e.to_string())),
-        }
-    }
-    let mut checked = judge(
-        run,
-        plan,
-        opened.as_ref().map(|h| h as &dyn HistoryStore),
-        history_path,
-    );
-    notices.append(&mut checked.notices);
-    checked.notices = notices;
-    checked
-}
-
-/// [`check`] on the history at `location`, a SQLite file or a PostgreSQL database (named in
-/// messages without its password), opened with `env`'s variables
-/// ([`Location::open_with`](crate::history::Location::open_with)).
-pub fn check_in(
-    run: &RunResult,
-    plan: &CheckPlan,
-    location: &crate::history::Location,
-    env: &crate::env::Environment,
-) -> Checked {
-    let mut opened = None;
-    let mut notices = Vec::new();
-    if plan.baseline.is_some() {
-        match location.open_with(env) {
-            Ok(h) => opened = Some(h),
-            Err(e) => notices.push(Notice::HistoryUnreadable(e.to_string())),
-        }
-    }
-    let shown = std::path::PathBuf::from(location.shown());
-    let mut checked = judge(
-        run,
-        plan,
-        opened.as_ref().map(|h| h as &dyn HistoryStore),
-        &shown,
-    );
-    notices.append(&mut checked.notices);
-    checked.notices = notices;
-    checked
+/// [`judge`] with baselines from `history`, an open store (named in messages by its
+/// [`RunStore::location`]). The caller opens it: `evals check` opens the history only when
+/// the plan names a baseline, and gates without one when it does not open
+/// ([`Notice::HistoryUnreadable`]: a snapshot file still works).
+pub fn check(run: &RunResult, plan: &CheckPlan, history: &dyn RunStore) -> Checked {
+    let shown = std::path::PathBuf::from(history.location());
+    judge(run, plan, Some(history), &shown)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::History;
     use crate::results::testing::{case, run};
 
     const T0: &str = "2026-01-01T00:00:00Z";
@@ -241,6 +198,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("h.sqlite3");
         (dir, path)
+    }
+
+    fn open(path: &Path) -> History {
+        History::open(path).expect("open the history")
     }
 
     fn plan(baseline: &str, missing: MissingBaseline) -> CheckPlan {
@@ -265,7 +226,7 @@ mod tests {
     fn no_baseline_under_fail_is_refused_with_exit_2_and_still_gated_for_the_reports() {
         let (_d, path) = setup();
         let me = run("me", "feature", T1, vec![case("a", Some(0.1), Some(false))]);
-        let checked = check(&me, &plan("main", MissingBaseline::Fail), &path);
+        let checked = check(&me, &plan("main", MissingBaseline::Fail), &open(&path));
         let refused = checked.refused.as_ref().expect("refused");
         assert!(
             refused
@@ -285,7 +246,7 @@ mod tests {
     fn no_baseline_under_pass_warns_and_gates_on_thresholds_alone() {
         let (_d, path) = setup();
         let me = run("me", "feature", T1, vec![case("a", Some(1.0), Some(true))]);
-        let checked = check(&me, &plan("main", MissingBaseline::Pass), &path);
+        let checked = check(&me, &plan("main", MissingBaseline::Pass), &open(&path));
         assert!(checked.refused.is_none());
         assert!(checked.passed());
         assert!(checked.refused.is_none() && checked.passed());
@@ -294,9 +255,9 @@ mod tests {
         };
         assert!(checked.notices[0].is_warning());
         assert!(
-            checked.notices[0].to_string().ends_with(
-                "\n  (a missing baseline passes: gating on thresholds and errors alone)"
-            ),
+            checked.notices[0]
+                .to_string()
+                .ends_with("\n  (--missing-baseline pass: gating on thresholds and errors alone)"),
             "{e}"
         );
     }
@@ -305,7 +266,7 @@ mod tests {
     fn the_first_check_on_its_branch_is_the_first_baseline_unless_it_stopped_early() {
         let (_d, path) = setup();
         let mut me = run("me", "main", T1, vec![case("a", Some(1.0), Some(true))]);
-        let checked = check(&me, &plan("main", MissingBaseline::Fail), &path);
+        let checked = check(&me, &plan("main", MissingBaseline::Fail), &open(&path));
         assert!(checked.refused.is_none());
         assert!(checked.comparison.first_baseline);
         assert_eq!(
@@ -318,7 +279,7 @@ mod tests {
         );
         assert!(!checked.notices[0].is_warning());
         me.run.status = crate::results::RunStatus::Aborted;
-        let checked = check(&me, &plan("main", MissingBaseline::Fail), &path);
+        let checked = check(&me, &plan("main", MissingBaseline::Fail), &open(&path));
         assert!(!checked.comparison.first_baseline);
         assert!(
             checked.notices[0]

@@ -153,6 +153,7 @@ pub fn flaky(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::RunStore;
     use crate::results::testing::{case, run};
 
     #[test]

@@ -19,7 +19,7 @@ pub(crate) mod limits;
 
 pub use crate::error::{BaselineError, LaterRuns};
 pub use baseline::resolve;
-pub use check::{CheckPlan, Checked, MissingBaseline, Notice, check, check_in, judge};
+pub use check::{CheckPlan, Checked, MissingBaseline, Notice, check, judge};
 pub use compare::{Rules, Stat, compare, compare_with, stopped, threshold_failures};
 pub use flaky::{FlakyCase, RunVerdict, flaky};
 pub use limits::Limits;

@@ -1,28 +1,48 @@
 //! Run history: where a run came from (git) and, in a store, every run kept.
 //!
-//! [`HistoryStore`] is what the run's sinks and the gate's baseline lookup need of a store;
-//! [`SqliteStore`] (a file beside the project, the default) and [`PgStore`] (a PostgreSQL
-//! database many runners share) implement it. [`Location`] is where a history is, as
-//! `--history`, `EVALS_HISTORY`, `history.url` or `DATABASE_URL` named it, and opens it.
+//! Two traits say what a store does. [`RunStore`] is what the run's sinks and the gate need:
+//! store a run, read one back, find one by reference, list the baseline candidates.
+//! [`HistoryReads`] is what a reader of the history needs beyond that (`evals history`,
+//! `evals flaky`, `evals dashboard`): runs by filter, one case across runs, a branch's
+//! trend, a cap on the snapshots read. [`HistoryStore`] is both, for a caller that takes "a
+//! full history"; every type with both has it.
+//!
+//! Three stores implement them: [`SqliteStore`] (a file beside the project, the default),
+//! [`PgStore`] (a PostgreSQL database many runners share) and [`MysqlStore`] (a MySQL or
+//! MariaDB database, the same). What the three share is written once in `sql.rs` (the
+//! run-reference rule, the baseline candidates, the readers, the row mapping); each store's
+//! file holds its connection, its migrations and its dialect's SQL. [`Location`] is where a
+//! history is, as `--history`, `EVALS_HISTORY`, `history.url` or `DATABASE_URL` named it,
+//! and opens it as an [`AnyStore`].
 
 pub mod git;
+mod location;
+#[cfg(feature = "mysql")]
+pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
-pub(crate) mod reads;
-pub(crate) mod store;
+mod reads;
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+mod remote;
+mod sql;
+mod sqlite;
 pub mod url;
 
 pub use crate::error::HistoryError;
+pub use location::Location;
+#[cfg(feature = "mysql")]
+pub use mysql::MysqlStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
-pub use reads::{CaseQuery, CaseRun, RunQuery, ScorePoint};
-pub use store::{BranchRun, History, RunFilter, RunSummary, SqliteStore};
+pub use reads::{BranchRun, CaseQuery, CaseRun, RunFilter, RunQuery, RunSummary, ScorePoint};
+pub use sqlite::{History, SqliteStore};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::results::{CaseLog, RunResult};
 
-/// A cap on the size of the run snapshots a store reads back ([`AnyStore::limit_snapshots`]):
-/// a run over it is an error naming `key`, and its snapshot is never read.
+/// A cap on the size of the run snapshots a store reads back
+/// ([`HistoryReads::limit_snapshots`]): a run over it is an error naming `key`, and its
+/// snapshot is never read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SnapshotLimit {
     /// The largest snapshot read, in bytes.
@@ -31,27 +51,10 @@ pub struct SnapshotLimit {
     pub key: &'static str,
 }
 
-/// The error of a snapshot over `limit`.
-pub(crate) fn too_large(
-    path: std::path::PathBuf,
-    id: &str,
-    size: u64,
-    limit: Option<SnapshotLimit>,
-) -> crate::error::Error {
-    let (limit, key) = limit.map_or((0, "the limit"), |l| (l.bytes, l.key));
-    HistoryError::TooLarge {
-        path,
-        id: id.to_string(),
-        size,
-        limit,
-        key,
-    }
-    .into()
-}
-
-/// Where runs are kept. A run is stored once, at its end, with its final status (a stopped
-/// run too, as `interrupted` or `aborted`), and never rewritten.
-pub trait HistoryStore {
+/// Where runs are kept, as the run's sinks and the gate use it. A run is stored once, at
+/// its end, with its final status (a stopped run too, as `interrupted` or `aborted`), and
+/// never rewritten.
+pub trait RunStore {
     /// Where the store is, as a message names it (a path, a database URL without its
     /// password).
     fn location(&self) -> String;
@@ -61,27 +64,35 @@ pub trait HistoryStore {
     fn store(&mut self, run: &RunResult, cases: &CaseLog) -> Result<()>;
 
     /// Stores a run held whole in memory (its cases in its experiments), through
-    /// [`HistoryStore::store`]: its cases logged as the runner logs them.
+    /// [`RunStore::store`]: its cases logged as the runner logs them.
     fn insert(&mut self, run: &RunResult) -> Result<()> {
-        let sizes: Vec<usize> = run.experiments.iter().map(|e| e.cases.len()).collect();
-        let log = CaseLog::new(&sizes)?;
-        let mut bare = run.clone();
-        for (i, e) in bare.experiments.iter_mut().enumerate() {
-            for (j, c) in e.cases.drain(..).enumerate() {
-                log.push(i, j, &c);
-            }
-        }
+        let (bare, log) = logged(run)?;
         self.store(&bare, &log)
+    }
+
+    /// Stores `run` under the `number` it had in another history (`evals history
+    /// migrate`); a number another run holds is refused. Only a database history takes a
+    /// number given: by default this refuses.
+    fn insert_numbered(&mut self, run: &RunResult, number: i64) -> Result<()> {
+        let _ = (run, number);
+        Err(Error::Usage(format!(
+            "{}: this history numbers its own runs; migrate into a database history (postgres:// or mysql://)",
+            self.location()
+        )))
     }
 
     /// The run with this id, as it was stored.
     fn get(&self, id: &str) -> Result<Option<RunResult>>;
 
-    /// The id of the run `reference` names (a number, an id, a unique id prefix).
+    /// The id of the run `reference` names: its number (`3` or `#3`), its id, or a unique
+    /// prefix of its id (at least 4 characters). `None` when no run matches; a prefix that
+    /// matches several runs is an error listing them.
     fn find(&self, reference: &str) -> Result<Option<String>>;
 
     /// The completed runs of `suite` on `branch` that started before the run `exclude_id`
-    /// (which started at `before`), newest first: the baseline candidates.
+    /// (which started at `before`), newest first: the baseline candidates. Never a run from
+    /// the future: `started_at` has whole seconds, so within `before`'s second the
+    /// time-ordered (v7, taken at the start) ids decide which run came first.
     fn runs_on_branch(
         &self,
         suite: &str,
@@ -89,10 +100,11 @@ pub trait HistoryStore {
         before: &str,
         exclude_id: &str,
     ) -> Result<Vec<BranchRun>>;
+}
 
-    /// Runs matching the filter, newest first (`evals history`).
-    fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>>;
-
+/// What a reader of the history asks beyond the gate's needs (`evals history`, `evals
+/// flaky`, `evals dashboard`).
+pub trait HistoryReads {
     /// Runs matching the query (suite, branch, status, a time range), newest first.
     fn runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>>;
 
@@ -107,260 +119,24 @@ pub trait HistoryStore {
         suite: Option<&str>,
         last: usize,
     ) -> Result<Vec<ScorePoint>>;
-}
 
-impl HistoryStore for SqliteStore {
-    fn location(&self) -> String {
-        self.path().display().to_string()
-    }
+    /// Refuses from now on to read back any run whose snapshot is larger than `limit` (the
+    /// run and its baseline alike): `evals dashboard` caps what a request can make it read.
+    fn limit_snapshots(&mut self, limit: SnapshotLimit);
 
-    fn store(&mut self, run: &RunResult, cases: &CaseLog) -> Result<()> {
-        SqliteStore::store(self, run, cases)
-    }
-
-    fn get(&self, id: &str) -> Result<Option<RunResult>> {
-        SqliteStore::get(self, id)
-    }
-
-    fn find(&self, reference: &str) -> Result<Option<String>> {
-        SqliteStore::find(self, reference)
-    }
-
-    fn runs_on_branch(
-        &self,
-        suite: &str,
-        branch: &str,
-        before: &str,
-        exclude_id: &str,
-    ) -> Result<Vec<BranchRun>> {
-        SqliteStore::runs_on_branch(self, suite, branch, before, exclude_id)
-    }
-
+    /// Runs matching the filter, newest first (`evals history`): [`HistoryReads::runs`]
+    /// with fewer filters.
     fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
-        SqliteStore::list(self, filter)
-    }
-
-    fn runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>> {
-        SqliteStore::runs(self, query)
-    }
-
-    fn case_runs(&self, query: &CaseQuery) -> Result<Vec<CaseRun>> {
-        SqliteStore::case_runs(self, query)
-    }
-
-    fn scores_on_branch(
-        &self,
-        branch: &str,
-        suite: Option<&str>,
-        last: usize,
-    ) -> Result<Vec<ScorePoint>> {
-        SqliteStore::scores_on_branch(self, branch, suite, last)
-    }
-}
-
-/// The baseline candidates, one query for either store (the baseline rule is the same on
-/// both): the completed runs of suite `$1` on branch `$2` that started before `$3` (within
-/// its second, those whose time-ordered id is below `$4`), `$4` itself left out, newest
-/// first. Text compares byte-wise on both (SQLite's default, `COLLATE "C"` columns on
-/// PostgreSQL).
-pub const BASELINE_CANDIDATES: &str =
-    "SELECT id, suite_fingerprint, CAST(settings AS TEXT) FROM runs
- WHERE suite = $1 AND branch = $2 AND status = 'completed'
-   AND id <> $4
-   AND (started_at < $3 OR (started_at = $3 AND id < $4))
- ORDER BY started_at DESC, id DESC";
-
-#[cfg(feature = "postgres")]
-impl HistoryStore for PgStore {
-    fn location(&self) -> String {
-        PgStore::location(self).to_string()
-    }
-
-    fn store(&mut self, run: &RunResult, cases: &CaseLog) -> Result<()> {
-        PgStore::store(self, run, cases)
-    }
-
-    fn get(&self, id: &str) -> Result<Option<RunResult>> {
-        PgStore::get(self, id)
-    }
-
-    fn find(&self, reference: &str) -> Result<Option<String>> {
-        PgStore::find(self, reference)
-    }
-
-    fn runs_on_branch(
-        &self,
-        suite: &str,
-        branch: &str,
-        before: &str,
-        exclude_id: &str,
-    ) -> Result<Vec<BranchRun>> {
-        PgStore::runs_on_branch(self, suite, branch, before, exclude_id)
-    }
-
-    fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
-        PgStore::list(self, filter)
-    }
-
-    fn runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>> {
-        PgStore::runs(self, query)
-    }
-
-    fn case_runs(&self, query: &CaseQuery) -> Result<Vec<CaseRun>> {
-        PgStore::case_runs(self, query)
-    }
-
-    fn scores_on_branch(
-        &self,
-        branch: &str,
-        suite: Option<&str>,
-        last: usize,
-    ) -> Result<Vec<ScorePoint>> {
-        PgStore::scores_on_branch(self, branch, suite, last)
-    }
-}
-
-/// Where a history is: a SQLite file or a PostgreSQL database.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Location {
-    /// A SQLite file.
-    Sqlite(std::path::PathBuf),
-    /// A `postgres://` / `postgresql://` URL, its password in it (never shown: see
-    /// [`Location::shown`]).
-    Postgres(String),
-}
-
-impl Location {
-    /// `value` as a location: a PostgreSQL URL, else a file (relative to `base`).
-    pub fn parse(value: &str, base: &std::path::Path) -> Location {
-        if url::is_postgres(value) {
-            url::register_password(value);
-            Location::Postgres(value.trim().to_string())
-        } else {
-            Location::Sqlite(base.join(value))
-        }
-    }
-
-    /// How messages name it: the path, or the URL without its password.
-    pub fn shown(&self) -> String {
-        match self {
-            Location::Sqlite(p) => p.display().to_string(),
-            Location::Postgres(url) => url::redact(url),
-        }
-    }
-
-    /// Whether there may be runs there: the file exists (a database is always asked).
-    pub fn exists(&self) -> bool {
-        match self {
-            Location::Sqlite(p) => p.is_file(),
-            Location::Postgres(_) => true,
-        }
-    }
-
-    /// Opens (creating and migrating as needed) the store. Nothing is read from the
-    /// environment: a PostgreSQL URL must hold what it needs ([`Location::open_with`] takes
-    /// `PGPASSWORD` and the timeouts' variables from an environment).
-    pub fn open(&self) -> Result<AnyStore> {
-        self.open_with(&crate::env::Environment::default())
-    }
-
-    /// [`Location::open`], a PostgreSQL store given what `env` holds of its variables
-    /// ([`Environment::postgres`](crate::env::Environment::postgres)) where its URL leaves
-    /// them out.
-    pub fn open_with(&self, env: &crate::env::Environment) -> Result<AnyStore> {
-        #[cfg(not(feature = "postgres"))]
-        let _ = env;
-        Ok(match self {
-            Location::Sqlite(p) => AnyStore::Sqlite(SqliteStore::open(p)?),
-            #[cfg(feature = "postgres")]
-            Location::Postgres(url) => {
-                AnyStore::Postgres(Box::new(PgStore::open_with(url, &env.postgres)?))
-            }
-            #[cfg(not(feature = "postgres"))]
-            Location::Postgres(url) => return Err(without_postgres(url)),
+        self.runs(&RunQuery {
+            suite: filter.suite.clone(),
+            branch: filter.branch.clone(),
+            limit: filter.limit,
+            ..Default::default()
         })
-    }
-
-    /// Opens the store for reading alone (`evals dashboard`): a read-only SQLite
-    /// connection, or a PostgreSQL session whose transactions are read-only. Either is
-    /// migrated first when its schema is older than this binary's, as any command would.
-    pub fn open_read_only(&self) -> Result<AnyStore> {
-        self.open_read_only_with(&crate::env::Environment::default())
-    }
-
-    /// [`Location::open_read_only`], with `env`'s PostgreSQL variables as
-    /// [`Location::open_with`].
-    pub fn open_read_only_with(&self, env: &crate::env::Environment) -> Result<AnyStore> {
-        #[cfg(not(feature = "postgres"))]
-        let _ = env;
-        Ok(match self {
-            Location::Sqlite(p) => AnyStore::Sqlite(SqliteStore::open_read_only(p)?),
-            #[cfg(feature = "postgres")]
-            Location::Postgres(url) => {
-                AnyStore::Postgres(Box::new(PgStore::open_read_only_with(url, &env.postgres)?))
-            }
-            #[cfg(not(feature = "postgres"))]
-            Location::Postgres(url) => return Err(without_postgres(url)),
-        })
-    }
-}
-
-/// A PostgreSQL URL given to a build without the `postgres` feature.
-#[cfg(not(feature = "postgres"))]
-fn without_postgres(url: &str) -> crate::error::Error {
-    crate::error::Error::Usage(format!(
-        "{}: this build of evals has no PostgreSQL history (the `postgres` feature): build it with `--features postgres`, or keep the history in a SQLite file",
-        url::redact(url)
-    ))
-}
-
-/// Either store, open: what a [`Location`] opens.
-#[non_exhaustive]
-#[derive(Debug)]
-pub enum AnyStore {
-    /// A SQLite file.
-    Sqlite(SqliteStore),
-    /// A PostgreSQL database (boxed: its client is the larger).
-    #[cfg(feature = "postgres")]
-    Postgres(Box<PgStore>),
-}
-
-impl AnyStore {
-    fn inner(&self) -> &dyn HistoryStore {
-        match self {
-            AnyStore::Sqlite(s) => s,
-            #[cfg(feature = "postgres")]
-            AnyStore::Postgres(s) => s.as_ref(),
-        }
-    }
-
-    /// Stores `run` under the `number` it had in another history (`evals history migrate`):
-    /// only a database history takes a number given.
-    pub fn insert_numbered(&mut self, run: &RunResult, number: i64) -> Result<()> {
-        let _ = (run, number);
-        match self {
-            AnyStore::Sqlite(s) => Err(crate::error::Error::Usage(format!(
-                "{}: a SQLite history numbers its own runs; migrate into a database history",
-                s.path().display()
-            ))),
-            #[cfg(feature = "postgres")]
-            AnyStore::Postgres(s) => s.insert_numbered(run, number),
-        }
-    }
-
-    /// Refuses to read back any run whose snapshot is larger than `limit` (the run and its
-    /// baseline alike): `evals dashboard` caps what a request can make it read.
-    pub fn limit_snapshots(&mut self, limit: SnapshotLimit) {
-        match self {
-            AnyStore::Sqlite(s) => s.limit_snapshots(limit),
-            #[cfg(feature = "postgres")]
-            AnyStore::Postgres(s) => s.limit_snapshots(limit),
-        }
     }
 
     /// The id of the newest run (of `suite`, when given).
-    pub fn latest(&self, suite: Option<&str>) -> Result<Option<String>> {
+    fn latest(&self, suite: Option<&str>) -> Result<Option<String>> {
         Ok(self
             .list(&RunFilter {
                 suite: suite.map(str::to_string),
@@ -373,25 +149,38 @@ impl AnyStore {
     }
 }
 
-impl HistoryStore for AnyStore {
+/// A full history: a [`RunStore`] that a reader can also ask ([`HistoryReads`]). Every type
+/// with both traits has this one; take `&dyn HistoryStore` where both are needed.
+pub trait HistoryStore: RunStore + HistoryReads {}
+
+impl<T: RunStore + HistoryReads + ?Sized> HistoryStore for T {}
+
+/// Any store, open: what a [`Location`] opens (a SQLite file or a database).
+pub type AnyStore = Box<dyn HistoryStore + Send>;
+
+impl<T: RunStore + ?Sized> RunStore for Box<T> {
     fn location(&self) -> String {
-        self.inner().location()
+        (**self).location()
     }
 
     fn store(&mut self, run: &RunResult, cases: &CaseLog) -> Result<()> {
-        match self {
-            AnyStore::Sqlite(s) => s.store(run, cases),
-            #[cfg(feature = "postgres")]
-            AnyStore::Postgres(s) => s.store(run, cases),
-        }
+        (**self).store(run, cases)
+    }
+
+    fn insert(&mut self, run: &RunResult) -> Result<()> {
+        (**self).insert(run)
+    }
+
+    fn insert_numbered(&mut self, run: &RunResult, number: i64) -> Result<()> {
+        (**self).insert_numbered(run, number)
     }
 
     fn get(&self, id: &str) -> Result<Option<RunResult>> {
-        self.inner().get(id)
+        (**self).get(id)
     }
 
     fn find(&self, reference: &str) -> Result<Option<String>> {
-        self.inner().find(reference)
+        (**self).find(reference)
     }
 
     fn runs_on_branch(
@@ -401,20 +190,17 @@ impl HistoryStore for AnyStore {
         before: &str,
         exclude_id: &str,
     ) -> Result<Vec<BranchRun>> {
-        self.inner()
-            .runs_on_branch(suite, branch, before, exclude_id)
+        (**self).runs_on_branch(suite, branch, before, exclude_id)
     }
+}
 
-    fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
-        self.inner().list(filter)
-    }
-
+impl<T: HistoryReads + ?Sized> HistoryReads for Box<T> {
     fn runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>> {
-        self.inner().runs(query)
+        (**self).runs(query)
     }
 
     fn case_runs(&self, query: &CaseQuery) -> Result<Vec<CaseRun>> {
-        self.inner().case_runs(query)
+        (**self).case_runs(query)
     }
 
     fn scores_on_branch(
@@ -423,6 +209,50 @@ impl HistoryStore for AnyStore {
         suite: Option<&str>,
         last: usize,
     ) -> Result<Vec<ScorePoint>> {
-        self.inner().scores_on_branch(branch, suite, last)
+        (**self).scores_on_branch(branch, suite, last)
     }
+
+    fn limit_snapshots(&mut self, limit: SnapshotLimit) {
+        (**self).limit_snapshots(limit)
+    }
+
+    fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
+        (**self).list(filter)
+    }
+
+    fn latest(&self, suite: Option<&str>) -> Result<Option<String>> {
+        (**self).latest(suite)
+    }
+}
+
+/// A run held whole in memory (its cases in its experiments) as a store takes it: the run
+/// without its cases, and its cases in a case log, as the runner logs them.
+pub(crate) fn logged(run: &RunResult) -> Result<(RunResult, CaseLog)> {
+    let sizes: Vec<usize> = run.experiments.iter().map(|e| e.cases.len()).collect();
+    let log = CaseLog::new(&sizes)?;
+    let mut bare = run.clone();
+    for (i, e) in bare.experiments.iter_mut().enumerate() {
+        for (j, c) in e.cases.drain(..).enumerate() {
+            log.push(i, j, &c);
+        }
+    }
+    Ok((bare, log))
+}
+
+/// The error of a snapshot over `limit`.
+pub(crate) fn too_large(
+    path: std::path::PathBuf,
+    id: &str,
+    size: u64,
+    limit: Option<SnapshotLimit>,
+) -> Error {
+    let (limit, key) = limit.map_or((0, "the limit"), |l| (l.bytes, l.key));
+    HistoryError::TooLarge {
+        path,
+        id: id.to_string(),
+        size,
+        limit,
+        key,
+    }
+    .into()
 }

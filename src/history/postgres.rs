@@ -5,8 +5,9 @@
 //! advisory lock, so runners opening a new database at once migrate it once. A run is
 //! inserted in one transaction and never rewritten; its number is taken inside that
 //! transaction under a second advisory lock held to its commit, so runners storing at once
-//! get distinct numbers. The baseline candidates are [`super::BASELINE_CANDIDATES`], the
-//! query the SQLite store runs too.
+//! get distinct numbers. The rules every store shares (the baseline candidates, the
+//! run-reference rule, the readers) are in `sql.rs`; this file holds PostgreSQL's spelling
+//! of their queries.
 //!
 //! The URL's password never leaves the process: [`PgStore::location`] (what messages name)
 //! leaves it out, and it is registered with the egress scrubber. `sslmode=require` (or
@@ -27,23 +28,32 @@
 //! drives tokio-postgres on a runtime of its own, one call at a time, off any caller's
 //! runtime.
 
-use std::cell::Cell;
+use std::cell::Cell as Flag;
 use std::future::Future;
 use std::io::{Cursor, Write};
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::SinkExt;
-use tokio_postgres::types::ToSql;
+use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, Config, CopyInSink, NoTls, Row, Statement, ToStatement};
 
+use super::remote::{
+    self, Fail, Keys, Limits, Wait, outside_runtime, remember_silence, server_err, silent_lately,
+};
+use super::sql::{self, Arg, Cell, Dialect, Query, Snapshot};
 use super::url::{redact, register_password};
-use super::{BranchRun, HistoryError, RunFilter, RunSummary, SnapshotLimit};
+use super::{
+    BranchRun, CaseQuery, CaseRun, HistoryError, HistoryReads, RunQuery, RunStore, RunSummary,
+    ScorePoint, SnapshotLimit,
+};
 use crate::env::{EnvVars, PostgresVars};
 use crate::error::{Error, Result};
 use crate::results::{CaseLog, RunResult};
+
+pub use super::remote::{LOCK_WAIT_FACTOR, SILENCE_GRACE};
 
 /// Numbered migrations, the PostgreSQL spelling of the SQLite store's, one for one.
 const MIGRATIONS: &[(&str, &str)] = &[
@@ -79,52 +89,11 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// milliseconds, or a number with `ms`, `s`, `min`, `h`, `d`; `0` turns it off).
 pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How much longer than the statement timeout the client waits for the server's own
-/// "statement timeout" error before it takes the server for gone.
-pub const SILENCE_GRACE: Duration = Duration::from_secs(5);
-
-/// A wait for another runner's advisory lock (migrating, numbering its run) may take this
-/// many statement timeouts: that runner may be storing a large run meanwhile.
-pub const LOCK_WAIT_FACTOR: u32 = 10;
-
 /// What the session is told at each connection of a read-only store (`evals dashboard`).
 const READ_ONLY: &str = "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY";
 
 /// The variable that sets the statement timeout when the URL does not.
 const STATEMENT_TIMEOUT_VAR: &str = EnvVars::EVALS_PG_STATEMENT_TIMEOUT;
-
-/// `d` as messages give it: `2 s`, `1.5 s`, `500 ms`.
-fn shown_duration(d: Duration) -> String {
-    if d < Duration::from_secs(1) {
-        format!("{} ms", d.as_millis())
-    } else if d.subsec_millis() == 0 {
-        format!("{} s", d.as_secs())
-    } else {
-        format!("{:.1} s", d.as_secs_f64())
-    }
-}
-
-/// A duration as PostgreSQL writes a setting's: a number, in milliseconds unless a unit
-/// (`us`, `ms`, `s`, `min`, `h`, `d`) follows. `None`: not one.
-fn pg_duration(value: &str) -> Option<Duration> {
-    let v = value.trim().trim_matches('\'');
-    let split = v
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(v.len());
-    let (number, unit) = v.split_at(split);
-    let n: f64 = number.parse().ok().filter(|n: &f64| n.is_finite())?;
-    let ms = match unit.trim() {
-        "" | "ms" => n,
-        "us" => n / 1000.0,
-        "s" => n * 1000.0,
-        "min" => n * 60_000.0,
-        "h" => n * 3_600_000.0,
-        "d" => n * 86_400_000.0,
-        _ => return None,
-    };
-    // Past a year is no limit anyone means; it also keeps the arithmetic below in range.
-    (ms <= 365.0 * 86_400_000.0).then(|| Duration::from_secs_f64(ms / 1000.0))
-}
 
 /// The `statement_timeout` an `options` value (`-c statement_timeout=5s`,
 /// `--statement_timeout=5s`) sets, as written.
@@ -168,18 +137,16 @@ fn without_our_keys(url: &str) -> (String, Option<String>) {
     }
 }
 
-/// The limits a store's connections work under, each with where it came from (named in
-/// the messages that report it).
-#[derive(Debug, Clone)]
-struct Timeouts {
-    connect: Duration,
-    connect_from: &'static str,
-    /// `None`: turned off (`statement_timeout=0`).
-    statement: Option<Duration>,
-    statement_from: &'static str,
-    /// The server as messages name it: `host:port` (each, when the URL lists several).
-    server: String,
-}
+/// How PostgreSQL's messages name the keys that change its limits.
+const KEYS: Keys = Keys {
+    engine: "PostgreSQL",
+    connect: "?connect_timeout=SECONDS in the URL (or PGCONNECT_TIMEOUT)",
+    statement: "?statement_timeout=60s in the URL (or EVALS_PG_STATEMENT_TIMEOUT)",
+    statement_inline: "?statement_timeout=60s in the URL, or EVALS_PG_STATEMENT_TIMEOUT",
+};
+
+/// The store's limits, read from the URL, the environment and the defaults.
+type Timeouts = Limits;
 
 impl Timeouts {
     /// Reads the limits (the URL's, then the environment's, then the defaults) and puts
@@ -220,7 +187,7 @@ impl Timeouts {
         };
         let statement = match &written {
             None => Some(DEFAULT_STATEMENT_TIMEOUT),
-            Some(v) => match pg_duration(v) {
+            Some(v) => match remote::duration(v) {
                 Some(d) if d.is_zero() => None,
                 Some(d) => Some(d),
                 None => {
@@ -270,81 +237,19 @@ impl Timeouts {
             } else {
                 server
             },
+            keys: KEYS,
         })
-    }
-
-    /// Nothing within the connect timeout.
-    fn silent_at_connect(&self) -> String {
-        format!(
-            "no answer from {} within {} of connecting (the connect timeout, {}): the server accepts connections but says nothing (not PostgreSQL, or hung); check the URL's host and port, or allow longer with ?connect_timeout=SECONDS in the URL (or PGCONNECT_TIMEOUT)",
-            self.server,
-            shown_duration(self.connect),
-            self.connect_from
-        )
-    }
-
-    /// Nothing within `waited`, the statement timeout (and its grace) in force.
-    fn silent_at_statement(&self, waited: Duration) -> String {
-        let limit = self.statement.map_or("none".to_string(), shown_duration);
-        format!(
-            "no answer from {} within {} to a statement (the statement timeout is {limit}, {}): the server is hung or the network dropped; check the server, or allow longer with ?statement_timeout=60s in the URL (or {STATEMENT_TIMEOUT_VAR})",
-            self.server,
-            shown_duration(waited),
-            self.statement_from
-        )
     }
 
     /// What the server or the client said; a statement the server cancelled at its timeout
     /// says which limit and how to change it.
-    fn said(&self, e: &tokio_postgres::Error) -> PgFail {
+    fn said(&self, e: &tokio_postgres::Error) -> Fail {
         let mut s = describe(e);
-        if e.code() == Some(&tokio_postgres::error::SqlState::QUERY_CANCELED)
-            && let Some(limit) = self.statement
-        {
-            s.push_str(&format!(
-                " (the statement timeout is {}, {}: allow longer with ?statement_timeout=60s in the URL, or {STATEMENT_TIMEOUT_VAR})",
-                shown_duration(limit),
-                self.statement_from
-            ));
+        if e.code() == Some(&tokio_postgres::error::SqlState::QUERY_CANCELED) {
+            s.push_str(&self.stopped_at_timeout());
         }
-        PgFail::Said(s)
+        Fail::Said(s)
     }
-}
-
-/// A failed call on the server: what it (or the client) said, or nothing in time.
-#[derive(Debug)]
-pub(super) enum PgFail {
-    /// The server's or the client's error, in words.
-    Said(String),
-    /// No answer within a limit; the text names it and the key that changes it.
-    Silent(String),
-}
-
-impl std::fmt::Display for PgFail {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PgFail::Said(s) | PgFail::Silent(s) => f.write_str(s),
-        }
-    }
-}
-
-/// Servers that said nothing within the connect timeout, by URL, and when: not asked
-/// again until as long has passed (the same error is given at once).
-static SILENT: Mutex<Vec<(String, Instant, Duration, String)>> = Mutex::new(Vec::new());
-
-fn silent_lately(url: &str) -> Option<String> {
-    let mut silent = SILENT.lock().unwrap_or_else(|e| e.into_inner());
-    silent.retain(|(_, at, wait, _)| at.elapsed() < *wait);
-    silent
-        .iter()
-        .find(|(u, ..)| u == url)
-        .map(|(.., why)| why.clone())
-}
-
-fn remember_silence(url: &str, wait: Duration, why: &str) {
-    let mut silent = SILENT.lock().unwrap_or_else(|e| e.into_inner());
-    silent.retain(|(u, ..)| u != url);
-    silent.push((url.to_string(), Instant::now(), wait, why.to_string()));
 }
 
 /// One connection: the client and the runtime it runs on (current-thread: the connection
@@ -378,20 +283,13 @@ impl std::fmt::Debug for PgStore {
     }
 }
 
-/// Which limit a call waits under.
-#[derive(Debug, Clone, Copy)]
-enum Wait {
-    Statement,
-    Lock,
-}
-
 /// Waits on a connection's runtime, each wait bounded; a wait that ran out marks the
 /// connection broken.
 #[derive(Clone, Copy)]
 struct Waiter<'a> {
     rt: &'a tokio::runtime::Runtime,
     t: &'a Timeouts,
-    broken: &'a Cell<bool>,
+    broken: &'a Flag<bool>,
 }
 
 impl Waiter<'_> {
@@ -399,27 +297,15 @@ impl Waiter<'_> {
         &self,
         kind: Wait,
         call: impl Future<Output = std::result::Result<T, tokio_postgres::Error>>,
-    ) -> std::result::Result<T, PgFail> {
-        let within = self.t.statement.map(|s| match kind {
-            Wait::Statement => s + SILENCE_GRACE,
-            Wait::Lock => s * LOCK_WAIT_FACTOR + SILENCE_GRACE,
-        });
-        let done = self.rt.block_on(async {
-            match within {
-                Some(d) => tokio::time::timeout(d, call).await.ok(),
-                None => Some(call.await),
-            }
-        });
-        match (done, within) {
-            (Some(Ok(v)), _) => Ok(v),
-            (Some(Err(e)), _) => Err(self.t.said(&e)),
-            (None, waited) => {
+    ) -> std::result::Result<T, Fail> {
+        self.t.wait(self.rt, kind, call).map_err(|e| match e {
+            Some(e) => self.t.said(&e),
+            None => {
                 self.broken.set(true);
-                Err(PgFail::Silent(
-                    self.t.silent_at_statement(waited.unwrap_or_default()),
-                ))
+                let waited = self.t.within(kind).unwrap_or_default();
+                Fail::Silent(self.t.silent_at_statement(waited))
             }
-        }
+        })
     }
 }
 
@@ -433,7 +319,7 @@ type Params<'p> = [&'p (dyn ToSql + Sync)];
 
 impl Db<'_> {
     /// Runs `sql` (statements separated by `;`, no parameters).
-    pub(super) fn batch_execute(&mut self, sql: &str) -> std::result::Result<(), PgFail> {
+    pub(super) fn batch_execute(&mut self, sql: &str) -> std::result::Result<(), Fail> {
         self.w.wait(Wait::Statement, self.client.batch_execute(sql))
     }
 
@@ -442,18 +328,8 @@ impl Db<'_> {
         &mut self,
         sql: &S,
         params: &Params<'_>,
-    ) -> std::result::Result<Vec<Row>, PgFail> {
+    ) -> std::result::Result<Vec<Row>, Fail> {
         self.w.wait(Wait::Statement, self.client.query(sql, params))
-    }
-
-    /// The row of a query that returns one.
-    pub(super) fn query_one<S: ?Sized + ToStatement>(
-        &mut self,
-        sql: &S,
-        params: &Params<'_>,
-    ) -> std::result::Result<Row, PgFail> {
-        self.w
-            .wait(Wait::Statement, self.client.query_one(sql, params))
     }
 
     /// The row of a query that returns one or none.
@@ -461,13 +337,13 @@ impl Db<'_> {
         &mut self,
         sql: &S,
         params: &Params<'_>,
-    ) -> std::result::Result<Option<Row>, PgFail> {
+    ) -> std::result::Result<Option<Row>, Fail> {
         self.w
             .wait(Wait::Statement, self.client.query_opt(sql, params))
     }
 
     /// Begins a transaction (rolled back when dropped uncommitted).
-    pub(super) fn transaction(&mut self) -> std::result::Result<Tx<'_>, PgFail> {
+    pub(super) fn transaction(&mut self) -> std::result::Result<Tx<'_>, Fail> {
         let w = self.w;
         let tx = w.wait(Wait::Statement, self.client.transaction())?;
         Ok(Tx { w, tx })
@@ -485,11 +361,11 @@ impl<'a> Tx<'a> {
         &mut self,
         sql: &S,
         params: &Params<'_>,
-    ) -> std::result::Result<u64, PgFail> {
+    ) -> std::result::Result<u64, Fail> {
         self.w.wait(Wait::Statement, self.tx.execute(sql, params))
     }
 
-    pub(super) fn batch_execute(&mut self, sql: &str) -> std::result::Result<(), PgFail> {
+    pub(super) fn batch_execute(&mut self, sql: &str) -> std::result::Result<(), Fail> {
         self.w.wait(Wait::Statement, self.tx.batch_execute(sql))
     }
 
@@ -497,17 +373,17 @@ impl<'a> Tx<'a> {
         &mut self,
         sql: &S,
         params: &Params<'_>,
-    ) -> std::result::Result<Row, PgFail> {
+    ) -> std::result::Result<Row, Fail> {
         self.w.wait(Wait::Statement, self.tx.query_one(sql, params))
     }
 
-    pub(super) fn prepare(&mut self, sql: &str) -> std::result::Result<Statement, PgFail> {
+    pub(super) fn prepare(&mut self, sql: &str) -> std::result::Result<Statement, Fail> {
         self.w.wait(Wait::Statement, self.tx.prepare(sql))
     }
 
     /// Takes the advisory lock `key` until the transaction ends, waiting up to
     /// [`LOCK_WAIT_FACTOR`] statement timeouts for another runner holding it.
-    pub(super) fn lock(&mut self, key: i64) -> std::result::Result<(), PgFail> {
+    pub(super) fn lock(&mut self, key: i64) -> std::result::Result<(), Fail> {
         let Some(limit) = self.w.t.statement else {
             return self
                 .execute("SELECT pg_advisory_xact_lock($1)", &[&key])
@@ -527,7 +403,7 @@ impl<'a> Tx<'a> {
 
     /// Starts `COPY … FROM STDIN`: write the data to what comes back, then
     /// [`CopyIn::finish`].
-    pub(super) fn copy_in(&mut self, sql: &str) -> std::result::Result<CopyIn<'_>, PgFail> {
+    pub(super) fn copy_in(&mut self, sql: &str) -> std::result::Result<CopyIn<'_>, Fail> {
         let sink = self.w.wait(Wait::Statement, self.tx.copy_in(sql))?;
         Ok(CopyIn {
             w: self.w,
@@ -536,7 +412,7 @@ impl<'a> Tx<'a> {
         })
     }
 
-    pub(super) fn commit(self) -> std::result::Result<(), PgFail> {
+    pub(super) fn commit(self) -> std::result::Result<(), Fail> {
         self.w.wait(Wait::Statement, self.tx.commit())
     }
 }
@@ -552,7 +428,7 @@ pub(super) struct CopyIn<'a> {
 }
 
 impl CopyIn<'_> {
-    fn send(&mut self) -> std::result::Result<(), PgFail> {
+    fn send(&mut self) -> std::result::Result<(), Fail> {
         if self.buf.is_empty() {
             return Ok(());
         }
@@ -565,7 +441,7 @@ impl CopyIn<'_> {
     }
 
     /// Sends what is left and ends the COPY.
-    pub(super) fn finish(mut self) -> std::result::Result<u64, PgFail> {
+    pub(super) fn finish(mut self) -> std::result::Result<u64, Fail> {
         self.send()?;
         let sink = self.sink.as_mut();
         self.w.wait(Wait::Statement, sink.finish())
@@ -609,7 +485,7 @@ impl PgStore {
     fn connect(url: &str, vars: &PostgresVars) -> Result<PgStore> {
         let shown = redact(url);
         let err = |why: String| -> Error {
-            HistoryError::Postgres {
+            HistoryError::Server {
                 shown: shown.clone(),
                 why: crate::secrets::scrub(&why).into_owned(),
             }
@@ -664,29 +540,32 @@ impl PgStore {
         Ok(store)
     }
 
-    /// Makes every later transaction of the store's sessions read-only (`evals
-    /// dashboard`), this one's and any it connects again.
-    pub(super) fn into_read_only(mut self) -> Result<PgStore> {
-        self.read_only = true;
-        let shown = self.shown.clone();
-        self.with(|c| c.batch_execute(READ_ONLY).map_err(|e| pg_err(&shown, e)))?;
-        Ok(self)
+    /// Opens the database at `url` (migrating it as [`PgStore::open`] does) with every
+    /// later transaction of its session read-only (`evals dashboard`).
+    pub fn open_read_only(url: &str) -> Result<PgStore> {
+        PgStore::open(url)?.into_read_only()
     }
 
-    /// Refuses to read back a run whose snapshot is larger than `limit` (`evals
-    /// dashboard`).
-    pub fn limit_snapshots(&mut self, limit: SnapshotLimit) {
-        self.snapshot_limit = Some(limit);
+    /// [`PgStore::open_read_only`] with the variables of [`PgStore::open_with`].
+    pub fn open_read_only_with(url: &str, vars: &PostgresVars) -> Result<PgStore> {
+        PgStore::open_with(url, vars)?.into_read_only()
+    }
+
+    /// Makes every later transaction of the store's sessions read-only (`evals
+    /// dashboard`), this one's and any it connects again.
+    fn into_read_only(mut self) -> Result<PgStore> {
+        self.read_only = true;
+        let shown = self.shown.clone();
+        self.with(|c| {
+            c.batch_execute(READ_ONLY)
+                .map_err(|e| server_err(&shown, e))
+        })?;
+        Ok(self)
     }
 
     /// How many migrations this open applied (none when another open had applied them).
     pub fn migrated(&self) -> usize {
         self.migrated
-    }
-
-    /// The URL without its password.
-    pub fn location(&self) -> &str {
-        &self.shown
     }
 
     fn path(&self) -> PathBuf {
@@ -697,7 +576,7 @@ impl PgStore {
     /// again: its error comes back at once).
     fn dial(&self) -> Result<Conn> {
         let silent = |why: String| -> Error {
-            HistoryError::PostgresTimeout {
+            HistoryError::ServerTimeout {
                 shown: self.shown.clone(),
                 why,
             }
@@ -706,10 +585,7 @@ impl PgStore {
         if let Some(why) = silent_lately(&self.url) {
             return Err(silent(why));
         }
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::Failed(format!("cannot start the database client: {e}")))?;
+        let rt = remote::runtime()?;
         let config = &self.config;
         let connecting = async {
             // The connection is driven on this runtime whenever a call waits on it.
@@ -735,7 +611,7 @@ impl PgStore {
         let client = match rt.block_on(async { tokio::time::timeout(t.connect, connecting).await })
         {
             Ok(Ok(client)) => client,
-            Ok(Err(e)) => return Err(pg_err(&self.shown, t.said(&e))),
+            Ok(Err(e)) => return Err(server_err(&self.shown, t.said(&e))),
             Err(_) => {
                 let why = t.silent_at_connect();
                 remember_silence(&self.url, t.connect, &why);
@@ -744,14 +620,14 @@ impl PgStore {
         };
         let conn = Conn { rt, client };
         if self.read_only {
-            let broken = Cell::new(false);
+            let broken = Flag::new(false);
             let w = Waiter {
                 rt: &conn.rt,
                 t,
                 broken: &broken,
             };
             w.wait(Wait::Statement, conn.client.batch_execute(READ_ONLY))
-                .map_err(|e| pg_err(&self.shown, e))?;
+                .map_err(|e| server_err(&self.shown, e))?;
         }
         Ok(conn)
     }
@@ -769,7 +645,7 @@ impl PgStore {
                 *slot = Some(self.dial()?);
             }
             let conn = slot.as_mut().expect("connected just above");
-            let broken = Cell::new(false);
+            let broken = Flag::new(false);
             let out = {
                 let mut db = Db {
                     w: Waiter {
@@ -791,7 +667,7 @@ impl PgStore {
     fn migrate(&self) -> Result<usize> {
         let shown = self.shown.clone();
         self.with(|c| {
-            let e = |e| pg_err(&shown, e);
+            let e = |e| server_err(&shown, e);
             let mut tx = c.transaction().map_err(e)?;
             tx.lock(MIGRATION_LOCK).map_err(e)?;
             tx.batch_execute(
@@ -834,40 +710,15 @@ impl PgStore {
         })
     }
 
-    /// Stores a run (cases in `cases`) in one transaction, taking the next number.
-    pub fn store(&mut self, run: &RunResult, cases: &CaseLog) -> Result<()> {
-        self.store_as(run, cases, None)
-    }
-
-    /// Stores a run held whole in memory under the number it has in another store (`evals
-    /// history migrate`); a number another run holds is refused.
-    pub fn insert_numbered(&mut self, run: &RunResult, number: i64) -> Result<()> {
-        let sizes: Vec<usize> = run.experiments.iter().map(|e| e.cases.len()).collect();
-        let log = CaseLog::new(&sizes)?;
-        let mut bare = run.clone();
-        for (i, e) in bare.experiments.iter_mut().enumerate() {
-            for (j, c) in e.cases.drain(..).enumerate() {
-                log.push(i, j, &c);
-            }
-        }
-        self.store_as(&bare, &log, Some(number))
-    }
-
+    /// Stores a run (cases in `cases`) in one transaction, taking the next number or the
+    /// one given.
     fn store_as(&mut self, run: &RunResult, cases: &CaseLog, number: Option<i64>) -> Result<()> {
         use crate::secrets::scrub;
-        let snapshot = super::store::compact_snapshot(run, cases)?;
-        let argv = serde_json::to_string(&run.run.argv).unwrap_or_else(|_| "[]".into());
-        let argv = scrub(&argv).into_owned();
-        // Without the planned cases' keys (they are in the snapshot), as SqliteStore::store.
-        let settings = run
-            .run
-            .settings
-            .without_cases_json()
-            .unwrap_or_else(|_| "{}".into());
-        let settings = scrub(&settings).into_owned();
+        let snapshot = sql::compact_snapshot(run, cases)?;
+        let (argv, settings) = sql::run_text(run);
         let shown = self.shown.clone();
         self.with(move |c| {
-            let e = |e| pg_err(&shown, e);
+            let e = |e| server_err(&shown, e);
             let r = &run.run;
             let mut tx = c.transaction().map_err(e)?;
             // Held to the commit: the next runner numbers its run after this one lands.
@@ -939,14 +790,191 @@ impl PgStore {
             tx.commit().map_err(e)
         })
     }
+}
 
-    /// The run with this id, rebuilt from its snapshot (refused over the snapshot limit,
-    /// when one is set, before the snapshot is read).
-    pub fn get(&self, id: &str) -> Result<Option<RunResult>> {
+impl RunStore for PgStore {
+    fn location(&self) -> String {
+        self.shown.clone()
+    }
+
+    /// Stores a run (cases in `cases`) in one transaction, taking the next number.
+    fn store(&mut self, run: &RunResult, cases: &CaseLog) -> Result<()> {
+        self.store_as(run, cases, None)
+    }
+
+    fn insert_numbered(&mut self, run: &RunResult, number: i64) -> Result<()> {
+        let (bare, log) = super::logged(run)?;
+        self.store_as(&bare, &log, Some(number))
+    }
+
+    fn get(&self, id: &str) -> Result<Option<RunResult>> {
+        sql::get(self, id)
+    }
+
+    fn find(&self, reference: &str) -> Result<Option<String>> {
+        sql::find(self, reference)
+    }
+
+    fn runs_on_branch(
+        &self,
+        suite: &str,
+        branch: &str,
+        before: &str,
+        exclude_id: &str,
+    ) -> Result<Vec<BranchRun>> {
+        sql::runs_on_branch(self, suite, branch, before, exclude_id)
+    }
+}
+
+impl HistoryReads for PgStore {
+    fn runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>> {
+        sql::runs(self, query)
+    }
+
+    fn case_runs(&self, query: &CaseQuery) -> Result<Vec<CaseRun>> {
+        sql::case_runs(self, query)
+    }
+
+    fn scores_on_branch(
+        &self,
+        branch: &str,
+        suite: Option<&str>,
+        last: usize,
+    ) -> Result<Vec<ScorePoint>> {
+        sql::scores_on_branch(self, branch, suite, last)
+    }
+
+    fn limit_snapshots(&mut self, limit: SnapshotLimit) {
+        self.snapshot_limit = Some(limit);
+    }
+}
+
+/// The shared queries in PostgreSQL's spelling: `$N` parameters typed where a null may
+/// come, `COLLATE "C"` columns (text compares byte-wise, as on SQLite), `LIMIT NULL` for
+/// none.
+fn sql_of(query: Query) -> &'static str {
+    match query {
+        Query::IdOfNumber => "SELECT id FROM runs WHERE number = $1",
+        Query::Id => "SELECT id FROM runs WHERE id = $1",
+        Query::Prefixed => {
+            "SELECT id, number FROM runs WHERE id >= $1 AND substr(id, 1, $2::int8::int4) = $1
+             ORDER BY number LIMIT 6"
+        }
+        Query::CountPrefixed => {
+            "SELECT COUNT(*) FROM runs WHERE substr(id, 1, $2::int8::int4) = $1"
+        }
+        Query::BaselineCandidates => {
+            "SELECT id, suite_fingerprint, CAST(settings AS TEXT), started_at FROM runs
+             WHERE suite = $1 AND branch = $2 AND status = 'completed'
+               AND id <> $4
+               AND (started_at < $3 OR (started_at = $3 AND id < $4))
+             ORDER BY started_at DESC, id DESC"
+        }
+        Query::Runs => {
+            "SELECT r.id, r.started_at, r.branch, r.\"commit\", r.suite, r.command, r.mode, r.status,
+                (SELECT COALESCE(SUM(x.cases_total), 0)::bigint FROM experiments x WHERE x.run_id = r.id),
+                (SELECT AVG(x.score) FROM experiments x WHERE x.run_id = r.id),
+                (SELECT COALESCE(SUM(x.errors), 0)::bigint FROM experiments x WHERE x.run_id = r.id),
+                r.number
+             FROM runs r
+             WHERE ($1::text IS NULL OR r.suite = $1) AND ($2::text IS NULL OR r.branch = $2)
+               AND ($3::text IS NULL OR r.status = $3)
+               AND ($4::text IS NULL OR r.started_at >= $4) AND ($5::text IS NULL OR r.started_at < $5)
+             ORDER BY r.started_at DESC, r.id DESC
+             LIMIT $6"
+        }
+        Query::CaseRuns => {
+            "SELECT r.number, r.id, r.started_at, r.branch, r.\"commit\", r.suite, r.status,
+                x.contender, x.dataset, c.\"case\", c.fingerprint, c.score, c.passed, c.error
+             FROM case_results c JOIN experiments x ON x.id = c.experiment_id
+                  JOIN runs r ON r.id = x.run_id
+             WHERE c.\"case\" = $1 AND ($2::text IS NULL OR x.dataset = $2)
+               AND ($3::text IS NULL OR r.suite = $3) AND ($4::text IS NULL OR r.branch = $4)
+             ORDER BY r.started_at DESC, r.id DESC, x.id DESC
+             LIMIT $5"
+        }
+        Query::Scores => {
+            "SELECT r.number, r.id, r.started_at, r.\"commit\", r.suite, x.contender, x.dataset, x.score
+             FROM (SELECT id, number, started_at, \"commit\", suite FROM runs
+                   WHERE branch = $1 AND status = 'completed' AND ($2::text IS NULL OR suite = $2)
+                   ORDER BY started_at DESC, id DESC LIMIT $3) r
+             JOIN experiments x ON x.run_id = r.id
+             ORDER BY r.started_at, r.id, x.id"
+        }
+    }
+}
+
+/// A PostgreSQL value as a shared row's cell, by its column's type.
+fn cell(row: &Row, i: usize) -> std::result::Result<Cell, tokio_postgres::Error> {
+    let ty = row.columns()[i].type_();
+    Ok(if *ty == Type::INT8 {
+        row.try_get::<_, Option<i64>>(i)?
+            .map_or(Cell::Null, Cell::Int)
+    } else if *ty == Type::INT4 {
+        row.try_get::<_, Option<i32>>(i)?
+            .map_or(Cell::Null, |n| Cell::Int(n.into()))
+    } else if *ty == Type::FLOAT8 {
+        row.try_get::<_, Option<f64>>(i)?
+            .map_or(Cell::Null, Cell::Real)
+    } else if *ty == Type::BOOL {
+        row.try_get::<_, Option<bool>>(i)?
+            .map_or(Cell::Null, |b| Cell::Int(b.into()))
+    } else {
+        row.try_get::<_, Option<String>>(i)?
+            .map_or(Cell::Null, Cell::Text)
+    })
+}
+
+impl Dialect for PgStore {
+    fn shown(&self) -> PathBuf {
+        self.path()
+    }
+
+    fn rows(&self, query: Query, args: &[Arg<'_>]) -> Result<Vec<sql::Row>> {
         let shown = self.shown.clone();
-        let limit = self
-            .snapshot_limit
-            .map(|l| i64::try_from(l.bytes).unwrap_or(i64::MAX));
+        let limits = &self.timeouts;
+        self.with(|c| {
+            let texts: Vec<Option<&str>> = args
+                .iter()
+                .map(|a| match a {
+                    Arg::Text(t) => *t,
+                    _ => None,
+                })
+                .collect();
+            let ints: Vec<Option<i64>> = args
+                .iter()
+                .map(|a| match *a {
+                    Arg::Int(n) => n,
+                    Arg::Limit(l) => Arg::limit(l),
+                    Arg::Text(_) => None,
+                })
+                .collect();
+            let params: Vec<&(dyn ToSql + Sync)> = args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| match a {
+                    Arg::Text(_) => &texts[i] as &(dyn ToSql + Sync),
+                    _ => &ints[i] as &(dyn ToSql + Sync),
+                })
+                .collect();
+            let rows = c
+                .query(sql_of(query), &params)
+                .map_err(|e| server_err(&shown, e))?;
+            rows.iter()
+                .map(|r| {
+                    (0..r.len())
+                        .map(|i| cell(r, i))
+                        .collect::<std::result::Result<Vec<Cell>, _>>()
+                        .map(sql::Row)
+                        .map_err(|e| server_err(&shown, limits.said(&e)))
+                })
+                .collect()
+        })
+    }
+
+    fn snapshot(&self, id: &str, limit: Option<u64>) -> Result<Option<Snapshot>> {
+        let shown = self.shown.clone();
+        let limit = limit.map(|l| i64::try_from(l).unwrap_or(i64::MAX));
         let row: Option<(Option<String>, i64)> = self.with(|c| {
             c.query_opt(
                 "SELECT CASE WHEN $2::int8 IS NULL OR octet_length(snapshot::text) <= $2 THEN snapshot::text END,
@@ -955,143 +983,20 @@ impl PgStore {
                 &[&id, &limit],
             )
             .map(|row| row.map(|r| (r.get(0), r.get(1))))
-            .map_err(|e| pg_err(&shown, e))
+            .map_err(|e| server_err(&shown, e))
         })?;
-        let Some((text, size)) = row else {
-            return Ok(None);
-        };
-        let Some(text) = text else {
-            return Err(super::too_large(
-                self.path(),
-                id,
-                u64::try_from(size).unwrap_or(0),
-                self.snapshot_limit,
-            ));
-        };
-        serde_json::from_str(&text).map(Some).map_err(|e| {
-            HistoryError::Unreadable {
-                path: self.path(),
-                id: id.to_string(),
-                why: e.to_string(),
-            }
-            .into()
-        })
+        Ok(row.map(|(text, size)| match text {
+            Some(text) => Snapshot::Bytes(text.into_bytes()),
+            None => Snapshot::Over(u64::try_from(size).unwrap_or(0)),
+        }))
     }
 
-    /// The id of the run `reference` names: its number (`3` or `#3`), its id, or a unique
-    /// prefix of its id (at least 4 characters), as [`super::SqliteStore::find`].
-    pub fn find(&self, reference: &str) -> Result<Option<String>> {
-        let r = reference.trim();
-        let digits = r.strip_prefix('#').unwrap_or(r);
-        let shown = self.shown.clone();
-        let e = |e| pg_err(&shown, e);
-        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-            let Ok(n) = digits.parse::<i64>() else {
-                return Ok(None);
-            };
-            return self.with(|c| {
-                c.query_opt("SELECT id FROM runs WHERE number = $1", &[&n])
-                    .map(|row| row.map(|r| r.get(0)))
-                    .map_err(e)
-            });
-        }
-        let exact: Option<String> = self.with(|c| {
-            c.query_opt("SELECT id FROM runs WHERE id = $1", &[&r])
-                .map(|row| row.map(|r| r.get(0)))
-                .map_err(e)
-        })?;
-        if exact.is_some() {
-            return Ok(exact);
-        }
-        let prefix_like = r.len() >= 4 && r.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-');
-        if !prefix_like {
-            return Ok(None);
-        }
-        let lower = r.to_ascii_lowercase();
-        let len = i32::try_from(lower.len()).unwrap_or(i32::MAX);
-        let (found, count) = self.with(|c| {
-            let found: Vec<(String, i64)> = c
-                .query(
-                    "SELECT id, number FROM runs WHERE id >= $1 AND substr(id, 1, $2) = $1
-                     ORDER BY number LIMIT 6",
-                    &[&lower, &len],
-                )
-                .map_err(e)?
-                .iter()
-                .map(|row| (row.get(0), row.get(1)))
-                .collect();
-            let count: i64 = if found.len() > 1 {
-                c.query_one(
-                    "SELECT COUNT(*) FROM runs WHERE substr(id, 1, $2) = $1",
-                    &[&lower, &len],
-                )
-                .map_err(e)?
-                .get(0)
-            } else {
-                found.len() as i64
-            };
-            Ok((found, count))
-        })?;
-        match found.as_slice() {
-            [] => Ok(None),
-            [(id, _)] => Ok(Some(id.clone())),
-            many => {
-                let listed: Vec<String> = many
-                    .iter()
-                    .take(5)
-                    .map(|(id, n)| format!("#{n} {id}"))
-                    .collect();
-                let more = if count > 5 { ", ..." } else { "" };
-                Err(HistoryError::Ambiguous {
-                    prefix: r.to_string(),
-                    path: self.path(),
-                    count: count as usize,
-                    listed: format!("{}{more}", listed.join(", ")),
-                }
-                .into())
-            }
-        }
+    fn snapshot_limit(&self) -> Option<SnapshotLimit> {
+        self.snapshot_limit
     }
 
-    /// The baseline candidates: [`super::BASELINE_CANDIDATES`], as on SQLite.
-    pub fn runs_on_branch(
-        &self,
-        suite: &str,
-        branch: &str,
-        before: &str,
-        exclude_id: &str,
-    ) -> Result<Vec<BranchRun>> {
-        let shown = self.shown.clone();
-        self.with(|c| {
-            let rows = c
-                .query(
-                    super::BASELINE_CANDIDATES,
-                    &[&suite, &branch, &before, &exclude_id],
-                )
-                .map_err(|e| pg_err(&shown, e))?;
-            Ok(rows
-                .iter()
-                .map(|r| {
-                    let settings: String = r.get(2);
-                    BranchRun {
-                        id: r.get(0),
-                        suite_fingerprint: r.get(1),
-                        selection: crate::results::Settings::selection_in(&settings),
-                    }
-                })
-                .collect())
-        })
-    }
-
-    /// Runs matching the filter, newest first.
-    pub fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
-        // `evals history` is the dashboard's list with fewer filters: one query serves both.
-        self.runs(&super::RunQuery {
-            suite: filter.suite.clone(),
-            branch: filter.branch.clone(),
-            limit: filter.limit,
-            ..Default::default()
-        })
+    fn unexpected(&self, query: Query, why: String) -> Error {
+        server_err(&self.shown, Fail::Said(format!("{query:?}: {why}")))
     }
 }
 
@@ -1181,33 +1086,6 @@ fn describe(e: &tokio_postgres::Error) -> String {
     s
 }
 
-/// A failed call as the store's error, named by the URL without its password.
-pub(super) fn pg_err(shown: &str, e: PgFail) -> Error {
-    match e {
-        PgFail::Said(why) => HistoryError::Postgres {
-            shown: shown.to_string(),
-            why: crate::secrets::scrub(&why).into_owned(),
-        },
-        PgFail::Silent(why) => HistoryError::PostgresTimeout {
-            shown: shown.to_string(),
-            why,
-        },
-    }
-    .into()
-}
-
-/// Runs `f` here, or on a thread of its own when this thread is inside a tokio runtime
-/// (the store blocks on a runtime of its own, which tokio refuses inside another).
-fn outside_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
-    if tokio::runtime::Handle::try_current().is_err() {
-        return f();
-    }
-    std::thread::scope(|s| match s.spawn(f).join() {
-        Ok(v) => v,
-        Err(panic) => std::panic::resume_unwind(panic),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1229,21 +1107,6 @@ mod tests {
             .to_string();
         assert!(e.starts_with("postgres://u@h:notaport/db: "), "{e}");
         assert!(!e.contains("topsecretpw"), "{e}");
-    }
-
-    #[test]
-    fn durations_are_read_as_postgresql_writes_them() {
-        let ms = |v: &str| pg_duration(v).map(|d| d.as_millis());
-        assert_eq!(ms("30000"), Some(30_000));
-        assert_eq!(ms("30s"), Some(30_000));
-        assert_eq!(ms(" 2min "), Some(120_000));
-        assert_eq!(ms("1.5s"), Some(1_500));
-        assert_eq!(ms("250ms"), Some(250));
-        assert_eq!(ms("'5s'"), Some(5_000));
-        assert_eq!(ms("0"), Some(0));
-        for bad in ["", "soon", "-1", "5 parsecs", "1e9d"] {
-            assert_eq!(pg_duration(bad), None, "{bad}");
-        }
     }
 
     #[test]
@@ -1354,15 +1217,5 @@ mod tests {
             e.starts_with("PGCONNECT_TIMEOUT=x: expected a whole number"),
             "{e}"
         );
-    }
-
-    #[test]
-    fn a_silent_server_is_not_asked_again_until_its_timeout_passed() {
-        let url = "postgres://u@silent.test/db";
-        remember_silence(url, Duration::from_millis(200), "no answer");
-        assert_eq!(silent_lately(url).as_deref(), Some("no answer"));
-        assert_eq!(silent_lately("postgres://u@other.test/db"), None);
-        std::thread::sleep(Duration::from_millis(250));
-        assert_eq!(silent_lately(url), None);
     }
 }

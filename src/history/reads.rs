@@ -1,17 +1,67 @@
-//! What a reader of the history asks beyond the gate's needs (`evals dashboard`): runs by
-//! suite, branch, status and date; one case across runs; a branch's experiment scores over
-//! time. Each is one indexed query (migration 0004) on either store, read from the
-//! queryable tables, never from the snapshots.
+//! What the stores answer, as types: a run's line (`evals history`), the baseline
+//! candidates (the gate), and what a reader asks beyond the gate's needs (`evals
+//! dashboard`): runs by suite, branch, status and date; one case across runs; a branch's
+//! experiment scores over time. Each is one indexed query (migration 0004) on every store,
+//! read from the queryable tables, never from the snapshots.
 
-use rusqlite::named_params;
 use serde::Serialize;
 
-#[cfg(feature = "postgres")]
-use super::PgStore;
-use super::{RunSummary, SqliteStore};
-use crate::error::Result;
+/// One line of `evals history`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    /// The run's number in this store: 1, 2, 3 in the order runs were stored; never reused.
+    pub number: i64,
+    /// The run's id.
+    pub id: String,
+    /// When it started (RFC 3339, UTC).
+    pub started_at: String,
+    /// The git branch it ran on; `None` when that was not known.
+    pub branch: Option<String>,
+    /// The git commit it ran at; `None` when that was not known.
+    pub commit: Option<String>,
+    /// The suite's name.
+    pub suite: String,
+    /// The command that made it: run, compare, record, check.
+    pub command: String,
+    /// The cassette mode: replay, record, auto, live.
+    pub mode: String,
+    /// completed, interrupted or aborted.
+    pub status: String,
+    /// Cases run, over every experiment.
+    pub cases: usize,
+    /// Mean of the experiments' primary scores.
+    pub score: Option<f64>,
+    /// Cases that errored, over every experiment.
+    pub errors: usize,
+}
 
-/// Which runs [`super::HistoryStore::runs`] returns, newest first.
+/// Which runs [`super::HistoryReads::list`] returns, newest first.
+#[derive(Debug, Clone, Default)]
+pub struct RunFilter {
+    /// Only runs of this suite.
+    pub suite: Option<String>,
+    /// Only runs on this branch.
+    pub branch: Option<String>,
+    /// At most this many runs.
+    pub limit: Option<usize>,
+}
+
+/// A baseline candidate ([`super::RunStore::runs_on_branch`]), as far as baseline
+/// resolution cares.
+#[derive(Debug, Clone)]
+pub struct BranchRun {
+    /// The run's id.
+    pub id: String,
+    /// Its suite fingerprint: a baseline must have this run's.
+    pub suite_fingerprint: String,
+    /// When it started (RFC 3339, UTC).
+    pub started_at: String,
+    /// The run's `settings.selection`: what `-m/-d/-c/-e/-t/--max-tokens` narrowed or
+    /// changed; `None` for a run stored before selections were recorded.
+    pub selection: Option<crate::results::Selection>,
+}
+
+/// Which runs [`super::HistoryReads::runs`] returns, newest first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunQuery {
     /// Only runs of this suite.
@@ -29,7 +79,7 @@ pub struct RunQuery {
     pub limit: Option<usize>,
 }
 
-/// Which results of one case [`super::HistoryStore::case_runs`] returns.
+/// Which results of one case [`super::HistoryReads::case_runs`] returns.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CaseQuery {
     /// The case's id (`vague/001`).
@@ -116,291 +166,10 @@ pub struct ScorePoint {
     pub score: Option<f64>,
 }
 
-fn limit_of(limit: Option<usize>) -> Option<i64> {
-    limit.map(|l| i64::try_from(l).unwrap_or(i64::MAX))
-}
-
-/// The runs in time order (`runs_by_started`, read backwards and cut at the limit), each
-/// one's figures from its experiments (`experiments_by_run`).
-const SQLITE_RUNS: &str =
-    "SELECT r.id, r.started_at, r.branch, r.\"commit\", r.suite, r.command, r.mode, r.status,
-        (SELECT COALESCE(SUM(x.cases_total), 0) FROM experiments x WHERE x.run_id = r.id),
-        (SELECT AVG(x.score) FROM experiments x WHERE x.run_id = r.id),
-        (SELECT COALESCE(SUM(x.errors), 0) FROM experiments x WHERE x.run_id = r.id),
-        r.number
- FROM runs r
- WHERE ($1 IS NULL OR r.suite = $1) AND ($2 IS NULL OR r.branch = $2)
-   AND ($3 IS NULL OR r.status = $3)
-   AND ($4 IS NULL OR r.started_at >= $4) AND ($5 IS NULL OR r.started_at < $5)
- ORDER BY r.started_at DESC, r.id DESC
- LIMIT $6";
-
-#[cfg(feature = "postgres")]
-const PG_RUNS: &str =
-    "SELECT r.id, r.started_at, r.branch, r.\"commit\", r.suite, r.command, r.mode, r.status,
-        (SELECT COALESCE(SUM(x.cases_total), 0)::bigint FROM experiments x WHERE x.run_id = r.id),
-        (SELECT AVG(x.score) FROM experiments x WHERE x.run_id = r.id),
-        (SELECT COALESCE(SUM(x.errors), 0)::bigint FROM experiments x WHERE x.run_id = r.id),
-        r.number
- FROM runs r
- WHERE ($1::text IS NULL OR r.suite = $1) AND ($2::text IS NULL OR r.branch = $2)
-   AND ($3::text IS NULL OR r.status = $3)
-   AND ($4::text IS NULL OR r.started_at >= $4) AND ($5::text IS NULL OR r.started_at < $5)
- ORDER BY r.started_at DESC, r.id DESC
- LIMIT $6";
-
-/// The case's rows found by `case_results_by_case`, newest run first.
-const SQLITE_CASE: &str =
-    "SELECT r.number, r.id, r.started_at, r.branch, r.\"commit\", r.suite, r.status,
-        x.contender, x.dataset, c.\"case\", c.fingerprint, c.score, c.passed, c.error
- FROM case_results c JOIN experiments x ON x.id = c.experiment_id JOIN runs r ON r.id = x.run_id
- WHERE c.\"case\" = $1 AND ($2 IS NULL OR x.dataset = $2) AND ($3 IS NULL OR r.suite = $3)
-   AND ($4 IS NULL OR r.branch = $4)
- ORDER BY r.started_at DESC, r.id DESC, x.id DESC
- LIMIT $5";
-
-#[cfg(feature = "postgres")]
-const PG_CASE: &str = "SELECT r.number, r.id, r.started_at, r.branch, r.\"commit\", r.suite, r.status,
-        x.contender, x.dataset, c.\"case\", c.fingerprint, c.score, c.passed, c.error
- FROM case_results c JOIN experiments x ON x.id = c.experiment_id JOIN runs r ON r.id = x.run_id
- WHERE c.\"case\" = $1 AND ($2::text IS NULL OR x.dataset = $2) AND ($3::text IS NULL OR r.suite = $3)
-   AND ($4::text IS NULL OR r.branch = $4)
- ORDER BY r.started_at DESC, r.id DESC, x.id DESC
- LIMIT $5";
-
-/// The newest completed runs on a branch (`runs_by_branch_started`), then their
-/// experiments (`experiments_by_run`), oldest first.
-const SQLITE_SCORES: &str =
-    "SELECT r.number, r.id, r.started_at, r.\"commit\", r.suite, x.contender, x.dataset, x.score
- FROM (SELECT id, number, started_at, \"commit\", suite FROM runs
-       WHERE branch = $1 AND status = 'completed' AND ($2 IS NULL OR suite = $2)
-       ORDER BY started_at DESC, id DESC LIMIT $3) r
- JOIN experiments x ON x.run_id = r.id
- ORDER BY r.started_at, r.id, x.id";
-
-#[cfg(feature = "postgres")]
-const PG_SCORES: &str =
-    "SELECT r.number, r.id, r.started_at, r.\"commit\", r.suite, x.contender, x.dataset, x.score
- FROM (SELECT id, number, started_at, \"commit\", suite FROM runs
-       WHERE branch = $1 AND status = 'completed' AND ($2::text IS NULL OR suite = $2)
-       ORDER BY started_at DESC, id DESC LIMIT $3) r
- JOIN experiments x ON x.run_id = r.id
- ORDER BY r.started_at, r.id, x.id";
-
-fn count(n: i64) -> usize {
-    usize::try_from(n).unwrap_or(0)
-}
-
-impl SqliteStore {
-    /// Runs matching `q`, newest first.
-    pub fn runs(&self, q: &RunQuery) -> Result<Vec<RunSummary>> {
-        let mut stmt = self.conn().prepare(SQLITE_RUNS).map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(
-                named_params! {
-                    "$1": q.suite, "$2": q.branch, "$3": q.status, "$4": q.since,
-                    "$5": q.before, "$6": limit_of(q.limit).unwrap_or(-1),
-                },
-                |r| {
-                    Ok(RunSummary {
-                        number: r.get(11)?,
-                        id: r.get(0)?,
-                        started_at: r.get(1)?,
-                        branch: r.get(2)?,
-                        commit: r.get(3)?,
-                        suite: r.get(4)?,
-                        command: r.get(5)?,
-                        mode: r.get(6)?,
-                        status: r.get(7)?,
-                        cases: count(r.get(8)?),
-                        score: r.get(9)?,
-                        errors: count(r.get(10)?),
-                    })
-                },
-            )
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))
-    }
-
-    /// The results of one case across runs, oldest first.
-    pub fn case_runs(&self, q: &CaseQuery) -> Result<Vec<CaseRun>> {
-        let mut stmt = self.conn().prepare(SQLITE_CASE).map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(
-                named_params! {
-                    "$1": q.case, "$2": q.dataset, "$3": q.suite, "$4": q.branch,
-                    "$5": limit_of(q.limit).unwrap_or(-1),
-                },
-                |r| {
-                    Ok(CaseRun {
-                        number: r.get(0)?,
-                        run_id: r.get(1)?,
-                        started_at: r.get(2)?,
-                        branch: r.get(3)?,
-                        commit: r.get(4)?,
-                        suite: r.get(5)?,
-                        status: r.get(6)?,
-                        contender: r.get(7)?,
-                        dataset: r.get(8)?,
-                        case: r.get(9)?,
-                        fingerprint: r.get(10)?,
-                        score: r.get(11)?,
-                        passed: r.get(12)?,
-                        error: r.get(13)?,
-                    })
-                },
-            )
-            .map_err(|e| self.err(e))?;
-        let mut rows = rows
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))?;
-        rows.reverse();
-        Ok(rows)
-    }
-
-    /// Each experiment's score in the last `last` completed runs on `branch`, oldest first.
-    pub fn scores_on_branch(
-        &self,
-        branch: &str,
-        suite: Option<&str>,
-        last: usize,
-    ) -> Result<Vec<ScorePoint>> {
-        let mut stmt = self
-            .conn()
-            .prepare(SQLITE_SCORES)
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(
-                named_params! {"$1": branch, "$2": suite, "$3": limit_of(Some(last))},
-                |r| {
-                    Ok(ScorePoint {
-                        number: r.get(0)?,
-                        run_id: r.get(1)?,
-                        started_at: r.get(2)?,
-                        commit: r.get(3)?,
-                        suite: r.get(4)?,
-                        contender: r.get(5)?,
-                        dataset: r.get(6)?,
-                        score: r.get(7)?,
-                    })
-                },
-            )
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))
-    }
-}
-
-#[cfg(feature = "postgres")]
-impl PgStore {
-    /// Opens the database at `url` (migrating it as [`PgStore::open`] does) with every
-    /// later transaction of its session read-only (`evals dashboard`).
-    pub fn open_read_only(url: &str) -> Result<PgStore> {
-        PgStore::open(url)?.into_read_only()
-    }
-
-    /// [`PgStore::open_read_only`] with the variables of [`PgStore::open_with`].
-    pub fn open_read_only_with(url: &str, vars: &crate::env::PostgresVars) -> Result<PgStore> {
-        PgStore::open_with(url, vars)?.into_read_only()
-    }
-
-    /// Runs matching `q`, newest first, as [`SqliteStore::runs`].
-    pub fn runs(&self, q: &RunQuery) -> Result<Vec<RunSummary>> {
-        let shown = self.location().to_string();
-        let limit = limit_of(q.limit);
-        self.with(|c| {
-            let rows = c
-                .query(
-                    PG_RUNS,
-                    &[&q.suite, &q.branch, &q.status, &q.since, &q.before, &limit],
-                )
-                .map_err(|e| super::postgres::pg_err(&shown, e))?;
-            Ok(rows
-                .iter()
-                .map(|r| RunSummary {
-                    number: r.get(11),
-                    id: r.get(0),
-                    started_at: r.get(1),
-                    branch: r.get(2),
-                    commit: r.get(3),
-                    suite: r.get(4),
-                    command: r.get(5),
-                    mode: r.get(6),
-                    status: r.get(7),
-                    cases: count(r.get(8)),
-                    score: r.get(9),
-                    errors: count(r.get(10)),
-                })
-                .collect())
-        })
-    }
-
-    /// The results of one case across runs, oldest first, as [`SqliteStore::case_runs`].
-    pub fn case_runs(&self, q: &CaseQuery) -> Result<Vec<CaseRun>> {
-        let shown = self.location().to_string();
-        let limit = limit_of(q.limit);
-        self.with(|c| {
-            let rows = c
-                .query(PG_CASE, &[&q.case, &q.dataset, &q.suite, &q.branch, &limit])
-                .map_err(|e| super::postgres::pg_err(&shown, e))?;
-            Ok(rows
-                .iter()
-                .rev()
-                .map(|r| CaseRun {
-                    number: r.get(0),
-                    run_id: r.get(1),
-                    started_at: r.get(2),
-                    branch: r.get(3),
-                    commit: r.get(4),
-                    suite: r.get(5),
-                    status: r.get(6),
-                    contender: r.get(7),
-                    dataset: r.get(8),
-                    case: r.get(9),
-                    fingerprint: r.get(10),
-                    score: r.get(11),
-                    passed: r.get(12),
-                    error: r.get(13),
-                })
-                .collect())
-        })
-    }
-
-    /// Each experiment's score in the last `last` completed runs on `branch`, oldest first.
-    pub fn scores_on_branch(
-        &self,
-        branch: &str,
-        suite: Option<&str>,
-        last: usize,
-    ) -> Result<Vec<ScorePoint>> {
-        let shown = self.location().to_string();
-        let limit = limit_of(Some(last));
-        self.with(|c| {
-            let rows = c
-                .query(PG_SCORES, &[&branch, &suite, &limit])
-                .map_err(|e| super::postgres::pg_err(&shown, e))?;
-            Ok(rows
-                .iter()
-                .map(|r| ScorePoint {
-                    number: r.get(0),
-                    run_id: r.get(1),
-                    started_at: r.get(2),
-                    commit: r.get(3),
-                    suite: r.get(4),
-                    contender: r.get(5),
-                    dataset: r.get(6),
-                    score: r.get(7),
-                })
-                .collect())
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::HistoryStore;
+    use crate::history::{HistoryReads, RunStore, SqliteStore};
     use crate::results::testing::{case, run};
 
     #[test]
@@ -424,7 +193,7 @@ mod tests {
         drop(h);
         let h = SqliteStore::open_read_only(&path).expect("open read-only");
         let ids = |q: RunQuery| -> Vec<String> {
-            HistoryStore::runs(&h, &q)
+            h.runs(&q)
                 .expect("runs")
                 .into_iter()
                 .map(|r| r.id)

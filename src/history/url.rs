@@ -1,10 +1,29 @@
 //! A history given as a URL rather than a file: which server it names, and its password
 //! kept out of every message and file (whichever stores this build has).
 
+/// Whether `value` starts with one of `schemes` (`name://`, any case).
+fn has_scheme(value: &str, schemes: &[&str]) -> bool {
+    let v = value.trim_start();
+    schemes.iter().any(|s| {
+        v.get(..s.len() + 3)
+            .is_some_and(|head| head.eq_ignore_ascii_case(&format!("{s}://")))
+    })
+}
+
 /// Whether `value` names a PostgreSQL database rather than a SQLite file.
 pub fn is_postgres(value: &str) -> bool {
-    let v = value.trim_start().to_ascii_lowercase();
-    v.starts_with("postgres://") || v.starts_with("postgresql://")
+    has_scheme(value, &["postgres", "postgresql"])
+}
+
+/// Whether `value` names a MySQL or MariaDB database (`mysql://`, `mariadb://`).
+pub fn is_mysql(value: &str) -> bool {
+    has_scheme(value, &["mysql", "mariadb"])
+}
+
+/// Whether `value` names a database of any store (PostgreSQL, MySQL) rather than a file:
+/// what `DATABASE_URL` must be to choose the history.
+pub fn is_database(value: &str) -> bool {
+    is_postgres(value) || is_mysql(value)
 }
 
 /// The URL without its password (in the user info or a `password=` parameter): what every
@@ -88,6 +107,13 @@ mod tests {
         assert_eq!(redact("postgres://u@h"), "postgres://u@h");
         assert!(is_postgres("postgresql://h/db") && is_postgres("POSTGRES://h"));
         assert!(!is_postgres("history.sqlite3") && !is_postgres("./postgres/h.db"));
+        assert_eq!(
+            redact("mysql://evals:s3cr%40t@db.example:3306/hist?ssl-mode=VERIFY_CA&ssl-ca=/ca.pem"),
+            "mysql://evals@db.example:3306/hist?ssl-mode=VERIFY_CA&ssl-ca=/ca.pem"
+        );
+        assert!(is_mysql("mysql://h/db") && is_mysql(" MariaDB://h") && !is_mysql("mysql.db"));
+        assert!(is_database("mysql://h") && is_database("postgres://h"));
+        assert!(!is_database("sqlite://h") && !is_database("x"));
     }
 
     #[test]

@@ -640,6 +640,7 @@ mod tests {
             &path,
         )
         .expect("copy");
+        use crate::history::{HistoryReads, RunStore};
         let h = crate::history::History::open(&path).expect("opens");
         let runs = h.list(&Default::default()).expect("lists");
         assert_eq!(runs.len(), 2);

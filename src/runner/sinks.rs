@@ -7,14 +7,14 @@ use std::sync::Mutex;
 
 use super::events::{Event, Sink};
 use crate::error::Result;
-use crate::history::HistoryStore;
+use crate::history::RunStore;
 use crate::results::{CaseLog, RunResult};
 
 /// Where a run's snapshot goes, decided once the run is known (its name has the command and
 /// the time in it).
 pub type SnapshotPath = Box<dyn Fn(&RunResult) -> PathBuf + Send + Sync>;
 
-/// Stores the finished run in a [`HistoryStore`], opened when the run finishes (so a run
+/// Stores the finished run in a [`RunStore`], opened when the run finishes (so a run
 /// that never finishes creates no file).
 pub struct HistorySink<S> {
     open: Box<dyn Fn() -> Result<S> + Send + Sync>,
@@ -27,7 +27,7 @@ impl<S> std::fmt::Debug for HistorySink<S> {
     }
 }
 
-impl<S: HistoryStore> HistorySink<S> {
+impl<S: RunStore> HistorySink<S> {
     /// A sink storing into the store `open` opens.
     pub fn new(open: impl Fn() -> Result<S> + Send + Sync + 'static) -> HistorySink<S> {
         HistorySink {
@@ -48,7 +48,7 @@ impl<S: HistoryStore> HistorySink<S> {
     }
 }
 
-impl<S: HistoryStore> Sink for HistorySink<S> {
+impl<S: RunStore> Sink for HistorySink<S> {
     fn event(&self, event: &Event<'_>) {
         if let Event::RunFinished { run, cases } = event {
             *lock(&self.outcome) = Some(self.store(run, cases));

@@ -137,12 +137,13 @@ pub struct TrackerSection {
     pub include_replies: Option<bool>,
 }
 
-/// `history: { url: postgres://… }` — a shared PostgreSQL history for every runner of the
-/// suite (the default is the project's SQLite file).
+/// `history: { url: postgres://… }` (or `mysql://…`) — a shared PostgreSQL or MySQL
+/// history for every runner of the suite (the default is the project's SQLite file).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct HistoryConfig {
-    /// A `postgres://` / `postgresql://` URL, or a SQLite file (relative to the project).
+    /// A `postgres://` / `postgresql://` / `mysql://` / `mariadb://` URL, or a SQLite file
+    /// (relative to the project).
     pub url: Option<String>,
 }
 

@@ -183,7 +183,9 @@ fn assert_crashed(run: &RunResult, baseline: &RunResult, said: &str) {
     // And without one: errors alone fail the check.
     let plan = CheckPlan::check(None, Rules::tolerance(0.02), MissingBaseline::Fail);
     let history = tempfile::tempdir().expect("temp dir");
-    let checked = llm_evals::gate::check(run, &plan, &history.path().join("h.sqlite3"));
+    let store = llm_evals::history::SqliteStore::open(&history.path().join("h.sqlite3"))
+        .expect("open the history");
+    let checked = llm_evals::gate::check(run, &plan, &store);
     assert!(!checked.passed());
     assert!(
         checked.refused.is_none(),

@@ -17,6 +17,7 @@ use crate::gate::Gate;
 use crate::harness::{
     Bounded, Project, Run, Started, assert_killed, deadline, fails_within, test_name,
 };
+use crate::my;
 use crate::pg;
 
 /// A history of five runs: on `main` #1 `record` and #2 `check` (case `slips` passes);
@@ -528,7 +529,7 @@ fn a_postgresql_history_serves_the_same_runs_and_cases() {
         "the password is never shown"
     );
     // The dashboard's session is read-only: a store through it refuses to write.
-    use llm_evals::history::HistoryStore;
+    use llm_evals::history::RunStore;
     let mut store = llm_evals::history::PgStore::open_read_only(&url).expect("open");
     let id = store.find("1").unwrap().expect("run 1");
     let mut run = store.get(&id).unwrap().expect("run 1");
@@ -536,6 +537,52 @@ fn a_postgresql_history_serves_the_same_runs_and_cases() {
     let e = store.insert(&run).expect_err("read-only").to_string();
     assert!(e.contains("read-only transaction"), "{e}");
     assert_eq!(numbers(&pg.json("/runs.json")).len(), 5);
+}
+
+#[test]
+fn a_mysql_history_serves_the_same_runs_and_cases() {
+    let b = built();
+    let history = b.history();
+    let url = my::database();
+    b.p.evals(&[
+        "history",
+        "migrate",
+        "--to",
+        &url,
+        "--history",
+        history.to_str().unwrap(),
+    ])
+    .ok();
+    let lite = Dashboard::start(b.p.path(), &["--history", history.to_str().unwrap()]);
+    let mysql = Dashboard::start(b.p.path(), &["--history", &url]);
+    for path in [
+        "/runs.json",
+        "/runs.json?branch=feature",
+        "/case.json?case=slips&dataset=d",
+        "/trend.json",
+        "/runs/4.json",
+    ] {
+        assert_eq!(mysql.json(path), lite.json(path), "{path}");
+    }
+    assert_eq!(
+        mysql.get("/runs/4"),
+        lite.get("/runs/4")
+            .replace(&history.display().to_string(), &my::shown(&url)),
+    );
+    let page = mysql.get("/");
+    assert!(
+        !page.contains(&my::password(&url)),
+        "the password is never shown"
+    );
+    // The dashboard's session is read-only: a store through it refuses to write.
+    use llm_evals::history::RunStore;
+    let mut store = llm_evals::history::MysqlStore::open_read_only(&url).expect("open");
+    let id = store.find("1").unwrap().expect("run 1");
+    let mut run = store.get(&id).unwrap().expect("run 1");
+    run.run.id = "0198ffff-0000-7000-8000-000000000000".into();
+    let e = store.insert(&run).expect_err("read-only").to_string();
+    assert!(e.contains("READ ONLY transaction"), "{e}");
+    assert_eq!(numbers(&mysql.json("/runs.json")).len(), 5);
 }
 
 #[test]

@@ -34,6 +34,8 @@ mod judge;
 mod layers;
 mod leaderboard;
 mod lineup;
+mod my;
+mod mysql;
 mod native_tools;
 mod payloads;
 mod pg;

@@ -164,69 +164,7 @@ fn start() -> Server {
             std::os::unix::fs::chown(&p, Some(uid), Some(gid)).unwrap();
         }
     }
-    // TLS: a throwaway CA, and the server's certificate for 127.0.0.1 signed by it (as
-    // .ci/run makes them).
-    let openssl = |args: &[&str]| {
-        let out = Command::new("openssl")
-            .args(args)
-            .current_dir(&dir)
-            .output_bounded()
-            .expect("run openssl (Debian's openssl package)");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    openssl(&[
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=evals test CA",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-    ]);
-    openssl(&[
-        "req",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-subj",
-        "/CN=127.0.0.1",
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-    ]);
-    std::fs::write(
-        dir.join("server.ext"),
-        "basicConstraints=critical,CA:FALSE\nsubjectAltName=IP:127.0.0.1\n",
-    )
-    .unwrap();
-    openssl(&[
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-days",
-        "2",
-        "-extfile",
-        "server.ext",
-        "-out",
-        "server.crt",
-    ]);
+    certificates(&dir);
     if let Some((uid, gid)) = user {
         for f in ["server.key", "server.crt"] {
             std::os::unix::fs::chown(dir.join(f), Some(uid), Some(gid)).unwrap();
@@ -326,6 +264,72 @@ fn start() -> Server {
         url,
         ca: dir.join("ca.crt"),
     }
+}
+
+/// A throwaway CA in `dir` (`ca.crt`), and the server's certificate for 127.0.0.1 signed by
+/// it (`server.crt`, `server.key`), as .ci/run makes them (the MySQL tests' server too).
+pub fn certificates(dir: &Path) {
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output_bounded()
+            .expect("run openssl (Debian's openssl package)");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=evals test CA",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+    ]);
+    std::fs::write(
+        dir.join("server.ext"),
+        "basicConstraints=critical,CA:FALSE\nsubjectAltName=IP:127.0.0.1\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "server.ext",
+        "-out",
+        "server.crt",
+    ]);
 }
 
 fn nanos() -> u128 {

@@ -6,7 +6,7 @@
 
 use crate::harness::Project;
 use crate::pg;
-use llm_evals::history::{HistoryStore, Location, PgStore, RunFilter};
+use llm_evals::history::{HistoryReads, Location, PgStore, RunFilter, RunStore};
 
 /// Each store the tests run against: the shared SQLite file (`dir` is where it goes), and
 /// a new PostgreSQL database.
@@ -294,7 +294,7 @@ fn migrate_copies_a_sqlite_history_with_its_ids_and_numbers_once() {
     assert_eq!(postgres.list(&RunFilter::default()).unwrap()[0].number, 4);
     p.evals(&["history", "migrate", "--to", "elsewhere.sqlite3"])
         .code(2)
-        .stderr_has("--to elsewhere.sqlite3: not a PostgreSQL URL");
+        .stderr_has("--to elsewhere.sqlite3: not a database URL; pass --to postgres://user@host:port/db or --to mysql://user@host:port/db");
 }
 
 #[test]
@@ -331,9 +331,9 @@ fn the_history_is_chosen_by_flag_then_env_then_config_then_database_url() {
         .env("DATABASE_URL", &env_db)
         .ok()
         .stdout_has("\"number\": 2");
-    // A DATABASE_URL that is no PostgreSQL URL is not a history.
+    // A DATABASE_URL that is no database URL of a store is not a history.
     p.evals(&["check", "--no-autosave"])
-        .env("DATABASE_URL", "mysql://u@h/db")
+        .env("DATABASE_URL", "redis://u@h/0")
         .ok()
         .stderr_has("stored run ");
     assert!(p.path().join(".evals/history.sqlite3").is_file());

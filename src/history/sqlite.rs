@@ -6,14 +6,16 @@
 //! migrations compiled into the binary and tracked in `PRAGMA user_version`. WAL mode and a
 //! busy timeout let parallel CI jobs write to the same file.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::Serialize;
 
-use super::HistoryError;
+use super::sql::{self, Arg, CaseRow, Cell, Dialect, Query, Row, Snapshot};
+use super::{
+    BranchRun, CaseQuery, CaseRun, HistoryError, HistoryReads, RunQuery, RunStore, RunSummary,
+    ScorePoint, SnapshotLimit,
+};
 use crate::error::{Error, Result};
 use crate::results::{CaseLog, RunResult};
 
@@ -28,64 +30,19 @@ const MIGRATIONS: &[&str] = &[
 /// How long a writer waits for another process's lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The SQLite history database, open: the [`super::HistoryStore`] runs are stored in today.
-#[derive(Debug)]
+/// The SQLite history database, open: the default [`super::HistoryStore`].
 pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
-    snapshot_limit: Option<super::SnapshotLimit>,
+    snapshot_limit: Option<SnapshotLimit>,
 }
 
-/// One line of `evals history`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RunSummary {
-    /// The run's number in this store: 1, 2, 3 in the order runs were stored; never reused.
-    pub number: i64,
-    /// The run's id.
-    pub id: String,
-    /// When it started (RFC 3339, UTC).
-    pub started_at: String,
-    /// The git branch it ran on; `None` when that was not known.
-    pub branch: Option<String>,
-    /// The git commit it ran at; `None` when that was not known.
-    pub commit: Option<String>,
-    /// The suite's name.
-    pub suite: String,
-    /// The command that made it: run, compare, record, check.
-    pub command: String,
-    /// The cassette mode: replay, record, auto, live.
-    pub mode: String,
-    /// completed, interrupted or aborted.
-    pub status: String,
-    /// Cases run, over every experiment.
-    pub cases: usize,
-    /// Mean of the experiments' primary scores.
-    pub score: Option<f64>,
-    /// Cases that errored, over every experiment.
-    pub errors: usize,
-}
-
-/// Which runs `list` returns, newest first.
-#[derive(Debug, Clone, Default)]
-pub struct RunFilter {
-    /// Only runs of this suite.
-    pub suite: Option<String>,
-    /// Only runs on this branch.
-    pub branch: Option<String>,
-    /// At most this many runs.
-    pub limit: Option<usize>,
-}
-
-/// The latest run on a branch, as far as baseline resolution cares.
-#[derive(Debug, Clone)]
-pub struct BranchRun {
-    /// The run's id.
-    pub id: String,
-    /// Its suite fingerprint: a baseline must have this run's.
-    pub suite_fingerprint: String,
-    /// The run's `settings.selection`: what `-m/-d/-c/-e/-t/--max-tokens` narrowed or
-    /// changed; `None` for a run stored before selections were recorded.
-    pub selection: Option<crate::results::Selection>,
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The name the rest of the crate knew the store by.
@@ -182,26 +139,6 @@ impl SqliteStore {
         result
     }
 
-    /// Stores a run whose case results are in `cases` (its experiments' `cases` empty), in
-    /// one transaction at the end of the run: the run row with its final status, then each
-    /// experiment and its case and metric rows, each case read from the log, inserted and
-    /// dropped; the snapshot column is written from a temporary file. Memory stays flat, and
-    /// the write lock is held for the insert alone, not for the whole run (parallel CI jobs
-    /// share a history and wait at most the busy timeout for it).
-    pub fn store(&mut self, run: &RunResult, cases: &CaseLog) -> Result<()> {
-        // The snapshot (the log read, scrubbed and copied into a temporary file) is made on
-        // a thread of its own while this one inserts the rows: the two passes over the log
-        // share the cores instead of following each other.
-        std::thread::scope(|scope| {
-            let snapshot = scope.spawn(|| compact_snapshot(run, cases));
-            self.store_with(run, cases, || {
-                snapshot
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-        })
-    }
-
     fn store_with(
         &mut self,
         run: &RunResult,
@@ -210,19 +147,9 @@ impl SqliteStore {
     ) -> Result<()> {
         let path = self.path.clone();
         let e = |e: rusqlite::Error| sql_err(&path, e);
-        // The run's own text passes through the egress scrubber here; each case result was
-        // scrubbed when it finished (`CaseResult::scrub_secrets`), so its columns are clean.
+        // The run's own text passes through the egress scrubber here.
         use crate::secrets::scrub;
-        let argv = serde_json::to_string(&run.run.argv).unwrap_or_else(|_| "[]".into());
-        let argv = scrub(&argv);
-        // Without the planned cases' keys (they are in the snapshot): a row that does not
-        // grow with the suite.
-        let settings = run
-            .run
-            .settings
-            .without_cases_json()
-            .unwrap_or_else(|_| "{}".into());
-        let settings = scrub(&settings).into_owned();
+        let (argv, settings) = sql::run_text(run);
         // The page cache bounded for the insert (SQLite's default is 2 MiB): the rows of a
         // large run spill to the write-ahead log as they are written instead.
         self.conn
@@ -341,203 +268,6 @@ impl SqliteStore {
         }
         tx.commit().map_err(e)
     }
-
-    /// The run with this id, rebuilt from its snapshot (refused over the snapshot limit,
-    /// when one is set, before the snapshot is read).
-    pub fn get(&self, id: &str) -> Result<Option<RunResult>> {
-        let limit = self
-            .snapshot_limit
-            .map(|l| i64::try_from(l.bytes).unwrap_or(i64::MAX));
-        let row: Option<(Option<Vec<u8>>, i64)> = self
-            .conn
-            .query_row(
-                "SELECT CASE WHEN ?2 IS NULL OR octet_length(snapshot) <= ?2 THEN snapshot END,
-                        octet_length(snapshot)
-                   FROM run_snapshots WHERE run_id = ?1",
-                rusqlite::params![id, limit],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
-            .map_err(|e| self.err(e))?;
-        match row {
-            None => Ok(None),
-            Some((Some(bytes), _)) => self.parse(id, &bytes).map(Some),
-            Some((None, size)) => Err(super::too_large(
-                self.path.clone(),
-                id,
-                u64::try_from(size).unwrap_or(0),
-                self.snapshot_limit,
-            )),
-        }
-    }
-
-    /// Refuses to read back a run whose snapshot is larger than `limit` (`evals
-    /// dashboard`).
-    pub fn limit_snapshots(&mut self, limit: super::SnapshotLimit) {
-        self.snapshot_limit = Some(limit);
-    }
-
-    fn parse(&self, id: &str, bytes: &[u8]) -> Result<RunResult> {
-        serde_json::from_slice(bytes).map_err(|e| {
-            HistoryError::Unreadable {
-                path: self.path.clone(),
-                id: id.to_string(),
-                why: e.to_string(),
-            }
-            .into()
-        })
-    }
-
-    /// The id of the run `reference` names: its number (`3` or `#3`), its id, or a unique
-    /// prefix of its id (at least 4 characters). `None` when no run matches; a prefix that
-    /// matches several runs is an error listing them.
-    pub fn find(&self, reference: &str) -> Result<Option<String>> {
-        let r = reference.trim();
-        let digits = r.strip_prefix('#').unwrap_or(r);
-        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-            let Ok(n) = digits.parse::<i64>() else {
-                return Ok(None);
-            };
-            return self
-                .conn
-                .query_row("SELECT id FROM runs WHERE number = ?1", [n], |row| {
-                    row.get(0)
-                })
-                .optional()
-                .map_err(|e| self.err(e));
-        }
-        let exact: Option<String> = self
-            .conn
-            .query_row("SELECT id FROM runs WHERE id = ?1", [r], |row| row.get(0))
-            .optional()
-            .map_err(|e| self.err(e))?;
-        if exact.is_some() {
-            return Ok(exact);
-        }
-        let prefix_like = r.len() >= 4 && r.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-');
-        if !prefix_like {
-            return Ok(None);
-        }
-        // `>=` and `<` on the prefix, not LIKE: ids are lowercase hex, and LIKE would treat
-        // `_` and `%` as patterns and ignore case.
-        let lower = r.to_ascii_lowercase();
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT id, number FROM runs WHERE id >= ?1 AND substr(id, 1, ?2) = ?1
-                 ORDER BY number LIMIT 6",
-            )
-            .map_err(|e| self.err(e))?;
-        let found = stmt
-            .query_map(params![lower, lower.len() as i64], |row| {
-                Ok((row.get::<_, String>(0)?, row.get::<_, Option<i64>>(1)?))
-            })
-            .map_err(|e| self.err(e))?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))?;
-        match found.as_slice() {
-            [] => Ok(None),
-            [(id, _)] => Ok(Some(id.clone())),
-            many => {
-                let count: i64 = self
-                    .conn
-                    .query_row(
-                        "SELECT COUNT(*) FROM runs WHERE substr(id, 1, ?2) = ?1",
-                        params![lower, lower.len() as i64],
-                        |row| row.get(0),
-                    )
-                    .map_err(|e| self.err(e))?;
-                let listed: Vec<String> = many
-                    .iter()
-                    .take(5)
-                    .map(|(id, n)| match n {
-                        Some(n) => format!("#{n} {id}"),
-                        None => id.clone(),
-                    })
-                    .collect();
-                let more = if count > 5 { ", ..." } else { "" };
-                Err(HistoryError::Ambiguous {
-                    prefix: r.to_string(),
-                    path: self.path.clone(),
-                    count: count as usize,
-                    listed: format!("{}{more}", listed.join(", ")),
-                }
-                .into())
-            }
-        }
-    }
-
-    /// The id of the newest run (of `suite`, when given).
-    pub fn latest(&self, suite: Option<&str>) -> Result<Option<String>> {
-        Ok(self
-            .list(&RunFilter {
-                suite: suite.map(str::to_string),
-                branch: None,
-                limit: Some(1),
-            })?
-            .into_iter()
-            .next()
-            .map(|r| r.id))
-    }
-
-    /// The latest completed run of `suite` on `branch` that started before the run
-    /// `exclude_id`, which started at `before`: its id and suite fingerprint. Never a run
-    /// from the future: `started_at` has whole seconds, so within `before`'s second the
-    /// time-ordered (v7, taken at the start) ids decide which run came first.
-    pub fn latest_on_branch(
-        &self,
-        suite: &str,
-        branch: &str,
-        before: &str,
-        exclude_id: &str,
-    ) -> Result<Option<BranchRun>> {
-        Ok(self
-            .runs_on_branch(suite, branch, before, exclude_id)?
-            .into_iter()
-            .next())
-    }
-
-    /// The completed runs of `suite` on `branch` that started before `before` (ties broken by
-    /// id, which is time-ordered), newest first, `exclude_id` left out.
-    pub fn runs_on_branch(
-        &self,
-        suite: &str,
-        branch: &str,
-        before: &str,
-        exclude_id: &str,
-    ) -> Result<Vec<BranchRun>> {
-        // The query the PostgreSQL store runs too; SQLite reads `$1`..`$4` as names.
-        let mut stmt = self
-            .conn
-            .prepare(super::BASELINE_CANDIDATES)
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map(
-                rusqlite::named_params! {"$1": suite, "$2": branch, "$3": before, "$4": exclude_id},
-                |r| {
-                    let settings: String = r.get(2)?;
-                    Ok(BranchRun {
-                        id: r.get(0)?,
-                        suite_fingerprint: r.get(1)?,
-                        selection: crate::results::Settings::selection_in(&settings),
-                    })
-                },
-            )
-            .map_err(|e| self.err(e))?;
-        rows.collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))
-    }
-
-    /// Runs matching the filter, newest first.
-    pub fn list(&self, filter: &RunFilter) -> Result<Vec<RunSummary>> {
-        // `evals history` is the dashboard's list with fewer filters: one query serves both.
-        self.runs(&super::RunQuery {
-            suite: filter.suite.clone(),
-            branch: filter.branch.clone(),
-            limit: filter.limit,
-            ..Default::default()
-        })
-    }
 }
 
 impl SqliteStore {
@@ -583,47 +313,211 @@ impl SqliteStore {
         Ok(read()?.0)
     }
 
-    /// The connection, for the readers in `reads.rs`.
+    /// The connection, for the tests' own look at the tables.
+    #[cfg(test)]
     pub(super) fn conn(&self) -> &Connection {
         &self.conn
     }
 }
 
-/// The run's compact JSON (what the `snapshot` column holds), scrubbed, in a temporary file,
-/// with its length.
-/// What a case's rows hold, read from its logged line (a [`crate::results::CaseResult`]'s JSON) without
-/// the rest of it (its output, diagnostics, usage): names borrowed from the line where
-/// they hold no escape.
-#[derive(serde::Deserialize)]
-struct CaseRow<'a> {
-    #[serde(borrow)]
-    case: std::borrow::Cow<'a, str>,
-    #[serde(borrow)]
-    fingerprint: std::borrow::Cow<'a, str>,
-    score: Option<f64>,
-    passed: Option<bool>,
-    /// The error's message.
-    #[serde(borrow)]
-    error: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow)]
-    metrics: BTreeMap<std::borrow::Cow<'a, str>, Option<f64>>,
+impl RunStore for SqliteStore {
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    /// Stores a run whose case results are in `cases` (its experiments' `cases` empty), in
+    /// one transaction at the end of the run: the run row with its final status, then each
+    /// experiment and its case and metric rows, each case read from the log, inserted and
+    /// dropped; the snapshot column is written from a temporary file. Memory stays flat, and
+    /// the write lock is held for the insert alone, not for the whole run (parallel CI jobs
+    /// share a history and wait at most the busy timeout for it).
+    fn store(&mut self, run: &RunResult, cases: &CaseLog) -> Result<()> {
+        // The snapshot (the log read, scrubbed and copied into a temporary file) is made on
+        // a thread of its own while this one inserts the rows: the two passes over the log
+        // share the cores instead of following each other.
+        std::thread::scope(|scope| {
+            let snapshot = scope.spawn(|| sql::compact_snapshot(run, cases));
+            self.store_with(run, cases, || {
+                snapshot
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+        })
+    }
+
+    fn get(&self, id: &str) -> Result<Option<RunResult>> {
+        sql::get(self, id)
+    }
+
+    fn find(&self, reference: &str) -> Result<Option<String>> {
+        sql::find(self, reference)
+    }
+
+    fn runs_on_branch(
+        &self,
+        suite: &str,
+        branch: &str,
+        before: &str,
+        exclude_id: &str,
+    ) -> Result<Vec<BranchRun>> {
+        sql::runs_on_branch(self, suite, branch, before, exclude_id)
+    }
 }
 
-pub(crate) fn compact_snapshot(run: &RunResult, cases: &CaseLog) -> Result<(std::fs::File, u64)> {
-    use std::io::Write;
-    let failed = |err: std::io::Error| HistoryError::Unwritten {
-        path: None,
-        what: "serialize",
-        id: run.run.id.clone(),
-        why: err.to_string(),
-    };
-    let mut file = tempfile::tempfile().map_err(failed)?;
-    let mut out = crate::secrets::ScrubWriter(std::io::BufWriter::new(&mut file));
-    crate::results::write_json(run, cases, false, &mut out)?;
-    out.flush().map_err(failed)?;
-    drop(out);
-    let len = std::io::Seek::stream_position(&mut file).map_err(failed)?;
-    Ok((file, len))
+impl HistoryReads for SqliteStore {
+    fn runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>> {
+        sql::runs(self, query)
+    }
+
+    fn case_runs(&self, query: &CaseQuery) -> Result<Vec<CaseRun>> {
+        sql::case_runs(self, query)
+    }
+
+    fn scores_on_branch(
+        &self,
+        branch: &str,
+        suite: Option<&str>,
+        last: usize,
+    ) -> Result<Vec<ScorePoint>> {
+        sql::scores_on_branch(self, branch, suite, last)
+    }
+
+    fn limit_snapshots(&mut self, limit: SnapshotLimit) {
+        self.snapshot_limit = Some(limit);
+    }
+}
+
+/// The shared queries in SQLite's spelling: `?N` numbered parameters, text compared
+/// byte-wise (SQLite's default), `LIMIT -1` for none.
+fn sql_of(query: Query) -> &'static str {
+    match query {
+        Query::IdOfNumber => "SELECT id FROM runs WHERE number = ?1",
+        Query::Id => "SELECT id FROM runs WHERE id = ?1",
+        Query::Prefixed => {
+            "SELECT id, number FROM runs WHERE id >= ?1 AND substr(id, 1, ?2) = ?1
+             ORDER BY number LIMIT 6"
+        }
+        Query::CountPrefixed => "SELECT COUNT(*) FROM runs WHERE substr(id, 1, ?2) = ?1",
+        Query::BaselineCandidates => {
+            "SELECT id, suite_fingerprint, CAST(settings AS TEXT), started_at FROM runs
+             WHERE suite = ?1 AND branch = ?2 AND status = 'completed'
+               AND id <> ?4
+               AND (started_at < ?3 OR (started_at = ?3 AND id < ?4))
+             ORDER BY started_at DESC, id DESC"
+        }
+        // The runs in time order (`runs_by_started`, read backwards and cut at the limit),
+        // each one's figures from its experiments (`experiments_by_run`).
+        Query::Runs => {
+            "SELECT r.id, r.started_at, r.branch, r.\"commit\", r.suite, r.command, r.mode, r.status,
+                (SELECT COALESCE(SUM(x.cases_total), 0) FROM experiments x WHERE x.run_id = r.id),
+                (SELECT AVG(x.score) FROM experiments x WHERE x.run_id = r.id),
+                (SELECT COALESCE(SUM(x.errors), 0) FROM experiments x WHERE x.run_id = r.id),
+                r.number
+             FROM runs r
+             WHERE (?1 IS NULL OR r.suite = ?1) AND (?2 IS NULL OR r.branch = ?2)
+               AND (?3 IS NULL OR r.status = ?3)
+               AND (?4 IS NULL OR r.started_at >= ?4) AND (?5 IS NULL OR r.started_at < ?5)
+             ORDER BY r.started_at DESC, r.id DESC
+             LIMIT ?6"
+        }
+        // The case's rows found by `case_results_by_case`, newest run first.
+        Query::CaseRuns => {
+            "SELECT r.number, r.id, r.started_at, r.branch, r.\"commit\", r.suite, r.status,
+                x.contender, x.dataset, c.\"case\", c.fingerprint, c.score, c.passed, c.error
+             FROM case_results c JOIN experiments x ON x.id = c.experiment_id
+                  JOIN runs r ON r.id = x.run_id
+             WHERE c.\"case\" = ?1 AND (?2 IS NULL OR x.dataset = ?2)
+               AND (?3 IS NULL OR r.suite = ?3) AND (?4 IS NULL OR r.branch = ?4)
+             ORDER BY r.started_at DESC, r.id DESC, x.id DESC
+             LIMIT ?5"
+        }
+        // The newest completed runs on a branch (`runs_by_branch_started`), then their
+        // experiments (`experiments_by_run`), oldest first.
+        Query::Scores => {
+            "SELECT r.number, r.id, r.started_at, r.\"commit\", r.suite, x.contender, x.dataset, x.score
+             FROM (SELECT id, number, started_at, \"commit\", suite FROM runs
+                   WHERE branch = ?1 AND status = 'completed' AND (?2 IS NULL OR suite = ?2)
+                   ORDER BY started_at DESC, id DESC LIMIT ?3) r
+             JOIN experiments x ON x.run_id = r.id
+             ORDER BY r.started_at, r.id, x.id"
+        }
+    }
+}
+
+impl Dialect for SqliteStore {
+    fn shown(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    fn rows(&self, query: Query, args: &[Arg<'_>]) -> Result<Vec<Row>> {
+        let values: Vec<rusqlite::types::Value> = args
+            .iter()
+            .map(|a| {
+                use rusqlite::types::Value;
+                match *a {
+                    Arg::Text(t) => t.map_or(Value::Null, |t| Value::Text(t.to_string())),
+                    Arg::Int(n) => n.map_or(Value::Null, Value::Integer),
+                    Arg::Limit(l) => Value::Integer(Arg::limit(l).unwrap_or(-1)),
+                }
+            })
+            .collect();
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql_of(query))
+            .map_err(|e| self.err(e))?;
+        let columns = stmt.column_count();
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(values), |r| {
+                (0..columns)
+                    .map(|i| {
+                        use rusqlite::types::ValueRef;
+                        Ok(match r.get_ref(i)? {
+                            ValueRef::Null => Cell::Null,
+                            ValueRef::Integer(n) => Cell::Int(n),
+                            ValueRef::Real(x) => Cell::Real(x),
+                            ValueRef::Text(t) | ValueRef::Blob(t) => {
+                                Cell::Text(String::from_utf8_lossy(t).into_owned())
+                            }
+                        })
+                    })
+                    .collect::<rusqlite::Result<Vec<Cell>>>()
+                    .map(Row)
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<Row>>>()
+            .map_err(|e| self.err(e))
+    }
+
+    fn snapshot(&self, id: &str, limit: Option<u64>) -> Result<Option<Snapshot>> {
+        let limit = limit.map(|l| i64::try_from(l).unwrap_or(i64::MAX));
+        let row: Option<(Option<Vec<u8>>, i64)> = self
+            .conn
+            .query_row(
+                "SELECT CASE WHEN ?2 IS NULL OR octet_length(snapshot) <= ?2 THEN snapshot END,
+                        octet_length(snapshot)
+                   FROM run_snapshots WHERE run_id = ?1",
+                rusqlite::params![id, limit],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        Ok(row.map(|(bytes, size)| match bytes {
+            Some(bytes) => Snapshot::Bytes(bytes),
+            None => Snapshot::Over(u64::try_from(size).unwrap_or(0)),
+        }))
+    }
+
+    fn snapshot_limit(&self) -> Option<SnapshotLimit> {
+        self.snapshot_limit
+    }
+
+    fn unexpected(&self, query: Query, why: String) -> Error {
+        HistoryError::Sqlite {
+            shown: self.path.display().to_string(),
+            why: format!("{query:?}: {why}"),
+        }
+        .into()
+    }
 }
 
 fn sql_err(path: &Path, e: rusqlite::Error) -> Error {
@@ -652,8 +546,21 @@ fn sql_err(path: &Path, e: rusqlite::Error) -> Error {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::history::HistoryStore;
+    use crate::history::{HistoryReads, RunFilter, RunStore};
     use crate::results::testing::{case, run};
+
+    /// The newest baseline candidate.
+    fn latest_on_branch(
+        h: &SqliteStore,
+        suite: &str,
+        branch: &str,
+        before: &str,
+        exclude_id: &str,
+    ) -> Result<Option<BranchRun>> {
+        Ok(h.runs_on_branch(suite, branch, before, exclude_id)?
+            .into_iter()
+            .next())
+    }
 
     #[test]
     fn insert_then_get_round_trips_the_whole_run() {
@@ -813,13 +720,11 @@ pub(crate) mod tests {
             .expect("insert");
         h.insert(&run("other", "feature", "2026-01-02T00:00:00Z", vec![]))
             .expect("insert");
-        let got = h
-            .latest_on_branch("tax-intake", "main", "2026-01-02T00:00:00Z", "me")
+        let got = latest_on_branch(&h, "tax-intake", "main", "2026-01-02T00:00:00Z", "me")
             .expect("query")
             .expect("a run");
         assert_eq!(got.id, "old");
-        let got = h
-            .latest_on_branch("tax-intake", "main", "2026-01-04T00:00:00Z", "new")
+        let got = latest_on_branch(&h, "tax-intake", "main", "2026-01-04T00:00:00Z", "new")
             .expect("query")
             .expect("a run");
         assert_eq!(got.id, "old", "the current run is excluded");
@@ -828,8 +733,7 @@ pub(crate) mod tests {
             .expect("insert");
         h.insert(&run("0001-d", "main", "2026-01-05T00:00:00Z", vec![]))
             .expect("insert");
-        let got = h
-            .latest_on_branch("tax-intake", "main", "2026-01-05T00:00:00Z", "0001-c")
+        let got = latest_on_branch(&h, "tax-intake", "main", "2026-01-05T00:00:00Z", "0001-c")
             .expect("query")
             .expect("a run");
         assert_eq!(
@@ -837,7 +741,7 @@ pub(crate) mod tests {
             "a later run of the same second is the future"
         );
         assert!(
-            h.latest_on_branch("other-suite", "main", "2027-01-01T00:00:00Z", "")
+            latest_on_branch(&h, "other-suite", "main", "2027-01-01T00:00:00Z", "")
                 .expect("query")
                 .is_none()
         );
