@@ -1,5 +1,5 @@
 //! The process environment: every variable evals reads, named once ([`EnvVars`], each
-//! documented; the README's table of variables is this list), and the one place the
+//! documented; docs/src/environment.md's table is this list), and the one place the
 //! process's variables and command line are read. No other file of `src/` calls
 //! `std::env::var`, `var_os`, `vars` or `args` (a test greps for them).
 //!
@@ -19,7 +19,7 @@ use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::sync::Arc;
 
-/// Every environment variable evals reads, by name. The README's table lists exactly
+/// Every environment variable evals reads, by name. docs/src/environment.md's table lists exactly
 /// these (a test holds the two equal). Variables a suite names itself (`api_key_env`,
 /// `adapter.upstreams.*.key_env`, `adapter.pass_env`) are read too, like the ones here.
 #[derive(Debug, Clone, Copy)]

@@ -1,4 +1,4 @@
-//! The exit codes of `evals`, the one table (the README's "Exit codes" says the same). The
+//! The exit codes of `evals`, the one table (the book's docs/src/exit-codes.md says the same). The
 //! library says what went wrong ([`Error::kind`], [`Error::is_bad_input`]); this file
 //! decides what that means for the process.
 //!

@@ -8,7 +8,7 @@ use super::output::Out;
 use llm_evals::error::{Error, Result};
 
 const CONFIG: &str = r#"# The suite: what the model sees (adapter), what good means (scorer), who competes (the
-# lineup). Run `evals cases`, `evals verify`, `evals compare`; see README for every key.
+# lineup). Run `evals cases`, `evals verify`, `evals compare`; every key: docs/src/config.md.
 suite: {name}
 description: Which model reads a support ticket into the fields the helpdesk needs.
 version: 1

@@ -16,7 +16,7 @@ use super::exit;
 use llm_evals::runner::Cancel;
 
 /// How long a command has to end by itself after Ctrl-C (its report written, its run
-/// stored) before the process is ended: under the 2 s the README promises, with room for
+/// stored) before the process is ended: under the 2 s the docs promise, with room for
 /// the process to go.
 pub(crate) const GRACE: Duration = Duration::from_millis(1500);
 

@@ -248,8 +248,8 @@ fn shards_run_their_slice_upload_it_and_the_merging_job_gates_the_whole_run() {
 fn the_readmes_sharded_workflow_is_the_linted_file_and_matches_the_action() {
     let example = repo_file("docs/example-sharded-workflow.yml");
     assert!(
-        repo_file("README.md").contains(&format!("```yaml\n{example}```")),
-        "README.md must quote docs/example-sharded-workflow.yml as it is (it is what .ci/run lints)"
+        repo_file("docs/src/sharding.md").contains(&format!("```yaml\n{example}```")),
+        "docs/src/sharding.md must quote docs/example-sharded-workflow.yml as it is (it is what .ci/run lints)"
     );
     assert!(repo_file(".ci/run").contains("docs/example-sharded-workflow.yml"));
     let w: Value = serde_saphyr::from_str(&example).unwrap();

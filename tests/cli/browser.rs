@@ -5,8 +5,9 @@
 //! write, so a dump of the page opened at a fragment shows what a user sees after typing.
 //! No timing is asserted here: `bench/html_load.sh` measures the 10,000-case load.
 //!
-//! With `EVALS_SCREENSHOTS=DIR` set, each view's screenshot is saved in DIR too (how
-//! `docs/report-*.png` are made: `EVALS_SCREENSHOTS=docs cargo test --test cli browser`).
+//! With `EVALS_SCREENSHOTS=DIR` set, each view's screenshot is saved in DIR too (how the
+//! book's `docs/src/images/report-*.png` are made:
+//! `EVALS_SCREENSHOTS=docs/src/images cargo test --test cli browser`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

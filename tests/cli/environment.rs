@@ -101,13 +101,14 @@ fn named_in_env_rs() -> Vec<String> {
     names
 }
 
-/// The first column of the README's table of environment variables.
+/// The first column of the book's table of environment variables.
 fn listed_in_readme() -> Vec<String> {
-    let text = std::fs::read_to_string(Path::new(ROOT).join("README.md")).expect("README");
+    let text = std::fs::read_to_string(Path::new(ROOT).join("docs/src/environment.md"))
+        .expect("docs/src/environment.md");
     let section = text
-        .split("\n### Environment variables\n")
+        .split("\n## Every variable\n")
         .nth(1)
-        .expect("the README has a section `### Environment variables`");
+        .expect("docs/src/environment.md has a section `## Every variable`");
     let section = section.split("\n#").next().unwrap_or(section);
     section
         .lines()
@@ -126,12 +127,12 @@ fn the_readmes_table_of_variables_is_the_list_env_rs_names() {
     assert_eq!(
         n.difference(&l).collect::<Vec<_>>(),
         Vec::<&&String>::new(),
-        "named in src/env.rs, missing from the README's table"
+        "named in src/env.rs, missing from docs/src/environment.md's table"
     );
     assert_eq!(
         l.difference(&n).collect::<Vec<_>>(),
         Vec::<&&String>::new(),
-        "in the README's table, named nowhere in src/env.rs"
+        "in docs/src/environment.md's table, named nowhere in src/env.rs"
     );
     assert_eq!(listed.len(), n.len(), "each variable listed once");
 }

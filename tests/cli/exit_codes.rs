@@ -1,8 +1,8 @@
-//! One test per row of the README's "Exit codes" (the table of `src/error.rs`'s `exit`),
-//! each bringing its condition about through the binary: 0 passed; 1 a regression, a failed
-//! threshold, an errored case, an aborted run, a `verify` problem; 2 an unknown key, a
-//! missing `scorer.schema` file, a missing prompt template, no usable baseline, a bad flag;
-//! 130 interrupted.
+//! One test per row of the book's "Exit codes" (`docs/src/exit-codes.md`, the table of
+//! `src/cli/exit.rs`), each bringing its condition about through the binary: 0 passed; 1 a
+//! regression, a failed threshold, an errored case, an aborted run, a `verify` problem; 2 an
+//! unknown key, a missing `scorer.schema` file, a missing prompt template, no usable
+//! baseline, a bad flag; 130 interrupted.
 
 use std::time::{Duration, Instant};
 

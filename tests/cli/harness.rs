@@ -1195,13 +1195,21 @@ fn ci_run_runs_every_demo_the_readme_offers_before_the_tests() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
-    // `cd fixtures/x && evals check`, and the set-up's `cargo run --release -- compare`.
-    let cd = regex::Regex::new(r"cd (fixtures/[\w/-]+) && evals (\w+)").unwrap();
+    // The README's and the book's `cd fixtures/x && evals check` (or `cargo run -- check`),
+    // and the README's first command, `cargo run -- compare` at the root.
+    let mut docs = readme.clone();
+    for page in std::fs::read_dir(root.join("docs/src")).unwrap() {
+        let page = page.unwrap().path();
+        if page.extension().is_some_and(|e| e == "md") {
+            docs.push_str(&std::fs::read_to_string(page).unwrap());
+        }
+    }
+    let cd = regex::Regex::new(r"cd (fixtures/[\w/-]+) && (?:evals|cargo run --) (\w+)").unwrap();
     let mut demos: BTreeSet<String> = cd
-        .captures_iter(&readme)
+        .captures_iter(&docs)
         .map(|c| format!(" {} {}", &c[1], &c[2]))
         .collect();
-    assert!(readme.contains("cargo run --release -- compare "));
+    assert!(readme.contains("cargo run -- compare "));
     demos.insert(" . compare".to_string());
     demos.insert(" fixtures/toy check".to_string());
     assert!(demos.len() >= 5, "{demos:?}");
@@ -1213,7 +1221,7 @@ fn ci_run_runs_every_demo_the_readme_offers_before_the_tests() {
             .and_then(|l| ci.find(l));
         assert!(
             at.is_some_and(|at| at < tests),
-            ".ci/run does not run the README's demo `evals{demo}` before `cargo test`"
+            ".ci/run does not run the docs' demo `evals{demo}` before `cargo test`"
         );
     }
 }

@@ -567,13 +567,14 @@ fn a_fixture_file_answers_a_tool_api_with_no_recording_and_cassettes_status_list
     d.stdout_has("2 fixtures");
 }
 
-/// The README's agent, as written there.
+/// The book's agent (docs/src/agents.md), as written there.
 fn readme_agent() -> String {
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/agents.md"))
+            .unwrap();
     let start = readme
         .find("```python\n# evals/agent.py\n")
-        .expect("the README shows evals/agent.py")
+        .expect("docs/src/agents.md shows evals/agent.py")
         + "```python\n".len();
     let len = readme[start..].find("```").unwrap();
     readme[start..start + len].to_string()
