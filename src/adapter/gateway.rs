@@ -25,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::{Value, json};
 
-use crate::cassette::{CallError, Session, Verdict};
+use crate::cassette::{CallError, HttpRequest, Session, Verdict};
 use crate::provider::Provider;
 use crate::provider::wire::{Api, Call, Forward};
 use crate::results::{CaseError, CaseErrorKind, Usage};
@@ -100,18 +100,47 @@ pub struct Spent {
 }
 
 impl Spent {
-    /// A model call of the trajectory: `path` of the gateway, answered with `status`.
-    fn model_step(&mut self, b: &Binding, path: &str, status: Option<u16>) {
+    /// A model call of the trajectory: to `url` (the forwarded request's, whose path and
+    /// query it names; else the gateway's `path`), answered with `status`.
+    fn model_step(&mut self, b: &Binding, url: Option<&str>, path: &str, status: Option<u16>) {
+        let (path, query) = match url.map(path_of) {
+            Some((path, query)) => (path, query),
+            None => (path.to_string(), Default::default()),
+        };
         self.trajectory.push(crate::results::Step {
             kind: crate::results::StepKind::Model,
             name: b.contender.id().to_string(),
+            model: Some(b.contender.info.model.clone()),
             method: "POST".into(),
-            path: path.to_string(),
-            query: Default::default(),
+            path,
+            query,
             body: None,
             status,
         });
     }
+}
+
+/// The path and the query of a URL (`https://host/v1beta/models/m:x?alt=sse`).
+fn path_of(url: &str) -> (String, std::collections::BTreeMap<String, String>) {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let rest = rest.find('/').map_or("/", |at| &rest[at..]);
+    let rest = rest.split_once('#').map_or(rest, |(r, _)| r);
+    match rest.split_once('?') {
+        Some((path, query)) => (
+            path.to_string(),
+            crate::results::trajectory::query_map(query),
+        ),
+        None => (rest.to_string(), Default::default()),
+    }
+}
+
+/// The contender's request as the worker sent it: its body's text kept byte for byte but
+/// for what the provider changed on `sent` (the worker's body, parsed).
+fn as_sent(mut forward: HttpRequest, text: &str, sent: &Value) -> HttpRequest {
+    if let Some(body) = &forward.body {
+        forward.raw = Some(super::splice::splice(text, sent, body));
+    }
+    forward
 }
 
 struct Bindings {
@@ -256,10 +285,19 @@ async fn chat(
     }
     // A forwarded response is judged here; a translated one was judged (and read) by its
     // provider already, and is a chat completion by construction.
+    let mut url = None;
     let (result, accept) = match forwarded {
         Some(Forward {
             request, accept, ..
-        }) => (b.session.send(request, accept).await, accept),
+        }) => {
+            url = Some(request.url.clone());
+            (
+                b.session
+                    .send(as_sent(request, &body, &call.body), accept)
+                    .await,
+                accept,
+            )
+        }
         None => (
             translated_response(&b, &request).await,
             crate::cassette::any_2xx as crate::cassette::Accept,
@@ -272,6 +310,7 @@ async fn chat(
     spent.calls += 1;
     spent.model_step(
         &b,
+        url.as_deref(),
         uri.path(),
         result
             .as_ref()
@@ -323,32 +362,8 @@ async fn chat(
             if let Some(calls) = crate::results::ToolCall::observed_in(&resp.body) {
                 spent.tool_calls.get_or_insert_with(Vec::new).extend(calls);
             }
-            let status = StatusCode::from_u16(resp.status).unwrap_or(StatusCode::BAD_GATEWAY);
-            let content_type = resp
-                .headers
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-                .map(|(_, v)| v.clone());
-            match resp.body {
-                // A body that was not JSON (server-sent events of a `stream: true` call, or
-                // text) goes back as it came, with its content type.
-                Value::String(text)
-                    if content_type.as_deref().is_some_and(|t| !t.contains("json")) =>
-                {
-                    final_failure(
-                        (
-                            status,
-                            [(
-                                axum::http::header::CONTENT_TYPE,
-                                content_type.unwrap_or_default(),
-                            )],
-                            text,
-                        )
-                            .into_response(),
-                    )
-                }
-                body => final_failure((status, axum::Json(body)).into_response()),
-            }
+            drop(spent);
+            passed_on(resp)
         }
         Err(e) => {
             let message = e.to_string();
@@ -409,6 +424,7 @@ async fn translated_response(
             },
         }),
         latency: std::time::Duration::from_secs_f64(completion.latency_s.max(0.0)),
+        raw: None,
     })
 }
 
@@ -749,13 +765,13 @@ async fn serve(
     let Some(b) = binding_of(bindings, &token_of(headers, uri)) else {
         return api_error(api, StatusCode::UNAUTHORIZED, UNKNOWN_TOKEN);
     };
-    let Ok(request) = serde_json::from_str::<Value>(body) else {
+    let Ok(parsed) = serde_json::from_str::<Value>(body) else {
         return api_error(api, StatusCode::BAD_REQUEST, "the body is not JSON");
     };
     let call = Call {
         api,
-        stream: stream.unwrap_or_else(|| request.get("stream") == Some(&Value::Bool(true))),
-        body: request,
+        stream: stream.unwrap_or_else(|| parsed.get("stream") == Some(&Value::Bool(true))),
+        body: parsed,
         headers: ["anthropic-version", "anthropic-beta"]
             .iter()
             .filter_map(|k| {
@@ -776,13 +792,22 @@ async fn serve(
     else {
         return mismatch(&b, api);
     };
-    let result = b.session.send(request, accept).await;
+    let url = request.url.clone();
+    let result = b
+        .session
+        .send(as_sent(request, body, &call.body), accept)
+        .await;
     let mut spent = b
         .spent
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     spent.calls += 1;
-    spent.model_step(&b, uri.path(), result.as_ref().ok().map(|r| r.status));
+    spent.model_step(
+        &b,
+        Some(&url),
+        uri.path(),
+        result.as_ref().ok().map(|r| r.status),
+    );
     let resp = match result {
         Ok(resp) => resp,
         Err(e) => {
@@ -821,39 +846,33 @@ async fn serve(
     passed_on(resp)
 }
 
-/// A response as the worker gets it: its status, and its body as it came (a stream with
-/// its content type, event for event), final when it is a failure.
+/// A response as the worker gets it: its status, its content type, and its body's bytes
+/// as they came ([`crate::cassette::HttpResponse::body_bytes`]: live, or as recorded; a
+/// stream with its content type, event for event), final when it is a failure.
 fn passed_on(resp: crate::cassette::HttpResponse) -> Response {
     let status = StatusCode::from_u16(resp.status).unwrap_or(StatusCode::BAD_GATEWAY);
-    let content_type = resp
+    let given = resp
         .headers
         .iter()
         .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
         .map(|(_, v)| v.clone());
-    let out = match resp.body {
-        Value::String(text) if crate::provider::wire::is_stream(&Value::String(text.clone())) => (
-            status,
-            [(
-                axum::http::header::CONTENT_TYPE,
-                content_type
-                    .filter(|t| t.contains("event-stream"))
-                    .unwrap_or_else(|| "text/event-stream".into()),
-            )],
-            text,
-        )
-            .into_response(),
-        Value::String(text) if content_type.as_deref().is_some_and(|t| !t.contains("json")) => (
-            status,
-            [(
-                axum::http::header::CONTENT_TYPE,
-                content_type.unwrap_or_default(),
-            )],
-            text,
-        )
-            .into_response(),
-        body => (status, axum::Json(body)).into_response(),
+    let content_type = if crate::provider::wire::is_stream(&resp.body) {
+        given
+            .filter(|t| t.contains("event-stream"))
+            .unwrap_or_else(|| "text/event-stream".into())
+    } else {
+        given.unwrap_or_else(|| "application/json".into())
     };
-    final_failure(out)
+    let content_type = axum::http::HeaderValue::from_str(&content_type)
+        .unwrap_or(axum::http::HeaderValue::from_static("application/json"));
+    final_failure(
+        (
+            status,
+            [(axum::http::header::CONTENT_TYPE, content_type)],
+            resp.body_bytes(),
+        )
+            .into_response(),
+    )
 }
 
 #[cfg(test)]
@@ -891,6 +910,7 @@ mod tests {
                 url: "http://atlas.test/lookup".into(),
                 headers: vec![],
                 body: Some(json!({"model": c.info.model, "question": req.user})),
+                raw: None,
             })
         }
 
@@ -929,6 +949,7 @@ mod tests {
                     headers: vec![],
                     body: json!({"answer": "Paris"}),
                     latency: std::time::Duration::from_millis(250),
+                    raw: None,
                 })
             })
         }

@@ -7,6 +7,7 @@
 pub(crate) mod exec;
 pub(crate) mod gateway;
 mod prompt;
+mod splice;
 pub(crate) mod upstreams;
 
 pub use exec::ExecAdapter;

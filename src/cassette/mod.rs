@@ -52,4 +52,5 @@ pub use session::Session;
 pub(crate) use session::{
     CassetteOptions, DEFAULT_MAX_RESPONSE_BYTES, SessionMeta, Tally, Transport, UNWRITTEN_NAMED,
 };
+pub(crate) use sse::has_data;
 pub(crate) use store::{CassetteKey, list_files as list_json_files, settings_slug};

@@ -181,6 +181,7 @@ mod tests {
             url: "http://h/v1/chat/completions".into(),
             headers: vec![],
             body: Some(json!({"prompt": prompt})),
+            raw: None,
         }
     }
 
@@ -223,6 +224,7 @@ mod tests {
             url: r.url,
             headers: Default::default(),
             body: r.body,
+            raw: None,
         };
         write_interaction(dir, case_id, fp, recorded);
     }
@@ -248,6 +250,7 @@ mod tests {
                     status: 200,
                     headers: Default::default(),
                     body: json!({}),
+                    raw: None,
                 },
                 latency_ms: 1,
                 upstream: None,

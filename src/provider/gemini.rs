@@ -167,6 +167,7 @@ impl Gemini {
             url: format!("{base}/models/{model}:{method}"),
             headers,
             body: Some(body),
+            raw: None,
         }
     }
 }

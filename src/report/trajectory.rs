@@ -65,6 +65,7 @@ mod tests {
                 query: crate::results::trajectory::query_map("id=4%262&x=%3Cb%3E"),
                 body: None,
                 status: Some(200),
+                model: None,
             },
             Step {
                 kind: StepKind::Upstream,
@@ -74,6 +75,7 @@ mod tests {
                 query: Default::default(),
                 body: Some(json!({"note": "<script>alert('x')</script>"})),
                 status: None,
+                model: None,
             },
             Step {
                 kind: StepKind::Model,
@@ -83,6 +85,7 @@ mod tests {
                 query: Default::default(),
                 body: None,
                 status: Some(429),
+                model: None,
             },
         ];
         let html = html(&steps);

@@ -1018,6 +1018,7 @@ mod tests {
                 url: format!("{}/lookup", self.base_url),
                 headers: vec![("content-type".into(), "application/json".into())],
                 body: Some(serde_json::json!({"model": c.info.model, "question": req.user})),
+                raw: None,
             })
         }
 

@@ -187,6 +187,7 @@ mod tests {
                 .unwrap_or_default(),
             body: serde_json::Value::Null,
             latency: Duration::ZERO,
+            raw: None,
         })
     }
 
@@ -250,6 +251,7 @@ mod tests {
                 headers: vec![],
                 body: serde_json::json!({ "error": error }),
                 latency: Duration::ZERO,
+                raw: None,
             })
         };
         let quota = with(serde_json::json!({
@@ -313,6 +315,7 @@ mod tests {
             headers: vec![],
             body: serde_json::json!(body),
             latency: Duration::ZERO,
+            raw: None,
         })
     }
 
@@ -351,6 +354,7 @@ mod tests {
                 headers,
                 body: serde_json::Value::Null,
                 latency: Duration::ZERO,
+                raw: None,
             })
         };
         assert_eq!(

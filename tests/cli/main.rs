@@ -19,6 +19,7 @@ mod discovery;
 mod exec;
 mod exit_codes;
 mod faults;
+mod fidelity;
 mod five_minutes;
 mod forge;
 mod gate;
