@@ -97,6 +97,9 @@ pub struct Spent {
     pub tool_calls: Option<Vec<crate::results::ToolCall>>,
     /// Every call the worker made through the gateway, in order: the case's trajectory.
     pub trajectory: Vec<crate::results::Step>,
+    /// The hosts (`host:port`) the worker tried to reach through the gateway's proxy in
+    /// replay, refused, each once, in order.
+    pub offline: Vec<String>,
 }
 
 impl Spent {
@@ -147,6 +150,24 @@ struct Bindings {
     by_token: Mutex<HashMap<String, Arc<Binding>>>,
     /// The largest request body taken from a worker (`adapter.max_request_bytes`).
     max_request_bytes: u64,
+    /// Where the gateway listens: a proxied request to it is served, not refused.
+    addr: SocketAddr,
+    /// Each token's last case (`fake/echo d/a`), kept after it is unbound: an attempt a
+    /// worker makes between cases (a tracer flushing) is named after it.
+    last_case: Mutex<HashMap<String, String>>,
+    /// The workers' attempts to reach other hosts through the gateway's proxy (replay).
+    refused: Mutex<Vec<Refused>>,
+}
+
+/// A worker's attempt to reach a host other than the gateway, refused (replay).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refused {
+    /// `host:port`.
+    pub host: String,
+    /// The case the worker was on (`fake/echo d/a`), or its last one.
+    pub case: Option<String>,
+    /// Whether the worker was on that case then (not between cases).
+    pub during: bool,
 }
 
 /// The largest request body a worker may send by default (`adapter.max_request_bytes`):
@@ -174,6 +195,9 @@ impl Gateway {
         let bindings = Arc::new(Bindings {
             by_token: Mutex::default(),
             max_request_bytes,
+            addr,
+            last_case: Mutex::default(),
+            refused: Mutex::default(),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -197,6 +221,11 @@ impl Gateway {
                 limit_body,
             ))
             .layer(axum::extract::DefaultBodyLimit::disable())
+            // A proxy's request (`CONNECT`, or an absolute URL) before anything else.
+            .layer(axum::middleware::from_fn_with_state(
+                bindings.clone(),
+                refuse_proxying,
+            ))
             .with_state(bindings.clone());
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -209,7 +238,30 @@ impl Gateway {
         format!("http://{}/v1", self.addr)
     }
 
+    /// The proxy URL a worker's HTTP clients are pointed at in replay, its token as the
+    /// password (`HTTPS_PROXY`): every attempt to reach another host is refused and named
+    /// on the worker's case.
+    pub fn proxy_url(&self, token: &str) -> String {
+        format!("http://evals:{token}@{}", self.addr)
+    }
+
+    /// The attempts to reach other hosts refused since the last call, in order.
+    pub fn take_refused(&self) -> Vec<Refused> {
+        std::mem::take(
+            &mut *self
+                .bindings
+                .refused
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
     pub fn bind(&self, token: &str, binding: Binding) {
+        self.bindings
+            .last_case
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(token.to_string(), binding.label());
         let mut map = self
             .bindings
             .by_token
@@ -434,6 +486,11 @@ async fn translated_response(
 const SHOULD_RETRY: &str = "x-should-retry";
 
 impl Binding {
+    /// The contender and the case, as a warning names them: `fake/echo d/a`.
+    fn label(&self) -> String {
+        format!("{} {}", self.contender.id(), self.case.key())
+    }
+
     /// The case's [`Spent`], locked.
     pub(crate) fn spent_lock(&self) -> std::sync::MutexGuard<'_, Spent> {
         self.spent
@@ -508,6 +565,94 @@ async fn limit_body(
         axum::body::Body::from(bytes),
     ))
     .await
+}
+
+/// A request made to the gateway as to a proxy (`HTTPS_PROXY`, set for workers in
+/// replay): a `CONNECT` tunnel or an absolute URL to another host. Replay is offline: it
+/// is refused (403, final) and the host named on the worker's case; one to the gateway
+/// itself (a client that proxies loopback too) is served as if sent straight.
+async fn refuse_proxying(
+    State(bindings): State<Arc<Bindings>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let uri = req.uri();
+    let host = match (req.method() == axum::http::Method::CONNECT, uri.authority()) {
+        (true, Some(a)) => a.to_string(),
+        (false, Some(a)) if uri.scheme().is_some() => {
+            let port = a.port_u16().unwrap_or(match uri.scheme_str() {
+                Some("https") => 443,
+                _ => 80,
+            });
+            let own = port == bindings.addr.port()
+                && matches!(a.host(), "127.0.0.1" | "localhost" | "[::1]");
+            if own {
+                return next.run(req).await;
+            }
+            format!("{}:{port}", a.host())
+        }
+        (true, None) => "an unnamed host".to_string(),
+        (false, _) => return next.run(req).await,
+    };
+    let token = proxy_token(req.headers());
+    let refused = match binding_of(&bindings, &token) {
+        Some(b) => {
+            let mut spent = b.spent_lock();
+            if !spent.offline.contains(&host) {
+                spent.offline.push(host.clone());
+            }
+            Refused {
+                host: host.clone(),
+                case: Some(b.label()),
+                during: true,
+            }
+        }
+        None => Refused {
+            host: host.clone(),
+            case: bindings
+                .last_case
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(&token)
+                .cloned(),
+            during: false,
+        },
+    };
+    bindings
+        .refused
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(refused);
+    (
+        StatusCode::FORBIDDEN,
+        [(SHOULD_RETRY, "false"), ("connection", "close")],
+        format!(
+            "evals: replay is offline: this worker tried to reach {host}, which only a \
+             recording run may; the gateway ({}) is the one address that answers\n",
+            bindings.addr
+        ),
+    )
+        .into_response()
+}
+
+/// The worker's token in a proxy's `Proxy-Authorization: Basic` (from the proxy URL's
+/// user and password, `evals:<token>`).
+fn proxy_token(headers: &HeaderMap) -> String {
+    use base64::Engine as _;
+    headers
+        .get("proxy-authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Basic "))
+        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b.trim()).ok())
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|pair| {
+            let (user, password) = pair.split_once(':').unwrap_or((&pair, ""));
+            [password, user]
+                .into_iter()
+                .find(|t| t.starts_with("evals-"))
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
 }
 
 /// The token of a request to the gateway: in the path of an upstream's (or its
@@ -1213,5 +1358,121 @@ mod tests {
             !file.contains(KEY) && !file.contains("worker-junk"),
             "{file}"
         );
+    }
+
+    /// Sends `head` (a request line and headers) to the gateway; its status.
+    async fn status_of(gateway: &Gateway, head: &str) -> u16 {
+        let mut stream = tokio::net::TcpStream::connect(gateway.addr).await.unwrap();
+        stream
+            .write_all(format!("{head}\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        // The head is enough (a kept-alive connection never ends): read until it is in.
+        let mut text = Vec::new();
+        let mut buf = [0u8; 1024];
+        let deadline = std::time::Duration::from_secs(10);
+        while !text.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = tokio::time::timeout(deadline, stream.read(&mut buf))
+                .await
+                .expect("an answer within 10 s")
+                .unwrap();
+            assert!(n > 0, "closed without an answer");
+            text.extend_from_slice(&buf[..n]);
+        }
+        let text = String::from_utf8_lossy(&text);
+        text.split(' ').nth(1).unwrap().parse().unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_proxied_request_to_another_host_is_refused_and_named_on_the_workers_case() {
+        use base64::Engine as _;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let suite = crate::suite::Suite::load(
+            &root.join("fixtures/world-atlas/evals/.llm-evals.config.yml"),
+            root,
+        )
+        .unwrap();
+        let mut providers = Registry::default();
+        providers.register("atlas", Atlas);
+        let lineup = crate::suite::lineup::expand(&suite.config, &Default::default(), &providers);
+        let contender = lineup.contenders[0].clone();
+        let case = suite.cases.cases.get(0).unwrap();
+        let transport = Transport::new(
+            Mode::Replay,
+            CassetteOptions::default(),
+            Arc::new(Server::default()),
+        );
+        let session = transport
+            .session(
+                &crate::runner::cassette_key(&contender, &case),
+                crate::cassette::SessionMeta {
+                    case: case.key(),
+                    contender: (&contender.info).into(),
+                    hint: String::new(),
+                    route: Route::default(),
+                    base_url: String::new(),
+                },
+            )
+            .unwrap();
+        let gateway = Gateway::start(DEFAULT_MAX_REQUEST_BYTES).await.unwrap();
+        let spent = Arc::new(Mutex::new(Spent::default()));
+        let token = "evals-0123";
+        gateway.bind(
+            token,
+            Binding {
+                contender: contender.clone(),
+                case: case.clone(),
+                provider: Arc::new(Atlas),
+                session: Arc::new(session),
+                api_key: None,
+                pricing: None,
+                spent: spent.clone(),
+                upstreams: Arc::default(),
+                fixtures: None,
+            },
+        );
+        let auth = format!(
+            "proxy-authorization: Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(format!("evals:{token}"))
+        );
+        assert_eq!(
+            gateway.proxy_url(token),
+            format!("http://evals:{token}@{}", gateway.addr)
+        );
+        // A tunnel (HTTPS) and an absolute URL (HTTP): both refused, both named.
+        let connect = format!("CONNECT api.openai.com:443 HTTP/1.1\r\nhost: api.openai.com:443\r\n{auth}");
+        assert_eq!(status_of(&gateway, &connect).await, 403);
+        let get = format!(
+            "GET http://example.com/v1/chat/completions HTTP/1.1\r\nhost: example.com\r\n{auth}\r\nconnection: close"
+        );
+        assert_eq!(status_of(&gateway, &get).await, 403);
+        assert_eq!(status_of(&gateway, &connect).await, 403);
+        assert_eq!(
+            spent.lock().unwrap().offline,
+            ["api.openai.com:443", "example.com:80"],
+            "each host once, in order"
+        );
+        // One to the gateway itself is served as if sent straight.
+        let own = format!(
+            "GET http://127.0.0.1:{}/v1/models HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {token}\r\nconnection: close",
+            gateway.addr.port()
+        );
+        assert_eq!(status_of(&gateway, &own).await, 200);
+        // Between cases: named after the worker's last case, for the run's warning.
+        gateway.unbind(token);
+        assert_eq!(status_of(&gateway, &connect).await, 403);
+        let refused = gateway.take_refused();
+        assert_eq!(refused.len(), 4, "{refused:?}");
+        let label = format!("{} {}", contender.id(), case.key());
+        assert_eq!(
+            refused[3],
+            Refused {
+                host: "api.openai.com:443".into(),
+                case: Some(label.clone()),
+                during: false,
+            }
+        );
+        assert!(refused[..3].iter().all(|r| r.during && r.case.as_deref() == Some(&label)));
+        assert!(gateway.take_refused().is_empty(), "taken once");
     }
 }

@@ -313,7 +313,11 @@ impl<'s> Prepared<'s> {
             let dir = suite.project_dir.clone();
             std::thread::spawn(move || crate::history::git::detect(&dir))
         };
+        let adapter = ctx.adapter.clone();
         let outcome = super::execute(&plan, cases, ctx, control)?;
+        for warning in adapter.take_warnings() {
+            notices.warn(&warning);
+        }
         let unwritten = transport.unwritten_count();
         if unwritten > 0 {
             notices.warn(&unwritten_warning(unwritten));
@@ -1163,6 +1167,7 @@ mod tests {
                     },
                     latency_s: Some(c.latency_s),
                     truncated: c.truncated,
+                    warnings: vec![],
                 })
             })
         }
