@@ -348,6 +348,9 @@ fn refused_warnings(refused: &[super::gateway::Refused]) -> Vec<String> {
                     list.push(case);
                 }
             }
+            // In case order, whatever order the workers ran them in.
+            during.sort_unstable();
+            between.sort_unstable();
             let named = |cases: &[&str]| {
                 let shown: Vec<&str> = cases.iter().take(3).copied().collect();
                 let more = match cases.len().saturating_sub(3) {
@@ -369,9 +372,9 @@ fn refused_warnings(refused: &[super::gateway::Refused]) -> Vec<String> {
             }
             format!(
                 "workers tried to reach {host} {} (refused: replay is offline): a library \
-                 that calls out on its own; turn it off in adapter.env (see the README's \
-                 exec adapter environment), or record the case so the call goes through the \
-                 gateway",
+                 calling out on its own; turn it off in adapter.env (README: \"Byte for \
+                 byte, and off the network\"), or make the call an adapter.upstreams API so \
+                 it is recorded",
                 when.join(" and ")
             )
         })
@@ -407,8 +410,8 @@ impl AdapterSession for ExecSession {
             let token = format!("evals-{}", uuid::Uuid::now_v7().simple());
             // Replay is offline: a worker's connections to other hosts go to the gateway's
             // proxy, which refuses them and names them on the case.
-            let proxy =
-                (session.mode() == crate::cassette::Mode::Replay).then(|| gateway.proxy_url(&token));
+            let proxy = (session.mode() == crate::cassette::Mode::Replay)
+                .then(|| gateway.proxy_url(&token));
             let mut worker = self
                 .pool
                 .take(|| self.adapter.spawn(&base_url, &token, proxy.as_deref()))

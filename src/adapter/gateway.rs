@@ -643,7 +643,11 @@ fn proxy_token(headers: &HeaderMap) -> String {
         .get("proxy-authorization")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Basic "))
-        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b.trim()).ok())
+        .and_then(|b| {
+            base64::engine::general_purpose::STANDARD
+                .decode(b.trim())
+                .ok()
+        })
         .and_then(|b| String::from_utf8(b).ok())
         .and_then(|pair| {
             let (user, password) = pair.split_once(':').unwrap_or((&pair, ""));
@@ -987,6 +991,11 @@ async fn serve(
         usage(&resp.body),
         b.pricing.as_ref(),
     ));
+    // Observed in what the worker received (a Responses, Anthropic or Gemini body), as for
+    // chat completions.
+    if let Some(calls) = crate::results::ToolCall::observed_in(&resp.body) {
+        spent.tool_calls.get_or_insert_with(Vec::new).extend(calls);
+    }
     drop(spent);
     passed_on(resp)
 }
@@ -1440,7 +1449,8 @@ mod tests {
             format!("http://evals:{token}@{}", gateway.addr)
         );
         // A tunnel (HTTPS) and an absolute URL (HTTP): both refused, both named.
-        let connect = format!("CONNECT api.openai.com:443 HTTP/1.1\r\nhost: api.openai.com:443\r\n{auth}");
+        let connect =
+            format!("CONNECT api.openai.com:443 HTTP/1.1\r\nhost: api.openai.com:443\r\n{auth}");
         assert_eq!(status_of(&gateway, &connect).await, 403);
         let get = format!(
             "GET http://example.com/v1/chat/completions HTTP/1.1\r\nhost: example.com\r\n{auth}\r\nconnection: close"
@@ -1472,7 +1482,11 @@ mod tests {
                 during: false,
             }
         );
-        assert!(refused[..3].iter().all(|r| r.during && r.case.as_deref() == Some(&label)));
+        assert!(
+            refused[..3]
+                .iter()
+                .all(|r| r.during && r.case.as_deref() == Some(&label))
+        );
         assert!(gateway.take_refused().is_empty(), "taken once");
     }
 }

@@ -385,6 +385,9 @@ impl Terminal {
             }
             let _ = writeln!(out, "{t}");
             for c in &e.cases {
+                for w in &c.warnings {
+                    let _ = writeln!(out, "  {} warning: {w}", c.case);
+                }
                 if let Some(err) = &c.error {
                     let _ = writeln!(out, "  {} error: {}", c.case, indent(&err.message));
                     continue;
@@ -404,6 +407,13 @@ impl Terminal {
                 }
                 for f in &c.failed_thresholds {
                     let _ = writeln!(out, "  {} below threshold: {f}", c.case);
+                }
+                if let Some(calls) = c.tool_calls.as_ref().filter(|calls| !calls.is_empty()) {
+                    let calls: Vec<String> = calls
+                        .iter()
+                        .map(|t| format!("{}({})", t.name, t.arguments))
+                        .collect();
+                    let _ = writeln!(out, "  {} tool calls: {}", c.case, calls.join(", "));
                 }
                 // An exec adapter's calls through the gateway, in order.
                 if !c.trajectory.is_empty() {
