@@ -242,15 +242,12 @@
     }
     if (c.out) { box.appendChild(el("h4", null, "output")); box.appendChild(el("pre", "output", c.out)); }
     if (c.diff) { box.appendChild(el("h4", null, "diff against the baseline")); box.appendChild(diffBlock(c.diff)); }
-    // The tool calls its responses asked for (none: no calls; absent: nobody could see).
+    // The tool calls its responses asked for, in order.
     if (c.tc) {
       box.appendChild(el("h4", null, "tool calls"));
-      if (!c.tc.length) { box.appendChild(el("p", "muted", "none")); }
-      else {
-        var calls = el("ol", "tool-calls");
-        c.tc.forEach(function (t) { calls.appendChild(el("li", null, t)); });
-        box.appendChild(calls);
-      }
+      var calls = el("ol", "tool-calls");
+      c.tc.forEach(function (t) { calls.appendChild(el("li", null, t)); });
+      box.appendChild(calls);
     }
     // An agent's trajectory: a fragment rendered (and escaped) by the report's Rust side.
     var tr = el("div", "trajectory");
