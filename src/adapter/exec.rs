@@ -614,12 +614,15 @@ async fn ask(
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_worker_environment_is_the_allow_list_pass_env_env_and_the_gateway() {
-        let adapter = ExecAdapter {
+    /// An adapter with `env` (`adapter.env`) and `pass_env`, and nothing started.
+    fn adapter(env: &[(&str, &str)], pass_env: &[&str]) -> ExecAdapter {
+        ExecAdapter {
             command: vec!["w".into()],
-            env: [("FROM_CONFIG".to_string(), "1".to_string())].into(),
-            pass_env: vec!["MY_SETTING".into()],
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            pass_env: pass_env.iter().map(|v| v.to_string()).collect(),
             cwd: PathBuf::from("."),
             stderr: StderrTo::Stderr {
                 shown: "the terminal".into(),
@@ -629,7 +632,12 @@ mod tests {
             gateway: std::sync::OnceLock::new(),
             upstreams: Arc::default(),
             max_request_bytes: super::super::gateway::DEFAULT_MAX_REQUEST_BYTES,
-        };
+        }
+    }
+
+    #[test]
+    fn a_worker_environment_is_the_allow_list_pass_env_env_and_the_gateway() {
+        let adapter = adapter(&[("FROM_CONFIG", "1")], &["MY_SETTING"]);
         let parent = [
             ("PATH", "/bin"),
             ("LC_ALL", "C"),
@@ -666,23 +674,6 @@ mod tests {
 
     #[test]
     fn a_worker_gets_the_offline_defaults_under_its_config_and_in_replay_the_refusing_proxy() {
-        let adapter = |env: &[(&str, &str)], pass_env: &[&str]| ExecAdapter {
-            command: vec!["w".into()],
-            env: env
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            pass_env: pass_env.iter().map(|v| v.to_string()).collect(),
-            cwd: PathBuf::from("."),
-            stderr: StderrTo::Stderr {
-                shown: "the terminal".into(),
-            },
-            case_timeout: Duration::from_secs(1),
-            readers: Arc::default(),
-            gateway: std::sync::OnceLock::new(),
-            upstreams: Arc::default(),
-            max_request_bytes: super::super::gateway::DEFAULT_MAX_REQUEST_BYTES,
-        };
         let var = |env: &BTreeMap<OsString, OsString>, k: &str| {
             env.get(&OsString::from(k))
                 .map(|v| v.to_str().unwrap().to_string())

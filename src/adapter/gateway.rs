@@ -1124,8 +1124,8 @@ mod tests {
         serde_json::from_str(body).unwrap()
     }
 
-    #[tokio::test]
-    async fn a_call_to_a_provider_that_does_not_speak_openai_is_translated_both_ways() {
+    /// The world-atlas fixture's contender (of the `atlas` provider) and its first case.
+    fn world_atlas() -> (Contender, Case) {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let suite = crate::suite::Suite::load(
             &root.join("fixtures/world-atlas/evals/.llm-evals.config.yml"),
@@ -1135,13 +1135,17 @@ mod tests {
         let mut providers = Registry::default();
         providers.register("atlas", Atlas);
         let lineup = crate::suite::lineup::expand(&suite.config, &Default::default(), &providers);
-        let contender = lineup.contenders[0].clone();
-        let case = suite.cases.cases.get(0).unwrap();
-        let server = Arc::new(Server::default());
-        let transport = Transport::new(Mode::Live, CassetteOptions::default(), server.clone());
-        let session = transport
+        (
+            lineup.contenders[0].clone(),
+            suite.cases.cases.get(0).unwrap(),
+        )
+    }
+
+    /// The case's cassette session on `transport`.
+    fn session_of(transport: &Transport, contender: &Contender, case: &Case) -> Session {
+        transport
             .session(
-                &crate::runner::cassette_key(&contender, &case),
+                &crate::runner::cassette_key(contender, case),
                 crate::cassette::SessionMeta {
                     case: case.key(),
                     contender: (&contender.info).into(),
@@ -1150,7 +1154,15 @@ mod tests {
                     base_url: String::new(),
                 },
             )
-            .unwrap();
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_call_to_a_provider_that_does_not_speak_openai_is_translated_both_ways() {
+        let (contender, case) = world_atlas();
+        let server = Arc::new(Server::default());
+        let transport = Transport::new(Mode::Live, CassetteOptions::default(), server.clone());
+        let session = session_of(&transport, &contender, &case);
         let gateway = Gateway::start(DEFAULT_MAX_REQUEST_BYTES).await.unwrap();
         let spent = Arc::new(Mutex::new(Spent::default()));
         gateway.bind(
@@ -1249,17 +1261,7 @@ mod tests {
             .mount(&api)
             .await;
 
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let suite = crate::suite::Suite::load(
-            &root.join("fixtures/world-atlas/evals/.llm-evals.config.yml"),
-            root,
-        )
-        .unwrap();
-        let mut providers = Registry::default();
-        providers.register("atlas", Atlas);
-        let lineup = crate::suite::lineup::expand(&suite.config, &Default::default(), &providers);
-        let contender = lineup.contenders[0].clone();
-        let case = suite.cases.cases.get(0).unwrap();
+        let (contender, case) = world_atlas();
         let dir = tempfile::tempdir().unwrap();
         let options = CassetteOptions {
             dir: dir.path().to_path_buf(),
@@ -1395,34 +1397,13 @@ mod tests {
     #[tokio::test]
     async fn a_proxied_request_to_another_host_is_refused_and_named_on_the_workers_case() {
         use base64::Engine as _;
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let suite = crate::suite::Suite::load(
-            &root.join("fixtures/world-atlas/evals/.llm-evals.config.yml"),
-            root,
-        )
-        .unwrap();
-        let mut providers = Registry::default();
-        providers.register("atlas", Atlas);
-        let lineup = crate::suite::lineup::expand(&suite.config, &Default::default(), &providers);
-        let contender = lineup.contenders[0].clone();
-        let case = suite.cases.cases.get(0).unwrap();
+        let (contender, case) = world_atlas();
         let transport = Transport::new(
             Mode::Replay,
             CassetteOptions::default(),
             Arc::new(Server::default()),
         );
-        let session = transport
-            .session(
-                &crate::runner::cassette_key(&contender, &case),
-                crate::cassette::SessionMeta {
-                    case: case.key(),
-                    contender: (&contender.info).into(),
-                    hint: String::new(),
-                    route: Route::default(),
-                    base_url: String::new(),
-                },
-            )
-            .unwrap();
+        let session = session_of(&transport, &contender, &case);
         let gateway = Gateway::start(DEFAULT_MAX_REQUEST_BYTES).await.unwrap();
         let spent = Arc::new(Mutex::new(Spent::default()));
         let token = "evals-0123";
