@@ -50,6 +50,7 @@ impl Provider for Atlas {
             url: format!("{}/lookup", self.base_url),
             headers: vec![("content-type".into(), "application/json".into())],
             body: Some(json!({ "model": contender.info.model, "question": req.user })),
+            raw: None,
         })
     }
 

@@ -19,6 +19,14 @@
 //! - from evals' environment, when set: [`BASIC_ENV`](crate::worker::BASIC_ENV) (`PATH`, `HOME`, `USER`, `LOGNAME`,
 //!   `SHELL`, `LANG`, `LANGUAGE`, `TZ`, `TMPDIR`, `TERM`, the XDG base folders; `SYSTEMROOT`
 //!   and friends on Windows) and every `LC_*`, none of them secret-named;
+//! - [`OFFLINE_DEFAULTS`]: settings that keep known libraries on the gateway and off the
+//!   network (no tracing to api.openai.com, no telemetry, no cost map or model downloaded),
+//!   each one under what `adapter.pass_env` and `adapter.env` set;
+//! - in replay, `HTTP_PROXY`, `HTTPS_PROXY` and `ALL_PROXY` (and lowercase) on the
+//!   gateway, with `NO_PROXY=127.0.0.1,localhost`: a worker's connection to any other host
+//!   is refused there ("replay is offline") and named on its case
+//!   (`tried to reach api.openai.com:443 (refused: replay is offline)`); unset in record,
+//!   auto and live, where a worker reaches the network as it would in production;
 //! - the variables the config names in `adapter.pass_env` (copied from evals' environment
 //!   when set; never one of the suite's API key variables);
 //! - the adapter's `env:` map, as written;
@@ -52,6 +60,37 @@ use crate::suite::{Case, Contender, Suite};
 use crate::worker::{Pool, Worker};
 
 pub use crate::worker::StderrTo;
+
+/// What every worker's environment sets unless `adapter.pass_env` or `adapter.env` says
+/// otherwise: the known libraries' own switches that keep them on the gateway and off the
+/// network. A library that traces, reports telemetry or downloads at import would send
+/// prompts and outputs where no cassette or scrubber sees them (openai-agents posts its
+/// traces to `https://api.openai.com/v1/traces/ingest` with the worker's token), and in
+/// replay it would wait on a network that is not there (litellm fetches its cost map at
+/// every import).
+pub const OFFLINE_DEFAULTS: &[(&str, &str)] = &[
+    // openai-agents: no traces to api.openai.com.
+    ("OPENAI_AGENTS_DISABLE_TRACING", "1"),
+    // litellm (and DSPy, which calls through it): the cost map bundled, not downloaded.
+    ("LITELLM_LOCAL_MODEL_COST_MAP", "True"),
+    // Hugging Face hub, transformers: no downloads, no telemetry.
+    ("HF_HUB_OFFLINE", "1"),
+    ("HF_HUB_DISABLE_TELEMETRY", "1"),
+    // LangChain and LangSmith: no traces to LangSmith.
+    ("LANGCHAIN_TRACING_V2", "false"),
+    ("LANGSMITH_TRACING", "false"),
+    // CrewAI: no telemetry, no tracing, no OpenTelemetry exporter.
+    ("CREWAI_DISABLE_TELEMETRY", "true"),
+    ("CREWAI_TRACING_ENABLED", "false"),
+    ("OTEL_SDK_DISABLED", "true"),
+    // Haystack, Agno, Traceloop (OpenLLMetry): no telemetry.
+    ("HAYSTACK_TELEMETRY_ENABLED", "False"),
+    ("AGNO_TELEMETRY", "false"),
+    ("TRACELOOP_TELEMETRY", "false"),
+    // Chroma and mem0 (`ANONYMIZED_TELEMETRY`); the convention many tools honour.
+    ("ANONYMIZED_TELEMETRY", "False"),
+    ("DO_NOT_TRACK", "1"),
+];
 
 /// How to start workers.
 #[derive(Debug, Clone)]
@@ -168,13 +207,27 @@ impl ExecAdapter {
     }
 
     /// A worker's whole environment, from evals' own (`parent`): see the module docs.
+    /// `proxy`: the gateway's proxy URL for this worker (replay), else `None`.
     pub(crate) fn worker_env(
         &self,
         parent: impl IntoIterator<Item = (OsString, OsString)>,
         base_url: &str,
         token: &str,
+        proxy: Option<&str>,
     ) -> BTreeMap<OsString, OsString> {
-        let mut out = crate::worker::basic_env(parent, &self.pass_env);
+        let mut out: BTreeMap<OsString, OsString> = OFFLINE_DEFAULTS
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect();
+        if let Some(proxy) = proxy {
+            for k in PROXY_VARS {
+                out.insert(k.into(), proxy.into());
+            }
+            for k in ["NO_PROXY", "no_proxy"] {
+                out.insert(k.into(), "127.0.0.1,localhost".into());
+            }
+        }
+        out.extend(crate::worker::basic_env(parent, &self.pass_env));
         out.extend(
             self.env
                 .iter()
@@ -215,9 +268,9 @@ impl ExecAdapter {
         }
     }
 
-    fn spawn(&self, base_url: &str, token: &str) -> Result<Worker, String> {
+    fn spawn(&self, base_url: &str, token: &str, proxy: Option<&str>) -> Result<Worker, String> {
         self.launch().spawn(
-            self.worker_env(crate::env::process_vars(), base_url, token),
+            self.worker_env(crate::env::process_vars(), base_url, token, proxy),
             "OPENAI_API_KEY",
             token,
         )
@@ -265,6 +318,77 @@ impl Adapter for ExecAdapter {
     fn finish_run(&self) -> BoxFuture<'_, ()> {
         Box::pin(self.finish())
     }
+
+    fn take_warnings(&self) -> Vec<String> {
+        self.gateway
+            .get()
+            .map(|g| refused_warnings(&g.take_refused()))
+            .unwrap_or_default()
+    }
+}
+
+/// The variables a worker's HTTP clients read their proxy from (set in replay).
+const PROXY_VARS: &[&str] = &[
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+];
+
+/// The run's warnings of the attempts its workers made to reach other hosts in replay: a
+/// line per host, naming the cases (a few) and the attempts made between cases.
+fn refused_warnings(refused: &[super::gateway::Refused]) -> Vec<String> {
+    let mut hosts: Vec<&str> = Vec::new();
+    for r in refused {
+        if !hosts.contains(&r.host.as_str()) {
+            hosts.push(&r.host);
+        }
+    }
+    hosts
+        .into_iter()
+        .map(|host| {
+            let mut during: Vec<&str> = Vec::new();
+            let mut between: Vec<&str> = Vec::new();
+            for r in refused.iter().filter(|r| r.host == host) {
+                let list = if r.during { &mut during } else { &mut between };
+                let case = r.case.as_deref().unwrap_or("no case yet");
+                if !list.contains(&case) {
+                    list.push(case);
+                }
+            }
+            // In case order, whatever order the workers ran them in.
+            during.sort_unstable();
+            between.sort_unstable();
+            let named = |cases: &[&str]| {
+                let shown: Vec<&str> = cases.iter().take(3).copied().collect();
+                let more = match cases.len().saturating_sub(3) {
+                    0 => String::new(),
+                    n => format!(" and {n} more"),
+                };
+                format!("{}{more}", shown.join(", "))
+            };
+            let mut when = Vec::new();
+            if !during.is_empty() {
+                when.push(format!(
+                    "during {} ({})",
+                    crate::text::plural(during.len(), "case", "cases"),
+                    named(&during)
+                ));
+            }
+            if !between.is_empty() {
+                when.push(format!("between cases (after {})", named(&between)));
+            }
+            format!(
+                "workers tried to reach {host} {} (refused: replay is offline): a library \
+                 calling out on its own; turn it off in adapter.env (README: \"Byte for \
+                 byte, and off the network\"), or make the call an adapter.upstreams API so \
+                 it is recorded",
+                when.join(" and ")
+            )
+        })
+        .collect()
 }
 
 /// One experiment of an exec adapter: its idle workers and the run's gateway.
@@ -294,9 +418,13 @@ impl AdapterSession for ExecSession {
             let session = Arc::new(model.open().map_err(CaseError::from)?);
             let base_url = gateway.base_url();
             let token = format!("evals-{}", uuid::Uuid::now_v7().simple());
+            // Replay is offline: a worker's connections to other hosts go to the gateway's
+            // proxy, which refuses them and names them on the case.
+            let proxy = (session.mode() == crate::cassette::Mode::Replay)
+                .then(|| gateway.proxy_url(&token));
             let mut worker = self
                 .pool
-                .take(|| self.adapter.spawn(&base_url, &token))
+                .take(|| self.adapter.spawn(&base_url, &token, proxy.as_deref()))
                 .await
                 .map_err(adapter_error)?;
             let spent = Arc::new(std::sync::Mutex::new(Spent::default()));
@@ -366,6 +494,11 @@ impl AdapterSession for ExecSession {
                 reply,
                 latency_s: (spent.calls > 0).then_some(spent.latency_s),
                 truncated: spent.truncated,
+                warnings: spent
+                    .offline
+                    .iter()
+                    .map(|host| format!("tried to reach {host} (refused: replay is offline)"))
+                    .collect(),
             })
         })
     }
@@ -493,12 +626,15 @@ async fn ask(
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_worker_environment_is_the_allow_list_pass_env_env_and_the_gateway() {
-        let adapter = ExecAdapter {
+    /// An adapter with `env` (`adapter.env`) and `pass_env`, and nothing started.
+    fn adapter(env: &[(&str, &str)], pass_env: &[&str]) -> ExecAdapter {
+        ExecAdapter {
             command: vec!["w".into()],
-            env: [("FROM_CONFIG".to_string(), "1".to_string())].into(),
-            pass_env: vec!["MY_SETTING".into()],
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            pass_env: pass_env.iter().map(|v| v.to_string()).collect(),
             cwd: PathBuf::from("."),
             stderr: StderrTo::Stderr {
                 shown: "the terminal".into(),
@@ -509,7 +645,12 @@ mod tests {
             gateway: std::sync::OnceLock::new(),
             upstreams: Arc::default(),
             max_request_bytes: super::super::gateway::DEFAULT_MAX_REQUEST_BYTES,
-        };
+        }
+    }
+
+    #[test]
+    fn a_worker_environment_is_the_allow_list_pass_env_env_and_the_gateway() {
+        let adapter = adapter(&[("FROM_CONFIG", "1")], &["MY_SETTING"]);
         let parent = [
             ("PATH", "/bin"),
             ("LC_ALL", "C"),
@@ -520,10 +661,11 @@ mod tests {
             ("UNLISTED", "u"),
         ]
         .map(|(k, v)| (OsString::from(k), OsString::from(v)));
-        let env = adapter.worker_env(parent, "http://127.0.0.1:1/v1", "evals-token");
+        let env = adapter.worker_env(parent, "http://127.0.0.1:1/v1", "evals-token", None);
         let got: Vec<(&str, &str)> = env
             .iter()
             .map(|(k, v)| (k.to_str().unwrap(), v.to_str().unwrap()))
+            .filter(|(k, _)| !OFFLINE_DEFAULTS.iter().any(|(d, _)| d == k))
             .collect();
         assert_eq!(
             got,
@@ -541,5 +683,78 @@ mod tests {
                 ("PATH", "/bin"),
             ]
         );
+    }
+
+    #[test]
+    fn a_worker_gets_the_offline_defaults_under_its_config_and_in_replay_the_refusing_proxy() {
+        let var = |env: &BTreeMap<OsString, OsString>, k: &str| {
+            env.get(&OsString::from(k))
+                .map(|v| v.to_str().unwrap().to_string())
+        };
+        let parent = || {
+            [
+                ("LANGSMITH_TRACING", "true"),
+                ("HTTPS_PROXY", "http://corp:3128"),
+            ]
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+        };
+        // Record: every default, no proxy; evals' own proxy is not inherited.
+        let plain = adapter(&[], &[]).worker_env(parent(), "http://127.0.0.1:1/v1", "t", None);
+        for (k, v) in OFFLINE_DEFAULTS {
+            assert_eq!(var(&plain, k).as_deref(), Some(*v), "{k}");
+        }
+        assert_eq!(
+            var(&plain, "OPENAI_AGENTS_DISABLE_TRACING").as_deref(),
+            Some("1")
+        );
+        assert_eq!(var(&plain, "HTTPS_PROXY"), None);
+        // Replay: the gateway's proxy, loopback straight; `adapter.env` and `pass_env` win.
+        let proxy = "http://evals:t@127.0.0.1:1";
+        let replay = adapter(
+            &[("OPENAI_AGENTS_DISABLE_TRACING", "0")],
+            &["LANGSMITH_TRACING"],
+        )
+        .worker_env(parent(), "http://127.0.0.1:1/v1", "t", Some(proxy));
+        for k in PROXY_VARS {
+            assert_eq!(var(&replay, k).as_deref(), Some(proxy), "{k}");
+        }
+        for k in ["NO_PROXY", "no_proxy"] {
+            assert_eq!(var(&replay, k).as_deref(), Some("127.0.0.1,localhost"));
+        }
+        assert_eq!(
+            var(&replay, "OPENAI_AGENTS_DISABLE_TRACING").as_deref(),
+            Some("0")
+        );
+        assert_eq!(var(&replay, "LANGSMITH_TRACING").as_deref(), Some("true"));
+        assert_eq!(
+            var(&replay, "LITELLM_LOCAL_MODEL_COST_MAP").as_deref(),
+            Some("True")
+        );
+    }
+
+    #[test]
+    fn refused_hosts_are_one_warning_each_naming_their_cases() {
+        use super::super::gateway::Refused;
+        let r = |host: &str, case: &str, during: bool| Refused {
+            host: host.into(),
+            case: Some(case.into()),
+            during,
+        };
+        let warnings = refused_warnings(&[
+            r("api.openai.com:443", "fake/echo d/a", true),
+            r("example.com:80", "fake/echo d/a", true),
+            r("api.openai.com:443", "fake/echo d/a", true),
+            r("api.openai.com:443", "fake/echo d/b", false),
+        ]);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with(
+                "workers tried to reach api.openai.com:443 during 1 case (fake/echo d/a) and \
+                 between cases (after fake/echo d/b) (refused: replay is offline): "
+            ),
+            "{}",
+            warnings[0]
+        );
+        assert!(warnings[1].starts_with("workers tried to reach example.com:80 during 1 case"));
     }
 }

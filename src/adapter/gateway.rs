@@ -25,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::{Value, json};
 
-use crate::cassette::{CallError, Session, Verdict};
+use crate::cassette::{CallError, HttpRequest, Session, Verdict};
 use crate::provider::Provider;
 use crate::provider::wire::{Api, Call, Forward};
 use crate::results::{CaseError, CaseErrorKind, Usage};
@@ -97,27 +97,77 @@ pub struct Spent {
     pub tool_calls: Option<Vec<crate::results::ToolCall>>,
     /// Every call the worker made through the gateway, in order: the case's trajectory.
     pub trajectory: Vec<crate::results::Step>,
+    /// The hosts (`host:port`) the worker tried to reach through the gateway's proxy in
+    /// replay, refused, each once, in order.
+    pub offline: Vec<String>,
 }
 
 impl Spent {
-    /// A model call of the trajectory: `path` of the gateway, answered with `status`.
-    fn model_step(&mut self, b: &Binding, path: &str, status: Option<u16>) {
+    /// A model call of the trajectory: to `url` (the forwarded request's, whose path and
+    /// query it names; else the gateway's `path`), answered with `status`.
+    fn model_step(&mut self, b: &Binding, url: Option<&str>, path: &str, status: Option<u16>) {
+        let (path, query) = match url.map(path_of) {
+            Some((path, query)) => (path, query),
+            None => (path.to_string(), Default::default()),
+        };
         self.trajectory.push(crate::results::Step {
             kind: crate::results::StepKind::Model,
             name: b.contender.id().to_string(),
+            model: Some(b.contender.info.model.clone()),
             method: "POST".into(),
-            path: path.to_string(),
-            query: Default::default(),
+            path,
+            query,
             body: None,
             status,
         });
     }
 }
 
+/// The path and the query of a URL (`https://host/v1beta/models/m:x?alt=sse`).
+fn path_of(url: &str) -> (String, std::collections::BTreeMap<String, String>) {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let rest = rest.find('/').map_or("/", |at| &rest[at..]);
+    let rest = rest.split_once('#').map_or(rest, |(r, _)| r);
+    match rest.split_once('?') {
+        Some((path, query)) => (
+            path.to_string(),
+            crate::results::trajectory::query_map(query),
+        ),
+        None => (rest.to_string(), Default::default()),
+    }
+}
+
+/// The contender's request as the worker sent it: its body's text kept byte for byte but
+/// for what the provider changed on `sent` (the worker's body, parsed).
+fn as_sent(mut forward: HttpRequest, text: &str, sent: &Value) -> HttpRequest {
+    if let Some(body) = &forward.body {
+        forward.raw = Some(super::splice::splice(text, sent, body));
+    }
+    forward
+}
+
 struct Bindings {
     by_token: Mutex<HashMap<String, Arc<Binding>>>,
     /// The largest request body taken from a worker (`adapter.max_request_bytes`).
     max_request_bytes: u64,
+    /// Where the gateway listens: a proxied request to it is served, not refused.
+    addr: SocketAddr,
+    /// Each token's last case (`fake/echo d/a`), kept after it is unbound: an attempt a
+    /// worker makes between cases (a tracer flushing) is named after it.
+    last_case: Mutex<HashMap<String, String>>,
+    /// The workers' attempts to reach other hosts through the gateway's proxy (replay).
+    refused: Mutex<Vec<Refused>>,
+}
+
+/// A worker's attempt to reach a host other than the gateway, refused (replay).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refused {
+    /// `host:port`.
+    pub host: String,
+    /// The case the worker was on (`fake/echo d/a`), or its last one.
+    pub case: Option<String>,
+    /// Whether the worker was on that case then (not between cases).
+    pub during: bool,
 }
 
 /// The largest request body a worker may send by default (`adapter.max_request_bytes`):
@@ -145,6 +195,9 @@ impl Gateway {
         let bindings = Arc::new(Bindings {
             by_token: Mutex::default(),
             max_request_bytes,
+            addr,
+            last_case: Mutex::default(),
+            refused: Mutex::default(),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -168,6 +221,11 @@ impl Gateway {
                 limit_body,
             ))
             .layer(axum::extract::DefaultBodyLimit::disable())
+            // A proxy's request (`CONNECT`, or an absolute URL) before anything else.
+            .layer(axum::middleware::from_fn_with_state(
+                bindings.clone(),
+                refuse_proxying,
+            ))
             .with_state(bindings.clone());
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -180,7 +238,30 @@ impl Gateway {
         format!("http://{}/v1", self.addr)
     }
 
+    /// The proxy URL a worker's HTTP clients are pointed at in replay, its token as the
+    /// password (`HTTPS_PROXY`): every attempt to reach another host is refused and named
+    /// on the worker's case.
+    pub fn proxy_url(&self, token: &str) -> String {
+        format!("http://evals:{token}@{}", self.addr)
+    }
+
+    /// The attempts to reach other hosts refused since the last call, in order.
+    pub fn take_refused(&self) -> Vec<Refused> {
+        std::mem::take(
+            &mut *self
+                .bindings
+                .refused
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
     pub fn bind(&self, token: &str, binding: Binding) {
+        self.bindings
+            .last_case
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(token.to_string(), binding.label());
         let mut map = self
             .bindings
             .by_token
@@ -256,10 +337,19 @@ async fn chat(
     }
     // A forwarded response is judged here; a translated one was judged (and read) by its
     // provider already, and is a chat completion by construction.
+    let mut url = None;
     let (result, accept) = match forwarded {
         Some(Forward {
             request, accept, ..
-        }) => (b.session.send(request, accept).await, accept),
+        }) => {
+            url = Some(request.url.clone());
+            (
+                b.session
+                    .send(as_sent(request, &body, &call.body), accept)
+                    .await,
+                accept,
+            )
+        }
         None => (
             translated_response(&b, &request).await,
             crate::cassette::any_2xx as crate::cassette::Accept,
@@ -272,6 +362,7 @@ async fn chat(
     spent.calls += 1;
     spent.model_step(
         &b,
+        url.as_deref(),
         uri.path(),
         result
             .as_ref()
@@ -323,32 +414,8 @@ async fn chat(
             if let Some(calls) = crate::results::ToolCall::observed_in(&resp.body) {
                 spent.tool_calls.get_or_insert_with(Vec::new).extend(calls);
             }
-            let status = StatusCode::from_u16(resp.status).unwrap_or(StatusCode::BAD_GATEWAY);
-            let content_type = resp
-                .headers
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-                .map(|(_, v)| v.clone());
-            match resp.body {
-                // A body that was not JSON (server-sent events of a `stream: true` call, or
-                // text) goes back as it came, with its content type.
-                Value::String(text)
-                    if content_type.as_deref().is_some_and(|t| !t.contains("json")) =>
-                {
-                    final_failure(
-                        (
-                            status,
-                            [(
-                                axum::http::header::CONTENT_TYPE,
-                                content_type.unwrap_or_default(),
-                            )],
-                            text,
-                        )
-                            .into_response(),
-                    )
-                }
-                body => final_failure((status, axum::Json(body)).into_response()),
-            }
+            drop(spent);
+            passed_on(resp)
         }
         Err(e) => {
             let message = e.to_string();
@@ -409,6 +476,7 @@ async fn translated_response(
             },
         }),
         latency: std::time::Duration::from_secs_f64(completion.latency_s.max(0.0)),
+        raw: None,
     })
 }
 
@@ -418,6 +486,11 @@ async fn translated_response(
 const SHOULD_RETRY: &str = "x-should-retry";
 
 impl Binding {
+    /// The contender and the case, as a warning names them: `fake/echo d/a`.
+    fn label(&self) -> String {
+        format!("{} {}", self.contender.id(), self.case.key())
+    }
+
     /// The case's [`Spent`], locked.
     pub(crate) fn spent_lock(&self) -> std::sync::MutexGuard<'_, Spent> {
         self.spent
@@ -492,6 +565,98 @@ async fn limit_body(
         axum::body::Body::from(bytes),
     ))
     .await
+}
+
+/// A request made to the gateway as to a proxy (`HTTPS_PROXY`, set for workers in
+/// replay): a `CONNECT` tunnel or an absolute URL to another host. Replay is offline: it
+/// is refused (403, final) and the host named on the worker's case; one to the gateway
+/// itself (a client that proxies loopback too) is served as if sent straight.
+async fn refuse_proxying(
+    State(bindings): State<Arc<Bindings>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let uri = req.uri();
+    let host = match (req.method() == axum::http::Method::CONNECT, uri.authority()) {
+        (true, Some(a)) => a.to_string(),
+        (false, Some(a)) if uri.scheme().is_some() => {
+            let port = a.port_u16().unwrap_or(match uri.scheme_str() {
+                Some("https") => 443,
+                _ => 80,
+            });
+            let own = port == bindings.addr.port()
+                && matches!(a.host(), "127.0.0.1" | "localhost" | "[::1]");
+            if own {
+                return next.run(req).await;
+            }
+            format!("{}:{port}", a.host())
+        }
+        (true, None) => "an unnamed host".to_string(),
+        (false, _) => return next.run(req).await,
+    };
+    let token = proxy_token(req.headers());
+    let refused = match binding_of(&bindings, &token) {
+        Some(b) => {
+            let mut spent = b.spent_lock();
+            if !spent.offline.contains(&host) {
+                spent.offline.push(host.clone());
+            }
+            Refused {
+                host: host.clone(),
+                case: Some(b.label()),
+                during: true,
+            }
+        }
+        None => Refused {
+            host: host.clone(),
+            case: bindings
+                .last_case
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(&token)
+                .cloned(),
+            during: false,
+        },
+    };
+    bindings
+        .refused
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(refused);
+    (
+        StatusCode::FORBIDDEN,
+        [(SHOULD_RETRY, "false"), ("connection", "close")],
+        format!(
+            "evals: replay is offline: this worker tried to reach {host}, which only a \
+             recording run may; the gateway ({}) is the one address that answers\n",
+            bindings.addr
+        ),
+    )
+        .into_response()
+}
+
+/// The worker's token in a proxy's `Proxy-Authorization: Basic` (from the proxy URL's
+/// user and password, `evals:<token>`).
+fn proxy_token(headers: &HeaderMap) -> String {
+    use base64::Engine as _;
+    headers
+        .get("proxy-authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Basic "))
+        .and_then(|b| {
+            base64::engine::general_purpose::STANDARD
+                .decode(b.trim())
+                .ok()
+        })
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|pair| {
+            let (user, password) = pair.split_once(':').unwrap_or((&pair, ""));
+            [password, user]
+                .into_iter()
+                .find(|t| t.starts_with("evals-"))
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
 }
 
 /// The token of a request to the gateway: in the path of an upstream's (or its
@@ -749,13 +914,13 @@ async fn serve(
     let Some(b) = binding_of(bindings, &token_of(headers, uri)) else {
         return api_error(api, StatusCode::UNAUTHORIZED, UNKNOWN_TOKEN);
     };
-    let Ok(request) = serde_json::from_str::<Value>(body) else {
+    let Ok(parsed) = serde_json::from_str::<Value>(body) else {
         return api_error(api, StatusCode::BAD_REQUEST, "the body is not JSON");
     };
     let call = Call {
         api,
-        stream: stream.unwrap_or_else(|| request.get("stream") == Some(&Value::Bool(true))),
-        body: request,
+        stream: stream.unwrap_or_else(|| parsed.get("stream") == Some(&Value::Bool(true))),
+        body: parsed,
         headers: ["anthropic-version", "anthropic-beta"]
             .iter()
             .filter_map(|k| {
@@ -776,13 +941,22 @@ async fn serve(
     else {
         return mismatch(&b, api);
     };
-    let result = b.session.send(request, accept).await;
+    let url = request.url.clone();
+    let result = b
+        .session
+        .send(as_sent(request, body, &call.body), accept)
+        .await;
     let mut spent = b
         .spent
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     spent.calls += 1;
-    spent.model_step(&b, uri.path(), result.as_ref().ok().map(|r| r.status));
+    spent.model_step(
+        &b,
+        Some(&url),
+        uri.path(),
+        result.as_ref().ok().map(|r| r.status),
+    );
     let resp = match result {
         Ok(resp) => resp,
         Err(e) => {
@@ -817,43 +991,42 @@ async fn serve(
         usage(&resp.body),
         b.pricing.as_ref(),
     ));
+    // Observed in what the worker received (a Responses, Anthropic or Gemini body), as for
+    // chat completions.
+    if let Some(calls) = crate::results::ToolCall::observed_in(&resp.body) {
+        spent.tool_calls.get_or_insert_with(Vec::new).extend(calls);
+    }
     drop(spent);
     passed_on(resp)
 }
 
-/// A response as the worker gets it: its status, and its body as it came (a stream with
-/// its content type, event for event), final when it is a failure.
+/// A response as the worker gets it: its status, its content type, and its body's bytes
+/// as they came ([`crate::cassette::HttpResponse::body_bytes`]: live, or as recorded; a
+/// stream with its content type, event for event), final when it is a failure.
 fn passed_on(resp: crate::cassette::HttpResponse) -> Response {
     let status = StatusCode::from_u16(resp.status).unwrap_or(StatusCode::BAD_GATEWAY);
-    let content_type = resp
+    let given = resp
         .headers
         .iter()
         .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
         .map(|(_, v)| v.clone());
-    let out = match resp.body {
-        Value::String(text) if crate::provider::wire::is_stream(&Value::String(text.clone())) => (
-            status,
-            [(
-                axum::http::header::CONTENT_TYPE,
-                content_type
-                    .filter(|t| t.contains("event-stream"))
-                    .unwrap_or_else(|| "text/event-stream".into()),
-            )],
-            text,
-        )
-            .into_response(),
-        Value::String(text) if content_type.as_deref().is_some_and(|t| !t.contains("json")) => (
-            status,
-            [(
-                axum::http::header::CONTENT_TYPE,
-                content_type.unwrap_or_default(),
-            )],
-            text,
-        )
-            .into_response(),
-        body => (status, axum::Json(body)).into_response(),
+    let content_type = if crate::provider::wire::is_stream(&resp.body) {
+        given
+            .filter(|t| t.contains("event-stream"))
+            .unwrap_or_else(|| "text/event-stream".into())
+    } else {
+        given.unwrap_or_else(|| "application/json".into())
     };
-    final_failure(out)
+    let content_type = axum::http::HeaderValue::from_str(&content_type)
+        .unwrap_or(axum::http::HeaderValue::from_static("application/json"));
+    final_failure(
+        (
+            status,
+            [(axum::http::header::CONTENT_TYPE, content_type)],
+            resp.body_bytes(),
+        )
+            .into_response(),
+    )
 }
 
 #[cfg(test)]
@@ -891,6 +1064,7 @@ mod tests {
                 url: "http://atlas.test/lookup".into(),
                 headers: vec![],
                 body: Some(json!({"model": c.info.model, "question": req.user})),
+                raw: None,
             })
         }
 
@@ -929,6 +1103,7 @@ mod tests {
                     headers: vec![],
                     body: json!({"answer": "Paris"}),
                     latency: std::time::Duration::from_millis(250),
+                    raw: None,
                 })
             })
         }
@@ -949,8 +1124,8 @@ mod tests {
         serde_json::from_str(body).unwrap()
     }
 
-    #[tokio::test]
-    async fn a_call_to_a_provider_that_does_not_speak_openai_is_translated_both_ways() {
+    /// The world-atlas fixture's contender (of the `atlas` provider) and its first case.
+    fn world_atlas() -> (Contender, Case) {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let suite = crate::suite::Suite::load(
             &root.join("fixtures/world-atlas/evals/.llm-evals.config.yml"),
@@ -960,13 +1135,17 @@ mod tests {
         let mut providers = Registry::default();
         providers.register("atlas", Atlas);
         let lineup = crate::suite::lineup::expand(&suite.config, &Default::default(), &providers);
-        let contender = lineup.contenders[0].clone();
-        let case = suite.cases.cases.get(0).unwrap();
-        let server = Arc::new(Server::default());
-        let transport = Transport::new(Mode::Live, CassetteOptions::default(), server.clone());
-        let session = transport
+        (
+            lineup.contenders[0].clone(),
+            suite.cases.cases.get(0).unwrap(),
+        )
+    }
+
+    /// The case's cassette session on `transport`.
+    fn session_of(transport: &Transport, contender: &Contender, case: &Case) -> Session {
+        transport
             .session(
-                &crate::runner::cassette_key(&contender, &case),
+                &crate::runner::cassette_key(contender, case),
                 crate::cassette::SessionMeta {
                     case: case.key(),
                     contender: (&contender.info).into(),
@@ -975,7 +1154,15 @@ mod tests {
                     base_url: String::new(),
                 },
             )
-            .unwrap();
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_call_to_a_provider_that_does_not_speak_openai_is_translated_both_ways() {
+        let (contender, case) = world_atlas();
+        let server = Arc::new(Server::default());
+        let transport = Transport::new(Mode::Live, CassetteOptions::default(), server.clone());
+        let session = session_of(&transport, &contender, &case);
         let gateway = Gateway::start(DEFAULT_MAX_REQUEST_BYTES).await.unwrap();
         let spent = Arc::new(Mutex::new(Spent::default()));
         gateway.bind(
@@ -1074,17 +1261,7 @@ mod tests {
             .mount(&api)
             .await;
 
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let suite = crate::suite::Suite::load(
-            &root.join("fixtures/world-atlas/evals/.llm-evals.config.yml"),
-            root,
-        )
-        .unwrap();
-        let mut providers = Registry::default();
-        providers.register("atlas", Atlas);
-        let lineup = crate::suite::lineup::expand(&suite.config, &Default::default(), &providers);
-        let contender = lineup.contenders[0].clone();
-        let case = suite.cases.cases.get(0).unwrap();
+        let (contender, case) = world_atlas();
         let dir = tempfile::tempdir().unwrap();
         let options = CassetteOptions {
             dir: dir.path().to_path_buf(),
@@ -1192,5 +1369,105 @@ mod tests {
             !file.contains(KEY) && !file.contains("worker-junk"),
             "{file}"
         );
+    }
+
+    /// Sends `head` (a request line and headers) to the gateway; its status.
+    async fn status_of(gateway: &Gateway, head: &str) -> u16 {
+        let mut stream = tokio::net::TcpStream::connect(gateway.addr).await.unwrap();
+        stream
+            .write_all(format!("{head}\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        // The head is enough (a kept-alive connection never ends): read until it is in.
+        let mut text = Vec::new();
+        let mut buf = [0u8; 1024];
+        let deadline = std::time::Duration::from_secs(10);
+        while !text.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = tokio::time::timeout(deadline, stream.read(&mut buf))
+                .await
+                .expect("an answer within 10 s")
+                .unwrap();
+            assert!(n > 0, "closed without an answer");
+            text.extend_from_slice(&buf[..n]);
+        }
+        let text = String::from_utf8_lossy(&text);
+        text.split(' ').nth(1).unwrap().parse().unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_proxied_request_to_another_host_is_refused_and_named_on_the_workers_case() {
+        use base64::Engine as _;
+        let (contender, case) = world_atlas();
+        let transport = Transport::new(
+            Mode::Replay,
+            CassetteOptions::default(),
+            Arc::new(Server::default()),
+        );
+        let session = session_of(&transport, &contender, &case);
+        let gateway = Gateway::start(DEFAULT_MAX_REQUEST_BYTES).await.unwrap();
+        let spent = Arc::new(Mutex::new(Spent::default()));
+        let token = "evals-0123";
+        gateway.bind(
+            token,
+            Binding {
+                contender: contender.clone(),
+                case: case.clone(),
+                provider: Arc::new(Atlas),
+                session: Arc::new(session),
+                api_key: None,
+                pricing: None,
+                spent: spent.clone(),
+                upstreams: Arc::default(),
+                fixtures: None,
+            },
+        );
+        let auth = format!(
+            "proxy-authorization: Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(format!("evals:{token}"))
+        );
+        assert_eq!(
+            gateway.proxy_url(token),
+            format!("http://evals:{token}@{}", gateway.addr)
+        );
+        // A tunnel (HTTPS) and an absolute URL (HTTP): both refused, both named.
+        let connect =
+            format!("CONNECT api.openai.com:443 HTTP/1.1\r\nhost: api.openai.com:443\r\n{auth}");
+        assert_eq!(status_of(&gateway, &connect).await, 403);
+        let get = format!(
+            "GET http://example.com/v1/chat/completions HTTP/1.1\r\nhost: example.com\r\n{auth}\r\nconnection: close"
+        );
+        assert_eq!(status_of(&gateway, &get).await, 403);
+        assert_eq!(status_of(&gateway, &connect).await, 403);
+        assert_eq!(
+            spent.lock().unwrap().offline,
+            ["api.openai.com:443", "example.com:80"],
+            "each host once, in order"
+        );
+        // One to the gateway itself is served as if sent straight.
+        let own = format!(
+            "GET http://127.0.0.1:{}/v1/models HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {token}\r\nconnection: close",
+            gateway.addr.port()
+        );
+        assert_eq!(status_of(&gateway, &own).await, 200);
+        // Between cases: named after the worker's last case, for the run's warning.
+        gateway.unbind(token);
+        assert_eq!(status_of(&gateway, &connect).await, 403);
+        let refused = gateway.take_refused();
+        assert_eq!(refused.len(), 4, "{refused:?}");
+        let label = format!("{} {}", contender.id(), case.key());
+        assert_eq!(
+            refused[3],
+            Refused {
+                host: "api.openai.com:443".into(),
+                case: Some(label.clone()),
+                during: false,
+            }
+        );
+        assert!(
+            refused[..3]
+                .iter()
+                .all(|r| r.during && r.case.as_deref() == Some(&label))
+        );
+        assert!(gateway.take_refused().is_empty(), "taken once");
     }
 }

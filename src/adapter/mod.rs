@@ -7,6 +7,7 @@
 pub(crate) mod exec;
 pub(crate) mod gateway;
 mod prompt;
+mod splice;
 pub(crate) mod upstreams;
 
 pub use crate::worker::StderrTo;
@@ -68,6 +69,13 @@ pub trait Adapter: Send + Sync {
     fn finish_run(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})
     }
+
+    /// What the run should warn of once it is done, and not of one case alone (the exec
+    /// adapter: its workers' attempts to reach other hosts in replay); each taken once.
+    /// Default: nothing.
+    fn take_warnings(&self) -> Vec<String> {
+        vec![]
+    }
 }
 
 /// One experiment's adapter: answers its cases, several at a time (`-p`).
@@ -92,6 +100,10 @@ pub struct Answer {
     /// A call was cut at the token limit: what to tell the reader ("cut at max_tokens
     /// (512)"); the runner puts it before the reply's error and counts the case truncated.
     pub truncated: Option<String>,
+    /// What the reader should know of how the case ran, though it did not fail it (a
+    /// worker that tried to reach another host than the gateway in replay): kept on the
+    /// case's result.
+    pub warnings: Vec<String>,
 }
 
 /// The error of a reply with no text.

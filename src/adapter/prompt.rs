@@ -364,6 +364,7 @@ impl super::AdapterSession for PromptAdapter {
                 reply: self.parse(completion, calls),
                 latency_s,
                 truncated,
+                warnings: vec![],
             })
         })
     }

@@ -104,6 +104,7 @@ pub(super) async fn serve(
     let mut step = Step {
         kind: StepKind::Upstream,
         name: name.to_string(),
+        model: None,
         method: req.method.clone(),
         path: path.to_string(),
         query: query
@@ -222,23 +223,28 @@ fn request(
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .map(str::to_ascii_lowercase);
-    let body = if body.is_empty() {
-        None
+    let (body, raw) = if body.is_empty() {
+        (None, None)
     } else {
         let json_type = content_type.as_deref().is_none_or(|t| t.contains("json"));
         match std::str::from_utf8(body) {
-            Ok(text) => Some(
-                json_type
-                    .then(|| serde_json::from_str::<Value>(text).ok())
-                    .flatten()
-                    .unwrap_or_else(|| Value::String(text.to_string())),
-            ),
+            // JSON as sent, byte for byte (`raw`), and parsed for the fingerprint.
+            Ok(text) => match json_type
+                .then(|| serde_json::from_str::<Value>(text).ok())
+                .flatten()
+            {
+                Some(json) => (Some(json), Some(text.to_string())),
+                None => (Some(Value::String(text.to_string())), None),
+            },
             Err(_) => {
                 use base64::Engine as _;
                 out.push((crate::cassette::ENCODING.into(), "base64".into()));
-                Some(Value::String(
-                    base64::engine::general_purpose::STANDARD.encode(body),
-                ))
+                (
+                    Some(Value::String(
+                        base64::engine::general_purpose::STANDARD.encode(body),
+                    )),
+                    None,
+                )
             }
         }
     };
@@ -251,6 +257,7 @@ fn request(
         url,
         headers: out,
         body,
+        raw,
     }
 }
 
@@ -303,20 +310,7 @@ fn passed_on(resp: HttpResponse) -> Response {
             .map(|(_, v)| v.clone())
     };
     let content_type = header("content-type");
-    let base64 = header(crate::cassette::ENCODING).as_deref() == Some("base64");
-    let bytes = match &resp.body {
-        Value::String(text) if base64 => {
-            use base64::Engine as _;
-            base64::engine::general_purpose::STANDARD
-                .decode(text)
-                .unwrap_or_default()
-        }
-        Value::String(text) if content_type.as_deref().is_some_and(|t| !t.contains("json")) => {
-            text.clone().into_bytes()
-        }
-        Value::Null if content_type.is_none() => Vec::new(),
-        body => body.to_string().into_bytes(),
-    };
+    let bytes = resp.body_bytes();
     let mut out = (status, bytes).into_response();
     let h = out.headers_mut();
     let content_type = content_type.unwrap_or_else(|| "application/json".into());
@@ -376,13 +370,17 @@ fn fixture(
     query: &std::collections::BTreeMap<String, String>,
 ) -> Result<Option<HttpResponse>, String> {
     let file = fixture_file(dir, upstream, &step.method, &step.path);
-    let body = match std::fs::read_to_string(&file) {
-        Ok(text) => serde_json::from_str::<Value>(&text).map_err(|e| {
-            format!(
-                "{}: not JSON ({e}): a fixture holds the JSON body the API returns",
-                file.display()
-            )
-        })?,
+    let (body, raw) = match std::fs::read_to_string(&file) {
+        // Passed on as written, byte for byte.
+        Ok(text) => (
+            serde_json::from_str::<Value>(&text).map_err(|e| {
+                format!(
+                    "{}: not JSON ({e}): a fixture holds the JSON body the API returns",
+                    file.display()
+                )
+            })?,
+            text,
+        ),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: {e}", file.display())),
     };
@@ -413,6 +411,7 @@ fn fixture(
         headers,
         body,
         latency: std::time::Duration::ZERO,
+        raw: Some(raw),
     }))
 }
 

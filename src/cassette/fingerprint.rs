@@ -148,6 +148,7 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             body: Some(body),
+            raw: None,
         }
     }
 
@@ -171,6 +172,7 @@ mod tests {
             url: "https://x/v1/models".into(),
             headers: vec![],
             body: None,
+            raw: None,
         };
         assert_eq!(
             fingerprint(&empty, &[]),

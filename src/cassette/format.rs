@@ -5,6 +5,14 @@
 //! happened. It is written as pretty JSON with every object's keys sorted (the value is
 //! turned into a `serde_json::Value`, whose maps are sorted), so re-recording an unchanged
 //! case gives a small, readable git diff.
+//!
+//! A body is kept byte for byte. Where evals' own serialization of it gives back its bytes
+//! (JSON evals sent, text), it is written as `body`, pretty and sorted; where it does not (a
+//! provider's answer in its own key order, an exec worker's request with its spacing and
+//! its `1e2`), as `raw`: the JSON written into the file as it came, not re-serialized
+//! (`serde_json`'s `RawValue`), or a JSON string holding the text when it cannot stand
+//! there (spaces around it, a top-level string). The fingerprint is computed from the
+//! parsed body, apart from the bytes.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,17 +21,22 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::http::{HttpRequest, HttpResponse};
+use super::sse::{self, Data, Event};
 use crate::error::CassetteError;
 
 /// The newest cassette format this build reads. A newer file is refused, not guessed at.
-/// A cassette is written as format 1 unless it holds a stream: then as format 2, whose
-/// streamed responses are lists of `events` (an older evals refuses it instead of
-/// misreading it); format 1 files load as they always did. A cassette holding an exec
-/// adapter's calls to its other APIs (interactions with an `upstream`) is format 3, so an
-/// older evals refuses it instead of replaying them as model calls.
-pub const FORMAT: u32 = 3;
+/// A cassette is written in the oldest format that holds what it has, so an older evals
+/// reads what it can and refuses the rest instead of misreading it: format 1 with no stream
+/// in it; format 2 when a streamed response is a list of `events`; format 3 when it holds
+/// an exec adapter's calls to its other APIs (interactions with an `upstream`); format 4
+/// when a body (or an event's data) is kept as it came, in `raw`.
+pub const FORMAT: u32 = 4;
+
+/// The format of a cassette with other APIs' calls and no `raw` body.
+const UPSTREAM_FORMAT: u32 = 3;
 
 /// The format of a cassette with a stream and no other API's interaction in it.
 const STREAM_FORMAT: u32 = 2;
@@ -85,6 +98,7 @@ pub struct Interaction {
 
 /// The request as written: allow-listed headers only, secrets scrubbed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "FileRequest")]
 pub struct RecordedRequest {
     /// `POST`.
     pub method: String,
@@ -93,13 +107,18 @@ pub struct RecordedRequest {
     /// The allow-listed headers.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
-    /// The body, when it had one.
+    /// The body as JSON (what the fingerprint and the diffs read).
     #[serde(default)]
     pub body: Option<Value>,
+    /// The body's bytes as sent, where they are not what `body` serializes to (an exec
+    /// worker's request relayed by the gateway); written as `raw` in place of `body`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
 }
 
 /// The response as written: allow-listed headers only, secrets scrubbed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "FileResponse")]
 pub struct RecordedResponse {
     /// The HTTP status.
     pub status: u16,
@@ -108,6 +127,171 @@ pub struct RecordedResponse {
     pub headers: BTreeMap<String, String>,
     /// The body (a stream as its events).
     pub body: Value,
+    /// The body's bytes as they came, where they are not what `body` gives back
+    /// ([`super::http::body_bytes`]); written as `raw` in place of `body`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
+}
+
+impl RecordedRequest {
+    /// The same request without `raw` when the body's bytes are what `body` serializes to
+    /// anyway: the file keeps `body`, pretty and sorted.
+    pub(crate) fn raw_if_needed(mut self) -> RecordedRequest {
+        if self.raw.is_some() {
+            let plain = HttpRequest {
+                raw: None,
+                ..self.to_http()
+            };
+            if plain.body_bytes().ok().flatten().as_deref()
+                == self.raw.as_deref().map(str::as_bytes)
+            {
+                self.raw = None;
+            }
+        }
+        self
+    }
+}
+
+impl RecordedResponse {
+    /// The same response without `raw` when `body` gives back the same bytes anyway.
+    pub(crate) fn raw_if_needed(mut self) -> RecordedResponse {
+        if let Some(raw) = &self.raw
+            && super::http::body_bytes(None, &self.body, &self.headers) == raw.as_bytes()
+        {
+            self.raw = None;
+        }
+        self
+    }
+}
+
+/// A request as the file has it: its body as `body`, or as it was sent as `raw`.
+#[derive(Deserialize)]
+struct FileRequest {
+    method: String,
+    url: String,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    body: Option<Value>,
+    #[serde(default)]
+    raw: Option<Box<RawValue>>,
+}
+
+impl TryFrom<FileRequest> for RecordedRequest {
+    type Error = String;
+
+    fn try_from(f: FileRequest) -> Result<RecordedRequest, String> {
+        let raw = f.raw.as_deref().map(raw_text).transpose()?;
+        let body = match &raw {
+            Some(text) => Some(parsed(text)),
+            None => f.body,
+        };
+        Ok(RecordedRequest {
+            method: f.method,
+            url: f.url,
+            headers: f.headers,
+            body,
+            raw,
+        })
+    }
+}
+
+/// A response as the file has it: its body as `body`, as it came as `raw`, or a stream as
+/// its `events`.
+#[derive(Deserialize)]
+struct FileResponse {
+    status: u16,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    body: Option<Value>,
+    #[serde(default)]
+    raw: Option<Box<RawValue>>,
+    #[serde(default)]
+    events: Option<Vec<FileEvent>>,
+}
+
+/// An event of a stream as the file has it ([`sse::Event`]).
+#[derive(Deserialize)]
+struct FileEvent {
+    #[serde(default)]
+    event: Option<String>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    retry: Option<String>,
+    #[serde(default)]
+    comment: Option<String>,
+    #[serde(default)]
+    data: Option<Value>,
+    #[serde(default)]
+    raw: Option<Box<RawValue>>,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+impl TryFrom<FileResponse> for RecordedResponse {
+    type Error = String;
+
+    fn try_from(f: FileResponse) -> Result<RecordedResponse, String> {
+        let raw = f.raw.as_deref().map(raw_text).transpose()?;
+        let body = match (&raw, f.events, f.body) {
+            (Some(text), _, _) => parsed(text),
+            (None, Some(events), _) => {
+                let events = events
+                    .into_iter()
+                    .map(|e| {
+                        let data = match (e.data, e.raw, e.text) {
+                            (Some(d), _, _) => Some(Data::Json(d)),
+                            (None, Some(r), _) => Some(Data::Raw(r.get().to_string())),
+                            (None, None, Some(t)) => Some(Data::Text(t)),
+                            (None, None, None) => None,
+                        };
+                        Event {
+                            event: e.event,
+                            id: e.id,
+                            retry: e.retry,
+                            comment: e.comment,
+                            data,
+                        }
+                    })
+                    .collect::<Vec<_>>();
+                Value::String(sse::text(&events))
+            }
+            (None, None, Some(body)) => body,
+            (None, None, None) => return Err("missing field `body`".into()),
+        };
+        Ok(RecordedResponse {
+            status: f.status,
+            headers: f.headers,
+            body,
+            raw,
+        })
+    }
+}
+
+/// The bytes a `raw` holds: a JSON string's text, or the JSON written there as it is.
+fn raw_text(raw: &RawValue) -> Result<String, String> {
+    let text = raw.get();
+    if text.starts_with('"') {
+        serde_json::from_str::<String>(text).map_err(|e| format!("`raw`: {e}"))
+    } else {
+        Ok(text.to_string())
+    }
+}
+
+/// A body's text as JSON, or as a JSON string holding the text when it is not JSON (as
+/// the live client reads it).
+fn parsed(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
+}
+
+/// Whether `text` can stand in the file as it is, as a `raw` that reads back as the same
+/// bytes: one JSON document, no space around it, and not a string (a `raw` string holds
+/// text).
+pub(crate) fn embeddable(text: &str) -> bool {
+    !text.starts_with('"')
+        && serde_json::from_str::<&RawValue>(text).is_ok_and(|r| r.get().len() == text.len())
 }
 
 /// Token counts and cost as the provider reported them.
@@ -201,6 +385,7 @@ impl RecordedRequest {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             body: self.body.clone(),
+            raw: self.raw.clone(),
         }
     }
 }
@@ -217,39 +402,127 @@ impl Interaction {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             body: self.response.body.clone(),
+            raw: self.response.raw.clone(),
             latency: Duration::from_millis(self.latency_ms),
         }
     }
 }
 
+/// The texts the file holds as they came (`raw`), each in place of a marker string until
+/// the pretty text is made: a `Value` cannot hold JSON unparsed.
+struct Verbatim {
+    /// Unique to this write, so no string of a recording can pass for a marker.
+    nonce: String,
+    texts: Vec<String>,
+}
+
+impl Verbatim {
+    fn new() -> Verbatim {
+        Verbatim {
+            nonce: uuid::Uuid::new_v4().simple().to_string(),
+            texts: Vec::new(),
+        }
+    }
+
+    /// The value `text` is written as under `raw`: a marker for JSON that can stand in the
+    /// file as it is, else a JSON string holding the text.
+    fn hold(&mut self, text: String) -> Value {
+        if !embeddable(&text) {
+            return Value::String(text);
+        }
+        let marker = format!("\u{1}evals-raw-{}-{}", self.nonce, self.texts.len());
+        self.texts.push(text);
+        Value::String(marker)
+    }
+
+    /// `pretty` with each marker replaced by its text.
+    fn put_back(&self, mut pretty: String) -> String {
+        for (i, text) in self.texts.iter().enumerate() {
+            // As serde_json writes the marker: the control character escaped.
+            let marker = format!("\"\\u0001evals-raw-{}-{i}\"", self.nonce);
+            pretty = pretty.replacen(&marker, text, 1);
+        }
+        pretty
+    }
+}
+
 impl Cassette {
-    /// Pretty JSON with every object's keys sorted, ending in a newline.
+    /// Pretty JSON with every object's keys sorted, ending in a newline; `raw` bodies as
+    /// they came.
     pub fn to_pretty_json(&self) -> Result<String, serde_json::Error> {
         // Through `Value`: its maps are BTreeMaps, so struct fields come out sorted too.
         let mut value = serde_json::to_value(self)?;
+        let mut verbatim = Verbatim::new();
         let mut streams = false;
-        for response in responses_mut(&mut value) {
-            if let Some(Value::String(text)) = response.get("body")
-                && super::sse::is_stream(text)
-            {
-                let events = super::sse::events(text);
-                response.remove("body");
-                response.insert("events".into(), Value::Array(events));
-                streams = true;
+        let mut raws = false;
+        for interaction in interactions_mut(&mut value) {
+            for side in ["request", "response"] {
+                let Some(part) = interaction.get_mut(side).and_then(Value::as_object_mut) else {
+                    continue;
+                };
+                if let Some(Value::String(raw)) = part.remove("raw") {
+                    part.remove("body");
+                    part.insert("raw".into(), verbatim.hold(raw));
+                    raws = true;
+                    continue;
+                }
+                if side == "response"
+                    && let Some(Value::String(text)) = part.get("body")
+                    && sse::is_stream(text)
+                {
+                    let events = sse::events(text)
+                        .into_iter()
+                        .map(|e| event_value(e, &mut verbatim, &mut raws))
+                        .collect();
+                    part.remove("body");
+                    part.insert("events".into(), Value::Array(events));
+                    streams = true;
+                }
             }
         }
         let upstreams = self.interactions.iter().any(|i| i.upstream.is_some());
-        value["format"] = serde_json::json!(if upstreams {
+        value["format"] = serde_json::json!(if raws {
             FORMAT
+        } else if upstreams {
+            UPSTREAM_FORMAT
         } else if streams {
             STREAM_FORMAT
         } else {
             PLAIN_FORMAT
         });
-        let mut text = serde_json::to_string_pretty(&value)?;
+        let mut text = verbatim.put_back(serde_json::to_string_pretty(&value)?);
         text.push('\n');
         Ok(text)
     }
+}
+
+/// An event as the file writes it; `raws` is set when its data is kept as it came.
+fn event_value(e: Event, verbatim: &mut Verbatim, raws: &mut bool) -> Value {
+    let mut out = serde_json::Map::new();
+    for (k, v) in [
+        ("event", e.event),
+        ("id", e.id),
+        ("retry", e.retry),
+        ("comment", e.comment),
+    ] {
+        if let Some(v) = v {
+            out.insert(k.into(), Value::String(v));
+        }
+    }
+    match e.data {
+        Some(Data::Json(v)) => {
+            out.insert("data".into(), v);
+        }
+        Some(Data::Raw(text)) => {
+            out.insert("raw".into(), verbatim.hold(text));
+            *raws = true;
+        }
+        Some(Data::Text(t)) => {
+            out.insert("text".into(), Value::String(t));
+        }
+        None => {}
+    }
+    Value::Object(out)
 }
 
 /// Reads a cassette, naming the file in every error: unreadable, not JSON, not a cassette,
@@ -281,22 +554,20 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Cassette, CassetteError> 
         path: path.to_path_buf(),
         why,
     };
-    // Straight into the types when the text can hold no stream (no `events`, spelled out
-    // or escaped): one parse and no tree of the whole file. Anything it does not read is
-    // read again the long way below, whose errors name what is wrong.
-    if !text.contains("events")
-        && !text.contains("\\u")
-        && let Ok(cassette) = serde_json::from_str::<Cassette>(text)
-    {
-        if cassette.format > FORMAT {
-            return Err(CassetteError::TooNew {
-                path: path.to_path_buf(),
-                format: u64::from(cassette.format),
-                known: u64::from(FORMAT),
-            });
+    let too_new = |format: u64| CassetteError::TooNew {
+        path: path.to_path_buf(),
+        format,
+        known: u64::from(FORMAT),
+    };
+    // Straight into the types (a `raw` body can be read no other way: `RawValue` needs the
+    // text); only a file they do not take is read as a tree, to say what is wrong with it.
+    let typed = match serde_json::from_str::<Cassette>(text) {
+        Ok(cassette) if cassette.format > FORMAT => {
+            return Err(too_new(u64::from(cassette.format)));
         }
-        return Ok(cassette);
-    }
+        Ok(cassette) => return Ok(cassette),
+        Err(e) => e,
+    };
     let value: Value = serde_json::from_str(text).map_err(|e| not_a_cassette(e.to_string()))?;
     let format = match value.get("format") {
         Some(f) => f
@@ -305,29 +576,21 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Cassette, CassetteError> 
         None => return Err(not_a_cassette("no `format` field".into())),
     };
     if format > u64::from(FORMAT) {
-        return Err(CassetteError::TooNew {
-            path: path.to_path_buf(),
-            format,
-            known: u64::from(FORMAT),
-        });
+        return Err(too_new(format));
     }
-    let mut value = value;
-    for response in responses_mut(&mut value) {
-        if let Some(Value::Array(events)) = response.remove("events") {
-            response.insert("body".into(), Value::String(super::sse::text(&events)));
-        }
-    }
-    Cassette::deserialize(value).map_err(|e| not_a_cassette(e.to_string()))
+    Err(not_a_cassette(typed.to_string()))
 }
 
-/// Each interaction's `response` object in a cassette's JSON.
-fn responses_mut(value: &mut Value) -> impl Iterator<Item = &mut serde_json::Map<String, Value>> {
+/// Each interaction's object in a cassette's JSON.
+fn interactions_mut(
+    value: &mut Value,
+) -> impl Iterator<Item = &mut serde_json::Map<String, Value>> {
     value
         .get_mut("interactions")
         .and_then(Value::as_array_mut)
         .into_iter()
         .flatten()
-        .filter_map(|i| i.get_mut("response").and_then(Value::as_object_mut))
+        .filter_map(Value::as_object_mut)
 }
 
 #[cfg(test)]
@@ -358,11 +621,13 @@ mod tests {
                     url: "https://x/v1/chat/completions".into(),
                     headers: BTreeMap::from([("content-type".into(), "application/json".into())]),
                     body: Some(json!({"model": "echo", "temperature": 0.1})),
+                    raw: None,
                 },
                 response: RecordedResponse {
                     status: 200,
                     headers: BTreeMap::new(),
                     body: json!({"usage": {"prompt_tokens": 3, "completion_tokens": 4, "cost": 0.5}}),
+                    raw: None,
                 },
                 latency_ms: 1234,
                 usage: Some(RecordedUsage {
@@ -412,7 +677,7 @@ mod tests {
         let err = parse(r#"{"format": 7}"#, Path::new("cassettes/a/b.json")).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "cassettes/a/b.json: format 7 is newer than this evals understands (3); upgrade evals"
+            "cassettes/a/b.json: format 7 is newer than this evals understands (4); upgrade evals"
         );
     }
 
@@ -488,6 +753,94 @@ mod tests {
         assert_eq!(
             old.interactions[0].response.body,
             Value::String(stream.into())
+        );
+    }
+
+    #[test]
+    fn a_body_kept_as_it_came_is_written_raw_in_format_4_and_reads_back_byte_for_byte() {
+        let sent = r#"{"z":1e2,  "model":"echo","n":12345678901234567890123,"z":2}"#;
+        let came = "{\n  \"id\": \"x\",\n  \"usage\": {\"prompt_tokens\": 3}\n}\n";
+        let mut c = sample();
+        c.interactions[0].request.raw = Some(sent.into());
+        c.interactions[0].request.body = Some(serde_json::from_str(sent).unwrap());
+        c.interactions[0].response.raw = Some(came.into());
+        c.interactions[0].response.body = serde_json::from_str(came).unwrap();
+        let text = c.to_pretty_json().unwrap();
+        assert!(text.contains("\"format\": 4"), "{text}");
+        // The request's JSON stands in the file as it was sent; the response, padded with a
+        // newline, as a string holding its text.
+        assert!(text.contains(&format!("\"raw\": {sent}")), "{text}");
+        assert!(
+            text.contains(
+                r#""raw": "{\n  \"id\": \"x\",\n  \"usage\": {\"prompt_tokens\": 3}\n}\n""#
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("\"body\""), "raw in place of body: {text}");
+        let back = parse(&text, Path::new("c.json")).unwrap();
+        assert_eq!(back.interactions[0].request.raw.as_deref(), Some(sent));
+        assert_eq!(back.interactions[0].response.raw.as_deref(), Some(came));
+        assert_eq!(back.interactions, c.interactions);
+        assert_eq!(
+            back.interactions[0].response.body["usage"]["prompt_tokens"],
+            3
+        );
+        // An older evals refuses it rather than replay other bytes.
+        assert_eq!(back.format, 4);
+    }
+
+    #[test]
+    fn a_raw_body_or_event_is_needed_only_where_evals_would_write_other_bytes() {
+        let mut c = sample();
+        // What evals itself writes for the body: no `raw`.
+        let canonical = serde_json::to_string(&c.interactions[0].response.body).unwrap();
+        c.interactions[0].response.raw = Some(canonical);
+        let plain = c.interactions[0].response.clone().raw_if_needed();
+        assert_eq!(plain.raw, None);
+        // A stream whose events come in a provider's key order: each kept as it came.
+        let stream = "data: {\"z\":1,\"a\":2}\n\ndata: [DONE]\n\n";
+        c.interactions[0].response = RecordedResponse {
+            status: 200,
+            headers: BTreeMap::from([("content-type".into(), "text/event-stream".into())]),
+            body: Value::String(stream.into()),
+            raw: Some(stream.into()),
+        }
+        .raw_if_needed();
+        assert_eq!(c.interactions[0].response.raw, None, "the text is the body");
+        let text = c.to_pretty_json().unwrap();
+        assert!(text.contains(r#""raw": {"z":1,"a":2}"#), "{text}");
+        assert!(text.contains("\"format\": 4"), "{text}");
+        let back = parse(&text, Path::new("c.json")).unwrap();
+        assert_eq!(
+            back.interactions[0].response.body,
+            Value::String(stream.into())
+        );
+    }
+
+    #[test]
+    fn every_committed_cassette_of_an_older_format_loads_and_writes_back_the_same() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut seen = std::collections::BTreeMap::<u32, usize>::new();
+        for dir in ["fixtures", "cassettes"] {
+            for file in super::super::store::list_files(&root.join(dir)) {
+                let text = std::fs::read_to_string(&file).unwrap();
+                if !text.contains("\"interactions\"") {
+                    continue;
+                }
+                let cassette = parse(&text, &file).unwrap_or_else(|e| panic!("{e}"));
+                *seen.entry(cassette.format).or_default() += 1;
+                // Unchanged on a re-record that says the same: a quiet git diff.
+                assert_eq!(
+                    cassette.to_pretty_json().unwrap(),
+                    text,
+                    "{}",
+                    file.display()
+                );
+            }
+        }
+        assert!(
+            seen.keys().all(|f| *f < FORMAT) && !seen.is_empty(),
+            "{seen:?}"
         );
     }
 }

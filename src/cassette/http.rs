@@ -22,8 +22,56 @@ pub struct HttpRequest {
     pub url: String,
     /// Every header to send, auth included; only allow-listed ones are ever written.
     pub headers: Vec<(String, String)>,
-    /// The JSON body, if any.
+    /// The JSON body, if any (a body that is not JSON: a JSON string holding its text, or
+    /// its bytes in base64 under [`ENCODING`]): what the fingerprint, the diffs and the
+    /// providers read.
     pub body: Option<Value>,
+    /// The body's text exactly as it is to be sent, when it is not what `body` serializes
+    /// to: an exec worker's own request relayed by the gateway (its key order, spacing and
+    /// number spelling kept, only the contender's fields changed). `None`: `body`
+    /// serialized ([`HttpRequest::body_bytes`]).
+    pub raw: Option<String>,
+}
+
+impl HttpRequest {
+    /// The bytes the body goes over the wire as: [`HttpRequest::raw`] when set, else the
+    /// text of a text body (one with a `content-type` that is not JSON), the bytes of a
+    /// base64 one, or the compact JSON of `body`. `None`: no body. `Err`: base64 that does
+    /// not decode.
+    pub fn body_bytes(&self) -> Result<Option<Vec<u8>>, String> {
+        if let Some(raw) = &self.raw {
+            return Ok(Some(raw.clone().into_bytes()));
+        }
+        let Some(body) = &self.body else {
+            return Ok(None);
+        };
+        let content_type = header(&self.headers, "content-type");
+        Ok(Some(match body {
+            Value::String(text) if header(&self.headers, ENCODING) == Some("base64") => {
+                use base64::Engine as _;
+                base64::engine::general_purpose::STANDARD
+                    .decode(text)
+                    .map_err(|e| format!("cannot decode the body: {e}"))?
+            }
+            Value::String(text) if content_type.is_some_and(|t| !is_json(t)) => {
+                text.clone().into_bytes()
+            }
+            _ => serde_json::to_vec(body).map_err(|e| format!("cannot encode the body: {e}"))?,
+        }))
+    }
+}
+
+/// The value of header `name` (any case) in `headers`.
+pub(crate) fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// Whether a `content-type` is JSON (`application/json`, `…+json`).
+pub(crate) fn is_json(content_type: &str) -> bool {
+    content_type.to_ascii_lowercase().contains("json")
 }
 
 /// The header (in an [`HttpRequest`] or [`HttpResponse`] of an exec adapter's other API)
@@ -39,10 +87,65 @@ pub struct HttpResponse {
     pub status: u16,
     /// The headers, names lowercase; on replay only the recorded (allow-listed) ones.
     pub headers: Vec<(String, String)>,
-    /// The body as JSON; a body that is not JSON is a JSON string holding its text.
+    /// The body as JSON; a body that is not JSON is a JSON string holding its text (or its
+    /// bytes in base64, under [`ENCODING`]).
     pub body: Value,
+    /// The body's text exactly as it came (live) or as the cassette keeps it, when it is not
+    /// what [`HttpResponse::body_bytes`] would make of `body` (a provider's key order,
+    /// spacing and number spelling): what an exec worker is sent back, byte for byte.
+    /// `None`: `body` says it all.
+    pub raw: Option<String>,
     /// How long the exchange took; on replay, the recorded figure, so latencies compare.
     pub latency: Duration,
+}
+
+impl HttpResponse {
+    /// The bytes the body is passed on as (to an exec worker): [`HttpResponse::raw`] when
+    /// set, else the bytes of a base64 body, the text of a text body (a stream, a
+    /// `content-type` that is not JSON, or none given), nothing for a `null` body with no
+    /// type, or the compact JSON of `body`.
+    pub fn body_bytes(&self) -> Vec<u8> {
+        body_bytes(
+            self.raw.as_deref(),
+            &self.body,
+            self.headers.iter().map(|(k, v)| (k, v)),
+        )
+    }
+}
+
+/// [`HttpResponse::body_bytes`] of a response's parts (a recorded one's too: what replay
+/// will pass on, so a recording keeps `raw` only where it differs).
+pub(crate) fn body_bytes<'a>(
+    raw: Option<&str>,
+    body: &Value,
+    headers: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> Vec<u8> {
+    if let Some(raw) = raw {
+        return raw.as_bytes().to_vec();
+    }
+    let (mut content_type, mut base64) = (None, false);
+    for (k, v) in headers {
+        if k.eq_ignore_ascii_case("content-type") {
+            content_type = Some(v.as_str());
+        } else if k.eq_ignore_ascii_case(ENCODING) {
+            base64 = v == "base64";
+        }
+    }
+    match body {
+        Value::String(text) if base64 => {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD
+                .decode(text)
+                .unwrap_or_default()
+        }
+        Value::String(text)
+            if content_type.is_some_and(|t| !is_json(t)) || super::sse::has_data(text) =>
+        {
+            text.clone().into_bytes()
+        }
+        Value::Null if content_type.is_none() => Vec::new(),
+        body => serde_json::to_vec(body).unwrap_or_default(),
+    }
 }
 
 /// A provider's judgement of a 2xx response: whether it is the provider's success shape.

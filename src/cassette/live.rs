@@ -83,28 +83,10 @@ impl LiveClient {
             has_content_type |= name.eq_ignore_ascii_case("content-type");
             builder = builder.header(name.as_str(), value.as_str());
         }
-        let base64 = req
-            .headers
-            .iter()
-            .any(|(k, v)| k.eq_ignore_ascii_case(super::http::ENCODING) && v == "base64");
-        if let Some(body) = &req.body {
-            let bytes = match body {
-                // A body that is not JSON (an exec adapter's other API): its text, or bytes.
-                Value::String(text) if base64 => {
-                    use base64::Engine as _;
-                    base64::engine::general_purpose::STANDARD
-                        .decode(text)
-                        .map_err(|e| {
-                            CallError::Transport(format!("{what}: cannot decode the body: {e}"))
-                        })?
-                }
-                Value::String(text) if has_content_type && !is_json_type(&req.headers) => {
-                    text.clone().into_bytes()
-                }
-                _ => serde_json::to_vec(body).map_err(|e| {
-                    CallError::Transport(format!("{what}: cannot encode the body: {e}"))
-                })?,
-            };
+        if let Some(bytes) = req
+            .body_bytes()
+            .map_err(|e| CallError::Transport(format!("{what}: {e}")))?
+        {
             if !has_content_type {
                 builder = builder.header("content-type", "application/json");
             }
@@ -154,22 +136,29 @@ impl LiveClient {
             return Err(too_large(&subject, Some(seen), limit, limit));
         }
         let latency = started.elapsed();
-        let body = match String::from_utf8(body) {
+        // The text kept as it came (`raw`), beside the JSON read from it: an exec worker
+        // is sent back the provider's bytes, not evals' serialization of them.
+        let (body, raw) = match String::from_utf8(body) {
             Ok(text) => match serde_json::from_str::<Value>(&text) {
-                Ok(json) => json,
-                Err(_) => Value::String(text),
+                Ok(json) => (json, Some(text)),
+                Err(_) => (Value::String(text.clone()), Some(text)),
             },
             // Bytes (an image, a PDF from an exec adapter's other API): kept whole, in base64.
             Err(e) => {
                 use base64::Engine as _;
                 headers.push((super::http::ENCODING.into(), "base64".into()));
-                Value::String(base64::engine::general_purpose::STANDARD.encode(e.into_bytes()))
+                let bytes = e.into_bytes();
+                (
+                    Value::String(base64::engine::general_purpose::STANDARD.encode(bytes)),
+                    None,
+                )
             }
         };
         Ok(HttpResponse {
             status,
             headers,
             body,
+            raw,
             latency,
         })
     }
@@ -211,14 +200,6 @@ impl Upstream for LiveClient {
     }
 }
 
-/// Whether the request's `content-type` is JSON (`application/json`, `…+json`).
-fn is_json_type(headers: &[(String, String)]) -> bool {
-    headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-        .is_some_and(|(_, v)| v.to_ascii_lowercase().contains("json"))
-}
-
 fn human_duration(d: Duration) -> String {
     if d.subsec_millis() == 0 && d.as_secs() > 0 {
         format!("{}s", d.as_secs())
@@ -242,6 +223,7 @@ mod tests {
             url: url.to_string(),
             headers: vec![],
             body: Some(json!({"prompt": 1})),
+            raw: None,
         }
     }
 

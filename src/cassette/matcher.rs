@@ -282,6 +282,7 @@ mod tests {
             url: "https://x/v1/chat/completions".into(),
             headers: BTreeMap::new(),
             body: Some(body),
+            raw: None,
         }
     }
 
@@ -293,6 +294,7 @@ mod tests {
                 status: 200,
                 headers: BTreeMap::new(),
                 body: Value::Null,
+                raw: None,
             },
             latency_ms: 1,
             usage: None,

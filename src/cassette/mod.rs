@@ -53,5 +53,6 @@ pub use session::Session;
 pub(crate) use session::{
     DEFAULT_MAX_RESPONSE_BYTES, SessionMeta, Tally, Transport, UNWRITTEN_NAMED,
 };
+pub(crate) use sse::has_data;
 pub use store::CassetteKey;
 pub(crate) use store::{case_file, list_files as list_json_files, may_share_a_file, settings_slug};

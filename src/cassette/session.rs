@@ -322,7 +322,7 @@ impl Session {
                     .send(req, &self.meta.route, accept)
                     .await
                     .map_err(|e| self.scrub_error(e))?;
-                self.redactor.scrub_in_place(&mut response.body);
+                self.scrub_response(&mut response);
                 Ok(response)
             }
             Mode::Record => {
@@ -491,7 +491,10 @@ impl Session {
         let recorded = self.recorded.as_ref()?;
         let mut state = self.lock();
         let interaction = recorded.get(state.matcher.take(fp, recorded)?)?;
-        let size = body_size(&interaction.response.body);
+        let size = match &interaction.response.raw {
+            Some(raw) => raw.len() as u64,
+            None => body_size(&interaction.response.body),
+        };
         let limit = self.options.max_response_bytes;
         if size > limit {
             state.failed = true;
@@ -522,7 +525,9 @@ impl Session {
             url: self.redactor.scrub_request_url(&req.url),
             headers: allowed(&self.redactor, &req.headers, UPSTREAM_REQUEST_HEADERS),
             body: req.body.as_ref().map(|b| self.redactor.scrub_value(b)),
-        };
+            raw: req.raw.as_ref().map(|r| self.redactor.scrub_str(r)),
+        }
+        .raw_if_needed();
         let fp = super::fingerprint::upstream_fingerprint(
             &recorded.to_http(),
             &self.options.ignore_fields,
@@ -557,7 +562,7 @@ impl Session {
         // must not reach the results or the history through the recording run either).
         response.latency = Duration::from_millis(latency_ms);
         let usage = RecordedUsage::from_body(&response.body);
-        self.redactor.scrub_in_place(&mut response.body);
+        self.scrub_response(&mut response);
         let failed = match upstream {
             // Another API's 404 or 422 is its answer, which the program handles.
             Some(_) => response.status == 429 || response.status >= 500,
@@ -587,7 +592,9 @@ impl Session {
                     },
                 ),
                 body: response.body.clone(),
-            },
+                raw: response.raw.clone(),
+            }
+            .raw_if_needed(),
             latency_ms,
             usage: usage.filter(|_| upstream.is_none()),
             upstream: upstream.map(str::to_string),
@@ -596,6 +603,14 @@ impl Session {
         state.exchanged.push(interaction);
         state.fetched_live = true;
         Ok(response)
+    }
+
+    /// A response's body scrubbed, as JSON and as the text it came as.
+    fn scrub_response(&self, response: &mut HttpResponse) {
+        self.redactor.scrub_in_place(&mut response.body);
+        if let Some(raw) = &mut response.raw {
+            *raw = self.redactor.scrub_str(raw);
+        }
     }
 
     /// A transport error names the URL and may quote the server: keep secrets out of it.
@@ -680,7 +695,9 @@ pub(crate) fn filed(
         url: redactor.scrub_request_url(&req.url),
         headers: allowed(redactor, &req.headers, REQUEST_HEADERS),
         body: req.body.as_ref().map(|b| redactor.scrub_value(b)),
-    };
+        raw: req.raw.as_ref().map(|r| redactor.scrub_str(r)),
+    }
+    .raw_if_needed();
     let fp = fingerprint_at(&recorded.to_http(), ignore_fields, base);
     (recorded, fp)
 }
@@ -796,6 +813,7 @@ mod tests {
                 ],
                 "temperature": temperature,
             })),
+            raw: None,
         }
     }
 
@@ -848,6 +866,7 @@ mod tests {
                     headers: vec![("x-secret-header".into(), "nope".into())],
                     body: json!({"n": n, "echo": echo, "extra": self.extra}),
                     latency: Duration::from_millis(10 + n as u64),
+                    raw: None,
                 })
             })
         }
@@ -859,6 +878,7 @@ mod tests {
             url: "https://x/v1/chat/completions".into(),
             headers: vec![],
             body: Some(json!({"prompt": p})),
+            raw: None,
         }
     }
 
@@ -1199,6 +1219,7 @@ mod tests {
             url: format!("https://tools.example/api/find?{query}"),
             headers: vec![],
             body: None,
+            raw: None,
         };
         let recorder = Transport::new(Mode::Record, options(dir.path()), upstream.clone());
         let session = recorder.session(&key("tool"), meta("tool")).unwrap();
@@ -1383,6 +1404,7 @@ mod tests {
                     headers: vec![],
                     body: json!({"echo": p}),
                     latency: Duration::from_millis(5),
+                    raw: None,
                 })
             })
         }
@@ -1485,7 +1507,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!(
-                "{}: format 7 is newer than this evals understands (3); upgrade evals",
+                "{}: format 7 is newer than this evals understands (4); upgrade evals",
                 path.display()
             )
         );

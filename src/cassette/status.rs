@@ -199,6 +199,7 @@ mod tests {
             url: "http://h/v1/chat/completions".into(),
             headers: vec![],
             body: Some(json!({"prompt": prompt})),
+            raw: None,
         }
     }
 
@@ -242,6 +243,7 @@ mod tests {
             url: r.url,
             headers: Default::default(),
             body: r.body,
+            raw: None,
         };
         write_interaction(dir, case_id, fp, recorded);
     }
@@ -267,6 +269,7 @@ mod tests {
                     status: 200,
                     headers: Default::default(),
                     body: json!({}),
+                    raw: None,
                 },
                 latency_ms: 1,
                 upstream: None,

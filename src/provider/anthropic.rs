@@ -173,6 +173,7 @@ impl Anthropic {
             url: format!("{}/messages", self.base_url(c).unwrap_or_default()),
             headers,
             body: Some(body),
+            raw: None,
         }
     }
 }
@@ -355,6 +356,7 @@ mod tests {
             headers: vec![],
             body,
             latency: std::time::Duration::ZERO,
+            raw: None,
         };
         assert_eq!(
             accept(&ok(json!({"type": "message", "content": []}))),

@@ -164,14 +164,17 @@ impl Gemini {
             url: format!("{base}/models/{model}:{method}"),
             headers,
             body: Some(body),
+            raw: None,
         }
     }
 }
 
 /// The contender's temperature, max tokens and effort in the body's `generationConfig`
-/// (the model is in the URL).
+/// (the model is in the URL). A contender with none of them leaves the body as it is (a
+/// worker's own `generationConfig`, even an empty one, goes on as sent).
 fn settings(c: &Contender, mut body: Value) -> Value {
-    let Some(obj) = body.as_object_mut() else {
+    let none = c.temperature.is_none() && c.info.max_tokens.is_none() && c.info.effort.is_none();
+    let Some(obj) = body.as_object_mut().filter(|_| !none) else {
         return body;
     };
     let config = obj.entry("generationConfig").or_insert_with(|| json!({}));
@@ -194,9 +197,6 @@ fn settings(c: &Contender, mut body: Value) -> Value {
             *thinking = json!({});
         }
         thinking["thinkingBudget"] = json!(gemini_thinking_budget(e));
-    }
-    if config.as_object().is_some_and(|o| o.is_empty()) {
-        obj.remove("generationConfig");
     }
     body
 }

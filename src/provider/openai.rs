@@ -183,6 +183,7 @@ impl OpenAiCompatible {
             url: format!("{base}/chat/completions"),
             headers,
             body: Some(body),
+            raw: None,
         }
     }
 }
@@ -507,6 +508,7 @@ impl OpenAiCompatible {
             url: format!("{}{path}", self.base_url(c).unwrap_or_default()),
             headers: template.headers,
             body: Some(body),
+            raw: None,
         }
     }
 }
@@ -574,6 +576,7 @@ mod tests {
             headers: vec![],
             body,
             latency: std::time::Duration::ZERO,
+            raw: None,
         }
     }
 

@@ -308,6 +308,7 @@ mod tests {
             headers: vec![],
             body,
             latency: std::time::Duration::ZERO,
+            raw: None,
         }
     }
 

@@ -88,7 +88,7 @@ pub fn sse_data(text: &str) -> Vec<Value> {
 
 /// Whether a body is a server-sent-events stream (kept as text: a JSON string).
 pub fn is_stream(body: &Value) -> bool {
-    matches!(body, Value::String(s) if s.lines().any(|l| l.starts_with("data:")))
+    matches!(body, Value::String(s) if crate::cassette::has_data(s))
 }
 
 #[cfg(test)]

@@ -379,6 +379,44 @@ fn flaky_section(out: &mut Bounded, run: &RunResult) {
     }
 }
 
+/// How many warnings of cases [`warnings_section`] lists.
+const WARNINGS: usize = 20;
+
+/// What the cases warn of (a worker that tried to reach another host in replay): one line
+/// per case and warning, the first [`WARNINGS`].
+fn warnings_section(out: &mut Bounded, run: &RunResult) {
+    let rows: Vec<String> = run
+        .experiments
+        .iter()
+        .flat_map(|e| {
+            e.cases.iter().flat_map(move |c| {
+                c.warnings.iter().map(move |w| {
+                    format!(
+                        "- {} · {} · {}: {}\n",
+                        text(&contender_label(&e.contender)),
+                        text(&e.dataset),
+                        code(&c.case),
+                        text(w)
+                    )
+                })
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    out.push(&format!("\n### Warnings ({})\n\n", rows.len()));
+    for r in rows.iter().take(WARNINGS) {
+        out.push(r);
+    }
+    if rows.len() > WARNINGS {
+        out.push(&format!(
+            "- … and {} more (the JSON report has them all)\n",
+            rows.len() - WARNINGS
+        ));
+    }
+}
+
 /// Cassette misses, one block per cause: its diff once, who it hit, a hint per contender.
 fn misses_section(out: &mut Bounded, run: &RunResult) {
     let groups = super::misses::groups(run);
@@ -554,6 +592,7 @@ impl Report for Markdown {
         experiments_table(&mut out, run, c);
         flaky_section(&mut out, run);
         misses_section(&mut out, run);
+        warnings_section(&mut out, run);
         // Gated cases other than misses, taken round-robin across contenders so that a cut
         // leaves every contender's first regressions.
         let gated = round_robin(

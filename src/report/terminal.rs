@@ -388,6 +388,9 @@ impl Terminal {
                 // Shown as they go in: with color on, the net at the end keeps what looks
                 // like a color sequence.
                 let case = visible(&c.case);
+                for w in &c.warnings {
+                    let _ = writeln!(out, "  {case} warning: {}", visible(w));
+                }
                 if let Some(err) = &c.error {
                     let _ = writeln!(out, "  {case} error: {}", indent(&visible(&err.message)));
                     continue;
@@ -407,6 +410,13 @@ impl Terminal {
                 }
                 for f in &c.failed_thresholds {
                     let _ = writeln!(out, "  {case} below threshold: {}", visible(f));
+                }
+                if let Some(calls) = c.tool_calls.as_ref().filter(|calls| !calls.is_empty()) {
+                    let calls: Vec<String> = calls
+                        .iter()
+                        .map(|t| format!("{}({})", t.name, t.arguments))
+                        .collect();
+                    let _ = writeln!(out, "  {} tool calls: {}", c.case, calls.join(", "));
                 }
                 // An exec adapter's calls through the gateway, in order.
                 if !c.trajectory.is_empty() {

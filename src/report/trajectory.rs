@@ -6,8 +6,9 @@ use super::format::html_escape as escape;
 use crate::results::{Step, StepKind};
 
 /// The trajectory as an ordered list (`<ol class="trajectory">`), one item per call: its
-/// kind, who was called (the model or the upstream's name), method, path and query, the
-/// status (or "no answer"), and an upstream call's body, compact. Empty for no steps.
+/// kind, who was called (the contender and the model it was forwarded to, or the
+/// upstream's name), method, path and query, the status (or "no answer"), and an upstream
+/// call's body, compact. Empty for no steps.
 pub fn html(steps: &[Step]) -> String {
     if steps.is_empty() {
         return String::new();
@@ -29,8 +30,13 @@ pub fn html(steps: &[Step]) -> String {
             Some(code) => (code.to_string(), "failed"),
             None => ("no answer".to_string(), "failed"),
         };
+        let model = s
+            .model
+            .as_deref()
+            .map(|m| format!(" <span class=\"model\">({})</span>", escape(m)))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "<li class=\"step {kind}\"><span class=\"kind\">{kind}</span> <span class=\"name\">{}</span> <code>{} {}</code> <span class=\"status {class}\">{}</span>",
+            "<li class=\"step {kind}\"><span class=\"kind\">{kind}</span> <span class=\"name\">{}</span>{model} <code>{} {}</code> <span class=\"status {class}\">{}</span>",
             escape(&s.name),
             escape(&s.method),
             escape(&target),
@@ -65,6 +71,7 @@ mod tests {
                 query: crate::results::trajectory::query_map("id=4%262&x=%3Cb%3E"),
                 body: None,
                 status: Some(200),
+                model: None,
             },
             Step {
                 kind: StepKind::Upstream,
@@ -74,6 +81,7 @@ mod tests {
                 query: Default::default(),
                 body: Some(json!({"note": "<script>alert('x')</script>"})),
                 status: None,
+                model: None,
             },
             Step {
                 kind: StepKind::Model,
@@ -83,6 +91,7 @@ mod tests {
                 query: Default::default(),
                 body: None,
                 status: Some(429),
+                model: Some("gpt-<x>".into()),
             },
         ];
         let html = html(&steps);
@@ -91,7 +100,7 @@ mod tests {
             "<ol class=\"trajectory\">\n\
              <li class=\"step upstream\"><span class=\"kind\">upstream</span> <span class=\"name\">ship&lt;ping&gt;</span> <code>GET /orders?id=4&amp;2&amp;x=&lt;b&gt;</code> <span class=\"status ok\">200</span></li>\n\
              <li class=\"step upstream\"><span class=\"kind\">upstream</span> <span class=\"name\">shipping</span> <code>POST /events</code> <span class=\"status failed\">no answer</span> <code class=\"body\">{&quot;note&quot;:&quot;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&quot;}</code></li>\n\
-             <li class=\"step model\"><span class=\"kind\">model</span> <span class=\"name\">openai/gpt-x</span> <code>POST /v1/chat/completions</code> <span class=\"status failed\">429</span></li>\n\
+             <li class=\"step model\"><span class=\"kind\">model</span> <span class=\"name\">openai/gpt-x</span> <span class=\"model\">(gpt-&lt;x&gt;)</span> <code>POST /v1/chat/completions</code> <span class=\"status failed\">429</span></li>\n\
              </ol>\n"
         );
         assert!(!html.contains("<script"));

@@ -580,6 +580,8 @@ mod tests {
             input: None,
             expected: None,
             trajectory: vec![],
+            tool_calls: None,
+            warnings: vec![],
         }
     }
 

@@ -315,6 +315,14 @@ pub struct CaseResult {
     /// The calls the adapter's program made through the gateway, in order (model calls
     /// and `adapter.upstreams` requests); empty when none were seen.
     pub trajectory: Vec<crate::results::Step>,
+    /// The tool calls the model asked for, as observed in its responses (and as an exec
+    /// worker reported them): what the `tool_calls` checks judged. `None`: nobody could see
+    /// (an in-process provider, a response of no known shape), which is not `Some([])`, "no
+    /// calls".
+    pub tool_calls: Option<Vec<crate::results::ToolCall>>,
+    /// What the reader should know of how the case ran, though it did not fail it: a
+    /// worker that tried to reach another host than the gateway in replay.
+    pub warnings: Vec<String>,
 }
 
 /// One try of a repeated case: its score, whether it passed, and why it errored.
@@ -479,6 +487,16 @@ impl CaseResult {
         }
         if !self.trajectory.is_empty() {
             crate::secrets::scrub_model(&mut self.trajectory);
+        }
+        if let Some(calls) = &mut self.tool_calls
+            && !calls.is_empty()
+        {
+            crate::secrets::scrub_model(calls);
+        }
+        for text in &mut self.warnings {
+            if let Cow::Owned(clean) = crate::secrets::scrub(text) {
+                *text = clean;
+            }
         }
     }
 

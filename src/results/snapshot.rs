@@ -303,6 +303,10 @@ struct CaseRef<'a> {
     expected: &'a Option<Value>,
     #[serde(skip_serializing_if = "none")]
     trajectory: &'a [crate::results::Step],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_calls: &'a Option<Vec<crate::results::ToolCall>>,
+    #[serde(skip_serializing_if = "none")]
+    warnings: &'a [String],
 }
 
 fn unused(u: &&Usage) -> bool {
@@ -348,6 +352,10 @@ struct CaseFormat {
     expected: Option<Value>,
     #[serde(default)]
     trajectory: Vec<crate::results::Step>,
+    #[serde(default)]
+    tool_calls: Option<Vec<crate::results::ToolCall>>,
+    #[serde(default)]
+    warnings: Vec<String>,
 }
 
 fn none<T>(list: &&[T]) -> bool {
@@ -385,6 +393,8 @@ impl Serialize for CaseResult {
             input: &self.input,
             expected: &self.expected,
             trajectory: &self.trajectory,
+            tool_calls: &self.tool_calls,
+            warnings: &self.warnings,
         }
         .serialize(s)
     }
@@ -422,6 +432,8 @@ impl<'de> Deserialize<'de> for CaseResult {
             input: f.input,
             expected: f.expected,
             trajectory: f.trajectory,
+            tool_calls: f.tool_calls,
+            warnings: f.warnings,
         })
     }
 }

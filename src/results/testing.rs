@@ -33,6 +33,8 @@ pub(crate) fn case(id: &str, score: Option<f64>, passed: Option<bool>) -> CaseRe
         input: None,
         expected: None,
         trajectory: vec![],
+        tool_calls: None,
+        warnings: vec![],
     }
 }
 

@@ -26,12 +26,17 @@ pub struct Step {
     pub kind: StepKind,
     /// The contender's id for a model call; the upstream's name (`shipping`) otherwise.
     pub name: String,
+    /// The model a model call was forwarded to (the contender's, whatever the worker
+    /// asked); `None` for an upstream call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// `GET`, `POST`.
     pub method: String,
-    /// The path called: below the upstream's base URL (`/orders`), or the gateway's
-    /// endpoint for a model call (`/v1/chat/completions`).
+    /// The path called: below the upstream's base URL (`/orders`); for a model call, the
+    /// path it was forwarded to (`/v1beta/models/gemini-2.5-flash:generateContent`), or
+    /// the gateway's endpoint when the contender's provider answered it in the process.
     pub path: String,
-    /// The query parameters (an upstream call's), each value as sent (a string); a
+    /// The query parameters, each value as sent (a string); a
     /// parameter given twice keeps its last value.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub query: BTreeMap<String, String>,
@@ -121,6 +126,7 @@ mod tests {
             query: query_map("id=42"),
             body: None,
             status: Some(200),
+            model: None,
         };
         assert_eq!(step.summary(), "GET shipping /orders?id=42 → 200");
     }

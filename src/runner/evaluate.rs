@@ -613,6 +613,7 @@ impl<'s> Prepared<'s> {
                 datasets,
                 case_keys,
                 git,
+                adapter: ctx.adapter.clone(),
             },
             Work {
                 cases,
@@ -637,6 +638,8 @@ struct Begun<'s> {
     datasets: Vec<String>,
     case_keys: CaseKeys,
     git: std::thread::JoinHandle<crate::history::git::GitInfo>,
+    /// The run's adapter, asked for its warnings once the cases ran.
+    adapter: Arc<dyn Adapter>,
 }
 
 /// What the executor takes of a run under way.
@@ -667,7 +670,11 @@ impl Begun<'_> {
             datasets,
             case_keys,
             git,
+            adapter,
         } = self;
+        for warning in adapter.take_warnings() {
+            notices.warn(&warning);
+        }
         let unwritten = transport.unwritten_count();
         if unwritten > 0 {
             notices.warn(&unwritten_warning(unwritten));
@@ -1422,6 +1429,7 @@ mod tests {
                 url: format!("{}/lookup", self.base_url),
                 headers: vec![("content-type".into(), "application/json".into())],
                 body: Some(serde_json::json!({"model": c.info.model, "question": req.user})),
+                raw: None,
             })
         }
 
@@ -1566,6 +1574,7 @@ mod tests {
                     },
                     latency_s: Some(c.latency_s),
                     truncated: c.truncated,
+                    warnings: vec![],
                 })
             })
         }

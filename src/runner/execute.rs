@@ -437,6 +437,8 @@ fn without_result(head: &crate::suite::CaseHead<'_>, error: CaseError) -> CaseRe
         input: None,
         expected: None,
         trajectory: vec![],
+        tool_calls: None,
+        warnings: vec![],
     }
 }
 
@@ -619,6 +621,8 @@ async fn run_case_unscrubbed(
         input: Some(case.input.to_value()),
         expected: case.expected.clone().or_else(|| case.expect.clone()),
         trajectory: vec![],
+        tool_calls: None,
+        warnings: vec![],
     };
     // Resolved when the run was prepared: a kind missing here is a bug, said as an error
     // of the case.
@@ -652,6 +656,8 @@ async fn run_case_unscrubbed(
             result.duration_s = answer.latency_s.unwrap_or(0.0);
             let mut reply = answer.reply;
             result.trajectory = reply.trajectory.clone().unwrap_or_default();
+            result.tool_calls = reply.tool_calls.clone();
+            result.warnings = answer.warnings;
             if let Some(note) = answer.truncated {
                 // Said where the reader looks: a reply cut short reads "cut at max_tokens
                 // (512): not JSON: EOF while parsing", not a bare parse error.

@@ -188,6 +188,7 @@ mod tests {
                 .unwrap_or_default(),
             body: serde_json::Value::Null,
             latency: Duration::ZERO,
+            raw: None,
         })
     }
 
@@ -251,6 +252,7 @@ mod tests {
                 headers: vec![],
                 body: serde_json::json!({ "error": error }),
                 latency: Duration::ZERO,
+                raw: None,
             })
         };
         let quota = with(serde_json::json!({
@@ -314,6 +316,7 @@ mod tests {
             headers: vec![],
             body: serde_json::json!(body),
             latency: Duration::ZERO,
+            raw: None,
         })
     }
 
@@ -352,6 +355,7 @@ mod tests {
                 headers,
                 body: serde_json::Value::Null,
                 latency: Duration::ZERO,
+                raw: None,
             })
         };
         assert_eq!(

@@ -125,6 +125,7 @@ mod tests {
                         },
                         body: serde_json::json!({}),
                         latency: Duration::from_millis(10),
+                        raw: None,
                     }),
                     Err(m) => Err(CallError::Transport(m.into())),
                 }
@@ -138,6 +139,7 @@ mod tests {
             url: url.into(),
             headers: vec![],
             body: None,
+            raw: None,
         }
     }
 

@@ -1361,6 +1361,7 @@ mod tests {
             query: crate::results::trajectory::query_map(query),
             body: (!body.is_null()).then_some(body),
             status: Some(200),
+            model: None,
         }
     }
 

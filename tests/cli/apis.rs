@@ -627,11 +627,13 @@ fn the_official_python_sdks_record_through_the_gateway_and_check_offline_streams
         .map(|(a, b)| (a.to_string(), b.to_string())),
         "each SDK's call went to its API with the contender's model and the real key"
     );
-    // A stream is recorded as its events (format 2), each one readable in the file.
+    // A stream is recorded as its events, each one readable in the file; the SDK's request
+    // as it sent it (`raw`, format 4).
     let cassette: Value =
         serde_json::from_str(&p.read("evals/cassettes/anthropic/claude-x/default/d/stream-1.json"))
             .unwrap();
-    assert_eq!(cassette["format"], 2);
+    assert_eq!(cassette["format"], 4);
+    assert!(cassette["interactions"][0]["request"]["raw"].is_object());
     let events = cassette["interactions"][0]["response"]["events"]
         .as_array()
         .unwrap();
@@ -657,8 +659,8 @@ fn the_official_python_sdks_record_through_the_gateway_and_check_offline_streams
         serde_json::from_str(&p.read("evals/cassettes/anthropic/claude-x/default/d/plain.json"))
             .unwrap();
     assert_eq!(
-        plain["format"], 1,
-        "a cassette without a stream keeps format 1"
+        plain["format"], 4,
+        "the SDK's request is kept as it sent it"
     );
     let rec: Value = serde_json::from_str(&p.read("rec.json")).unwrap();
     for e in rec["experiments"].as_array().unwrap() {

@@ -514,7 +514,7 @@ fn a_corrupt_or_future_format_cassette_is_an_error_naming_the_file() {
         .evals(&["run", "--cassettes", "replay", "--no-autosave"])
         .code(1);
     d.stdout_has(&format!(
-        "{file}: format 99 is newer than this evals understands (3); upgrade evals"
+        "{file}: format 99 is newer than this evals understands (4); upgrade evals"
     ));
     assert_eq!(d.cell("local/m1", "errors"), "1");
     // `cassettes status` does not pass over it either: it lists it as corrupt.

@@ -459,12 +459,24 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// The interactions of a cassette as a re-record must reproduce them (latency aside).
+/// The interactions of a cassette as a re-record must reproduce them (latency aside; a body
+/// kept as it came, `raw`, compared as the JSON it is: the committed files are format 1).
 fn exchanges(path: &std::path::Path) -> serde_json::Value {
     let mut v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     for i in v["interactions"].as_array_mut().unwrap() {
-        i.as_object_mut().unwrap().remove("latency_ms");
+        let i = i.as_object_mut().unwrap();
+        i.remove("latency_ms");
+        for side in ["request", "response"] {
+            let part = i[side].as_object_mut().unwrap();
+            if let Some(raw) = part.remove("raw") {
+                let body = match raw {
+                    serde_json::Value::String(text) => serde_json::from_str(&text).unwrap(),
+                    json => json,
+                };
+                part.insert("body".into(), body);
+            }
+        }
     }
     v["interactions"].take()
 }

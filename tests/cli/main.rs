@@ -24,6 +24,7 @@ mod environment;
 mod exec;
 mod exit_codes;
 mod faults;
+mod fidelity;
 mod five_minutes;
 mod forge;
 mod gate;

@@ -1,9 +1,10 @@
 //! The official SDKs the exec-adapter tests run unmodified through the gateway: Python
-//! `openai`, `anthropic` and `google-genai` in a venv, and the npm `openai` package, pinned
-//! and installed once under `target/tools/` (from the package registries, the only network
-//! a test ever needs, and only the first time). `.ci/run` installs them before `cargo test`
-//! and exports `EVALS_TEST_PYTHON` / `EVALS_TEST_NODE_MODULES`; a bare `cargo test` installs
-//! them here, under a lock so parallel tests install once.
+//! `openai`, `anthropic`, `google-genai` and `openai-agents` in a venv, and the npm
+//! `openai` package, pinned and installed once under `target/tools/` (from the package
+//! registries, the only network a test ever needs, and only the first time). `.ci/run`
+//! installs them before `cargo test` and exports `EVALS_TEST_PYTHON` /
+//! `EVALS_TEST_NODE_MODULES`; a bare `cargo test` installs them here, under a lock so
+//! parallel tests install once.
 
 use std::fs::File;
 use std::path::PathBuf;
@@ -13,7 +14,16 @@ use std::sync::OnceLock;
 use crate::harness::Bounded;
 
 /// Pinned versions, the same as `.ci/run`'s (a test holds them equal).
-pub const PY_PACKAGES: &[&str] = &["openai==3.57.0", "anthropic==2.15.0", "google-genai==3.6.1"];
+pub const PY_PACKAGES: &[&str] = &[
+    "openai==3.57.0",
+    "anthropic==2.15.0",
+    "google-genai==3.6.1",
+    "openai-agents==0.24.0",
+];
+
+/// What the venv must import to be taken as it is (else it is made again).
+const PY_IMPORTS: &str = "import openai, anthropic, google.genai, agents";
+
 /// The npm `openai` package, pinned.
 pub const NODE_PACKAGE: &str = "openai@6.49.0";
 
@@ -45,7 +55,7 @@ fn locked<T>(name: &str, f: impl FnOnce() -> T) -> T {
     out
 }
 
-/// The venv's python, with the three Python SDKs importable.
+/// The venv's python, with the Python SDKs importable.
 pub fn python() -> PathBuf {
     static PY: OnceLock<PathBuf> = OnceLock::new();
     PY.get_or_init(|| {
@@ -57,7 +67,7 @@ pub fn python() -> PathBuf {
         locked("py-sdk-1", || {
             let ok = py.exists()
                 && Command::new(&py)
-                    .args(["-c", "import openai, anthropic, google.genai"])
+                    .args(["-c", PY_IMPORTS])
                     .output_bounded()
                     .is_ok_and(|o| o.status.success());
             if !ok {
@@ -114,10 +124,7 @@ fn ci_run_pins_the_same_sdk_versions() {
 #[test]
 fn the_sdks_load() {
     let py = Command::new(python())
-        .args([
-            "-c",
-            "import openai, anthropic, google.genai; print(openai.__version__)",
-        ])
+        .args(["-c", &format!("{PY_IMPORTS}; print(openai.__version__)")])
         .output_bounded()
         .unwrap();
     assert!(

@@ -211,11 +211,12 @@ fn an_agent_and_its_tool_api_record_once_and_check_offline_to_the_same_scores_an
     model.stop();
     ship.stop();
 
-    // The cassette holds the tool's requests beside the model's, in call order, format 3.
+    // The cassette holds the tool's requests beside the model's, in call order; the
+    // requests as the agent sent them (format 4).
     let cassette: Value =
         serde_json::from_str(&p.read("evals/cassettes/openai/gpt-x/default/orders/42.json"))
             .unwrap();
-    assert_eq!(cassette["format"], 3);
+    assert_eq!(cassette["format"], 4);
     let calls: Vec<(Value, Value)> = cassette["interactions"]
         .as_array()
         .unwrap()

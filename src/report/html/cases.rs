@@ -103,6 +103,13 @@ struct CellData {
     /// The case's trajectory as an HTML fragment (see [`super::trajectory`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     tr: Option<String>,
+    /// The tool calls the model asked for, each as `name(arguments)` (none asked for, or
+    /// nobody could see: left out; the diagnostics of a tool-call check tell them apart).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tc: Vec<String>,
+    /// What the case warns of.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    wn: Vec<String>,
 }
 
 /// A value as the report shows it: a string as it is, anything else pretty JSON.
@@ -162,6 +169,13 @@ fn cell(c: &CaseResult, metrics: &[String], delta: Option<&CaseDelta>) -> CellDa
         b: delta.and_then(|d| d.baseline_score),
         diff: delta.and_then(crate::report::diff::output_diff),
         tr: super::trajectory(c),
+        tc: c
+            .tool_calls
+            .iter()
+            .flatten()
+            .map(|t| format!("{}({})", t.name, t.arguments))
+            .collect(),
+        wn: c.warnings.clone(),
     }
 }
 

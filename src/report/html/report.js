@@ -233,6 +233,7 @@
     }
     if (c.err) { box.appendChild(el("p", "error", "error")); box.appendChild(el("pre", "err", c.err)); }
     if (c.re) { box.appendChild(el("p", "fail", "reply unusable: " + c.re)); }
+    if (c.wn) { c.wn.forEach(function (w) { box.appendChild(el("p", "fail", "warning: " + w)); }); }
     if (c.th && c.th.length) { box.appendChild(el("p", "fail", "below threshold: " + c.th.join(", "))); }
     if (c.dg && c.dg.length) {
       var ul = el("ul", "diagnostics");
@@ -241,6 +242,13 @@
     }
     if (c.out) { box.appendChild(el("h4", null, "output")); box.appendChild(el("pre", "output", c.out)); }
     if (c.diff) { box.appendChild(el("h4", null, "diff against the baseline")); box.appendChild(diffBlock(c.diff)); }
+    // The tool calls its responses asked for, in order.
+    if (c.tc) {
+      box.appendChild(el("h4", null, "tool calls"));
+      var calls = el("ol", "tool-calls");
+      c.tc.forEach(function (t) { calls.appendChild(el("li", null, t)); });
+      box.appendChild(calls);
+    }
     // An agent's trajectory: a fragment rendered (and escaped) by the report's Rust side.
     var tr = el("div", "trajectory");
     if (c.tr) { tr.innerHTML = c.tr; }
