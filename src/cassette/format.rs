@@ -128,7 +128,7 @@ pub struct RecordedResponse {
     /// The body (a stream as its events).
     pub body: Value,
     /// The body's bytes as they came, where they are not what `body` gives back
-    /// ([`super::http::body_bytes`]); written as `raw` in place of `body`.
+    /// (what the file would give back); written as `raw` in place of `body`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<String>,
 }
