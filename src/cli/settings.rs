@@ -57,7 +57,7 @@ pub(crate) struct HistoryAt {
 
 impl HistoryAt {
     /// First found: `--history`, `EVALS_HISTORY` (clap reads both into `flag`; `given` says
-    /// which), the config's `history.url`, `DATABASE_URL` when it is a PostgreSQL URL, else
+    /// which), the config's `history.url`, `DATABASE_URL` when it is a PostgreSQL or MySQL URL, else
     /// `<project>/.evals/history.sqlite3`.
     pub(crate) fn resolve(
         suite: &Suite,

@@ -68,10 +68,14 @@ fn the_history_is_the_flag_then_its_variable_then_the_config_then_database_url_t
     let default =
         "verbose: history: .evals/history.sqlite3 (the default, <project>/.evals/history.sqlite3)";
     assert_eq!(history(&p, &[], &[]), default);
-    // DATABASE_URL is a history only when it is a PostgreSQL URL.
+    // DATABASE_URL is a history only when it is a PostgreSQL or MySQL URL.
+    assert_eq!(
+        history(&p, &[], &[("DATABASE_URL", "sqlite:///tmp/app.db")]),
+        default
+    );
     assert_eq!(
         history(&p, &[], &[("DATABASE_URL", "mysql://u@127.0.0.1:1/db")]),
-        default
+        "verbose: history: mysql://u@127.0.0.1:1/db (DATABASE_URL)"
     );
     assert_eq!(
         history(&p, &[], &[("DATABASE_URL", "postgres://u@127.0.0.1:1/db")]),
