@@ -7,7 +7,7 @@
 //! ```
 
 use llm_evals::cassette::CallError;
-use llm_evals::gate::{CheckPlan, MissingBaseline, Rules};
+use llm_evals::gate::{Baseline, CheckPlan, MissingBaseline, Rules};
 use llm_evals::provider::{ChatRequest, Completion};
 use llm_evals::report::{Format, Terminal};
 use llm_evals::suite::{Case, Contender};
@@ -66,7 +66,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .provider("atlas", Atlas(fewer)),
     )?;
     let plan = CheckPlan::check(
-        Some("main".into()),
+        Some(Baseline::Branch("main".into())),
         Rules::new(0.02, false)?,
         MissingBaseline::Fail,
     );

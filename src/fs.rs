@@ -10,9 +10,9 @@ use crate::error::{Error, Refused, Result};
 /// How the temp file of [`write_atomic`] is named: `.evals-tmp-XXXXXX.partial`, so what a
 /// killed write leaves behind is recognisable (`evals cassettes status` reports it, `prune`
 /// removes it, and the `.gitignore` of `evals init` keeps it out of git).
-pub const TEMP_PREFIX: &str = ".evals-tmp-";
+pub(crate) const TEMP_PREFIX: &str = ".evals-tmp-";
 /// See [`TEMP_PREFIX`].
-pub const TEMP_SUFFIX: &str = ".partial";
+pub(crate) const TEMP_SUFFIX: &str = ".partial";
 
 /// Whether a file name is a temp file [`write_atomic`] left behind: `.evals-tmp-*.partial`,
 /// or the `.tmpXXXXXX` of evals versions that used tempfile's default name.

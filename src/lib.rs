@@ -146,7 +146,7 @@
 //!
 //! ```
 //! use llm_evals::cassette::CallError;
-//! use llm_evals::gate::{CheckPlan, MissingBaseline, Rules};
+//! use llm_evals::gate::{Baseline, CheckPlan, MissingBaseline, Rules};
 //! use llm_evals::history::{RunStore, SqliteStore};
 //! use llm_evals::provider::{ChatRequest, Completion};
 //! use llm_evals::suite::{Case, Contender};
@@ -178,7 +178,7 @@
 //!
 //! // A branch whose model now says Lyon: the gate against main fails.
 //! let branch = evaluate(&suite, RunOptions::default().branch("pr").provider("says", Says("Lyon")))?;
-//! let plan = CheckPlan::check(Some("main".into()), Rules::new(0.02, false)?, MissingBaseline::Fail);
+//! let plan = CheckPlan::check(Some(Baseline::Branch("main".into())), Rules::new(0.02, false)?, MissingBaseline::Fail);
 //! let checked = llm_evals::gate::check(&branch, &plan, &store);
 //! assert!(!checked.passed(), "Paris became Lyon");
 //! assert!(checked.refused.is_none(), "main's run is the baseline");

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use llm_evals::cassette::CallError;
 use llm_evals::error::{BaselineError, Error, ErrorKind};
-use llm_evals::gate::{CheckPlan, MissingBaseline, Rules};
+use llm_evals::gate::{Baseline, CheckPlan, MissingBaseline, Rules};
 use llm_evals::history::{RunStore, SqliteStore};
 use llm_evals::provider::{AnswerFuture, ChatRequest, Completion, Provider, Registry};
 use llm_evals::results::Usage;
@@ -162,7 +162,7 @@ fn a_suite_built_in_rust_runs_stores_and_gates_like_one_on_disk() {
     // The same suite, a worse answer on a branch: the gate against main fails the case.
     let branch = evaluate(&build("Lyon"), RunOptions::default().branch("pr")).expect("run");
     let plan = CheckPlan::check(
-        Some("main".into()),
+        Some(Baseline::Branch("main".into())),
         Rules::tolerance(0.02),
         MissingBaseline::Fail,
     );
@@ -206,7 +206,7 @@ fn errors_are_matched_by_kind_and_variant() {
     let store = SqliteStore::open(&dir.path().join("h.sqlite3")).expect("history");
     // Nothing on main in the history: the check's baseline branch has no run.
     let plan = CheckPlan::check(
-        Some("main".into()),
+        Some(Baseline::Branch("main".into())),
         Rules::tolerance(0.02),
         MissingBaseline::Fail,
     );

@@ -11,7 +11,7 @@ use super::settings::{Given, HistoryAt};
 use super::target::Target;
 use llm_evals::env::Env;
 use llm_evals::error::{Error, Result};
-use llm_evals::gate::{CheckPlan, MissingBaseline, Rules};
+use llm_evals::gate::{Baseline, CheckPlan, MissingBaseline, Rules};
 use llm_evals::history::{AnyStore, HistoryReads, Location, RunFilter, RunStore};
 use llm_evals::report::{Format, Json, Report};
 use llm_evals::results::RunResult;
@@ -266,11 +266,10 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, env: &Env, out: &Out) -> Result
         // errors alone.
         _ => {
             let plan = CheckPlan {
-                baseline: a.baseline.clone(),
+                baseline: a.baseline.as_deref().and_then(Baseline::parse),
                 rules,
                 missing: MissingBaseline::Fail,
                 first_on_own_branch: false,
-                snapshot_files: true,
             };
             let (h, path) = match &store {
                 Some((h, p)) => (Some(h), PathBuf::from(p.shown())),

@@ -347,7 +347,7 @@ impl GateArgs {
             inconclusive_fails: self.inconclusive == super::args::InconclusiveArg::Fail,
         };
         Ok(CheckPlan::check(
-            self.baseline.clone(),
+            self.baseline.as_deref().and_then(gate::Baseline::parse),
             Rules::new(self.tolerance, false)?.with_stat(stat)?,
             match self.missing_baseline {
                 MissingBaselineArg::Fail => MissingBaseline::Fail,

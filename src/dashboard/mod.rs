@@ -12,7 +12,7 @@
 //!
 //! It reads nothing it was not started on: a query parameter names a branch or a run of the
 //! served history, never a file (the gate's baseline is looked up with
-//! [`CheckPlan::snapshot_files`] off). Any web page can make a browser send a GET to a
+//! [`crate::gate::Baseline::parse_in_history`]: never a file). Any web page can make a browser send a GET to a
 //! loopback port (`<img src=…>`), so a request another site made (`Sec-Fetch-Site:
 //! cross-site` or `same-site`, or an `Origin` other than the dashboard's own) is refused with
 //! 403 before any handler runs, and so is a foreign `Host` on loopback (DNS rebinding).
@@ -575,11 +575,10 @@ async fn run_page(
         // baseline; a missing baseline is said, and the run judged without one. Never a
         // file: a URL names what the history holds.
         let plan = CheckPlan {
-            baseline: Some(baseline),
+            baseline: crate::gate::Baseline::parse_in_history(&baseline),
             rules: Rules::new(0.02, false)?,
             missing: MissingBaseline::Pass,
             first_on_own_branch: true,
-            snapshot_files: false,
         };
         let checked = crate::gate::judge(&run, &plan, Some(&**store), &PathBuf::from(&d.location));
         let notes: Vec<String> = checked.notices.iter().map(|n| n.to_string()).collect();

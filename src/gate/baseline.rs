@@ -15,21 +15,77 @@
 //! an old run but not after the clock are just later history: a stored run judged again,
 //! in `evals report` or the dashboard, is still its branch's first if it was.)
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{BaselineError, LaterRuns};
 use crate::error::Result;
 use crate::history::RunStore;
 use crate::results::{BaselineInfo, RunResult, RunStatus, Selection};
 
-/// Finds the baseline `reference` names for `run`. `history` is the store (if it opened).
+/// What a check compares with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Baseline {
+    /// The latest earlier completed, compatible run of this branch (a name that is a unique
+    /// prefix of a run id in the history is read as that run, as `--baseline` does).
+    Branch(String),
+    /// A run of the history: its number (`3`, `#3`), its id, or a unique prefix of its id.
+    Run(String),
+    /// A run's JSON snapshot (`evals export`, `check --json`).
+    File(PathBuf),
+}
+
+impl Baseline {
+    /// `--baseline`'s value as the command line reads it: a file when one is there or the
+    /// name ends with `.json`, a run when it is a number or a run id, else a branch. A blank
+    /// value is no baseline.
+    pub fn parse(reference: &str) -> Option<Baseline> {
+        let r = reference.trim();
+        if r.is_empty() {
+            return None;
+        }
+        if Path::new(reference).exists() || r.ends_with(".json") {
+            return Some(Baseline::File(PathBuf::from(reference)));
+        }
+        Baseline::parse_in_history(r)
+    }
+
+    /// [`Baseline::parse`], never a file: a run or a branch of the history, whatever the
+    /// value names on disk (`evals dashboard`'s `?baseline=`).
+    pub fn parse_in_history(reference: &str) -> Option<Baseline> {
+        let r = reference.trim();
+        if r.is_empty() {
+            None
+        } else if uuid::Uuid::parse_str(r).is_ok() || is_run_number(r) {
+            Some(Baseline::Run(r.to_string()))
+        } else {
+            Some(Baseline::Branch(r.to_string()))
+        }
+    }
+
+    /// As the user named it: what messages and the comparison's `reference` say.
+    pub fn reference(&self) -> String {
+        match self {
+            Baseline::Branch(r) | Baseline::Run(r) => r.clone(),
+            Baseline::File(p) => p.display().to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for Baseline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.reference())
+    }
+}
+
+/// Finds the baseline `baseline` names for `run`. `history` is the store (if it opened).
 pub fn resolve(
-    reference: &str,
+    baseline: &Baseline,
     run: &RunResult,
     history: Option<&dyn RunStore>,
     history_path: &Path,
 ) -> Result<(RunResult, BaselineInfo)> {
-    match find(reference, run, history, history_path, false, true)? {
+    match find(baseline, run, history, history_path, false)? {
         Found::Baseline(b) => Ok(*b),
         Found::First(_) => unreachable!("only check's own branch makes a first baseline"),
     }
@@ -49,47 +105,35 @@ pub enum Found {
 /// suite fingerprint or the selection changed), there is nothing to fall from, so this run
 /// is the first baseline rather than a missing one.
 pub fn resolve_or_first(
-    reference: &str,
+    baseline: &Baseline,
     run: &RunResult,
     history: Option<&dyn RunStore>,
     history_path: &Path,
 ) -> Result<Found> {
-    find(reference, run, history, history_path, true, true)
+    find(baseline, run, history, history_path, true)
 }
 
-/// [`resolve`] (with `first`, [`resolve_or_first`]) where `reference` is only ever a run or
-/// a branch of the history: no file is looked at, whatever it names (`evals dashboard`).
-pub fn resolve_in_history(
-    reference: &str,
-    run: &RunResult,
-    history: Option<&dyn RunStore>,
-    history_path: &Path,
-    first: bool,
-) -> Result<Found> {
-    find(reference, run, history, history_path, first, false)
-}
-
-/// [`resolve`], and with `first`, [`resolve_or_first`]: `reference` is read as a file (only
-/// with `files`), a run (number, id, unique id prefix) or a branch, in that order, and the
-/// baseline is read from the store once.
+/// [`resolve`], and with `first`, [`resolve_or_first`]: a file is read, a run (number, id,
+/// unique id prefix) or a branch is looked up in the store, once.
 fn find(
-    reference: &str,
+    baseline: &Baseline,
     run: &RunResult,
     history: Option<&dyn RunStore>,
     history_path: &Path,
     first: bool,
-    files: bool,
 ) -> Result<Found> {
-    let as_path = Path::new(reference);
-    let found = if files && as_path.exists() {
-        crate::results::snapshot::load(as_path)
-            .map_err(|e| e.named_by_setting(crate::error::Setting::Baseline))?
-    } else if files && reference.ends_with(".json") {
-        return Err(BaselineError::NoSuchFile {
-            reference: reference.to_string(),
+    let reference = &baseline.reference();
+    let reference = reference.as_str();
+    let found = if let Baseline::File(path) = baseline {
+        if !path.exists() {
+            return Err(BaselineError::NoSuchFile {
+                reference: reference.to_string(),
+            }
+            .into());
         }
-        .into());
-    } else if uuid::Uuid::parse_str(reference).is_ok() || is_run_number(reference) {
+        crate::results::snapshot::load(path)
+            .map_err(|e| e.named_by_setting(crate::error::Setting::Baseline))?
+    } else if let Baseline::Run(_) = baseline {
         let h = store(history, history_path)?;
         let id = h.find(reference)?;
         id.map(|id| h.get(&id))
@@ -389,6 +433,10 @@ fn describe_selection(v: Option<&Selection>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn named(reference: &str) -> Baseline {
+        Baseline::parse(reference).expect("a reference")
+    }
     use crate::history::History;
     use crate::results::testing::{case, run};
 
@@ -432,7 +480,7 @@ mod tests {
                 .expect("insert");
         }
         let on_main = run("me", "main", "2999-01-05T00:00:00Z", vec![]);
-        let e = resolve_or_first("main", &on_main, Some(&h), &p).expect_err("refused");
+        let e = resolve_or_first(&named("main"), &on_main, Some(&h), &p).expect_err("refused");
         assert!(e.is_bad_input());
         assert!(
             e.to_string().contains(
@@ -447,7 +495,7 @@ mod tests {
         h.insert(&run("0000-0", "main", "2026-01-02T00:00:00Z", vec![]))
             .expect("insert");
         assert!(matches!(
-            resolve_or_first("main", &old, Some(&h), &p),
+            resolve_or_first(&named("main"), &old, Some(&h), &p),
             Ok(Found::First(_))
         ));
     }
@@ -465,7 +513,7 @@ mod tests {
         h.insert(&run("0000-3", "main", "2026-01-03T00:00:00Z", vec![]))
             .expect("insert");
         let me = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
-        let (b, info) = resolve("main", &me, Some(&h), &p).expect("baseline");
+        let (b, info) = resolve(&named("main"), &me, Some(&h), &p).expect("baseline");
         assert_eq!(b.run.id, "0000-1");
         assert_eq!(info.reference, "main");
     }
@@ -477,7 +525,7 @@ mod tests {
         old.run.suite_fingerprint = "aaaaaaaaaaaaaaaa".into();
         h.insert(&old).expect("insert");
         let me = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
-        let e = resolve("main", &me, Some(&h), &p).expect_err("refused");
+        let e = resolve(&named("main"), &me, Some(&h), &p).expect_err("refused");
         assert!(e.is_bad_input());
         let msg = e.message(crate::error::Audience::CommandLine);
         assert!(
@@ -501,7 +549,7 @@ mod tests {
         h.insert(&old).expect("insert");
         let mut me = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
         me.run.suite_fingerprint = full;
-        let (b, _) = resolve("main", &me, Some(&h), &p).expect("the same suite");
+        let (b, _) = resolve(&named("main"), &me, Some(&h), &p).expect("the same suite");
         assert_eq!(b.run.id, "old");
     }
 
@@ -509,7 +557,7 @@ mod tests {
     fn no_run_on_the_branch_names_the_fix() {
         let (_d, h, p) = setup();
         let me = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
-        let e = resolve("main", &me, Some(&h), &p).expect_err("none");
+        let e = resolve(&named("main"), &me, Some(&h), &p).expect_err("none");
         assert!(e.is_bad_input());
         assert!(
             e.to_string()
@@ -525,14 +573,21 @@ mod tests {
         h.insert(&run(&id, "main", "2026-01-01T00:00:00Z", vec![]))
             .expect("insert");
         let me = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
-        assert_eq!(resolve(&id, &me, Some(&h), &p).expect("by id").0.run.id, id);
+        assert_eq!(
+            resolve(&named(&id), &me, Some(&h), &p)
+                .expect("by id")
+                .0
+                .run
+                .id,
+            id
+        );
         let file = d.path().join("base.json");
         let b = run("from-file", "main", "2026-01-01T00:00:00Z", vec![]);
         std::fs::write(&file, serde_json::to_string(&b).expect("json")).expect("write");
-        let got = resolve(&file.to_string_lossy(), &me, None, &p).expect("by file");
+        let got = resolve(&named(&file.to_string_lossy()), &me, None, &p).expect("by file");
         assert_eq!(got.0, b);
         let missing = uuid::Uuid::now_v7().to_string();
-        assert!(resolve(&missing, &me, Some(&h), &p).is_err());
+        assert!(resolve(&named(&missing), &me, Some(&h), &p).is_err());
     }
 
     #[test]
@@ -543,11 +598,11 @@ mod tests {
             .expect("insert");
         let me = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
         for reference in ["1", "#1", &id[..20]] {
-            let (b, info) = resolve(reference, &me, Some(&h), &p).expect(reference);
+            let (b, info) = resolve(&named(reference), &me, Some(&h), &p).expect(reference);
             assert_eq!(b.run.id, id);
             assert_eq!(info.reference, reference);
         }
-        let e = resolve("7", &me, Some(&h), &p).expect_err("no run 7");
+        let e = resolve(&named("7"), &me, Some(&h), &p).expect_err("no run 7");
         assert!(e.to_string().starts_with("no run 7 in "), "{e}");
     }
 
@@ -555,7 +610,7 @@ mod tests {
     fn the_first_check_on_its_own_branch_is_the_first_baseline_and_elsewhere_is_refused() {
         let (_d, h, p) = setup();
         let on_main = run("me", "main", "2026-01-02T00:00:00Z", vec![]);
-        match resolve_or_first("main", &on_main, Some(&h), &p).expect("first") {
+        match resolve_or_first(&named("main"), &on_main, Some(&h), &p).expect("first") {
             Found::First(note) => assert_eq!(
                 note,
                 "no earlier run of main: this run is the first baseline"
@@ -563,9 +618,9 @@ mod tests {
             Found::Baseline(b) => panic!("a baseline: {}", b.0.run.id),
         }
         let on_feature = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
-        let e = resolve_or_first("main", &on_feature, Some(&h), &p).expect_err("refused");
+        let e = resolve_or_first(&named("main"), &on_feature, Some(&h), &p).expect_err("refused");
         assert!(e.is_bad_input());
         // Without a history to read, nothing is assumed.
-        assert!(resolve_or_first("main", &on_main, None, &p).is_err());
+        assert!(resolve_or_first(&named("main"), &on_main, None, &p).is_err());
     }
 }

@@ -10,7 +10,7 @@
 use std::fmt;
 use std::path::Path;
 
-use super::baseline::{Found, resolve_in_history, resolve_or_first};
+use super::baseline::{Baseline, Found, resolve_or_first};
 use super::{BaselineError, Rules, compare_with, resolve};
 use crate::history::RunStore;
 use crate::results::{Comparison, RunResult};
@@ -28,9 +28,9 @@ pub enum MissingBaseline {
 /// Everything the gate needs beyond the run itself, validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckPlan {
-    /// `--baseline`: a branch, a run (number, id, unique prefix) or a snapshot file;
-    /// `None` gates on thresholds and errors alone.
-    pub baseline: Option<String>,
+    /// `--baseline`: a branch, a run or a snapshot file ([`Baseline::parse`] reads the
+    /// flag's value); `None` gates on thresholds and errors alone.
+    pub baseline: Option<Baseline>,
     /// The tolerance and what fails beyond the four rules.
     pub rules: Rules,
     /// What to do when no usable baseline is found (`--missing-baseline`).
@@ -39,22 +39,16 @@ pub struct CheckPlan {
     /// is that branch's first baseline (`check`) rather than a missing baseline (`report`,
     /// which judges stored runs).
     pub first_on_own_branch: bool,
-    /// Whether `baseline` may name a JSON snapshot file on disk (`check`, `report`); when
-    /// not, it is only ever a run or a branch of the history, and no file is looked at
-    /// (`evals dashboard`: a URL's `?baseline=` must never make it read one).
-    pub snapshot_files: bool,
 }
 
 impl CheckPlan {
-    /// `check`'s plan: a blank `--baseline` is none, and the first run on the baseline
-    /// branch is its first baseline.
-    pub fn check(baseline: Option<String>, rules: Rules, missing: MissingBaseline) -> CheckPlan {
+    /// `check`'s plan: the first run on the baseline branch is its first baseline.
+    pub fn check(baseline: Option<Baseline>, rules: Rules, missing: MissingBaseline) -> CheckPlan {
         CheckPlan {
-            baseline: baseline.filter(|b| !b.trim().is_empty()),
+            baseline,
             rules,
             missing,
             first_on_own_branch: true,
-            snapshot_files: true,
         }
     }
 }
@@ -128,15 +122,7 @@ pub fn judge(
     let baseline = match &plan.baseline {
         None => None,
         Some(reference) => {
-            let found = if !plan.snapshot_files {
-                resolve_in_history(
-                    reference,
-                    run,
-                    history,
-                    history_path,
-                    plan.first_on_own_branch,
-                )
-            } else if plan.first_on_own_branch {
+            let found = if plan.first_on_own_branch {
                 resolve_or_first(reference, run, history, history_path)
             } else {
                 resolve(reference, run, history, history_path).map(|b| Found::Baseline(Box::new(b)))
@@ -205,7 +191,7 @@ mod tests {
     }
 
     fn plan(baseline: &str, missing: MissingBaseline) -> CheckPlan {
-        CheckPlan::check(Some(baseline.into()), Rules::tolerance(0.02), missing)
+        CheckPlan::check(Baseline::parse(baseline), Rules::tolerance(0.02), missing)
     }
 
     #[test]
@@ -327,12 +313,7 @@ mod tests {
 
     #[test]
     fn a_blank_baseline_is_none_and_an_unreadable_one_keeps_its_own_error_for_report() {
-        let p = CheckPlan::check(
-            Some("  ".into()),
-            Rules::tolerance(0.02),
-            Default::default(),
-        );
-        assert_eq!(p.baseline, None);
+        assert_eq!(Baseline::parse("  "), None);
         let io = crate::error::Error::Failed("disk on fire".into());
         let b = BaselineError::from(io);
         assert_eq!(b.to_string(), "disk on fire");

@@ -18,7 +18,7 @@ pub mod flaky;
 pub(crate) mod limits;
 
 pub use crate::error::{BaselineError, LaterRuns};
-pub use baseline::resolve;
+pub use baseline::{Baseline, resolve};
 pub use check::{CheckPlan, Checked, MissingBaseline, Notice, check, judge};
 pub use compare::{Rules, Stat, compare, compare_with, stopped, threshold_failures};
 pub use flaky::{FlakyCase, RunVerdict, flaky};

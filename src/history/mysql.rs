@@ -90,7 +90,7 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The largest part a snapshot is stored in.
-pub const SNAPSHOT_PART: usize = 1 << 20;
+pub(crate) const SNAPSHOT_PART: usize = 1 << 20;
 
 /// How MySQL's messages name the keys that change its limits.
 const KEYS: Keys = Keys {

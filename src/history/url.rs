@@ -67,7 +67,7 @@ pub fn redact(url: &str) -> String {
 
 /// Registers the URL's password (as written and percent-decoded) with the egress scrubber,
 /// so that nothing the run writes (its argv in a snapshot, a message) carries it.
-pub fn register_password(url: &str) {
+pub(crate) fn register_password(url: &str) {
     let written = url
         .split_once("://")
         .map(|(_, rest)| rest)

@@ -99,7 +99,7 @@ where
 /// Adds query parameter names whose values are credentials (`cassettes.redact_query`) to
 /// the built-in ones ([`redact::CREDENTIAL_QUERY_NAMES`]): their values are scrubbed from
 /// everything that leaves the process, as `name=[REDACTED]`.
-pub fn register_query_names(names: &[String]) {
+pub(crate) fn register_query_names(names: &[String]) {
     let mut egress = EGRESS.write().unwrap_or_else(|e| e.into_inner());
     let before = egress.query_names.len();
     for n in names {
