@@ -36,6 +36,10 @@ pub(crate) struct Global {
     /// fit the terminal (its width, or COLUMNS).
     #[arg(long, global = true)]
     pub(crate) wide: bool,
+    /// Print the glossary under the leaderboard: what each column means, and the whole
+    /// name of each shortened one.
+    #[arg(long, global = true)]
+    pub(crate) explain: bool,
     /// Print the version.
     #[arg(short = 'V', long = "version", action = clap::ArgAction::Version)]
     pub(crate) version: Option<bool>,

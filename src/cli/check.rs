@@ -61,7 +61,9 @@ pub(crate) fn run(
     let (history, _) = super::run::history_location(suite, a.run.history.as_deref());
     let mut reports = Reports::of(a);
     reports.browser = super::run::browser(suite, &a.run, "check", &run, env);
-    gate_and_report(&run, &plan, &history, &reports, out)
+    let code = gate_and_report(&run, &plan, &history, &reports, out)?;
+    super::run::suite_note(suite, code == exit::OK, out);
+    Ok(code)
 }
 
 /// What a gated run writes: the report files, and what goes to stdout (or `-o`).

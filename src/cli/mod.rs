@@ -87,7 +87,8 @@ pub(crate) fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
     };
     let out = Out::new(cli.global.color)
         .with_verbose(cli.global.verbose)
-        .with_width(cli.global.wide);
+        .with_width(cli.global.wide)
+        .with_explain(cli.global.explain);
     // The environment, read once: everything below is handed this.
     let env = llm_evals::env::Env::from_process();
     let code = match dispatch(cli, bin, &env, &out) {

@@ -127,7 +127,20 @@ pub(crate) fn run(
             llm_evals::report::format::stopped(&s)
         ));
     }
+    if gates {
+        suite_note(suite, code == exit::OK, out);
+    }
     Ok(code)
+}
+
+/// The suite's own last word on a gated run (`notes.passed` / `notes.failed` in the
+/// config): a demo's next step, or why its failure is the point.
+pub(crate) fn suite_note(suite: &Suite, passed: bool, out: &Out) {
+    let notes = &suite.config.notes;
+    let note = if passed { &notes.passed } else { &notes.failed };
+    if let Some(note) = note.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+        out.note(note);
+    }
 }
 
 /// How the run shows its HTML report in the browser, when it does (`--open`,
@@ -282,7 +295,9 @@ pub(crate) fn execute_streamed(
             }
         }),
     };
-    let streamed = prepared.run_streamed(hooks, out)?;
+    // While the bars draw, stderr is the warnings log: the run's own notices (what
+    // `record` wrote) go to the terminal.
+    let streamed = prepared.run_streamed(hooks, &progress.notices(out))?;
     let run = &streamed.run;
     if let Some(log) = progress
         .finish()
@@ -429,6 +444,7 @@ pub(crate) fn emit(
         breakdown: view.breakdown,
         totals: view.totals.into(),
         width: output.is_none().then(|| out.width()).flatten(),
+        explain: out.explain(),
     };
     let text = llm_evals::report::render(format, terminal, run, comparison);
     super::target::write(&text, ReportFile::of("-o", format), output, out)

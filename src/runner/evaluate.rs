@@ -531,7 +531,9 @@ fn resolve_keys(
                     )));
                 }
                 if mode == Mode::Auto {
-                    notices.warn(&format!(
+                    // A note, not a warning: nothing is wrong while every case is recorded
+                    // (a first run of a checked-out suite), and a stale one is an error.
+                    notices.note(&format!(
                         "{var} is not set: replaying the recorded cassettes only (a request that no longer matches its recording is an error; set {var} to record it)"
                     ));
                     mode = Mode::Replay;
@@ -850,6 +852,7 @@ mod tests {
             breakdown: false,
             totals: Default::default(),
             width: None,
+            explain: true,
         }
         .render(&run, None);
         let header = board
