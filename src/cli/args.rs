@@ -537,7 +537,8 @@ pub(crate) struct ReportArgs {
     /// --fail-on-regression; needs --baseline).
     #[arg(long)]
     pub(crate) fail_on_case_regression: bool,
-    /// The format (default: from the extension of -o FILE, else md).
+    /// The format (default: from the extension of -o FILE; else the leaderboard on a
+    /// terminal, md in a pipe or a redirect).
     #[arg(long, value_enum)]
     pub(crate) format: Option<ReportFormat>,
     /// Write to FILE instead of stdout (.md, .xml, .json, .diff, .html pick the format); -o
@@ -552,6 +553,8 @@ pub(crate) struct ReportArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ReportFormat {
+    /// The leaderboard, as `compare` prints it.
+    Tui,
     Md,
     Junit,
     Json,
@@ -562,6 +565,7 @@ pub(crate) enum ReportFormat {
 impl From<ReportFormat> for llm_evals::report::Format {
     fn from(f: ReportFormat) -> Self {
         match f {
+            ReportFormat::Tui => Self::Terminal,
             ReportFormat::Md => Self::Markdown,
             ReportFormat::Junit => Self::Junit,
             ReportFormat::Json => Self::Json,

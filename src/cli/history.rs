@@ -1,6 +1,7 @@
 //! `history`, `export` and `report`: read the stored runs back — list them, write one as a
 //! JSON snapshot, or render one (compared with a baseline if asked) in any report format.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use super::args::{ExportArgs, FlakyArgs, Global, HistoryArgs, MigrateArgs, ReportArgs};
@@ -190,6 +191,9 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
     }
     let gate = a.fail_on_regression || a.fail_on_case_regression;
     let target = Target::new(&a.output);
+    // A person at a terminal gets the terminal view; a file, a pipe or a redirect gets
+    // Markdown (the job summary, a PR comment), unless --format says.
+    let on_terminal = target == Target::Stdout && std::io::stdout().is_terminal();
     let format = a
         .format
         .map(Format::from)
@@ -199,7 +203,11 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
                 .as_deref()
                 .and_then(Format::from_extension)
         })
-        .unwrap_or(Format::Markdown);
+        .unwrap_or(if on_terminal {
+            Format::Terminal
+        } else {
+            Format::Markdown
+        });
     let file = a.run.as_deref().map(Path::new).filter(|p| p.exists());
     let needs_store = file.is_none() || a.baseline.is_some();
     // The suite: for its latest run, for `-o` alone (its results folder), for its history.
@@ -250,13 +258,24 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
         // written with, unless a baseline is named here.
         Some(c) if a.baseline.is_none() => c,
         // Else the gate as `check` runs it, on stored runs: a branch with no earlier run is
-        // a missing baseline here, not a first one; without a baseline, thresholds and
-        // errors alone.
+        // a missing baseline here, not a first one. Without --baseline, the run's natural
+        // baseline: the latest earlier compatible run of its own branch, as `check
+        // --baseline BRANCH` finds it, when there is one; else thresholds and errors alone.
         _ => {
+            let natural = a
+                .baseline
+                .is_none()
+                .then(|| run.run.branch.clone())
+                .flatten()
+                .filter(|_| store.is_some());
             let plan = CheckPlan {
-                baseline: a.baseline.clone(),
+                baseline: a.baseline.clone().or_else(|| natural.clone()),
                 rules,
-                missing: MissingBaseline::Fail,
+                missing: if natural.is_some() {
+                    MissingBaseline::Pass
+                } else {
+                    MissingBaseline::Fail
+                },
                 first_on_own_branch: false,
                 snapshot_files: true,
             };
@@ -264,16 +283,34 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
                 Some((h, p)) => (Some(h), PathBuf::from(p.shown())),
                 None => (None, PathBuf::new()),
             };
-            let checked =
+            let mut checked =
                 llm_evals::gate::judge(&run, &plan, h.map(|h| h as &dyn HistoryStore), &path);
             if let Some(e) = checked.refused {
                 return Err(e.into_error());
+            }
+            if let Some(branch) = &natural {
+                // No earlier run of the branch is no news: the report gates on thresholds.
+                checked
+                    .notices
+                    .retain(|n| !matches!(n, llm_evals::gate::Notice::BaselinePassed(_)));
+                if let Some(b) = &checked.comparison.baseline {
+                    out.note(&format!(
+                        "compared with run {} of {branch} (its latest earlier run; --baseline REF names another)",
+                        b.id
+                    ));
+                }
             }
             super::check::print_notices(&checked.notices, out);
             checked.comparison
         }
     };
-    let text = llm_evals::report::render(format, Default::default(), &run, Some(&comparison));
+    let terminal = llm_evals::report::Terminal {
+        color: on_terminal && out.color(),
+        width: if on_terminal { out.width() } else { None },
+        explain: out.explain(),
+        ..Default::default()
+    };
+    let text = llm_evals::report::render(format, terminal, &run, Some(&comparison));
     let path = match (target, &suite) {
         (Target::Stdout, _) => None,
         (Target::File(p), _) => Some(p),
@@ -288,7 +325,13 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
     super::target::write(&text, ReportFile::of("-o", format), path.as_deref(), out)?;
     let passed = comparison.verdict.passed;
     if !gate {
-        if a.baseline.is_some() && !passed {
+        if format == Format::Terminal {
+            // The leaderboard holds no comparison: the verdict says it, as `check`'s does.
+            super::check::print_verdict(&run, Some(&comparison), out);
+            if !passed {
+                out.note("add --fail-on-regression to exit 1 on it");
+            }
+        } else if comparison.baseline.is_some() && !passed {
             let line = llm_evals::report::verdict::verdict_text(&run, Some(&comparison));
             out.note(&format!("{line}; add --fail-on-regression to exit 1 on it"));
         }

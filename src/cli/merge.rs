@@ -49,12 +49,14 @@ pub(crate) fn run(suite: &Suite, a: &MergeArgs, out: &Out) -> Result<i32> {
             })
             .collect::<Result<Vec<_>>>()?
     };
-    let n = shards.len();
+    let shards_merged = shards.len();
     let run = llm_evals::runner::shard::merge(shards, std::env::args().collect())?;
+    let n = llm_evals::text::plural;
     out.note(&format!(
-        "merged {n} shards: {} cases, {} experiments",
-        run.run.settings.cases.len(),
-        run.experiments.len()
+        "merged {}: {}, {}",
+        n(shards_merged, "shard", "shards"),
+        n(run.run.settings.cases.len(), "case", "cases"),
+        n(run.experiments.len(), "experiment", "experiments")
     ));
     store(suite, a, &history, &run, out)?;
     gate_and_report(

@@ -68,8 +68,8 @@ pub(crate) fn run(
     }
     if run.total_errors() > 0 {
         out.warn(&format!(
-            "{} cases errored (no score; see the errors column)",
-            run.total_errors()
+            "{} (no score; see the errors column)",
+            llm_evals::text::plural(run.total_errors(), "case errored", "cases errored")
         ));
         if command != RunCommand::Run {
             // `run` prints each error in its breakdown; elsewhere, say what went wrong here.
@@ -80,9 +80,11 @@ pub(crate) fn run(
                     e.cases.iter().filter_map(move |c| {
                         c.error.as_ref().map(|err| {
                             format!(
-                                "  {} · {} · {}: {}",
-                                e.contender.id,
-                                e.dataset,
+                                "  {} · {}: {}",
+                                llm_evals::report::format::experiment_label(
+                                    &e.contender,
+                                    &e.dataset
+                                ),
                                 c.case,
                                 err.message.lines().next().unwrap_or("")
                             )

@@ -77,10 +77,11 @@ pub fn experiment_label(c: &ContenderInfo, dataset: &str) -> String {
 /// `stopped early (aborted): 4,369 of 4,500 cases did not run`.
 pub fn stopped(s: &Stopped) -> String {
     format!(
-        "stopped early ({}): {} of {} cases did not run",
+        "stopped early ({}): {} of {} {} not run",
         s.status,
         thousands(s.not_run),
-        thousands(s.planned)
+        thousands(s.planned),
+        if s.planned == 1 { "case did" } else { "cases did" }
     )
 }
 
