@@ -209,9 +209,15 @@ mod tests {
     fn wrapped_lines_fit_the_width_and_carry_the_indent() {
         let text = "best value: deepseek/deepseek-v4.1-flash [effort high, temp 0.1, max 8192] — 100.0% at $0.0016";
         let w = wrap(text, 40, "  ");
-        assert!(w.lines().all(|l| console::measure_text_width(l) <= 40), "{w}");
+        assert!(
+            w.lines().all(|l| console::measure_text_width(l) <= 40),
+            "{w}"
+        );
         assert!(w.lines().skip(1).all(|l| l.starts_with("  ")), "{w}");
-        assert_eq!(w.split_whitespace().collect::<Vec<_>>(), text.split_whitespace().collect::<Vec<_>>());
+        assert_eq!(
+            w.split_whitespace().collect::<Vec<_>>(),
+            text.split_whitespace().collect::<Vec<_>>()
+        );
         assert_eq!(wrap("short one", 40, "  "), "short one");
         // Color codes take no room.
         let colored = "\u{1b}[36mabc\u{1b}[0m def";

@@ -93,7 +93,11 @@ fn scan(suite: Option<&Suite>, paths: &[PathBuf], out: &Out) -> Result<i32> {
             out.note(&format!(
                 "{} not be read, so {} not checked; fix {} permissions and scan again",
                 llm_evals::text::plural(unread.len(), "file could", "files could"),
-                if unread.len() == 1 { "it was" } else { "they were" },
+                if unread.len() == 1 {
+                    "it was"
+                } else {
+                    "they were"
+                },
                 if unread.len() == 1 { "its" } else { "their" }
             ));
         }

@@ -214,7 +214,11 @@ fn shard(
         out.warn(&format!(
             "{} in this shard (no score); `evals merge` gates on {}",
             llm_evals::text::plural(run.total_errors(), "case errored", "cases errored"),
-            if run.total_errors() == 1 { "it" } else { "them" }
+            if run.total_errors() == 1 {
+                "it"
+            } else {
+                "them"
+            }
         ));
     }
     let selected = run

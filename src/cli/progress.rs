@@ -45,7 +45,10 @@ impl Notices for OnTerminal<'_> {
 
 /// One bar per experiment, in plan order, and its count of errored cases: the sink of
 /// [`Progress::sink`].
-struct Bars(Vec<(ProgressBar, Arc<AtomicUsize>)>);
+struct Bars(Vec<Bar>);
+
+/// An experiment's bar and its count of errored cases.
+type Bar = (ProgressBar, Arc<AtomicUsize>);
 
 impl Sink for Bars {
     fn event(&self, event: &Event<'_>) {
@@ -219,11 +222,7 @@ fn style(colour: &str, label: usize, bar: usize) -> ProgressStyle {
 
 /// One bar per experiment of the plan (contender × dataset, in plan order) on `multi`,
 /// laid out for `width` columns.
-fn add_bars(
-    multi: &MultiProgress,
-    plan: &RunPlan,
-    width: usize,
-) -> Vec<(ProgressBar, Arc<AtomicUsize>)> {
+fn add_bars(multi: &MultiProgress, plan: &RunPlan, width: usize) -> Vec<Bar> {
     // One colour per contender, in the order the leaderboard colours model names.
     const COLOURS: &[&str] = &["cyan", "magenta", "green", "yellow", "blue", "red"];
     let labels = labels(plan);
@@ -260,7 +259,7 @@ fn add_bars(
 }
 
 pub(crate) struct Progress {
-    bars: Option<(MultiProgress, Vec<(ProgressBar, Arc<AtomicUsize>)>)>,
+    bars: Option<(MultiProgress, Vec<Bar>)>,
     capture: Option<Capture>,
 }
 
@@ -505,8 +504,7 @@ mod tests {
         b.set_position(done);
         std::thread::sleep(std::time::Duration::from_millis(20));
         b.force_draw();
-        let drawn = lines.lock().unwrap().clone();
-        drawn
+        lines.lock().unwrap().clone()
     }
 
     /// The last bar line drawn, without its colors.
@@ -553,9 +551,15 @@ mod tests {
 
     #[test]
     fn a_long_label_is_cut_in_its_id_first() {
-        assert_eq!(fit_label("fake/oracle", " [temp 0.1]", 40), "fake/oracle [temp 0.1]");
+        assert_eq!(
+            fit_label("fake/oracle", " [temp 0.1]", 40),
+            "fake/oracle [temp 0.1]"
+        );
         let cut = fit_label("local/a-rather-long-model-name", " [temp 0.1]", 24);
         assert_eq!(cut.chars().count(), 24, "{cut}");
-        assert!(cut.ends_with(" [temp 0.1]") && cut.starts_with("local") && cut.contains('…'), "{cut}");
+        assert!(
+            cut.ends_with(" [temp 0.1]") && cut.starts_with("local") && cut.contains('…'),
+            "{cut}"
+        );
     }
 }

@@ -24,8 +24,7 @@ pub fn shows_truncated(run: &RunResult) -> bool {
 /// contenders were sent different caps, so rows that differ only there are told apart.
 pub fn shows_max_tokens(run: &RunResult) -> bool {
     let mut caps = run.experiments.iter().map(|e| e.contender.max_tokens);
-    caps.next()
-        .is_some_and(|first| caps.any(|c| c != first))
+    caps.next().is_some_and(|first| caps.any(|c| c != first))
 }
 
 /// The settings columns of a standings table, after `#` and model: effort, temp, and max
@@ -43,7 +42,10 @@ pub fn settings_cells(run: &RunResult, e: &ExperimentResult) -> Vec<String> {
         c.temperature.clone().unwrap_or_else(|| "default".into()),
     ];
     if shows_max_tokens(run) {
-        cells.push(c.max_tokens.map_or_else(|| "default".into(), |m| m.to_string()));
+        cells.push(
+            c.max_tokens
+                .map_or_else(|| "default".into(), |m| m.to_string()),
+        );
     }
     cells
 }

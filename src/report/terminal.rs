@@ -421,29 +421,42 @@ impl Terminal {
                         // As wide as the figures under them: `100.0%`.
                         let short = abbreviations(&metric_names, 6);
                         for (name, short) in metric_names.iter().zip(short) {
-                            if let Some(i) = at(&table, name)
-                                && short != *name
-                            {
-                                table.shown[i] = short.clone();
-                                if !shortened.iter().any(|(w, _)| w == name) {
-                                    shortened.push((name.to_string(), short));
-                                }
+                            if let Some(i) = at(&table, name) {
+                                table.shown[i] = short;
                             }
                         }
                     }
                 }
                 t = self.leaderboard(&table, &rows);
             }
+            // Columns left out after the names were shortened may have made room for the
+            // whole names again.
+            let whole = Fitted {
+                shown: table.names.clone(),
+                ..table.clone()
+            };
+            let t_whole = self.leaderboard(&whole, &rows);
+            if table.shown != table.names && fits(&t_whole) {
+                table = whole;
+                t = t_whole;
+            }
+            for (name, short) in table.names.iter().zip(&table.shown) {
+                if name != short && !shortened.iter().any(|(w, _)| w == name) {
+                    shortened.push((name.clone(), short.clone()));
+                }
+            }
         }
         let _ = writeln!(out, "{t}");
         let max_same = s.rows.first().and_then(|e| e.contender.max_tokens);
-        if !same.is_empty() {
+        if !same_columns.is_empty() {
             // The cap is in every row's name; say it with the settings all rows share.
             if let Some(m) = max_same.filter(|_| !super::leaderboard::shows_max_tokens(run)) {
                 same.push(format!("max {m}"));
             }
-            let line = format!("every row: {}", same.join(", "));
-            let _ = writeln!(out, "{}", self.fit(&line, "  "));
+            if !same.is_empty() {
+                let line = format!("every row: {}", same.join(", "));
+                let _ = writeln!(out, "{}", self.fit(&line, "  "));
+            }
         }
         let left_out = table.left_out(&same_columns);
         if !left_out.is_empty() {
@@ -477,7 +490,11 @@ impl Terminal {
         let kept: Vec<usize> = (0..table.names.len()).filter(|i| table.keep[*i]).collect();
         let mut t = self.table(kept.iter().map(|i| table.shown[*i].clone()).collect());
         for row in rows {
-            t.add_row(kept.iter().filter_map(|i| row.get(*i).cloned()).collect::<Vec<_>>());
+            t.add_row(
+                kept.iter()
+                    .filter_map(|i| row.get(*i).cloned())
+                    .collect::<Vec<_>>(),
+            );
         }
         for (col, i) in kept.iter().enumerate() {
             if table.right[*i]
@@ -563,7 +580,10 @@ impl Terminal {
                 let case = visible(&c.case);
                 let mut lines: Vec<String> = Vec::new();
                 if let Some(err) = &c.error {
-                    lines.push(format!("  {case} error: {}", indent(&visible(&err.message))));
+                    lines.push(format!(
+                        "  {case} error: {}",
+                        indent(&visible(&err.message))
+                    ));
                 } else {
                     if let Some(u) = super::format::unusable_text(
                         c.reply_error.as_deref(),
@@ -588,7 +608,10 @@ impl Terminal {
                             .iter()
                             .map(crate::results::Step::summary)
                             .collect();
-                        lines.push(format!("  {case} trajectory: {}", visible(&steps.join(", "))));
+                        lines.push(format!(
+                            "  {case} trajectory: {}",
+                            visible(&steps.join(", "))
+                        ));
                     }
                 }
                 for line in lines {
@@ -612,6 +635,7 @@ enum Step<'a> {
 }
 
 /// A table's columns as fitting left them: which are kept, under what header.
+#[derive(Clone)]
 struct Fitted {
     /// The columns' whole names.
     names: Vec<String>,
@@ -656,4 +680,71 @@ fn table_width(t: &comfy_table::Table) -> usize {
 
 fn indent(s: &str) -> String {
     s.replace('\n', "\n    ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::testing::{case, run};
+
+    #[test]
+    fn long_metric_names_shorten_to_distinct_names() {
+        assert_eq!(abbreviate("field_accuracy", 6), "field…");
+        assert_eq!(abbreviate("exact", 6), "exact");
+        assert_eq!(
+            abbreviations(&["accuracy_strict", "accuracy_loose", "score"], 6),
+            ["accuracy_s…", "accuracy_l…", "score"]
+        );
+    }
+
+    #[test]
+    fn every_line_fits_the_width_and_the_row_telling_settings_stay() {
+        let mut r = run(
+            "r",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![case("a-case-with-a-long-name", Some(0.5), Some(false))],
+        );
+        let mut hot = r.experiments[0].clone();
+        hot.contender.temperature = Some("0.9".into());
+        r.experiments[0].contender.temperature = Some("0.1".into());
+        for e in [&mut r.experiments[0], &mut hot] {
+            e.contender.id = "openrouter/a-vendor/a-model-with-a-long-name".into();
+            e.contender.max_tokens = Some(8192);
+        }
+        r.experiments.push(hot);
+        for width in [80, 100, 120] {
+            let t = Terminal {
+                breakdown: true,
+                width: Some(width),
+                ..Terminal::default()
+            };
+            let text = t.render(&r, None);
+            for line in text.lines() {
+                assert!(
+                    console::measure_text_width(line) <= width,
+                    "{width}: {line}\n{text}"
+                );
+            }
+            let header = text
+                .lines()
+                .find(|l| l.contains("┆ model"))
+                .expect("a table");
+            assert!(header.contains("┆ temp"), "{text}");
+            if width == 80 {
+                // The settings all rows share, left out for room, are said once.
+                assert!(text.contains("every row: max 8192"), "{text}");
+            }
+            assert!(!text.contains("glossary"), "{text}");
+            assert!(text.ends_with("says what each column means\n"), "{text}");
+        }
+        // --wide (no width): every column, the lines as long as they are.
+        let text = Terminal {
+            explain: true,
+            ..Terminal::default()
+        }
+        .render(&r, None);
+        assert!(text.contains("┆ tok_out"), "{text}");
+        assert!(text.contains("glossary:"), "{text}");
+    }
 }

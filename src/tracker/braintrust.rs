@@ -179,12 +179,11 @@ impl Client {
             if let Ok(s) = summary
                 && let Some(url) = s.get("experiment_url").and_then(Value::as_str)
             {
-                sent.urls
-                    .push(format!(
-                        "{} on {}: {url}",
-                        crate::report::format::contender_label(&e.contender),
-                        e.dataset
-                    ));
+                sent.urls.push(format!(
+                    "{} on {}: {url}",
+                    crate::report::format::contender_label(&e.contender),
+                    e.dataset
+                ));
             }
         }
         sent.summary = Some(format!(

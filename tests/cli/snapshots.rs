@@ -30,7 +30,7 @@ const SAVED: (&str, &str) = (
 );
 
 /// The filters every snapshot here uses.
-fn filters() -> Vec<(&'static str, &'static str)> {
+pub(crate) fn filters() -> Vec<(&'static str, &'static str)> {
     vec![RUN_ID, TIMESTAMP, SAVED]
 }
 
@@ -152,7 +152,7 @@ fn tax_intake() -> (Project, std::path::PathBuf) {
     (p, suite)
 }
 
-/// The bundled tax-intake suite's dry run: five contenders, two efforts of one model, prices
+/// The bundled tax-intake suite's dry run: four contenders, two efforts of one model, prices
 /// unknown.
 #[test]
 fn tax_intake_compare_dry_run() {
@@ -163,8 +163,8 @@ fn tax_intake_compare_dry_run() {
 }
 
 /// The bundled tax-intake suite replayed from its committed cassettes (their latencies are
-/// recorded, so the times are too): the weighted leaderboard of five contenders and, on
-/// stderr, the threshold one of them fails.
+/// recorded, so the times are too): the weighted leaderboard of four contenders and, on
+/// stderr, the demo's next step.
 #[test]
 fn tax_intake_compare_replayed() {
     let (p, suite) = tax_intake();
@@ -172,7 +172,7 @@ fn tax_intake_compare_replayed() {
         .evals(&["compare", "--no-autosave"])
         .cwd(suite)
         .env("CI", "1")
-        .code(1);
+        .ok();
     insta::assert_snapshot!("tax_intake_compare_stdout", d.stdout);
     insta::with_settings!({filters => filters()}, {
         insta::assert_snapshot!("tax_intake_compare_stderr", d.stderr);

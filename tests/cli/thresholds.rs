@@ -147,7 +147,9 @@ fn a_checks_reports_and_a_later_report_keep_the_runs_limits() {
     let md = p.read("check.md");
     assert!(md.contains("**evals check: 1 failed threshold**"), "{md}");
     assert!(
-        md.contains("- mock/mock · examples: 66.7% of cases passed (2 of 3), below --min-pass-rate 95.0%"),
+        md.contains(
+            "- mock/mock · examples: 66.7% of cases passed (2 of 3), below --min-pass-rate 95.0%"
+        ),
         "{md}"
     );
     // The stored run remembers the limit it ran under: its report gives the same verdict.
