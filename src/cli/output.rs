@@ -73,17 +73,13 @@ impl Out {
         self.width = if wide {
             None
         } else {
-            std::env::var("COLUMNS")
-                .ok()
-                .and_then(|c| c.trim().parse::<usize>().ok())
-                .filter(|&c| c > 0)
-                .or_else(|| {
-                    std::io::stdout()
-                        .is_terminal()
-                        .then(|| console::Term::stdout().size_checked())
-                        .flatten()
-                        .map(|(_, cols)| usize::from(cols))
-                })
+            columns_env().or_else(|| {
+                std::io::stdout()
+                    .is_terminal()
+                    .then(|| console::Term::stdout().size_checked())
+                    .flatten()
+                    .map(|(_, cols)| usize::from(cols))
+            })
         };
         self
     }
@@ -185,6 +181,14 @@ impl Out {
             s.to_string()
         }
     }
+}
+
+/// `COLUMNS`, when it holds a width: it beats the terminal's own.
+pub(crate) fn columns_env() -> Option<usize> {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0)
 }
 
 /// A table in the house style: box-drawing, no wrapping, stable across terminal widths.

@@ -358,10 +358,7 @@ impl Progress {
             };
         }
         // Measured before stderr goes to the log: the bars fit the terminal's width.
-        let width = std::env::var("COLUMNS")
-            .ok()
-            .and_then(|c| c.trim().parse::<usize>().ok())
-            .filter(|&c| c > 0)
+        let width = super::output::columns_env()
             .or_else(|| {
                 console::Term::stderr()
                     .size_checked()

@@ -241,6 +241,18 @@ impl Terminal {
         }
     }
 
+    /// The line under a table naming the columns left out for room, if any.
+    fn left_out_note(&self, left_out: &[&str], out: &mut String) {
+        if !left_out.is_empty() {
+            let line = format!(
+                "left out to fit {} columns: {} (--wide shows every column)",
+                self.width.unwrap_or_default(),
+                left_out.join(", "),
+            );
+            let _ = writeln!(out, "{}", self.fit(&line, "  "));
+        }
+    }
+
     /// What each column means (`--explain`), a shortened name beside its whole one.
     fn glossary(
         &self,
@@ -458,15 +470,7 @@ impl Terminal {
                 let _ = writeln!(out, "{}", self.fit(&line, "  "));
             }
         }
-        let left_out = table.left_out(&same_columns);
-        if !left_out.is_empty() {
-            let line = format!(
-                "left out to fit {} columns: {} (--wide shows every column)",
-                self.width.unwrap_or_default(),
-                left_out.join(", "),
-            );
-            let _ = writeln!(out, "{}", self.fit(&line, "  "));
-        }
+        self.left_out_note(&table.left_out(&same_columns), out);
         let label = |e: &ExperimentResult| {
             let whole = contender_label(&e.contender);
             match whole.strip_prefix(e.contender.id.as_str()) {
@@ -565,15 +569,7 @@ impl Terminal {
                 }
             }
             let _ = writeln!(out, "{t}");
-            let left_out = table.left_out(&[]);
-            if !left_out.is_empty() {
-                let line = format!(
-                    "left out to fit {} columns: {} (--wide shows every column)",
-                    self.width.unwrap_or_default(),
-                    left_out.join(", "),
-                );
-                let _ = writeln!(out, "{}", self.fit(&line, "  "));
-            }
+            self.left_out_note(&table.left_out(&[]), out);
             for c in &e.cases {
                 // Shown as they go in: with color on, the net at the end keeps what looks
                 // like a color sequence.

@@ -1342,10 +1342,9 @@ fn results_keep_raw_only_where_it_differs_from_output() {
     assert_eq!(stored["experiments"], v["experiments"]);
 }
 
-#[test]
-fn from_the_repository_root_the_readme_command_finds_the_tax_intake_example() {
-    // The README's first command runs at the repository root: the search must find the
-    // tax-intake suite (the shallowest, first by name), never another bundled fixture.
+/// The bundled fixtures and the tax-intake cassettes laid out as at the repository's root,
+/// where the README's first command runs.
+pub(crate) fn repository_root() -> Project {
     let p = Project::new();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     copy_tree(
@@ -1363,6 +1362,14 @@ fn from_the_repository_root_the_readme_command_finds_the_tax_intake_example() {
         &p.path().join("cassettes/tax-intake"),
         &[],
     );
+    p
+}
+
+#[test]
+fn from_the_repository_root_the_readme_command_finds_the_tax_intake_example() {
+    // The README's first command runs at the repository root: the search must find the
+    // tax-intake suite (the shallowest, first by name), never another bundled fixture.
+    let p = repository_root();
     let d = p
         .evals(&["compare", "--no-autosave", "-m", "openai/gpt-4o-mini"])
         .env("CI", "1")

@@ -138,7 +138,8 @@ fn toy_compare_dry_run() {
 
 /// The bundled tax-intake suite laid out as in the repository (the suite under
 /// `fixtures/`, its cassettes in `cassettes/`); returns the project and the suite's folder.
-fn tax_intake() -> (Project, std::path::PathBuf) {
+/// A copy of the bundled tax-intake suite and its cassettes; the suite's folder.
+pub(crate) fn tax_intake() -> (Project, std::path::PathBuf) {
     let p = Project::new();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     for part in ["fixtures/tax-intake", "cassettes/tax-intake"] {

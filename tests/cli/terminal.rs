@@ -4,11 +4,11 @@
 //! README's first command passes and says what to try next, `report` prints the
 //! leaderboard on a terminal and Markdown to a file, and counts agree with their words.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use crate::harness::{Done, Project, copy_tree};
-use crate::snapshots::filters;
+use crate::harness::{Done, Project};
+use crate::snapshots::{filters, tax_intake};
 
 /// The widths the tables must fit.
 const WIDTHS: [usize; 3] = [80, 100, 120];
@@ -30,21 +30,6 @@ fn rows(text: &str, width: usize) -> usize {
     text.lines()
         .map(|l| l.chars().count().div_ceil(width).max(1))
         .sum()
-}
-
-/// A copy of the bundled tax-intake suite and its cassettes; the suite's folder.
-fn tax_intake() -> (Project, PathBuf) {
-    let p = Project::new();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for part in ["fixtures/tax-intake", "cassettes/tax-intake"] {
-        copy_tree(
-            &root.join(part),
-            &p.path().join(part),
-            &["evals/results", ".evals"],
-        );
-    }
-    let suite = p.path().join("fixtures/tax-intake");
-    (p, suite)
 }
 
 /// The recorded model that misses the suite's thresholds, outside its lineup.
@@ -173,23 +158,8 @@ fn a_three_case_check_fits_one_80_by_24_screen_with_its_verdict_last() {
 #[test]
 fn the_readme_first_command_passes_and_ends_with_the_next_step_which_shows_the_gate_fail() {
     // At the repository root, as the README has it: the search finds tax-intake.
-    let p = Project::new();
+    let p = crate::cassettes::repository_root();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    copy_tree(
-        &root.join("fixtures"),
-        &p.path().join("fixtures"),
-        &[
-            "tax-intake/evals/results",
-            "tax-intake/.evals",
-            "toy/evals/results",
-            "toy/.evals",
-        ],
-    );
-    copy_tree(
-        &root.join("cassettes/tax-intake"),
-        &p.path().join("cassettes/tax-intake"),
-        &[],
-    );
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     assert!(
         readme.contains("-- compare      "),
