@@ -534,7 +534,7 @@ fn resolve_keys(
                     // A note, not a warning: nothing is wrong while every case is recorded
                     // (a first run of a checked-out suite), and a stale one is an error.
                     notices.note(&format!(
-                        "{var} is not set: replaying the recorded cassettes only (a request that no longer matches its recording is an error; set {var} to record it)"
+                        "{var} is not set: replaying the recorded cassettes only (set {var} to record)"
                     ));
                     mode = Mode::Replay;
                     notices.verbose(&format!(

@@ -170,9 +170,7 @@ fn the_readme_first_command_passes_and_ends_with_the_next_step_which_shows_the_g
     first.stderr_lacks("warning:").stderr_lacks("refused");
     assert_eq!(
         first.stderr.lines().last().unwrap(),
-        format!(
-            "now see the gate fail: add -m {LLAMA} to this command (a model that answers one case in prose, recorded beside the others)"
-        )
+        format!("now see the gate fail: add -m {LLAMA} to this command")
     );
     // The second step, as the first says it: the gate fails, and the run says why on purpose.
     let second = p.evals(&["compare", "--no-autosave", "-m", LLAMA]).code(1);
