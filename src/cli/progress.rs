@@ -91,14 +91,16 @@ fn tail_width(digits: usize) -> usize {
 fn layout(width: usize, len: u64, longest_label: usize) -> (usize, usize) {
     let digits = len.max(1).to_string().len();
     let room = width.saturating_sub(1 + tail_width(digits) + 1);
-    // The bar takes what the label leaves, up to 30 columns; less than 6 is no bar at all
-    // (`pos/len` says as much), the label taking the room.
-    let label = longest_label.min(room).max(16);
-    let bar = match room.saturating_sub(label) {
-        0..6 => 0,
-        n => (n - 1).min(30),
-    };
-    (label, bar)
+    // The bar takes what the whole label leaves, up to 30 columns. When that is less than 6,
+    // a label that can spare the room (40 columns left it) is cut for a bar of 10; else no
+    // bar at all (`pos/len` says as much) and the label takes the room.
+    if room >= longest_label + 6 {
+        (longest_label.max(16), (room - longest_label - 1).min(30))
+    } else if room >= 40 + 11 {
+        (room - 11, 10)
+    } else {
+        (room.max(16), 0)
+    }
 }
 
 /// A bar's label (`id` then `rest`: the settings and dataset) in at most `max` columns:
