@@ -694,6 +694,31 @@ mod tests {
     }
 
     #[test]
+    fn a_token_cap_that_differs_between_rows_is_a_column_kept_at_80() {
+        let mut r = run(
+            "r",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![case("a", Some(0.5), Some(false))],
+        );
+        let mut capped = r.experiments[0].clone();
+        capped.contender.max_tokens = Some(256);
+        r.experiments[0].contender.max_tokens = Some(8192);
+        r.experiments.push(capped);
+        let text = Terminal {
+            width: Some(80),
+            ..Terminal::default()
+        }
+        .render(&r, None);
+        let header = text
+            .lines()
+            .find(|l| l.contains("┆ model"))
+            .expect("a table");
+        assert!(header.contains("┆ max"), "{text}");
+        assert!(text.contains("┆ 8192") && text.contains("┆ 256"), "{text}");
+    }
+
+    #[test]
     fn every_line_fits_the_width_and_the_row_telling_settings_stay() {
         let mut r = run(
             "r",
