@@ -11,7 +11,7 @@
 use std::net::SocketAddr;
 
 use llm_evals::cassette::{Accept, CallError, HttpRequest, HttpResponse, Mode, Verdict};
-use llm_evals::provider::{ChatRequest, Completion, Provider, Registry};
+use llm_evals::provider::{ChatRequest, Completion, Provider};
 use llm_evals::report::Report;
 use llm_evals::report::{Terminal, Totals};
 use llm_evals::results::Usage;
@@ -156,23 +156,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The atlas suite ships with the repository: run this from its root.
     let config = cwd.join("fixtures/world-atlas/evals/.llm-evals.config.yml");
     let suite = Suite::load(&config, &cwd)?;
-    let mut providers = Registry::default();
-    providers.register(
-        "atlas",
-        Atlas {
-            base_url: format!("http://{addr}"),
-        },
-    );
-    let run = evaluate(
-        &suite,
-        RunOptions {
-            providers,
-            // Called, not recorded: the server is right here. `Mode::Record` would write
-            // cassettes that `Mode::Replay` (the default) answers from without it.
-            mode: Mode::Live,
-            ..RunOptions::default()
-        },
-    )?;
+    let atlas = Atlas {
+        base_url: format!("http://{addr}"),
+    };
+    let options = RunOptions::default()
+        .provider("atlas", atlas)
+        // Called, not recorded: the server is right here. `Mode::Record` would write
+        // cassettes that `Mode::Replay` (the default) answers from without it.
+        .mode(Mode::Live);
+    let run = evaluate(&suite, options)?;
     let leaderboard = Terminal {
         color: false,
         breakdown: false,

@@ -99,15 +99,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The toy suite ships with the repository: run this from its root.
     let config = cwd.join("fixtures/toy/evals/.llm-evals.config.yml");
     let suite = Suite::load(&config, &cwd)?;
-    let run = evaluate(
-        &suite,
-        RunOptions {
-            // Beside the config's `fields` scorer, whose `field_accuracy` still ranks.
-            // `ScorerChoice::Replace` would use this scorer alone.
-            scorer: ScorerChoice::Add(Arc::new(NamesIt { brief_chars: 120 })),
-            ..RunOptions::default()
-        },
-    )?;
+    // Beside the config's `fields` scorer, whose `field_accuracy` still ranks.
+    // `ScorerChoice::Replace` would use this scorer alone.
+    let names_it = ScorerChoice::Add(Arc::new(NamesIt { brief_chars: 120 }));
+    let run = evaluate(&suite, RunOptions::default().scorer(names_it))?;
     let leaderboard = Terminal {
         color: false,
         breakdown: false,

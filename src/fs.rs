@@ -1,7 +1,7 @@
 //! File helpers every subsystem shares: suite files read as UTF-8 text with the place a
 //! byte stops being UTF-8, atomic writes (a temp file renamed into place, scrubbed of
 //! secrets on the way), positioned reads and writes that leave a shared handle's position
-//! alone, and [`span`], where a line is in a file packed in a `u64`.
+//! alone, and `span`, where a line is in a file packed in a `u64`.
 
 use std::path::Path;
 
@@ -69,8 +69,8 @@ pub fn read_regular_text(path: &Path, shown: &str, cap: u64) -> Result<String> {
 }
 
 /// Reads a suite file (config, case, dataset, schema, template, env file) as UTF-8 text,
-/// naming it as `shown`. A file missing or unreadable is [`Error::Input`](crate::error::Error::Input) (exit 2; add the
-/// key that named it with [`Error::named_by`](crate::error::Error::named_by)); bytes that are not UTF-8 are a config error
+/// naming it as `shown`. A file missing or unreadable is [`Error::Input`] (exit 2; add the
+/// key that named it with [`Error::named_by`]); bytes that are not UTF-8 are a config error
 /// (exit 2) that says where: `cases/a/input.txt:3: not UTF-8 (byte 17 of the line, offset 52
 /// in the file)`.
 pub fn read_text(path: &Path, shown: &str) -> Result<String> {

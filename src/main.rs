@@ -3,5 +3,5 @@
 mod cli;
 
 fn main() {
-    std::process::exit(cli::main(std::env::args_os()));
+    std::process::exit(cli::main(llm_evals::env::process_args()));
 }

@@ -137,17 +137,21 @@ impl ExecAdapter {
 
     /// The program's other APIs (`adapter.upstreams`): each worker gets
     /// `EVALS_UPSTREAM_<NAME>_URL` on the gateway; the credential, read from `key_env` (the
-    /// environment or `env_files`), stays in evals.
+    /// run's environment, `env`, or `env_files`), stays in evals.
     pub fn with_upstreams(
         mut self,
         suite: &Suite,
+        env: &crate::env::Environment,
         upstreams: &crate::suite::config::Upstreams,
     ) -> ExecAdapter {
         let apis = upstreams
             .apis
             .iter()
             .map(|(name, u)| {
-                let key = u.key_env.as_ref().map(|var| (var.clone(), suite.env(var)));
+                let key = u
+                    .key_env
+                    .as_ref()
+                    .map(|var| (var.clone(), suite.var(env, var)));
                 let api = UpstreamApi {
                     base_url: u.base_url.trim_end_matches('/').to_string(),
                     header: u.header_name(),
@@ -213,7 +217,7 @@ impl ExecAdapter {
 
     fn spawn(&self, base_url: &str, token: &str) -> Result<Worker, String> {
         self.launch().spawn(
-            self.worker_env(std::env::vars_os(), base_url, token),
+            self.worker_env(crate::env::process_vars(), base_url, token),
             "OPENAI_API_KEY",
             token,
         )

@@ -118,6 +118,16 @@ pub struct CaseModel<'a> {
     pub(crate) repeats: Option<Arc<crate::cassette::Repeats>>,
 }
 
+impl std::fmt::Debug for CaseModel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CaseModel")
+            .field("contender", &self.contender)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
+            .field("pricing", &self.pricing)
+            .finish_non_exhaustive()
+    }
+}
+
 impl CaseModel<'_> {
     /// Asks the model once, in a cassette session of its own that is finished with the
     /// answer: a failed call (or a 2xx the provider refused) writes nothing, so the old
@@ -138,7 +148,10 @@ impl CaseModel<'_> {
         // `crate::provider::complete`'s steps, with the response looked at on the way.
         let completion: std::result::Result<_, CallError> = async {
             if !provider.sends() {
-                return Ok((provider.answer(contender, self.case, req)?, None));
+                return Ok((
+                    provider.answer_async(contender, self.case, req).await?,
+                    None,
+                ));
             }
             let http = provider.build_request(contender, req, self.api_key.as_deref())?;
             let resp = session.send(http, provider.accept()).await?;
@@ -165,8 +178,9 @@ impl CaseModel<'_> {
     }
 }
 
-/// Builds the suite's adapter.
-pub fn build(suite: &Suite) -> Result<Box<dyn Adapter>> {
+/// Builds the suite's adapter; an exec adapter's upstream keys are read from `environment`
+/// (then `env_files`).
+pub fn build(suite: &Suite, environment: &crate::env::Environment) -> Result<Box<dyn Adapter>> {
     match &suite.adapter {
         AdapterConfig::Prompt {
             system,
@@ -189,7 +203,7 @@ pub fn build(suite: &Suite) -> Result<Box<dyn Adapter>> {
             max_request_bytes,
         } => Ok(Box::new(
             ExecAdapter::new(suite, command, env, pass_env)?
-                .with_upstreams(suite, upstreams)
+                .with_upstreams(suite, environment, upstreams)
                 .with_max_request_bytes(*max_request_bytes),
         )),
     }

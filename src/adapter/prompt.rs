@@ -12,6 +12,7 @@ use crate::suite::{Case, CaseInput, Suite};
 /// The built-in adapter: `system`/`user` templates (files beside the config, or inline),
 /// `{{ input }}`, `{{ vars.x }}` (or `{{ x }}`, as LLMEvalForge templates write it),
 /// `{{ schema }}`, `{{ metadata.x }}`; `json: true` asks for and parses a JSON object.
+#[derive(Debug)]
 pub struct PromptAdapter {
     env: Environment<'static>,
     has_system: bool,

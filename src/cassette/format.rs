@@ -65,9 +65,11 @@ pub struct CassetteContender {
 /// One request and the response it got.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Interaction {
-    /// [`super::fingerprint`] of the (scrubbed) request.
+    /// The fingerprint of the (scrubbed) request: what replay matches it by.
     pub fingerprint: String,
+    /// What was sent.
     pub request: RecordedRequest,
+    /// What came back.
     pub response: RecordedResponse,
     /// Reported as the call's latency on replay, so a replayed run shows recorded figures.
     pub latency_ms: u64,
@@ -84,10 +86,14 @@ pub struct Interaction {
 /// The request as written: allow-listed headers only, secrets scrubbed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecordedRequest {
+    /// `POST`.
     pub method: String,
+    /// The URL, its credentials scrubbed.
     pub url: String,
+    /// The allow-listed headers.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// The body, when it had one.
     #[serde(default)]
     pub body: Option<Value>,
 }
@@ -95,19 +101,25 @@ pub struct RecordedRequest {
 /// The response as written: allow-listed headers only, secrets scrubbed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecordedResponse {
+    /// The HTTP status.
     pub status: u16,
+    /// The allow-listed headers.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// The body (a stream as its events).
     pub body: Value,
 }
 
 /// Token counts and cost as the provider reported them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RecordedUsage {
+    /// Prompt tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_tokens: Option<u64>,
+    /// Completion tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completion_tokens: Option<u64>,
+    /// Dollars, as reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
     /// Prompt tokens read from the provider's cache.

@@ -48,6 +48,7 @@ pub struct HttpResponse {
 /// A provider's judgement of a 2xx response: whether it is the provider's success shape.
 /// Only a success is recorded, so a recording always replays as one.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Verdict {
     /// The provider's answer: recorded, and read into a completion.
     Success,
@@ -77,6 +78,7 @@ pub fn any_2xx(_: &HttpResponse) -> Verdict {
 /// every reader: a 2xx carrying it, and a retryable status (a 429 that says
 /// `insufficient_quota` means "out of credit", which no wait mends).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ErrorClass {
     /// The key, the quota, the billing or the request is the problem: never retried.
     Permanent,
@@ -147,6 +149,7 @@ pub fn classify_error(error: &Value) -> ErrorClass {
 
 /// Why a request got no response. Every variant is an *error* of the case (no score).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CallError {
     /// Network failure, timeout, or a non-retryable/exhausted HTTP failure.
     #[error("{0}")]

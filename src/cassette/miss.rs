@@ -25,6 +25,7 @@ pub struct Miss {
 
 /// Why a request found no recording.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum MissReason {
     /// There is no cassette for the case, under these settings or any other.
     NoCassette,

@@ -36,7 +36,8 @@ pub mod status;
 mod store;
 
 pub use crate::error::{CassetteError, SecretPlace};
-pub(crate) use format::{CassetteContender, RecordedUsage, dig};
+pub(crate) use format::{CassetteContender, dig};
+pub use format::{Interaction, RecordedRequest, RecordedResponse, RecordedUsage};
 pub use http::{
     Accept, CallError, ENCODING, ErrorClass, HttpRequest, HttpResponse, Verdict, any_2xx,
     classify_error, error_words,
@@ -46,11 +47,11 @@ pub(crate) use live::LiveClient;
 pub use miss::{Miss, MissReason};
 pub use mode::Mode;
 pub use redact::{Finding, scan_paths};
+pub use session::CassetteOptions;
 pub(crate) use session::Repeats;
 pub use session::Session;
 pub(crate) use session::{
-    CassetteOptions, DEFAULT_MAX_RESPONSE_BYTES, SessionMeta, Tally, Transport, UNWRITTEN_NAMED,
+    DEFAULT_MAX_RESPONSE_BYTES, SessionMeta, Tally, Transport, UNWRITTEN_NAMED,
 };
-pub(crate) use store::{
-    CassetteKey, case_file, list_files as list_json_files, may_share_a_file, settings_slug,
-};
+pub use store::CassetteKey;
+pub(crate) use store::{case_file, list_files as list_json_files, may_share_a_file, settings_slug};

@@ -9,6 +9,7 @@ use crate::error::CassetteError;
 
 /// How the transport uses cassettes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Mode {
     /// Answer only from cassettes; a request with no recording is an error of the case.
     Replay,
@@ -59,6 +60,7 @@ impl FromStr for Mode {
 
 /// Where a mode given by name came from (the two say it differently in `-v`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ModeSource {
     /// `--cassettes MODE` on the command line.
     Flag,
@@ -167,8 +169,12 @@ mod tests {
         );
         let err = choose(Some(("tape", ModeSource::Env)), Mode::Auto, "run", false).unwrap_err();
         assert_eq!(
-            err.to_string(),
+            err.message(crate::error::Audience::CommandLine),
             "--cassettes tape: expected one of replay, record, auto, live"
+        );
+        assert_eq!(
+            err.to_string(),
+            "cassette mode tape: expected one of replay, record, auto, live"
         );
     }
 }

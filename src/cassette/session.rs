@@ -43,7 +43,7 @@ pub struct CassetteOptions {
     /// still present. Values shorter than 8 characters are ignored.
     pub secrets: Vec<String>,
     /// A recorded response body larger than this is an error of its case on replay (the
-    /// live client refuses one while reading it, see [`LiveClient::with_max_response_bytes`](super::LiveClient::with_max_response_bytes)).
+    /// live client refuses one while reading it, as the live client does while reading it).
     pub max_response_bytes: u64,
 }
 
@@ -267,6 +267,12 @@ pub struct Session {
     /// The tries this session is one of (`--repeat K`): finishing hands the session back
     /// to them instead of writing.
     repeats: Option<Arc<Repeats>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").finish_non_exhaustive()
+    }
 }
 
 /// The tries of one case run `--repeat K` times, sharing one cassette: each try opens the

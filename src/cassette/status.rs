@@ -14,6 +14,7 @@ use super::store::{CassetteKey, list_files, list_partial_files};
 
 /// The state of one case's cassette for one contender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Status {
     /// The cassette holds the request the suite sends now.
     Recorded,

@@ -26,6 +26,7 @@ pub struct CassetteKey {
     pub model: String,
     /// The contender's settings as one stable word, e.g. `default` or `effort-low_t0.1`.
     pub settings: String,
+    /// The case's dataset.
     pub dataset: String,
     /// The case id within its dataset; `vague/003` is two path levels.
     pub case_id: String,

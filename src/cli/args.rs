@@ -5,11 +5,53 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// The headings `--help` groups flags under, in the order a command's help shows them.
+pub(crate) mod heading {
+    pub(crate) const SELECTION: &str = "Selection";
+    pub(crate) const RUNNING: &str = "Running";
+    pub(crate) const CASSETTES: &str = "Cassettes";
+    pub(crate) const GATE: &str = "The gate";
+    pub(crate) const REPORTS: &str = "Reports";
+    pub(crate) const OUTPUT: &str = "Output";
+    pub(crate) const HISTORY: &str = "History and trackers";
+    pub(crate) const SHARDING: &str = "Sharding";
+    pub(crate) const GLOBAL: &str = "Global options";
+}
+use heading::*;
+
+/// A value parser that offers `values` to `--help` and shell completion and takes any text:
+/// judging it is left to the settings step, which knows whether it came from the flag or
+/// from its environment variable and says which (`--cassettes tape`, `EVALS_CASSETTES=tape`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Offered(pub(crate) &'static [&'static str]);
+
+impl TypedValueParser for Offered {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(self.0.iter().map(|v| PossibleValue::new(*v))))
+    }
+}
+
+/// The cassette modes `--cassettes` offers.
+pub(crate) const CASSETTE_MODES: &[&str] = &["replay", "record", "auto", "live"];
 
 /// A record/replay regression gate for LLM evaluation suites.
 #[derive(Debug, Parser)]
-#[command(name = "evals", version, about, long_about = None, disable_version_flag = true)]
+#[command(name = "evals", version, about, long_about = None, disable_version_flag = true,
+          disable_help_flag = true, after_help = examples::TOP)]
 pub(crate) struct Cli {
     #[command(flatten)]
     pub(crate) global: Global,
@@ -18,6 +60,7 @@ pub(crate) struct Cli {
 }
 
 #[derive(Debug, Args)]
+#[command(next_help_heading = GLOBAL)]
 pub(crate) struct Global {
     /// Use this config file; skip the search.
     #[arg(short = 'C', long = "config", global = true, value_name = "FILE")]
@@ -43,6 +86,10 @@ pub(crate) struct Global {
     /// Print the version.
     #[arg(short = 'V', long = "version", action = clap::ArgAction::Version)]
     pub(crate) version: Option<bool>,
+    /// Print help (a summary with -h).
+    // Declared here, under the global options, so a command's help opens with its own flags.
+    #[arg(short = 'h', long = "help", global = true, action = clap::ArgAction::Help)]
+    pub(crate) help: Option<bool>,
 }
 
 /// `-p N`: at least 1 is checked with the plan (`-p 0` says why), at most
@@ -94,61 +141,220 @@ pub(crate) enum ColorChoice {
 }
 
 #[derive(Debug, Subcommand)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "parsed once per process; `check` carries the gate's and the report files' groups"
+)]
 pub(crate) enum Command {
     /// Write a small working suite (config, prompt, cases) that runs offline at once.
+    #[command(after_help = examples::INIT)]
     Init {
         /// The project folder (default: here).
         dir: Option<PathBuf>,
     },
     /// List the cases and the refused lineup entries; calls nothing.
+    #[command(after_help = examples::CASES)]
     Cases(SelectArgs),
     /// Offline checks of inputs, expected.json and the scorer; exit 1 on any problem.
+    #[command(after_help = examples::VERIFY)]
     Verify(SelectArgs),
     /// Run experiments with the per-case breakdown, then the leaderboard; exit 1 on an error or a failed threshold.
+    #[command(after_help = examples::RUN)]
     Run(RunArgs),
     /// Run the lineup and print the leaderboard; exit 1 on an error or a failed threshold.
+    #[command(after_help = examples::COMPARE)]
     Compare(RunArgs),
     /// Call the models live and rewrite the cassettes of the cases that ran.
+    #[command(after_help = examples::RECORD)]
     Record(RunArgs),
     /// Replay, store the run, compare it with a baseline and gate: exit 0 passed, 1 regressed, 2 no baseline.
+    #[command(after_help = examples::CHECK)]
     Check(CheckArgs),
     /// Put the shards of one run (`check --shard K/N`) back together, store the run and gate
     /// it as `check` does: exit 0 passed, 1 regressed, 2 a shard missing or no baseline.
+    #[command(after_help = examples::MERGE)]
     Merge(MergeArgs),
     /// List the stored runs, newest first, each with its # (`evals report 3 --baseline 2`).
+    #[command(after_help = examples::HISTORY)]
     History(HistoryArgs),
     /// Write a stored run's JSON snapshot (a baseline for `check --baseline FILE.json`).
+    #[command(after_help = examples::EXPORT)]
     Export(ExportArgs),
     /// List the cases whose verdict varied across the last runs of a branch (to fix or
     /// quarantine them).
+    #[command(after_help = examples::FLAKY)]
     Flaky(FlakyArgs),
     /// Render a stored run (default: the latest), optionally compared with a baseline, as md,
-    /// junit, json, diff or html; with --fail-on-regression, exit as `check` would.
+    /// junit, json, diff, html or tui; with --fail-on-regression, exit as `check` would.
+    #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
     /// Put a check's Markdown on the pull request as one comment, updated in place.
+    #[command(after_help = examples::COMMENT)]
     Comment(CommentArgs),
     /// Serve a read-only web dashboard of the history: runs, a run's report against its
     /// baseline, a case across runs, the trend on main, JSON downloads. Until Ctrl-C.
+    #[command(after_help = examples::DASHBOARD)]
     Dashboard(DashboardArgs),
     /// Print each weighted column, its direction and its real share of the score.
+    #[command(after_help = examples::WEIGHTS)]
     Weights,
     /// Re-print the leaderboard from a saved JSON snapshot; calls nothing.
+    #[command(after_help = examples::RENDER)]
     Render(RenderArgs),
     /// Check the recordings: scan for secrets, list missing/stale/unused, prune unused.
+    #[command(after_help = examples::CASSETTES)]
     Cassettes {
         #[command(subcommand)]
         command: CassettesCommand,
     },
     /// Rewrite an agent-evals / old llm-evals config (top-level vendors:, direct:) into
     /// today's provider sections, keeping comments and the original as FILE.bak.
+    #[command(after_help = examples::UPGRADE_CONFIG)]
     UpgradeConfig(UpgradeArgs),
     /// Print the version.
+    #[command(after_help = examples::VERSION)]
     Version,
-    /// Print a shell completion script.
+    /// Print a shell completion script (for the name evals was run by: evals or llm-evals).
+    #[command(after_help = examples::COMPLETION)]
     Completion {
         #[arg(value_enum)]
         shell: Shell,
     },
+    /// Print the manual page (roff) to stdout, or write one page per command to a folder.
+    #[command(after_help = examples::MAN)]
+    Man {
+        /// Write `evals.1` and one `evals-COMMAND.1` per command into DIR instead.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
+/// The EXAMPLES section of each command's `--help`.
+pub(crate) mod examples {
+    pub(crate) const TOP: &str = "\
+Examples:
+  evals init                     a small suite that runs offline at once
+  evals compare                  run the lineup, print the leaderboard
+  evals record                   call the models, rewrite the cassettes
+  evals check --baseline main    the CI gate: replay, compare with main, exit 0/1/2
+  evals COMMAND --help           each command's flags and examples";
+    pub(crate) const INIT: &str = "\
+Examples:
+  evals init                     the suite in ./evals, then `evals compare`
+  evals init my-project          in my-project/evals";
+    pub(crate) const CASES: &str = "\
+Examples:
+  evals cases                    every case, and the lineup's refusals
+  evals cases -d tickets --tag hard";
+    pub(crate) const VERIFY: &str = "\
+Examples:
+  evals verify                   every case against the scorer, offline
+  evals verify -c vague          one case variant";
+    pub(crate) const RUN: &str = "\
+Examples:
+  evals run                                 every contender, per-case breakdown
+  evals run -m fake/echo -d animals         one model on one dataset
+  evals run -t 0,0.7 --repeat 5 -n          the matrix and the calls; calls nothing
+  evals run --min-pass-rate 0.9             exit 1 below 90% passing cases
+  evals run --format html -o run.html       the standalone HTML report";
+    pub(crate) const COMPARE: &str = "\
+Examples:
+  evals compare -n                          the experiment matrix; calls nothing
+  evals compare                             the leaderboard
+  evals compare -e low,high --totals both   efforts side by side, totals per variant";
+    pub(crate) const RECORD: &str = "\
+Examples:
+  evals record                              call the models, rewrite the cassettes
+  evals record -m openai/gpt-4o-mini -c vague
+  EVALS_REDIRECT=https://api.openai.com/v1=http://127.0.0.1:8080/v1 evals record";
+    pub(crate) const CHECK: &str = "\
+Examples:
+  evals check --baseline main                          gate against main's latest run
+  evals check --baseline main --markdown comment.md --junit junit.xml
+  evals check --baseline run.json --tolerance 0.05     a snapshot as the baseline
+  evals check --missing-baseline pass                  the first run of a new suite
+  evals check --shard 1/4 --json shard-1.json          one CI job of four";
+    pub(crate) const MERGE: &str = "\
+Examples:
+  evals merge shard-*.json --baseline main --markdown comment.md
+  evals merge --group 1234-1 --branch feature --baseline main";
+    pub(crate) const HISTORY: &str = "\
+Examples:
+  evals history                            the latest runs, each with its #
+  evals history --branch main --limit 5 --json
+  evals history migrate --to postgres://evals@db.internal/evals";
+    pub(crate) const MIGRATE: &str = "\
+Examples:
+  evals history migrate --to postgres://evals@db.internal/evals
+  PGPASSWORD=... evals history migrate --to postgres://evals@db/evals --history old.sqlite3";
+    pub(crate) const EXPORT: &str = "\
+Examples:
+  evals export 3 -o run.json               then `evals check --baseline run.json` elsewhere";
+    pub(crate) const FLAKY: &str = "\
+Examples:
+  evals flaky                              main's last 10 runs
+  evals flaky --branch release --last 30 --json";
+    pub(crate) const REPORT: &str = "\
+Examples:
+  evals report                             the latest run as Markdown
+  evals report --format tui                the latest run's leaderboard
+  evals report 3 --baseline 2 --fail-on-regression
+  evals report --baseline main -o report.html";
+    pub(crate) const COMMENT: &str = "\
+Environment:
+  GITHUB_TOKEN        the token that writes the comment (needs pull-requests: write)
+  GITHUB_REPOSITORY   the repository, OWNER/NAME, when --repo is not given
+  GITHUB_EVENT_PATH   the event file: the pull request's number when --pr is not given
+  GITHUB_API_URL      the API's root on GitHub Enterprise (default https://api.github.com)
+  GitHub Actions sets all but GITHUB_TOKEN; pass it to the step:
+  `env: { GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }} }`.
+
+Examples:
+  evals check --baseline main --markdown comment.md; evals comment comment.md
+  evals comment comment.md --pr 7 --repo acme/app";
+    pub(crate) const DASHBOARD: &str = "\
+Examples:
+  evals dashboard                          http://127.0.0.1:4567/
+  evals dashboard --port 0 --history postgres://evals@db.internal/evals";
+    pub(crate) const WEIGHTS: &str = "\
+Examples:
+  evals weights";
+    pub(crate) const RENDER: &str = "\
+Examples:
+  evals render evals/results/run.json               the leaderboard again
+  evals render evals/results/run.json -o report.html --open";
+    pub(crate) const CASSETTES: &str = "\
+Examples:
+  evals cassettes status                   recorded, missing, stale, unused
+  evals cassettes scan                     exit 1 naming each file with a secret
+  evals cassettes prune -n                 what an unused-cassette prune removes";
+    pub(crate) const SCAN: &str = "\
+Examples:
+  evals cassettes scan                     the suite's cassettes
+  evals cassettes scan evals/cassettes/openai fixtures/";
+    pub(crate) const STATUS: &str = "\
+Examples:
+  evals cassettes status                   per case and contender";
+    pub(crate) const PRUNE: &str = "\
+Examples:
+  evals cassettes prune -n                 list what would be removed
+  evals cassettes prune";
+    pub(crate) const UPGRADE_CONFIG: &str = "\
+Examples:
+  evals upgrade-config -n --diff           the change as a diff; writes nothing
+  evals upgrade-config                     rewrite it, the original kept as FILE.bak";
+    pub(crate) const VERSION: &str = "\
+Examples:
+  evals version";
+    pub(crate) const COMPLETION: &str = "\
+Examples:
+  evals completion bash > ~/.local/share/bash-completion/completions/evals
+  evals completion zsh > ~/.zfunc/_evals
+  evals completion fish > ~/.config/fish/completions/evals.fish";
+    pub(crate) const MAN: &str = "\
+Examples:
+  evals man | man -l -
+  evals man --dir ~/.local/share/man/man1";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -159,6 +365,7 @@ pub(crate) enum Shell {
 }
 
 #[derive(Debug, Args, Default, Clone)]
+#[command(next_help_heading = SELECTION)]
 pub(crate) struct SelectArgs {
     /// Only this dataset (repeat or comma-separate for more).
     #[arg(short = 'd', long = "dataset", value_delimiter = ',')]
@@ -176,91 +383,102 @@ pub(crate) struct RunArgs {
     #[command(flatten)]
     pub(crate) select: SelectArgs,
     /// Only these models (contender ids like openai/gpt-4o-mini; comma-separated).
-    #[arg(short = 'm', long = "models", value_delimiter = ',')]
+    #[arg(short = 'm', long = "models", value_delimiter = ',', help_heading = SELECTION)]
     pub(crate) models: Vec<String>,
     /// Reasoning efforts (comma-separated; `default` sends none). Beats the config.
-    #[arg(short = 'e', long = "effort", value_delimiter = ',')]
+    #[arg(short = 'e', long = "effort", value_delimiter = ',', help_heading = SELECTION)]
     pub(crate) efforts: Vec<String>,
     /// Temperatures (comma-separated; `default` sends none). Beats the config.
-    #[arg(short = 't', long = "temperature", value_delimiter = ',')]
+    #[arg(short = 't', long = "temperature", value_delimiter = ',', help_heading = SELECTION)]
     pub(crate) temperatures: Vec<String>,
     /// Max tokens per call. Beats the config.
-    #[arg(long)]
+    #[arg(long, help_heading = SELECTION)]
     pub(crate) max_tokens: Option<u32>,
     /// Cases in flight inside each experiment (default: defaults.parallelism, else 4; at
     /// most 1024).
-    #[arg(short = 'p', long, value_parser = parallelism)]
+    #[arg(short = 'p', long, value_parser = parallelism, help_heading = RUNNING)]
     pub(crate) parallelism: Option<usize>,
     /// Experiments at a time (default: CPU count; 0 starts them all; at most 1024).
-    #[arg(short = 'j', long = "concurrency", value_parser = concurrency)]
+    #[arg(short = 'j', long = "concurrency", value_parser = concurrency, help_heading = RUNNING)]
     pub(crate) concurrency: Option<usize>,
+    /// Run each case K times per contender (default: defaults.repeat, else 1): each try is
+    /// its own recorded interaction; reports add ±, pass^k and flaky columns (at most 10000).
+    #[arg(long, value_name = "K", value_parser = repeat, help_heading = RUNNING)]
+    pub(crate) repeat: Option<usize>,
     /// Show the experiment matrix and the number of calls; call nothing.
-    #[arg(short = 'n', long)]
+    #[arg(short = 'n', long, help_heading = RUNNING)]
     pub(crate) dry_run: bool,
-    /// Cassette mode: replay, record, auto, live.
-    #[arg(long = "cassettes", env = "EVALS_CASSETTES", value_name = "MODE")]
-    pub(crate) cassettes: Option<String>,
-    /// Output format for stdout or -o.
-    #[arg(long, value_enum, default_value_t = Format::Tui)]
-    pub(crate) format: Format,
-    /// Write the report to FILE instead of stdout.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub(crate) output: Option<PathBuf>,
-    /// Where JSON snapshots are saved (default: results.destination).
-    #[arg(long, value_name = "DIR")]
-    pub(crate) destination: Option<PathBuf>,
-    /// Do not save a JSON snapshot of the run.
-    #[arg(long)]
-    pub(crate) no_autosave: bool,
-    /// Totals after the per-dataset tables: overall, per case variant across datasets, or both.
-    #[arg(long, value_enum, default_value_t = TotalsArg::Overall)]
-    pub(crate) totals: TotalsArg,
-    /// No remote tracker, whatever the config or the environment says (as --tracker none):
-    /// the JSON snapshot alone.
-    #[arg(long)]
-    pub(crate) local: bool,
     /// Keep going when 100 calls in a row fail, without asking.
-    #[arg(short = 'y', long)]
+    #[arg(short = 'y', long, help_heading = RUNNING)]
     pub(crate) yes: bool,
-    /// The history store: a SQLite file or a postgres:// URL (default: the config's
-    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
-    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
-    pub(crate) history: Option<PathBuf>,
-    /// Record the run under this branch instead of the one git or CI reports.
-    #[arg(long = "branch", value_name = "NAME")]
-    pub(crate) branch: Option<String>,
+    /// Cassette mode (default: record for `record`, replay for `check`, else auto; auto
+    /// acts as replay when CI is set).
+    #[arg(long = "cassettes", env = "EVALS_CASSETTES", value_name = "MODE",
+          value_parser = Offered(CASSETTE_MODES), help_heading = CASSETTES)]
+    pub(crate) cassettes: Option<String>,
     /// Exit 1 when an experiment's mean score (its primary metric) is below FRACTION.
-    #[arg(long, value_name = "FRACTION")]
+    #[arg(long, value_name = "FRACTION", help_heading = GATE)]
     pub(crate) min_score: Option<f64>,
     /// Exit 1 when the share of an experiment's cases that pass is below FRACTION (a failing
     /// case alone then no longer fails the run; without it, every case must pass).
-    #[arg(long, value_name = "FRACTION")]
+    #[arg(long, value_name = "FRACTION", help_heading = GATE)]
     pub(crate) min_pass_rate: Option<f64>,
-    /// Run each case K times per contender (default: defaults.repeat, else 1): each try is
-    /// its own recorded interaction; reports add ±, pass^k and flaky columns (at most 10000).
-    #[arg(long, value_name = "K", value_parser = repeat)]
-    pub(crate) repeat: Option<usize>,
+    /// Output format for stdout or -o.
+    #[arg(long, value_enum, default_value_t = Format::Tui, help_heading = OUTPUT)]
+    pub(crate) format: Format,
+    /// Write the report to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE", help_heading = OUTPUT)]
+    pub(crate) output: Option<PathBuf>,
+    /// Totals after the per-dataset tables: overall, per case variant across datasets, or both.
+    #[arg(long, value_enum, default_value_t = TotalsArg::Overall, help_heading = OUTPUT)]
+    pub(crate) totals: TotalsArg,
+    /// How the run ends, beating `results.display`: none, tui (the leaderboard), browser
+    /// (the HTML report) or both.
+    #[arg(long, value_name = "HOW", help_heading = OUTPUT)]
+    pub(crate) display: Option<DisplayArg>,
+    /// Open the HTML report in the browser when the run ends (as `results.display: browser`
+    /// does; never on CI).
+    #[arg(long, conflicts_with = "no_open", help_heading = OUTPUT)]
+    pub(crate) open: bool,
+    /// Write the browser report (`results.display: browser|both`, `--open`) without opening it.
+    #[arg(long, help_heading = OUTPUT)]
+    pub(crate) no_open: bool,
+    /// The history store: a SQLite file or a postgres:// URL (default: the config's
+    /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL", help_heading = HISTORY)]
+    pub(crate) history: Option<PathBuf>,
+    /// Record the run under this branch instead of the one git or CI reports.
+    #[arg(long = "branch", value_name = "NAME", help_heading = HISTORY)]
+    pub(crate) branch: Option<String>,
+    /// Where JSON snapshots are saved (default: results.destination).
+    #[arg(long, value_name = "DIR", help_heading = HISTORY)]
+    pub(crate) destination: Option<PathBuf>,
+    /// Do not save a JSON snapshot of the run.
+    #[arg(long, help_heading = HISTORY)]
+    pub(crate) no_autosave: bool,
+    /// Where the results go beside the local snapshot: local (none), otlp, logfire or
+    /// braintrust (default: the config's tracker:, else the one tracker whose key is set).
+    #[arg(long, value_name = "NAME", value_parser = Offered(TRACKERS), help_heading = HISTORY)]
+    pub(crate) tracker: Option<String>,
+    /// The tracker's project (Braintrust's, by name; default: the config's project:).
+    #[arg(long, value_name = "NAME", help_heading = HISTORY)]
+    pub(crate) project: Option<String>,
+    /// No remote tracker, whatever the config or the environment says (as --tracker none):
+    /// the JSON snapshot alone.
+    #[arg(long, help_heading = HISTORY)]
+    pub(crate) local: bool,
     /// `check --shard K/N`'s slice and run group, set by `check` (no flag of its own here).
     #[arg(skip)]
     pub(crate) sharding: Option<(llm_evals::runner::shard::ShardSpec, String)>,
-    /// Where the results go beside the local snapshot: local (none), otlp, logfire or
-    /// braintrust (default: the config's tracker:, else the one tracker whose key is set).
-    #[arg(long, value_name = "NAME")]
-    pub(crate) tracker: Option<String>,
-    /// The tracker's project (Braintrust's, by name; default: the config's project:).
-    #[arg(long, value_name = "NAME")]
-    pub(crate) project: Option<String>,
-    /// Open the HTML report in the browser when the run ends (as `results.display: browser`
-    /// does; never on CI).
-    #[arg(long, conflicts_with = "no_open")]
-    pub(crate) open: bool,
-    /// Write the browser report (`results.display: browser|both`, `--open`) without opening it.
-    #[arg(long)]
-    pub(crate) no_open: bool,
-    /// How the run ends, beating `results.display`: none, tui (the leaderboard), browser
-    /// (the HTML report) or both.
-    #[arg(long, value_name = "HOW")]
-    pub(crate) display: Option<DisplayArg>,
+}
+
+/// The trackers `--tracker` offers (`llm_evals::tracker::NAMES`; a test holds them equal).
+pub(crate) const TRACKERS: &[&str] = &["local", "none", "otlp", "logfire", "braintrust"];
+
+#[cfg(all(test, feature = "trackers"))]
+#[test]
+fn the_offered_trackers_are_the_trackers() {
+    assert_eq!(TRACKERS, llm_evals::tracker::NAMES);
 }
 
 impl RunArgs {
@@ -308,19 +526,41 @@ impl From<TotalsArg> for llm_evals::report::Totals {
     }
 }
 
+/// `--format`: the same values on every command that has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub(crate) enum Format {
+    /// The terminal view: the leaderboard (and, for `run`, the per-case breakdown).
     #[default]
     Tui,
+    /// Markdown (the PR comment).
+    Md,
+    /// JUnit XML.
+    Junit,
+    /// The JSON snapshot (with the comparison, when there is one).
     Json,
+    /// Unified diffs of changed outputs.
+    Diff,
     /// A standalone HTML report (write it with -o FILE).
     Html,
 }
 
+impl From<Format> for llm_evals::report::Format {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Tui => Self::Terminal,
+            Format::Md => Self::Markdown,
+            Format::Junit => Self::Junit,
+            Format::Json => Self::Json,
+            Format::Diff => Self::Diff,
+            Format::Html => Self::Html,
+        }
+    }
+}
+
+/// The gate's flags, shared by `check` and `merge`.
 #[derive(Debug, Args, Clone)]
-pub(crate) struct CheckArgs {
-    #[command(flatten)]
-    pub(crate) run: RunArgs,
+#[command(next_help_heading = GATE)]
+pub(crate) struct GateArgs {
     /// Compare with this baseline: a branch (its latest earlier run), a run (# or id from
     /// `evals history`), or FILE.json.
     #[arg(long, value_name = "REF", value_parser = baseline)]
@@ -331,6 +571,22 @@ pub(crate) struct CheckArgs {
     /// What to do when no usable baseline is found.
     #[arg(long, value_enum, default_value_t = MissingBaselineArg::Fail, value_name = "WHAT")]
     pub(crate) missing_baseline: MissingBaselineArg,
+    /// Gate an experiment's drop on a paired test even when every case ran once (it is on
+    /// whenever the run or the baseline has --repeat K > 1).
+    #[arg(long)]
+    pub(crate) stat: bool,
+    /// The significance level of the statistical gate.
+    #[arg(long, default_value_t = 0.05, value_name = "P")]
+    pub(crate) alpha: f64,
+    /// What a drop past the tolerance that is not significant does: pass (reported) or fail.
+    #[arg(long, value_enum, default_value_t = InconclusiveArg::Pass, value_name = "WHAT")]
+    pub(crate) inconclusive: InconclusiveArg,
+}
+
+/// The report files a gated run writes, shared by `check` and `merge`.
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = REPORTS)]
+pub(crate) struct ReportFiles {
     /// Write the Markdown report (the PR comment) to FILE.
     #[arg(long, value_name = "FILE")]
     pub(crate) markdown: Option<PathBuf>,
@@ -346,22 +602,22 @@ pub(crate) struct CheckArgs {
     /// Write the standalone HTML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub(crate) html: Option<PathBuf>,
-    /// Gate an experiment's drop on a paired test even when every case ran once (it is on
-    /// whenever the run or the baseline has --repeat K > 1).
-    #[arg(long)]
-    pub(crate) stat: bool,
-    /// The significance level of the statistical gate.
-    #[arg(long, default_value_t = 0.05, value_name = "P")]
-    pub(crate) alpha: f64,
-    /// What a drop past the tolerance that is not significant does: pass (reported) or fail.
-    #[arg(long, value_enum, default_value_t = InconclusiveArg::Pass, value_name = "WHAT")]
-    pub(crate) inconclusive: InconclusiveArg,
+}
+
+#[derive(Debug, Args, Clone)]
+pub(crate) struct CheckArgs {
+    #[command(flatten)]
+    pub(crate) gate: GateArgs,
+    #[command(flatten)]
+    pub(crate) reports: ReportFiles,
+    #[command(flatten)]
+    pub(crate) run: RunArgs,
     /// Run only slice K of N of the selected cases (a CI matrix job); the shard is stored and
     /// its JSON written, and `evals merge` gates the whole run.
-    #[arg(long, value_name = "K/N")]
+    #[arg(long, value_name = "K/N", help_heading = SHARDING)]
     pub(crate) shard: Option<llm_evals::runner::shard::ShardSpec>,
     /// The run group the shard belongs to (default: GITHUB_RUN_ID-GITHUB_RUN_ATTEMPT).
-    #[arg(long, value_name = "ID", requires = "shard")]
+    #[arg(long, value_name = "ID", requires = "shard", help_heading = SHARDING)]
     pub(crate) group: Option<String>,
 }
 
@@ -382,55 +638,34 @@ pub(crate) struct MergeArgs {
     pub(crate) files: Vec<PathBuf>,
     /// Read the shards of this run group from the history instead (default, with no FILE:
     /// GITHUB_RUN_ID-GITHUB_RUN_ATTEMPT).
-    #[arg(long, value_name = "ID", conflicts_with = "files")]
+    #[arg(long, value_name = "ID", conflicts_with = "files", help_heading = SHARDING)]
     pub(crate) group: Option<String>,
-    /// Compare with this baseline: a branch (its latest earlier run), a run (# or id from
-    /// `evals history`), or FILE.json.
-    #[arg(long, value_name = "REF", value_parser = baseline)]
-    pub(crate) baseline: Option<String>,
-    /// How far (0..1) an experiment's mean primary score may fall before it regresses.
-    #[arg(long, default_value_t = 0.02, value_name = "FRACTION")]
-    pub(crate) tolerance: f64,
-    /// What to do when no usable baseline is found.
-    #[arg(long, value_enum, default_value_t = MissingBaselineArg::Fail, value_name = "WHAT")]
-    pub(crate) missing_baseline: MissingBaselineArg,
-    /// Write the Markdown report (the PR comment) to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) markdown: Option<PathBuf>,
-    /// Write the JUnit XML report to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) junit: Option<PathBuf>,
-    /// Write unified diffs of changed outputs to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) diff: Option<PathBuf>,
-    /// Write the JSON snapshot, comparison included, to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) json: Option<PathBuf>,
-    /// Write the standalone HTML report to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) html: Option<PathBuf>,
+    /// With --group: the branch the shards ran on (default: the one git or CI reports).
+    #[arg(long = "branch", value_name = "NAME", help_heading = SHARDING)]
+    pub(crate) branch: Option<String>,
+    #[command(flatten)]
+    pub(crate) gate: GateArgs,
+    #[command(flatten)]
+    pub(crate) reports: ReportFiles,
     /// Output format for stdout or -o.
-    #[arg(long, value_enum, default_value_t = Format::Tui)]
+    #[arg(long, value_enum, default_value_t = Format::Tui, help_heading = OUTPUT)]
     pub(crate) format: Format,
     /// Write the report to FILE instead of stdout.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    #[arg(short = 'o', long = "output", value_name = "FILE", help_heading = OUTPUT)]
     pub(crate) output: Option<PathBuf>,
     /// Totals after the per-dataset tables: overall, per case variant across datasets, or both.
-    #[arg(long, value_enum, default_value_t = TotalsArg::Overall)]
+    #[arg(long, value_enum, default_value_t = TotalsArg::Overall, help_heading = OUTPUT)]
     pub(crate) totals: TotalsArg,
-    /// Where the merged run's JSON snapshot is saved (default: results.destination).
-    #[arg(long, value_name = "DIR")]
-    pub(crate) destination: Option<PathBuf>,
-    /// Do not save a JSON snapshot of the merged run.
-    #[arg(long)]
-    pub(crate) no_autosave: bool,
     /// The history store: a SQLite file or a postgres:// URL (default: the config's
     /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
-    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL", help_heading = HISTORY)]
     pub(crate) history: Option<PathBuf>,
-    /// With --group: the branch the shards ran on (default: the one git or CI reports).
-    #[arg(long = "branch", value_name = "NAME")]
-    pub(crate) branch: Option<String>,
+    /// Where the merged run's JSON snapshot is saved (default: results.destination).
+    #[arg(long, value_name = "DIR", help_heading = HISTORY)]
+    pub(crate) destination: Option<PathBuf>,
+    /// Do not save a JSON snapshot of the merged run.
+    #[arg(long, help_heading = HISTORY)]
+    pub(crate) no_autosave: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -487,6 +722,7 @@ pub(crate) struct HistoryArgs {
 pub(crate) enum HistoryAction {
     /// Copy a SQLite history into PostgreSQL, every run with its id and number (runs already
     /// there are left as they are, so it can run again).
+    #[command(after_help = examples::MIGRATE)]
     Migrate(MigrateArgs),
 }
 
@@ -519,70 +755,37 @@ pub(crate) struct ReportArgs {
     /// snapshot file (default: the latest run of this suite).
     pub(crate) run: Option<String>,
     /// Compare with this baseline: a run (# or id), a branch (its latest earlier run), or FILE.json.
-    #[arg(long, value_name = "REF", value_parser = baseline)]
+    #[arg(long, value_name = "REF", value_parser = baseline, help_heading = GATE)]
     pub(crate) baseline: Option<String>,
     /// How far (0..1) an experiment's mean primary score may fall before it regresses.
     #[arg(
         long,
         visible_alias = "max-regression",
         default_value_t = 0.02,
-        value_name = "FRACTION"
+        value_name = "FRACTION",
+        help_heading = GATE
     )]
     pub(crate) tolerance: f64,
     /// Gate as `check` does: exit 1 on a regression, a failed threshold or an error, 2 when
     /// the baseline is unusable (without it, report exits 0 whatever it found).
-    #[arg(long)]
+    #[arg(long, help_heading = GATE)]
     pub(crate) fail_on_regression: bool,
     /// Also fail on any case whose score dropped at all, inside the tolerance or not (implies
     /// --fail-on-regression; needs --baseline).
-    #[arg(long)]
+    #[arg(long, help_heading = GATE)]
     pub(crate) fail_on_case_regression: bool,
     /// The format (default: from the extension of -o FILE; else the leaderboard on a
     /// terminal, md in a pipe or a redirect).
-    #[arg(long, value_enum)]
-    pub(crate) format: Option<ReportFormat>,
+    #[arg(long, value_enum, help_heading = OUTPUT)]
+    pub(crate) format: Option<Format>,
     /// Write to FILE instead of stdout (.md, .xml, .json, .diff, .html pick the format); -o
     /// alone writes a stamped file under results.destination.
-    #[arg(short = 'o', long = "output", value_name = "FILE", num_args = 0..=1)]
+    #[arg(short = 'o', long = "output", value_name = "FILE", num_args = 0..=1, help_heading = OUTPUT)]
     pub(crate) output: Option<Option<PathBuf>>,
     /// The history store: a SQLite file or a postgres:// URL (default: the config's
     /// history.url, DATABASE_URL if a postgres:// URL, else <project>/.evals/history.sqlite3).
-    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL")]
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL", help_heading = HISTORY)]
     pub(crate) history: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum ReportFormat {
-    /// The leaderboard, as `compare` prints it.
-    Tui,
-    Md,
-    Junit,
-    Json,
-    Diff,
-    Html,
-}
-
-impl From<ReportFormat> for llm_evals::report::Format {
-    fn from(f: ReportFormat) -> Self {
-        match f {
-            ReportFormat::Tui => Self::Terminal,
-            ReportFormat::Md => Self::Markdown,
-            ReportFormat::Junit => Self::Junit,
-            ReportFormat::Json => Self::Json,
-            ReportFormat::Diff => Self::Diff,
-            ReportFormat::Html => Self::Html,
-        }
-    }
-}
-
-impl From<Format> for llm_evals::report::Format {
-    fn from(f: Format) -> Self {
-        match f {
-            Format::Tui => Self::Terminal,
-            Format::Json => Self::Json,
-            Format::Html => Self::Html,
-        }
-    }
 }
 
 #[derive(Debug, Args)]
@@ -590,32 +793,35 @@ pub(crate) struct RenderArgs {
     /// A JSON snapshot written by run/compare.
     pub(crate) file: PathBuf,
     /// Totals after the per-dataset tables: overall, per case variant, or both.
-    #[arg(long, value_enum, default_value_t = TotalsArg::Overall)]
+    #[arg(long, value_enum, default_value_t = TotalsArg::Overall, help_heading = OUTPUT)]
     pub(crate) totals: TotalsArg,
-    /// The format (default: from the extension of -o FILE; the leaderboard on stdout; html
-    /// for -o alone).
-    #[arg(long, value_enum)]
+    /// The format (default: from the extension of -o FILE, .html or .json; the leaderboard
+    /// (tui) on stdout; html for -o alone).
+    #[arg(long, value_enum, help_heading = OUTPUT)]
     pub(crate) format: Option<Format>,
     /// Write to FILE instead of stdout (.html and .json pick the format); -o alone writes a
     /// stamped HTML file under results.destination.
-    #[arg(short = 'o', long = "output", value_name = "FILE", num_args = 0..=1)]
+    #[arg(short = 'o', long = "output", value_name = "FILE", num_args = 0..=1, help_heading = OUTPUT)]
     pub(crate) output: Option<Option<PathBuf>>,
     /// Open the HTML report in the browser (never on CI); without -o FILE.html it is
     /// written as -o alone writes it.
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUT)]
     pub(crate) open: bool,
 }
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum CassettesCommand {
     /// Exit 1 naming each file that holds a secret (never printing it).
+    #[command(after_help = examples::SCAN)]
     Scan {
         /// Files or folders (default: the suite's cassettes).
         paths: Vec<PathBuf>,
     },
     /// Per case and contender: recorded, missing, stale or unused; exit 1 if any is missing or stale.
+    #[command(after_help = examples::STATUS)]
     Status,
     /// Remove cassettes no case and contender uses.
+    #[command(after_help = examples::PRUNE)]
     Prune {
         /// Show what would be removed; remove nothing.
         #[arg(short = 'n', long)]
@@ -639,11 +845,11 @@ pub(crate) struct UpgradeArgs {
 pub(crate) struct CommentArgs {
     /// The Markdown written by `evals check --markdown FILE`.
     pub(crate) file: PathBuf,
-    /// The pull request (default: from GITHUB_EVENT_PATH).
-    #[arg(long)]
+    /// The pull request (default: the number in the event file, GITHUB_EVENT_PATH).
+    #[arg(long, value_name = "N")]
     pub(crate) pr: Option<u64>,
-    /// OWNER/NAME (default: GITHUB_REPOSITORY).
-    #[arg(long)]
+    /// The repository, OWNER/NAME (default: GITHUB_REPOSITORY).
+    #[arg(long, value_name = "OWNER/NAME")]
     pub(crate) repo: Option<String>,
 }
 

@@ -5,63 +5,35 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::args::{CheckArgs, MissingBaselineArg};
+use super::args::{CheckArgs, ReportFiles};
 use super::exit;
 use super::output::Out;
 use super::report_file::ReportFile;
+use super::settings::{Given, RunSettings};
+use llm_evals::env::Env;
 use llm_evals::error::{Error, Result};
-use llm_evals::gate::{self, CheckPlan, MissingBaseline, Rules};
+use llm_evals::gate::{self, CheckPlan};
 use llm_evals::report::Format;
 use llm_evals::results::{Command as RunCommand, Comparison, RunResult};
 use llm_evals::suite::Suite;
-
-/// `check`'s flags as the gate's plan, the tolerance checked.
-fn plan(a: &CheckArgs) -> Result<CheckPlan> {
-    gate_plan(
-        a.baseline.clone(),
-        a.tolerance,
-        a.missing_baseline,
-        gate::Stat {
-            force: a.stat,
-            alpha: a.alpha,
-            inconclusive_fails: a.inconclusive == super::args::InconclusiveArg::Fail,
-        },
-    )
-}
-
-/// The gate's plan from `check`'s (or `merge`'s) flags, the tolerance checked.
-pub(super) fn gate_plan(
-    baseline: Option<String>,
-    tolerance: f64,
-    missing: MissingBaselineArg,
-    stat: gate::Stat,
-) -> Result<CheckPlan> {
-    Ok(CheckPlan::check(
-        baseline,
-        Rules::new(tolerance, false)?.with_stat(stat)?,
-        match missing {
-            MissingBaselineArg::Fail => MissingBaseline::Fail,
-            MissingBaselineArg::Pass => MissingBaseline::Pass,
-        },
-    ))
-}
 
 /// Runs the check end to end and returns its exit code.
 pub(crate) fn run(
     suite: &Suite,
     a: &CheckArgs,
-    env: &llm_evals::env::Env,
+    given: Given<'_>,
+    env: &Env,
     out: &Out,
 ) -> Result<i32> {
     if let Some(spec) = a.shard {
-        return shard(suite, a, spec, env, out);
+        return shard(suite, a, given, spec, env, out);
     }
-    let plan = plan(a)?;
-    let run = super::run::execute(suite, &a.run, RunCommand::Check, env, out)?;
-    let (history, _) = super::run::history_location(suite, a.run.history.as_deref());
-    let mut reports = Reports::of(a);
-    reports.browser = super::run::browser(suite, &a.run, "check", &run, env);
-    let code = gate_and_report(&run, &plan, &history, &reports, out)?;
+    let plan = a.gate.plan()?;
+    let (settings, run_plan) = RunSettings::resolve(suite, &a.run, given, RunCommand::Check, env)?;
+    let run = super::run::execute(suite, &settings, run_plan, env, out)?;
+    let mut reports = Reports::of(&a.reports, &settings);
+    reports.browser = super::run::browser(suite, &settings, &run, env);
+    let code = gate_and_report(&run, &plan, &settings.history.location, &reports, env, out)?;
     super::run::suite_note(suite, code == exit::OK, out);
     Ok(code)
 }
@@ -80,17 +52,28 @@ pub(super) struct Reports<'a> {
     pub(super) browser: Option<super::open::Browser>,
 }
 
-impl Reports<'_> {
-    fn of(a: &CheckArgs) -> Reports<'_> {
+impl<'a> Reports<'a> {
+    /// The report files asked for, and how a settled run shows on stdout (or `-o`).
+    fn of(files: &'a ReportFiles, s: &'a RunSettings) -> Reports<'a> {
         Reports {
-            markdown: a.markdown.as_deref(),
-            junit: a.junit.as_deref(),
-            diff: a.diff.as_deref(),
-            json: a.json.as_deref(),
-            html: a.html.as_deref(),
-            format: a.run.format.into(),
-            output: a.run.output.as_deref(),
-            totals: a.run.totals,
+            format: s.shown.format.into(),
+            output: s.shown.output.as_deref(),
+            totals: s.shown.totals,
+            ..Reports::files(files)
+        }
+    }
+
+    /// The report files asked for; the leaderboard on stdout.
+    pub(super) fn files(files: &'a ReportFiles) -> Reports<'a> {
+        Reports {
+            markdown: files.markdown.as_deref(),
+            junit: files.junit.as_deref(),
+            diff: files.diff.as_deref(),
+            json: files.json.as_deref(),
+            html: files.html.as_deref(),
+            format: Format::Terminal,
+            output: None,
+            totals: super::args::TotalsArg::Overall,
             browser: None,
         }
     }
@@ -103,25 +86,26 @@ pub(super) fn gate_and_report(
     plan: &CheckPlan,
     history: &llm_evals::history::Location,
     reports: &Reports<'_>,
+    env: &Env,
     out: &Out,
 ) -> Result<i32> {
-    let checked = gate::check_in(run, plan, history);
+    let checked = gate::check_in(run, plan, history, env);
     print_notices(&checked.notices, out);
     let comparison = Some(&checked.comparison);
     if let Some(refused) = checked.refused {
         // The reports are still worth having: written gated without a baseline. Exit 2
         // either way; the reasons that reports failed are printed.
-        let _ = write_reports(reports, run, comparison, out);
+        let _ = write_reports(reports, run, comparison, env, out);
         return Err(Error::Baseline(refused));
     }
 
-    let mut written = write_reports(reports, run, comparison, out);
+    let mut written = write_reports(reports, run, comparison, env, out);
     let view = super::run::View {
         breakdown: false,
         totals: reports.totals,
     };
     if let Err(e) = super::run::emit(run, comparison, reports.format, reports.output, view, out) {
-        out.error(&e.to_string());
+        out.fail(&e);
         written = false;
     }
     if let Some(b) = &reports.browser {
@@ -155,17 +139,18 @@ pub(crate) fn dry_run(suite: &Suite, a: &CheckArgs, out: &Out) -> Result<i32> {
 fn shard(
     suite: &Suite,
     a: &CheckArgs,
+    given: Given<'_>,
     spec: llm_evals::runner::shard::ShardSpec,
-    env: &llm_evals::env::Env,
+    env: &Env,
     out: &Out,
 ) -> Result<i32> {
-    for (given, flag) in [
-        (a.markdown.is_some(), "--markdown"),
-        (a.junit.is_some(), "--junit"),
-        (a.diff.is_some(), "--diff"),
-        (a.html.is_some(), "--html"),
+    for (asked, flag) in [
+        (a.reports.markdown.is_some(), "--markdown"),
+        (a.reports.junit.is_some(), "--junit"),
+        (a.reports.diff.is_some(), "--diff"),
+        (a.reports.html.is_some(), "--html"),
     ] {
-        if given {
+        if asked {
             return Err(Error::Usage(format!(
                 "{flag} with --shard {spec}: a shard is not gated and writes no report; give {flag} to `evals merge`, which gates the whole run"
             )));
@@ -175,7 +160,7 @@ fn shard(
         .group
         .clone()
         .filter(|g| !g.trim().is_empty())
-        .or_else(|| crate::cli::github::Env::read().run_group())
+        .or_else(|| crate::cli::github::Env::read(env).run_group())
         .ok_or_else(|| {
             Error::Usage(format!(
                 "--shard {spec} needs a run group: pass --group ID (the same for every shard and for `evals merge --group ID`), or run on GitHub Actions (GITHUB_RUN_ID)"
@@ -183,31 +168,32 @@ fn shard(
         })?;
     let mut args = a.run.clone();
     args.sharding = Some((spec, group.clone()));
-    let run = super::run::execute(suite, &args, RunCommand::Check, env, out)?;
+    let (settings, plan) = RunSettings::resolve(suite, &args, given, RunCommand::Check, env)?;
+    let run = super::run::execute(suite, &settings, plan, env, out)?;
     let mut written = true;
-    if let Some(p) = a.json.as_deref() {
+    if let Some(p) = a.reports.json.as_deref() {
         let text = llm_evals::report::render(Format::Json, Default::default(), &run, None);
         match ReportFile::of("--json", Format::Json).write(p, &text) {
             Ok(()) => out.note(&format!("wrote {}", p.display())),
             Err(e) => {
-                out.error(&e.to_string());
+                out.fail(&e);
                 written = false;
             }
         }
     }
     let view = super::run::View {
         breakdown: false,
-        totals: a.run.totals,
+        totals: settings.shown.totals,
     };
     if let Err(e) = super::run::emit(
         &run,
         None,
-        a.run.format.into(),
-        a.run.output.as_deref(),
+        settings.shown.format.into(),
+        settings.shown.output.as_deref(),
         view,
         out,
     ) {
-        out.error(&e.to_string());
+        out.fail(&e);
         written = false;
     }
     if run.total_errors() > 0 {
@@ -249,10 +235,17 @@ fn shard(
 /// The gate's notes and warnings, on stderr.
 pub(super) fn print_notices(notices: &[gate::Notice], out: &Out) {
     for n in notices {
+        let text = match n {
+            gate::Notice::BaselinePassed(e) => format!(
+                "{}\n  (--missing-baseline pass: gating on thresholds and errors alone)",
+                e.message(llm_evals::error::Audience::CommandLine)
+            ),
+            other => other.to_string(),
+        };
         if n.is_warning() {
-            out.warn(&n.to_string());
+            out.warn(&text);
         } else {
-            out.note(&n.to_string());
+            out.note(&text);
         }
     }
 }
@@ -264,9 +257,10 @@ fn write_reports(
     a: &Reports<'_>,
     run: &RunResult,
     comparison: Option<&Comparison>,
+    env: &Env,
     out: &Out,
 ) -> bool {
-    let summary = crate::cli::github::Env::read().step_summary;
+    let summary = crate::cli::github::Env::read(env).step_summary;
     // Rendered only when a file or the job summary asks for it, and then once.
     let markdown = (a.markdown.is_some() || summary.is_some())
         .then(|| llm_evals::report::render(Format::Markdown, Default::default(), run, comparison));
@@ -292,7 +286,7 @@ fn write_reports(
             match ReportFile::of(flag, format).write(p, text) {
                 Ok(()) => out.note(&format!("wrote {}", p.display())),
                 Err(e) => {
-                    out.error(&e.to_string());
+                    out.fail(&e);
                     written = false;
                 }
             }

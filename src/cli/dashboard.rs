@@ -7,8 +7,13 @@ use super::output::Out;
 use llm_evals::error::{Error, Result};
 
 /// Opens the history as the other history commands find it and serves it.
-pub(crate) fn run(g: &Global, a: &DashboardArgs, out: &Out) -> Result<i32> {
-    let at = super::history::history_path(g, a.history.as_deref(), out)?;
+pub(crate) fn run(
+    g: &Global,
+    a: &DashboardArgs,
+    env: &llm_evals::env::Env,
+    out: &Out,
+) -> Result<i32> {
+    let at = super::history::history_path(g, a.history.as_deref(), env, out)?;
     if !at.exists() {
         return Err(Error::Usage(format!(
             "{}: no history here yet; run `evals check` (or any run) first, or pass --history PATH",
@@ -24,6 +29,7 @@ pub(crate) fn run(g: &Global, a: &DashboardArgs, out: &Out) -> Result<i32> {
             run_bytes: a.max_run_bytes,
         },
         cancel: super::interrupt::token(),
+        env: env.clone(),
     };
     llm_evals::dashboard::serve(&at, &options, |addr| {
         out.line(&format!("http://{addr}/"));

@@ -7,8 +7,38 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::args::{CommentArgs, Global};
+use super::exit;
+use super::output::Out;
+use llm_evals::env::{EnvVars, Environment};
 use llm_evals::error::{Error, Result};
 use llm_evals::report::markdown::{MARKER, comment_body, marker_in};
+use llm_evals::suite::{Locate, Suite};
+
+/// `evals comment FILE`: the Markdown on the pull request, as one comment updated in place.
+pub(crate) fn comment(g: &Global, a: &CommentArgs, env: &Environment, out: &Out) -> Result<i32> {
+    // The suite's keys (and its env_files' secrets) are scrubbed from the comment too, when
+    // there is a suite here; a comment needs none.
+    if let Ok(cwd) = std::env::current_dir() {
+        let locate = Locate {
+            config: g.config.clone(),
+            no_search: g.no_search,
+        };
+        let _ = Suite::locate(&cwd, &locate);
+    }
+    let markdown = llm_evals::fs::read_regular_text(
+        &a.file,
+        &a.file.display().to_string(),
+        llm_evals::fs::MAX_NAMED_FILE_BYTES,
+    )
+    .map_err(|e| e.named_by("evals comment FILE", None))?;
+    let target = Target::new(&Env::read(env), a.pr, a.repo.clone())?;
+    match post(&target, &markdown)? {
+        Posted::ReadOnly(note) => out.warn(&note),
+        posted => out.note(&posted.said(target.pr)),
+    }
+    Ok(exit::OK)
+}
 
 /// GitHub's REST API, unless `GITHUB_API_URL` says otherwise.
 const DEFAULT_API: &str = "https://api.github.com";
@@ -38,17 +68,19 @@ pub struct Env {
 }
 
 impl Env {
-    /// The process environment's `GITHUB_*` variables.
-    pub fn read() -> Env {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    /// The `GITHUB_*` variables of `env` (the process's, as the CLI read it).
+    pub fn read(env: &Environment) -> Env {
+        let var = |k: &str| env.var(k).filter(|v| !v.trim().is_empty());
         Env {
-            token: var("GITHUB_TOKEN"),
-            repository: var("GITHUB_REPOSITORY"),
-            api_url: var("GITHUB_API_URL"),
-            event_path: var("GITHUB_EVENT_PATH"),
-            step_summary: std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()),
-            run_id: var("GITHUB_RUN_ID"),
-            run_attempt: var("GITHUB_RUN_ATTEMPT"),
+            token: var(EnvVars::GITHUB_TOKEN),
+            repository: var(EnvVars::GITHUB_REPOSITORY),
+            api_url: var(EnvVars::GITHUB_API_URL),
+            event_path: var(EnvVars::GITHUB_EVENT_PATH),
+            step_summary: env
+                .var_os(EnvVars::GITHUB_STEP_SUMMARY)
+                .filter(|v| !v.is_empty()),
+            run_id: var(EnvVars::GITHUB_RUN_ID),
+            run_attempt: var(EnvVars::GITHUB_RUN_ATTEMPT),
         }
     }
 
@@ -79,27 +111,55 @@ pub struct Target {
     pub fork: Option<String>,
 }
 
-/// What happened to the comment.
+/// What happened to the comment; the comment's URL when the API gave one.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Posted {
-    Created(String),
-    Updated(String),
+    Created(Option<String>),
+    Updated(Option<String>),
     /// Refused on a fork's pull request (a read-only token): the note says why.
     ReadOnly(String),
+}
+
+impl Posted {
+    /// What `evals comment` says: `commented on #7: URL`, `updated the comment on #7`
+    /// (no dangling colon when the API answered without a URL), or the read-only note.
+    pub fn said(&self, pr: u64) -> String {
+        let at = |url: &Option<String>| url.as_ref().map(|u| format!(": {u}")).unwrap_or_default();
+        match self {
+            Posted::Created(url) => format!("commented on #{pr}{}", at(url)),
+            Posted::Updated(url) => format!("updated the comment on #{pr}{}", at(url)),
+            Posted::ReadOnly(note) => note.clone(),
+        }
+    }
 }
 
 impl Target {
     /// From flags and the Actions environment: `GITHUB_TOKEN`, `GITHUB_REPOSITORY`,
     /// `GITHUB_API_URL`, and the PR number from `--pr` or `GITHUB_EVENT_PATH`.
+    /// Every input that is missing is named in the one error, each with its fix.
     pub fn new(env: &Env, pr: Option<u64>, repo: Option<String>) -> Result<Target> {
-        let token = env.token.clone().ok_or_else(|| {
-            Error::Usage(
-                "GITHUB_TOKEN is not set: the comment needs a token that may write pull-request comments (in Actions: `env: GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}`)".into(),
-            )
-        })?;
-        let repo = repo.or_else(|| env.repository.clone()).ok_or_else(|| {
-            Error::Usage("no repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY".into())
-        })?;
+        let repo = repo.or_else(|| env.repository.clone());
+        let mut missing = Vec::new();
+        if env.token.is_none() {
+            missing.push("GITHUB_TOKEN is not set: the comment needs a token that may write pull-request comments (in Actions: `env: GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}`)");
+        }
+        if repo.is_none() {
+            missing.push("no repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY");
+        }
+        if pr.is_none() && env.event_path.is_none() {
+            missing.push(NO_PR);
+        }
+        let (token, repo) = match (env.token.clone(), repo) {
+            (Some(token), Some(repo)) if missing.is_empty() => (token, repo),
+            _ if missing.len() == 1 => return Err(Error::Usage(missing[0].to_string())),
+            _ => {
+                return Err(Error::Usage(format!(
+                    "evals comment is missing {} inputs:\n  {}",
+                    missing.len(),
+                    missing.join("\n  ")
+                )));
+            }
+        };
         if repo.split('/').filter(|p| !p.is_empty()).count() != 2 {
             return Err(Error::Usage(format!("--repo {repo}: expected OWNER/NAME")));
         }
@@ -155,12 +215,13 @@ fn read_only_note(t: &Target, fork: &str) -> String {
 /// A 403 on a fork's pull request: refused by design, not by a misconfiguration.
 struct ReadOnly(String);
 
+/// No `--pr` and no event file.
+const NO_PR: &str =
+    "no pull request: pass --pr N, or run in a pull_request workflow (GITHUB_EVENT_PATH)";
+
 fn pr_from_event(path: Option<String>) -> Result<u64> {
     let Some(path) = path else {
-        return Err(Error::Usage(
-            "no pull request: pass --pr N, or run in a pull_request workflow (GITHUB_EVENT_PATH)"
-                .into(),
-        ));
+        return Err(Error::Usage(NO_PR.into()));
     };
     let text = llm_evals::fs::read_text(std::path::Path::new(&path), &path)
         .map_err(|e| e.named_by("GITHUB_EVENT_PATH", None))?;
@@ -349,11 +410,12 @@ async fn post_async(t: &Target, body: &str) -> Result<Posted> {
     }
 }
 
-fn html_url(c: &Value) -> String {
+fn html_url(c: &Value) -> Option<String> {
     c.get("html_url")
         .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .map(str::to_string)
 }
 
 /// A call that got no answer, said as what happened (connection refused, DNS, TLS, timeout)

@@ -5,7 +5,7 @@
 //! processes of that user (root still reads them), and it cannot be ptrace-attached
 //! without privilege. As a child subreaper it adopts the orphaned descendants of its
 //! workers (one that calls `setsid` after its parent exits), so
-//! [`llm_evals::adapter::exec`] can end and reap them; see `worker/reap.rs`.
+//! the exec adapter can end and reap them; see `worker/reap.rs`.
 
 /// Makes this process non-dumpable and a child subreaper (`prctl`; Linux only, best
 /// effort: a kernel that refuses leaves the process as it was). Call it first thing.

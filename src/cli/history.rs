@@ -8,7 +8,9 @@ use super::args::{ExportArgs, FlakyArgs, Global, HistoryArgs, MigrateArgs, Repor
 use super::exit;
 use super::output::{Out, align_right, table};
 use super::report_file::ReportFile;
+use super::settings::{Given, HistoryAt};
 use super::target::Target;
+use llm_evals::env::Env;
 use llm_evals::error::{Error, Result};
 use llm_evals::gate::{CheckPlan, MissingBaseline, Rules};
 use llm_evals::history::{AnyStore, HistoryStore, Location, RunFilter};
@@ -17,32 +19,39 @@ use llm_evals::results::RunResult;
 
 /// `--history`/`EVALS_HISTORY` (a file or a PostgreSQL URL), else the suite's (its
 /// `history.url`, `DATABASE_URL`, its `.evals/history.sqlite3`: the suite must then be found).
-pub(super) fn history_path(g: &Global, flag: Option<&Path>, out: &Out) -> Result<Location> {
+pub(super) fn history_path(
+    g: &Global,
+    flag: Option<&Path>,
+    env: &Env,
+    out: &Out,
+) -> Result<Location> {
     match flag {
         Some(p) => Ok(Location::parse(&p.to_string_lossy(), Path::new(""))),
-        None => Ok(super::run::history_location(&super::load_suite(g, out)?, None).0),
+        None => {
+            Ok(HistoryAt::resolve(&super::load_suite(g, out)?, None, Given::none(), env).location)
+        }
     }
 }
 
-fn open_existing(at: &Location) -> Result<AnyStore> {
+fn open_existing(at: &Location, env: &Env) -> Result<AnyStore> {
     if !at.exists() {
         return Err(Error::Usage(format!(
             "{}: no history here yet; run `evals check` (or any run) first, or pass --history PATH",
             at.shown()
         )));
     }
-    at.open()
+    at.open_with(env)
 }
 
 /// `evals flaky`: the cases whose verdict varied across the branch's last runs, most
 /// changeable first; each run's verdict oldest first (`P` pass, `F` fail, `~` flaky
 /// tries, `E` error). Exit 0 whatever it finds: it is a list, not a gate.
-pub(crate) fn flaky(g: &Global, a: &FlakyArgs, out: &Out) -> Result<i32> {
+pub(crate) fn flaky(g: &Global, a: &FlakyArgs, env: &Env, out: &Out) -> Result<i32> {
     if a.last == 0 {
         return Err(Error::Usage("--last 0: read at least 1 run".into()));
     }
-    let path = history_path(g, a.history.as_deref(), out)?;
-    let h = open_existing(&path)?;
+    let path = history_path(g, a.history.as_deref(), env, out)?;
+    let h = open_existing(&path, env)?;
     let found = llm_evals::gate::flaky(&h, a.suite.as_deref(), &a.branch, a.last)?;
     let cases = found.cases;
     if a.json {
@@ -104,9 +113,9 @@ pub(crate) fn flaky(g: &Global, a: &FlakyArgs, out: &Out) -> Result<i32> {
 }
 
 /// `evals history`: the stored runs, newest first.
-pub(crate) fn list(g: &Global, a: &HistoryArgs, out: &Out) -> Result<i32> {
-    let path = history_path(g, a.history.as_deref(), out)?;
-    let h = open_existing(&path)?;
+pub(crate) fn list(g: &Global, a: &HistoryArgs, env: &Env, out: &Out) -> Result<i32> {
+    let path = history_path(g, a.history.as_deref(), env, out)?;
+    let h = open_existing(&path, env)?;
     let runs = h.list(&RunFilter {
         suite: a.suite.clone(),
         branch: a.branch.clone(),
@@ -166,9 +175,9 @@ fn get(h: &AnyStore, path: &Location, reference: &str) -> Result<RunResult> {
 }
 
 /// `evals export RUN -o run.json`.
-pub(crate) fn export(g: &Global, a: &ExportArgs, out: &Out) -> Result<i32> {
-    let path = history_path(g, a.history.as_deref(), out)?;
-    let h = open_existing(&path)?;
+pub(crate) fn export(g: &Global, a: &ExportArgs, env: &Env, out: &Out) -> Result<i32> {
+    let path = history_path(g, a.history.as_deref(), env, out)?;
+    let h = open_existing(&path, env)?;
     let run = get(&h, &path, &a.run)?;
     let file = ReportFile {
         flag: "-o",
@@ -179,10 +188,10 @@ pub(crate) fn export(g: &Global, a: &ExportArgs, out: &Out) -> Result<i32> {
     Ok(exit::OK)
 }
 
-/// `evals report [RUN] [--baseline REF] [--format md|junit|json|diff|html] [-o [FILE]]`: the
+/// `evals report [RUN] [--baseline REF] [--format md|junit|json|diff|html|tui] [-o [FILE]]`: the
 /// latest run of this suite without RUN, the format from `-o FILE`'s extension; with
 /// `--fail-on-regression`, the exit code is `check`'s verdict on the two runs.
-pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
+pub(crate) fn report(g: &Global, a: &ReportArgs, env: &Env, out: &Out) -> Result<i32> {
     let rules = Rules::new(a.tolerance, a.fail_on_case_regression)?;
     if a.fail_on_case_regression && a.baseline.is_none() {
         return Err(Error::Usage(
@@ -223,7 +232,10 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
             } else {
                 "the history is the suite's .evals/history.sqlite3; pass --history PATH, or run where the suite is"
             };
-            Error::Usage(format!("{e}\n{why}"))
+            Error::Usage(format!(
+                "{}\n{why}",
+                e.message(llm_evals::error::Audience::CommandLine)
+            ))
         })?)
     } else {
         None
@@ -231,10 +243,10 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
     let store = if needs_store {
         let path = match (&a.history, &suite) {
             (Some(p), _) => Location::parse(&p.to_string_lossy(), Path::new("")),
-            (None, Some(s)) => super::run::history_location(s, None).0,
+            (None, Some(s)) => HistoryAt::resolve(s, None, Given::none(), env).location,
             (None, None) => unreachable!("the suite is loaded when the history is its own"),
         };
-        Some((open_existing(&path)?, path))
+        Some((open_existing(&path, env)?, path))
     } else {
         None
     };
@@ -304,13 +316,6 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
             checked.comparison
         }
     };
-    let terminal = llm_evals::report::Terminal {
-        color: on_terminal && out.color(),
-        width: if on_terminal { out.width() } else { None },
-        explain: out.explain(),
-        ..Default::default()
-    };
-    let text = llm_evals::report::render(format, terminal, &run, Some(&comparison));
     let path = match (target, &suite) {
         (Target::Stdout, _) => None,
         (Target::File(p), _) => Some(p),
@@ -322,7 +327,9 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
         )),
         (Target::Stamped, None) => unreachable!("-o alone loads the suite"),
     };
-    super::target::write(&text, ReportFile::of("-o", format), path.as_deref(), out)?;
+    // `--format tui` is the terminal view, in color and fitted to it on a terminal.
+    let view = super::run::View::default();
+    super::run::emit(&run, Some(&comparison), format, path.as_deref(), view, out)?;
     let passed = comparison.verdict.passed;
     if !gate {
         if format == Format::Terminal {
@@ -356,7 +363,7 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, out: &Out) -> Result<i32> {
 /// `evals history migrate --to postgres://…`: copies every run of a SQLite history, oldest
 /// first, into PostgreSQL with its id and number; a run already there is left as it is, so
 /// a second migrate copies only what the first did not.
-pub(crate) fn migrate(g: &Global, a: &MigrateArgs, out: &Out) -> Result<i32> {
+pub(crate) fn migrate(g: &Global, a: &MigrateArgs, env: &Env, out: &Out) -> Result<i32> {
     if !llm_evals::history::url::is_postgres(&a.to) {
         return Err(Error::Usage(format!(
             "--to {}: not a PostgreSQL URL; pass --to postgres://user@host:port/db",
@@ -369,8 +376,8 @@ pub(crate) fn migrate(g: &Global, a: &MigrateArgs, out: &Out) -> Result<i32> {
             &super::load_suite(g, out)?.project_dir,
         )),
     };
-    let source = open_existing(&from)?;
-    let mut target = Location::Postgres(a.to.clone()).open()?;
+    let source = open_existing(&from, env)?;
+    let mut target = Location::Postgres(a.to.clone()).open_with(env)?;
     let runs = source.list(&RunFilter::default())?;
     let (mut copied, mut kept) = (0, 0);
     for r in runs.iter().rev() {

@@ -6,8 +6,10 @@
 use std::sync::Arc;
 
 use super::args::MergeArgs;
-use super::check::{Reports, gate_and_report, gate_plan};
+use super::check::{Reports, gate_and_report};
 use super::output::Out;
+use super::settings::{Given, HistoryAt};
+use llm_evals::env::Env;
 use llm_evals::error::{Error, Result};
 use llm_evals::history::HistoryStore;
 use llm_evals::results::{CaseLog, RunResult};
@@ -16,27 +18,29 @@ use llm_evals::runner::{Event, HistorySink, Sink, SnapshotSink};
 use llm_evals::suite::Suite;
 
 /// Merges, stores, gates; returns the exit code.
-pub(crate) fn run(suite: &Suite, a: &MergeArgs, out: &Out) -> Result<i32> {
-    // With repeats in the shards, the statistical gate is on as in `check`.
-    let plan = gate_plan(
-        a.baseline.clone(),
-        a.tolerance,
-        a.missing_baseline,
-        llm_evals::gate::Stat::default(),
-    )?;
-    let (history, _) = super::run::history_location(suite, a.history.as_deref());
+pub(crate) fn run(
+    suite: &Suite,
+    a: &MergeArgs,
+    given: Given<'_>,
+    env: &Env,
+    out: &Out,
+) -> Result<i32> {
+    // The gate's flags are `check`'s: with repeats in the shards, the statistical gate is
+    // on as in `check`.
+    let plan = a.gate.plan()?;
+    let history = HistoryAt::resolve(suite, a.history.as_deref(), given, env).location;
     let shards = if a.files.is_empty() {
         let group = a
             .group
             .clone()
             .filter(|g| !g.trim().is_empty())
-            .or_else(|| crate::cli::github::Env::read().run_group())
+            .or_else(|| crate::cli::github::Env::read(env).run_group())
             .ok_or_else(|| {
                 Error::Usage(
                     "evals merge: which shards? pass each shard's JSON file (`evals check --shard K/N --json FILE`), or --group ID to read them from the history (default on GitHub Actions: GITHUB_RUN_ID-GITHUB_RUN_ATTEMPT)".into(),
                 )
             })?;
-        from_history(suite, a, &history, &group)?
+        from_history(suite, a, &history, &group, env)?
     } else {
         a.files
             .iter()
@@ -50,7 +54,7 @@ pub(crate) fn run(suite: &Suite, a: &MergeArgs, out: &Out) -> Result<i32> {
             .collect::<Result<Vec<_>>>()?
     };
     let shards_merged = shards.len();
-    let run = llm_evals::runner::shard::merge(shards, std::env::args().collect())?;
+    let run = llm_evals::runner::shard::merge(shards, env.argv.clone())?;
     let n = llm_evals::text::plural;
     out.note(&format!(
         "merged {}: {}, {}",
@@ -58,24 +62,14 @@ pub(crate) fn run(suite: &Suite, a: &MergeArgs, out: &Out) -> Result<i32> {
         n(run.run.settings.cases.len(), "case", "cases"),
         n(run.experiments.len(), "experiment", "experiments")
     ));
-    store(suite, a, &history, &run, out)?;
-    gate_and_report(
-        &run,
-        &plan,
-        &history,
-        &Reports {
-            markdown: a.markdown.as_deref(),
-            junit: a.junit.as_deref(),
-            diff: a.diff.as_deref(),
-            json: a.json.as_deref(),
-            html: a.html.as_deref(),
-            format: a.format.into(),
-            output: a.output.as_deref(),
-            totals: a.totals,
-            browser: None,
-        },
-        out,
-    )
+    store(suite, a, &history, &run, env, out)?;
+    let reports = Reports {
+        format: a.format.into(),
+        output: a.output.as_deref(),
+        totals: a.totals,
+        ..Reports::files(&a.reports)
+    };
+    gate_and_report(&run, &plan, &history, &reports, env, out)
 }
 
 /// Every stored shard of `group` on the shards' branch (`--branch`, else the one git or CI
@@ -85,6 +79,7 @@ fn from_history(
     a: &MergeArgs,
     history: &llm_evals::history::Location,
     group: &str,
+    env: &Env,
 ) -> Result<Vec<ShardRun>> {
     if !history.exists() {
         return Err(Error::Usage(format!(
@@ -92,11 +87,11 @@ fn from_history(
             history.shown()
         )));
     }
-    let h = history.open()?;
+    let h = history.open_with(env)?;
     let branch = a
         .branch
         .clone()
-        .or_else(|| llm_evals::history::git::detect(&suite.project_dir).branch)
+        .or_else(|| llm_evals::history::git::detect(&suite.project_dir, &env.git).branch)
         .ok_or_else(|| {
             Error::Usage(format!(
                 "evals merge --group {group}: on which branch did the shards run? pass --branch NAME"
@@ -138,6 +133,7 @@ fn store(
     a: &MergeArgs,
     history: &llm_evals::history::Location,
     whole: &RunResult,
+    env: &Env,
     out: &Out,
 ) -> Result<()> {
     let sizes: Vec<usize> = whole.experiments.iter().map(|e| e.cases.len()).collect();
@@ -150,7 +146,8 @@ fn store(
     }
     let sink = Arc::new(HistorySink::new({
         let location = history.clone();
-        move || location.open()
+        let env = env.clone();
+        move || location.open_with(&env)
     }));
     let autosave = !a.no_autosave && suite.config.results.autosave != Some(false);
     let snapshot = autosave.then(|| {

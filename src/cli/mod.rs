@@ -13,6 +13,7 @@ mod harden;
 mod history;
 mod init;
 mod interrupt;
+mod man;
 mod merge;
 mod open;
 mod output;
@@ -21,6 +22,7 @@ mod progress;
 mod render;
 mod report_file;
 mod run;
+mod settings;
 mod target;
 mod upgrade;
 mod verify;
@@ -35,9 +37,11 @@ pub(crate) use args::Cli;
 use args::{Command, Global};
 use output::Out;
 
+use llm_evals::env::Environment;
 use llm_evals::error::{Error, Result};
 use llm_evals::results::Command as RunCommand;
 use llm_evals::suite::{Locate, Suite};
+use settings::Given;
 
 /// Parses `argv`, runs the command, and returns the exit code.
 pub(crate) fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
@@ -60,9 +64,11 @@ pub(crate) fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
         .name(bin)
         .bin_name(bin)
         .try_get_matches_from(argv)
-        .and_then(|m| Cli::from_arg_matches(&m));
-    let cli = match parsed {
-        Ok(cli) => cli,
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
+    // The matches stay beside the parsed flags: they say where each value came from (the
+    // command line or its environment variable), which the settings step needs.
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => {
             let code = if e.use_stderr() {
                 exit::USAGE
@@ -85,23 +91,33 @@ pub(crate) fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
             return code;
         }
     };
-    let out = Out::new(cli.global.color)
-        .with_verbose(cli.global.verbose)
-        .with_width(cli.global.wide)
-        .with_explain(cli.global.explain);
     // The environment, read once: everything below is handed this.
-    let env = llm_evals::env::Env::from_process();
-    let code = match dispatch(cli, bin, &env, &out) {
+    let env = Environment::from_process();
+    let out = Out::new(cli.global.color, &env)
+        .with_verbose(cli.global.verbose)
+        .with_width(cli.global.wide, &env)
+        .with_explain(cli.global.explain);
+    let given = match matches.subcommand() {
+        Some((_, sub)) => Given::of(sub),
+        None => Given::none(),
+    };
+    let code = match dispatch(cli, bin, given, &env, &out) {
         Ok(code) => code,
         Err(e) => {
-            out.error(&e.to_string());
+            out.fail(&e);
             exit::code(&e)
         }
     };
     interrupt::exit_code(code)
 }
 
-fn dispatch(cli: Cli, bin: &'static str, env: &llm_evals::env::Env, out: &Out) -> Result<i32> {
+fn dispatch(
+    cli: Cli,
+    bin: &'static str,
+    given: Given<'_>,
+    env: &Environment,
+    out: &Out,
+) -> Result<i32> {
     let g = &cli.global;
     match cli.command {
         Command::Version => {
@@ -109,6 +125,7 @@ fn dispatch(cli: Cli, bin: &'static str, env: &llm_evals::env::Env, out: &Out) -
             Ok(exit::OK)
         }
         Command::Completion { shell } => completion::run(shell, bin, out),
+        Command::Man { dir } => man::run(bin, dir.as_deref(), out),
         Command::Init { dir } => init::run(dir.as_deref(), out),
         Command::UpgradeConfig(a) => upgrade::run(g, &a, out),
         Command::Cases(sel) => cases::run(&load_suite(g, out)?, &sel, out),
@@ -118,11 +135,15 @@ fn dispatch(cli: Cli, bin: &'static str, env: &llm_evals::env::Env, out: &Out) -
             plan::dry_run(&load_suite(g, out)?, &a, out)
         }
         Command::Check(a) if a.run.dry_run => check::dry_run(&load_suite(g, out)?, &a, out),
-        Command::Check(a) => check::run(&load_suite(g, out)?, &a, env, out),
-        Command::Merge(a) => merge::run(&load_suite(g, out)?, &a, out),
-        Command::Run(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Run, env, out),
-        Command::Compare(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Compare, env, out),
-        Command::Record(a) => run::run(&load_suite(g, out)?, &a, RunCommand::Record, env, out),
+        Command::Check(a) => check::run(&load_suite(g, out)?, &a, given, env, out),
+        Command::Merge(a) => merge::run(&load_suite(g, out)?, &a, given, env, out),
+        Command::Run(a) => run::run(&load_suite(g, out)?, &a, given, RunCommand::Run, env, out),
+        Command::Compare(a) => {
+            run::run(&load_suite(g, out)?, &a, given, RunCommand::Compare, env, out)
+        }
+        Command::Record(a) => {
+            run::run(&load_suite(g, out)?, &a, given, RunCommand::Record, env, out)
+        }
         Command::Render(a) => render::run(g, &a, env, out),
         Command::Cassettes { command } => {
             let scan_paths_given =
@@ -135,50 +156,19 @@ fn dispatch(cli: Cli, bin: &'static str, env: &llm_evals::env::Env, out: &Out) -
             cassettes::run(suite.as_ref(), &command, out)
         }
         Command::History(a) => match &a.action {
-            Some(args::HistoryAction::Migrate(m)) => history::migrate(g, m, out),
-            None => history::list(g, &a, out),
+            Some(args::HistoryAction::Migrate(m)) => history::migrate(g, m, env, out),
+            None => history::list(g, &a, env, out),
         },
-        Command::Export(a) => history::export(g, &a, out),
-        Command::Flaky(a) => history::flaky(g, &a, out),
-        Command::Report(a) => history::report(g, &a, out),
+        Command::Export(a) => history::export(g, &a, env, out),
+        Command::Flaky(a) => history::flaky(g, &a, env, out),
+        Command::Report(a) => history::report(g, &a, env, out),
         #[cfg(feature = "dashboard")]
-        Command::Dashboard(a) => dashboard::run(g, &a, out),
+        Command::Dashboard(a) => dashboard::run(g, &a, env, out),
         #[cfg(not(feature = "dashboard"))]
         Command::Dashboard(_) => Err(Error::Usage(
             "this build of evals has no dashboard (the `dashboard` feature): build it with `--features dashboard`".into(),
         )),
-        Command::Comment(a) => {
-            // The suite's keys (and its env_files' secrets) are scrubbed from the comment
-            // too, when there is a suite here; a comment needs none.
-            if let Ok(cwd) = std::env::current_dir() {
-                let locate = Locate {
-                    config: g.config.clone(),
-                    no_search: g.no_search,
-                };
-                let _ = Suite::locate(&cwd, &locate);
-            }
-            let markdown = llm_evals::fs::read_regular_text(
-                &a.file,
-                &a.file.display().to_string(),
-                llm_evals::fs::MAX_NAMED_FILE_BYTES,
-            )
-            .map_err(|e| e.named_by("evals comment FILE", None))?;
-            let target = crate::cli::github::Target::new(
-                &crate::cli::github::Env::read(),
-                a.pr,
-                a.repo.clone(),
-            )?;
-            match crate::cli::github::post(&target, &markdown)? {
-                crate::cli::github::Posted::Created(url) => {
-                    out.note(&format!("commented on #{}: {url}", target.pr))
-                }
-                crate::cli::github::Posted::Updated(url) => {
-                    out.note(&format!("updated the comment on #{}: {url}", target.pr))
-                }
-                crate::cli::github::Posted::ReadOnly(note) => out.warn(&note),
-            }
-            Ok(exit::OK)
-        }
+        Command::Comment(a) => github::comment(g, &a, env, out),
     }
 }
 

@@ -25,15 +25,16 @@ pub(crate) struct Desktop {
 }
 
 impl Desktop {
-    /// This process's.
-    pub(crate) fn read(env: &llm_evals::env::Env) -> Desktop {
-        let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+    /// `env`'s (the process's, as the CLI read it).
+    pub(crate) fn read(env: &llm_evals::env::Environment) -> Desktop {
+        use llm_evals::env::EnvVars;
+        let set = |k: &str| env.var_os(k).is_some_and(|v| !v.is_empty());
         Desktop {
             ci: env.ci,
-            opener: std::env::var("EVALS_OPENER")
-                .ok()
+            opener: env
+                .var(EnvVars::EVALS_OPENER)
                 .filter(|v| !v.trim().is_empty()),
-            display: set("DISPLAY") || set("WAYLAND_DISPLAY"),
+            display: set(EnvVars::DISPLAY) || set(EnvVars::WAYLAND_DISPLAY),
             macos: cfg!(target_os = "macos"),
         }
     }

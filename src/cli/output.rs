@@ -8,6 +8,7 @@ use std::io::{IsTerminal, Write};
 use anstyle::{AnsiColor, Style};
 
 use super::args::ColorChoice;
+use llm_evals::env::{EnvVars, Environment};
 
 pub(crate) struct Out {
     color_stdout: bool,
@@ -17,12 +18,14 @@ pub(crate) struct Out {
     width: Option<usize>,
     /// `--explain`: the leaderboard's glossary is printed.
     explain: bool,
+    /// `COLUMNS`, when it holds a width.
+    columns: Option<usize>,
 }
 
 impl Out {
-    pub(crate) fn new(choice: ColorChoice) -> Out {
-        let env_ok = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            && std::env::var("TERM").map(|t| t != "dumb").unwrap_or(true);
+    pub(crate) fn new(choice: ColorChoice, env: &Environment) -> Out {
+        let env_ok = env.var_os(EnvVars::NO_COLOR).is_none_or(|v| v.is_empty())
+            && env.var(EnvVars::TERM).is_none_or(|t| t != "dumb");
         let (o, e) = match choice {
             ColorChoice::Always => (true, true),
             ColorChoice::Never => (false, false),
@@ -37,6 +40,7 @@ impl Out {
             verbose: false,
             width: None,
             explain: false,
+            columns: None,
         }
     }
 
@@ -69,11 +73,15 @@ impl Out {
 
     /// Sets the width stdout's tables fit in: none with `--wide`; else `COLUMNS` when set,
     /// else the terminal's when stdout is one (a pipe gets every column).
-    pub(crate) fn with_width(mut self, wide: bool) -> Out {
+    pub(crate) fn with_width(mut self, wide: bool, env: &Environment) -> Out {
+        self.columns = env
+            .var(EnvVars::COLUMNS)
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|&c| c > 0);
         self.width = if wide {
             None
         } else {
-            columns_env().or_else(|| {
+            self.columns.or_else(|| {
                 std::io::stdout()
                     .is_terminal()
                     .then(|| console::Term::stdout().size_checked())
@@ -93,6 +101,12 @@ impl Out {
     /// Whether the leaderboard ends with its glossary (`--explain`).
     pub(crate) fn explain(&self) -> bool {
         self.explain
+    }
+
+    /// `COLUMNS`, when it holds a width: it beats the terminal's own (progress bars, on
+    /// stderr, fit it too).
+    pub(crate) fn columns(&self) -> Option<usize> {
+        self.columns
     }
 
     /// The width stdout's tables should fit in, if any.
@@ -148,6 +162,11 @@ impl Out {
         let _ = writeln!(w, "{msg}");
     }
 
+    /// A library error, in the command line's words (its flags and commands).
+    pub(crate) fn fail(&self, e: &llm_evals::error::Error) {
+        self.error(&e.message(llm_evals::error::Audience::CommandLine));
+    }
+
     pub(crate) fn error(&self, msg: &str) {
         self.err_styled(
             Style::new().bold().fg_color(Some(AnsiColor::Red.into())),
@@ -181,14 +200,6 @@ impl Out {
             s.to_string()
         }
     }
-}
-
-/// `COLUMNS`, when it holds a width: it beats the terminal's own.
-pub(crate) fn columns_env() -> Option<usize> {
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.trim().parse::<usize>().ok())
-        .filter(|&c| c > 0)
 }
 
 /// A table in the house style: box-drawing, no wrapping, stable across terminal widths.

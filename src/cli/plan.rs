@@ -1,92 +1,18 @@
-//! Turns `run`/`compare`/`record` flags into a validated [`RunPlan`], and `-n` prints it.
+//! `-n`: the plan of `run`/`compare`/`record`/`check` as the settings step builds it
+//! ([`super::settings::plan`]), printed; nothing is called.
 
 use std::collections::BTreeMap;
 
 use super::args::RunArgs;
 use super::exit;
 use super::output::{Out, align_right, table};
-use llm_evals::error::{Error, Result};
-use llm_evals::runner::RunPlan;
-use llm_evals::suite::{Overrides, Suite, cases, lineup};
-
-/// Builds the plan of `run`, `compare`, `record` and `check` from their flags.
-pub(crate) fn build(suite: &Suite, a: &RunArgs) -> Result<RunPlan> {
-    let efforts = a
-        .efforts
-        .iter()
-        .map(|e| match e.trim() {
-            "default" | "" => None,
-            other => Some(other.to_string()),
-        })
-        .collect();
-    let temperatures = a
-        .temperatures
-        .iter()
-        .map(|t| match t.trim() {
-            "default" | "" => Ok(None),
-            other => other
-                .parse::<f64>()
-                .ok()
-                .filter(|v| (0.0..=2.0).contains(v))
-                .map(Some)
-                .ok_or_else(|| {
-                    Error::Usage(format!(
-                        "-t {t}: a temperature is a number from 0 to 2, or `default`"
-                    ))
-                }),
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let overrides = Overrides {
-        models: a.models.clone(),
-        efforts,
-        temperatures,
-        max_tokens: a.max_tokens,
-    };
-    let lineup = lineup::expand(
-        &suite.config,
-        &overrides,
-        &llm_evals::provider::Registry::default(),
-    );
-    let cases = cases::select(&suite.cases, &super::cases::selection(&a.select))?;
-    // `check --shard K/N`: the plan keeps its slice of the selection, and where it stands.
-    let (cases, shard) = match &a.sharding {
-        Some((spec, group)) => {
-            let (mine, shard) =
-                llm_evals::runner::shard::slice(suite, &lineup.contenders, &cases, *spec, group);
-            (mine, Some(shard))
-        }
-        None => (cases, None),
-    };
-    let mut plan =
-        RunPlan::new(suite, lineup, cases, a.parallelism, a.concurrency)?.with_repeat(a.repeat)?;
-    plan.shard = shard;
-    Ok(plan)
-}
-
-/// `--min-score` and `--min-pass-rate`, each a fraction (LLMEvalForge writes `0.95`).
-pub(crate) fn limits(a: &RunArgs) -> Result<llm_evals::gate::Limits> {
-    for (flag, v) in [
-        ("--min-score", a.min_score),
-        ("--min-pass-rate", a.min_pass_rate),
-    ] {
-        if let Some(v) = v
-            && !(0.0..=1.0).contains(&v)
-        {
-            return Err(Error::Usage(format!(
-                "{flag} {v}: expected a fraction between 0 and 1 (0.95 is 95%)"
-            )));
-        }
-    }
-    Ok(llm_evals::gate::Limits {
-        min_score: a.min_score,
-        min_pass_rate: a.min_pass_rate,
-    })
-}
+use llm_evals::error::Result;
+use llm_evals::suite::Suite;
 
 /// `-n`: the experiment matrix and the number of calls; calls nothing, needs no key.
 pub(crate) fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
-    limits(a)?;
-    let plan = build(suite, a)?;
+    super::settings::limits(a)?;
+    let plan = super::settings::plan(suite, a)?;
     // The checks a real run makes before its first call (weights, thresholds, the schema).
     llm_evals::score::build(suite)?;
     for r in &plan.lineup.refused {

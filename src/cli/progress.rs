@@ -350,9 +350,10 @@ pub(crate) fn tidy_log(log: &Path) -> Option<PathBuf> {
 }
 
 impl Progress {
-    /// Bars for every experiment of the plan, when stderr is a terminal; stderr then goes to
-    /// `log` until [`Progress::finish`].
-    pub(crate) fn new(plan: &RunPlan, log: &Path) -> Progress {
+    /// Bars for every experiment of the plan, when stderr is a terminal, fitted to `columns`
+    /// (`COLUMNS`) or the terminal's width; stderr then goes to `log` until
+    /// [`Progress::finish`].
+    pub(crate) fn new(plan: &RunPlan, log: &Path, columns: Option<usize>) -> Progress {
         if !std::io::stderr().is_terminal() {
             return Progress {
                 bars: None,
@@ -360,7 +361,7 @@ impl Progress {
             };
         }
         // Measured before stderr goes to the log: the bars fit the terminal's width.
-        let width = super::output::columns_env()
+        let width = columns
             .or_else(|| {
                 console::Term::stderr()
                     .size_checked()

@@ -52,7 +52,11 @@ pub(crate) fn run(g: &Global, a: &RenderArgs, env: &llm_evals::env::Env, out: &O
         Target::File(p) => Some(p),
         Target::Stamped => {
             let suite = super::load_suite(g, out).map_err(|e| {
-                Error::Usage(format!("{e}\n{}", super::target::STAMPED_NEEDS_A_SUITE))
+                Error::Usage(format!(
+                    "{}\n{}",
+                    e.message(llm_evals::error::Audience::CommandLine),
+                    super::target::STAMPED_NEEDS_A_SUITE
+                ))
             })?;
             Some(super::target::stamped(
                 &suite,

@@ -12,7 +12,7 @@ use super::args::{Format, RunArgs};
 use super::exit;
 use super::output::Out;
 use super::report_file::ReportFile;
-use llm_evals::cassette::mode::{self, ModeChoice, ModeSource};
+use super::settings::{Given, RunSettings};
 use llm_evals::env::Env;
 use llm_evals::error::{Error, Result};
 use llm_evals::report::Terminal;
@@ -25,6 +25,7 @@ use llm_evals::suite::Suite;
 pub(crate) fn run(
     suite: &Suite,
     a: &RunArgs,
+    given: Given<'_>,
     command: RunCommand,
     env: &Env,
     out: &Out,
@@ -36,9 +37,11 @@ pub(crate) fn run(
             "--min-score and --min-pass-rate gate run, compare and check; record does not gate (run `evals check` after it)".into(),
         ));
     }
-    let runner::Streamed { mut run, cases } = execute_streamed(suite, a, command, env, out)?;
-    let browser = browser(suite, a, command.as_str(), &run, env);
-    if browser.is_some() || needs_cases(&run, a, command == RunCommand::Run) {
+    let (settings, plan) = RunSettings::resolve(suite, a, given, command, env)?;
+    let runner::Streamed { mut run, cases } = execute_streamed(suite, &settings, plan, env, out)?;
+    let shown = &settings.shown;
+    let browser = browser(suite, &settings, &run, env);
+    if browser.is_some() || needs_cases(&run, &settings, command == RunCommand::Run) {
         cases.fill(&mut run)?;
     }
     drop(cases);
@@ -47,22 +50,29 @@ pub(crate) fn run(
     let passed = run.total_errors() == 0 && (!gates || failed.is_empty());
     let code = exit::of_run(run.run.status, passed);
     use llm_evals::suite::config::Display;
-    match a.display(suite.config.results.display) {
+    match shown.display {
         // `display: none` prints no leaderboard; a file or JSON asked for is still written.
         // `display: browser` shows the report in the browser instead.
-        Some(Display::None | Display::Browser) if a.output.is_none() && a.format == Format::Tui => {
-        }
+        Some(Display::None | Display::Browser)
+            if shown.output.is_none() && shown.format == Format::Tui => {}
         _ => {
             let view = View {
                 breakdown: command == RunCommand::Run,
-                totals: a.totals,
+                totals: shown.totals,
             };
-            emit(&run, None, a.format.into(), a.output.as_deref(), view, out)?;
+            emit(
+                &run,
+                None,
+                shown.format.into(),
+                shown.output.as_deref(),
+                view,
+                out,
+            )?;
         }
     }
     if let Some(b) = &browser {
-        let asked = (a.format == Format::Html)
-            .then_some(a.output.as_deref())
+        let asked = (shown.format == Format::Html)
+            .then_some(shown.output.as_deref())
             .flatten();
         b.show(&run, None, asked, out);
     }
@@ -149,24 +159,22 @@ pub(crate) fn suite_note(suite: &Suite, passed: bool, out: &Out) {
 /// `results.display: browser|both`): a stamped file beside the run's snapshots.
 pub(crate) fn browser(
     suite: &Suite,
-    a: &RunArgs,
-    command: &str,
+    s: &RunSettings,
     run: &RunResult,
     env: &Env,
 ) -> Option<super::open::Browser> {
-    super::open::wanted(a.display(suite.config.results.display), a.open).then(|| {
-        super::open::Browser {
-            stamped: {
-                let path = super::target::results_dir(suite, a.destination.as_deref())
-                    .join(super::target::stamped_name(command, run, "html"));
-                match path.strip_prefix(&suite.cwd) {
-                    Ok(rel) => rel.to_path_buf(),
-                    Err(_) => path,
-                }
-            },
-            no_open: a.no_open,
-            desktop: super::open::Desktop::read(env),
-        }
+    s.shown.browser.then(|| super::open::Browser {
+        stamped: {
+            let path =
+                s.results_dir
+                    .join(super::target::stamped_name(s.command.as_str(), run, "html"));
+            match path.strip_prefix(&suite.cwd) {
+                Ok(rel) => rel.to_path_buf(),
+                Err(_) => path,
+            }
+        },
+        no_open: s.shown.no_open,
+        desktop: super::open::Desktop::read(env),
     })
 }
 
@@ -174,26 +182,26 @@ pub(crate) fn browser(
 /// lines naming errors and failed thresholds, a stopped run's count of cases that ran,
 /// `--min-pass-rate`, a variant table, a JSON or HTML report. Otherwise (a clean
 /// leaderboard) the figures of each experiment are all it needs.
-fn needs_cases(run: &RunResult, a: &RunArgs, breakdown: bool) -> bool {
+fn needs_cases(run: &RunResult, s: &RunSettings, breakdown: bool) -> bool {
     use super::args::TotalsArg;
     breakdown
-        || a.format != Format::Tui
-        || a.totals != TotalsArg::Overall
+        || s.shown.format != Format::Tui
+        || s.shown.totals != TotalsArg::Overall
         || run.run.status != llm_evals::results::RunStatus::Completed
         || llm_evals::gate::Limits::of(run).min_pass_rate.is_some()
         || run.experiments.iter().any(|e| e.errors > 0 || e.failed > 0)
 }
 
-/// Plans, executes through the library and stores; returns the run, every case in it.
-/// Shared with `check`.
+/// Executes a settled run through the library and stores it; returns the run, every case
+/// in it. Shared with `check`.
 pub(crate) fn execute(
     suite: &Suite,
-    a: &RunArgs,
-    command: RunCommand,
+    settings: &RunSettings,
+    plan: runner::RunPlan,
     env: &Env,
     out: &Out,
 ) -> Result<RunResult> {
-    let runner::Streamed { mut run, cases } = execute_streamed(suite, a, command, env, out)?;
+    let runner::Streamed { mut run, cases } = execute_streamed(suite, settings, plan, env, out)?;
     cases.fill(&mut run)?;
     Ok(run)
 }
@@ -201,72 +209,39 @@ pub(crate) fn execute(
 /// [`execute`] with the case results left in the run's case log.
 pub(crate) fn execute_streamed(
     suite: &Suite,
-    a: &RunArgs,
-    command: RunCommand,
+    settings: &RunSettings,
+    plan: runner::RunPlan,
     env: &Env,
     out: &Out,
 ) -> Result<runner::Streamed> {
-    let limits = super::plan::limits(a)?;
-    let plan = super::plan::build(suite, a)?;
-    let ModeChoice { mode, why } = mode::choose(
-        mode_given(a),
-        command.default_mode(),
-        command.as_str(),
-        env.ci,
-    )?;
-    out.verbose(&format!("cassettes: {mode} ({why})"));
+    let command = settings.command;
+    out.verbose(&format!(
+        "cassettes: {} ({})",
+        settings.cassettes.mode, settings.cassettes.why
+    ));
     #[cfg(feature = "trackers")]
-    let tracker = tracker_of(suite, a, &plan.cases, out)?;
-    #[cfg(not(feature = "trackers"))]
-    no_tracker(suite, a)?;
-    let options = runner::RunOptions {
-        mode,
-        scorer: llm_evals::score::ScorerChoice::Config,
-        on_streak: if a.yes {
-            runner::OnStreak::GoOn
-        } else {
-            runner::OnStreak::Ask
-        },
-        command,
-        branch: a.branch.clone(),
-        selection: runner::Selection {
-            models: a.models.clone(),
-            datasets: a.select.datasets.clone(),
-            cases: a.select.cases.clone(),
-            efforts: a.efforts.clone(),
-            temperatures: a.temperatures.clone(),
-            max_tokens: a.max_tokens,
-            tags: a.select.tags.clone(),
-            shard: plan.shard.clone(),
-        },
-        limits,
-        env: env.clone(),
-        sinks: runner::Sinks::new(),
-        cancel: super::interrupt::token(),
-        ..runner::RunOptions::default()
-    };
-    let prepared = runner::Prepared::new(suite, plan, options, out)?;
+    let tracker = tracker_of(suite, settings, &plan.cases, env, out)?;
+    let prepared = runner::Prepared::new(suite, plan, settings.options(env), out)?;
 
     // Where stderr goes while progress bars draw, and where an exec adapter's stderr goes.
     let warnings_log = suite.project_dir.join("log").join(format!(
         "{command}.warnings.{}.log",
         chrono::Utc::now().format("%Y%m%dT%H%M%SZ")
     ));
-    let progress = super::progress::Progress::new(prepared.plan(), &warnings_log);
+    let progress = super::progress::Progress::new(prepared.plan(), &warnings_log, out.columns());
     let shown = llm_evals::suite::discovery::display_path(&warnings_log, &suite.cwd);
     let mut sinks = runner::Sinks::new();
     if let Some(bars) = progress.sink() {
         sinks.push(bars);
     }
-    let (location, source) = history_location(suite, a.history.as_deref());
+    let super::settings::HistoryAt { location, source } = settings.history.clone();
     let history = Arc::new(HistorySink::new({
         let location = location.clone();
-        move || location.open()
+        let env = env.clone();
+        move || location.open_with(&env)
     }));
     sinks.push(history.clone());
-    let autosave = !a.no_autosave && suite.config.results.autosave != Some(false);
-    let snapshot = autosave.then(|| {
-        let dir = super::target::results_dir(suite, a.destination.as_deref());
+    let snapshot = settings.snapshots.clone().map(|dir| {
         Arc::new(SnapshotSink::new(Box::new(move |run: &RunResult| {
             dir.join(super::target::stamped_name(
                 run.run.command.as_str(),
@@ -332,47 +307,21 @@ pub(crate) fn execute_streamed(
     Ok(streamed)
 }
 
-/// A build without the `trackers` feature keeps results local: a tracker asked for by name
-/// (`--tracker`, `tracker:`) is refused; a tracker's key in the environment chooses nothing.
-#[cfg(not(feature = "trackers"))]
-fn no_tracker(suite: &Suite, a: &RunArgs) -> Result<()> {
-    let asked = match a.tracker.as_deref() {
-        Some("none") | None => suite
-            .config
-            .tracker
-            .map(|t| format!("tracker: {t:?} in the config")),
-        Some(name) => Some(format!("--tracker {name}")),
-    };
-    match asked {
-        Some(asked) if !a.local => Err(Error::Usage(format!(
-            "{asked}: this build of evals has no remote trackers (the `trackers` feature): build it with `--features trackers`, or keep results local with --local"
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// The run's remote tracker (`--tracker`, `tracker:`, the one key set; none with
-/// `--local`), its key checked before any model is called; `-v` says which and why.
+/// The run's remote tracker as the settings chose it (`--tracker`, `tracker:`, the one key
+/// set; none with `--local`), its key checked before any model is called; `-v` says which
+/// and why.
 #[cfg(feature = "trackers")]
 fn tracker_of(
     suite: &Suite,
-    a: &RunArgs,
+    settings: &RunSettings,
     cases: &llm_evals::suite::Cases,
+    env: &Env,
     out: &Out,
 ) -> Result<Option<Arc<llm_evals::tracker::TrackerSink>>> {
-    let choice = llm_evals::tracker::choose(
-        a.tracker.as_deref(),
-        a.local,
-        suite.config.tracker,
-        &suite.display_path,
-        &|name| suite.env(name),
-    )?;
+    let (choice, flags) = &settings.tracker;
     let name = choice.kind.map_or("local only", |k| k.name());
     out.verbose(&format!("tracker: {name} ({})", choice.why));
-    let flags = llm_evals::tracker::Flags {
-        project: a.project.clone(),
-    };
-    Ok(llm_evals::tracker::build(&choice, suite, cases, &flags, out)?.map(Arc::new))
+    Ok(llm_evals::tracker::build(choice, suite, env, cases, flags, out)?.map(Arc::new))
 }
 
 /// Says what the tracker sent (its pages' URLs), or warns once that it stopped: the run's
@@ -411,7 +360,10 @@ pub(super) fn stored(
             "stored run {run_id} in {}",
             llm_evals::suite::discovery::display_path(Path::new(&p), &suite.cwd)
         )),
-        Some(Err(e)) => out.warn(&format!("could not store the run in the history: {e}")),
+        Some(Err(e)) => out.warn(&format!(
+            "could not store the run in the history: {}",
+            e.message(llm_evals::error::Audience::CommandLine)
+        )),
         None => {}
     }
     match snapshot {
@@ -419,7 +371,10 @@ pub(super) fn stored(
             "saved {}",
             llm_evals::suite::discovery::display_path(&p, &suite.cwd)
         )),
-        Some(Err(e)) => out.warn(&format!("could not save the JSON snapshot: {e}")),
+        Some(Err(e)) => out.warn(&format!(
+            "could not save the JSON snapshot: {}",
+            e.message(llm_evals::error::Audience::CommandLine)
+        )),
         None => {}
     }
 }
@@ -450,49 +405,4 @@ pub(crate) fn emit(
     };
     let text = llm_evals::report::render(format, terminal, run, comparison);
     super::target::write(&text, ReportFile::of("-o", format), output, out)
-}
-
-/// The `--cassettes` value and where it came from: clap fills the flag from
-/// `EVALS_CASSETTES` too, and the command line says which it was.
-fn mode_given(a: &RunArgs) -> Option<(&str, ModeSource)> {
-    let from_flag = std::env::args().any(|x| x == "--cassettes" || x.starts_with("--cassettes="));
-    let source = if from_flag {
-        ModeSource::Flag
-    } else {
-        ModeSource::Env
-    };
-    a.cassettes.as_deref().map(|m| (m, source))
-}
-
-/// Where the history store is, and what said so, first found: `--history`, `EVALS_HISTORY`
-/// (clap reads both into `flag`), the config's `history.url`, `DATABASE_URL` when it is a
-/// PostgreSQL URL, else `<project>/.evals/history.sqlite3`.
-pub(crate) fn history_location(
-    suite: &Suite,
-    flag: Option<&Path>,
-) -> (llm_evals::history::Location, &'static str) {
-    use llm_evals::history::Location;
-    if let Some(p) = flag {
-        let source = if std::env::args().any(|x| x == "--history" || x.starts_with("--history=")) {
-            "--history"
-        } else {
-            "EVALS_HISTORY"
-        };
-        return (Location::parse(&p.to_string_lossy(), &suite.cwd), source);
-    }
-    if let Some(url) = &suite.config.history.url {
-        let source = "history.url in the config";
-        return (Location::parse(url, &suite.project_dir), source);
-    }
-    if let Ok(url) = std::env::var("DATABASE_URL")
-        && llm_evals::history::url::is_postgres(&url)
-    {
-        return (Location::parse(&url, &suite.project_dir), "DATABASE_URL");
-    }
-    (
-        Location::Sqlite(llm_evals::history::History::default_path(
-            &suite.project_dir,
-        )),
-        "the default, <project>/.evals/history.sqlite3",
-    )
 }

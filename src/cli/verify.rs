@@ -8,7 +8,7 @@ use llm_evals::suite::{Cases, Suite, cases, discovery};
 pub(crate) fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
     let scorer = llm_evals::score::build(suite)?;
     let picked = cases::select(&suite.cases, &super::cases::selection(sel))?;
-    let adapter = llm_evals::adapter::build(suite)?;
+    let adapter = llm_evals::adapter::build(suite, &llm_evals::env::Environment::default())?;
     let everything = sel.datasets.is_empty() && sel.cases.is_empty() && sel.tags.is_empty();
     let problems = llm_evals::runner::problems(
         suite,

@@ -57,6 +57,10 @@ pub struct Options {
     /// Stops serving when tripped (the CLI trips it on Ctrl-C or SIGTERM; the library
     /// installs no signal handler).
     pub cancel: Cancel,
+    /// The environment a PostgreSQL history is opened with (its `PGPASSWORD` and timeouts:
+    /// [`Location::open_read_only_with`](crate::history::Location::open_read_only_with));
+    /// [`Environment::default`](crate::env::Environment::default) reads nothing.
+    pub env: crate::env::Environment,
 }
 
 /// The dashboard's caps on what a request can make it read: documented defaults, each
@@ -120,7 +124,7 @@ pub fn serve(location: &Location, options: &Options, ready: impl FnOnce(SocketAd
             crate::text::shell_word(&options.baseline)
         ))
     })?;
-    let mut store = location.open_read_only()?;
+    let mut store = location.open_read_only_with(&options.env)?;
     store.limit_snapshots(SnapshotLimit {
         bytes: options.limits.run_bytes,
         key: "--max-run-bytes",

@@ -6,10 +6,11 @@ use std::path::PathBuf;
 
 /// A baseline that could not be found or used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BaselineError {
     /// `--baseline x.json` names no file.
     #[error(
-        "{reference}: no such file; pass a snapshot written by `evals export` or `evals check --json FILE` (or pass --missing-baseline pass)"
+        "{reference}: no such file; name a run's JSON snapshot (or let a missing baseline pass: MissingBaseline::Pass)"
     )]
     NoSuchFile {
         /// The file, as `--baseline` named it.
@@ -17,7 +18,7 @@ pub enum BaselineError {
     },
     /// A run number or id that the history does not hold.
     #[error(
-        "no run {reference} in {}; list runs with `evals history` (or pass --missing-baseline pass)",
+        "no run {reference} in {}; name a run the history holds (or let a missing baseline pass: MissingBaseline::Pass)",
         history.display()
     )]
     NoSuchRun {
@@ -38,7 +39,7 @@ pub enum BaselineError {
     },
     /// The history holds the baseline but could not be opened.
     #[error(
-        "the history {} could not be opened, so no baseline can be read from it; fix the file or pass --baseline FILE.json",
+        "the history {} could not be opened, so no baseline can be read from it; fix it, or compare with a run's JSON snapshot",
         history.display()
     )]
     NoHistory {
@@ -47,7 +48,7 @@ pub enum BaselineError {
     },
     /// The run named has another suite fingerprint.
     #[error(
-        "baseline run {id} ({reference}) has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed): re-run the baseline, or pass --missing-baseline pass",
+        "baseline run {id} ({reference}) has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed): re-run the baseline, or let a missing baseline pass (MissingBaseline::Pass)",
         short(theirs),
         short(ours)
     )]
@@ -63,7 +64,7 @@ pub enum BaselineError {
     },
     /// No completed run of the suite on the branch, before this run.
     #[error(
-        "no completed run of suite {suite} on branch {branch} in {}; run `evals check` on {branch} first (or pass --missing-baseline pass)",
+        "no completed run of suite {suite} on branch {branch} in {}; store a completed run of {branch} first (or let a missing baseline pass: MissingBaseline::Pass)",
         history.display()
     )]
     NoRunOnBranch {
@@ -80,8 +81,8 @@ pub enum BaselineError {
     #[error(
         "no run of suite {} on branch {} in {} started before this run ({}), but {} completed \
          run{} there {} dated after it and after this machine's clock, the newest by {}: a clock is wrong (the machine that \
-         ran them, or this one); fix it and run again, or compare with one of them by number \
-         (`evals history`, then --baseline N), or pass --missing-baseline pass",
+         ran them, or this one); fix it and run again, or compare with one of them by number, \
+         or let a missing baseline pass (MissingBaseline::Pass)",
         .0.suite,
         .0.branch,
         .0.history.display(),
@@ -94,7 +95,7 @@ pub enum BaselineError {
     Later(Box<LaterRuns>),
     /// The branch's newest run has another suite fingerprint, and no earlier one matches.
     #[error(
-        "baseline run {newest} on {branch} has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed), and no earlier run on {branch} matches: re-run on {branch}, or pass --missing-baseline pass",
+        "baseline run {newest} on {branch} has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed), and no earlier run on {branch} matches: re-run on {branch}, or let a missing baseline pass (MissingBaseline::Pass)",
         short(theirs),
         short(ours)
     )]
@@ -110,7 +111,7 @@ pub enum BaselineError {
     },
     /// Runs on the branch match the fingerprint but none selected what this run selects.
     #[error(
-        "no run on {branch} selected what this run selects ({ours}); the newest, {newest}, selected {theirs}: run `evals check` on {branch} with the same -m/-d/-c/-e/-t flags, or pass --missing-baseline pass"
+        "no run on {branch} selected what this run selects ({ours}); the newest, {newest}, selected {theirs}: run {branch} with the same selection, or let a missing baseline pass (MissingBaseline::Pass)"
     )]
     Selection {
         /// The baseline branch.
@@ -128,6 +129,80 @@ pub enum BaselineError {
 }
 
 impl BaselineError {
+    /// The message for `to`: to the command line, the fix names `evals` commands and
+    /// `--missing-baseline pass`.
+    pub fn message(&self, to: super::Audience) -> String {
+        if to == super::Audience::Library {
+            return self.to_string();
+        }
+        const OR_PASS: &str = "or pass --missing-baseline pass";
+        match self {
+            BaselineError::NoSuchFile { reference } => format!(
+                "{reference}: no such file; pass a snapshot written by `evals export` or `evals check --json FILE` ({OR_PASS})"
+            ),
+            BaselineError::NoSuchRun { reference, history } => format!(
+                "no run {reference} in {}; list runs with `evals history` ({OR_PASS})",
+                history.display()
+            ),
+            BaselineError::NoHistory { history } => format!(
+                "the history {} could not be opened, so no baseline can be read from it; fix the file or pass --baseline FILE.json",
+                history.display()
+            ),
+            BaselineError::Fingerprint {
+                id,
+                reference,
+                theirs,
+                ours,
+            } => format!(
+                "baseline run {id} ({reference}) has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed): re-run the baseline, {OR_PASS}",
+                short(theirs),
+                short(ours)
+            ),
+            BaselineError::NoRunOnBranch {
+                suite,
+                branch,
+                history,
+            } => format!(
+                "no completed run of suite {suite} on branch {branch} in {}; run `evals check` on {branch} first ({OR_PASS})",
+                history.display()
+            ),
+            BaselineError::Later(l) => format!(
+                "no run of suite {} on branch {} in {} started before this run ({}), but {} completed \
+                 run{} there {} dated after it and after this machine's clock, the newest by {}: a clock is wrong (the machine that \
+                 ran them, or this one); fix it and run again, or compare with one of them by number \
+                 (`evals history`, then --baseline N), {OR_PASS}",
+                l.suite,
+                l.branch,
+                l.history.display(),
+                l.started,
+                l.count,
+                if l.count == 1 { "" } else { "s" },
+                if l.count == 1 { "is" } else { "are" },
+                l.ahead
+            ),
+            BaselineError::BranchFingerprint {
+                branch,
+                newest,
+                theirs,
+                ours,
+            } => format!(
+                "baseline run {newest} on {branch} has suite fingerprint {}, this run has {} (the scorer, schema, thresholds or version changed), and no earlier run on {branch} matches: re-run on {branch}, {OR_PASS}",
+                short(theirs),
+                short(ours)
+            ),
+            BaselineError::Selection {
+                branch,
+                newest,
+                ours,
+                theirs,
+            } => format!(
+                "no run on {branch} selected what this run selects ({ours}); the newest, {newest}, selected {theirs}: run `evals check` on {branch} with the same -m/-d/-c/-e/-t flags, {OR_PASS}"
+            ),
+            BaselineError::Unreadable(e) => e.message(to),
+            BaselineError::Vanished { .. } => self.to_string(),
+        }
+    }
+
     /// Back into the crate's error: an unreadable baseline as the error that made it so
     /// (with that error's exit code), any other as [`crate::error::Error::Baseline`].
     pub fn into_error(self) -> crate::error::Error {

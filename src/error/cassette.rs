@@ -7,6 +7,7 @@ use std::path::PathBuf;
 /// A failure of the cassette subsystem. A case that meets one errors (no score); a command
 /// that meets one (`evals cassettes status`, `--cassettes`) stops with it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CassetteError {
     /// The file exists but could not be read.
     #[error("{}: cannot read cassette: {why}", path.display())]
@@ -74,7 +75,7 @@ pub enum CassetteError {
         why: String,
     },
     /// A `--cassettes`/`EVALS_CASSETTES` value that is no mode.
-    #[error("--cassettes {given}: expected one of replay, record, auto, live")]
+    #[error("cassette mode {given}: expected one of replay, record, auto, live")]
     UnknownMode {
         /// The value as given.
         given: String,
@@ -82,6 +83,16 @@ pub enum CassetteError {
 }
 
 impl CassetteError {
+    /// The message for `to` (the mode as `--cassettes` on the command line).
+    pub fn message(&self, to: super::Audience) -> String {
+        match (self, to) {
+            (CassetteError::UnknownMode { given }, super::Audience::CommandLine) => {
+                format!("--cassettes {given}: expected one of replay, record, auto, live")
+            }
+            _ => self.to_string(),
+        }
+    }
+
     /// Whether this is bad input (a file or a value the user must fix; exit 2) rather than
     /// a failure while running (a write the file system or the secret scan refused; exit 1).
     pub fn is_bad_input(&self) -> bool {

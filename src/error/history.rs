@@ -5,11 +5,12 @@ use std::path::PathBuf;
 
 /// A history store's failure. The file is named as the user would type it.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum HistoryError {
     /// The file is not a SQLite database, or a damaged one: not a run history (bad input,
     /// exit 2). Moving it aside keeps it for whoever wants to look at it.
     #[error(
-        "{shown}: {what}, so not a run history: move it aside (`mv {} {}`; the next run starts a new one) or pass --history PATH",
+        "{shown}: {what}, so not a run history: move it aside (`mv {} {}`; the next run starts a new one) or open another history",
         crate::text::shell_word(shown),
         crate::text::shell_word(&format!("{shown}.bad"))
     )]
@@ -21,7 +22,7 @@ pub enum HistoryError {
     },
     /// Its schema is newer than this evals knows (exit 2).
     #[error(
-        "{}: history schema version {found} is newer than this evals knows ({known}); upgrade evals, or pass --history with another file",
+        "{}: history schema version {found} is newer than this evals knows ({known}); upgrade evals, or open another history",
         path.display()
     )]
     TooNew {
@@ -34,7 +35,7 @@ pub enum HistoryError {
     },
     /// A run id prefix that matches more than one run (exit 2).
     #[error(
-        "run id prefix {prefix} matches {count} runs in {} ({listed}): give more of the id, or the run's number from `evals history`",
+        "run id prefix {prefix} matches {count} runs in {} ({listed}): give more of the id, or the run's number",
         path.display()
     )]
     Ambiguous {
@@ -49,7 +50,7 @@ pub enum HistoryError {
     },
     /// A stored run whose snapshot cannot be read back (exit 1).
     #[error(
-        "{}: run {id} has an unreadable snapshot ({why}); export another run, or pass --history with another file",
+        "{}: run {id} has an unreadable snapshot ({why}); read another run, or open another history",
         path.display()
     )]
     Unreadable {
@@ -73,9 +74,7 @@ pub enum HistoryError {
         why: String,
     },
     /// SQLite failed otherwise (a locked or read-only file; exit 1).
-    #[error(
-        "{shown}: history store: {why}; check the file is writable, or pass --history with another file"
-    )]
+    #[error("{shown}: history store: {why}; check the file is writable, or open another history")]
     Sqlite {
         /// The file, as shown.
         shown: String,
@@ -85,7 +84,7 @@ pub enum HistoryError {
     /// PostgreSQL failed (the server unreachable, the credentials refused, a statement
     /// failed; exit 1). `shown` is the URL without its password.
     #[error(
-        "{shown}: history store: {why}; check the server is up, the URL and its credentials, or pass --history with another store"
+        "{shown}: history store: {why}; check the server is up, the URL and its credentials, or open another history"
     )]
     Postgres {
         /// The database URL, its password left out.
@@ -123,6 +122,45 @@ pub enum HistoryError {
 }
 
 impl HistoryError {
+    /// The message for `to`: to the command line, the fix names `--history` and
+    /// `evals history`.
+    pub fn message(&self, to: super::Audience) -> String {
+        if to == super::Audience::Library {
+            return self.to_string();
+        }
+        match self {
+            HistoryError::NotAHistory { shown, what } => format!(
+                "{shown}: {what}, so not a run history: move it aside (`mv {} {}`; the next run starts a new one) or pass --history PATH",
+                crate::text::shell_word(shown),
+                crate::text::shell_word(&format!("{shown}.bad"))
+            ),
+            HistoryError::TooNew { path, found, known } => format!(
+                "{}: history schema version {found} is newer than this evals knows ({known}); upgrade evals, or pass --history with another file",
+                path.display()
+            ),
+            HistoryError::Ambiguous {
+                prefix,
+                path,
+                count,
+                listed,
+            } => format!(
+                "run id prefix {prefix} matches {count} runs in {} ({listed}): give more of the id, or the run's number from `evals history`",
+                path.display()
+            ),
+            HistoryError::Unreadable { path, id, why } => format!(
+                "{}: run {id} has an unreadable snapshot ({why}); export another run, or pass --history with another file",
+                path.display()
+            ),
+            HistoryError::Sqlite { shown, why } => format!(
+                "{shown}: history store: {why}; check the file is writable, or pass --history with another file"
+            ),
+            HistoryError::Postgres { shown, why } => format!(
+                "{shown}: history store: {why}; check the server is up, the URL and its credentials, or pass --history with another store"
+            ),
+            other => other.to_string(),
+        }
+    }
+
     /// Whether the history itself is bad input (exit 2) rather than a failure while
     /// running (exit 1).
     pub fn is_bad_input(&self) -> bool {

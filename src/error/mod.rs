@@ -20,13 +20,96 @@ pub use baseline::{BaselineError, LaterRuns};
 pub use cassette::{CassetteError, SecretPlace};
 pub use history::HistoryError;
 
+/// Who a message speaks to ([`Error::message`]): a Rust caller of the library, who sets
+/// options and calls functions, or a user of the `evals` command line, who passes flags and
+/// runs commands. The problem is the same; the fix is said in their words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Audience {
+    /// A Rust caller: settings by their option names (`tolerance`), fixes as options.
+    Library,
+    /// A user of `evals`: settings by their flags (`--tolerance`), fixes as commands.
+    CommandLine,
+}
+
+/// A setting a caller gives the library (an option of a run, a check or a plan), as
+/// messages name it: by [`Setting::name`] to a Rust caller, by [`Setting::flag`] to the
+/// command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Setting {
+    /// The gate's tolerance on a mean score's drop ([`crate::gate::Rules`]).
+    Tolerance,
+    /// The significance level of the statistical gate.
+    Alpha,
+    /// Tries per case.
+    Repeat,
+    /// Cases in flight per experiment.
+    Parallelism,
+    /// Experiments at a time.
+    Concurrency,
+    /// A run's shard, `K/N`.
+    Shard,
+    /// The baseline a check compares with.
+    Baseline,
+    /// What a check does without a usable baseline.
+    MissingBaseline,
+    /// The cassette mode.
+    Cassettes,
+    /// Where the run history is.
+    History,
+}
+
+impl Setting {
+    /// How a Rust caller knows it: the option's name (`tolerance`, `missing_baseline`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Setting::Tolerance => "tolerance",
+            Setting::Alpha => "alpha",
+            Setting::Repeat => "repeat",
+            Setting::Parallelism => "parallelism",
+            Setting::Concurrency => "concurrency",
+            Setting::Shard => "shard",
+            Setting::Baseline => "baseline",
+            Setting::MissingBaseline => "missing_baseline",
+            Setting::Cassettes => "cassette mode",
+            Setting::History => "history",
+        }
+    }
+
+    /// How the `evals` command line spells it: its flag (`--tolerance`, `-p`).
+    pub fn flag(self) -> &'static str {
+        match self {
+            Setting::Tolerance => "--tolerance",
+            Setting::Alpha => "--alpha",
+            Setting::Repeat => "--repeat",
+            Setting::Parallelism => "-p",
+            Setting::Concurrency => "-j",
+            Setting::Shard => "--shard",
+            Setting::Baseline => "--baseline",
+            Setting::MissingBaseline => "--missing-baseline",
+            Setting::Cassettes => "--cassettes",
+            Setting::History => "--history",
+        }
+    }
+
+    /// Its name for `to`.
+    pub fn named(self, to: Audience) -> &'static str {
+        match to {
+            Audience::Library => self.name(),
+            Audience::CommandLine => self.flag(),
+        }
+    }
+}
+
 /// The family of an [`Error`], for a caller that branches on what went wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
     /// A config, case or cassette file is wrong ([`Error::Config`]).
     Config,
-    /// A setting or a request that cannot be honoured ([`Error::Usage`]).
+    /// A setting or a request that cannot be honoured ([`Error::Usage`],
+    /// [`Error::Invalid`], [`Error::MissingKey`]).
     Usage,
     /// A suite input is missing or unreadable ([`Error::Input`]).
     Input,
@@ -43,16 +126,40 @@ pub enum ErrorKind {
 }
 
 /// What went wrong, each family a variant; the message names the file (and line, key) and
-/// the fix.
+/// the fix. Its `Display` speaks to a Rust caller; [`Error::message`] to either audience.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A config, case or cassette file is wrong; the message names the file and the fix.
     #[error("{0}")]
     Config(String),
-    /// The command line asks for something that cannot be done.
+    /// Something asked for that cannot be done.
     #[error("{0}")]
     Usage(String),
+    /// A setting given a value that cannot be honoured: `tolerance 1.5: expected a fraction
+    /// between 0 and 1` (the command line: `--tolerance 1.5: …`).
+    #[error("{} {value}: {problem}", setting.name())]
+    #[non_exhaustive]
+    Invalid {
+        /// Which setting.
+        setting: Setting,
+        /// The value given, as given.
+        value: String,
+        /// What is wrong with it, and what would do.
+        problem: String,
+    },
+    /// An API key the run needs is not set (in the environment, nor the suite's
+    /// `env_files`).
+    #[error("{}", missing_key(var, needed_by, *live, Audience::Library))]
+    #[non_exhaustive]
+    MissingKey {
+        /// The variable (`OPENAI_API_KEY`).
+        var: String,
+        /// Who needs it (`openai/gpt-4o-mini`, `the judge openai/gpt-4o`).
+        needed_by: String,
+        /// Whether only live calls need it (a replay would do without).
+        live: bool,
+    },
     /// No usable baseline for `check`.
     #[error(transparent)]
     Baseline(#[from] BaselineError),
@@ -66,8 +173,12 @@ pub enum Error {
     Input {
         /// The file, as shown to the user.
         path: PathBuf,
-        /// The key or flag that named the file (`scorer.schema`, `--baseline`), if any.
+        /// The key or flag that named the file (`scorer.schema`, `evals render FILE`), if
+        /// any.
         key: Option<String>,
+        /// The setting that named the file (the baseline), if that is what did; worded for
+        /// the audience ([`Error::message`]).
+        setting: Option<Setting>,
         /// The file holding that key (the config), if any.
         named_in: Option<String>,
         /// Why it could not be read.
@@ -98,7 +209,7 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::Config(_) => ErrorKind::Config,
-            Error::Usage(_) => ErrorKind::Usage,
+            Error::Usage(_) | Error::Invalid { .. } | Error::MissingKey { .. } => ErrorKind::Usage,
             Error::Input { .. } => ErrorKind::Input,
             Error::Io { .. } => ErrorKind::Io,
             Error::Baseline(_) => ErrorKind::Baseline,
@@ -113,10 +224,67 @@ impl Error {
     /// something failed while running.
     pub fn is_bad_input(&self) -> bool {
         match self {
-            Error::Config(_) | Error::Usage(_) | Error::Baseline(_) | Error::Input { .. } => true,
+            Error::Config(_)
+            | Error::Usage(_)
+            | Error::Invalid { .. }
+            | Error::MissingKey { .. }
+            | Error::Baseline(_)
+            | Error::Input { .. } => true,
             Error::Cassette(e) => e.is_bad_input(),
             Error::History(e) => e.is_bad_input(),
             Error::Io { .. } | Error::Failed(_) => false,
+        }
+    }
+
+    /// The message for `to`: a setting by its option name or its flag, a fix as an option
+    /// or a command. `Display` is [`Audience::Library`]'s.
+    pub fn message(&self, to: Audience) -> String {
+        match self {
+            Error::Invalid {
+                setting,
+                value,
+                problem,
+            } => format!("{} {value}: {problem}", setting.named(to)),
+            Error::MissingKey {
+                var,
+                needed_by,
+                live,
+            } => missing_key(var, needed_by, *live, to),
+            Error::Input {
+                path,
+                key,
+                setting: Some(setting),
+                named_in,
+                source,
+            } => input_message(
+                path,
+                Some(key.as_deref().unwrap_or(setting.named(to))),
+                named_in.as_deref(),
+                source,
+            ),
+            Error::Baseline(e) => e.message(to),
+            Error::History(e) => e.message(to),
+            Error::Cassette(e) => e.message(to),
+            other => other.to_string(),
+        }
+    }
+
+    /// A setting given a value that cannot be honoured ([`Error::Invalid`]).
+    pub fn invalid(setting: Setting, value: impl ToString, problem: impl Into<String>) -> Self {
+        Error::Invalid {
+            setting,
+            value: value.to_string(),
+            problem: problem.into(),
+        }
+    }
+
+    /// An API key `var` that `needed_by` needs ([`Error::MissingKey`]); `live`: for live
+    /// calls only.
+    pub fn missing_key(var: impl Into<String>, needed_by: impl Into<String>, live: bool) -> Self {
+        Error::MissingKey {
+            var: var.into(),
+            needed_by: needed_by.into(),
+            live,
         }
     }
 
@@ -134,6 +302,7 @@ impl Error {
         Error::Input {
             path: path.as_ref().to_path_buf(),
             key: None,
+            setting: None,
             named_in: None,
             source,
         }
@@ -146,11 +315,45 @@ impl Error {
             Error::Input { path, source, .. } => Error::Input {
                 path,
                 key: Some(by.to_string()),
+                setting: None,
                 named_in: file.map(str::to_string),
                 source,
             },
             other => other,
         }
+    }
+
+    /// Says which setting named the input that could not be read (the baseline); any other
+    /// error is returned as it is.
+    pub fn named_by_setting(self, setting: Setting) -> Self {
+        match self {
+            Error::Input { path, source, .. } => Error::Input {
+                path,
+                key: None,
+                setting: Some(setting),
+                named_in: None,
+                source,
+            },
+            other => other,
+        }
+    }
+}
+
+/// `OPENAI_API_KEY is not set: openai/gpt-4o needs it for live calls (…)`.
+fn missing_key(var: &str, needed_by: &str, live: bool, to: Audience) -> String {
+    match (live, to) {
+        (false, Audience::CommandLine) => {
+            format!("{var} is not set: {needed_by} needs it (export {var}=...)")
+        }
+        (false, Audience::Library) => format!(
+            "{var} is not set: {needed_by} needs it (set it in the environment or the suite's env_files)"
+        ),
+        (true, Audience::CommandLine) => format!(
+            "{var} is not set: {needed_by} needs it for live calls (export {var}=..., or replay recorded cassettes with --cassettes replay)"
+        ),
+        (true, Audience::Library) => format!(
+            "{var} is not set: {needed_by} needs it for live calls (set it in the environment or the suite's env_files, or replay the recorded cassettes: Mode::Replay)"
+        ),
     }
 }
 

@@ -82,7 +82,8 @@ fn find(
 ) -> Result<Found> {
     let as_path = Path::new(reference);
     let found = if files && as_path.exists() {
-        crate::results::snapshot::load(as_path).map_err(|e| e.named_by("--baseline", None))?
+        crate::results::snapshot::load(as_path)
+            .map_err(|e| e.named_by_setting(crate::error::Setting::Baseline))?
     } else if files && reference.ends_with(".json") {
         return Err(BaselineError::NoSuchFile {
             reference: reference.to_string(),
@@ -480,7 +481,7 @@ mod tests {
         let me = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
         let e = resolve("main", &me, Some(&h), &p).expect_err("refused");
         assert!(e.is_bad_input());
-        let msg = e.to_string();
+        let msg = e.message(crate::error::Audience::CommandLine);
         assert!(
             msg.starts_with(
                 "baseline run old on main has suite fingerprint aaaaaaaaaaaa, this run has suite-fp"

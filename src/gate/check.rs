@@ -17,6 +17,7 @@ use crate::results::{Comparison, RunResult};
 
 /// What to do when no usable baseline is found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum MissingBaseline {
     /// Exit 2 with the reason.
     #[default]
@@ -61,6 +62,7 @@ impl CheckPlan {
 
 /// Something the gate found worth saying, beside the verdict.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Notice {
     /// The history could not be opened: baselines come from snapshot files only.
     HistoryUnreadable(String),
@@ -85,7 +87,7 @@ impl fmt::Display for Notice {
             Notice::HistoryUnreadable(e) | Notice::FirstBaseline(e) => f.write_str(e),
             Notice::BaselinePassed(e) => write!(
                 f,
-                "{e}\n  (--missing-baseline pass: gating on thresholds and errors alone)"
+                "{e}\n  (a missing baseline passes: gating on thresholds and errors alone)"
             ),
             Notice::NothingCompared => f.write_str(
                 "the baseline shares no case with this run (every case is new, changed or removed): nothing was compared with it",
@@ -199,12 +201,18 @@ pub fn check(run: &RunResult, plan: &CheckPlan, history_path: &Path) -> Checked 
 }
 
 /// [`check`] on the history at `location`, a SQLite file or a PostgreSQL database (named in
-/// messages without its password).
-pub fn check_in(run: &RunResult, plan: &CheckPlan, location: &crate::history::Location) -> Checked {
+/// messages without its password), opened with `env`'s variables
+/// ([`Location::open_with`](crate::history::Location::open_with)).
+pub fn check_in(
+    run: &RunResult,
+    plan: &CheckPlan,
+    location: &crate::history::Location,
+    env: &crate::env::Environment,
+) -> Checked {
     let mut opened = None;
     let mut notices = Vec::new();
     if plan.baseline.is_some() {
-        match location.open() {
+        match location.open_with(env) {
             Ok(h) => opened = Some(h),
             Err(e) => notices.push(Notice::HistoryUnreadable(e.to_string())),
         }
@@ -286,9 +294,9 @@ mod tests {
         };
         assert!(checked.notices[0].is_warning());
         assert!(
-            checked.notices[0]
-                .to_string()
-                .ends_with("\n  (--missing-baseline pass: gating on thresholds and errors alone)"),
+            checked.notices[0].to_string().ends_with(
+                "\n  (a missing baseline passes: gating on thresholds and errors alone)"
+            ),
             "{e}"
         );
     }

@@ -59,9 +59,11 @@ impl Rules {
     /// a fraction in 0..=1, else a usage error (exit 2).
     pub fn new(tolerance: f64, fail_on_case_decline: bool) -> crate::error::Result<Rules> {
         if !(0.0..=1.0).contains(&tolerance) {
-            return Err(crate::error::Error::Usage(format!(
-                "--tolerance {tolerance}: expected a fraction between 0 and 1 (0.02 is two points)"
-            )));
+            return Err(crate::error::Error::invalid(
+                crate::error::Setting::Tolerance,
+                tolerance,
+                "expected a fraction between 0 and 1 (0.02 is two points)",
+            ));
         }
         Ok(Rules {
             tolerance,
@@ -74,10 +76,11 @@ impl Rules {
     /// between 0 and 1, else a usage error (exit 2).
     pub fn with_stat(mut self, stat: Stat) -> crate::error::Result<Rules> {
         if !(stat.alpha > 0.0 && stat.alpha < 1.0) {
-            return Err(crate::error::Error::Usage(format!(
-                "--alpha {}: expected a significance level between 0 and 1 (0.05 is the usual)",
-                stat.alpha
-            )));
+            return Err(crate::error::Error::invalid(
+                crate::error::Setting::Alpha,
+                stat.alpha,
+                "expected a significance level between 0 and 1 (0.05 is the usual)",
+            ));
         }
         self.stat = stat;
         Ok(self)

@@ -17,6 +17,7 @@ use crate::results::{CaseResult, ContenderInfo};
 /// One case's verdict in one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum RunVerdict {
     /// Met its thresholds (on every try).
     Pass,

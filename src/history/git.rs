@@ -1,7 +1,10 @@
-//! The git branch and commit of a run: CI variables first, then git itself.
+//! The git branch and commit of a run: what CI names ([`GitSource`], read by the caller's
+//! [`crate::env::Environment`]) first, then git itself when the source says to ask it.
 
 use std::path::Path;
 use std::process::Command;
+
+use crate::env::GitSource;
 
 /// The branch and commit a run was made on, when they can be told.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -10,10 +13,6 @@ pub struct GitInfo {
     pub branch: Option<String>,
     /// The commit's full hash.
     pub commit: Option<String>,
-}
-
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
@@ -29,12 +28,18 @@ fn git(dir: &Path, args: &[&str]) -> Option<String> {
     (!s.is_empty() && s != "HEAD").then_some(s)
 }
 
-/// `GITHUB_HEAD_REF` (a pull request's branch), `GITHUB_REF_NAME`, `GITHUB_SHA`; else git.
-pub fn detect(dir: &Path) -> GitInfo {
-    let branch = env("EVALS_BRANCH")
-        .or_else(|| env("GITHUB_HEAD_REF"))
-        .or_else(|| env("GITHUB_REF_NAME"))
-        .or_else(|| git(dir, &["rev-parse", "--abbrev-ref", "HEAD"]));
-    let commit = env("GITHUB_SHA").or_else(|| git(dir, &["rev-parse", "HEAD"]));
+/// What `source` names (`EVALS_BRANCH`, `GITHUB_HEAD_REF`, `GITHUB_REF_NAME`;
+/// `GITHUB_SHA`); the rest asked of git in `dir` when `source.ask_git`, else left unknown
+/// (no process started).
+pub fn detect(dir: &Path, source: &GitSource) -> GitInfo {
+    let ask = |args: &[&str]| source.ask_git.then(|| git(dir, args)).flatten();
+    let branch = source
+        .branch
+        .clone()
+        .or_else(|| ask(&["rev-parse", "--abbrev-ref", "HEAD"]));
+    let commit = source
+        .commit
+        .clone()
+        .or_else(|| ask(&["rev-parse", "HEAD"]));
     GitInfo { branch, commit }
 }

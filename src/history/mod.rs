@@ -222,6 +222,7 @@ impl HistoryStore for PgStore {
 
 /// Where a history is: a SQLite file or a PostgreSQL database.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Location {
     /// A SQLite file.
     Sqlite(std::path::PathBuf),
@@ -257,12 +258,25 @@ impl Location {
         }
     }
 
-    /// Opens (creating and migrating as needed) the store.
+    /// Opens (creating and migrating as needed) the store. Nothing is read from the
+    /// environment: a PostgreSQL URL must hold what it needs ([`Location::open_with`] takes
+    /// `PGPASSWORD` and the timeouts' variables from an environment).
     pub fn open(&self) -> Result<AnyStore> {
+        self.open_with(&crate::env::Environment::default())
+    }
+
+    /// [`Location::open`], a PostgreSQL store given what `env` holds of its variables
+    /// ([`Environment::postgres`](crate::env::Environment::postgres)) where its URL leaves
+    /// them out.
+    pub fn open_with(&self, env: &crate::env::Environment) -> Result<AnyStore> {
+        #[cfg(not(feature = "postgres"))]
+        let _ = env;
         Ok(match self {
             Location::Sqlite(p) => AnyStore::Sqlite(SqliteStore::open(p)?),
             #[cfg(feature = "postgres")]
-            Location::Postgres(url) => AnyStore::Postgres(Box::new(PgStore::open(url)?)),
+            Location::Postgres(url) => {
+                AnyStore::Postgres(Box::new(PgStore::open_with(url, &env.postgres)?))
+            }
             #[cfg(not(feature = "postgres"))]
             Location::Postgres(url) => return Err(without_postgres(url)),
         })
@@ -272,10 +286,20 @@ impl Location {
     /// connection, or a PostgreSQL session whose transactions are read-only. Either is
     /// migrated first when its schema is older than this binary's, as any command would.
     pub fn open_read_only(&self) -> Result<AnyStore> {
+        self.open_read_only_with(&crate::env::Environment::default())
+    }
+
+    /// [`Location::open_read_only`], with `env`'s PostgreSQL variables as
+    /// [`Location::open_with`].
+    pub fn open_read_only_with(&self, env: &crate::env::Environment) -> Result<AnyStore> {
+        #[cfg(not(feature = "postgres"))]
+        let _ = env;
         Ok(match self {
             Location::Sqlite(p) => AnyStore::Sqlite(SqliteStore::open_read_only(p)?),
             #[cfg(feature = "postgres")]
-            Location::Postgres(url) => AnyStore::Postgres(Box::new(PgStore::open_read_only(url)?)),
+            Location::Postgres(url) => {
+                AnyStore::Postgres(Box::new(PgStore::open_read_only_with(url, &env.postgres)?))
+            }
             #[cfg(not(feature = "postgres"))]
             Location::Postgres(url) => return Err(without_postgres(url)),
         })
@@ -293,6 +317,7 @@ fn without_postgres(url: &str) -> crate::error::Error {
 
 /// Either store, open: what a [`Location`] opens.
 #[non_exhaustive]
+#[derive(Debug)]
 pub enum AnyStore {
     /// A SQLite file.
     Sqlite(SqliteStore),

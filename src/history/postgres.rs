@@ -41,6 +41,7 @@ use tokio_postgres::{Client, Config, CopyInSink, NoTls, Row, Statement, ToStatem
 
 use super::url::{redact, register_password};
 use super::{BranchRun, HistoryError, RunFilter, RunSummary, SnapshotLimit};
+use crate::env::{EnvVars, PostgresVars};
 use crate::error::{Error, Result};
 use crate::results::{CaseLog, RunResult};
 
@@ -90,7 +91,7 @@ pub const LOCK_WAIT_FACTOR: u32 = 10;
 const READ_ONLY: &str = "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY";
 
 /// The variable that sets the statement timeout when the URL does not.
-const STATEMENT_TIMEOUT_VAR: &str = "EVALS_PG_STATEMENT_TIMEOUT";
+const STATEMENT_TIMEOUT_VAR: &str = EnvVars::EVALS_PG_STATEMENT_TIMEOUT;
 
 /// `d` as messages give it: `2 s`, `1.5 s`, `500 ms`.
 fn shown_duration(d: Duration) -> String {
@@ -369,6 +370,14 @@ pub struct PgStore {
     migrated: usize,
 }
 
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("shown", &self.shown)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Which limit a call waits under.
 #[derive(Debug, Clone, Copy)]
 enum Wait {
@@ -581,14 +590,23 @@ impl Write for CopyIn<'_> {
 
 impl PgStore {
     /// Connects to the database `url` names (`postgres://user:password@host:port/db`,
-    /// `?sslmode=require` for TLS; the password from `PGPASSWORD` when the URL has none) and
-    /// applies the migrations it has not had. Connecting and every statement are bounded
-    /// (see the module's docs for the limits and the keys that change them).
+    /// `?sslmode=require` for TLS) and applies the migrations it has not had. Connecting and
+    /// every statement are bounded (see the module's docs for the limits and the keys that
+    /// change them). Nothing is read from the environment: [`PgStore::open_with`] takes
+    /// `PGPASSWORD` and the timeouts' variables.
     pub fn open(url: &str) -> Result<PgStore> {
-        outside_runtime(|| PgStore::connect(url))
+        PgStore::open_with(url, &PostgresVars::default())
     }
 
-    fn connect(url: &str) -> Result<PgStore> {
+    /// [`PgStore::open`], with the variables `vars` holds (an
+    /// [`Environment`](crate::env::Environment)'s `postgres`) used where the URL leaves them
+    /// out: the password (`PGPASSWORD`), the connect timeout (`PGCONNECT_TIMEOUT`) and the
+    /// statement timeout (`EVALS_PG_STATEMENT_TIMEOUT`).
+    pub fn open_with(url: &str, vars: &PostgresVars) -> Result<PgStore> {
+        outside_runtime(|| PgStore::connect(url, vars))
+    }
+
+    fn connect(url: &str, vars: &PostgresVars) -> Result<PgStore> {
         let shown = redact(url);
         let err = |why: String| -> Error {
             HistoryError::Postgres {
@@ -607,21 +625,20 @@ impl PgStore {
             .parse()
             .map_err(|e: tokio_postgres::Error| err(format!("not a usable database URL ({e})")))?;
         if config.get_password().is_none()
-            && let Ok(password) = std::env::var("PGPASSWORD")
+            && let Some(password) = vars.get(EnvVars::PGPASSWORD)
         {
             config.password(password);
         }
         if let Some(password) = config.get_password() {
             crate::secrets::register([String::from_utf8_lossy(password).into_owned()]);
         }
-        let timeouts = Timeouts::set(&mut config, ours, |k| std::env::var(k).ok()).map_err(
-            |why| -> Error {
+        let timeouts =
+            Timeouts::set(&mut config, ours, |k| vars.get(k)).map_err(|why| -> Error {
                 Error::Usage(format!(
                     "{shown}: {}",
                     crate::secrets::scrub(&why).into_owned()
                 ))
-            },
-        )?;
+            })?;
         config.application_name("evals");
         let tls = match config.get_ssl_mode() {
             tokio_postgres::config::SslMode::Require => {
@@ -1208,8 +1225,7 @@ mod tests {
     #[test]
     fn a_bad_url_is_named_without_its_password() {
         let e = PgStore::open("postgres://u:topsecretpw@h:notaport/db")
-            .err()
-            .expect("refused")
+            .expect_err("refused")
             .to_string();
         assert!(e.starts_with("postgres://u@h:notaport/db: "), "{e}");
         assert!(!e.contains("topsecretpw"), "{e}");

@@ -300,6 +300,11 @@ impl PgStore {
         PgStore::open(url)?.into_read_only()
     }
 
+    /// [`PgStore::open_read_only`] with the variables of [`PgStore::open_with`].
+    pub fn open_read_only_with(url: &str, vars: &crate::env::PostgresVars) -> Result<PgStore> {
+        PgStore::open_with(url, vars)?.into_read_only()
+    }
+
     /// Runs matching `q`, newest first, as [`SqliteStore::runs`].
     pub fn runs(&self, q: &RunQuery) -> Result<Vec<RunSummary>> {
         let shown = self.location().to_string();

@@ -29,6 +29,7 @@ const MIGRATIONS: &[&str] = &[
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The SQLite history database, open: the [`super::HistoryStore`] runs are stored in today.
+#[derive(Debug)]
 pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,

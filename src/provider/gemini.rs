@@ -42,18 +42,15 @@ pub fn gemini_thinking_budget(effort: &str) -> u32 {
 }
 
 impl Provider for Gemini {
-    /// `api_key_env`, else `GEMINI_API_KEY`, else `GOOGLE_API_KEY` when only that one is
-    /// set (the names Google's SDKs read).
+    /// `api_key_env`, else `GEMINI_API_KEY` (read from `GOOGLE_API_KEY` when only that one
+    /// is set, the names Google's SDKs read: [`crate::suite::Suite::key_var`]).
     fn key_env(&self, c: &Contender) -> Option<String> {
-        if let Some(k) = &c.kind.api_key_env {
-            return Some(k.clone());
-        }
-        let set = |k: &str| std::env::var(k).is_ok_and(|v| !v.is_empty());
-        Some(if !set("GEMINI_API_KEY") && set("GOOGLE_API_KEY") {
-            "GOOGLE_API_KEY".into()
-        } else {
-            "GEMINI_API_KEY".into()
-        })
+        Some(
+            c.kind
+                .api_key_env
+                .clone()
+                .unwrap_or_else(|| crate::env::EnvVars::GEMINI_API_KEY.into()),
+        )
     }
 
     fn sends(&self) -> bool {

@@ -33,10 +33,15 @@ pub use responses::OpenAiResponses;
 pub use typesafe::TypeSafe;
 use wire::{Api, Call, Forward};
 
+/// What [`Provider::answer_async`] returns: the answer, once awaited.
+pub type AnswerFuture<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Completion, CallError>> + Send + 'a>>;
+
 /// A provider: how a contender's chat request becomes an answer. Either it sends HTTP
 /// requests ([`Provider::sends`]: build the request, judge a 2xx, read the response), which
 /// the cassette layer below it records and replays without the provider knowing, or it
-/// answers in the process ([`Provider::answer`]: `fake`, `mock`). Register yours in a
+/// answers in the process ([`Provider::answer`]: `fake`, `mock`; or
+/// [`Provider::answer_async`], for one whose answer is async code). Register yours in a
 /// [`Registry`] under the name a config section gives as its `kind:`.
 ///
 /// Every method has a default, so a provider implements only its shape: an offline one
@@ -128,6 +133,19 @@ pub trait Provider: Send + Sync {
             "{}: this provider sends requests; it has no offline answer",
             contender.id()
         )))
+    }
+
+    /// Its answer in the process, awaited: for a provider that answers with async code (an
+    /// SDK, a local model server's async client, a database). The runner calls this one,
+    /// on its runtime; a provider that needs no `await` implements [`Provider::answer`]
+    /// instead, which this calls by default.
+    fn answer_async<'a>(
+        &'a self,
+        contender: &'a Contender,
+        case: &'a Case,
+        req: &'a ChatRequest,
+    ) -> AnswerFuture<'a> {
+        Box::pin(std::future::ready(self.answer(contender, case, req)))
     }
 
     /// What a retry after a rate limit pauses: every call with the same vendor. Default:
@@ -293,7 +311,7 @@ pub async fn complete(
     session: &Session,
 ) -> Result<Completion, CallError> {
     if !provider.sends() {
-        return provider.answer(contender, case, req);
+        return provider.answer_async(contender, case, req).await;
     }
     let http = provider.build_request(contender, req, key)?;
     let resp = session.send(http, provider.accept()).await?;

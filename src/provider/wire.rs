@@ -11,6 +11,7 @@ use crate::results::Usage;
 
 /// An API a worker's SDK speaks to the gateway.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Api {
     /// OpenAI `POST /v1/chat/completions` (and every OpenAI-compatible server).
     ChatCompletions,

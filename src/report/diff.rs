@@ -17,6 +17,7 @@ use crate::results::{CaseDelta, CaseErrorKind, Comparison, RunResult};
 
 /// Unified diffs of the outputs that changed against the baseline, and of each cassette
 /// miss against its nearest recording (`--format diff`, a `.diff` file).
+#[derive(Debug)]
 pub struct Diff;
 
 /// The text a diff compares for an output: JSON pretty-printed, a string as it is.

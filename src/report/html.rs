@@ -18,6 +18,7 @@ use super::leaderboard::{Standings, metrics_in_order, standings};
 use crate::results::{Comparison, ExperimentResult, MetricDef, RunResult};
 
 /// A standalone HTML page: the leaderboards and, when the run was compared, the verdict.
+#[derive(Debug)]
 pub struct Html;
 
 #[derive(Serialize)]

@@ -5,6 +5,7 @@ use super::Report;
 use crate::results::{Comparison, RunResult};
 
 /// The JSON snapshot renderer.
+#[derive(Debug)]
 pub struct Json;
 
 impl Report for Json {

@@ -14,6 +14,7 @@ use super::format::contender_label;
 use crate::results::{CaseDelta, CaseStatus, Comparison, RunResult};
 
 /// JUnit XML for CI test views: a test suite per experiment, a test case per case.
+#[derive(Debug)]
 pub struct Junit;
 
 impl Report for Junit {

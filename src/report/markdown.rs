@@ -63,6 +63,7 @@ const RESERVE: usize = 512;
 
 /// The pull-request comment and job summary: the verdict, the leaderboards and the cases
 /// worth a reviewer's look.
+#[derive(Debug)]
 pub struct Markdown {
     /// Cut the text to fit this many characters (GitHub's limit by default).
     pub limit: usize,

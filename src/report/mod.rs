@@ -35,6 +35,7 @@ pub trait Report {
 
 /// Every report format evals writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Format {
     /// The leaderboard tables (`--format tui`).
     Terminal,

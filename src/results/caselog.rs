@@ -22,6 +22,12 @@ pub struct CaseLog {
     index: Mutex<Vec<Slots>>,
 }
 
+impl std::fmt::Debug for CaseLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CaseLog").finish_non_exhaustive()
+    }
+}
+
 /// An experiment's slots in the slot file: from slot `first`, one a planned case (by case
 /// position), each where its line is ([`span::pack`]) as a little-endian `u64`, a line
 /// past what packs in [`Spill::long`]. A slot never written reads 0 (the file is made its
@@ -187,6 +193,7 @@ impl CaseLog {
 
 /// The cases of one experiment, read back from a [`CaseLog`] in case order: its slots a
 /// chunk at a time, each logged case's line at its offset.
+#[derive(Debug)]
 pub struct Cases<'a> {
     slots: Slots,
     /// The case position to look from.

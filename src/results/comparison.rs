@@ -135,6 +135,7 @@ pub struct PairedTest {
 /// How a case moved between the baseline and this run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum CaseStatus {
     /// Met its thresholds in the baseline and no longer does (gated).
     Regressed,
@@ -236,6 +237,7 @@ pub struct Verdict {
 /// One reason a run fails the gate. The gate says what failed; each report says it in
 /// its own words (`report::verdict`).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Reason {
     /// The run stopped early: a partial run cannot pass.
     Stopped(Stopped),

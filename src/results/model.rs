@@ -93,6 +93,7 @@ pub struct Diagnostic {
 /// How one judged thing turned out: a field (the field scorer), an assertion (`failed`),
 /// or a word of your own scorer's ([`Outcome::Other`]). Written as its lowercase name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Outcome {
     /// What the text says, as the schema spells it (both null included).
     Correct,
@@ -209,6 +210,19 @@ pub struct Score {
     /// passed); thresholds are applied on top. `None`: thresholds alone decide.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub passed: Option<bool>,
+}
+
+impl Score {
+    /// A score of one metric, `name`, the primary: `value`, with no diagnostics and no
+    /// verdict of the scorer's own (thresholds decide whether the case passed).
+    pub fn single(name: impl Into<String>, value: f64) -> Score {
+        Score {
+            value,
+            metrics: [(name.into(), Some(value))].into(),
+            diagnostics: Vec::new(),
+            passed: None,
+        }
+    }
 }
 
 /// The contender as recorded in results: provider section, model and settings.
@@ -392,6 +406,7 @@ impl std::fmt::Display for CaseError {
 /// (`error_kind`); a snapshot written before kinds existed reads as [`CaseErrorKind::of_message`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum CaseErrorKind {
     /// The call failed: network, timeout, an HTTP error, a reply the provider refused.
     Transport,
@@ -652,6 +667,7 @@ pub struct RunInfo {
 /// How a run ended. Written lowercase: `completed`, `interrupted`, `aborted`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum RunStatus {
     /// Every planned case ran.
     Completed,
@@ -681,6 +697,7 @@ impl std::fmt::Display for RunStatus {
 /// The command a run was made by. Written lowercase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Command {
     /// `evals run`: a look, with the per-case breakdown.
     Run,

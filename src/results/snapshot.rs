@@ -47,6 +47,7 @@ pub const OLDEST_READABLE: FormatVersion = FormatVersion(1);
 
 /// Why a snapshot's version cannot be read by this build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Incompatibility {
     /// Written by an evals older than any this build reads.
     TooOld(FormatVersion),
@@ -68,6 +69,7 @@ pub fn check_readable(found: u64) -> std::result::Result<FormatVersion, Incompat
 
 /// A snapshot file that cannot be read, naming the file and the fix (bad input: exit 2).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SnapshotError {
     /// Not JSON, or not the shape of a snapshot.
     #[error("{path}:{line}:{column}: not a JSON snapshot: {message}")]

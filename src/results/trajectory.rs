@@ -11,6 +11,7 @@ use serde_json::Value;
 /// Whom a step called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum StepKind {
     /// The contender's model (any API the gateway serves).
     Model,

@@ -9,7 +9,8 @@ use crate::suite::{Overrides, Suite, lineup};
 /// The state of the suite's cassette folder: per case and contender recorded, missing,
 /// stale or unchecked; then the unused and the partial files.
 pub fn cassette_status(suite: &Suite) -> Result<StatusReport> {
-    let adapter = crate::adapter::build(suite)?;
+    // Requests are predicted, never sent: no key is read (the default environment).
+    let adapter = crate::adapter::build(suite, &crate::env::Environment::default())?;
     let providers = crate::provider::Registry::default();
     let lineup = lineup::expand(&suite.config, &Overrides::default(), &providers);
     let mut expected = Vec::new();

@@ -63,6 +63,7 @@ use crate::suite::config::AbortAfter;
 
 /// What the run does when 100 calls in a row fail.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum OnStreak {
     /// `-y/--yes`: print the details and go on.
     GoOn,

@@ -24,9 +24,11 @@ use crate::results::{
 use crate::score::{Scorer, ScorerChoice};
 use crate::suite::{Overrides, Suite, lineup};
 
-/// Where a run's warnings, notes and `-v` lines go. The CLI prints them to stderr through
-/// the egress scrubber; [`StderrNotices`] does the same for a library caller.
-pub trait Notices {
+/// Where a run's warnings, notes and `-v` lines go: the caller's choice
+/// ([`RunOptions::notices`]). The CLI prints them to stderr through the egress scrubber;
+/// [`StderrNotices`] does the same for a library caller, [`CollectedNotices`] keeps them,
+/// and the default, [`NoNotices`], drops them (a library prints nothing unless asked).
+pub trait Notices: Send + Sync {
     /// Something the user should act on (`OPENROUTER_API_KEY is not set: replaying ...`).
     fn warn(&self, msg: &str);
     /// What the run did (`wrote 12 cassettes ...`).
@@ -36,7 +38,7 @@ pub trait Notices {
 }
 
 /// Warnings (`warning: ...`) and notes on stderr, every secret in play scrubbed; no verbose
-/// lines. What [`evaluate`] uses.
+/// lines.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StderrNotices;
 
@@ -50,6 +52,68 @@ impl Notices for StderrNotices {
 
     fn note(&self, msg: &str) {
         eprintln!("{}", crate::text::visible(&crate::secrets::scrub(msg)));
+    }
+}
+
+/// Drops every notice: [`RunOptions`]'s default, so a library run prints nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoNotices;
+
+impl Notices for NoNotices {
+    fn warn(&self, _msg: &str) {}
+
+    fn note(&self, _msg: &str) {}
+}
+
+/// Keeps every notice, scrubbed, in the order given: for a caller that shows them its own
+/// way (a log, a UI) once the run is done.
+#[derive(Debug, Default)]
+pub struct CollectedNotices(std::sync::Mutex<Vec<Notice>>);
+
+/// One notice a run gave ([`CollectedNotices`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Notice {
+    /// Something to act on.
+    Warning(String),
+    /// What the run did.
+    Note(String),
+    /// Where something was found, and why (`-v`).
+    Verbose(String),
+}
+
+impl CollectedNotices {
+    /// Nothing collected yet.
+    pub fn new() -> CollectedNotices {
+        CollectedNotices::default()
+    }
+
+    /// What was collected so far.
+    pub fn notices(&self) -> Vec<Notice> {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Notice>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Notices for CollectedNotices {
+    fn warn(&self, msg: &str) {
+        let msg = crate::secrets::scrub(msg).into_owned();
+        self.lock().push(Notice::Warning(msg));
+    }
+
+    fn note(&self, msg: &str) {
+        let msg = crate::secrets::scrub(msg).into_owned();
+        self.lock().push(Notice::Note(msg));
+    }
+
+    fn verbose(&self, msg: &str) {
+        let msg = crate::secrets::scrub(msg).into_owned();
+        self.lock().push(Notice::Verbose(msg));
     }
 }
 
@@ -68,7 +132,8 @@ pub struct RunOptions {
     pub on_streak: OnStreak,
     /// The command the run is stored under (`run`, `compare`, `record`, `check`).
     pub command: Command,
-    /// The git branch to record; `None`: detected from CI variables or git.
+    /// The git branch to record; `None`: what [`RunOptions::env`]'s git source says (CI's
+    /// variables, then `git` when it is to be asked; nothing for the default environment).
     pub branch: Option<String>,
     /// What the flags narrowed, for the run's settings.
     pub selection: Selection,
@@ -81,8 +146,10 @@ pub struct RunOptions {
     /// read); `None`: the config's.
     pub adapter: Option<Box<dyn Adapter>>,
     /// The environment, as the caller read it (the CLI: [`Env::from_process`]): redirects
-    /// for live calls, the backoff's test scale. Default: [`Env::default`], which reads
-    /// nothing from the process.
+    /// for live calls, the backoff's test scale, the git branch and commit (and whether to
+    /// ask `git`), the argv recorded, where API keys are looked up before the suite's
+    /// `env_files`. Default: [`Env::default`], which reads nothing from the process and
+    /// starts no `git`.
     pub env: Env,
     /// Your sinks (a tracker, a live view): told every event of the run. Default: none.
     pub sinks: Sinks,
@@ -91,6 +158,26 @@ pub struct RunOptions {
     /// handler; the CLI trips its token on Ctrl-C and SIGTERM. Default: a token nobody
     /// trips.
     pub cancel: Cancel,
+    /// Where [`evaluate`]'s warnings and notes go (a missing key that turned the run into a
+    /// replay, what was recorded). Default: [`NoNotices`], nowhere; [`StderrNotices`]
+    /// prints them, [`CollectedNotices`] keeps them. ([`Prepared`] takes its notices per
+    /// call instead.)
+    pub notices: Arc<dyn Notices>,
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("mode", &self.mode)
+            .field("command", &self.command)
+            .field("branch", &self.branch)
+            .field("selection", &self.selection)
+            .field("limits", &self.limits)
+            .field("providers", &self.providers)
+            .field("env", &self.env)
+            .field("cancel", &self.cancel)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for RunOptions {
@@ -108,7 +195,101 @@ impl Default for RunOptions {
             env: Env::default(),
             sinks: Sinks::new(),
             cancel: Cancel::new(),
+            notices: Arc::new(NoNotices),
         }
+    }
+}
+
+/// Chained setters, each naming the field it sets: `RunOptions::default().mode(Mode::Record)
+/// .provider("atlas", Atlas::new()).notices(Arc::new(StderrNotices))`.
+impl RunOptions {
+    /// Sets [`RunOptions::mode`].
+    pub fn mode(mut self, mode: Mode) -> RunOptions {
+        self.mode = mode;
+        self
+    }
+
+    /// Sets [`RunOptions::scorer`].
+    pub fn scorer(mut self, scorer: ScorerChoice) -> RunOptions {
+        self.scorer = scorer;
+        self
+    }
+
+    /// Sets [`RunOptions::on_streak`].
+    pub fn on_streak(mut self, on_streak: OnStreak) -> RunOptions {
+        self.on_streak = on_streak;
+        self
+    }
+
+    /// Sets [`RunOptions::command`].
+    pub fn command(mut self, command: Command) -> RunOptions {
+        self.command = command;
+        self
+    }
+
+    /// Sets [`RunOptions::branch`].
+    pub fn branch(mut self, branch: impl Into<String>) -> RunOptions {
+        self.branch = Some(branch.into());
+        self
+    }
+
+    /// Sets [`RunOptions::selection`].
+    pub fn selection(mut self, selection: Selection) -> RunOptions {
+        self.selection = selection;
+        self
+    }
+
+    /// Sets [`RunOptions::limits`].
+    pub fn limits(mut self, limits: Limits) -> RunOptions {
+        self.limits = limits;
+        self
+    }
+
+    /// Sets [`RunOptions::providers`].
+    pub fn providers(mut self, providers: Registry) -> RunOptions {
+        self.providers = providers;
+        self
+    }
+
+    /// Registers one provider more in [`RunOptions::providers`], under the `kind:` a
+    /// config section names.
+    pub fn provider(
+        mut self,
+        kind: impl Into<String>,
+        provider: impl crate::provider::Provider + 'static,
+    ) -> RunOptions {
+        self.providers.register(kind, provider);
+        self
+    }
+
+    /// Sets [`RunOptions::adapter`].
+    pub fn adapter(mut self, adapter: Box<dyn Adapter>) -> RunOptions {
+        self.adapter = Some(adapter);
+        self
+    }
+
+    /// Sets [`RunOptions::env`].
+    pub fn env(mut self, env: Env) -> RunOptions {
+        self.env = env;
+        self
+    }
+
+    /// Adds a sink to [`RunOptions::sinks`].
+    pub fn sink(mut self, sink: Arc<dyn super::Sink>) -> RunOptions {
+        self.sinks.push(sink);
+        self
+    }
+
+    /// Sets [`RunOptions::cancel`].
+    pub fn cancel(mut self, cancel: Cancel) -> RunOptions {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Sets [`RunOptions::notices`].
+    pub fn notices(mut self, notices: Arc<dyn Notices>) -> RunOptions {
+        self.notices = notices;
+        self
     }
 }
 
@@ -119,8 +300,13 @@ impl Default for RunOptions {
 ///
 /// Tripping [`RunOptions::cancel`] stops the run (what finished is returned, with the
 /// status `interrupted`); no signal handler is installed, so Ctrl-C is the program's to
-/// handle. Warnings and notes go to stderr ([`StderrNotices`]); use
-/// [`Prepared`] to send them elsewhere or to run a narrower plan.
+/// handle. Warnings and notes go where [`RunOptions::notices`] says (nowhere by default);
+/// nothing is read from the process's environment but what [`RunOptions::env`] holds.
+/// Use [`Prepared`] to run a narrower plan, or to hang progress hooks on it.
+///
+/// Safe to call from any context, a tokio runtime's thread included (the run then gets a
+/// thread and a runtime of its own); in `async` code, [`evaluate_async`] runs it on the
+/// caller's runtime.
 ///
 /// ```no_run
 /// use llm_evals::runner::{RunOptions, evaluate};
@@ -133,9 +319,44 @@ impl Default for RunOptions {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn evaluate(suite: &Suite, options: RunOptions) -> Result<RunResult> {
+    let notices = options.notices.clone();
+    prepare(suite, options, notices.as_ref())?.run(Hooks::default(), notices.as_ref())
+}
+
+/// [`evaluate`], awaited on the caller's runtime (inside `#[tokio::main]`, an axum handler,
+/// a test's runtime): the run's tasks are spawned there and joined before it returns.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let rt = tokio::runtime::Runtime::new()?;
+/// # rt.block_on(async {
+/// use llm_evals::runner::{RunOptions, evaluate_async};
+/// use llm_evals::suite::{Locate, Suite};
+///
+/// let toy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/toy");
+/// let suite = Suite::locate(&toy, &Locate::default())?;
+/// let run = evaluate_async(&suite, RunOptions::default()).await?;
+/// assert_eq!(run.total_errors(), 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # })
+/// # }
+/// ```
+pub async fn evaluate_async(suite: &Suite, options: RunOptions) -> Result<RunResult> {
+    let notices = options.notices.clone();
+    prepare(suite, options, notices.as_ref())?
+        .run_async(Hooks::default(), notices.as_ref())
+        .await
+}
+
+/// The whole lineup over every case the suite loaded, checked and ready to call.
+fn prepare<'s>(
+    suite: &'s Suite,
+    options: RunOptions,
+    notices: &dyn Notices,
+) -> Result<Prepared<'s>> {
     let lineup = lineup::expand(&suite.config, &Overrides::default(), &options.providers);
     let plan = RunPlan::new(suite, lineup, suite.cases.cases.clone(), None, None)?;
-    Prepared::new(suite, plan, options, &StderrNotices)?.run(Hooks::default(), &StderrNotices)
+    Prepared::new(suite, plan, options, notices)
 }
 
 /// What the CLI hangs on a run while it executes: progress bars and where an exec
@@ -150,6 +371,14 @@ pub struct Hooks {
     pub exec_stderr: Option<StderrTo>,
 }
 
+impl std::fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hooks")
+            .field("exec_stderr", &self.exec_stderr)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A run checked and ready to call: the scorer built and every selected case verified
 /// against it, the API keys read, the transport built. [`Prepared::run`] executes it.
 pub struct Prepared<'s> {
@@ -161,6 +390,16 @@ pub struct Prepared<'s> {
     providers: Arc<Registry>,
     keys: HashMap<String, String>,
     transport: Arc<Transport>,
+}
+
+impl std::fmt::Debug for Prepared<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("suite", &self.suite.name)
+            .field("plan", &self.plan)
+            .field("mode", &self.options.mode)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'s> Prepared<'s> {
@@ -207,7 +446,7 @@ impl<'s> Prepared<'s> {
         }
         let adapter = match options.adapter.take() {
             Some(a) => a,
-            None => crate::adapter::build(suite)?,
+            None => crate::adapter::build(suite, &options.env)?,
         };
         // The judges the config's scorer asks: resolved and keyed like the contenders.
         let judges = match &options.scorer {
@@ -219,7 +458,15 @@ impl<'s> Prepared<'s> {
                 .resolve(&j.kind, &j.info.provider)
                 .map_err(|e| Error::Config(format!("{}: scorer.judge: {e}", suite.display_path)))?;
         }
-        let (keys, mode) = resolve_keys(&plan, options.mode, suite, &providers, notices, &judges)?;
+        let (keys, mode) = resolve_keys(
+            &plan,
+            options.mode,
+            suite,
+            &options.env,
+            &providers,
+            notices,
+            &judges,
+        )?;
         let transport = Arc::new(build_transport(suite, mode, &keys, &options.env)?);
         let options = RunOptions { mode, ..options };
         Ok(Prepared {
@@ -261,7 +508,34 @@ impl<'s> Prepared<'s> {
     /// [`Prepared::run`] without holding the cases: the result's experiments have their
     /// figures and no `cases`, which stay on disk in the [`CaseLog`] returned beside it
     /// (what the sinks read at `RunFinished`). Memory stays flat however many cases run.
+    ///
+    /// Safe to call from any context: inside a caller's tokio runtime the run gets a thread
+    /// and a runtime of its own. From `async` code, [`Prepared::run_streamed_async`] runs it
+    /// on the caller's runtime instead.
     pub fn run_streamed(self, hooks: Hooks, notices: &dyn Notices) -> Result<Streamed> {
+        let (begun, work) = self.begin(hooks);
+        let outcome = super::execute(&begun.plan, work.cases, work.ctx, work.control)?;
+        begun.finish(outcome, notices)
+    }
+
+    /// [`Prepared::run_streamed`], awaited on the caller's runtime (a multi-threaded one
+    /// or not): every task it spawns is joined before it returns.
+    pub async fn run_streamed_async(self, hooks: Hooks, notices: &dyn Notices) -> Result<Streamed> {
+        let (begun, work) = self.begin(hooks);
+        let outcome = super::execute_async(&begun.plan, work.cases, work.ctx, work.control).await?;
+        begun.finish(outcome, notices)
+    }
+
+    /// [`Prepared::run`], awaited on the caller's runtime.
+    pub async fn run_async(self, hooks: Hooks, notices: &dyn Notices) -> Result<RunResult> {
+        let Streamed { mut run, cases } = self.run_streamed_async(hooks, notices).await?;
+        cases.fill(&mut run)?;
+        Ok(run)
+    }
+
+    /// Everything before the cases run: the run's id and start, the sinks told, the
+    /// executor's context and control built, git asked (on a thread, while the cases run).
+    fn begin(self, hooks: Hooks) -> (Begun<'s>, Work) {
         let Prepared {
             suite,
             mut plan,
@@ -322,9 +596,78 @@ impl<'s> Prepared<'s> {
         // run, not after: off the wall time of every run.
         let git = {
             let dir = suite.project_dir.clone();
-            std::thread::spawn(move || crate::history::git::detect(&dir))
+            let source = options.env.git.clone();
+            std::thread::spawn(move || crate::history::git::detect(&dir, &source))
         };
-        let outcome = super::execute(&plan, cases, ctx, control)?;
+        (
+            Begun {
+                suite,
+                plan,
+                options,
+                scorer,
+                transport,
+                sinks,
+                mode,
+                id,
+                started_at,
+                datasets,
+                case_keys,
+                git,
+            },
+            Work {
+                cases,
+                ctx,
+                control,
+            },
+        )
+    }
+}
+
+/// A run under way: what [`Prepared::begin`] kept for [`Begun::finish`].
+struct Begun<'s> {
+    suite: &'s Suite,
+    plan: RunPlan,
+    options: RunOptions,
+    scorer: Arc<dyn Scorer>,
+    transport: Arc<Transport>,
+    sinks: Sinks,
+    mode: Mode,
+    id: String,
+    started_at: chrono::DateTime<chrono::Utc>,
+    datasets: Vec<String>,
+    case_keys: CaseKeys,
+    git: std::thread::JoinHandle<crate::history::git::GitInfo>,
+}
+
+/// What the executor takes of a run under way.
+struct Work {
+    cases: crate::suite::Cases,
+    ctx: RunContext,
+    control: Control,
+}
+
+impl Begun<'_> {
+    /// Everything after the cases ran: the notes, the weighted score, the run info, the
+    /// sinks told the run finished.
+    fn finish(
+        self,
+        outcome: super::execute::RunOutcome,
+        notices: &dyn Notices,
+    ) -> Result<Streamed> {
+        let Begun {
+            suite,
+            plan,
+            options,
+            scorer,
+            transport,
+            sinks,
+            mode,
+            id,
+            started_at,
+            datasets,
+            case_keys,
+            git,
+        } = self;
         let unwritten = transport.unwritten_count();
         if unwritten > 0 {
             notices.warn(&unwritten_warning(unwritten));
@@ -345,7 +688,7 @@ impl<'s> Prepared<'s> {
         metrics.sort_by_key(|m| !m.primary);
         let git = git
             .join()
-            .unwrap_or_else(|_| crate::history::git::detect(&suite.project_dir));
+            .unwrap_or_else(|_| crate::history::git::detect(&suite.project_dir, &options.env.git));
         let settings = Settings {
             contenders: plan
                 .lineup
@@ -375,7 +718,7 @@ impl<'s> Prepared<'s> {
                 commit: git.commit,
                 command: options.command,
                 mode,
-                argv: std::env::args().collect(),
+                argv: options.env.argv.clone(),
                 started_at: stamp(started_at),
                 finished_at: Some(stamp(chrono::Utc::now())),
                 status: outcome.status,
@@ -398,6 +741,7 @@ impl<'s> Prepared<'s> {
 }
 
 /// A run whose case results stay on disk: [`Prepared::run_streamed`].
+#[derive(Debug)]
 pub struct Streamed {
     /// The run, its experiments' `cases` empty.
     pub run: RunResult,
@@ -460,6 +804,7 @@ fn resolve_keys(
     plan: &RunPlan,
     mode: Mode,
     suite: &Suite,
+    env: &Env,
     providers: &Registry,
     notices: &dyn Notices,
     judges: &[crate::suite::Contender],
@@ -484,18 +829,27 @@ fn resolve_keys(
             continue;
         };
         let var = var.as_str();
-        let from_env = std::env::var(var).is_ok_and(|v| !v.is_empty());
-        let found = match suite.env(var) {
-            Some(_) if from_env => "found in the environment".to_string(),
-            Some(_) => format!("found in env_files ({})", suite.config.env_files.join(", ")),
+        // The variable that holds it: `var`, or the one it falls back to (GOOGLE_API_KEY).
+        let held = suite.key_var(env, var);
+        let also = if held == var {
+            String::new()
+        } else {
+            format!(" as {held}")
+        };
+        let found = match suite.var(env, held) {
+            Some(_) if env.var(held).is_some() => format!("found in the environment{also}"),
+            Some(_) => format!(
+                "found in env_files{also} ({})",
+                suite.config.env_files.join(", ")
+            ),
             None => "not set".to_string(),
         };
         if told.insert(var.to_string()) {
             notices.verbose(&format!("key {var}: {found} (for {who})"));
         }
-        match suite.env(var) {
+        match suite.var(env, held) {
             Some(v) => {
-                check_key_value(suite, var, &v)?;
+                check_key_value(suite, env, held, &v)?;
                 // The suite's own key variables are known to the egress scrubber since it
                 // loaded; a registered provider may name another.
                 crate::secrets::register([v.clone()]);
@@ -504,9 +858,7 @@ fn resolve_keys(
             // A provider with a key but no recordings (typesafe) cannot replay: it needs
             // its key whatever the mode.
             None if !provider.sends() => {
-                return Err(Error::Usage(format!(
-                    "{var} is not set: {who} needs it (export {var}=...)"
-                )));
+                return Err(Error::missing_key(var, who, false));
             }
             None => {
                 let needed = match mode {
@@ -526,9 +878,7 @@ fn resolve_keys(
                     }),
                 };
                 if needed {
-                    return Err(Error::Usage(format!(
-                        "{var} is not set: {who} needs it for live calls (export {var}=..., or replay recorded cassettes with --cassettes replay)"
-                    )));
+                    return Err(Error::missing_key(var, who, true));
                 }
                 if mode == Mode::Auto {
                     // A note, not a warning: nothing is wrong while every case is recorded
@@ -544,7 +894,7 @@ fn resolve_keys(
             }
         }
     }
-    check_upstream_keys(suite)?;
+    check_upstream_keys(suite, env)?;
     Ok((keys, mode))
 }
 
@@ -554,7 +904,7 @@ fn resolve_keys(
 /// printable ASCII (a zero-width space or a byte order mark copied from a web page or a
 /// document, a look-alike Cyrillic letter), which no provider issues and which the server
 /// would echo in a form the scrubber cannot know.
-fn check_key_value(suite: &Suite, var: &str, value: &str) -> Result<()> {
+fn check_key_value(suite: &Suite, env: &Env, var: &str, value: &str) -> Result<()> {
     let Some(bad) = value.chars().find(|c| !c.is_ascii_graphic()) else {
         return Ok(());
     };
@@ -578,7 +928,7 @@ fn check_key_value(suite: &Suite, var: &str, value: &str) -> Result<()> {
     } else {
         "inside it"
     };
-    let from = if std::env::var(var).is_ok_and(|v| !v.is_empty()) {
+    let from = if env.var(var).is_some() {
         "the environment".to_string()
     } else {
         format!("the env_files of {}", suite.display_path)
@@ -599,14 +949,14 @@ fn check_key_value(suite: &Suite, var: &str, value: &str) -> Result<()> {
 
 /// The keys of an exec adapter's other APIs (`adapter.upstreams`' `key_env`) go into a
 /// header too: checked as the providers' keys are.
-fn check_upstream_keys(suite: &Suite) -> Result<()> {
+fn check_upstream_keys(suite: &Suite, env: &Env) -> Result<()> {
     let Some(crate::suite::config::AdapterConfig::Exec { upstreams, .. }) = &suite.config.adapter
     else {
         return Ok(());
     };
     for var in upstreams.key_vars() {
-        if let Some(v) = suite.env(var) {
-            check_key_value(suite, var, &v)?;
+        if let Some(v) = suite.var(env, var) {
+            check_key_value(suite, env, var, &v)?;
         }
     }
     Ok(())
@@ -1028,7 +1378,10 @@ mod tests {
         let mut suite = atlas();
         // It answers in the process, so nothing replays for it: the key is needed in
         // every mode, as TypeSafe's is.
-        let err = with(&suite).err().unwrap().to_string();
+        let err = with(&suite)
+            .err()
+            .unwrap()
+            .message(crate::error::Audience::CommandLine);
         assert_eq!(
             err,
             "ATLAS_OWN_API_KEY is not set: atlas/full needs it (export ATLAS_OWN_API_KEY=...)"

@@ -10,7 +10,8 @@ use crate::results::{CaseLog, CaseResult, ContenderInfo, ExperimentResult, RunRe
 /// One thing that happened in a run, in the order a sink sees it: the run started, each
 /// experiment started, its cases finished (in any order, concurrently), it finished, and
 /// the run finished (completed, interrupted or aborted: a stopped run finishes too).
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub enum Event<'a> {
     /// Before any case starts.
     RunStarted {
@@ -68,6 +69,12 @@ pub trait Sink: Send + Sync {
 /// Every sink of a run, told each event in turn.
 #[derive(Clone, Default)]
 pub struct Sinks(Vec<std::sync::Arc<dyn Sink>>);
+
+impl std::fmt::Debug for Sinks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Sinks({} sinks)", self.0.len())
+    }
+}
 
 impl Sinks {
     /// No sink.

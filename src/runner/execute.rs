@@ -47,16 +47,34 @@ pub struct RunOutcome {
 /// is returned with the status `Interrupted`.
 /// `cases` are the plan's cases, moved in (the plan's own list is not read); each is
 /// parsed as a worker starts it, and dropped when it is done.
+///
+/// Safe from any context: inside a caller's tokio runtime the run gets a thread and a
+/// runtime of its own ([`execute_async`] runs it on the caller's runtime instead).
 pub fn execute(
     plan: &RunPlan,
     cases: Cases,
     ctx: RunContext,
     control: Control,
 ) -> crate::error::Result<RunOutcome> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| crate::error::Error::Failed(format!("cannot start the runtime: {e}")))?;
+    crate::blocking::outside_runtime(|| {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| crate::error::Error::Failed(format!("cannot start the runtime: {e}")))?;
+        let out = rt.block_on(execute_async(plan, cases, ctx, control));
+        // Nothing of the run outlives it: every task it spawned was joined.
+        drop(rt);
+        out
+    })
+}
+
+/// [`execute`] on the caller's runtime: every task it spawns is joined before it returns.
+pub async fn execute_async(
+    plan: &RunPlan,
+    cases: Cases,
+    ctx: RunContext,
+    control: Control,
+) -> crate::error::Result<RunOutcome> {
     let ctx = Arc::new(ctx);
     let control = Arc::new(control);
     // Each dataset's cases once, shared by every contender's experiment.
@@ -68,22 +86,21 @@ pub fn execute(
         .flat_map(|_| by_dataset.iter().map(|(_, cases)| cases.len()))
         .collect();
     let log = Arc::new(CaseLog::new(&sizes)?);
-    let experiments = rt.block_on(async {
-        ctx.adapter
-            .start_run()
-            .await
-            .map_err(crate::error::Error::Failed)?;
-        let watcher = on_cancel(control.clone());
-        let out = run_all(plan, &by_dataset, ctx.clone(), control.clone(), log.clone()).await;
-        // Every session is gone (an exec adapter's workers with them): end what they left
-        // behind and write the last of their stderr before anything reports.
-        ctx.adapter.finish_run().await;
-        watcher.abort();
-        out
-    })?;
+    ctx.adapter
+        .start_run()
+        .await
+        .map_err(crate::error::Error::Failed)?;
+    let watcher = on_cancel(control.clone());
+    let out = run_all(plan, &by_dataset, ctx.clone(), control.clone(), log.clone()).await;
+    // Every session is gone (an exec adapter's workers with them): end what they left
+    // behind and write the last of their stderr before anything reports.
+    ctx.adapter.finish_run().await;
+    watcher.abort();
+    // The watcher holds the control, not the log; it is gone before the run's result is.
+    let _ = watcher.await;
+    let experiments = out?;
     let status = control.status();
-    // Every task that held the log has ended with the runtime.
-    drop(rt);
+    // Every task that held the log was joined (each experiment, its workers, their cases).
     let cases = Arc::try_unwrap(log)
         .map_err(|_| crate::error::Error::Failed("a case task outlived the run".into()))?;
     let experiments = if status == RunStatus::Completed {

@@ -25,10 +25,13 @@ pub use crate::results::{CaseLog, RunStatus, Selection};
 pub use crate::worker::kill_all as kill_workers;
 pub use cassettes::cassette_status;
 pub use control::{Cancel, OnStreak, Quiet};
-pub use evaluate::{Hooks, Notices, Prepared, RunOptions, StderrNotices, Streamed, evaluate};
+pub use evaluate::{
+    CollectedNotices, Hooks, NoNotices, Notice, Notices, Prepared, RunOptions, StderrNotices,
+    Streamed, evaluate, evaluate_async,
+};
 pub use events::{Event, Sink, Sinks};
 pub use execute::pricing;
-pub(crate) use execute::{cassette_key, execute};
+pub(crate) use execute::{cassette_key, execute, execute_async};
 pub use plan::RunPlan;
 pub(crate) use upstream::Scheduled;
 pub use verify::problems;

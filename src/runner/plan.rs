@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Setting};
 use crate::suite::{Cases, Lineup, Suite};
 
 /// A validated run: what will be called, how many at a time. Built from flags by the CLI.
@@ -68,21 +68,33 @@ impl RunPlan {
             return Err(Error::Usage(why.clone()));
         }
         if parallelism == Some(0) {
-            return Err(Error::Usage("-p 0: parallelism must be at least 1".into()));
+            return Err(Error::invalid(
+                Setting::Parallelism,
+                0,
+                "parallelism must be at least 1",
+            ));
         }
         // The CLI's parser bounds these first; a library caller's are bounded here.
         use crate::suite::bounds;
         if let Some(p) = parallelism.filter(|&p| p > bounds::MAX_PARALLELISM) {
-            return Err(Error::Usage(format!(
-                "-p {p}: at most {} cases in flight per experiment: give a smaller number",
-                bounds::MAX_PARALLELISM
-            )));
+            return Err(Error::invalid(
+                Setting::Parallelism,
+                p,
+                format!(
+                    "at most {} cases in flight per experiment: give a smaller number",
+                    bounds::MAX_PARALLELISM
+                ),
+            ));
         }
         if let Some(j) = concurrency.filter(|&j| j > bounds::MAX_CONCURRENCY) {
-            return Err(Error::Usage(format!(
-                "-j {j}: at most {} experiments at a time (0: all): give a smaller number",
-                bounds::MAX_CONCURRENCY
-            )));
+            return Err(Error::invalid(
+                Setting::Concurrency,
+                j,
+                format!(
+                    "at most {} experiments at a time (0: all): give a smaller number",
+                    bounds::MAX_CONCURRENCY
+                ),
+            ));
         }
 
         shared_cassette_folder(suite, &lineup)?;
@@ -116,13 +128,19 @@ impl RunPlan {
     /// or past [`crate::suite::bounds::MAX_REPEAT`], is a usage error.
     pub fn with_repeat(mut self, repeat: Option<usize>) -> Result<RunPlan> {
         match repeat {
-            Some(0) => Err(Error::Usage(
-                "--repeat 0: give the tries per case, at least 1".into(),
+            Some(0) => Err(Error::invalid(
+                Setting::Repeat,
+                0,
+                "give the tries per case, at least 1",
             )),
-            Some(k) if k > crate::suite::bounds::MAX_REPEAT => Err(Error::Usage(format!(
-                "--repeat {k}: at most {} tries per case: give a smaller number",
-                crate::suite::bounds::MAX_REPEAT
-            ))),
+            Some(k) if k > crate::suite::bounds::MAX_REPEAT => Err(Error::invalid(
+                Setting::Repeat,
+                k,
+                format!(
+                    "at most {} tries per case: give a smaller number",
+                    crate::suite::bounds::MAX_REPEAT
+                ),
+            )),
             Some(k) => {
                 self.repeat = k;
                 Ok(self)

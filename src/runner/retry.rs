@@ -40,6 +40,7 @@ impl Default for RetryPolicy {
 
 /// What to do after an attempt.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Decision {
     /// The attempt is the answer (a success, or a failure not worth retrying).
     Accept,

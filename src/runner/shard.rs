@@ -166,6 +166,7 @@ pub fn assign(cases: &[(String, Option<u64>)], count: usize) -> Vec<usize> {
 }
 
 /// A shard's run and the name it is known by in messages (its file, or `run <id>`).
+#[derive(Debug)]
 pub struct ShardRun {
     /// `shard-1.json`, `run 0190…`.
     pub shown: String,

@@ -21,6 +21,12 @@ pub struct HistorySink<S> {
     outcome: Mutex<Option<Result<String>>>,
 }
 
+impl<S> std::fmt::Debug for HistorySink<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HistorySink").finish_non_exhaustive()
+    }
+}
+
 impl<S: HistoryStore> HistorySink<S> {
     /// A sink storing into the store `open` opens.
     pub fn new(open: impl Fn() -> Result<S> + Send + Sync + 'static) -> HistorySink<S> {
@@ -56,6 +62,12 @@ impl<S: HistoryStore> Sink for HistorySink<S> {
 pub struct SnapshotSink {
     path: SnapshotPath,
     outcome: Mutex<Option<Result<PathBuf>>>,
+}
+
+impl std::fmt::Debug for SnapshotSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SnapshotSink").finish_non_exhaustive()
+    }
 }
 
 impl SnapshotSink {
@@ -104,6 +116,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub struct LeaderboardSink {
     color: bool,
     out: Mutex<Box<dyn std::io::Write + Send>>,
+}
+
+impl std::fmt::Debug for LeaderboardSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeaderboardSink").finish_non_exhaustive()
+    }
 }
 
 impl LeaderboardSink {

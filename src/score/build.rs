@@ -8,6 +8,7 @@ use crate::suite::{Case, Suite};
 
 /// Which scorers a run uses: the config's (`scorer:`), yours instead, or yours beside them.
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub enum ScorerChoice {
     /// The scorers the config declares.
     #[default]
@@ -19,6 +20,19 @@ pub enum ScorerChoice {
     /// The config's scorers, then this one: its metrics join theirs (none may share a
     /// name) as secondary columns; the config's primary metric still ranks and gates.
     Add(Arc<dyn Scorer>),
+}
+
+impl std::fmt::Debug for ScorerChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let metrics = |s: &std::sync::Arc<dyn crate::score::Scorer>| {
+            s.metrics().into_iter().map(|m| m.name).collect::<Vec<_>>()
+        };
+        match self {
+            ScorerChoice::Config => f.write_str("Config"),
+            ScorerChoice::Replace(s) => f.debug_tuple("Replace").field(&metrics(s)).finish(),
+            ScorerChoice::Add(s) => f.debug_tuple("Add").field(&metrics(s)).finish(),
+        }
+    }
 }
 
 /// Builds the suite's scorer (several scorers combine; the first one's primary metric

@@ -144,7 +144,7 @@ impl ExecScorer {
 
     /// A worker's whole environment: the allow-list, `pass_env`, `env`, and its token.
     fn worker_env(&self, token: &str) -> BTreeMap<OsString, OsString> {
-        let mut out = crate::worker::basic_env(std::env::vars_os(), &self.pass_env);
+        let mut out = crate::worker::basic_env(crate::env::process_vars(), &self.pass_env);
         out.extend(
             self.env
                 .iter()

@@ -42,6 +42,7 @@ const VERDICT: &str = "Reply with a JSON object only: {\"score\": <a number from
 {hi} best>, \"reason\": \"<one or two sentences>\"}.";
 
 /// The judge scorer of one `kind: judge` entry.
+#[derive(Debug)]
 pub struct JudgeScorer {
     judge: Contender,
     metrics: Vec<MetricDef>,

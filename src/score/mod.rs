@@ -60,9 +60,23 @@ pub trait Scorer: Send + Sync {
     }
     /// Offline problems with a case (expected values the schema does not allow, ...): a
     /// run refuses to start while a selected case has one, and `evals verify` lists them.
-    fn verify(&self, case: &Case) -> Vec<String>;
+    ///
+    /// Default: no problem (a scorer that reads nothing of the case beyond its reply).
+    fn verify(&self, case: &Case) -> Vec<String> {
+        let _ = case;
+        Vec::new()
+    }
     /// A short summary for `evals cases`: `2/8 answered`, `3 assertions`.
-    fn summary(&self, case: &Case) -> String;
+    ///
+    /// Default: the metrics it reports (`names_it, brief`), the same for every case.
+    fn summary(&self, case: &Case) -> String {
+        let _ = case;
+        self.metrics()
+            .into_iter()
+            .map(|m| m.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// How a JSON value is named in messages: `a string`, `an object`.
@@ -92,6 +106,14 @@ pub struct ScoreContext<'a> {
     /// The judge cassettes this case's scoring opened, held open across its metrics (and,
     /// under `--repeat K`, across its tries): written once, when the case is done.
     pub(crate) judged: &'a JudgeCassettes,
+}
+
+impl std::fmt::Debug for ScoreContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScoreContext")
+            .field("contender", &self.contender)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a> ScoreContext<'a> {

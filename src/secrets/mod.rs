@@ -68,7 +68,7 @@ pub fn is_secret_name(name: &str) -> bool {
 
 /// The values of this process's secret-named environment variables.
 fn env_secret_values() -> BTreeSet<String> {
-    std::env::vars_os()
+    crate::env::process_vars()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .filter(|(k, _)| is_secret_name(k))
         .map(|(_, v)| v)
@@ -173,6 +173,7 @@ pub fn scrub_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
 /// A writer that scrubs each `write` as a whole before passing it on ([`scrub_bytes`]): for
 /// text written in pieces (a streamed snapshot), each piece a JSON value or the text between
 /// two, so no string is cut across writes.
+#[derive(Debug)]
 pub struct ScrubWriter<W: std::io::Write>(pub W);
 
 impl<W: std::io::Write> std::io::Write for ScrubWriter<W> {

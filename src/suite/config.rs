@@ -119,6 +119,7 @@ pub struct Notes {
 /// A tracker's name, as `tracker:` and `--tracker` write it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum TrackerName {
     /// The JSON snapshot alone (written for every run): no remote tracker.
     Local,
@@ -164,6 +165,7 @@ pub struct HistoryConfig {
 /// `adapter:` — what the model sees.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
 pub enum AdapterConfig {
     /// Built-in: render `system`/`user` templates (files beside the config or inline text).
     Prompt {
@@ -235,6 +237,7 @@ pub const GATEWAY_VARS: &[&str] = &["OPENAI_BASE_URL", "EVALS_BASE_URL", "OPENAI
 /// `scorer:` — what good means.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
 pub enum ScorerConfig {
     /// Field-by-field comparison of a JSON reply against the case's `expected`.
     Fields {
@@ -730,6 +733,7 @@ pub struct RateLimit {
 /// per account at some.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Pause {
     /// Every model of the section.
     Section,
@@ -853,6 +857,94 @@ impl<'de> Deserialize<'de> for ModelEntry {
 /// location is found afterwards by scanning the file (the custom error has none).
 const UNKNOWN_TOP: &str = "\u{1}unknown-top-level-key:";
 
+/// Marker error for a known provider's key whose value is not a section (`openai: 3`),
+/// located like [`UNKNOWN_TOP`].
+const NOT_A_SECTION: &str = "\u{1}provider-not-a-section:";
+
+/// The keys of the settings' sections, by section: a key of one written at the top level
+/// (`temprature: 0.1` for `defaults: { temperature: 0.1 }`) is named with its section.
+const SECTION_KEYS: &[(&str, &[&str])] = &[
+    (
+        "defaults",
+        &[
+            "effort",
+            "temperature",
+            "max_tokens",
+            "parallelism",
+            "timeout",
+            "repeat",
+        ],
+    ),
+    ("results", &["autosave", "destination", "display"]),
+    (
+        "cassettes",
+        &[
+            "dir",
+            "ignore_fields",
+            "redact",
+            "redact_query",
+            "max_response_bytes",
+        ],
+    ),
+    ("errors", &["abort_after"]),
+    ("history", &["url"]),
+];
+
+/// A top-level key's value when it is not a mapping: a provider section is one, so a
+/// scalar or a list there is a misplaced or misspelt setting, never a provider.
+enum TopValue {
+    Section(Box<ProviderSection>),
+    NotAMapping,
+}
+
+impl<'de> Deserialize<'de> for TopValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = TopValue;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a provider section (a mapping)")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<TopValue, A::Error> {
+                ProviderSection::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|s| TopValue::Section(Box::new(s)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<TopValue, A::Error> {
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(TopValue::NotAMapping)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> std::result::Result<TopValue, E> {
+                Ok(TopValue::NotAMapping)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> std::result::Result<TopValue, E> {
+                Ok(TopValue::NotAMapping)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> std::result::Result<TopValue, E> {
+                Ok(TopValue::NotAMapping)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> std::result::Result<TopValue, E> {
+                Ok(TopValue::NotAMapping)
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> std::result::Result<TopValue, E> {
+                Ok(TopValue::NotAMapping)
+            }
+            fn visit_unit<E: de::Error>(self) -> std::result::Result<TopValue, E> {
+                Ok(TopValue::NotAMapping)
+            }
+            fn visit_none<E: de::Error>(self) -> std::result::Result<TopValue, E> {
+                Ok(TopValue::NotAMapping)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 impl<'de> Deserialize<'de> for Config {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         struct V;
@@ -903,7 +995,19 @@ impl<'de> Deserialize<'de> for Config {
                             // A provider section: known by name, custom with base_url, or
                             // naming its provider with `kind:` (checked against the
                             // registered providers when the run starts).
-                            let section: ProviderSection = m.next_value()?;
+                            let section = match m.next_value::<TopValue>()? {
+                                TopValue::Section(s) => *s,
+                                // `temprature: 0.1`: a setting's key, not a provider.
+                                TopValue::NotAMapping
+                                    if !KNOWN_PROVIDERS.contains(&key.as_str()) =>
+                                {
+                                    return Err(de::Error::custom(format!("{UNKNOWN_TOP}{key}")));
+                                }
+                                // `openai: 3`: the provider's section must be a mapping.
+                                TopValue::NotAMapping => {
+                                    return Err(de::Error::custom(format!("{NOT_A_SECTION}{key}")));
+                                }
+                            };
                             if !KNOWN_PROVIDERS.contains(&key.as_str())
                                 && section.base_url.is_none()
                                 && section.kind.is_none()
@@ -1067,12 +1171,33 @@ pub(crate) fn yaml_error(text: &str, path: &Path, e: &serde_saphyr::Error) -> St
             }
         }
     };
+    if let Some(key) = raw.strip_prefix(NOT_A_SECTION) {
+        let (line, col) = find_top_level_key(text, key).unwrap_or((1, 1));
+        return format!(
+            "{}:{line}:{col}: {key}: a provider section is a mapping (`{key}: {{ models: [...] }}`); write its keys under it",
+            path.display()
+        );
+    }
     if let Some(key) = raw.strip_prefix(UNKNOWN_TOP) {
         let (line, col) = find_top_level_key(text, key).unwrap_or((1, 1));
         let mut known: Vec<&str> = SETTING_KEYS.to_vec();
         known.extend_from_slice(KNOWN_PROVIDERS);
+        // A section's own key (or a near miss of one) written at the top level.
+        let nested = || {
+            SECTION_KEYS.iter().find_map(|(section, keys)| {
+                crate::suggest::did_you_mean(key, keys).map(|k| (*section, k))
+            })
+        };
         let hint = match crate::suggest::did_you_mean(key, &known) {
             Some(s) => format!(" (did you mean '{s}'?)"),
+            None if let Some((section, k)) = nested() => {
+                let under = format!("write it under {section}: (`{section}: {{ {k}: ... }}`)");
+                if k == key {
+                    format!(" ('{k}' is a key of {section}: {under})")
+                } else {
+                    format!(" (did you mean '{k}'? a key of {section}: {under})")
+                }
+            }
             None => format!(
                 " (a custom provider section needs base_url, or kind: naming a provider registered from Rust; known keys: settings like defaults, scorer, adapter, and providers {})",
                 KNOWN_PROVIDERS.join(", ")

@@ -6,6 +6,7 @@ use super::cases::{self, CaseSet};
 use super::config::{AdapterConfig, Config, REQUEST_TYPES, SchemaSource, ScorerConfig};
 use super::discovery::{self, Locate};
 use super::schema::Schema;
+use crate::env::{EnvVars, Environment};
 use crate::error::{Error, Result};
 
 /// A loaded, validated suite: its config, where it lives, its cases.
@@ -40,12 +41,12 @@ pub struct Suite {
 
 /// Variables that hold API keys whatever the suite says.
 pub const KEY_VARS: &[&str] = &[
-    "OPENROUTER_API_KEY",
-    "OPENAI_API_KEY",
-    "TYPESAFE_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
+    EnvVars::OPENROUTER_API_KEY,
+    EnvVars::OPENAI_API_KEY,
+    EnvVars::TYPESAFE_API_KEY,
+    EnvVars::ANTHROPIC_API_KEY,
+    EnvVars::GEMINI_API_KEY,
+    EnvVars::GOOGLE_API_KEY,
 ];
 
 impl Suite {
@@ -78,7 +79,20 @@ impl Suite {
         };
         let display_path = discovery::display_path(&config_path, cwd);
         let text = crate::fs::read_text(&config_path, &display_path)?;
-        let config = Config::parse(&text, Path::new(&display_path))?;
+        Suite::from_text(&text, config_path, display_path, cwd, found)
+    }
+
+    /// The suite whose config text is `text`, as if read from `config_path` (shown as
+    /// `display_path`): its cases under `datasets/` beside it. [`Suite::load`] and
+    /// [`super::SuiteBuilder`] both end here, so a suite built in Rust is checked as a file's.
+    pub(crate) fn from_text(
+        text: &str,
+        config_path: PathBuf,
+        display_path: String,
+        cwd: &Path,
+        found: impl FnOnce(&str, &str),
+    ) -> Result<Suite> {
+        let config = Config::parse(text, Path::new(&display_path))?;
         let root = config_path.parent().unwrap_or(Path::new(".")).to_path_buf();
         let project_dir = discovery::project_dir(&config_path);
         let name = config.suite.clone().unwrap_or_else(|| {
@@ -268,18 +282,47 @@ impl Suite {
         }
     }
 
-    /// A variable from the environment, else from the suite's `env_files`.
-    pub fn env(&self, name: &str) -> Option<String> {
-        std::env::var(name)
-            .ok()
-            .filter(|v| !v.is_empty())
-            .or_else(|| self.env_files.get(name).cloned().filter(|v| !v.is_empty()))
+    /// A variable from `env` (the run's environment: the process's for the CLI, nothing for
+    /// [`Environment::default`]), else from the suite's `env_files`: where a run reads its
+    /// API keys and the trackers' settings.
+    pub fn var(&self, env: &Environment, name: &str) -> Option<String> {
+        env.var(name).or_else(|| self.env_file(name))
+    }
+
+    /// A variable of the suite's `env_files` alone, when set and not empty.
+    pub fn env_file(&self, name: &str) -> Option<String> {
+        self.env_files.get(name).cloned().filter(|v| !v.is_empty())
+    }
+
+    /// The variable that holds the API key a provider names `var`: `var` itself, or, for
+    /// `GEMINI_API_KEY` unset where `GOOGLE_API_KEY` is set (in `env` or `env_files`),
+    /// `GOOGLE_API_KEY` (the names Google's SDKs read).
+    pub fn key_var<'a>(&self, env: &Environment, var: &'a str) -> &'a str {
+        if var == EnvVars::GEMINI_API_KEY
+            && self.var(env, var).is_none()
+            && self.var(env, EnvVars::GOOGLE_API_KEY).is_some()
+        {
+            EnvVars::GOOGLE_API_KEY
+        } else {
+            var
+        }
     }
 
     /// The values of every API key this suite could use: scrubbed from everything written,
-    /// and looked for by the secret scan.
+    /// and looked for by the secret scan. The process's variables are read here whatever
+    /// environment a run is given: a key set there is hidden even when the run never uses
+    /// it.
     pub fn secret_values(&self) -> Vec<String> {
-        let mut out: Vec<String> = self.key_vars().iter().filter_map(|v| self.env(v)).collect();
+        let process = |name: &str| {
+            crate::env::process_var_os(name)
+                .and_then(|v| v.into_string().ok())
+                .filter(|v| !v.is_empty())
+        };
+        let mut out: Vec<String> = self
+            .key_vars()
+            .iter()
+            .filter_map(|v| process(v).or_else(|| self.env_file(v)))
+            .collect();
         out.sort();
         out.dedup();
         out

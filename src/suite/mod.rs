@@ -2,6 +2,7 @@
 //! judges the symlinks among them; stored.rs holds them compactly), lineup.
 
 pub mod bounds;
+mod builder;
 mod case;
 pub mod cases;
 pub mod config;
@@ -14,6 +15,7 @@ mod stored;
 pub mod upgrade;
 mod yaml;
 
+pub use builder::SuiteBuilder;
 pub use case::{Case, CaseInput};
 pub use cases::{CaseProblem, CaseSet, Selection};
 pub use config::Config;

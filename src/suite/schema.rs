@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 /// The type of one extracted field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum FieldType {
     /// `true` or `false`.
     Boolean,

@@ -39,6 +39,7 @@ impl Project {
 }
 
 /// Braintrust's REST client for one run.
+#[derive(Debug)]
 pub struct Client {
     api: String,
     key: String,

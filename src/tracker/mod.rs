@@ -29,6 +29,7 @@ pub mod otlp;
 
 /// A remote tracker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Kind {
     /// OTLP/HTTP protobuf traces to `OTEL_EXPORTER_OTLP_ENDPOINT`.
     Otlp,
@@ -176,12 +177,14 @@ pub struct Flags {
 
 /// Builds the chosen tracker's sink, checking before any model is called that its key is
 /// set (naming the variable) and its URLs are URLs; `None` for local only. Variables are
-/// read through the suite (the environment, then its `env_files`); every key and header
+/// read through the suite ([`Suite::var`]: the run's environment `env`, then the suite's
+/// `env_files`); every key and header
 /// value read is registered with the egress scrubber. `-v` lines say where each thing came
 /// from.
 pub fn build(
     choice: &Choice,
     suite: &Suite,
+    env: &crate::env::Environment,
     cases: &crate::suite::Cases,
     flags: &Flags,
     notices: &dyn Notices,
@@ -189,7 +192,7 @@ pub fn build(
     let Some(kind) = choice.kind else {
         return Ok(None);
     };
-    let env = |name: &str| suite.env(name);
+    let env = |name: &str| suite.var(env, name);
     let missing = |var: &str, example: &str| {
         Error::Usage(format!(
             "tracker {} (from {}): {var} is not set: export {var}={example}, or keep results local with --local",
@@ -449,6 +452,14 @@ pub struct TrackerSink {
     cases: HashMap<String, crate::suite::Cases>,
     timing: Mutex<Vec<Timing>>,
     outcome: Mutex<Option<Sent>>,
+}
+
+impl std::fmt::Debug for TrackerSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TrackerSink")
+            .field("kind", &self.kind())
+            .finish_non_exhaustive()
+    }
 }
 
 fn now_ns() -> u64 {

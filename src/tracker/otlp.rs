@@ -30,6 +30,7 @@ pub const DIAGNOSTICS_MAX_BYTES: usize = 4096;
 const SPANS_PER_REQUEST: usize = 512;
 
 /// Sends a run's traces to one OTLP/HTTP endpoint.
+#[derive(Debug)]
 pub struct Exporter {
     kind: Kind,
     url: String,

@@ -89,6 +89,7 @@ pub fn basic_env(
 
 /// Where workers' stderr goes, scrubbed line by line; `shown` is how messages name it.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum StderrTo {
     /// Appended to this file.
     File {
@@ -152,7 +153,7 @@ impl Launch {
         let found = if program.contains('/') {
             self.cwd.join(program).is_file()
         } else {
-            std::env::var_os("PATH")
+            crate::env::process_var_os(crate::env::EnvVars::PATH)
                 .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
                 .unwrap_or(false)
         };

@@ -106,6 +106,52 @@ fn the_marked_comment_is_updated_in_place_and_the_pr_comes_from_the_event() {
 }
 
 #[test]
+fn every_missing_input_is_named_at_once() {
+    let api = Server::start();
+    let d = project()
+        .evals(&["comment", "comment.md"])
+        .env("GITHUB_API_URL", &api.uri())
+        .exact()
+        .code(2);
+    d.stderr_is(
+        "error: evals comment is missing 3 inputs:\n  \
+         GITHUB_TOKEN is not set: the comment needs a token that may write pull-request comments (in Actions: `env: GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}`)\n  \
+         no repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY\n  \
+         no pull request: pass --pr N, or run in a pull_request workflow (GITHUB_EVENT_PATH)\n",
+    );
+    // Two missing: both named.
+    let d = project()
+        .evals(&["comment", "comment.md", "--pr", "7"])
+        .env("GITHUB_API_URL", &api.uri())
+        .code(2);
+    d.stderr_has("error: evals comment is missing 2 inputs:\n  GITHUB_TOKEN is not set")
+        .stderr_has("\n  no repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY\n");
+    assert!(api.seen().is_empty());
+}
+
+#[test]
+fn a_comment_the_api_gives_no_url_for_is_said_without_a_dangling_colon() {
+    let api = Server::start();
+    api.mount(
+        Mock::given(method("GET"))
+            .and(path("/repos/acme/app/issues/7/comments"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([]))),
+    );
+    api.mount(
+        Mock::given(method("POST"))
+            .and(path("/repos/acme/app/issues/7/comments"))
+            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 99}))),
+    );
+    let d = comment_env(
+        project().evals(&["comment", "comment.md", "--pr", "7"]),
+        &api,
+    )
+    .exact()
+    .ok();
+    d.stderr_is("commented on #7\n");
+}
+
+#[test]
 fn without_a_token_nothing_is_sent_and_the_variable_is_named() {
     let api = Server::start();
     project()

@@ -32,6 +32,35 @@ fn misspelt_key_in_defaults_names_line_column_and_fix() {
 }
 
 #[test]
+fn a_scalar_typo_at_the_top_level_gets_the_did_you_mean_of_a_nested_one() {
+    // Misspelt and misplaced: it is `defaults.temperature`.
+    let p = with_config("temprature: 0.1\n");
+    assert_eq!(
+        error_of(&p),
+        "error: evals/.llm-evals.config.yml:10:1: unknown key 'temprature' (did you mean 'temperature'? a key of defaults: write it under defaults: (`defaults: { temperature: ... }`))\n"
+    );
+    // Spelt right, in the wrong place.
+    let p = with_config("max_tokens: 512\n");
+    assert_eq!(
+        error_of(&p),
+        "error: evals/.llm-evals.config.yml:10:1: unknown key 'max_tokens' ('max_tokens' is a key of defaults: write it under defaults: (`defaults: { max_tokens: ... }`))\n"
+    );
+    // A list or a scalar is no provider section: named as the unknown key it is.
+    let p = with_config("nonsense: [1, 2]\n");
+    let e = error_of(&p);
+    assert!(
+        e.starts_with("error: evals/.llm-evals.config.yml:10:1: unknown key 'nonsense' (a custom provider section needs base_url"),
+        "{e}"
+    );
+    // A provider's name given a value that is no section.
+    let p = with_config("openai: 3\n");
+    assert_eq!(
+        error_of(&p),
+        "error: evals/.llm-evals.config.yml:10:1: openai: a provider section is a mapping (`openai: { models: [...] }`); write its keys under it\n"
+    );
+}
+
+#[test]
 fn misspelt_top_level_setting_suggests_the_setting() {
     let p = with_config("defualts:\n  effort: low\n");
     assert_eq!(

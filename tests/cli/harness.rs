@@ -1205,7 +1205,7 @@ fn ci_run_runs_every_demo_the_readme_offers_before_the_tests() {
     demos.insert(" . compare".to_string());
     demos.insert(" fixtures/toy check".to_string());
     assert!(demos.len() >= 5, "{demos:?}");
-    let tests = ci.find("\ncargo test").expect(".ci/run runs cargo test");
+    let tests = ci.find("\ncargo test\n").expect(".ci/run runs cargo test");
     for demo in &demos {
         let at = ci
             .lines()

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 /// Lowest first. A module may use the modules of the layers below its own.
 const LAYERS: &[&str] = &[
     "text",
+    "blocking",
     "suggest",
     "fingerprint",
     "env",
