@@ -171,6 +171,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         breakdown: false,
         totals: Totals::Overall,
         width: None,
+        explain: true,
     }
     .render(&run, None);
     print!("{leaderboard}");

@@ -22,6 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         breakdown: false,
         totals: Totals::Overall,
         width: None,
+        explain: false,
     }
     .render(&run, None);
     print!("{leaderboard}");

@@ -8,6 +8,35 @@ pub fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// `text` broken at spaces into lines at most `width` terminal columns wide (color codes
+/// count nothing), each line after the first starting with `indent`: so a line under a
+/// table never wraps on a terminal of that width. A word wider than a line stays whole on
+/// its own line; the newlines in `text` stay.
+pub fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let indent_width = console::measure_text_width(indent);
+    let mut out = String::with_capacity(text.len() + 8);
+    for (n, line) in text.split('\n').enumerate() {
+        if n > 0 {
+            out.push('\n');
+        }
+        let mut used = 0;
+        for (i, word) in line.split(' ').enumerate() {
+            let w = console::measure_text_width(word);
+            if i > 0 && used > indent_width && used + 1 + w > width {
+                out.push('\n');
+                out.push_str(indent);
+                used = indent_width;
+            } else if i > 0 {
+                out.push(' ');
+                used += 1;
+            }
+            out.push_str(word);
+            used += w;
+        }
+    }
+    out
+}
+
 /// `8.0 MiB`, `1.9 KiB`, `1000 bytes`: a size as a person reads it.
 pub fn human_bytes(n: u64) -> String {
     const KIB: f64 = 1024.0;
@@ -168,6 +197,32 @@ pub(crate) fn percent_decoded(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_agree_with_their_words() {
+        assert_eq!(plural(1, "dataset", "datasets"), "1 dataset");
+        assert_eq!(plural(0, "case", "cases"), "0 cases");
+        assert_eq!(plural(2, "file holds", "files hold"), "2 files hold");
+    }
+
+    #[test]
+    fn wrapped_lines_fit_the_width_and_carry_the_indent() {
+        let text = "best value: deepseek/deepseek-v4.1-flash [effort high, temp 0.1, max 8192] — 100.0% at $0.0016";
+        let w = wrap(text, 40, "  ");
+        assert!(
+            w.lines().all(|l| console::measure_text_width(l) <= 40),
+            "{w}"
+        );
+        assert!(w.lines().skip(1).all(|l| l.starts_with("  ")), "{w}");
+        assert_eq!(
+            w.split_whitespace().collect::<Vec<_>>(),
+            text.split_whitespace().collect::<Vec<_>>()
+        );
+        assert_eq!(wrap("short one", 40, "  "), "short one");
+        // Color codes take no room.
+        let colored = "\u{1b}[36mabc\u{1b}[0m def";
+        assert_eq!(wrap(colored, 7, ""), colored);
+    }
 
     #[test]
     fn a_long_message_is_cut_at_a_word_never_inside_a_url_and_kept_on_one_line() {

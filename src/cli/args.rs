@@ -79,6 +79,10 @@ pub(crate) struct Global {
     /// fit the terminal (its width, or COLUMNS).
     #[arg(long, global = true)]
     pub(crate) wide: bool,
+    /// Print the glossary under the leaderboard: what each column means, and the whole
+    /// name of each shortened one.
+    #[arg(long, global = true)]
+    pub(crate) explain: bool,
     /// Print the version.
     #[arg(short = 'V', long = "version", action = clap::ArgAction::Version)]
     pub(crate) version: Option<bool>,
@@ -771,7 +775,8 @@ pub(crate) struct ReportArgs {
     /// --fail-on-regression; needs --baseline).
     #[arg(long, help_heading = GATE)]
     pub(crate) fail_on_case_regression: bool,
-    /// The format (default: from the extension of -o FILE, else md).
+    /// The format (default: from the extension of -o FILE; else the leaderboard on a
+    /// terminal, md in a pipe or a redirect).
     #[arg(long, value_enum, help_heading = OUTPUT)]
     pub(crate) format: Option<Format>,
     /// Write to FILE instead of stdout (.md, .xml, .json, .diff, .html pick the format); -o

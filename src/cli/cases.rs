@@ -52,9 +52,9 @@ pub(crate) fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
     out.line(&t.to_string());
     let datasets: std::collections::BTreeSet<&str> = picked.heads().map(|c| c.dataset).collect();
     out.line(&format!(
-        "{} cases in {} datasets",
-        picked.len(),
-        datasets.len()
+        "{} in {}",
+        llm_evals::text::plural(picked.len(), "case", "cases"),
+        llm_evals::text::plural(datasets.len(), "dataset", "datasets")
     ));
     let lineup = lineup::expand(
         &suite.config,

@@ -85,14 +85,20 @@ fn scan(suite: Option<&Suite>, paths: &[PathBuf], out: &Out) -> Result<i32> {
     } else {
         if !files.is_empty() {
             out.note(&format!(
-                "{} files hold a secret: remove it, rotate the key, and re-record with a `cassettes.redact` pattern if needed",
-                files.len()
+                "{} a secret: remove it, rotate the key, and re-record with a `cassettes.redact` pattern if needed",
+                llm_evals::text::plural(files.len(), "file holds", "files hold")
             ));
         }
         if !unread.is_empty() {
             out.note(&format!(
-                "{} files could not be read, so they were not checked; fix their permissions and scan again",
-                unread.len()
+                "{} not be read, so {} not checked; fix {} permissions and scan again",
+                llm_evals::text::plural(unread.len(), "file could", "files could"),
+                if unread.len() == 1 {
+                    "it was"
+                } else {
+                    "they were"
+                },
+                if unread.len() == 1 { "its" } else { "their" }
             ));
         }
         Ok(exit::FAILED)

@@ -33,7 +33,9 @@ pub(crate) fn run(
     let run = super::run::execute(suite, &settings, run_plan, env, out)?;
     let mut reports = Reports::of(&a.reports, &settings);
     reports.browser = super::run::browser(suite, &settings, &run, env);
-    gate_and_report(&run, &plan, &settings.history.location, &reports, env, out)
+    let code = gate_and_report(&run, &plan, &settings.history.location, &reports, env, out)?;
+    super::run::suite_note(suite, code == exit::OK, out);
+    Ok(code)
 }
 
 /// What a gated run writes: the report files, and what goes to stdout (or `-o`).
@@ -219,8 +221,13 @@ fn shard(
     }
     if run.total_errors() > 0 {
         out.warn(&format!(
-            "{} cases errored in this shard (no score); `evals merge` gates on them",
-            run.total_errors()
+            "{} in this shard (no score); `evals merge` gates on {}",
+            llm_evals::text::plural(run.total_errors(), "case errored", "cases errored"),
+            if run.total_errors() == 1 {
+                "it"
+            } else {
+                "them"
+            }
         ));
     }
     let selected = run
@@ -232,8 +239,9 @@ fn shard(
         .map(|s| s.selected)
         .unwrap_or_default();
     out.note(&format!(
-        "shard {spec} of group {group}: {} of {selected} cases; a shard alone does not gate: `evals merge` its shards' JSON (or `evals merge --group {group}`) to gate the whole run",
-        run.run.settings.cases.len()
+        "shard {spec} of group {group}: {} of {}; a shard alone does not gate: `evals merge` its shards' JSON (or `evals merge --group {group}`) to gate the whole run",
+        run.run.settings.cases.len(),
+        llm_evals::text::plural(selected, "case", "cases")
     ));
     if let Some(s) = gate::stopped(&run) {
         out.error(&format!(

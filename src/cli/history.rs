@@ -1,6 +1,7 @@
 //! `history`, `export` and `report`: read the stored runs back — list them, write one as a
 //! JSON snapshot, or render one (compared with a baseline if asked) in any report format.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use super::args::{ExportArgs, FlakyArgs, Global, HistoryArgs, MigrateArgs, ReportArgs};
@@ -199,6 +200,9 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, env: &Env, out: &Out) -> Result
     }
     let gate = a.fail_on_regression || a.fail_on_case_regression;
     let target = Target::new(&a.output);
+    // A person at a terminal gets the terminal view; a file, a pipe or a redirect gets
+    // Markdown (the job summary, a PR comment), unless --format says.
+    let on_terminal = target == Target::Stdout && std::io::stdout().is_terminal();
     let format = a
         .format
         .map(Format::from)
@@ -208,7 +212,11 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, env: &Env, out: &Out) -> Result
                 .as_deref()
                 .and_then(Format::from_extension)
         })
-        .unwrap_or(Format::Markdown);
+        .unwrap_or(if on_terminal {
+            Format::Terminal
+        } else {
+            Format::Markdown
+        });
     let file = a.run.as_deref().map(Path::new).filter(|p| p.exists());
     let needs_store = file.is_none() || a.baseline.is_some();
     // The suite: for its latest run, for `-o` alone (its results folder), for its history.
@@ -262,23 +270,50 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, env: &Env, out: &Out) -> Result
         // written with, unless a baseline is named here.
         Some(c) if a.baseline.is_none() => c,
         // Else the gate as `check` runs it, on stored runs: a branch with no earlier run is
-        // a missing baseline here, not a first one; without a baseline, thresholds and
-        // errors alone.
+        // a missing baseline here, not a first one. Without --baseline, the run's natural
+        // baseline: the latest earlier compatible run of its own branch, as `check
+        // --baseline BRANCH` finds it, when there is one; else thresholds and errors alone.
         _ => {
+            let natural = a
+                .baseline
+                .is_none()
+                .then(|| run.run.branch.clone())
+                .flatten()
+                .filter(|_| store.is_some());
             let plan = CheckPlan {
-                baseline: a.baseline.as_deref().and_then(Baseline::parse),
+                baseline: a
+                    .baseline
+                    .as_deref()
+                    .and_then(Baseline::parse)
+                    .or_else(|| natural.clone().map(Baseline::Branch)),
                 rules,
-                missing: MissingBaseline::Fail,
+                missing: if natural.is_some() {
+                    MissingBaseline::Pass
+                } else {
+                    MissingBaseline::Fail
+                },
                 first_on_own_branch: false,
             };
             let (h, path) = match &store {
                 Some((h, p)) => (Some(h), PathBuf::from(p.shown())),
                 None => (None, PathBuf::new()),
             };
-            let checked =
+            let mut checked =
                 llm_evals::gate::judge(&run, &plan, h.map(|h| &**h as &dyn RunStore), &path);
             if let Some(e) = checked.refused {
                 return Err(e.into_error());
+            }
+            if let Some(branch) = &natural {
+                // No earlier run of the branch is no news: the report gates on thresholds.
+                checked
+                    .notices
+                    .retain(|n| !matches!(n, llm_evals::gate::Notice::BaselinePassed(_)));
+                if let Some(b) = &checked.comparison.baseline {
+                    out.note(&format!(
+                        "compared with run {} of {branch} (its latest earlier run; --baseline REF names another)",
+                        b.id
+                    ));
+                }
             }
             super::check::print_notices(&checked.notices, out);
             checked.comparison
@@ -300,7 +335,13 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, env: &Env, out: &Out) -> Result
     super::run::emit(&run, Some(&comparison), format, path.as_deref(), view, out)?;
     let passed = comparison.verdict.passed;
     if !gate {
-        if a.baseline.is_some() && !passed {
+        if format == Format::Terminal {
+            // The leaderboard holds no comparison: the verdict says it, as `check`'s does.
+            super::check::print_verdict(&run, Some(&comparison), out);
+            if !passed {
+                out.note("add --fail-on-regression to exit 1 on it");
+            }
+        } else if comparison.baseline.is_some() && !passed {
             let line = llm_evals::report::verdict::verdict_text(&run, Some(&comparison));
             out.note(&format!("{line}; add --fail-on-regression to exit 1 on it"));
         }

@@ -52,12 +52,14 @@ pub(crate) fn run(
             })
             .collect::<Result<Vec<_>>>()?
     };
-    let n = shards.len();
+    let shards_merged = shards.len();
     let run = llm_evals::runner::shard::merge(shards, env.argv.clone())?;
+    let n = llm_evals::text::plural;
     out.note(&format!(
-        "merged {n} shards: {} cases, {} experiments",
-        run.run.settings.cases.len(),
-        run.experiments.len()
+        "merged {}: {}, {}",
+        n(shards_merged, "shard", "shards"),
+        n(run.run.settings.cases.len(), "case", "cases"),
+        n(run.experiments.len(), "experiment", "experiments")
     ));
     store(suite, a, &history, &run, env, out)?;
     let reports = Reports {

@@ -95,7 +95,8 @@ pub(crate) fn main(argv: impl IntoIterator<Item = OsString>) -> i32 {
     let env = Environment::from_process();
     let out = Out::new(cli.global.color, &env)
         .with_verbose(cli.global.verbose)
-        .with_width(cli.global.wide, &env);
+        .with_width(cli.global.wide, &env)
+        .with_explain(cli.global.explain);
     let given = match matches.subcommand() {
         Some((_, sub)) => Given::of(sub),
         None => Given::none(),

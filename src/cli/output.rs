@@ -16,6 +16,10 @@ pub(crate) struct Out {
     verbose: bool,
     /// The columns tables on stdout should fit in; `None`: as wide as they are.
     width: Option<usize>,
+    /// `--explain`: the leaderboard's glossary is printed.
+    explain: bool,
+    /// `COLUMNS`, when it holds a width.
+    columns: Option<usize>,
 }
 
 impl Out {
@@ -35,6 +39,8 @@ impl Out {
             color_stderr: e,
             verbose: false,
             width: None,
+            explain: false,
+            columns: None,
         }
     }
 
@@ -46,8 +52,14 @@ impl Out {
 
     /// `verbose: MSG` on stderr with `-v`: what was found where, and why. Names, never values.
     pub(crate) fn verbose(&self, msg: &str) {
+        self.verbose_to(&mut std::io::stderr().lock(), msg);
+    }
+
+    /// [`Out::verbose`] to `w` (the terminal while progress bars draw).
+    pub(crate) fn verbose_to(&self, w: &mut dyn Write, msg: &str) {
         if self.verbose {
-            self.err_styled(
+            self.styled_to(
+                w,
                 Style::new().fg_color(Some(AnsiColor::Cyan.into())),
                 "verbose:",
                 msg,
@@ -62,21 +74,39 @@ impl Out {
     /// Sets the width stdout's tables fit in: none with `--wide`; else `COLUMNS` when set,
     /// else the terminal's when stdout is one (a pipe gets every column).
     pub(crate) fn with_width(mut self, wide: bool, env: &Environment) -> Out {
+        self.columns = env
+            .var(EnvVars::COLUMNS)
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|&c| c > 0);
         self.width = if wide {
             None
         } else {
-            env.var(EnvVars::COLUMNS)
-                .and_then(|c| c.trim().parse::<usize>().ok())
-                .filter(|&c| c > 0)
-                .or_else(|| {
-                    std::io::stdout()
-                        .is_terminal()
-                        .then(|| console::Term::stdout().size_checked())
-                        .flatten()
-                        .map(|(_, cols)| usize::from(cols))
-                })
+            self.columns.or_else(|| {
+                std::io::stdout()
+                    .is_terminal()
+                    .then(|| console::Term::stdout().size_checked())
+                    .flatten()
+                    .map(|(_, cols)| usize::from(cols))
+            })
         };
         self
+    }
+
+    /// With `--explain`: the leaderboard ends with its glossary.
+    pub(crate) fn with_explain(mut self, on: bool) -> Out {
+        self.explain = on;
+        self
+    }
+
+    /// Whether the leaderboard ends with its glossary (`--explain`).
+    pub(crate) fn explain(&self) -> bool {
+        self.explain
+    }
+
+    /// `COLUMNS`, when it holds a width: it beats the terminal's own (progress bars, on
+    /// stderr, fit it too).
+    pub(crate) fn columns(&self) -> Option<usize> {
+        self.columns
     }
 
     /// The width stdout's tables should fit in, if any.
@@ -102,14 +132,34 @@ impl Out {
     }
 
     fn err_styled(&self, style: Style, label: &str, msg: &str) {
+        self.styled_to(&mut std::io::stderr().lock(), style, label, msg);
+    }
+
+    fn styled_to(&self, w: &mut dyn Write, style: Style, label: &str, msg: &str) {
         let msg = llm_evals::secrets::scrub(msg);
         let msg = llm_evals::text::visible(&msg);
-        let mut se = std::io::stderr().lock();
         if self.color_stderr {
-            let _ = writeln!(se, "{style}{label}{style:#} {msg}");
+            let _ = writeln!(w, "{style}{label}{style:#} {msg}");
         } else {
-            let _ = writeln!(se, "{label} {msg}");
+            let _ = writeln!(w, "{label} {msg}");
         }
+    }
+
+    /// [`Out::warn`] to `w` (the terminal while progress bars draw).
+    pub(crate) fn warn_to(&self, w: &mut dyn Write, msg: &str) {
+        self.styled_to(
+            w,
+            Style::new().bold().fg_color(Some(AnsiColor::Yellow.into())),
+            "warning:",
+            msg,
+        );
+    }
+
+    /// [`Out::note`] to `w` (the terminal while progress bars draw).
+    pub(crate) fn note_to(&self, w: &mut dyn Write, msg: &str) {
+        let msg = llm_evals::secrets::scrub(msg);
+        let msg = llm_evals::text::visible(&msg);
+        let _ = writeln!(w, "{msg}");
     }
 
     /// A library error, in the command line's words (its flags and commands).
@@ -126,18 +176,11 @@ impl Out {
     }
 
     pub(crate) fn warn(&self, msg: &str) {
-        self.err_styled(
-            Style::new().bold().fg_color(Some(AnsiColor::Yellow.into())),
-            "warning:",
-            msg,
-        );
+        self.warn_to(&mut std::io::stderr().lock(), msg);
     }
 
     pub(crate) fn note(&self, msg: &str) {
-        let msg = llm_evals::secrets::scrub(msg);
-        let msg = llm_evals::text::visible(&msg);
-        let mut se = std::io::stderr().lock();
-        let _ = writeln!(se, "{msg}");
+        self.note_to(&mut std::io::stderr().lock(), msg);
     }
 
     /// The first line of a run: which suite, from which file.

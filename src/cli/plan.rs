@@ -62,14 +62,15 @@ pub(crate) fn dry_run(suite: &Suite, a: &RunArgs, out: &Out) -> Result<i32> {
         1 => String::new(),
         k => format!(", {k} tries per case"),
     };
+    let count = llm_evals::text::plural;
     out.line(&format!(
-        "{} contenders × {} datasets = {} experiments, {} calls{tries} ({} at a time, {} cases in flight each); nothing was called",
-        plan.lineup.contenders.len(),
-        n,
-        experiments,
-        calls,
+        "{} × {} = {}, {}{tries} ({} at a time, {} in flight each); nothing was called",
+        count(plan.lineup.contenders.len(), "contender", "contenders"),
+        count(n, "dataset", "datasets"),
+        count(experiments, "experiment", "experiments"),
+        count(calls, "call", "calls"),
         plan.concurrency_label(),
-        plan.parallelism
+        count(plan.parallelism, "case", "cases")
     ));
     Ok(exit::OK)
 }

@@ -78,8 +78,8 @@ pub(crate) fn run(
     }
     if run.total_errors() > 0 {
         out.warn(&format!(
-            "{} cases errored (no score; see the errors column)",
-            run.total_errors()
+            "{} (no score; see the errors column)",
+            llm_evals::text::plural(run.total_errors(), "case errored", "cases errored")
         ));
         if command != RunCommand::Run {
             // `run` prints each error in its breakdown; elsewhere, say what went wrong here.
@@ -90,9 +90,11 @@ pub(crate) fn run(
                     e.cases.iter().filter_map(move |c| {
                         c.error.as_ref().map(|err| {
                             format!(
-                                "  {} · {} · {}: {}",
-                                e.contender.id,
-                                e.dataset,
+                                "  {} · {}: {}",
+                                llm_evals::report::format::experiment_label(
+                                    &e.contender,
+                                    &e.dataset
+                                ),
                                 c.case,
                                 err.message.lines().next().unwrap_or("")
                             )
@@ -137,7 +139,20 @@ pub(crate) fn run(
             llm_evals::report::format::stopped(&s)
         ));
     }
+    if gates {
+        suite_note(suite, code == exit::OK, out);
+    }
     Ok(code)
+}
+
+/// The suite's own last word on a gated run (`notes.passed` / `notes.failed` in the
+/// config): a demo's next step, or why its failure is the point.
+pub(crate) fn suite_note(suite: &Suite, passed: bool, out: &Out) {
+    let notes = &suite.config.notes;
+    let note = if passed { &notes.passed } else { &notes.failed };
+    if let Some(note) = note.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+        out.note(note);
+    }
 }
 
 /// How the run shows its HTML report in the browser, when it does (`--open`,
@@ -213,7 +228,7 @@ pub(crate) fn execute_streamed(
         "{command}.warnings.{}.log",
         chrono::Utc::now().format("%Y%m%dT%H%M%SZ")
     ));
-    let progress = super::progress::Progress::new(prepared.plan(), &warnings_log);
+    let progress = super::progress::Progress::new(prepared.plan(), &warnings_log, out.columns());
     let shown = llm_evals::suite::discovery::display_path(&warnings_log, &suite.cwd);
     let mut sinks = runner::Sinks::new();
     if let Some(bars) = progress.sink() {
@@ -257,7 +272,9 @@ pub(crate) fn execute_streamed(
             }
         }),
     };
-    let streamed = prepared.run_streamed(hooks, out)?;
+    // While the bars draw, stderr is the warnings log: the run's own notices (what
+    // `record` wrote) go to the terminal.
+    let streamed = prepared.run_streamed(hooks, &progress.notices(out))?;
     let run = &streamed.run;
     if let Some(log) = progress
         .finish()
@@ -384,6 +401,7 @@ pub(crate) fn emit(
         breakdown: view.breakdown,
         totals: view.totals.into(),
         width: output.is_none().then(|| out.width()).flatten(),
+        explain: out.explain(),
     };
     let text = llm_evals::report::render(format, terminal, run, comparison);
     super::target::write(&text, ReportFile::of("-o", format), output, out)

@@ -24,13 +24,16 @@ pub(crate) fn run(suite: &Suite, sel: &SelectArgs, out: &Out) -> Result<i32> {
         out.warn(&w);
     }
     if problems.is_empty() {
-        out.note(&format!("verified {} cases: no problems", picked.len()));
+        out.note(&format!(
+            "verified {}: no problems",
+            llm_evals::text::plural(picked.len(), "case", "cases")
+        ));
         Ok(exit::OK)
     } else {
         out.note(&format!(
-            "{} problems in {} cases",
-            problems.len(),
-            picked.len()
+            "{} in {}",
+            llm_evals::text::plural(problems.len(), "problem", "problems"),
+            llm_evals::text::plural(picked.len(), "case", "cases")
         ));
         Ok(exit::FAILED)
     }

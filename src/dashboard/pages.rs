@@ -101,21 +101,26 @@ pub fn framed_report(report: &str, notes: &[String]) -> String {
     }
 }
 
-/// A contender key (`id|effort|temperature|max_tokens`) as the reports name it.
+/// A contender key (`id|effort|temperature|max_tokens`, `ContenderInfo::key`) as every
+/// report names it (`report::format::contender_label`).
 pub fn contender(key: &str) -> String {
     let mut parts = key.split('|');
     let id = parts.next().unwrap_or_default();
-    let said: Vec<String> = ["effort", "temp", "max tokens"]
-        .iter()
-        .zip(parts)
-        .filter(|(_, v)| !v.is_empty() && *v != "default")
-        .map(|(k, v)| format!("{k} {v}"))
-        .collect();
-    if said.is_empty() {
-        id.to_string()
-    } else {
-        format!("{id} [{}]", said.join(", "))
-    }
+    let mut said = || {
+        parts
+            .next()
+            .filter(|v| !v.is_empty() && *v != "default")
+            .map(str::to_string)
+    };
+    let (effort, temperature, max) = (said(), said(), said());
+    crate::report::format::contender_label(&crate::results::ContenderInfo {
+        id: id.to_string(),
+        provider: String::new(),
+        model: String::new(),
+        effort,
+        temperature,
+        max_tokens: max.and_then(|m| m.parse().ok()),
+    })
 }
 
 fn short(commit: Option<&str>) -> &str {
@@ -537,6 +542,10 @@ mod tests {
             "{page}"
         );
         assert_eq!(contender("m|high|0.1|"), "m [effort high, temp 0.1]");
+        assert_eq!(
+            contender("local/gpt-4o-mini|default|0.1|1024"),
+            "local/gpt-4o-mini [temp 0.1, max 1024]"
+        );
     }
 
     #[test]

@@ -750,7 +750,7 @@ mod tests {
         assert_eq!(
             failed,
             vec![
-                "fake/echo [temp 0] · tax: pass rate 66.7% (2 of 3 cases passed) is below --min-pass-rate 70.0%"
+                "fake/echo [temp 0] · tax: 66.7% of cases passed (2 of 3), below --min-pass-rate 70.0%"
             ]
         );
         assert_eq!(checked, failed);

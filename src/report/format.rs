@@ -77,10 +77,15 @@ pub fn experiment_label(c: &ContenderInfo, dataset: &str) -> String {
 /// `stopped early (aborted): 4,369 of 4,500 cases did not run`.
 pub fn stopped(s: &Stopped) -> String {
     format!(
-        "stopped early ({}): {} of {} cases did not run",
+        "stopped early ({}): {} of {} {} not run",
         s.status,
         thousands(s.not_run),
-        thousands(s.planned)
+        thousands(s.planned),
+        if s.planned == 1 {
+            "case did"
+        } else {
+            "cases did"
+        }
     )
 }
 
@@ -112,4 +117,57 @@ pub fn html_escape(text: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contender(effort: Option<&str>, temp: Option<&str>, max: Option<u32>) -> ContenderInfo {
+        ContenderInfo {
+            id: "local/gpt-4o-mini".into(),
+            provider: "local".into(),
+            model: "gpt-4o-mini".into(),
+            effort: effort.map(str::to_string),
+            temperature: temp.map(str::to_string),
+            max_tokens: max,
+        }
+    }
+
+    #[test]
+    fn a_contender_is_spelt_one_way_its_id_then_the_settings_sent() {
+        assert_eq!(
+            contender_label(&contender(None, Some("0.1"), Some(1024))),
+            "local/gpt-4o-mini [temp 0.1, max 1024]"
+        );
+        assert_eq!(
+            contender_label(&contender(Some("high"), Some("0.1"), None)),
+            "local/gpt-4o-mini [effort high, temp 0.1]"
+        );
+        assert_eq!(
+            contender_label(&contender(None, None, None)),
+            "local/gpt-4o-mini"
+        );
+        assert_eq!(
+            experiment_label(&contender(None, Some("0"), None), "tax"),
+            "local/gpt-4o-mini [temp 0] · tax"
+        );
+    }
+
+    #[test]
+    fn a_stopped_run_counts_its_cases_in_words_that_agree() {
+        let s = |not_run, planned| Stopped {
+            status: crate::results::RunStatus::Aborted,
+            not_run,
+            planned,
+        };
+        assert_eq!(
+            stopped(&s(1, 1)),
+            "stopped early (aborted): 1 of 1 case did not run"
+        );
+        assert_eq!(
+            stopped(&s(4369, 4500)),
+            "stopped early (aborted): 4,369 of 4,500 cases did not run"
+        );
+    }
 }

@@ -149,8 +149,18 @@ fn table(run: &RunResult, s: &Standings) -> Table {
         .enumerate()
         .map(|(i, e)| {
             let mut r = row(i, e, &metrics, weighted, truncated);
+            for (j, text) in super::leaderboard::settings_cells(run, e)
+                .into_iter()
+                .enumerate()
+                .skip(2)
+            {
+                r.insert(2 + j, txt(text));
+            }
             if repeated {
-                let at = 4 + usize::from(weighted) + metrics.len();
+                let at = 2
+                    + super::leaderboard::settings_columns(run)
+                    + usize::from(weighted)
+                    + metrics.len();
                 let cells = super::leaderboard::repeat_cells(e);
                 let sorts = e
                     .repeat
@@ -187,12 +197,7 @@ fn table(run: &RunResult, s: &Standings) -> Table {
 }
 
 fn label(e: &ExperimentResult) -> String {
-    format!(
-        "{} ({} effort, temp {})",
-        e.contender.id,
-        e.contender.effort.as_deref().unwrap_or("default"),
-        e.contender.temperature.as_deref().unwrap_or("default")
-    )
+    super::format::contender_label(&e.contender)
 }
 
 fn row(

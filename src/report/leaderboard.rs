@@ -20,9 +20,39 @@ pub fn shows_truncated(run: &RunResult) -> bool {
     run.experiments.iter().any(|e| e.truncated > 0)
 }
 
-/// The columns of a standings table: `#`, model, effort, temp, wscore (when weighted), one
-/// per metric, then errors, truncated (when [`shows_truncated`]), cost, time, latency, p95,
-/// tok_in, tok_out.
+/// Whether the tables show a `max` column (the reply's token cap): when the run's
+/// contenders were sent different caps, so rows that differ only there are told apart.
+pub fn shows_max_tokens(run: &RunResult) -> bool {
+    let mut caps = run.experiments.iter().map(|e| e.contender.max_tokens);
+    caps.next().is_some_and(|first| caps.any(|c| c != first))
+}
+
+/// The settings columns of a standings table, after `#` and model: effort, temp, and max
+/// when [`shows_max_tokens`].
+pub fn settings_columns(run: &RunResult) -> usize {
+    2 + usize::from(shows_max_tokens(run))
+}
+
+/// A row's settings cells, as [`settings_columns`] counts them: `default` where the
+/// provider's own default was sent.
+pub fn settings_cells(run: &RunResult, e: &ExperimentResult) -> Vec<String> {
+    let c = &e.contender;
+    let mut cells = vec![
+        c.effort.clone().unwrap_or_else(|| "default".into()),
+        c.temperature.clone().unwrap_or_else(|| "default".into()),
+    ];
+    if shows_max_tokens(run) {
+        cells.push(
+            c.max_tokens
+                .map_or_else(|| "default".into(), |m| m.to_string()),
+        );
+    }
+    cells
+}
+
+/// The columns of a standings table: `#`, model, effort, temp, max (when
+/// [`shows_max_tokens`]), wscore (when weighted), one per metric, then errors, truncated
+/// (when [`shows_truncated`]), cost, time, latency, p95, tok_in, tok_out.
 pub fn header(run: &RunResult) -> Vec<String> {
     let mut header = vec![
         "#".to_string(),
@@ -30,6 +60,9 @@ pub fn header(run: &RunResult) -> Vec<String> {
         "effort".into(),
         "temp".into(),
     ];
+    if shows_max_tokens(run) {
+        header.push("max".into());
+    }
     if !run.run.weights.is_empty() {
         header.push("wscore".into());
     }
@@ -301,11 +334,10 @@ fn top_note(
     p.top_with_errors.map(|i| {
         let e = &s.rows[i];
         format!(
-            "the top, {} at {}, had {} error{}",
+            "the top, {} at {}, had {}",
             label(e),
             value(e),
-            e.errors,
-            if e.errors == 1 { "" } else { "s" }
+            crate::text::plural(e.errors, "error", "errors")
         )
     })
 }

@@ -582,10 +582,12 @@ impl Report for Markdown {
             let missed = count(c, super::misses::delta_is_miss);
             if missed > 0 {
                 out.push(&format!(
-                    "- {} missed {} cassette{} (grouped by cause below)\n",
-                    plural(missed, "case", "cases"),
-                    if missed == 1 { "its" } else { "their" },
-                    if missed == 1 { "" } else { "s" }
+                    "- {} (grouped by cause below)\n",
+                    if missed == 1 {
+                        "1 case missed its cassette".to_string()
+                    } else {
+                        format!("{missed} cases missed their cassettes")
+                    }
                 ));
             }
         }

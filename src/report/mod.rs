@@ -196,6 +196,7 @@ mod tests {
             breakdown: false,
             totals: Totals::Overall,
             width: None,
+            explain: false,
         };
         let board = render(Format::Terminal, term, &n, None);
         assert!(

@@ -173,7 +173,9 @@ pub fn reason_text(r: &Reason) -> String {
             cases,
             min,
         } => format!(
-            "{}: pass rate {} ({passed} of {cases} cases passed) is below --min-pass-rate {}",
+            // Said as the share of cases it is, never "pass rate": an assertions suite has a
+            // `pass_rate` column, the share of each case's assertions, beside it.
+            "{}: {} of cases passed ({passed} of {cases}), below --min-pass-rate {}",
             experiment_label(contender, dataset),
             percent(*passed as f64 / *cases as f64),
             percent(*min)
@@ -243,15 +245,14 @@ pub fn tested(c: &Comparison, run: &RunResult) -> Vec<String> {
                 ""
             };
             Some(format!(
-                "{}: {} → {}{ci}, p = {} by {} over {} cases, {} {}{call}",
+                "{}: {} → {}{ci}, p = {} by {} over {}, {}{call}",
                 experiment_label(&e.contender, &e.dataset),
                 pct(e.baseline),
                 pct(e.candidate),
                 p_value(t.p_value),
                 t.method,
-                e.matched,
-                t.k,
-                if t.k == 1 { "try" } else { "tries" }
+                crate::text::plural(e.matched, "case", "cases"),
+                crate::text::plural(t.k, "try", "tries")
             ))
         })
         .collect()

@@ -26,7 +26,7 @@ pub fn cassette_status(suite: &Suite) -> Result<StatusReport> {
                 .and_then(|req| crate::provider::predict_request(provider.as_ref(), c, &req));
             expected.push(Expected {
                 key: super::cassette_key(c, case),
-                contender: format!("{} [{}]", c.id(), c.settings_slug()),
+                contender: crate::report::format::contender_label(&c.info),
                 case: case.key(),
                 request,
                 base_url: provider.base_url(c).unwrap_or_default(),
@@ -44,7 +44,11 @@ pub fn cassette_status(suite: &Suite) -> Result<StatusReport> {
                 let case = &case?;
                 expected.push(Expected {
                     key: crate::score::judge_cassette_key(&j, c, &case.dataset, &case.id),
-                    contender: format!("judge {} of {} [{}]", j.id(), c.id(), c.settings_slug()),
+                    contender: format!(
+                        "judge {} of {}",
+                        crate::report::format::contender_label(&j.info),
+                        crate::report::format::contender_label(&c.info)
+                    ),
                     case: case.key(),
                     request: None,
                     base_url: provider.base_url(&j).unwrap_or_default(),

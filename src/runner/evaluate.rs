@@ -888,8 +888,10 @@ fn resolve_keys(
                     return Err(Error::missing_key(var, who, true));
                 }
                 if mode == Mode::Auto {
-                    notices.warn(&format!(
-                        "{var} is not set: replaying the recorded cassettes only (a request that no longer matches its recording is an error; set {var} to record it)"
+                    // A note, not a warning: nothing is wrong while every case is recorded
+                    // (a first run of a checked-out suite), and a stale one is an error.
+                    notices.note(&format!(
+                        "{var} is not set: replaying the recorded cassettes only (set {var} to record)"
                     ));
                     mode = Mode::Replay;
                     notices.verbose(&format!(
@@ -1207,6 +1209,7 @@ mod tests {
             breakdown: false,
             totals: Default::default(),
             width: None,
+            explain: true,
         }
         .render(&run, None);
         let header = board

@@ -148,6 +148,7 @@ impl Sink for LeaderboardSink {
                 breakdown: false,
                 totals: crate::report::terminal::Totals::Overall,
                 width: None,
+                explain: true,
             }
             .render(run, None);
             let mut out = lock(&self.out);
@@ -209,6 +210,7 @@ mod tests {
             breakdown: false,
             totals: crate::report::terminal::Totals::Overall,
             width: None,
+            explain: true,
         }
         .render(&whole, None);
         assert_eq!(String::from_utf8(lock(&out.0).clone()).unwrap(), want);

@@ -757,7 +757,9 @@ impl Scorer for AssertionsScorer {
         vec![
             MetricDef {
                 name: "pass_rate".to_string(),
-                description: "Share of assertions that passed".to_string(),
+                description: "Share of the case's assertions that passed (its mean is over \
+                              cases; --min-pass-rate counts whole cases, as `passed` does)"
+                    .to_string(),
                 primary: true,
                 higher_is_better: true,
             },

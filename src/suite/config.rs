@@ -40,6 +40,7 @@ pub const SETTING_KEYS: &[&str] = &[
     "otlp",
     "logfire",
     "braintrust",
+    "notes",
 ];
 
 /// Providers the tool knows by name.
@@ -98,6 +99,21 @@ pub struct Config {
     pub tracker: Option<TrackerName>,
     /// `otlp:`, `logfire:`, `braintrust:`: each tracker's own settings.
     pub trackers: TrackersConfig,
+    /// `notes:`: what a run of this suite says last, passed or failed (a demo's next step,
+    /// a team's page on what to do when the gate fails). Not part of the fingerprint.
+    pub notes: Notes,
+}
+
+/// `notes: { passed: ..., failed: ... }`: a line the suite's author wants printed after a
+/// run (`run`, `compare`, `check`), the one for how it ended.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Notes {
+    /// Printed last when the run passed: what to try next.
+    pub passed: Option<String>,
+    /// Printed last when the run failed (a regression, a failed threshold, an error):
+    /// whether that was expected, where to look.
+    pub failed: Option<String>,
 }
 
 /// A tracker's name, as `tracker:` and `--tracker` write it.
@@ -964,6 +980,7 @@ impl<'de> Deserialize<'de> for Config {
                         "otlp" => c.trackers.otlp = m.next_value()?,
                         "logfire" => c.trackers.logfire = m.next_value()?,
                         "braintrust" => c.trackers.braintrust = m.next_value()?,
+                        "notes" => c.notes = m.next_value()?,
                         "env_files" => {
                             let v: OneOrMany<String> = m.next_value()?;
                             c.env_files = v.0;

@@ -110,7 +110,9 @@ impl Client {
         let (mut experiments, mut rows) = (0usize, 0usize);
         let stop = |mut sent: Sent, why: String, experiments: usize, rows: usize| {
             sent.failure = Some(format!(
-                "{why} (sent before it: {experiments} experiments, {rows} rows)"
+                "{why} (sent before it: {}, {})",
+                crate::text::plural(experiments, "experiment", "experiments"),
+                crate::text::plural(rows, "row", "rows")
             ));
             sent
         };
@@ -178,12 +180,17 @@ impl Client {
             if let Ok(s) = summary
                 && let Some(url) = s.get("experiment_url").and_then(Value::as_str)
             {
-                sent.urls
-                    .push(format!("{} on {}: {url}", e.contender.id, e.dataset));
+                sent.urls.push(format!(
+                    "{} on {}: {url}",
+                    crate::report::format::contender_label(&e.contender),
+                    e.dataset
+                ));
             }
         }
         sent.summary = Some(format!(
-            "tracker braintrust: {experiments} experiments, {rows} rows sent to {}",
+            "tracker braintrust: {}, {} sent to {}",
+            crate::text::plural(experiments, "experiment", "experiments"),
+            crate::text::plural(rows, "row", "rows"),
             self.api
         ));
         sent

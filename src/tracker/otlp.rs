@@ -67,7 +67,9 @@ impl Exporter {
             summary: None,
             urls: vec![],
             failure: Some(format!(
-                "{why} (sent before it: {experiments} experiment spans, {cases} case spans)"
+                "{why} (sent before it: {}, {})",
+                crate::text::plural(experiments, "experiment span", "experiment spans"),
+                crate::text::plural(cases, "case span", "case spans")
             )),
         };
         for (i, e) in view.run.experiments.iter().enumerate() {
@@ -342,7 +344,7 @@ fn experiment_span(
         attributes: a,
         status: (e.errors > 0).then(|| Status {
             code: status::StatusCode::Error as i32,
-            message: format!("{} cases errored", e.errors),
+            message: crate::text::plural(e.errors, "case errored", "cases errored"),
         }),
         ..Default::default()
     }

@@ -94,7 +94,7 @@ fn select_by_dataset_variant_and_case() {
     let p = Project::toy();
     let d = p.evals(&["cases", "-d", "colors"]).exact().ok();
     d.stderr_is(TOY_FOUND)
-        .stdout_has("\n4 cases in 1 datasets\n");
+        .stdout_has("\n4 cases in 1 dataset\n");
     assert_eq!(
         listed(&d),
         [

@@ -216,7 +216,7 @@ fn a_changed_prompt_misses_in_replay_with_the_diff_and_the_record_hint() {
         path.display()
     ));
     assert_eq!(d.cell("local/m1", "errors"), "1");
-    d.stderr_has("1 cases errored");
+    d.stderr_has("1 case errored");
 
     let status = p.evals(&["cassettes", "status"]).code(1);
     let stale: Vec<&str> = status
@@ -348,7 +348,7 @@ fn a_key_the_server_echoes_reaches_no_file_and_a_planted_one_fails_the_scan_unec
         text.lines().position(|l| l.contains(FAKE_KEY)).unwrap() + 1
     ))
     .stdout_lacks("c0.json")
-    .stderr_has("1 files hold a secret");
+    .stderr_has("1 file holds a secret");
     for out in [&d.stdout, &d.stderr] {
         assert!(!out.contains(hex), "the scan echoed the key:\n{out}");
     }
@@ -625,14 +625,27 @@ fn the_bundled_tax_intake_suite_replays_offline_with_no_key() {
             &["evals/results", ".evals"],
         );
     }
+    let dir = p.path().join("fixtures/tax-intake");
     let d = p
         .evals(&["compare", "--no-autosave"])
-        .cwd(p.path().join("fixtures/tax-intake"))
+        .cwd(&dir)
+        .env("CI", "1")
+        .ok();
+    d.stderr_lacks("errored").stderr_lacks("thresholds failed");
+    // The recorded llama, outside the lineup, misses a threshold on purpose: named with -m,
+    // its cassettes replay, and the failed threshold gates compare too (no case errored).
+    let llama = p
+        .evals(&[
+            "compare",
+            "--no-autosave",
+            "-m",
+            "meta-llama/llama-3.1-8b-instruct",
+        ])
+        .cwd(&dir)
         .env("CI", "1")
         .code(1);
-    d.stderr_lacks("cases errored");
-    // No error: the exit 1 is the recorded llama missing a threshold, which gates compare too.
-    d.stderr_has("error: thresholds failed:
+    llama.stderr_lacks("errored");
+    llama.stderr_has("error: thresholds failed:
   meta-llama/llama-3.1-8b-instruct [temp 0.1, max 8192] · tax-preparation · partial: fails its thresholds (field_accuracy 0 < 0.5); reply unusable (not JSON: expected value at line 1 column 1); the model said: \"Sure! Based on what you wrote, you are single with no dependents and moved states, so you will file two returns.\"
 ");
     let rows: Vec<Vec<String>> = d
@@ -652,7 +665,7 @@ fn the_bundled_tax_intake_suite_replays_offline_with_no_key() {
             d.stdout
         );
     }
-    assert_eq!(rows.len(), 5, "{}", d.stdout);
+    assert_eq!(rows.len(), 4, "{}", d.stdout);
     for row in &rows {
         assert_eq!(row[10], "0", "errors of {}\n{}", row[1], d.stdout);
     }
@@ -714,7 +727,7 @@ fn an_outage_while_recording_keeps_the_good_cassette() {
     p.evals(&["record", "--no-autosave"])
         .env("EVALS_REDIRECT", &format!("{recorded_uri}={}", down.uri()))
         .code(1)
-        .stderr_has("local/m1 · d · c0: HTTP 503 (after 5 attempts)");
+        .stderr_has("local/m1 [max 64] · d · c0: HTTP 503 (after 5 attempts)");
     down.stop();
     assert_eq!(
         p.read(&format!("{CASSETTES}/local/m1/max-64/d/c0.json")),
@@ -791,7 +804,7 @@ fn auto_without_the_key_replays_and_never_calls_keyless() {
     p.write(CONFIG, &config("Answer in JSON, briefly.", &providers));
     let d = p.evals(&["compare", "--no-autosave"]).code(1);
     d.stderr_has("TAPE_KEY is not set: replaying the recorded cassettes only");
-    d.stderr_has("local/m1 · d · c0: no recording matches this request");
+    d.stderr_has("local/m1 [max 64] · d · c0: no recording matches this request");
     assert_eq!(s.hits(), 1, "no keyless call went out");
     s.stop();
     assert_eq!(
@@ -1069,8 +1082,8 @@ fn a_200_that_is_no_completion_errors_the_case_and_leaves_the_good_cassette_byte
             .output();
         assert_eq!(p.read(C0), good, "{message}");
         assert_eq!(d.code, 1, "{}", d.stderr);
-        d.stderr_has("1 cases errored")
-            .stderr_has(&format!("local/m1 · d · c0: {message}"));
+        d.stderr_has("1 case errored")
+            .stderr_has(&format!("local/m1 [max 64] · d · c0: {message}"));
         assert_eq!(
             down.hits(),
             1,
@@ -1115,7 +1128,9 @@ fn a_200_carrying_a_transient_error_object_is_retried_and_only_the_answer_record
     assert_eq!(p.read(C0), good);
     assert_eq!(down.hits(), 5, "retried like a 5xx");
     assert_eq!(d.code, 1);
-    d.stderr_has("local/m1 · d · c0: provider error (502): upstream overloaded (after 5 attempts)");
+    d.stderr_has(
+        "local/m1 [max 64] · d · c0: provider error (502): upstream overloaded (after 5 attempts)",
+    );
     down.stop();
 
     // Overloaded twice, then an answer: recorded, with the answer alone.
@@ -1204,7 +1219,7 @@ fn auto_warns_once_per_cassette_it_cannot_write_and_scores_the_answers_record_er
     // `record` is there to write: the same failure errors each case.
     let d = p.evals(&["record", "--no-autosave"]).code(1);
     d.stderr_has("2 cases errored").stderr_has(&format!(
-        "local/m1 · d · c0: cannot write cassette {UNWRITABLE}/local/m1/max-64/d/c0.json: "
+        "local/m1 [max 64] · d · c0: cannot write cassette {UNWRITABLE}/local/m1/max-64/d/c0.json: "
     ));
     d.stderr_lacks("could not be written (named above)");
 }
@@ -1327,10 +1342,9 @@ fn results_keep_raw_only_where_it_differs_from_output() {
     assert_eq!(stored["experiments"], v["experiments"]);
 }
 
-#[test]
-fn from_the_repository_root_the_readme_command_finds_the_tax_intake_example() {
-    // The README's first command runs at the repository root: the search must find the
-    // tax-intake suite (the shallowest, first by name), never another bundled fixture.
+/// The bundled fixtures and the tax-intake cassettes laid out as at the repository's root,
+/// where the README's first command runs.
+pub(crate) fn repository_root() -> Project {
     let p = Project::new();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     copy_tree(
@@ -1348,6 +1362,14 @@ fn from_the_repository_root_the_readme_command_finds_the_tax_intake_example() {
         &p.path().join("cassettes/tax-intake"),
         &[],
     );
+    p
+}
+
+#[test]
+fn from_the_repository_root_the_readme_command_finds_the_tax_intake_example() {
+    // The README's first command runs at the repository root: the search must find the
+    // tax-intake suite (the shallowest, first by name), never another bundled fixture.
+    let p = repository_root();
     let d = p
         .evals(&["compare", "--no-autosave", "-m", "openai/gpt-4o-mini"])
         .env("CI", "1")

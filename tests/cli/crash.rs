@@ -103,6 +103,7 @@ fn terminal() -> Terminal {
         breakdown: true,
         totals: Totals::Overall,
         width: None,
+        explain: false,
     }
 }
 

@@ -17,7 +17,7 @@ fn found_upward_from_a_nested_folder() {
         "{}",
         d.stderr
     );
-    d.stdout_has("1 cases in 1 datasets");
+    d.stdout_has("1 case in 1 dataset");
 }
 
 #[test]

@@ -109,7 +109,7 @@ fn an_exec_adapter_calls_through_the_gateway_recorded_then_replayed() {
         ])
         .env("LOCAL_KEY", "local-secret-key-123456")
         .code(1);
-    d.stderr_has("1 cases errored");
+    d.stderr_has("1 case errored");
     let requests = server.requests();
     // forge never reaches the provider (unknown token), crash never calls.
     assert_eq!(requests.len(), 3, "red, green and prose reach the provider");
@@ -188,7 +188,7 @@ fn an_exec_adapter_calls_through_the_gateway_recorded_then_replayed() {
             "rep.json",
         ])
         .code(1);
-    rep.stderr_has("1 cases errored");
+    rep.stderr_has("1 case errored");
     let rep: Value = serde_json::from_str(&p.read("rep.json")).unwrap();
     assert_eq!(
         rep["experiments"][0]["means"],
@@ -414,7 +414,9 @@ fn a_200_error_body_through_the_gateway_errors_the_case_and_is_not_recorded() {
     assert_eq!(std::fs::read_to_string(&files[0]).unwrap(), good);
     assert_eq!(d.code, 1, "{}", d.stderr);
     // The adapter made an answer of it ("status 200"); the case errors all the same.
-    d.stderr_has("local/m1 · d · red: local/m1: provider error (402): Insufficient credits");
+    d.stderr_has(
+        "local/m1 [temp 0.3] · d · red: local/m1: provider error (402): Insufficient credits",
+    );
     assert_eq!(down.hits(), 1);
     down.stop();
     p.evals(&["run", "--cassettes", "replay", "--no-autosave"])

@@ -79,7 +79,7 @@ fn exit_1_when_a_case_errors() {
         .redact_run_ids()
         .stdout_has("  hello error: mock/mock: case 'hello' has no mock_response to answer with; add \"mock_response\": \"...\" to it (evals/datasets/examples/dataset.jsonl:3), or run it with another model (-m)\n")
         .stderr_is(&format!(
-            "suite: forge (evals/.llm-evals.config.yml)\n{STORED}warning: 1 cases errored (no score; see the errors column)\n"
+            "suite: forge (evals/.llm-evals.config.yml)\n{STORED}warning: 1 case errored (no score; see the errors column)\n"
         ));
 }
 
@@ -125,7 +125,7 @@ fn exit_1_when_verify_finds_a_problem() {
         .exact()
         .code(1)
         .stdout_is("evals/datasets/animals/cases/dog/expected.json: kind: \"plant\" is not one of animal, color\n")
-        .stderr_is(&format!("{TOY_FOUND}1 problems in 9 cases\n"));
+        .stderr_is(&format!("{TOY_FOUND}1 problem in 9 cases\n"));
 }
 
 #[test]

@@ -103,7 +103,7 @@ fn a_case_without_mock_response_is_an_error_naming_the_fix() {
     );
     // The other cases are answered and scored as ever.
     assert_eq!(d.row("greeting").last().unwrap(), "pass");
-    d.stderr_has("1 cases errored");
+    d.stderr_has("1 case errored");
 }
 
 #[test]

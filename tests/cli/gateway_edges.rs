@@ -205,7 +205,7 @@ fn a_request_body_over_max_request_bytes_errors_the_case_naming_the_limit_and_th
         .evals(&["record", "--format", "json", "-o", "rec.json"])
         .env("LOCAL_KEY", "local-secret-key-123456")
         .code(1);
-    d.stderr_has("1 cases errored");
+    d.stderr_has("1 case errored");
     assert!(
         !d.stderr.contains("no contender calls a model"),
         "{}",

@@ -84,8 +84,8 @@ fn project(uri: &str, ids: &[&str], extra: &str) -> Project {
         .file("evals/datasets/d/cases.jsonl", &cases)
 }
 
-const M1: &str = "local/m1 (default effort, temp default)";
-const M2: &str = "local/m2 (default effort, temp default)";
+const M1: &str = "local/m1";
+const M2: &str = "local/m2";
 
 #[test]
 fn best_value_says_when_the_top_had_errors_instead_of_naming_a_far_worse_model() {
@@ -105,7 +105,7 @@ fn best_value_says_when_the_top_had_errors_instead_of_naming_a_far_worse_model()
         .code(1)
         .redact_run_ids();
     d.stderr_is(&format!(
-        "suite: best (evals/.llm-evals.config.yml)\n4 live calls; nothing recorded (--cassettes live)\n{STORED}warning: 1 cases errored (no score; see the errors column)\n  local/m1 · d · two: local/m1: HTTP 400: context too long\n"
+        "suite: best (evals/.llm-evals.config.yml)\n4 live calls; nothing recorded (--cassettes live)\n{STORED}warning: 1 case errored (no score; see the errors column)\n  local/m1 · d · two: local/m1: HTTP 400: context too long\n"
     ));
     assert_eq!(d.cell("local/m1", "field_accuracy"), "100.0%");
     assert_eq!(d.cell("local/m1", "errors"), "1");
@@ -131,8 +131,8 @@ fn best_value_says_when_the_top_had_errors_instead_of_naming_a_far_worse_model()
     .code(1);
     let html = p.read("r.html");
     for needle in [
-        "best value: none within two points of the top: the top, local&#x2f;m1 (default effort, temp default) at 100.0%, had 1 error; best error-free: local&#x2f;m2 (default effort, temp default) — 28.0% at -",
-        "best weighted: local&#x2f;m2 (default effort, temp default) — wscore 28.0%; the top, local&#x2f;m1 (default effort, temp default) at wscore 100.0%, had 1 error",
+        "best value: none within two points of the top: the top, local&#x2f;m1 at 100.0%, had 1 error; best error-free: local&#x2f;m2 — 28.0% at -",
+        "best weighted: local&#x2f;m2 — wscore 28.0%; the top, local&#x2f;m1 at wscore 100.0%, had 1 error",
     ] {
         assert!(html.contains(needle), "r.html lacks {needle:?}\n{html}");
     }
@@ -157,7 +157,7 @@ fn best_value_within_two_points_of_a_top_with_errors_names_the_top_too() {
         .code(1)
         .redact_run_ids();
     d.stderr_is(&format!(
-        "suite: best (evals/.llm-evals.config.yml)\n20 live calls; nothing recorded (--cassettes live)\n{STORED}warning: 1 cases errored (no score; see the errors column)\n  local/m1 · d · c02: local/m1: HTTP 400: context too long\n"
+        "suite: best (evals/.llm-evals.config.yml)\n20 live calls; nothing recorded (--cassettes live)\n{STORED}warning: 1 case errored (no score; see the errors column)\n  local/m1 · d · c02: local/m1: HTTP 400: context too long\n"
     ));
     d.stdout_has(&format!(
         "best value: {M2} — 98.2% at -; the top, {M1} at 100.0%, had 1 error\n"

@@ -119,7 +119,7 @@ fn models_flag_picks_one_contender() {
         .ok();
     d.stderr_is(TOY_FOUND);
     assert_eq!(matrix(&d), rows(&[("local/plain", "default", "0.1")]));
-    d.stdout_has("1 contenders × 2 datasets = 2 experiments, 8 calls");
+    d.stdout_has("1 contender × 2 datasets = 2 experiments, 8 calls");
 }
 
 #[test]

@@ -57,6 +57,7 @@ mod snapshots;
 #[cfg(unix)]
 mod symlinks;
 mod tags;
+mod terminal;
 mod thresholds;
 mod trackers;
 mod truth;

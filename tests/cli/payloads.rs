@@ -251,7 +251,14 @@ fn a_reply_cut_at_max_tokens_says_so_and_counts_as_truncated() {
     // The leaderboard has the column, beside errors.
     let (_s, p, _) = through("openai-length", Door::Prompt, "");
     let d = p
-        .evals(&["run", "--cassettes", "replay", "--no-autosave", "--wide"])
+        .evals(&[
+            "run",
+            "--cassettes",
+            "replay",
+            "--no-autosave",
+            "--wide",
+            "--explain",
+        ])
         .output();
     assert_eq!(d.cell("local/m1", "truncated"), "1");
     assert_eq!(d.cell("local/m1", "errors"), "0");
@@ -333,7 +340,7 @@ fn openrouter_byok_reports_the_upstream_cost_not_zero() {
         .output();
     assert_eq!(d.cell("local/m1", "cost"), "$0.000034");
     d.stdout_has(
-        "cost of local/m1 (default effort, temp default): $0.000034 is the inference's (the upstream's, with your own key); the provider billed $0",
+        "cost of local/m1 [max 16]: $0.000034 is the inference's (the upstream's, with your own key); the provider billed $0",
     );
 }
 
@@ -391,7 +398,7 @@ fn when_no_contender_has_a_cost_the_weighted_score_leaves_cost_out_and_says_so()
         .ok();
     assert_eq!(d.cell("local/m1", "wscore"), "100.0%");
     d.stdout_has(
-        "best weighted: local/m1 (default effort, temp default) — wscore 100.0% (cost unknown for every contender: left out of wscore)",
+        "best weighted: local/m1 [max 16] — wscore 100.0% (cost unknown for every contender: left out of wscore)",
     );
 }
 

@@ -180,7 +180,7 @@ fn server_errors_are_counted_as_errors_not_zero_scores() {
     let d = p.evals(LIVE).code(1);
     assert_eq!(d.cell("local/m1", "errors"), "1");
     assert_eq!(d.cell("local/m1", "field_accuracy"), "-");
-    d.stderr_has("1 cases errored");
+    d.stderr_has("1 case errored");
 }
 
 #[test]

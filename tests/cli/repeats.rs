@@ -337,5 +337,5 @@ fn a_dry_run_counts_every_try() {
     let p = project("http://127.0.0.1:9");
     p.evals(&["run", "-n", "--repeat", "3"])
         .code(0)
-        .stdout_has("1 contenders × 1 datasets = 1 experiments, 6 calls, 3 tries per case (");
+        .stdout_has("1 contender × 1 dataset = 1 experiment, 6 calls, 3 tries per case (");
 }

@@ -47,7 +47,7 @@ fn run_prints_the_per_case_breakdown() {
         .ok()
         .redact_run_ids();
     d.stderr_is(&format!("{TOY_FOUND}{STORED}"));
-    d.stdout_has("fake/echo · animals · effort default · temp 0.1\n");
+    d.stdout_has("fake/echo [temp 0.1, max 1024] · animals\n");
     for case in ["clear/001", "clear/002", "vague/001", "vague/002"] {
         let row = d.row(case);
         assert_eq!(row[1], "100.0%", "{case}: {row:?}");
@@ -419,7 +419,7 @@ fn run_n_shows_the_matrix_and_calls_nothing() {
             "╞═══════════╪══════════╪═════════╪══════╪════════════╪════════════╪═════════╪════════╪═══════╡\n",
             "│ fake/echo ┆ fake     ┆ default ┆ 0.1  ┆       1024 ┆       free ┆       4 ┆      4 ┆     8 │\n",
             "└───────────┴──────────┴─────────┴──────┴────────────┴────────────┴─────────┴────────┴───────┘\n",
-            "1 contenders × 2 datasets = 2 experiments, 8 calls (2 at a time, 4 cases in flight each); nothing was called\n",
+            "1 contender × 2 datasets = 2 experiments, 8 calls (2 at a time, 4 cases in flight each); nothing was called\n",
         ))
         .stderr_is(TOY_FOUND);
     assert!(

@@ -88,7 +88,7 @@ const CASES: &str = concat!(
 #[test]
 fn an_exec_scorers_metrics_are_columns_weights_and_thresholds() {
     let p = scored(CASES);
-    let d = p.evals(&["run", "--no-autosave"]).code(1);
+    let d = p.evals(&["run", "--no-autosave", "--explain"]).code(1);
     // Its declared metrics are the leaderboard's columns, the primary one ranking.
     assert_eq!(d.cell("fake/echo", "helpfulness"), "66.7%");
     assert_eq!(d.cell("fake/echo", "tone"), "66.7%");
@@ -190,7 +190,7 @@ fn verify_prints_the_problems_an_exec_scorer_answers() {
     ));
     let d = p.evals(&["verify"]).code(1);
     d.stdout_has("evals/datasets/d/cases.jsonl:2: no expected answer");
-    d.stderr_has("1 problems in 2 cases");
+    d.stderr_has("1 problem in 2 cases");
     // A run refuses to start on it, before any call.
     p.evals(&["run", "--no-autosave"])
         .code(2)

@@ -30,7 +30,7 @@ const SAVED: (&str, &str) = (
 );
 
 /// The filters every snapshot here uses.
-fn filters() -> Vec<(&'static str, &'static str)> {
+pub(crate) fn filters() -> Vec<(&'static str, &'static str)> {
     vec![RUN_ID, TIMESTAMP, SAVED]
 }
 
@@ -138,7 +138,8 @@ fn toy_compare_dry_run() {
 
 /// The bundled tax-intake suite laid out as in the repository (the suite under
 /// `fixtures/`, its cassettes in `cassettes/`); returns the project and the suite's folder.
-fn tax_intake() -> (Project, std::path::PathBuf) {
+/// A copy of the bundled tax-intake suite and its cassettes; the suite's folder.
+pub(crate) fn tax_intake() -> (Project, std::path::PathBuf) {
     let p = Project::new();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     for part in ["fixtures/tax-intake", "cassettes/tax-intake"] {
@@ -152,7 +153,7 @@ fn tax_intake() -> (Project, std::path::PathBuf) {
     (p, suite)
 }
 
-/// The bundled tax-intake suite's dry run: five contenders, two efforts of one model, prices
+/// The bundled tax-intake suite's dry run: four contenders, two efforts of one model, prices
 /// unknown.
 #[test]
 fn tax_intake_compare_dry_run() {
@@ -163,8 +164,8 @@ fn tax_intake_compare_dry_run() {
 }
 
 /// The bundled tax-intake suite replayed from its committed cassettes (their latencies are
-/// recorded, so the times are too): the weighted leaderboard of five contenders and, on
-/// stderr, the threshold one of them fails.
+/// recorded, so the times are too): the weighted leaderboard of four contenders and, on
+/// stderr, the demo's next step.
 #[test]
 fn tax_intake_compare_replayed() {
     let (p, suite) = tax_intake();
@@ -172,7 +173,7 @@ fn tax_intake_compare_replayed() {
         .evals(&["compare", "--no-autosave"])
         .cwd(suite)
         .env("CI", "1")
-        .code(1);
+        .ok();
     insta::assert_snapshot!("tax_intake_compare_stdout", d.stdout);
     insta::with_settings!({filters => filters()}, {
         insta::assert_snapshot!("tax_intake_compare_stderr", d.stderr);

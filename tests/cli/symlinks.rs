@@ -76,7 +76,7 @@ fn a_symlinked_variant_folder_inside_the_project_is_a_case_under_the_links_name(
     p.write("shared/b/expected.json", r#"{"answer": 3}"#);
     let d = p.evals(&["verify"]).code(1);
     d.stdout_has(&format!("{CASES}/b/expected.json: answer"));
-    d.stderr_has("1 problems in 3 cases");
+    d.stderr_has("1 problem in 3 cases");
 }
 
 #[test]
@@ -104,7 +104,7 @@ fn a_symlinked_input_expected_and_metadata_inside_the_project_are_read() {
     assert_eq!(d.row("a")[4], "3", "input.txt through its link");
     p.evals(&["verify"])
         .ok()
-        .stderr_has("verified 1 cases: no problems");
+        .stderr_has("verified 1 case: no problems");
 }
 
 #[test]
@@ -125,7 +125,7 @@ fn a_symlinked_dataset_folder_and_cases_jsonl_inside_the_project_are_loaded() {
     assert_eq!(listed(&p), ["d/a", "d/l1", "other/v"]);
     p.evals(&["verify", "-d", "other"])
         .ok()
-        .stderr_has("verified 1 cases: no problems");
+        .stderr_has("verified 1 case: no problems");
 }
 
 /// Every command that loads cases, each refused by bad link before it does anything.
@@ -193,7 +193,7 @@ fn a_symlink_loop_is_a_problem_naming_the_link_and_nothing_hangs() {
     ));
     d.stdout_has(&format!("{CASES}/ping: symlink loops"));
     d.stdout_has(&format!("{CASES}/pong: symlink loops"));
-    d.stderr_has("3 problems in 1 cases");
+    d.stderr_has("3 problems in 1 case");
 }
 
 #[test]

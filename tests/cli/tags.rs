@@ -65,14 +65,14 @@ fn tag_selects_cases_or_matched_on_every_command() {
     assert_eq!(cases.cell("greeting", "tags"), "smoke");
     assert_eq!(cases.cell("refund", "tags"), "support, critical");
     let json = p.evals(&["cases", "--tag", "json"]).ok();
-    json.stdout_has("1 cases in 1 datasets");
+    json.stdout_has("1 case in 1 dataset");
     json.stdout_lacks("greeting");
     p.evals(&["verify", "--tag", "support"])
         .ok()
-        .stderr_has("verified 1 cases: no problems");
+        .stderr_has("verified 1 case: no problems");
     p.evals(&["compare", "--tag", "json", "-n"])
         .ok()
-        .stdout_has("1 contenders × 1 datasets = 1 experiments, 1 calls");
+        .stdout_has("1 contender × 1 dataset = 1 experiment, 1 call");
     p.evals(&["check", "--tag", "critical", "--no-autosave"])
         .ok();
 

@@ -87,7 +87,7 @@ fn min_pass_rate_and_min_score_gate_run_compare_and_check() {
             .evals(&[command, "--min-pass-rate", "0.95", "--no-autosave"])
             .code(1);
         d.stderr_has(
-            "mock/mock · examples: pass rate 66.7% (2 of 3 cases passed) is below --min-pass-rate 95.0%",
+            "mock/mock · examples: 66.7% of cases passed (2 of 3), below --min-pass-rate 95.0%",
         );
         // The share is the rule now, not each case.
         d.stderr_lacks("refund: fails its thresholds");
@@ -147,7 +147,9 @@ fn a_checks_reports_and_a_later_report_keep_the_runs_limits() {
     let md = p.read("check.md");
     assert!(md.contains("**evals check: 1 failed threshold**"), "{md}");
     assert!(
-        md.contains("- mock/mock · examples: pass rate 66.7% (2 of 3 cases passed) is below --min-pass-rate 95.0%"),
+        md.contains(
+            "- mock/mock · examples: 66.7% of cases passed (2 of 3), below --min-pass-rate 95.0%"
+        ),
         "{md}"
     );
     // The stored run remembers the limit it ran under: its report gives the same verdict.

@@ -399,7 +399,9 @@ fn braintrust_registers_the_project_creates_an_experiment_per_contender_and_data
     for i in 1..=4 {
         d.stderr_has(&format!("https://bt.test/app/p/experiments/e-{i}\n"));
     }
-    d.stderr_has("braintrust: fake/echo on animals: https://bt.test/app/p/experiments/");
+    d.stderr_has(
+        "braintrust: fake/echo [temp 0.1, max 1024] on animals: https://bt.test/app/p/experiments/",
+    );
 }
 
 #[test]

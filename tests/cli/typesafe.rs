@@ -66,7 +66,7 @@ fn a_typesafe_contender_needs_its_key_and_each_call_says_there_is_no_consumer_ye
         .code(1);
     assert_eq!(d.row("q").last().unwrap(), "error");
     d.stdout_has("q error: typesafe/jev-latest: no typesafe consumer yet");
-    d.stderr_has("1 cases errored");
+    d.stderr_has("1 case errored");
 }
 
 #[test]

@@ -104,7 +104,7 @@ fn upgrade_config_rewrites_the_agent_evals_lineup_so_compare_n_runs() {
     }
     let d = p.evals(&["compare", "-n"]).ok();
     // 14 OpenRouter contenders (haiku three times), the direct typesafe one refused.
-    d.stdout_has("14 contenders × 1 datasets")
+    d.stdout_has("14 contenders × 1 dataset")
         .stderr_has("typesafe/jev-latest refused");
     for id in [
         "anthropic/claude-haiku-5.5",
@@ -137,7 +137,7 @@ fn upgrade_config_rewrites_the_old_llm_evals_lineup_keeping_rate_limits() {
     );
     p.evals(&["compare", "-n"])
         .ok()
-        .stdout_has("6 contenders × 1 datasets");
+        .stdout_has("6 contenders × 1 dataset");
 }
 
 #[test]
@@ -172,7 +172,7 @@ fn upgrade_config_turns_an_agent_eval_config_into_an_llm_evals_one_beside_it() {
     assert_eq!(p.read("evals/.agent-eval.config.yml"), AGENT_EVALS_LINEUP);
     p.evals(&["compare", "-n"])
         .ok()
-        .stdout_has("14 contenders × 1 datasets");
+        .stdout_has("14 contenders × 1 dataset");
 }
 
 #[test]

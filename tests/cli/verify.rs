@@ -31,7 +31,7 @@ fn enum_value_off_the_list_names_the_file_and_field() {
     d.stdout_is(&format!(
         "{DOG}/expected.json: kind: \"plant\" is not one of animal, color\n"
     ))
-    .stderr_is(&format!("{TOY_FOUND}1 problems in 9 cases\n"));
+    .stderr_is(&format!("{TOY_FOUND}1 problem in 9 cases\n"));
 }
 
 #[test]
@@ -43,7 +43,7 @@ fn unparsable_expected_json_names_line_and_column() {
     d.stdout_is(&format!(
         "{DOG}/expected.json:2:10: not valid JSON: expected value\n"
     ))
-    .stderr_is(&format!("{TOY_FOUND}1 problems in 9 cases\n"));
+    .stderr_is(&format!("{TOY_FOUND}1 problem in 9 cases\n"));
 }
 
 #[test]
@@ -58,7 +58,7 @@ fn empty_input_is_a_problem() {
     d.stdout_is(&format!(
         "{DOG}/input.txt: input is empty; write the text the model should read\n"
     ))
-    .stderr_is(&format!("{TOY_FOUND}1 problems in 9 cases\n"));
+    .stderr_is(&format!("{TOY_FOUND}1 problem in 9 cases\n"));
 }
 
 #[test]
