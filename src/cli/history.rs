@@ -151,7 +151,7 @@ pub(crate) fn list(g: &Global, a: &HistoryArgs, env: &Env, out: &Out) -> Result<
             r.cases.to_string(),
             llm_evals::report::format::pct(r.score),
             r.errors.to_string(),
-            r.status.clone(),
+            r.status.to_string(),
         ]);
     }
     align_right(&mut t, [0, 8, 9, 10]);

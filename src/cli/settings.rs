@@ -226,18 +226,18 @@ impl RunSettings {
     /// streak policy, the branch, the selection, the limits, the environment and the
     /// CLI's cancel token.
     pub(crate) fn options(&self, env: &Environment) -> runner::RunOptions {
-        runner::RunOptions {
-            mode: self.cassettes.mode,
-            scorer: llm_evals::score::ScorerChoice::Config,
-            on_streak: self.on_streak,
-            command: self.command,
-            branch: self.branch.clone(),
-            selection: self.selection.clone(),
-            limits: self.limits,
-            env: env.clone(),
-            sinks: runner::Sinks::new(),
-            cancel: super::interrupt::token(),
-            ..runner::RunOptions::default()
+        let options = runner::RunOptions::default()
+            .mode(self.cassettes.mode)
+            .scorer(llm_evals::score::ScorerChoice::Config)
+            .on_streak(self.on_streak)
+            .command(self.command)
+            .selection(self.selection.clone())
+            .limits(self.limits)
+            .env(env.clone())
+            .cancel(super::interrupt::token());
+        match &self.branch {
+            Some(b) => options.branch(b.clone()),
+            None => options,
         }
     }
 }

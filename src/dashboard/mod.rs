@@ -39,7 +39,7 @@ use crate::gate::{CheckPlan, MissingBaseline, Rules};
 use crate::history::{
     AnyStore, CaseQuery, HistoryReads, Location, RunQuery, RunStore, SnapshotLimit,
 };
-use crate::results::RunResult;
+use crate::results::{RunResult, RunStatus};
 use crate::runner::Cancel;
 
 pub use pages::{At, CaseSeries, Filters};
@@ -441,14 +441,14 @@ fn run_query(f: &Filters) -> std::result::Result<RunQuery, Failure> {
     };
     let since = day("since", &f.since)?;
     let until = day("until", &f.until)?;
-    let status = f.status.clone().filter(|s| !s.is_empty());
-    if let Some(s) = &status
-        && !["completed", "interrupted", "aborted"].contains(&s.as_str())
-    {
-        return Err(Failure::BadRequest(format!(
-            "status={s}: expected completed, interrupted or aborted"
-        )));
-    }
+    let status = match f.status.as_deref().filter(|s| !s.is_empty()) {
+        None => None,
+        Some(s) => Some(RunStatus::parse(s).ok_or_else(|| {
+            Failure::BadRequest(format!(
+                "status={s}: expected completed, interrupted or aborted"
+            ))
+        })?),
+    };
     let text = |v: &Option<String>| v.clone().filter(|v| !v.trim().is_empty());
     Ok(RunQuery {
         suite: text(&f.suite),

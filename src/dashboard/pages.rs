@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::history::{CaseRun, RunSummary, ScorePoint};
 use crate::report::format::pct;
+use crate::results::RunStatus;
 
 /// `s` escaped for HTML text and double- or single-quoted attribute values.
 pub use crate::report::format::html_escape as esc;
@@ -158,7 +159,8 @@ pub fn runs(runs: &[RunSummary], f: &Filters) -> String {
     b.push_str(&input("suite", f.suite.as_deref(), "text"));
     b.push_str(&input("branch", f.branch.as_deref(), "text"));
     b.push_str("<label>status<select name=\"status\">");
-    for s in ["", "completed", "interrupted", "aborted"] {
+    let statuses = std::iter::once("").chain(RunStatus::ALL.map(RunStatus::as_str));
+    for s in statuses {
         let sel = if f.status.as_deref().unwrap_or_default() == s {
             " selected"
         } else {
@@ -205,8 +207,12 @@ pub fn runs(runs: &[RunSummary], f: &Filters) -> String {
             commit = esc(short(r.commit.as_deref())),
             command = esc(&r.command),
             mode = esc(&r.mode),
-            sc = if r.status == "completed" { "" } else { "error" },
-            status = esc(&r.status),
+            sc = if r.status == RunStatus::Completed {
+                ""
+            } else {
+                "error"
+            },
+            status = r.status,
             cases = r.cases,
             score = esc(&pct(r.score)),
             errors = r.errors,
@@ -492,7 +498,7 @@ mod tests {
             branch: Some("main".into()),
             commit: Some(commit.into()),
             suite: "s".into(),
-            status: "completed".into(),
+            status: RunStatus::Completed,
             contender: "m|default|default|".into(),
             dataset: "d".into(),
             case: "c".into(),

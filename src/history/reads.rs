@@ -25,8 +25,8 @@ pub struct RunSummary {
     pub command: String,
     /// The cassette mode: replay, record, auto, live.
     pub mode: String,
-    /// completed, interrupted or aborted.
-    pub status: String,
+    /// How it ended.
+    pub status: crate::results::RunStatus,
     /// Cases run, over every experiment.
     pub cases: usize,
     /// Mean of the experiments' primary scores.
@@ -68,8 +68,8 @@ pub struct RunQuery {
     pub suite: Option<String>,
     /// Only runs on this branch.
     pub branch: Option<String>,
-    /// Only runs with this status: completed, interrupted or aborted.
-    pub status: Option<String>,
+    /// Only runs that ended this way.
+    pub status: Option<crate::results::RunStatus>,
     /// Only runs that started at or after this time (RFC 3339, or a prefix such as a date:
     /// times compare as text).
     pub since: Option<String>,
@@ -109,8 +109,8 @@ pub struct CaseRun {
     pub commit: Option<String>,
     /// The run's suite.
     pub suite: String,
-    /// The run's status: completed, interrupted or aborted.
-    pub status: String,
+    /// How the run ended.
+    pub status: crate::results::RunStatus,
     /// The contender (`ContenderInfo::key`).
     pub contender: String,
     /// The case's dataset.
@@ -212,7 +212,7 @@ mod tests {
         };
         assert_eq!(ids(dates), ["c", "b"]);
         let aborted = RunQuery {
-            status: Some("aborted".into()),
+            status: Some(crate::results::RunStatus::Aborted),
             ..Default::default()
         };
         assert!(ids(aborted).is_empty());

@@ -97,6 +97,16 @@ impl Row {
             .ok_or_else(|| format!("column {}: null, not text", i + 1))
     }
 
+    fn status(&self, i: usize) -> std::result::Result<crate::results::RunStatus, String> {
+        let name = self.text(i)?;
+        crate::results::RunStatus::parse(&name).ok_or_else(|| {
+            format!(
+                "column {}: {name:?} is no run status this version knows",
+                i + 1
+            )
+        })
+    }
+
     fn opt_int(&self, i: usize) -> std::result::Result<Option<i64>, String> {
         match self.cell(i)? {
             Cell::Null => Ok(None),
@@ -276,7 +286,7 @@ pub(crate) fn runs<'a>(d: &impl Dialect, q: &'a RunQuery) -> Result<Vec<RunSumma
     let args = [
         text(&q.suite),
         text(&q.branch),
-        text(&q.status),
+        Arg::Text(q.status.map(crate::results::RunStatus::as_str)),
         text(&q.since),
         text(&q.before),
         Arg::Limit(q.limit),
@@ -290,7 +300,7 @@ pub(crate) fn runs<'a>(d: &impl Dialect, q: &'a RunQuery) -> Result<Vec<RunSumma
             suite: r.text(4)?,
             command: r.text(5)?,
             mode: r.text(6)?,
-            status: r.text(7)?,
+            status: r.status(7)?,
             cases: r.count(8)?,
             score: r.opt_real(9)?,
             errors: r.count(10)?,
@@ -317,7 +327,7 @@ pub(crate) fn case_runs<'a>(d: &impl Dialect, q: &'a CaseQuery) -> Result<Vec<Ca
             branch: r.opt_text(3)?,
             commit: r.opt_text(4)?,
             suite: r.text(5)?,
-            status: r.text(6)?,
+            status: r.status(6)?,
             contender: r.text(7)?,
             dataset: r.text(8)?,
             case: r.text(9)?,

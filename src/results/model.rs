@@ -704,6 +704,18 @@ impl RunStatus {
             RunStatus::Aborted => "aborted",
         }
     }
+
+    /// Every status, in the order a list offers them.
+    pub const ALL: [RunStatus; 3] = [
+        RunStatus::Completed,
+        RunStatus::Interrupted,
+        RunStatus::Aborted,
+    ];
+
+    /// The status a stored name stands for; `None` for a name this version does not know.
+    pub fn parse(name: &str) -> Option<RunStatus> {
+        RunStatus::ALL.into_iter().find(|s| s.as_str() == name)
+    }
 }
 
 impl std::fmt::Display for RunStatus {
@@ -864,6 +876,16 @@ mod tests {
         );
         assert_eq!(RunStatus::Completed.to_string(), "completed");
         assert_eq!(Command::Record.to_string(), "record");
+    }
+
+    #[test]
+    fn a_stored_status_reads_back_as_its_enum_and_an_unknown_one_as_none() {
+        for s in RunStatus::ALL {
+            assert_eq!(RunStatus::parse(s.as_str()), Some(s));
+            assert_eq!(serde_json::to_value(s).unwrap(), json!(s.as_str()));
+        }
+        assert_eq!(RunStatus::parse("paused"), None);
+        assert_eq!(RunStatus::parse("Completed"), None);
     }
 
     #[test]

@@ -661,7 +661,7 @@ mod tests {
                 (summary.command.as_str(), summary.mode.as_str()),
                 ("check", "replay")
             );
-            assert_eq!(summary.status, "completed");
+            assert_eq!(summary.status, RunStatus::Completed);
             let r = h.get(&summary.id).expect("reads").expect("is there");
             assert_eq!(r.run.status, RunStatus::Completed);
             let missed = &r.experiments[2].cases[0];

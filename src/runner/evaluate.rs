@@ -118,7 +118,10 @@ impl Notices for CollectedNotices {
 }
 
 /// How a run is made. [`RunOptions::default`] replays the recorded cassettes with the
-/// config's scorers and never stops to ask.
+/// config's scorers and never stops to ask. Build it with the chained setters
+/// (`RunOptions::default().mode(..).provider(..)`); the fields are public to read, and new
+/// ones may come (`#[non_exhaustive]`).
+#[non_exhaustive]
 pub struct RunOptions {
     /// The cassette mode, as it acts: pick it with [`crate::cassette::mode::choose`] (the
     /// flag, the command's default, and `auto` as `replay` on CI).

@@ -119,12 +119,10 @@ fn run(dir: &Path, provider_panics: bool, scorer: ScorerChoice) -> RunResult {
     );
     evaluate(
         &suite,
-        RunOptions {
-            providers,
-            scorer,
-            branch: Some("feature".into()),
-            ..RunOptions::default()
-        },
+        RunOptions::default()
+            .providers(providers)
+            .scorer(scorer)
+            .branch("feature"),
     )
     .expect("the run")
 }

@@ -165,14 +165,7 @@ fn toy_in_git() -> (Project, String) {
 
 fn run_with(dir: &Path, env: Environment) -> llm_evals::results::RunResult {
     let suite = Suite::locate(dir, &Locate::default()).expect("the toy suite");
-    evaluate(
-        &suite,
-        RunOptions {
-            env,
-            ..RunOptions::default()
-        },
-    )
-    .expect("the run")
+    evaluate(&suite, RunOptions::default().env(env)).expect("the run")
 }
 
 #[test]

@@ -116,7 +116,7 @@ fn eight_concurrent_checks_land_eight_runs_with_eight_numbers() {
     assert_eq!(ids.len(), 8);
     assert!(
         runs.iter()
-            .all(|r| r.status == "completed" && r.cases == 16)
+            .all(|r| r.status == llm_evals::results::RunStatus::Completed && r.cases == 16)
     );
     let rows = my::sql(&url, "SELECT COUNT(*) FROM case_results");
     assert_eq!(rows.trim(), "128");

@@ -52,7 +52,7 @@ fn eight_concurrent_checks_land_eight_runs_with_eight_numbers() {
         assert_eq!(ids.len(), 8, "{history}");
         assert!(
             runs.iter()
-                .all(|r| r.status == "completed" && r.cases == 16)
+                .all(|r| r.status == llm_evals::results::RunStatus::Completed && r.cases == 16)
         );
     }
 }
