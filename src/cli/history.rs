@@ -139,7 +139,7 @@ pub(crate) fn list(g: &Global, a: &HistoryArgs, env: &Env, out: &Out) -> Result<
         t.add_row(vec![
             r.number.to_string(),
             r.id.clone(),
-            r.started_at.clone(),
+            llm_evals::results::time::text(&r.started_at),
             r.branch.clone().unwrap_or_default(),
             r.commit
                 .as_deref()

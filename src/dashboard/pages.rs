@@ -200,7 +200,7 @@ pub fn runs(runs: &[RunSummary], f: &Filters) -> String {
             b,
             "<tr class=\"run\" data-branch=\"{be}\"><td class=\"n\"><a href=\"/runs/{n}\">#{n}</a></td><td>{started}</td><td>{suite}</td><td><a href=\"/{bq}\">{be}</a></td><td><code>{commit}</code></td><td>{command}</td><td>{mode}</td><td class=\"{sc}\">{status}</td><td class=\"n\">{cases}</td><td class=\"n\">{score}</td><td class=\"n\">{errors}</td><td><a href=\"/runs/{n}.json\">snapshot</a></td></tr>",
             n = r.number,
-            started = esc(&r.started_at),
+            started = esc(&crate::results::time::text(&r.started_at)),
             suite = esc(&r.suite),
             be = esc(branch),
             bq = query(&[("branch", Some(branch))]),
@@ -234,7 +234,8 @@ pub struct At {
     /// Its branch, when known.
     pub branch: Option<String>,
     /// When it started.
-    pub started_at: String,
+    #[serde(serialize_with = "crate::results::time::as_text::serialize")]
+    pub started_at: crate::results::Timestamp,
 }
 
 impl At {
@@ -244,7 +245,7 @@ impl At {
             run_id: c.run_id.clone(),
             commit: c.commit.clone(),
             branch: c.branch.clone(),
-            started_at: c.started_at.clone(),
+            started_at: c.started_at,
         }
     }
 
@@ -343,7 +344,7 @@ pub fn case(case: &str, all: &[CaseSeries]) -> String {
                 b,
                 "<tr><td class=\"n\"><a href=\"/runs/{n}\">#{n}</a></td><td>{started}</td><td>{branch}</td><td><code>{commit}</code></td><td class=\"{v}\">{v}</td><td class=\"n\">{score}</td><td>{error}</td></tr>",
                 n = r.number,
-                started = esc(&r.started_at),
+                started = esc(&crate::results::time::text(&r.started_at)),
                 branch = esc(r.branch.as_deref().unwrap_or_default()),
                 commit = esc(short(r.commit.as_deref())),
                 score = esc(&pct(r.score)),
@@ -494,7 +495,9 @@ mod tests {
         CaseRun {
             number,
             run_id: format!("r{number}"),
-            started_at: format!("2026-01-0{number}T00:00:00Z"),
+            started_at: format!("2026-01-0{number}T00:00:00Z")
+                .parse()
+                .expect("a time"),
             branch: Some("main".into()),
             commit: Some(commit.into()),
             suite: "s".into(),

@@ -237,8 +237,8 @@ impl Miss {
                 branch: reference.to_string(),
                 history: history_path.to_path_buf(),
                 count,
-                started: r.started_at.clone(),
-                ahead: ahead_by(&r.started_at, &newest),
+                started: crate::results::time::text(&r.started_at),
+                ahead: ahead_by(&crate::results::time::text(&r.started_at), &newest),
             })),
         }
     }
@@ -280,7 +280,12 @@ fn latest_on_branch(
     history_path: &Path,
 ) -> Result<std::result::Result<RunResult, Miss>> {
     let r = &run.run;
-    let runs = h.runs_on_branch(&r.suite, branch, &r.started_at, &r.id)?;
+    let runs = h.runs_on_branch(
+        &r.suite,
+        branch,
+        &crate::results::time::text(&r.started_at),
+        &r.id,
+    )?;
     let Some(newest) = runs.first() else {
         return later_on_branch(branch, run, h);
     };
@@ -322,7 +327,7 @@ fn later_on_branch(
 ) -> Result<std::result::Result<RunResult, Miss>> {
     let r = &run.run;
     let now = chrono::Utc::now();
-    let after_now = |t: &str| chrono::DateTime::parse_from_rfc3339(t).is_ok_and(|t| t > now);
+    let after_now = |t: &crate::results::Timestamp| *t > now;
     // Every completed run of the branch, newest first: none started before this one.
     let later: Vec<_> = h
         .runs_on_branch(&r.suite, branch, END_OF_TIME, &r.id)?
@@ -332,7 +337,7 @@ fn later_on_branch(
     Ok(Err(match later.first() {
         Some(newest) => Miss::Later {
             count: later.len(),
-            newest: newest.started_at.clone(),
+            newest: crate::results::time::text(&newest.started_at),
         },
         None => Miss::NoRun,
     }))

@@ -726,13 +726,15 @@ impl PgStore {
             let suite = scrub(&r.suite).into_owned();
             let branch = r.branch.as_deref().map(|b| scrub(b).into_owned());
             let (command, mode) = (r.command.as_str(), r.mode.to_string());
+            let started_at = crate::results::time::text(&r.started_at);
+            let finished_at = r.finished_at.as_ref().map(crate::results::time::text);
             tx.execute(
                 "INSERT INTO runs (id, suite, suite_fingerprint, branch, \"commit\", command, mode, argv, settings, started_at, finished_at, status, number)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::jsonb, $9::text::jsonb, $10, $11, $12,
                          COALESCE($13, (SELECT COALESCE(MAX(number), 0) + 1 FROM runs)))",
                 &[
                     &r.id, &suite, &r.suite_fingerprint, &branch, &r.commit, &command, &mode,
-                    &argv, &settings, &r.started_at, &r.finished_at, &r.status.as_str(), &number,
+                    &argv, &settings, &started_at, &finished_at, &r.status.as_str(), &number,
                 ],
             )
             .map_err(e)?;

@@ -13,8 +13,9 @@ pub struct RunSummary {
     pub number: i64,
     /// The run's id.
     pub id: String,
-    /// When it started (RFC 3339, UTC).
-    pub started_at: String,
+    /// When it started.
+    #[serde(serialize_with = "crate::results::time::as_text::serialize")]
+    pub started_at: crate::results::Timestamp,
     /// The git branch it ran on; `None` when that was not known.
     pub branch: Option<String>,
     /// The git commit it ran at; `None` when that was not known.
@@ -54,8 +55,8 @@ pub struct BranchRun {
     pub id: String,
     /// Its suite fingerprint: a baseline must have this run's.
     pub suite_fingerprint: String,
-    /// When it started (RFC 3339, UTC).
-    pub started_at: String,
+    /// When it started.
+    pub started_at: crate::results::Timestamp,
     /// The run's `settings.selection`: what `-m/-d/-c/-e/-t/--max-tokens` narrowed or
     /// changed; `None` for a run stored before selections were recorded.
     pub selection: Option<crate::results::Selection>,
@@ -101,8 +102,9 @@ pub struct CaseRun {
     pub number: i64,
     /// The run's id.
     pub run_id: String,
-    /// When the run started (RFC 3339, UTC).
-    pub started_at: String,
+    /// When the run started.
+    #[serde(serialize_with = "crate::results::time::as_text::serialize")]
+    pub started_at: crate::results::Timestamp,
     /// The run's git branch, when known.
     pub branch: Option<String>,
     /// The run's git commit, when known.
@@ -152,8 +154,9 @@ pub struct ScorePoint {
     pub number: i64,
     /// The run's id.
     pub run_id: String,
-    /// When the run started (RFC 3339, UTC).
-    pub started_at: String,
+    /// When the run started.
+    #[serde(serialize_with = "crate::results::time::as_text::serialize")]
+    pub started_at: crate::results::Timestamp,
     /// The run's git commit, when known.
     pub commit: Option<String>,
     /// The run's suite.

@@ -97,6 +97,12 @@ impl Row {
             .ok_or_else(|| format!("column {}: null, not text", i + 1))
     }
 
+    fn time(&self, i: usize) -> std::result::Result<crate::results::Timestamp, String> {
+        let t = self.text(i)?;
+        crate::results::time::parse(&t)
+            .ok_or_else(|| format!("column {}: {t:?} is no RFC 3339 time", i + 1))
+    }
+
     fn status(&self, i: usize) -> std::result::Result<crate::results::RunStatus, String> {
         let name = self.text(i)?;
         crate::results::RunStatus::parse(&name).ok_or_else(|| {
@@ -275,7 +281,7 @@ pub(crate) fn runs_on_branch(
             id: r.text(0)?,
             suite_fingerprint: r.text(1)?,
             selection: crate::results::Settings::selection_in(&r.text(2)?),
-            started_at: r.text(3)?,
+            started_at: r.time(3)?,
         })
     })
 }
@@ -294,7 +300,7 @@ pub(crate) fn runs<'a>(d: &impl Dialect, q: &'a RunQuery) -> Result<Vec<RunSumma
     read(d, Query::Runs, &args, |r| {
         Ok(RunSummary {
             id: r.text(0)?,
-            started_at: r.text(1)?,
+            started_at: r.time(1)?,
             branch: r.opt_text(2)?,
             commit: r.opt_text(3)?,
             suite: r.text(4)?,
@@ -323,7 +329,7 @@ pub(crate) fn case_runs<'a>(d: &impl Dialect, q: &'a CaseQuery) -> Result<Vec<Ca
         Ok(CaseRun {
             number: r.int(0)?,
             run_id: r.text(1)?,
-            started_at: r.text(2)?,
+            started_at: r.time(2)?,
             branch: r.opt_text(3)?,
             commit: r.opt_text(4)?,
             suite: r.text(5)?,
@@ -359,7 +365,7 @@ pub(crate) fn scores_on_branch(
         Ok(ScorePoint {
             number: r.int(0)?,
             run_id: r.text(1)?,
-            started_at: r.text(2)?,
+            started_at: r.time(2)?,
             commit: r.opt_text(3)?,
             suite: r.text(4)?,
             contender: r.text(5)?,

@@ -173,6 +173,8 @@ impl SqliteStore {
                 r.branch.as_deref().map(scrub),
                 r.mode.to_string(),
             );
+            let started_at = crate::results::time::text(&r.started_at);
+            let finished_at = r.finished_at.as_ref().map(crate::results::time::text);
             let values: [&dyn rusqlite::ToSql; 12] = [
                 &r.id,
                 &suite,
@@ -183,8 +185,8 @@ impl SqliteStore {
                 &mode,
                 &argv,
                 &settings,
-                &r.started_at,
-                &r.finished_at,
+                &started_at,
+                &finished_at,
                 &r.status.as_str(),
             ];
             for (i, v) in values.iter().enumerate() {

@@ -219,7 +219,7 @@ mod tests {
             id: "base".into(),
             branch: Some("main".into()),
             commit: Some("abc1234".into()),
-            started_at: "2026-01-01T00:00:00Z".into(),
+            started_at: "2026-01-01T00:00:00Z".parse().expect("a time"),
             reference: "main".into(),
         };
         let c = compare(Some((&base, info)), &cand, 0.02);

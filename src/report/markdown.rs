@@ -709,7 +709,7 @@ mod tests {
             id: "base".into(),
             branch: Some("main".into()),
             commit: Some("abc1234def".into()),
-            started_at: "2026-01-01T00:00:00Z".into(),
+            started_at: "2026-01-01T00:00:00Z".parse().expect("a time"),
             reference: "main".into(),
         };
         let c = compare(Some((&base, info)), &cand, 0.02);
@@ -790,7 +790,7 @@ mod tests {
             id: "base".into(),
             branch: Some("main".into()),
             commit: None,
-            started_at: "2026-01-01T00:00:00Z".into(),
+            started_at: "2026-01-01T00:00:00Z".parse().expect("a time"),
             reference: "main".into(),
         };
         let c = compare(Some((&base, info)), &cand, 0.02);

@@ -80,8 +80,9 @@ pub struct BaselineInfo {
     pub branch: Option<String>,
     /// The git commit it ran at; `None` when that was not known.
     pub commit: Option<String>,
-    /// When it started (RFC 3339, UTC).
-    pub started_at: String,
+    /// When it started (written RFC 3339, UTC).
+    #[serde(with = "super::time::as_text")]
+    pub started_at: super::Timestamp,
     /// What `--baseline` said: a branch, a run id or a file.
     pub reference: String,
 }

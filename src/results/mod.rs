@@ -14,6 +14,7 @@ pub mod snapshot;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod time;
 mod tools;
 pub mod trajectory;
 
@@ -23,5 +24,6 @@ pub use model::*;
 pub use settings::{CaseKeys, Limits, Selection, Settings};
 pub use shard::Shard;
 pub use snapshot::{FormatVersion, SNAPSHOT_FORMAT};
+pub use time::Timestamp;
 pub use tools::ToolCall;
 pub use trajectory::{Step, StepKind};

@@ -664,10 +664,12 @@ pub struct RunInfo {
     pub mode: Mode,
     /// The command line, as given.
     pub argv: Vec<String>,
-    /// When it started (RFC 3339, UTC).
-    pub started_at: String,
+    /// When it started (written RFC 3339, UTC).
+    #[serde(with = "super::time::as_text")]
+    pub started_at: super::Timestamp,
     /// When it finished; `None` when that was not recorded.
-    pub finished_at: Option<String>,
+    #[serde(with = "super::time::as_opt_text")]
+    pub finished_at: Option<super::Timestamp>,
     /// completed, interrupted or aborted.
     pub status: RunStatus,
     /// Effective settings (lineup, flags, concurrency) as given to the runner.

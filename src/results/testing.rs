@@ -87,8 +87,8 @@ pub(crate) fn run(id: &str, branch: &str, started_at: &str, cases: Vec<CaseResul
             command: Command::Check,
             mode: Mode::Replay,
             argv: vec!["evals".into(), "check".into()],
-            started_at: started_at.into(),
-            finished_at: Some(started_at.into()),
+            started_at: started_at.parse().expect("a time"),
+            finished_at: Some(started_at.parse().expect("a time")),
             status: RunStatus::Completed,
             settings: Settings::default(),
             metrics: vec![crate::results::MetricDef {

@@ -553,7 +553,7 @@ impl<'s> Prepared<'s> {
         if let Some(to) = hooks.exec_stderr {
             adapter.route_stderr(to);
         }
-        let started_at = chrono::Utc::now();
+        let started_at = crate::results::time::now();
         // Taken at the start, so ids order runs by when they started (baselines rely on it).
         let id = uuid::Uuid::now_v7().to_string();
         let mut sinks = options.sinks.clone();
@@ -715,8 +715,6 @@ impl Begun<'_> {
             // The floors this run was gated by, so a report of it later gates it the same.
             limits: (!options.limits.is_empty()).then_some(options.limits),
         };
-        let stamp =
-            |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         let run = RunResult {
             run: RunInfo {
                 id,
@@ -729,8 +727,8 @@ impl Begun<'_> {
                 command: options.command,
                 mode,
                 argv: options.env.argv.clone(),
-                started_at: stamp(started_at),
-                finished_at: Some(stamp(chrono::Utc::now())),
+                started_at,
+                finished_at: Some(crate::results::time::now()),
                 status: outcome.status,
                 settings,
                 metrics,

@@ -475,15 +475,21 @@ fn short(fingerprint: &str) -> &str {
 /// The merged run's times and status, from every shard's: it started with the first and
 /// finished with the last; it completed only if every shard did (else interrupted before
 /// aborted).
-fn span(runs: &[&RunResult]) -> (String, Option<String>, RunStatus) {
+fn span(
+    runs: &[&RunResult],
+) -> (
+    crate::results::Timestamp,
+    Option<crate::results::Timestamp>,
+    RunStatus,
+) {
     let started = runs
         .iter()
-        .map(|r| r.run.started_at.clone())
+        .map(|r| r.run.started_at)
         .min()
         .unwrap_or_default();
     let finished = runs
         .iter()
-        .map(|r| r.run.finished_at.clone())
+        .map(|r| r.run.finished_at)
         .collect::<Option<Vec<_>>>()
         .and_then(|v| v.into_iter().max());
     let status = if runs.iter().any(|r| r.run.status == RunStatus::Interrupted) {

@@ -33,7 +33,7 @@ fn at(template: &RunResult, id: &str, branch: &str, started: &str) -> RunResult 
     let mut r = template.clone();
     r.run.id = id.into();
     r.run.branch = Some(branch.into());
-    r.run.started_at = started.into();
+    r.run.started_at = started.parse().expect("a time");
     r
 }
 

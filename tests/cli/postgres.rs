@@ -371,7 +371,7 @@ fn the_baseline_rule_find_and_list_are_the_same_on_both_stores() {
         let mut r = template.clone();
         r.run.id = id.into();
         r.run.branch = Some(branch.into());
-        r.run.started_at = started.into();
+        r.run.started_at = started.parse().expect("a time");
         r
     };
     let shared = tempfile::tempdir().unwrap();

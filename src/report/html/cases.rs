@@ -332,7 +332,7 @@ mod tests {
             id: "b".into(),
             branch: Some("main".into()),
             commit: None,
-            started_at: "2026-01-01T00:00:00Z".into(),
+            started_at: "2026-01-01T00:00:00Z".parse().expect("a time"),
             reference: "main".into(),
         };
         let c = crate::gate::compare(Some((&base, info)), &n, 0.02);
