@@ -185,7 +185,7 @@ fn find(
         id: found.run.id.clone(),
         branch: found.run.branch.clone(),
         commit: found.run.commit.clone(),
-        started_at: found.run.started_at.clone(),
+        started_at: found.run.started_at,
         reference: reference.to_string(),
     };
     Ok(Found::Baseline(Box::new((found, info))))

@@ -525,7 +525,7 @@ mod tests {
             id: b.run.id.clone(),
             branch: b.run.branch.clone(),
             commit: b.run.commit.clone(),
-            started_at: b.run.started_at.clone(),
+            started_at: b.run.started_at,
             reference: "main".into(),
         }
     }

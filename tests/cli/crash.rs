@@ -161,7 +161,7 @@ fn assert_crashed(run: &RunResult, baseline: &RunResult, said: &str) {
         id: baseline.run.id.clone(),
         branch: Some("main".into()),
         commit: None,
-        started_at: baseline.run.started_at.clone(),
+        started_at: baseline.run.started_at,
         reference: "main".into(),
     };
     let compared = llm_evals::gate::compare(Some((baseline, info)), run, 0.5);
