@@ -27,8 +27,10 @@ use super::store::{self, CassetteKey, WriteError, Written};
 /// The largest response body accepted by default (`cassettes.max_response_bytes`): 8 MiB.
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 8 * 1024 * 1024;
 
-/// Where cassettes live and what to leave out of them.
+/// Where cassettes live and what to leave out of them. Start from
+/// [`CassetteOptions::default`]; new fields may come (`#[non_exhaustive]`).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CassetteOptions {
     /// The cassette folder (`evals/cassettes`).
     pub dir: PathBuf,

@@ -20,17 +20,14 @@ pub(crate) fn run(
             at.shown()
         )));
     }
-    let options = llm_evals::dashboard::Options {
-        bind: a.bind,
-        port: a.port,
-        baseline: a.baseline.clone(),
-        limits: llm_evals::dashboard::Limits {
-            request_bytes: a.max_request_bytes,
-            run_bytes: a.max_run_bytes,
-        },
-        cancel: super::interrupt::token(),
-        env: env.clone(),
-    };
+    let mut options = llm_evals::dashboard::Options::default();
+    options.bind = a.bind;
+    options.port = a.port;
+    options.baseline = a.baseline.clone();
+    options.limits.request_bytes = a.max_request_bytes;
+    options.limits.run_bytes = a.max_run_bytes;
+    options.cancel = super::interrupt::token();
+    options.env = env.clone();
     llm_evals::dashboard::serve(&at, &options, |addr| {
         out.line(&format!("http://{addr}/"));
         if !addr.ip().is_loopback() {

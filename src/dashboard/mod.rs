@@ -44,8 +44,11 @@ use crate::runner::Cancel;
 
 pub use pages::{At, CaseSeries, Filters};
 
-/// How the dashboard is served.
+/// How the dashboard is served. Start from [`Options::default`] (127.0.0.1, any free port,
+/// `main` as the baseline, the default limits) and set what differs; new fields may come
+/// (`#[non_exhaustive]`).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Options {
     /// The address to listen on (`127.0.0.1` unless told otherwise).
     pub bind: IpAddr,
@@ -68,6 +71,7 @@ pub struct Options {
 /// The dashboard's caps on what a request can make it read: documented defaults, each
 /// changed by a flag of `evals dashboard`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// A request's target and headers together, in bytes (`--max-request-bytes`): over
     /// it, 431 (414 for a long target). A request body is never read; one declared larger
@@ -83,6 +87,19 @@ impl Limits {
     pub const DEFAULT_REQUEST_BYTES: usize = 16 * 1024;
     /// 256 MiB: a 10,000-case run's snapshot is tens of MiB.
     pub const DEFAULT_RUN_BYTES: u64 = 256 * 1024 * 1024;
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            bind: IpAddr::from([127, 0, 0, 1]),
+            port: 0,
+            baseline: "main".into(),
+            limits: Limits::default(),
+            cancel: Cancel::new(),
+            env: crate::env::Environment::default(),
+        }
+    }
 }
 
 impl Default for Limits {
