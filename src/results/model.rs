@@ -392,7 +392,7 @@ impl From<crate::cassette::CallError> for CaseError {
     fn from(e: crate::cassette::CallError) -> CaseError {
         use crate::cassette::{CallError, CassetteError};
         let kind = match &e {
-            CallError::Transport(..) => CaseErrorKind::Transport,
+            CallError::Transport(..) | CallError::NotListening(..) => CaseErrorKind::Transport,
             CallError::Miss(..) => CaseErrorKind::Miss,
             CallError::Cassette(
                 CassetteError::SecretRefused { .. } | CassetteError::Unwritable { .. },
