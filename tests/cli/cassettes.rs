@@ -1560,3 +1560,124 @@ fn two_models_sharing_a_cassette_folder_replayed_each_others_recordings() {
         "error: evals/.llm-evals.config.yml: contenders local/a/b and local/a__b share one cassette folder, local/a__b/max-64: each would replay the other's recordings; rename one of the models (a `/` in a model is `__` in the folder)\n",
     );
 }
+
+/// Answers `case N` with `aN` (`bN` once N is in `changed`), with a fresh `id`, `created`
+/// and `system_fingerprint` on every call, as a real server gives them.
+struct Fresh {
+    calls: std::sync::atomic::AtomicU64,
+    changed: std::sync::Arc<std::sync::Mutex<Vec<u64>>>,
+}
+
+impl Respond for Fresh {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let call = self
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let user = last_user_content(req);
+        let n: u64 = user.trim_start_matches("case ").parse().expect("case N");
+        let letter = if self.changed.lock().unwrap().contains(&n) {
+            "b"
+        } else {
+            "a"
+        };
+        ResponseTemplate::new(200).set_body_json(json!({
+            "id": format!("chatcmpl-{call}"),
+            "object": "chat.completion",
+            "created": 1_700_000_000 + call,
+            "system_fingerprint": format!("fp_{call}"),
+            "choices": [{"index": 0, "message": {"role": "assistant",
+                "content": json!({"answer": format!("{letter}{n}")}).to_string()},
+                "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 3},
+        }))
+    }
+}
+
+/// `git status --porcelain` of the cassette folder: the cassettes a re-record changed.
+fn git_changes(p: &Project) -> String {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "status",
+            "--porcelain",
+            "--",
+            CASSETTES,
+        ])
+        .current_dir(p.path())
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output_bounded()
+        .expect("git");
+    assert!(out.status.success(), "git status");
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+#[test]
+fn re_recording_the_same_answers_with_fresh_ids_rewrote_every_cassette() {
+    let s = Server::start();
+    let changed = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    s.answer(
+        "/v1/chat/completions",
+        Fresh {
+            calls: 0.into(),
+            changed: changed.clone(),
+        },
+    );
+    let p = suite("Answer in JSON.", &local(&s.uri()), &numbered_cases(3));
+    p.evals(&["record", "--no-autosave"]).ok().stderr_has(
+        "wrote 3 cassettes (3 new, 0 changed), 0 unchanged, in evals/cassettes: 3 live calls",
+    );
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+            "commit",
+            "-qm",
+            "recorded",
+        ],
+    ] {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(p.path())
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .output_bounded()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}");
+    }
+    let files = files_under(&p.path().join(CASSETTES));
+    assert_eq!(files.len(), 3, "{files:?}");
+    let bytes = |f: &PathBuf| std::fs::read(f).unwrap();
+    let before: Vec<Vec<u8>> = files.iter().map(bytes).collect();
+    assert!(String::from_utf8_lossy(&before[0]).contains("chatcmpl-"));
+
+    // Same answers, new ids, a later second: no file is touched.
+    std::thread::sleep(Duration::from_millis(1100));
+    p.evals(&["record", "--no-autosave"]).ok().stderr_has(
+        "wrote 0 cassettes (0 new, 0 changed), 3 unchanged, in evals/cassettes: 3 live calls",
+    );
+    assert_eq!(files.iter().map(bytes).collect::<Vec<_>>(), before);
+    assert_eq!(git_changes(&p), "");
+
+    // One answer changes: only its cassette is rewritten.
+    changed.lock().unwrap().push(1);
+    p.evals(&["record", "--no-autosave"]).ok().stderr_has(
+        "wrote 1 cassette (0 new, 1 changed), 2 unchanged, in evals/cassettes: 3 live calls",
+    );
+    assert_eq!(
+        git_changes(&p),
+        " M evals/cassettes/local/m1/max-64/d/c1.json\n"
+    );
+    assert!(
+        p.read("evals/cassettes/local/m1/max-64/d/c1.json")
+            .contains("b1")
+    );
+}
