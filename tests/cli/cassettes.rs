@@ -1597,23 +1597,7 @@ impl Respond for Fresh {
 
 /// `git status --porcelain` of the cassette folder: the cassettes a re-record changed.
 fn git_changes(p: &Project) -> String {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args([
-            "-c",
-            "commit.gpgsign=false",
-            "status",
-            "--porcelain",
-            "--",
-            CASSETTES,
-        ])
-        .current_dir(p.path())
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .output_bounded()
-        .expect("git");
-    assert!(out.status.success(), "git status");
-    String::from_utf8(out.stdout).expect("utf-8")
+    p.git(&["status", "--porcelain", "--", CASSETTES])
 }
 
 #[test]
@@ -1635,30 +1619,9 @@ fn re_recording_the_same_answers_with_fresh_ids_rewrote_every_cassette() {
     p.evals(&["record", "--no-autosave"]).ok().stderr_has(
         "wrote 3 cassettes (3 new, 0 changed), 0 unchanged, in evals/cassettes: 3 live calls",
     );
-    for args in [
-        &["init", "-q"][..],
-        &["add", "-A"],
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-            "commit",
-            "-qm",
-            "recorded",
-        ],
-    ] {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(p.path())
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
-            .output_bounded()
-            .expect("git");
-        assert!(out.status.success(), "git {args:?}");
-    }
+    p.git(&["init", "-q"]);
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-qm", "recorded"]);
     let files = files_under(&p.path().join(CASSETTES));
     assert_eq!(files.len(), 3, "{files:?}");
     let bytes = |f: &PathBuf| std::fs::read(f).unwrap();
