@@ -798,6 +798,13 @@ mod tests {
             kind(CallError::Transport("HTTP 500".into())),
             CaseErrorKind::Transport
         );
+        // A local server that is not running: a transport error of the case, never a 0.
+        assert_eq!(
+            kind(CallError::NotListening(
+                "nothing listens on 127.0.0.1:8000: is the server running?".into()
+            )),
+            CaseErrorKind::Transport
+        );
         use crate::cassette::CassetteError;
         let at = std::path::PathBuf::from("a.json");
         assert_eq!(
