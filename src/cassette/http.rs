@@ -257,6 +257,12 @@ pub enum CallError {
     /// Network failure, timeout, or a non-retryable/exhausted HTTP failure.
     #[error("{0}")]
     Transport(String),
+    /// A connection refused at a loopback or private address (`127.0.0.1`, `localhost`,
+    /// `10.x`, `192.168.x`, `fc00::/7`...): a local server that is not running, which no wait
+    /// mends, so it is not retried (a refused remote host is a [`CallError::Transport`] and
+    /// is). Counts as a transport error of the case.
+    #[error("{0}")]
+    NotListening(String),
     /// Replay found no recording: the nearest one, the field-by-field diff and the hint.
     #[error("{0}")]
     Miss(Box<Miss>),

@@ -96,7 +96,7 @@ impl LiveClient {
         let mut response = builder
             .send()
             .await
-            .map_err(|e| CallError::Transport(format!("{what}: {}", self.describe(&e))))?;
+            .map_err(|e| self.send_error(&what, &target, &e))?;
         let status = response.status().as_u16();
         let mut headers: Vec<(String, String)> = response
             .headers()
@@ -163,22 +163,34 @@ impl LiveClient {
         })
     }
 
+    /// The error of a request that got no response. A connection refused at a loopback or
+    /// private address is a local server that is not running: [`CallError::NotListening`],
+    /// which is not retried (waiting 15 seconds of back-off per case mends nothing); any
+    /// other failure is a [`CallError::Transport`].
+    fn send_error(&self, what: &str, target: &str, error: &reqwest::Error) -> CallError {
+        if caused_by(error, std::io::ErrorKind::ConnectionRefused)
+            && let Some(at) = local_address(target)
+        {
+            return CallError::NotListening(format!(
+                "{what}: nothing listens on {at}: is the server running?"
+            ));
+        }
+        CallError::Transport(format!("{what}: {}", self.describe(error)))
+    }
+
     fn describe(&self, error: &reqwest::Error) -> String {
         if error.is_timeout() {
             return format!("timed out after {}", human_duration(self.timeout));
         }
         // The innermost cause says what happened ("Connection refused (os error 111)").
+        if caused_by(error, std::io::ErrorKind::ConnectionRefused) {
+            return "connection refused".into();
+        }
+        if caused_by(error, std::io::ErrorKind::TimedOut) {
+            return format!("timed out after {}", human_duration(self.timeout));
+        }
         let mut source: &dyn std::error::Error = error;
         while let Some(next) = source.source() {
-            if let Some(io) = next.downcast_ref::<std::io::Error>() {
-                match io.kind() {
-                    std::io::ErrorKind::ConnectionRefused => return "connection refused".into(),
-                    std::io::ErrorKind::TimedOut => {
-                        return format!("timed out after {}", human_duration(self.timeout));
-                    }
-                    _ => {}
-                }
-            }
             source = next;
         }
         if error.is_connect() {
@@ -187,6 +199,49 @@ impl LiveClient {
             source.to_string()
         }
     }
+}
+
+/// Whether an I/O error of `kind` is among the causes of `error`.
+fn caused_by(error: &reqwest::Error, kind: std::io::ErrorKind) -> bool {
+    let mut source: &dyn std::error::Error = error;
+    while let Some(next) = source.source() {
+        if next
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == kind)
+        {
+            return true;
+        }
+        source = next;
+    }
+    false
+}
+
+/// `host:port` of `url` when its host is this machine or a private network: `localhost`
+/// (and `*.localhost`), a loopback address (`127.0.0.0/8`, `::1`), `0.0.0.0` (which
+/// connects to this machine; servers print it), a private IPv4 range (`10/8`,
+/// `172.16/12`, `192.168/16`) or an IPv6 unique local one (`fc00::/7`); `None` for any
+/// other host (a name is taken for remote: it may be a server still starting up).
+pub(crate) fn local_address(url: &str) -> Option<String> {
+    use std::net::{IpAddr, Ipv4Addr};
+    let url = reqwest::Url::parse(url).ok()?;
+    let port = url.port_or_known_default()?;
+    // An IPv6 host is written in brackets (`[::1]`), as `host:port` needs it.
+    let host = url.host_str()?;
+    let v4 = |ip: Ipv4Addr| ip.is_loopback() || ip.is_private() || ip.is_unspecified();
+    let local = match host.trim_start_matches('[').trim_end_matches(']').parse() {
+        Ok(IpAddr::V4(ip)) => v4(ip),
+        Ok(IpAddr::V6(ip)) => match ip.to_ipv4_mapped() {
+            Some(mapped) => v4(mapped),
+            None => {
+                ip.is_loopback() || ip.is_unspecified() || (ip.segments()[0] & 0xfe00) == 0xfc00
+            }
+        },
+        Err(_) => {
+            let name = host.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+    };
+    local.then(|| format!("{host}:{port}"))
 }
 
 impl Upstream for LiveClient {
@@ -249,15 +304,78 @@ mod tests {
             let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             listener.local_addr().unwrap().port()
         };
-        let url = format!("http://127.0.0.1:{port}/v1");
-        let err = client
-            .send(prompt_to(&url), &Route::default(), any_2xx)
+        // Refused on loopback: a local server that is not running, said as such.
+        for host in ["127.0.0.1", "localhost"] {
+            let url = format!("http://{host}:{port}/v1");
+            let err = client
+                .send(prompt_to(&url), &Route::default(), any_2xx)
+                .await
+                .unwrap_err();
+            assert_eq!(
+                err,
+                CallError::NotListening(format!(
+                    "POST {url}: nothing listens on {host}:{port}: is the server running?"
+                ))
+            );
+        }
+        // A redirected request names the address it was sent to.
+        let canonical = "https://api.example.com/v1";
+        let redirected = LiveClient::new(
+            Duration::from_secs(5),
+            vec![(canonical.into(), format!("http://127.0.0.1:{port}/v1"))],
+        )
+        .unwrap();
+        let err = redirected
+            .send(
+                prompt_to(&format!("{canonical}/chat")),
+                &Route::default(),
+                any_2xx,
+            )
             .await
             .unwrap_err();
         assert_eq!(
-            err,
-            CallError::Transport(format!("POST {url}: connection refused"))
+            err.to_string(),
+            format!(
+                "POST {canonical}/chat (sent to http://127.0.0.1:{port}/v1/chat): nothing listens on 127.0.0.1:{port}: is the server running?"
+            )
         );
+    }
+
+    #[test]
+    fn loopback_private_and_localhost_addresses_are_local_and_the_rest_remote() {
+        for (url, at) in [
+            ("http://127.0.0.1:8000/v1", "127.0.0.1:8000"),
+            ("http://127.3.2.1:9", "127.3.2.1:9"),
+            ("http://localhost:11434/v1", "localhost:11434"),
+            ("http://LocalHost./v1", "localhost.:80"),
+            ("http://vllm.localhost:8000", "vllm.localhost:8000"),
+            ("http://0.0.0.0:8000/v1", "0.0.0.0:8000"),
+            ("http://10.1.2.3:8080", "10.1.2.3:8080"),
+            ("http://172.16.0.9:80", "172.16.0.9:80"),
+            ("http://172.31.255.1:80", "172.31.255.1:80"),
+            ("https://192.168.1.20/v1", "192.168.1.20:443"),
+            ("http://[::1]:8000/v1", "[::1]:8000"),
+            ("http://[fd12:3456::1]:8000", "[fd12:3456::1]:8000"),
+            ("http://[fc00::1]:1", "[fc00::1]:1"),
+            ("http://[::ffff:127.0.0.1]:8000", "[::ffff:7f00:1]:8000"),
+        ] {
+            assert_eq!(local_address(url).as_deref(), Some(at), "{url}");
+        }
+        for remote in [
+            "https://api.openai.com/v1",
+            "http://8.8.8.8:80",
+            "http://172.32.0.1:80",
+            "http://172.15.255.255:80",
+            "http://192.169.0.1",
+            "http://11.0.0.1",
+            "http://[2001:db8::1]:80",
+            "http://[fe00::1]:80",
+            "http://vllm:8000/v1",
+            "http://localhost.example.com/v1",
+            "not a url",
+        ] {
+            assert_eq!(local_address(remote), None, "{remote}");
+        }
     }
 
     #[tokio::test]

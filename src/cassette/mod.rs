@@ -11,6 +11,7 @@
 //! - `fingerprint`: what makes two requests the same.
 //! - `format`: the file's types and version, loading with clear errors.
 //! - `store`: where each cassette lives (the one owner of the layout), atomic writes.
+//! - `volatile`: the response fields a re-record may change without rewriting the file.
 //! - `matcher`: FIFO replay by fingerprint; the field diff of two requests.
 //! - `miss`: a replay miss as data ([`Miss`]): the nearest recording and the diff.
 //! - `session`: the `Transport` and its per-case [`Session`]s, record and replay.
@@ -34,6 +35,7 @@ mod session;
 mod sse;
 pub mod status;
 mod store;
+pub mod volatile;
 
 pub use crate::error::{CassetteError, SecretPlace};
 pub(crate) use format::{CassetteContender, dig};

@@ -47,6 +47,10 @@ pub struct CassetteOptions {
     /// A recorded response body larger than this is an error of its case on replay (the
     /// live client refuses one while reading it, as the live client does while reading it).
     pub max_response_bytes: u64,
+    /// Dotted paths of a model's response (`id`, `created`, `system_fingerprint`...) a
+    /// re-record may change without rewriting the cassette: the defaults and
+    /// `cassettes.volatile_fields` ([`super::volatile::volatile_fields`]).
+    pub volatile_fields: Vec<String>,
 }
 
 impl Default for CassetteOptions {
@@ -58,6 +62,7 @@ impl Default for CassetteOptions {
             redact_query: Vec::new(),
             secrets: Vec::new(),
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            volatile_fields: super::volatile::volatile_fields(&[]),
         }
     }
 }
@@ -451,7 +456,12 @@ impl Session {
             evals_version: env!("CARGO_PKG_VERSION").to_string(),
             interactions: state.exchanged,
         };
-        match store::write(&self.path, &cassette, &self.redactor) {
+        match store::write(
+            &self.path,
+            &cassette,
+            &self.redactor,
+            &self.options.volatile_fields,
+        ) {
             Ok(written) => {
                 let mut t = self.tally.lock().unwrap_or_else(PoisonError::into_inner);
                 match written {
@@ -619,6 +629,7 @@ impl Session {
     fn scrub_error(&self, e: CallError) -> CallError {
         match e {
             CallError::Transport(m) => CallError::Transport(self.redactor.scrub_str(&m)),
+            CallError::NotListening(m) => CallError::NotListening(self.redactor.scrub_str(&m)),
             CallError::TooLarge(m) => CallError::TooLarge(self.redactor.scrub_str(&m)),
             other => other,
         }
@@ -794,7 +805,7 @@ mod tests {
             redact: vec![],
             redact_query: vec!["session".into()],
             secrets: vec![KEY.into()],
-            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            ..CassetteOptions::default()
         }
     }
 

@@ -223,7 +223,7 @@ mod tests {
                 .collect(),
             redact_query: vec![],
             secrets: vec![],
-            max_response_bytes: crate::cassette::DEFAULT_MAX_RESPONSE_BYTES,
+            ..CassetteOptions::default()
         }
     }
 

@@ -241,35 +241,21 @@ pub(crate) enum Written {
     New,
     /// The old one differed and was replaced.
     Changed,
-    /// The old one says the same, byte for byte, but for when and by which version it was
-    /// recorded and the latencies: it is left as it was, not rewritten.
+    /// The old one says the same but for when and by which version it was recorded, the
+    /// latencies and the volatile fields ([`super::volatile`]): it is left as it was, not
+    /// rewritten.
     Unchanged,
 }
 
-/// The bytes `new` would have if it had been recorded when `old` was: `old`'s
-/// `recorded_at`, `evals_version` and, exchange by exchange, latencies. Equal to `old`'s
-/// bytes exactly when the recording says the same thing.
-fn as_if_recorded_like(new: &Cassette, old: &Cassette) -> Option<String> {
-    if new.interactions.len() != old.interactions.len() {
-        return None;
-    }
-    let mut same = new.clone();
-    same.recorded_at = old.recorded_at;
-    same.evals_version = old.evals_version.clone();
-    for (n, o) in same.interactions.iter_mut().zip(&old.interactions) {
-        n.latency_ms = o.latency_ms;
-    }
-    same.to_pretty_json().ok()
-}
-
 /// Serializes, scans for secrets, and writes atomically, unless the file there already says
-/// the same ([`Written::Unchanged`]: not rewritten, so its date and git diff stay quiet). A
-/// secret still present after scrubbing stops the write; the error names its kind, never
-/// its value.
+/// the same apart from the `volatile` fields ([`Written::Unchanged`]: not rewritten, so its
+/// bytes, its date and the git diff stay quiet). A secret still present after scrubbing
+/// stops the write; the error names its kind, never its value.
 pub(crate) fn write(
     path: &Path,
     cassette: &Cassette,
     redactor: &Redactor,
+    volatile: &[String],
 ) -> Result<Written, WriteError> {
     let text = cassette.to_pretty_json().map_err(|e| {
         WriteError::Refused(CassetteError::Unserializable {
@@ -290,10 +276,12 @@ pub(crate) fn write(
         // Unreadable: replace it, as before.
         Err(_) => Written::Changed,
         Ok(old_text) => {
+            // Both sides as their files read back, so a body kept `raw` on one side and
+            // as `body` on the other compares by what it says.
             let same = super::format::parse(&old_text, path)
                 .ok()
-                .and_then(|old| as_if_recorded_like(cassette, &old))
-                .is_some_and(|t| t == old_text);
+                .zip(super::format::parse(&text, path).ok())
+                .is_some_and(|(old, new)| super::volatile::says_the_same(&new, &old, volatile));
             if same {
                 return Ok(Written::Unchanged);
             }
@@ -522,6 +510,150 @@ mod tests {
                 dir.path().join("a/.evals-tmp-x.json"),
                 dir.path().join("a/b/c.json")
             ]
+        );
+    }
+}
+
+#[cfg(test)]
+mod quiet_rewrites {
+    use std::collections::BTreeMap;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::cassette::format::{
+        CassetteContender, FORMAT, Interaction, RecordedRequest, RecordedResponse,
+    };
+    use crate::cassette::volatile::volatile_fields;
+
+    /// A cassette of one chat exchange answering `content`, as the server numbered it
+    /// (`n`: its id, its `created` time, its fingerprint and the latency).
+    fn recorded(n: u64, content: &str, upstream: Option<&str>) -> Cassette {
+        let body = json!({
+            "id": format!("chatcmpl-{n}"),
+            "created": 1_700_000_000 + n,
+            "system_fingerprint": format!("fp_{n}"),
+            "choices": [{"message": {"role": "assistant", "content": content}}],
+        });
+        Cassette {
+            format: FORMAT,
+            case: "d/c0".into(),
+            contender: CassetteContender {
+                id: "local/m1".into(),
+                provider: "local".into(),
+                model: "m1".into(),
+                effort: None,
+                temperature: None,
+                max_tokens: Some(64),
+            },
+            recorded_at: chrono::DateTime::from_timestamp(1_700_000_000 + n as i64, 0)
+                .expect("a valid time"),
+            evals_version: format!("0.{n}.0"),
+            interactions: vec![Interaction {
+                fingerprint: "f".repeat(64),
+                request: RecordedRequest {
+                    method: "POST".into(),
+                    url: "http://127.0.0.1:1/v1/chat/completions".into(),
+                    headers: BTreeMap::new(),
+                    body: Some(json!({"model": "m1", "messages": []})),
+                    raw: None,
+                },
+                response: RecordedResponse {
+                    status: 200,
+                    headers: BTreeMap::new(),
+                    body,
+                    raw: None,
+                },
+                latency_ms: 100 + n,
+                usage: None,
+                upstream: upstream.map(str::to_string),
+            }],
+        }
+    }
+
+    fn write_it(path: &Path, c: &Cassette) -> Written {
+        let redactor = Redactor::new(&[], &[]);
+        write(path, c, &redactor, &volatile_fields(&[])).unwrap()
+    }
+
+    #[test]
+    fn a_re_record_differing_only_in_volatile_fields_leaves_the_file_byte_for_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c0.json");
+        assert_eq!(write_it(&path, &recorded(1, "hi", None)), Written::New);
+        let before = std::fs::read(&path).unwrap();
+        assert_eq!(
+            write_it(&path, &recorded(2, "hi", None)),
+            Written::Unchanged
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        // A changed answer is rewritten, with the new ids.
+        assert_eq!(
+            write_it(&path, &recorded(3, "hello", None)),
+            Written::Changed
+        );
+        let after = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            after.contains("chatcmpl-3") && after.contains("hello"),
+            "{after}"
+        );
+    }
+
+    #[test]
+    fn a_body_kept_raw_in_the_providers_key_order_compares_by_what_it_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c0.json");
+        let raw = |n: u64| {
+            let mut c = recorded(n, "hi", None);
+            let text = format!(
+                "{{\"id\":\"chatcmpl-{n}\",\"choices\":[{{\"message\":{{\"role\":\"assistant\",\"content\":\"hi\"}}}}],\"created\":{n}}}"
+            );
+            c.interactions[0].response.body = serde_json::from_str::<Value>(&text).unwrap();
+            c.interactions[0].response.raw = Some(text);
+            c
+        };
+        assert_eq!(write_it(&path, &raw(1)), Written::New);
+        let before = std::fs::read(&path).unwrap();
+        assert!(String::from_utf8_lossy(&before).contains("\"raw\""));
+        assert_eq!(write_it(&path, &raw(2)), Written::Unchanged);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+
+    #[test]
+    fn another_apis_changed_id_is_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c0.json");
+        write_it(&path, &recorded(1, "hi", Some("orders")));
+        assert_eq!(
+            write_it(&path, &recorded(2, "hi", Some("orders"))),
+            Written::Changed
+        );
+        // Apart from the recording's own date, version and latency, it is the same.
+        let mut again = recorded(2, "hi", Some("orders"));
+        again.recorded_at = recorded(9, "", None).recorded_at;
+        again.interactions[0].latency_ms = 1;
+        assert_eq!(write_it(&path, &again), Written::Unchanged);
+    }
+
+    #[test]
+    fn a_volatile_field_the_user_names_is_quiet_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c0.json");
+        let traced = |trace: &str| {
+            let mut c = recorded(1, "hi", None);
+            c.interactions[0].response.body["meta"] = json!({"trace": trace});
+            c
+        };
+        let redactor = Redactor::new(&[], &[]);
+        let extended = volatile_fields(&["meta.trace".into()]);
+        write(&path, &traced("t1"), &redactor, &extended).unwrap();
+        assert_eq!(
+            write(&path, &traced("t2"), &redactor, &extended).unwrap(),
+            Written::Unchanged
+        );
+        assert_eq!(
+            write(&path, &traced("t3"), &redactor, &volatile_fields(&[])).unwrap(),
+            Written::Changed
         );
     }
 }

@@ -326,6 +326,7 @@ Examples:
     pub(crate) const CASSETTES: &str = "\
 Examples:
   evals cassettes status                   recorded, missing, stale, unused
+  evals cassettes status --check           the same, exit 1 if any is missing or stale (CI)
   evals cassettes scan                     exit 1 naming each file with a secret
   evals cassettes prune -n                 what an unused-cassette prune removes";
     pub(crate) const SCAN: &str = "\
@@ -334,7 +335,8 @@ Examples:
   evals cassettes scan evals/cassettes/openai fixtures/";
     pub(crate) const STATUS: &str = "\
 Examples:
-  evals cassettes status                   per case and contender";
+  evals cassettes status                   per case and contender
+  evals cassettes status --check           in CI: exit 1 if any is missing, stale or corrupt";
     pub(crate) const PRUNE: &str = "\
 Examples:
   evals cassettes prune -n                 list what would be removed
@@ -818,9 +820,15 @@ pub(crate) enum CassettesCommand {
         /// Files or folders (default: the suite's cassettes).
         paths: Vec<PathBuf>,
     },
-    /// Per case and contender: recorded, missing, stale or unused; exit 1 if any is missing or stale.
+    /// Per case and contender: recorded, missing, stale or unused (--check: exit 1 if any
+    /// is missing or stale).
     #[command(after_help = examples::STATUS)]
-    Status,
+    Status {
+        /// Exit 1 when any cassette is missing, stale or corrupt, 0 when all are fresh (for
+        /// CI); without it the listing exits 0.
+        #[arg(long)]
+        check: bool,
+    },
     /// Remove cassettes no case and contender uses.
     #[command(after_help = examples::PRUNE)]
     Prune {

@@ -15,7 +15,7 @@ use llm_evals::suite::{Suite, discovery};
 pub(crate) fn run(suite: Option<&Suite>, cmd: &CassettesCommand, out: &Out) -> Result<i32> {
     match cmd {
         CassettesCommand::Scan { paths } => scan(suite, paths, out),
-        CassettesCommand::Status => status(suite.ok_or_else(no_suite)?, out),
+        CassettesCommand::Status { check } => status(suite.ok_or_else(no_suite)?, *check, out),
         CassettesCommand::Prune { dry_run } => prune(suite.ok_or_else(no_suite)?, *dry_run, out),
     }
 }
@@ -130,7 +130,9 @@ fn refuse_unless_every_case_found(suite: &Suite) -> Result<()> {
     )))
 }
 
-fn status(suite: &Suite, out: &Out) -> Result<i32> {
+/// The listing and its counts; with `check`, exit 1 when something must be recorded (a
+/// cassette missing, stale or corrupt), so CI can stop on it.
+fn status(suite: &Suite, check: bool, out: &Out) -> Result<i32> {
     let report = cassette_status(suite)?;
     let (rows, unused, partial) = (&report.entries, &report.unused, &report.partial);
     let mut t = table(vec![
@@ -222,6 +224,8 @@ fn status(suite: &Suite, out: &Out) -> Result<i32> {
                 "missing, stale or corrupt"
             }
         ));
+    }
+    if check && report.needs_recording() {
         Ok(exit::FAILED)
     } else {
         Ok(exit::OK)

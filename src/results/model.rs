@@ -392,7 +392,7 @@ impl From<crate::cassette::CallError> for CaseError {
     fn from(e: crate::cassette::CallError) -> CaseError {
         use crate::cassette::{CallError, CassetteError};
         let kind = match &e {
-            CallError::Transport(..) => CaseErrorKind::Transport,
+            CallError::Transport(..) | CallError::NotListening(..) => CaseErrorKind::Transport,
             CallError::Miss(..) => CaseErrorKind::Miss,
             CallError::Cassette(
                 CassetteError::SecretRefused { .. } | CassetteError::Unwritable { .. },
@@ -810,6 +810,13 @@ mod tests {
         let kind = |e: CallError| CaseError::from(e).kind;
         assert_eq!(
             kind(CallError::Transport("HTTP 500".into())),
+            CaseErrorKind::Transport
+        );
+        // A local server that is not running: a transport error of the case, never a 0.
+        assert_eq!(
+            kind(CallError::NotListening(
+                "nothing listens on 127.0.0.1:8000: is the server running?".into()
+            )),
             CaseErrorKind::Transport
         );
         use crate::cassette::CassetteError;

@@ -1075,6 +1075,9 @@ pub(crate) fn cassette_options(suite: &Suite, extra: Vec<String>) -> Result<Cass
         redact_query,
         secrets,
         max_response_bytes: suite.config.cassettes.response_limit(),
+        volatile_fields: crate::cassette::volatile::volatile_fields(
+            &suite.config.cassettes.volatile_fields,
+        ),
     })
 }
 

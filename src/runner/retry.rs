@@ -2,7 +2,9 @@
 //! wait mends it: `insufficient_quota`, billing, a bad key), a 2xx the provider calls a
 //! transient failure (an error object saying the server failed or is overloaded), and
 //! dropped connections or timeouts are retried, up to 5 attempts in all, after `Retry-After` (seconds or an HTTP
-//! date) or else 1, 2, 4, 8 seconds with jitter. A wait over 5 minutes is not retried.
+//! date) or else 1, 2, 4, 8 seconds with jitter. A wait over 5 minutes is not retried. A
+//! connection refused at a loopback or private address ([`CallError::NotListening`]: a local
+//! server that is not running) fails at once; one refused by a remote host is retried.
 
 use std::time::Duration;
 
@@ -91,6 +93,9 @@ impl RetryPolicy {
             }
             Ok(r) => (format!("HTTP {}", r.status), retry_after(r)),
             Err(CallError::Transport(m)) => (m.clone(), None),
+            // Nothing listens at a local address: no wait starts the server, and every case
+            // of the contender would wait 15 seconds to learn it.
+            Err(CallError::NotListening(_)) => return Decision::Accept,
             Err(_) => return Decision::Accept,
         };
         if attempt >= self.max_attempts {
@@ -239,6 +244,23 @@ mod tests {
             p.decide(5, &e, any_2xx, 0),
             Decision::GiveUp("connection reset (after 5 attempts)".into())
         );
+    }
+
+    #[test]
+    fn nothing_listening_on_a_local_server_fails_at_once_and_a_refused_remote_is_retried() {
+        let p = RetryPolicy::default();
+        let local: Result<HttpResponse, CallError> = Err(CallError::NotListening(
+            "POST http://127.0.0.1:9/v1: nothing listens on 127.0.0.1:9: is the server running?"
+                .into(),
+        ));
+        assert_eq!(p.decide(1, &local, any_2xx, 0), Decision::Accept);
+        let remote: Result<HttpResponse, CallError> = Err(CallError::Transport(
+            "POST https://api.example.com/v1: connection refused".into(),
+        ));
+        assert!(matches!(
+            p.decide(1, &remote, any_2xx, 0),
+            Decision::Retry(_)
+        ));
     }
 
     /// OpenAI's "out of credit" 429 (the body openai-python's docs and its issue #1051

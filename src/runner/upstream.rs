@@ -197,6 +197,99 @@ mod tests {
         assert_eq!(at, vec![0, 1, 3, 7, 15]);
     }
 
+    /// A real port bound, then closed: nothing listens there.
+    fn closed_port() -> u16 {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    }
+
+    #[tokio::test]
+    async fn a_refused_loopback_server_errors_at_once_with_no_back_off() {
+        let port = closed_port();
+        let live = crate::cassette::LiveClient::new(Duration::from_secs(5), vec![]).unwrap();
+        // The default policy: a retried refusal would wait 1 + 2 + 4 + 8 seconds.
+        let s = Scheduled::new(Arc::new(live), RetryPolicy::default());
+        let url = format!("http://127.0.0.1:{port}/v1/chat/completions");
+        let local = route("local");
+        let call = s.send(req(&url), &local, any_2xx);
+        // A deadline, not a benchmark: no back-off fits in it.
+        let err = tokio::time::timeout(Duration::from_secs(1), call)
+            .await
+            .expect("a refused loopback call fails within a second")
+            .unwrap_err();
+        assert_eq!(
+            err,
+            CallError::NotListening(format!(
+                "POST {url}: nothing listens on 127.0.0.1:{port}: is the server running?"
+            ))
+        );
+    }
+
+    /// Refuses every call, as a remote host or a local server would.
+    struct Refusing {
+        local: bool,
+        seen: Mutex<Vec<Duration>>,
+        start: Instant,
+    }
+
+    impl Upstream for Refusing {
+        fn send<'a>(
+            &'a self,
+            _req: HttpRequest,
+            _route: &'a Route,
+            _accept: Accept,
+        ) -> UpstreamFuture<'a> {
+            Box::pin(async move {
+                self.seen.lock().unwrap().push(Instant::now() - self.start);
+                Err(if self.local {
+                    CallError::NotListening(
+                        "POST http://10.0.0.2:8000/v1: nothing listens on 10.0.0.2:8000: is the server running?".into(),
+                    )
+                } else {
+                    CallError::Transport(
+                        "POST https://api.example.com/v1: connection refused".into(),
+                    )
+                })
+            })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refused_remote_host_keeps_its_retries_and_a_local_one_gets_none() {
+        let policy = RetryPolicy {
+            jitter: 0.0,
+            ..RetryPolicy::default()
+        };
+        for (local, attempts) in [(false, vec![0, 1, 3, 7, 15]), (true, vec![0])] {
+            let refusing = Arc::new(Refusing {
+                local,
+                seen: Mutex::new(vec![]),
+                start: Instant::now(),
+            });
+            let s = Scheduled::new(refusing.clone(), policy.clone());
+            let err = s.send(req("a"), &route("v"), any_2xx).await.unwrap_err();
+            let at: Vec<u64> = refusing
+                .seen
+                .lock()
+                .unwrap()
+                .iter()
+                .map(Duration::as_secs)
+                .collect();
+            assert_eq!(at, attempts, "local: {local}");
+            if local {
+                assert!(matches!(err, CallError::NotListening(_)), "{err:?}");
+            } else {
+                assert_eq!(
+                    err,
+                    CallError::Transport(
+                        "POST https://api.example.com/v1: connection refused (after 5 attempts)"
+                            .into()
+                    )
+                );
+            }
+        }
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_pause_holds_other_calls_to_the_vendor_only() {
         let script = Arc::new(Script {

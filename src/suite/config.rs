@@ -667,6 +667,12 @@ pub struct CassettesConfig {
     /// history by its size. At most [`bounds::MAX_BODY_BYTES`].
     #[serde(default, deserialize_with = "max_response_bytes")]
     pub max_response_bytes: Option<u64>,
+    /// Response fields a re-record may change without rewriting the cassette (dotted paths
+    /// from the root of a model's response body or stream event), beside the built-in ones
+    /// ([`crate::cassette::volatile::DEFAULT_VOLATILE_FIELDS`]: `id`, `created`,
+    /// `system_fingerprint`...).
+    #[serde(default)]
+    pub volatile_fields: Vec<String>,
 }
 
 impl CassettesConfig {
@@ -885,6 +891,7 @@ const SECTION_KEYS: &[(&str, &[&str])] = &[
             "redact",
             "redact_query",
             "max_response_bytes",
+            "volatile_fields",
         ],
     ),
     ("errors", &["abort_after"]),

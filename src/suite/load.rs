@@ -179,6 +179,17 @@ impl Suite {
                  body a call may return, in bytes (default 8388608, 8 MiB)"
             )));
         }
+        // A path with an empty or spaced segment names no field: it would quiet nothing.
+        if let Some(bad) = config.cassettes.volatile_fields.iter().find(|f| {
+            f.split('.')
+                .any(|s| s.is_empty() || s.chars().any(char::is_whitespace))
+        }) {
+            return Err(Error::Config(format!(
+                "{display_path}: cassettes.volatile_fields: '{bad}' is not a field's path; \
+                 write a response field as a dotted path from the body's root, e.g. \
+                 meta.trace_id"
+            )));
+        }
         if let Some(AdapterConfig::Exec {
             max_request_bytes: Some(0),
             ..

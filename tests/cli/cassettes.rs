@@ -218,7 +218,7 @@ fn a_changed_prompt_misses_in_replay_with_the_diff_and_the_record_hint() {
     assert_eq!(d.cell("local/m1", "errors"), "1");
     d.stderr_has("1 case errored");
 
-    let status = p.evals(&["cassettes", "status"]).code(1);
+    let status = p.evals(&["cassettes", "status", "--check"]).code(1);
     let stale: Vec<&str> = status
         .stdout
         .lines()
@@ -251,7 +251,7 @@ fn a_changed_prompt_misses_in_replay_with_the_diff_and_the_record_hint() {
     again.stop();
     p.evals(&["run", "--cassettes", "replay", "--no-autosave", "-c", "c1"])
         .ok();
-    p.evals(&["cassettes", "status"])
+    p.evals(&["cassettes", "status", "--check"])
         .code(1)
         .stdout_has("1 recorded, 0 missing, 1 stale, 0 unused");
 }
@@ -518,7 +518,7 @@ fn a_corrupt_or_future_format_cassette_is_an_error_naming_the_file() {
     ));
     assert_eq!(d.cell("local/m1", "errors"), "1");
     // `cassettes status` does not pass over it either: it lists it as corrupt.
-    p.evals(&["cassettes", "status"])
+    p.evals(&["cassettes", "status", "--check"])
         .code(1)
         .stderr_has(&format!("warning: {file}: format 99 is newer"));
 }
@@ -533,7 +533,7 @@ fn cassettes_status_stopped_listing_at_the_first_corrupt_cassette() {
     let file = |c: &str| format!("{CASSETTES}/local/m1/max-64/d/{c}.json");
     p.write(&file("c0"), "{\n  \"format\": 1,\n  \"interactions\": [\n");
     p.write(&file("c1"), "not json at all");
-    let d = p.evals(&["cassettes", "status"]).code(1);
+    let d = p.evals(&["cassettes", "status", "--check"]).code(1);
     for (status, case) in [("corrupt", "c0"), ("corrupt", "c1"), ("recorded", "c2")] {
         let row = d
             .stdout
@@ -1559,4 +1559,149 @@ fn two_models_sharing_a_cassette_folder_replayed_each_others_recordings() {
     p.evals(&["run", "--no-autosave"]).code(2).stderr_has(
         "error: evals/.llm-evals.config.yml: contenders local/a/b and local/a__b share one cassette folder, local/a__b/max-64: each would replay the other's recordings; rename one of the models (a `/` in a model is `__` in the folder)\n",
     );
+}
+
+/// Answers `case N` with `aN` (`bN` once N is in `changed`), with a fresh `id`, `created`
+/// and `system_fingerprint` on every call, as a real server gives them, and a fresh
+/// `meta.trace_id` that only the suite's `cassettes.volatile_fields` names.
+struct Fresh {
+    calls: std::sync::atomic::AtomicU64,
+    changed: std::sync::Arc<std::sync::Mutex<Vec<u64>>>,
+}
+
+impl Respond for Fresh {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let call = self
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let user = last_user_content(req);
+        let n: u64 = user.trim_start_matches("case ").parse().expect("case N");
+        let letter = if self.changed.lock().unwrap().contains(&n) {
+            "b"
+        } else {
+            "a"
+        };
+        ResponseTemplate::new(200).set_body_json(json!({
+            "id": format!("chatcmpl-{call}"),
+            "object": "chat.completion",
+            "created": 1_700_000_000 + call,
+            "system_fingerprint": format!("fp_{call}"),
+            "choices": [{"index": 0, "message": {"role": "assistant",
+                "content": json!({"answer": format!("{letter}{n}")}).to_string()},
+                "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 3},
+            "meta": {"trace_id": format!("trace-{call}")},
+        }))
+    }
+}
+
+/// `git status --porcelain` of the cassette folder: the cassettes a re-record changed.
+fn git_changes(p: &Project) -> String {
+    p.git(&["status", "--porcelain", "--", CASSETTES])
+}
+
+#[test]
+fn re_recording_the_same_answers_with_fresh_ids_rewrote_every_cassette() {
+    let s = Server::start();
+    let changed = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    s.answer(
+        "/v1/chat/completions",
+        Fresh {
+            calls: 0.into(),
+            changed: changed.clone(),
+        },
+    );
+    let quiet_trace = format!(
+        "{}cassettes:\n  volatile_fields: [meta.trace_id]\n",
+        local(&s.uri())
+    );
+    let p = suite("Answer in JSON.", &quiet_trace, &numbered_cases(3));
+    p.evals(&["record", "--no-autosave"]).ok().stderr_has(
+        "wrote 3 cassettes (3 new, 0 changed), 0 unchanged, in evals/cassettes: 3 live calls",
+    );
+    p.git(&["init", "-q"]);
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-qm", "recorded"]);
+    let files = files_under(&p.path().join(CASSETTES));
+    assert_eq!(files.len(), 3, "{files:?}");
+    let bytes = |f: &PathBuf| std::fs::read(f).unwrap();
+    let before: Vec<Vec<u8>> = files.iter().map(bytes).collect();
+    assert!(String::from_utf8_lossy(&before[0]).contains("chatcmpl-"));
+
+    // Same answers, new ids, a later second: no file is touched.
+    std::thread::sleep(Duration::from_millis(1100));
+    p.evals(&["record", "--no-autosave"]).ok().stderr_has(
+        "wrote 0 cassettes (0 new, 0 changed), 3 unchanged, in evals/cassettes: 3 live calls",
+    );
+    assert_eq!(files.iter().map(bytes).collect::<Vec<_>>(), before);
+    assert_eq!(git_changes(&p), "");
+
+    // One answer changes: only its cassette is rewritten.
+    changed.lock().unwrap().push(1);
+    p.evals(&["record", "--no-autosave"]).ok().stderr_has(
+        "wrote 1 cassette (0 new, 1 changed), 2 unchanged, in evals/cassettes: 3 live calls",
+    );
+    assert_eq!(
+        git_changes(&p),
+        " M evals/cassettes/local/m1/max-64/d/c1.json\n"
+    );
+    assert!(
+        p.read("evals/cassettes/local/m1/max-64/d/c1.json")
+            .contains("b1")
+    );
+
+    // Without the suite's own volatile field, its fresh trace id is a change.
+    p.write(CONFIG, &config("Answer in JSON.", &local(&s.uri())));
+    p.evals(&["record", "--no-autosave"]).ok().stderr_has(
+        "wrote 3 cassettes (0 new, 3 changed), 0 unchanged, in evals/cassettes: 3 live calls",
+    );
+}
+
+#[test]
+fn a_volatile_field_that_names_no_path_is_a_config_error() {
+    let p = suite(
+        "Answer in JSON.",
+        &format!(
+            "{}cassettes:\n  volatile_fields: [\"meta..trace\"]\n",
+            local("http://127.0.0.1:9")
+        ),
+        &numbered_cases(1),
+    );
+    p.evals(&["run", "--cassettes", "replay", "--no-autosave"])
+        .code(2)
+        .stderr_has("evals/.llm-evals.config.yml: cassettes.volatile_fields: 'meta..trace' is not a field's path; write a response field as a dotted path from the body's root, e.g. meta.trace_id");
+}
+
+#[test]
+fn cassettes_status_check_exits_1_on_missing_or_stale_and_plain_status_lists_with_0() {
+    let mut s = Server::start();
+    s.answer("/v1/chat/completions", PerCase);
+    let providers = local(&s.uri());
+    let p = suite("Answer in JSON.", &providers, &numbered_cases(2));
+    p.evals(&["record", "--no-autosave"]).ok();
+    s.stop();
+    p.evals(&["cassettes", "status", "--help"])
+        .ok()
+        .stdout_has("--check")
+        .stdout_has("evals cassettes status --check");
+    // All fresh: 0, with or without --check.
+    p.evals(&["cassettes", "status", "--check"])
+        .ok()
+        .stdout_has("2 recorded, 0 missing, 0 stale, 0 unused");
+    // A new case: missing. The listing is the same; only --check fails on it.
+    p.write(CASES, &numbered_cases(3));
+    let listed = p.evals(&["cassettes", "status"]).ok();
+    listed.stdout_has("2 recorded, 1 missing, 0 stale, 0 unused");
+    let checked = p.evals(&["cassettes", "status", "--check"]).code(1);
+    assert_eq!(checked.stdout, listed.stdout);
+    checked.stderr_has("run `evals record`");
+    // A prompt edit: every cassette stale.
+    p.write(CASES, &numbered_cases(2));
+    p.write(CONFIG, &config("Answer in JSON, briefly.", &providers));
+    p.evals(&["cassettes", "status"])
+        .ok()
+        .stdout_has("0 recorded, 0 missing, 2 stale, 0 unused");
+    p.evals(&["cassettes", "status", "--check"])
+        .code(1)
+        .stdout_has("0 recorded, 0 missing, 2 stale, 0 unused");
 }

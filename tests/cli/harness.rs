@@ -127,6 +127,27 @@ impl Project {
         std::fs::read_to_string(self.path().join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
     }
 
+    /// Runs git in the project (a test identity, no signing, `main` for a new repository,
+    /// the outer checkout's `GIT_DIR` ignored), asserts it succeeded and returns its stdout.
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args([
+                "-c",
+                "commit.gpgsign=false",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args)
+            .current_dir(self.path())
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .output_bounded()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).expect("git prints utf-8")
+    }
+
     /// The `suite:` line commands print first for a suite at `evals/` with no `suite:` name
     /// (then named after the project's folder, a temp dir's random name here).
     pub fn found(&self) -> String {

@@ -412,3 +412,28 @@ fn the_openai_section_sends_max_completion_tokens_and_its_key() {
         .code(2)
         .stderr_has("OPENAI_API_KEY is not set: openai/gpt-x needs it for live calls");
 }
+
+#[test]
+fn a_dead_local_server_waited_out_the_back_off_on_every_case() {
+    // A real port, bound then closed: nothing listens there.
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let p = suite(&format!(
+        "local:\n  base_url: http://127.0.0.1:{port}/v1\n  models: [m1]\n"
+    ));
+    let started = std::time::Instant::now();
+    // The real back-off (the harness shrinks it): retried, this would take 15 seconds.
+    let d = p.evals(LIVE).env("EVALS_BACKOFF_SCALE", "1").code(1);
+    let took = started.elapsed();
+    // A deadline, not a benchmark: the start of the process and one refused connection.
+    assert!(took < std::time::Duration::from_secs(3), "took {took:?}");
+    d.stderr_has(&format!(
+        "nothing listens on 127.0.0.1:{port}: is the server running?"
+    ));
+    // An error, never a 0.
+    assert_eq!(d.cell("local/m1", "errors"), "1");
+    assert_eq!(d.cell("local/m1", "field_accuracy"), "-");
+    d.stderr_has("1 case errored");
+}

@@ -212,7 +212,7 @@ fn cassettes_status_recorded_stale_missing_unused() {
             .join("evals/cassettes/local/m1/default/d/gone.json"),
     )
     .unwrap();
-    let d = g.evals(&["cassettes", "status"]).code(1);
+    let d = g.evals(&["cassettes", "status", "--check"]).code(1);
     insta::assert_snapshot!("cassettes_status_stdout", d.stdout);
     insta::assert_snapshot!("cassettes_status_stderr", d.stderr);
 }

@@ -3,11 +3,9 @@
 //! pauses on misses), the one request change is shown once, and the comment stays under
 //! GitHub's limit naming every contender.
 
-use std::process::Command;
-
 use serde_json::json;
 
-use crate::harness::{Bounded, Project};
+use crate::harness::Project;
 use crate::mock::{Server, chat, post};
 
 const CASES: usize = 300;
@@ -21,21 +19,7 @@ fn config(uri: &str, system: &str) -> String {
 }
 
 fn git(p: &Project, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args([
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(p.path())
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .output_bounded()
-        .expect("git");
-    assert!(out.status.success(), "git {args:?}");
+    p.git(args);
 }
 
 fn commit(p: &Project, msg: &str) {
