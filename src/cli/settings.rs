@@ -18,8 +18,8 @@ use llm_evals::error::{Error, Result};
 use llm_evals::gate::{self, CheckPlan, MissingBaseline, Rules};
 use llm_evals::history::Location;
 use llm_evals::results::Command as RunCommand;
-use llm_evals::runner::{self, RunPlan};
 use llm_evals::results::Measure;
+use llm_evals::runner::{self, RunPlan};
 use llm_evals::suite::config::{Display, GateConfig};
 use llm_evals::suite::{Overrides, Suite, cases, lineup};
 

@@ -203,7 +203,7 @@ pub fn judge(
 }
 
 /// The gated measures of the compared experiments that a side does not know.
-fn not_measured(c: &Comparison, rules: &Rules) -> Vec<Notice> {
+pub(super) fn not_measured(c: &Comparison, rules: &Rules) -> Vec<Notice> {
     let mut out = Vec::new();
     for m in Measure::ALL {
         if rules.max_increase.of(m).is_none() {

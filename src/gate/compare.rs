@@ -1251,4 +1251,189 @@ mod tests {
                 .is_err()
         );
     }
+
+    /// A case that spent `cost` dollars, `tokens` tokens (half in, half out) in `latency` s.
+    fn spent(id: &str, cost: Option<f64>, tokens: u64, latency: f64) -> CaseResult {
+        let mut c = case(id, Some(1.0), Some(true));
+        c.usage = crate::results::Usage {
+            input_tokens: Some(tokens / 2),
+            output_tokens: Some(tokens - tokens / 2),
+            cost_usd: cost,
+            ..Default::default()
+        };
+        c.latency_s = Some(latency);
+        c
+    }
+
+    #[test]
+    fn a_cost_rise_past_the_allowed_percentage_is_a_typed_regression_in_words() {
+        let b = run(
+            "b",
+            "main",
+            T0,
+            vec![
+                spent("a", Some(0.0206), 1000, 1.0),
+                spent("b", Some(0.0206), 1000, 2.0),
+            ],
+        );
+        // 23% more dollars, 30% more tokens, the p50 latency 1.5 s → 1.65 s (+10%).
+        let n = run(
+            "n",
+            "f",
+            T1,
+            vec![
+                spent("a", Some(0.02535), 1300, 1.1),
+                spent("b", Some(0.02535), 1300, 2.2),
+            ],
+        );
+        let gate = |rules: Rules| compare_with(Some((&b, info(&b))), &n, rules);
+        // Not gated: the figures are there, the check passes.
+        let c = gate(Rules::tolerance(0.02));
+        assert!(c.verdict.passed, "{:?}", c.verdict.reasons);
+        let d = &c.experiments[0];
+        assert_eq!(d.cost_usd.cases, 2);
+        assert!((d.cost_usd.change().unwrap() - 0.2306).abs() < 1e-3);
+        assert_eq!(
+            (d.tokens.baseline, d.tokens.candidate),
+            (Some(2000.0), Some(2600.0))
+        );
+        assert_eq!(d.latency_p50_s.baseline, Some(1.5));
+        assert_eq!(
+            crate::report::verdict::moved(&c),
+            ["cost +23%", "tokens +30%"]
+        );
+        // --max-cost-increase 10: a regression, its reason typed and worded.
+        let c = gate(Rules::tolerance(0.02).max_cost_increase(10.0).unwrap());
+        assert!(!c.verdict.passed);
+        assert!(matches!(
+            c.verdict.reasons.as_slice(),
+            [Reason::Rose {
+                measure: Measure::Cost,
+                ..
+            }]
+        ));
+        assert_eq!(
+            words(&c.verdict.reasons),
+            [
+                "fake/echo [temp 0] · tax: cost rose 23% (0.0412 → 0.0507 USD), more than the 10% allowed"
+            ]
+        );
+        assert_eq!(
+            crate::report::verdict::Terminal::of(&n, &c).line,
+            "evals check: 1 regression in tax-intake (main → f)"
+        );
+        // 50% allowed: passes.
+        assert!(
+            gate(Rules::tolerance(0.02).max_cost_increase(50.0).unwrap())
+                .verdict
+                .passed
+        );
+        // Tokens: 30% over 20 fails, over 30 passes (inclusive).
+        let c = gate(Rules::tolerance(0.02).max_tokens_increase(20.0).unwrap());
+        assert_eq!(
+            words(&c.verdict.reasons),
+            [
+                "fake/echo [temp 0] · tax: tokens rose 30% (2,000 → 2,600 tokens), more than the 20% allowed"
+            ]
+        );
+        assert!(
+            gate(Rules::tolerance(0.02).max_tokens_increase(30.0).unwrap())
+                .verdict
+                .passed
+        );
+        // Latency: +10% over 5 fails, over 10 passes.
+        let c = gate(Rules::tolerance(0.02).max_latency_increase(5.0).unwrap());
+        assert_eq!(
+            words(&c.verdict.reasons),
+            [
+                "fake/echo [temp 0] · tax: p50 latency rose 10% (1.50 → 1.65 s), more than the 5% allowed"
+            ]
+        );
+        assert!(
+            gate(Rules::tolerance(0.02).max_latency_increase(10.0).unwrap())
+                .verdict
+                .passed
+        );
+    }
+
+    #[test]
+    fn an_unknown_cost_on_either_side_is_never_taken_for_zero() {
+        let b = run(
+            "b",
+            "main",
+            T0,
+            vec![spent("a", Some(0.01), 100, 1.0), spent("b", None, 100, 1.0)],
+        );
+        let n = run(
+            "n",
+            "f",
+            T1,
+            vec![
+                spent("a", Some(0.05), 100, 1.0),
+                spent("b", Some(0.05), 100, 1.0),
+            ],
+        );
+        let rules = Rules::tolerance(0.02).max_cost_increase(0.0).unwrap();
+        let c = compare_with(Some((&b, info(&b))), &n, rules);
+        // One baseline case has no cost: the baseline's cost is unknown, not 0.01.
+        let d = &c.experiments[0];
+        assert_eq!(
+            (d.cost_usd.baseline, d.cost_usd.candidate),
+            (None, Some(0.1))
+        );
+        assert_eq!(d.cost_usd.change(), None);
+        assert!(c.verdict.passed, "{:?}", c.verdict.reasons);
+        assert!(crate::report::verdict::moved(&c).is_empty());
+        // The check says so.
+        let plan = super::super::CheckPlan::check(None, rules, super::super::MissingBaseline::Fail);
+        let said: Vec<String> = super::super::check::not_measured(&c, &plan.rules)
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        assert_eq!(said.len(), 1);
+        assert!(
+            said[0].starts_with("--max-cost-increase: the cost of fake/echo [temp 0] · tax is unknown in the baseline, so it could not be compared"),
+            "{said:?}"
+        );
+        // An errored case is left out of the shared cases (its spend stopped short).
+        let mut err = spent("b", Some(0.0), 0, 0.0);
+        err.error = crate::results::testing::error("HTTP 500");
+        let n = run("n", "f", T1, vec![spent("a", Some(0.05), 100, 1.0), err]);
+        let b = run(
+            "b",
+            "main",
+            T0,
+            vec![
+                spent("a", Some(0.01), 100, 1.0),
+                spent("b", Some(0.01), 100, 1.0),
+            ],
+        );
+        let c = compare_with(Some((&b, info(&b))), &n, rules);
+        assert_eq!(c.experiments[0].cost_usd.cases, 1);
+        assert_eq!(c.experiments[0].cost_usd.baseline, Some(0.01));
+    }
+
+    #[test]
+    fn a_negative_or_endless_rise_allowed_is_a_usage_error_naming_the_flag() {
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            let e = Rules::tolerance(0.02)
+                .max_cost_increase(bad)
+                .expect_err("refused");
+            assert!(e.is_bad_input());
+            let said = e.message(crate::error::Audience::CommandLine);
+            assert!(said.starts_with("--max-cost-increase "), "{said}");
+            assert!(
+                said.ends_with("expected a percentage of 0 or more (10 allows a rise of 10%)"),
+                "{said}"
+            );
+        }
+        assert_eq!(
+            Rules::tolerance(0.02)
+                .max_tokens_increase(0.0)
+                .unwrap()
+                .max_increase
+                .of(Measure::Tokens),
+            Some(0.0)
+        );
+    }
 }

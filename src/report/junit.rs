@@ -141,7 +141,8 @@ impl Report for Junit {
                     && *dataset == exp.dataset
                 {
                     let words = super::verdict::reason_text(r);
-                    let label = format!("{}: ", super::format::experiment_label(contender, dataset));
+                    let label =
+                        format!("{}: ", super::format::experiment_label(contender, dataset));
                     let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
                     s.set_message(words.strip_prefix(&label).unwrap_or(&words).to_string())
                         .set_type("regression");

@@ -368,11 +368,7 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
             e.errors,
             e.failed,
             format!("{}{}", cost_cell(d), judge_cell(e)),
-            if regressed(d) {
-                "**regressed**"
-            } else {
-                ""
-            }
+            if regressed(d) { "**regressed**" } else { "" }
         ));
     }
 }

@@ -202,11 +202,14 @@ pub fn reason_text(r: &Reason) -> String {
             "{}: {} rose {} ({} → {}), more than the {}% allowed",
             experiment_label(contender, dataset),
             measure.as_str(),
-            rise(Measured {
-                baseline: Some(*baseline),
-                candidate: Some(*candidate),
-                cases: 0,
-            }),
+            rise_past(
+                Measured {
+                    baseline: Some(*baseline),
+                    candidate: Some(*candidate),
+                    cases: 0,
+                },
+                *allowed
+            ),
             figure(*measure, *baseline),
             figure_with_unit(*measure, *candidate),
             percentage(*allowed)
@@ -215,12 +218,24 @@ pub fn reason_text(r: &Reason) -> String {
     }
 }
 
-/// A percentage as the reports say it: `23`, `10.4` (a decimal only where it tells).
+/// A percentage as the reports say it: whole from 10 up (`23`), one decimal under
+/// (`4.5`), none where it would be `.0`.
 pub fn percentage(p: f64) -> String {
-    if (p - p.round()).abs() < 0.05 {
+    if p.abs() >= 10.0 || (p - p.round()).abs() < 0.05 {
         format!("{:.0}", p.round())
     } else {
         format!("{p:.1}")
+    }
+}
+
+/// A rise past `allowed` percent, in words that never read as the allowed figure itself:
+/// `23%`, but `10.4%` past 10%.
+fn rise_past(m: Measured, allowed: f64) -> String {
+    match m.change() {
+        Some(c) if c.is_finite() && (c * 100.0).round() <= allowed => {
+            format!("{:.1}%", c * 100.0)
+        }
+        _ => rise(m),
     }
 }
 

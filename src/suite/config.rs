@@ -124,7 +124,9 @@ pub struct GateConfig {
     pub max_latency_increase: Option<f64>,
 }
 
-fn max_cost_increase<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<f64>, D::Error> {
+fn max_cost_increase<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<f64>, D::Error> {
     percentage(d, "gate.max_cost_increase")
 }
 
