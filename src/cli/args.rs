@@ -594,11 +594,13 @@ pub(crate) struct IncreaseArgs {
     /// percent (default: gate.max_cost_increase, else not gated).
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     pub(crate) max_cost_increase: Option<f64>,
-    /// Fail when its tokens (in and out) on the shared cases rose by more than PCT percent.
+    /// Fail when an experiment's tokens (in and out) on the shared cases rose by more than
+    /// PCT percent (default: gate.max_tokens_increase).
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     pub(crate) max_tokens_increase: Option<f64>,
-    /// Fail when the p50 of its recorded latency on the shared cases rose by more than PCT
-    /// percent (the recorded figures: the same on every replay).
+    /// Fail when an experiment's p50 latency on the shared cases rose by more than PCT
+    /// percent: the recorded latency, the same on every replay (default:
+    /// gate.max_latency_increase).
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     pub(crate) max_latency_increase: Option<f64>,
 }
