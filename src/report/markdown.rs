@@ -333,7 +333,7 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
             let [ci, hat, flaky] = super::leaderboard::repeat_cells(e);
             let test = d.and_then(|d| d.test.as_ref());
             out.push(&format!(
-                "| {} | {} | {} | {} | {ci} | {} | {} | {hat} | {flaky} | {} | {} |{} {} |\n",
+                "| {} | {} | {} | {} | {ci} | {} | {} | {hat} | {flaky} | {} | {} |{}{} {} |\n",
                 cell(&text(&contender_label(&e.contender))),
                 cell(&text(&e.dataset)),
                 pct(d.and_then(|d| d.baseline)),
@@ -343,7 +343,8 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
                     .unwrap_or_else(|| "-".into()),
                 e.errors,
                 e.failed,
-                format!("{}{}", cost_cell(d), judge_cell(e)),
+                cost_cell(d),
+                judge_cell(e),
                 if regressed(d) {
                     "**regressed**"
                 } else if test.is_some_and(|t| t.inconclusive) {
@@ -359,7 +360,7 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
             .iter()
             .find(|d| d.contender.key() == e.contender.key() && d.dataset == e.dataset);
         out.push(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} |{} {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} |{}{} {} |\n",
             cell(&text(&contender_label(&e.contender))),
             cell(&text(&e.dataset)),
             pct(d.and_then(|d| d.baseline)),
@@ -367,7 +368,8 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
             points(d.and_then(|d| d.delta)),
             e.errors,
             e.failed,
-            format!("{}{}", cost_cell(d), judge_cell(e)),
+            cost_cell(d),
+            judge_cell(e),
             if regressed(d) { "**regressed**" } else { "" }
         ));
     }
