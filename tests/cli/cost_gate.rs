@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 use wiremock::matchers::body_string_contains;
 
-use crate::gate::{CONTENDER, Gate, config};
+use crate::gate::{CHECK, CONTENDER, Gate, config};
 use crate::harness::{Project, files_under};
 use crate::mock::{chat, post};
 
@@ -67,19 +67,9 @@ fn branched(extra: &str, feature_tokens: u64, feature_ms: u64) -> Gate {
 }
 
 fn check(g: &Gate, extra: &[&str]) -> crate::harness::Done {
-    let mut argv = vec![
-        "check",
-        "--baseline",
-        "main",
-        "--markdown",
-        "pr.md",
-        "--junit",
-        "junit.xml",
-        "--diff",
-        "out.diff",
-        "--json",
-        "run.json",
-    ];
+    // `gate.rs`'s check, with the diff and the JSON snapshot too.
+    let mut argv = CHECK.to_vec();
+    argv.extend(["--diff", "out.diff", "--json", "run.json"]);
     argv.extend(extra);
     g.evals(&argv).output()
 }
