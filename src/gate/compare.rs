@@ -381,7 +381,8 @@ pub fn compare_with(
 
 /// `measure` of an experiment over the cases both runs share: the same case with the same
 /// fingerprint, erroring on neither side (an error is its own regression, and its spend
-/// stopped short). Cost and tokens are sums, unknown on a side where a shared case's is;
+/// stopped short). Cost and tokens are sums (a repeated case's per try), unknown on a side
+/// where a shared case's is;
 /// latency is the median of the cases' recorded call time, over the cases that made calls.
 fn measure(measure: Measure, base: &ExperimentResult, exp: &ExperimentResult) -> Measured {
     let base_cases: BTreeMap<&str, &CaseResult> =
@@ -402,10 +403,17 @@ fn measure(measure: Measure, base: &ExperimentResult, exp: &ExperimentResult) ->
     }
     let side = |cases: &[&CaseResult]| -> Option<f64> {
         match measure {
-            Measure::Cost => cases.iter().map(|c| c.usage.cost_usd).sum(),
+            // Per try: a case run `--repeat K` times spent K tries' worth, and a baseline
+            // may have run another K.
+            Measure::Cost => cases
+                .iter()
+                .map(|c| Some(c.usage.cost_usd? / c.tries() as f64))
+                .sum(),
             Measure::Tokens => cases
                 .iter()
-                .map(|c| Some((c.usage.input_tokens? + c.usage.output_tokens?) as f64))
+                .map(|c| {
+                    Some((c.usage.input_tokens? + c.usage.output_tokens?) as f64 / c.tries() as f64)
+                })
                 .sum(),
             Measure::Latency => {
                 let mut l: Vec<f64> = cases.iter().filter_map(|c| c.latency_s).collect();
@@ -1435,5 +1443,21 @@ mod tests {
                 .of(Measure::Tokens),
             Some(0.0)
         );
+    }
+
+    #[test]
+    fn a_case_run_three_times_costs_per_try_against_a_baseline_run_once() {
+        let b = run("b", "main", T0, vec![spent("a", Some(0.01), 100, 1.0)]);
+        let mut thrice = tried("a", &[1.0, 1.0, 1.0], 0.5);
+        thrice.usage = spent("a", Some(0.03), 300, 1.0).usage;
+        let n = run("n", "f", T1, vec![thrice]);
+        let rules = Rules::tolerance(0.02)
+            .max_cost_increase(0.0)
+            .unwrap()
+            .max_tokens_increase(0.0)
+            .unwrap();
+        let c = compare_with(Some((&b, info(&b))), &n, rules);
+        assert!(c.verdict.passed, "{:?}", words(&c.verdict.reasons));
+        assert_eq!(c.experiments[0].tokens.candidate, Some(100.0));
     }
 }
