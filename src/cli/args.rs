@@ -583,6 +583,28 @@ pub(crate) struct GateArgs {
     /// What a drop past the tolerance that is not significant does: pass (reported) or fail.
     #[arg(long, value_enum, default_value_t = InconclusiveArg::Pass, value_name = "WHAT")]
     pub(crate) inconclusive: InconclusiveArg,
+    #[command(flatten)]
+    pub(crate) increase: IncreaseArgs,
+}
+
+/// How far cost, tokens and latency may rise over the baseline's (`check`, `merge`,
+/// `report`); each beats the config's `gate:` key of its name.
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = GATE)]
+pub(crate) struct IncreaseArgs {
+    /// Fail when an experiment's cost on the cases both runs share rose by more than PCT
+    /// percent (default: gate.max_cost_increase, else not gated).
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    pub(crate) max_cost_increase: Option<f64>,
+    /// Fail when an experiment's tokens (in and out) on the shared cases rose by more than
+    /// PCT percent (default: gate.max_tokens_increase).
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    pub(crate) max_tokens_increase: Option<f64>,
+    /// Fail when an experiment's p50 latency on the shared cases rose by more than PCT
+    /// percent: the recorded latency, the same on every replay (default:
+    /// gate.max_latency_increase).
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    pub(crate) max_latency_increase: Option<f64>,
 }
 
 /// The report files a gated run writes, shared by `check` and `merge`.
@@ -777,6 +799,8 @@ pub(crate) struct ReportArgs {
     /// --fail-on-regression; needs --baseline).
     #[arg(long, help_heading = GATE)]
     pub(crate) fail_on_case_regression: bool,
+    #[command(flatten)]
+    pub(crate) increase: IncreaseArgs,
     /// The format (default: from the extension of -o FILE; else the leaderboard on a
     /// terminal, md in a pipe or a redirect).
     #[arg(long, value_enum, help_heading = OUTPUT)]

@@ -28,7 +28,7 @@ pub(crate) fn run(
     if let Some(spec) = a.shard {
         return shard(suite, a, given, spec, env, out);
     }
-    let plan = a.gate.plan()?;
+    let plan = a.gate.plan(Some(&suite.config.gate))?;
     let (settings, run_plan) = RunSettings::resolve(suite, &a.run, given, RunCommand::Check, env)?;
     let run = super::run::execute(suite, &settings, run_plan, env, out)?;
     let mut reports = Reports::of(&a.reports, &settings);

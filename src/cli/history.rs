@@ -192,7 +192,11 @@ pub(crate) fn export(g: &Global, a: &ExportArgs, env: &Env, out: &Out) -> Result
 /// latest run of this suite without RUN, the format from `-o FILE`'s extension; with
 /// `--fail-on-regression`, the exit code is `check`'s verdict on the two runs.
 pub(crate) fn report(g: &Global, a: &ReportArgs, env: &Env, out: &Out) -> Result<i32> {
-    let rules = Rules::new(a.tolerance, a.fail_on_case_regression)?;
+    // The flags checked now (a bad one is refused before any run is read); the config's
+    // `gate:` keys, where the suite is loaded, fill in the ones not given.
+    let rules = a
+        .increase
+        .apply(Rules::new(a.tolerance, a.fail_on_case_regression)?, None)?;
     if a.fail_on_case_regression && a.baseline.is_none() {
         return Err(Error::Usage(
             "--fail-on-case-regression needs --baseline REF: a case's score can only drop against a baseline".into(),
@@ -286,7 +290,10 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, env: &Env, out: &Out) -> Result
                     .as_deref()
                     .and_then(Baseline::parse)
                     .or_else(|| natural.clone().map(Baseline::Branch)),
-                rules,
+                rules: match &suite {
+                    Some(s) => a.increase.apply(rules, Some(&s.config.gate))?,
+                    None => rules,
+                },
                 missing: if natural.is_some() {
                     MissingBaseline::Pass
                 } else {

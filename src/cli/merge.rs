@@ -26,7 +26,7 @@ pub(crate) fn run(
 ) -> Result<i32> {
     // The gate's flags are `check`'s: with repeats in the shards, the statistical gate is
     // on as in `check`.
-    let plan = a.gate.plan()?;
+    let plan = a.gate.plan(Some(&suite.config.gate))?;
     let history = HistoryAt::resolve(suite, a.history.as_deref(), given, env).location;
     let shards = if a.files.is_empty() {
         let group = a

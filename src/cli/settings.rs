@@ -11,15 +11,16 @@ use std::path::{Path, PathBuf};
 use clap::ArgMatches;
 use clap::parser::ValueSource;
 
-use super::args::{Format, GateArgs, MissingBaselineArg, RunArgs, TotalsArg};
+use super::args::{Format, GateArgs, IncreaseArgs, MissingBaselineArg, RunArgs, TotalsArg};
 use llm_evals::cassette::mode::{self, ModeChoice, ModeSource};
 use llm_evals::env::{EnvVars, Environment};
 use llm_evals::error::{Error, Result};
 use llm_evals::gate::{self, CheckPlan, MissingBaseline, Rules};
 use llm_evals::history::Location;
 use llm_evals::results::Command as RunCommand;
+use llm_evals::results::Measure;
 use llm_evals::runner::{self, RunPlan};
-use llm_evals::suite::config::Display;
+use llm_evals::suite::config::{Display, GateConfig};
 use llm_evals::suite::{Overrides, Suite, cases, lineup};
 
 /// What the command line held for a command: its subcommand's matches, which say where each
@@ -337,10 +338,41 @@ pub(crate) fn limits(a: &RunArgs) -> Result<gate::Limits> {
     })
 }
 
+impl IncreaseArgs {
+    /// `rules` with the rise cost, tokens and latency may take: each flag, else the
+    /// config's `gate:` key of its name (checked as it loaded), else not gated.
+    pub(crate) fn apply(&self, mut rules: Rules, config: Option<&GateConfig>) -> Result<Rules> {
+        let config = config.copied().unwrap_or_default();
+        for (measure, flag, key) in [
+            (
+                Measure::Cost,
+                self.max_cost_increase,
+                config.max_cost_increase,
+            ),
+            (
+                Measure::Tokens,
+                self.max_tokens_increase,
+                config.max_tokens_increase,
+            ),
+            (
+                Measure::Latency,
+                self.max_latency_increase,
+                config.max_latency_increase,
+            ),
+        ] {
+            if let Some(pct) = flag.or(key) {
+                rules = rules.max_increase(measure, pct)?;
+            }
+        }
+        Ok(rules)
+    }
+}
+
 impl GateArgs {
-    /// The gate's plan (`check`, `merge`): the baseline, the rules (the tolerance and the
-    /// statistical gate, checked), what a missing baseline does.
-    pub(crate) fn plan(&self) -> Result<CheckPlan> {
+    /// The gate's plan (`check`, `merge`): the baseline, the rules (the tolerance, the
+    /// statistical gate and the rises allowed, checked; `config` is the suite's `gate:`),
+    /// what a missing baseline does.
+    pub(crate) fn plan(&self, config: Option<&GateConfig>) -> Result<CheckPlan> {
         let stat = gate::Stat {
             force: self.stat,
             alpha: self.alpha,
@@ -348,7 +380,8 @@ impl GateArgs {
         };
         Ok(CheckPlan::check(
             self.baseline.as_deref().and_then(gate::Baseline::parse),
-            Rules::new(self.tolerance, false)?.with_stat(stat)?,
+            self.increase
+                .apply(Rules::new(self.tolerance, false)?.with_stat(stat)?, config)?,
             match self.missing_baseline {
                 MissingBaselineArg::Fail => MissingBaseline::Fail,
                 MissingBaselineArg::Pass => MissingBaseline::Pass,

@@ -58,6 +58,12 @@ pub enum Setting {
     Cassettes,
     /// Where the run history is.
     History,
+    /// How far (percent) an experiment's cost may rise over the baseline's.
+    MaxCostIncrease,
+    /// How far (percent) an experiment's tokens may rise.
+    MaxTokensIncrease,
+    /// How far (percent) an experiment's p50 latency may rise.
+    MaxLatencyIncrease,
 }
 
 impl Setting {
@@ -74,6 +80,9 @@ impl Setting {
             Setting::MissingBaseline => "missing_baseline",
             Setting::Cassettes => "cassette mode",
             Setting::History => "history",
+            Setting::MaxCostIncrease => "max_cost_increase",
+            Setting::MaxTokensIncrease => "max_tokens_increase",
+            Setting::MaxLatencyIncrease => "max_latency_increase",
         }
     }
 
@@ -90,6 +99,9 @@ impl Setting {
             Setting::MissingBaseline => "--missing-baseline",
             Setting::Cassettes => "--cassettes",
             Setting::History => "--history",
+            Setting::MaxCostIncrease => "--max-cost-increase",
+            Setting::MaxTokensIncrease => "--max-tokens-increase",
+            Setting::MaxLatencyIncrease => "--max-latency-increase",
         }
     }
 

@@ -13,7 +13,7 @@ use std::path::Path;
 use super::baseline::{Baseline, Found, resolve_or_first};
 use super::{BaselineError, Rules, compare_with, resolve};
 use crate::history::RunStore;
-use crate::results::{Comparison, RunResult};
+use crate::results::{Comparison, Measure, RunResult};
 
 /// What to do when no usable baseline is found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -64,6 +64,18 @@ pub enum Notice {
     BaselinePassed(BaselineError),
     /// The baseline shares no case with the run, so nothing was compared with it.
     NothingCompared,
+    /// A gated measure (`--max-cost-increase` and its kin) is unknown on a side of an
+    /// experiment: it was not compared, neither failed nor passed on a figure made up.
+    NotMeasured {
+        /// What could not be compared.
+        measure: Measure,
+        /// The experiment, as the reports label it.
+        experiment: String,
+        /// Unknown in the baseline (else in this run; both: both).
+        baseline: bool,
+        /// Unknown in this run.
+        candidate: bool,
+    },
 }
 
 impl Notice {
@@ -84,6 +96,33 @@ impl fmt::Display for Notice {
             Notice::NothingCompared => f.write_str(
                 "the baseline shares no case with this run (every case is new, changed or removed): nothing was compared with it",
             ),
+            Notice::NotMeasured {
+                measure,
+                experiment,
+                baseline,
+                candidate,
+            } => {
+                let side = match (baseline, candidate) {
+                    (true, true) => "in both runs",
+                    (true, false) => "in the baseline",
+                    _ => "in this run",
+                };
+                let fix = match measure {
+                    Measure::Cost => {
+                        "price the model under `pricing:` in the config (or use a provider that reports cost) and record again"
+                    }
+                    Measure::Tokens => {
+                        "record with a provider that reports token usage"
+                    }
+                    Measure::Latency => "record again: a recording keeps each call's latency",
+                };
+                write!(
+                    f,
+                    "{}: the {} of {experiment} is unknown {side}, so it could not be compared (not gated, never taken for 0); {fix}",
+                    measure.flag(),
+                    measure.as_str()
+                )
+            }
         }
     }
 }
@@ -155,11 +194,34 @@ pub fn judge(
     if comparison.compared_nothing() {
         notices.push(Notice::NothingCompared);
     }
+    notices.extend(not_measured(&comparison, &plan.rules));
     Checked {
         comparison,
         notices,
         refused,
     }
+}
+
+/// The gated measures of the compared experiments that a side does not know.
+pub(super) fn not_measured(c: &Comparison, rules: &Rules) -> Vec<Notice> {
+    let mut out = Vec::new();
+    for m in Measure::ALL {
+        if rules.max_increase.of(m).is_none() {
+            continue;
+        }
+        for e in c.experiments.iter() {
+            let f = e.measured(m);
+            if f.cases > 0 && (f.baseline.is_none() || f.candidate.is_none()) {
+                out.push(Notice::NotMeasured {
+                    measure: m,
+                    experiment: format!("{} · {}", e.contender.label(), e.dataset),
+                    baseline: f.baseline.is_none(),
+                    candidate: f.candidate.is_none(),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// [`judge`] with baselines from `history`, an open store (named in messages by its

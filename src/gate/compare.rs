@@ -9,20 +9,30 @@
 //! Improvements, declines, new, changed and removed cases are reported, never gated, except
 //! that [`Rules::fail_on_case_decline`] (`report --fail-on-case-regression`) gates any
 //! decline. Cases compare only where their fingerprints match.
+//!
+//! With [`Rules::max_cost_increase`] (and its kin for tokens and p50 latency), an
+//! experiment whose figure on the cases both runs share rose past the percentage allowed
+//! regressed too ([`Reason::Rose`]). The figures come from the recordings (usage, cost and
+//! latency replay as recorded), so the same replay gives the same verdict; a figure unknown
+//! on either side is never taken for 0: it is not compared ([`Measured`]).
 
 use std::collections::{BTreeMap, HashSet};
 
 use super::Limits;
 use crate::results::{
     BaselineInfo, CaseDelta, CaseRef, CaseResult, CaseStatus, Comparison, ExperimentDelta,
-    ExperimentResult, PairedTest, Reason, RunResult, RunStatus, Stopped, Verdict,
+    ExperimentResult, Measure, Measured, PairedTest, Reason, RunResult, RunStatus, Stopped,
+    Verdict,
 };
 
 /// Scores closer than this are the same score (they went through JSON and sums).
 pub(super) const EPS: f64 = 1e-9;
 
-/// What the gate fails on beyond the four rules.
+/// What the gate fails on beyond the four rules. Built by [`Rules::new`] (or
+/// [`Rules::tolerance`]) and the chained setters: `Rules::new(0.02, false)?
+/// .max_cost_increase(10.0)?`.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct Rules {
     /// How far (0..=1) an experiment's mean primary score may fall (rule 1).
     pub tolerance: f64,
@@ -30,6 +40,32 @@ pub struct Rules {
     pub fail_on_case_decline: bool,
     /// The statistical gate: `--stat`, `--alpha`, `--inconclusive`.
     pub stat: Stat,
+    /// How far (percent) an experiment's cost, tokens and p50 latency may rise over the
+    /// baseline's on the shared cases; each `None` is not gated.
+    pub max_increase: MaxIncrease,
+}
+
+/// `--max-cost-increase`, `--max-tokens-increase`, `--max-latency-increase`: the rise each
+/// measure may take, in percent (`10.0` is 10%); `None` is not gated (still reported).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MaxIncrease {
+    /// Dollars spent.
+    pub cost: Option<f64>,
+    /// Tokens in and out.
+    pub tokens: Option<f64>,
+    /// The p50 of the recorded latency.
+    pub latency: Option<f64>,
+}
+
+impl MaxIncrease {
+    /// The rise `measure` may take, in percent.
+    pub fn of(&self, measure: Measure) -> Option<f64> {
+        match measure {
+            Measure::Cost => self.cost,
+            Measure::Tokens => self.tokens,
+            Measure::Latency => self.latency,
+        }
+    }
 }
 
 /// How the statistical gate judges rule 1 (DESIGN §8 with repeats): on when either run has
@@ -69,7 +105,51 @@ impl Rules {
             tolerance,
             fail_on_case_decline,
             stat: Stat::default(),
+            max_increase: MaxIncrease::default(),
         })
+    }
+
+    /// These rules with `--max-cost-increase PCT`: an experiment whose cost on the shared
+    /// cases rose by more than `percent` (10.0 is 10%) regresses. A negative or non-finite
+    /// percentage is a usage error (exit 2).
+    pub fn max_cost_increase(self, percent: f64) -> crate::error::Result<Rules> {
+        self.max_increase(Measure::Cost, percent)
+    }
+
+    /// These rules with `--max-tokens-increase PCT` (tokens in and out), checked as
+    /// [`Rules::max_cost_increase`].
+    pub fn max_tokens_increase(self, percent: f64) -> crate::error::Result<Rules> {
+        self.max_increase(Measure::Tokens, percent)
+    }
+
+    /// These rules with `--max-latency-increase PCT` (the p50 of the recorded latency),
+    /// checked as [`Rules::max_cost_increase`].
+    pub fn max_latency_increase(self, percent: f64) -> crate::error::Result<Rules> {
+        self.max_increase(Measure::Latency, percent)
+    }
+
+    /// These rules with the rise `measure` may take, in percent, checked: 0 or more.
+    pub fn max_increase(mut self, measure: Measure, percent: f64) -> crate::error::Result<Rules> {
+        use crate::error::Setting;
+        if !(percent.is_finite() && percent >= 0.0) {
+            let setting = match measure {
+                Measure::Cost => Setting::MaxCostIncrease,
+                Measure::Tokens => Setting::MaxTokensIncrease,
+                Measure::Latency => Setting::MaxLatencyIncrease,
+            };
+            return Err(crate::error::Error::invalid(
+                setting,
+                percent,
+                "expected a percentage of 0 or more (10 allows a rise of 10%)",
+            ));
+        }
+        let slot = match measure {
+            Measure::Cost => &mut self.max_increase.cost,
+            Measure::Tokens => &mut self.max_increase.tokens,
+            Measure::Latency => &mut self.max_increase.latency,
+        };
+        *slot = Some(percent);
+        Ok(self)
     }
 
     /// These rules with the statistical gate's flags, `alpha` checked: a level strictly
@@ -92,6 +172,7 @@ impl Rules {
             tolerance,
             fail_on_case_decline: false,
             stat: Stat::default(),
+            max_increase: MaxIncrease::default(),
         }
     }
 }
@@ -239,6 +320,12 @@ pub fn compare_with(
                     tolerance,
                 });
             }
+            let [cost_usd, tokens, latency_p50_s] = Measure::ALL.map(|m| measure(m, b, exp));
+            for (m, figure) in Measure::ALL.iter().zip([cost_usd, tokens, latency_p50_s]) {
+                if let Some(reason) = rose(exp, *m, figure, rules.max_increase.of(*m)) {
+                    reasons.push(reason);
+                }
+            }
             experiments.push(ExperimentDelta {
                 contender: exp.contender.clone(),
                 dataset: exp.dataset.clone(),
@@ -248,6 +335,9 @@ pub fn compare_with(
                 matched: matched.len(),
                 regressed,
                 test,
+                cost_usd,
+                tokens,
+                latency_p50_s,
             });
         } else if baseline.is_some() {
             experiments.push(ExperimentDelta {
@@ -259,6 +349,9 @@ pub fn compare_with(
                 matched: 0,
                 regressed: false,
                 test: None,
+                cost_usd: Measured::default(),
+                tokens: Measured::default(),
+                latency_p50_s: Measured::default(),
             });
         }
     }
@@ -284,6 +377,80 @@ pub fn compare_with(
             reasons,
         },
     }
+}
+
+/// `measure` of an experiment over the cases both runs share: the same case with the same
+/// fingerprint, erroring on neither side (an error is its own regression, and its spend
+/// stopped short). Cost and tokens are sums (a repeated case's per try), unknown on a side
+/// where a shared case's is;
+/// latency is the median of the cases' recorded call time, over the cases that made calls.
+fn measure(measure: Measure, base: &ExperimentResult, exp: &ExperimentResult) -> Measured {
+    let base_cases: BTreeMap<&str, &CaseResult> =
+        base.cases.iter().map(|c| (c.case.as_str(), c)).collect();
+    let (ours, theirs): (Vec<&CaseResult>, Vec<&CaseResult>) = exp
+        .cases
+        .iter()
+        .filter_map(|c| {
+            let b = base_cases.get(c.case.as_str())?;
+            (crate::fingerprint::same(&b.fingerprint, &c.fingerprint)
+                && b.error.is_none()
+                && c.error.is_none())
+            .then_some((c, *b))
+        })
+        .unzip();
+    if ours.is_empty() {
+        return Measured::default();
+    }
+    let side = |cases: &[&CaseResult]| -> Option<f64> {
+        match measure {
+            // Per try: a case run `--repeat K` times spent K tries' worth, and a baseline
+            // may have run another K.
+            Measure::Cost => cases
+                .iter()
+                .map(|c| Some(c.usage.cost_usd? / c.tries() as f64))
+                .sum(),
+            Measure::Tokens => cases
+                .iter()
+                .map(|c| {
+                    Some((c.usage.input_tokens? + c.usage.output_tokens?) as f64 / c.tries() as f64)
+                })
+                .sum(),
+            Measure::Latency => {
+                let mut l: Vec<f64> = cases.iter().filter_map(|c| c.latency_s).collect();
+                l.sort_by(f64::total_cmp);
+                match l.len() {
+                    0 => None,
+                    n if n % 2 == 1 => Some(l[n / 2]),
+                    n => Some((l[n / 2 - 1] + l[n / 2]) / 2.0),
+                }
+            }
+        }
+    };
+    Measured {
+        baseline: side(&theirs),
+        candidate: side(&ours),
+        cases: ours.len(),
+    }
+}
+
+/// The reason an experiment's `figure` rose past the `allowed` percentage, if it did; an
+/// unknown side is not compared (the gate's caller says so: [`super::Notice`]).
+fn rose(
+    exp: &ExperimentResult,
+    measure: Measure,
+    figure: Measured,
+    allowed: Option<f64>,
+) -> Option<Reason> {
+    let allowed = allowed?;
+    let change = figure.change()?;
+    (change * 100.0 > allowed + EPS).then(|| Reason::Rose {
+        contender: exp.contender.clone(),
+        dataset: exp.dataset.clone(),
+        measure,
+        baseline: figure.baseline.unwrap_or(0.0),
+        candidate: figure.candidate.unwrap_or(0.0),
+        allowed,
+    })
 }
 
 /// The paired test of one experiment's shared cases (baseline score, candidate score,
@@ -878,11 +1045,7 @@ mod tests {
             ],
         );
         assert!(check(&b, &n, 0.5).verdict.passed);
-        let strict = Rules {
-            tolerance: 0.5,
-            fail_on_case_decline: true,
-            stat: Stat::default(),
-        };
+        let strict = Rules::new(0.5, true).unwrap();
         let c = compare_with(Some((&b, info(&b))), &n, strict);
         assert!(!c.verdict.passed);
         assert_eq!(
@@ -1095,5 +1258,206 @@ mod tests {
                 })
                 .is_err()
         );
+    }
+
+    /// A case that spent `cost` dollars, `tokens` tokens (half in, half out) in `latency` s.
+    fn spent(id: &str, cost: Option<f64>, tokens: u64, latency: f64) -> CaseResult {
+        let mut c = case(id, Some(1.0), Some(true));
+        c.usage = crate::results::Usage {
+            input_tokens: Some(tokens / 2),
+            output_tokens: Some(tokens - tokens / 2),
+            cost_usd: cost,
+            ..Default::default()
+        };
+        c.latency_s = Some(latency);
+        c
+    }
+
+    #[test]
+    fn a_cost_rise_past_the_allowed_percentage_is_a_typed_regression_in_words() {
+        let b = run(
+            "b",
+            "main",
+            T0,
+            vec![
+                spent("a", Some(0.0206), 1000, 1.0),
+                spent("b", Some(0.0206), 1000, 2.0),
+            ],
+        );
+        // 23% more dollars, 30% more tokens, the p50 latency 1.5 s → 1.65 s (+10%).
+        let n = run(
+            "n",
+            "f",
+            T1,
+            vec![
+                spent("a", Some(0.02535), 1300, 1.1),
+                spent("b", Some(0.02535), 1300, 2.2),
+            ],
+        );
+        let gate = |rules: Rules| compare_with(Some((&b, info(&b))), &n, rules);
+        // Not gated: the figures are there, the check passes.
+        let c = gate(Rules::tolerance(0.02));
+        assert!(c.verdict.passed, "{:?}", c.verdict.reasons);
+        let d = &c.experiments[0];
+        assert_eq!(d.cost_usd.cases, 2);
+        assert!((d.cost_usd.change().unwrap() - 0.2306).abs() < 1e-3);
+        assert_eq!(
+            (d.tokens.baseline, d.tokens.candidate),
+            (Some(2000.0), Some(2600.0))
+        );
+        assert_eq!(d.latency_p50_s.baseline, Some(1.5));
+        assert_eq!(
+            crate::report::verdict::moved(&c),
+            ["cost +23%", "tokens +30%"]
+        );
+        // --max-cost-increase 10: a regression, its reason typed and worded.
+        let c = gate(Rules::tolerance(0.02).max_cost_increase(10.0).unwrap());
+        assert!(!c.verdict.passed);
+        assert!(matches!(
+            c.verdict.reasons.as_slice(),
+            [Reason::Rose {
+                measure: Measure::Cost,
+                ..
+            }]
+        ));
+        assert_eq!(
+            words(&c.verdict.reasons),
+            [
+                "fake/echo [temp 0] · tax: cost rose 23% (0.0412 → 0.0507 USD), more than the 10% allowed"
+            ]
+        );
+        assert_eq!(
+            crate::report::verdict::Terminal::of(&n, &c).line,
+            "evals check: 1 regression in tax-intake (main → f)"
+        );
+        // 50% allowed: passes.
+        assert!(
+            gate(Rules::tolerance(0.02).max_cost_increase(50.0).unwrap())
+                .verdict
+                .passed
+        );
+        // Tokens: 30% over 20 fails, over 30 passes (inclusive).
+        let c = gate(Rules::tolerance(0.02).max_tokens_increase(20.0).unwrap());
+        assert_eq!(
+            words(&c.verdict.reasons),
+            [
+                "fake/echo [temp 0] · tax: tokens rose 30% (2,000 → 2,600 tokens), more than the 20% allowed"
+            ]
+        );
+        assert!(
+            gate(Rules::tolerance(0.02).max_tokens_increase(30.0).unwrap())
+                .verdict
+                .passed
+        );
+        // Latency: +10% over 5 fails, over 10 passes.
+        let c = gate(Rules::tolerance(0.02).max_latency_increase(5.0).unwrap());
+        assert_eq!(
+            words(&c.verdict.reasons),
+            [
+                "fake/echo [temp 0] · tax: p50 latency rose 10% (1.50 → 1.65 s), more than the 5% allowed"
+            ]
+        );
+        assert!(
+            gate(Rules::tolerance(0.02).max_latency_increase(10.0).unwrap())
+                .verdict
+                .passed
+        );
+    }
+
+    #[test]
+    fn an_unknown_cost_on_either_side_is_never_taken_for_zero() {
+        let b = run(
+            "b",
+            "main",
+            T0,
+            vec![spent("a", Some(0.01), 100, 1.0), spent("b", None, 100, 1.0)],
+        );
+        let n = run(
+            "n",
+            "f",
+            T1,
+            vec![
+                spent("a", Some(0.05), 100, 1.0),
+                spent("b", Some(0.05), 100, 1.0),
+            ],
+        );
+        let rules = Rules::tolerance(0.02).max_cost_increase(0.0).unwrap();
+        let c = compare_with(Some((&b, info(&b))), &n, rules);
+        // One baseline case has no cost: the baseline's cost is unknown, not 0.01.
+        let d = &c.experiments[0];
+        assert_eq!(
+            (d.cost_usd.baseline, d.cost_usd.candidate),
+            (None, Some(0.1))
+        );
+        assert_eq!(d.cost_usd.change(), None);
+        assert!(c.verdict.passed, "{:?}", c.verdict.reasons);
+        assert!(crate::report::verdict::moved(&c).is_empty());
+        // The check says so.
+        let plan = super::super::CheckPlan::check(None, rules, super::super::MissingBaseline::Fail);
+        let said: Vec<String> = super::super::check::not_measured(&c, &plan.rules)
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        assert_eq!(said.len(), 1);
+        assert!(
+            said[0].starts_with("--max-cost-increase: the cost of fake/echo [temp 0] · tax is unknown in the baseline, so it could not be compared"),
+            "{said:?}"
+        );
+        // An errored case is left out of the shared cases (its spend stopped short).
+        let mut err = spent("b", Some(0.0), 0, 0.0);
+        err.error = crate::results::testing::error("HTTP 500");
+        let n = run("n", "f", T1, vec![spent("a", Some(0.05), 100, 1.0), err]);
+        let b = run(
+            "b",
+            "main",
+            T0,
+            vec![
+                spent("a", Some(0.01), 100, 1.0),
+                spent("b", Some(0.01), 100, 1.0),
+            ],
+        );
+        let c = compare_with(Some((&b, info(&b))), &n, rules);
+        assert_eq!(c.experiments[0].cost_usd.cases, 1);
+        assert_eq!(c.experiments[0].cost_usd.baseline, Some(0.01));
+    }
+
+    #[test]
+    fn a_negative_or_endless_rise_allowed_is_a_usage_error_naming_the_flag() {
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            let e = Rules::tolerance(0.02)
+                .max_cost_increase(bad)
+                .expect_err("refused");
+            assert!(e.is_bad_input());
+            let said = e.message(crate::error::Audience::CommandLine);
+            assert!(said.starts_with("--max-cost-increase "), "{said}");
+            assert!(
+                said.ends_with("expected a percentage of 0 or more (10 allows a rise of 10%)"),
+                "{said}"
+            );
+        }
+        assert_eq!(
+            Rules::tolerance(0.02)
+                .max_tokens_increase(0.0)
+                .unwrap()
+                .max_increase
+                .of(Measure::Tokens),
+            Some(0.0)
+        );
+    }
+
+    #[test]
+    fn a_case_run_three_times_costs_per_try_against_a_baseline_run_once() {
+        let b = run("b", "main", T0, vec![spent("a", Some(0.01), 100, 1.0)]);
+        let mut thrice = tried("a", &[1.0, 1.0, 1.0], 0.5);
+        thrice.usage = spent("a", Some(0.03), 300, 1.0).usage;
+        let n = run("n", "f", T1, vec![thrice]);
+        let rules = Rules::tolerance(0.02)
+            .max_cost_increase(0.0)
+            .unwrap()
+            .max_tokens_increase(0.0)
+            .unwrap();
+        let c = compare_with(Some((&b, info(&b))), &n, rules);
+        assert!(c.verdict.passed, "{:?}", words(&c.verdict.reasons));
+        assert_eq!(c.experiments[0].tokens.candidate, Some(100.0));
     }
 }

@@ -20,6 +20,6 @@ pub(crate) mod limits;
 pub use crate::error::{BaselineError, LaterRuns};
 pub use baseline::{Baseline, resolve};
 pub use check::{CheckPlan, Checked, MissingBaseline, Notice, check, judge};
-pub use compare::{Rules, Stat, compare, compare_with, stopped, threshold_failures};
+pub use compare::{MaxIncrease, Rules, Stat, compare, compare_with, stopped, threshold_failures};
 pub use flaky::{FlakyCase, RunVerdict, flaky};
 pub use limits::Limits;

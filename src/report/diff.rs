@@ -13,7 +13,7 @@ use similar::TextDiff;
 
 use super::Report;
 use super::format::{contender_label, unusable_text};
-use crate::results::{CaseDelta, CaseErrorKind, Comparison, RunResult};
+use crate::results::{CaseDelta, CaseErrorKind, Comparison, Reason, RunResult};
 
 /// Unified diffs of the outputs that changed against the baseline, and of each cassette
 /// miss against its nearest recording (`--format diff`, a `.diff` file).
@@ -112,6 +112,17 @@ impl Report for Diff {
                 "\n## requests with no recording, against the nearest one, grouped by cause\n\n",
             );
             s.push_str(&missed);
+        }
+        // A cost, tokens or latency past its allowed rise changes no output, yet fails the
+        // check: said first, so the diff never looks like a clean bill.
+        let rose: String = comparison
+            .iter()
+            .flat_map(|c| &c.verdict.reasons)
+            .filter(|r| matches!(r, Reason::Rose { .. }))
+            .map(|r| format!("# {}\n", super::verdict::reason_text(r)))
+            .collect();
+        if !rose.is_empty() {
+            s = format!("{rose}\n{s}");
         }
         // A reply's ESC, BEL or CR is shown in the diff, never sent to the terminal that
         // reads it (`\r` stands out at the end of a line written with CRLF).

@@ -52,21 +52,7 @@ pub fn thousands(n: usize) -> String {
 
 /// `openai/gpt-4o-mini [effort high, temp 0.1]`: the contender as reports name it.
 pub fn contender_label(c: &ContenderInfo) -> String {
-    let mut parts = Vec::new();
-    if let Some(e) = &c.effort {
-        parts.push(format!("effort {e}"));
-    }
-    if let Some(t) = &c.temperature {
-        parts.push(format!("temp {t}"));
-    }
-    if let Some(m) = c.max_tokens {
-        parts.push(format!("max {m}"));
-    }
-    if parts.is_empty() {
-        c.id.clone()
-    } else {
-        format!("{} [{}]", c.id, parts.join(", "))
-    }
+    c.label()
 }
 
 /// `openai/gpt-4o-mini [temp 0.1] · tax`: an experiment, contender × dataset.

@@ -11,7 +11,7 @@ use quick_junit::{NonSuccessKind, Report as JunitReport, TestCase, TestCaseStatu
 
 use super::Report;
 use super::format::contender_label;
-use crate::results::{CaseDelta, CaseStatus, Comparison, RunResult};
+use crate::results::{CaseDelta, CaseStatus, Comparison, Reason, RunResult};
 
 /// JUnit XML for CI test views: a test suite per experiment, a test case per case.
 #[derive(Debug)]
@@ -127,6 +127,29 @@ impl Report for Junit {
                 let mut tc = TestCase::new("mean score", s);
                 tc.set_classname(classname.clone()).set_time(Duration::ZERO);
                 suite.add_test_case(tc);
+            }
+            // A cost, tokens or latency past its allowed rise: a failed test of its own,
+            // named after the measure, in the gate's words.
+            for r in comparison.iter().flat_map(|c| &c.verdict.reasons) {
+                if let Reason::Rose {
+                    contender,
+                    dataset,
+                    measure,
+                    ..
+                } = r
+                    && contender.key() == key
+                    && *dataset == exp.dataset
+                {
+                    let words = super::verdict::reason_text(r);
+                    let label =
+                        format!("{}: ", super::format::experiment_label(contender, dataset));
+                    let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    s.set_message(words.strip_prefix(&label).unwrap_or(&words).to_string())
+                        .set_type("regression");
+                    let mut tc = TestCase::new(measure.as_str(), s);
+                    tc.set_classname(classname.clone()).set_time(Duration::ZERO);
+                    suite.add_test_case(tc);
+                }
             }
             report.add_test_suite(suite);
         }

@@ -194,9 +194,16 @@ fn cell(md: &str) -> String {
 use crate::text::plural;
 
 /// `**evals check: 2 regressions, 1 error** in tax-intake (main → feature-x)`.
+/// A cost or token change of more than 5% is said after it, gated or not: `· cost +23%`.
 pub fn verdict_line(run: &RunResult, comparison: Option<&Comparison>) -> String {
     let (head, suite, span) = super::verdict::verdict(run, comparison);
-    format!("**{head}** in {} ({})", text(&suite), text(&span))
+    let moved: String = comparison
+        .map(super::verdict::moved)
+        .unwrap_or_default()
+        .iter()
+        .map(|m| format!(" · {m}"))
+        .collect();
+    format!("**{head}** in {} ({}){moved}", text(&suite), text(&span))
 }
 
 /// Text added while it fits, counting what did not.
@@ -282,6 +289,36 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
             String::new()
         }
     };
+    // The cost's change on the shared cases (`--max-cost-increase` gates it): a column when
+    // some experiment's cost is known on a side; `?` where a side's is unknown.
+    let costed = c.experiments.iter().any(|d| !d.cost_usd.is_unknown());
+    let (cost_head, cost_rule) = if costed {
+        (" cost Δ |", "--:|")
+    } else {
+        ("", "")
+    };
+    let cost_cell = |d: Option<&crate::results::ExperimentDelta>| {
+        if !costed {
+            String::new()
+        } else {
+            match d.filter(|d| d.cost_usd.cases > 0) {
+                Some(d) => format!(" {} |", super::verdict::signed_rise(d.cost_usd)),
+                None => " - |".into(),
+            }
+        }
+    };
+    let judge_head = format!("{cost_head}{judge_head}");
+    let judge_rule = format!("{cost_rule}{judge_rule}");
+    // Rule 1, or a cost, tokens or latency past its allowed rise.
+    let regressed = |d: Option<&crate::results::ExperimentDelta>| {
+        d.is_some_and(|d| {
+            d.regressed
+                || c.verdict.reasons.iter().any(|r| {
+                    matches!(r, crate::results::Reason::Rose { contender, dataset, .. }
+                        if contender.key() == d.contender.key() && *dataset == d.dataset)
+                })
+        })
+    };
     if stats {
         out.push(&format!("\n### Experiments\n\n| contender | dataset | baseline | now | ± | Δ points | p | pass^k | flaky | errors | failed thresholds |{judge_head} |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|{judge_rule}---|\n"));
     } else {
@@ -296,7 +333,7 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
             let [ci, hat, flaky] = super::leaderboard::repeat_cells(e);
             let test = d.and_then(|d| d.test.as_ref());
             out.push(&format!(
-                "| {} | {} | {} | {} | {ci} | {} | {} | {hat} | {flaky} | {} | {} |{} {} |\n",
+                "| {} | {} | {} | {} | {ci} | {} | {} | {hat} | {flaky} | {} | {} |{}{} {} |\n",
                 cell(&text(&contender_label(&e.contender))),
                 cell(&text(&e.dataset)),
                 pct(d.and_then(|d| d.baseline)),
@@ -306,8 +343,9 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
                     .unwrap_or_else(|| "-".into()),
                 e.errors,
                 e.failed,
+                cost_cell(d),
                 judge_cell(e),
-                if d.is_some_and(|d| d.regressed) {
+                if regressed(d) {
                     "**regressed**"
                 } else if test.is_some_and(|t| t.inconclusive) {
                     "inconclusive"
@@ -322,7 +360,7 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
             .iter()
             .find(|d| d.contender.key() == e.contender.key() && d.dataset == e.dataset);
         out.push(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} |{} {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} |{}{} {} |\n",
             cell(&text(&contender_label(&e.contender))),
             cell(&text(&e.dataset)),
             pct(d.and_then(|d| d.baseline)),
@@ -330,12 +368,9 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
             points(d.and_then(|d| d.delta)),
             e.errors,
             e.failed,
+            cost_cell(d),
             judge_cell(e),
-            if d.is_some_and(|d| d.regressed) {
-                "**regressed**"
-            } else {
-                ""
-            }
+            if regressed(d) { "**regressed**" } else { "" }
         ));
     }
 }

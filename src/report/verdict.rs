@@ -11,8 +11,8 @@ use crate::text::plural;
 
 use super::format::{experiment_label, pct, percent, stopped, unusable_text};
 use crate::results::{
-    BaselineInfo, CaseDelta, CaseRef, CaseStatus, Comparison, ExperimentDelta, Reason, RunResult,
-    Stopped,
+    BaselineInfo, CaseDelta, CaseRef, CaseStatus, Comparison, ExperimentDelta, Measure, Measured,
+    Reason, RunResult, Stopped,
 };
 
 /// The verdict as the terminal says it (on stderr): the line, then for a failed check
@@ -191,8 +191,116 @@ pub fn reason_text(r: &Reason) -> String {
             experiment_label(contender, dataset),
             inconclusive_words(*baseline, *candidate, test)
         ),
+        Reason::Rose {
+            contender,
+            dataset,
+            measure,
+            baseline,
+            candidate,
+            allowed,
+        } => format!(
+            "{}: {} rose {} ({} → {}), more than the {}% allowed",
+            experiment_label(contender, dataset),
+            measure.as_str(),
+            rise_past(
+                Measured {
+                    baseline: Some(*baseline),
+                    candidate: Some(*candidate),
+                    cases: 0,
+                },
+                *allowed
+            ),
+            figure(*measure, *baseline),
+            figure_with_unit(*measure, *candidate),
+            percentage(*allowed)
+        ),
         Reason::Recorded(text) => text.clone(),
     }
+}
+
+/// A percentage as the reports say it: whole from 10 up (`23`), one decimal under
+/// (`4.5`), none where it would be `.0`.
+pub fn percentage(p: f64) -> String {
+    if p.abs() >= 10.0 || (p - p.round()).abs() < 0.05 {
+        format!("{:.0}", p.round())
+    } else {
+        format!("{p:.1}")
+    }
+}
+
+/// A rise past `allowed` percent, in words that never read as the allowed figure itself:
+/// `23%`, but `10.4%` past 10%.
+fn rise_past(m: Measured, allowed: f64) -> String {
+    match m.change() {
+        Some(c) if c.is_finite() && (c * 100.0).round() <= allowed => {
+            format!("{:.1}%", c * 100.0)
+        }
+        _ => rise(m),
+    }
+}
+
+/// How far a measure moved, as `23%` (`-8%` for a fall, `from 0` for a rise from nothing);
+/// `-` when a side is unknown.
+pub fn rise(m: Measured) -> String {
+    match m.change() {
+        None => "-".into(),
+        Some(c) if c.is_infinite() => "from 0".into(),
+        Some(c) => format!("{}%", percentage(c * 100.0)),
+    }
+}
+
+/// How far a measure moved as a signed cell: `+23%`, `-8%`, `0%`; `+∞` from 0; `?` when
+/// a side is unknown (never taken for 0).
+pub fn signed_rise(m: Measured) -> String {
+    match m.change() {
+        None => "?".into(),
+        Some(c) if c.is_infinite() => "+∞".into(),
+        Some(c) if c * 100.0 >= 0.05 => format!("+{}%", percentage(c * 100.0)),
+        Some(c) => format!("{}%", percentage(c * 100.0)),
+    }
+}
+
+/// What moved by more than 5% on the shared cases, gated or not: `cost +23%`,
+/// `tokens +30%`, summed over the experiments whose figure both runs know.
+pub fn moved(c: &Comparison) -> Vec<String> {
+    [Measure::Cost, Measure::Tokens]
+        .into_iter()
+        .filter_map(|m| {
+            let known = c
+                .experiments
+                .iter()
+                .map(|e| e.measured(m))
+                .filter(|f| f.baseline.is_some() && f.candidate.is_some());
+            let total = known.fold(Measured::default(), |t, f| Measured {
+                baseline: Some(t.baseline.unwrap_or(0.0) + f.baseline.unwrap_or(0.0)),
+                candidate: Some(t.candidate.unwrap_or(0.0) + f.candidate.unwrap_or(0.0)),
+                cases: t.cases + f.cases,
+            });
+            let change = total.change()?;
+            (change.abs() > 0.05).then(|| format!("{} {}", m.as_str(), signed_rise(total)))
+        })
+        .collect()
+}
+
+/// A measure's figure without its unit: `0.0412` (dollars), `1,300` (tokens), `1.20`
+/// (seconds).
+fn figure(measure: Measure, v: f64) -> String {
+    match measure {
+        Measure::Cost if v != 0.0 && v.abs() < 0.0001 => format!("{v:.6}"),
+        Measure::Cost => format!("{v:.4}"),
+        Measure::Tokens => super::format::thousands(v.round().max(0.0) as usize),
+        Measure::Latency => format!("{v:.2}"),
+    }
+}
+
+/// A measure's figure with its unit: `0.0507 USD`, `1,300 tokens`, `1.68 s`.
+pub fn figure_with_unit(measure: Measure, v: f64) -> String {
+    let unit = match measure {
+        Measure::Cost => "USD",
+        Measure::Tokens => "tokens",
+        Measure::Latency => "s",
+    };
+    format!("{} {unit}", figure(measure, v))
 }
 
 /// An undecided drop in words: how far it fell, the p-value, and the tries that would
@@ -371,7 +479,15 @@ pub(crate) fn verdict(
             let dropped = |d: &CaseDelta| {
                 d.gated && d.status == CaseStatus::Declined && d.candidate_passed != Some(false)
             };
+            // A cost, tokens or latency past its allowed rise is a regression too.
+            let rose = c
+                .verdict
+                .reasons
+                .iter()
+                .filter(|r| matches!(r, Reason::Rose { .. }))
+                .count();
             let regressions = c.experiments.iter().filter(|e| e.regressed).count()
+                + rose
                 + count(c, |d| d.status == CaseStatus::Regressed || dropped(d));
             let errors = count(c, |d| d.status == CaseStatus::Errored);
             let failed = count(c, |d| {
@@ -385,6 +501,7 @@ pub(crate) fn verdict(
             let failed = failed
                 + c.verdict.reasons.len().saturating_sub(
                     regressed_experiments
+                        + rose
                         + count(c, |d| d.gated)
                         + usize::from(c.stopped.is_some())
                         + c.verdict

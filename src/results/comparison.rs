@@ -109,6 +109,99 @@ pub struct ExperimentDelta {
     /// `--stat`); absent otherwise, and in snapshots from before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test: Option<PairedTest>,
+    /// Dollars spent on the cases both runs share ([`Measure::Cost`]); absent when neither
+    /// side's is known, and in snapshots from before it.
+    #[serde(default, skip_serializing_if = "Measured::is_unknown")]
+    pub cost_usd: Measured,
+    /// Tokens in and out on the shared cases ([`Measure::Tokens`]).
+    #[serde(default, skip_serializing_if = "Measured::is_unknown")]
+    pub tokens: Measured,
+    /// The median of the shared cases' recorded call latency, in seconds
+    /// ([`Measure::Latency`]).
+    #[serde(default, skip_serializing_if = "Measured::is_unknown")]
+    pub latency_p50_s: Measured,
+}
+
+impl ExperimentDelta {
+    /// The experiment's figure of `measure` before and after.
+    pub fn measured(&self, measure: Measure) -> Measured {
+        match measure {
+            Measure::Cost => self.cost_usd,
+            Measure::Tokens => self.tokens,
+            Measure::Latency => self.latency_p50_s,
+        }
+    }
+}
+
+/// What a run spends, gated against the baseline's by `--max-cost-increase`,
+/// `--max-tokens-increase` and `--max-latency-increase`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Measure {
+    /// Dollars, the contender's calls (a judge's cost apart).
+    Cost,
+    /// Tokens in and out.
+    Tokens,
+    /// The median (p50) of the cases' recorded call latency: the recorded figure on
+    /// replay, so the same on every replay.
+    Latency,
+}
+
+impl Measure {
+    /// Every measure, in the order the reports list them.
+    pub const ALL: [Measure; 3] = [Measure::Cost, Measure::Tokens, Measure::Latency];
+
+    /// How the reports name it: `cost`, `tokens`, `p50 latency`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Measure::Cost => "cost",
+            Measure::Tokens => "tokens",
+            Measure::Latency => "p50 latency",
+        }
+    }
+
+    /// Its flag: `--max-cost-increase`.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Measure::Cost => "--max-cost-increase",
+            Measure::Tokens => "--max-tokens-increase",
+            Measure::Latency => "--max-latency-increase",
+        }
+    }
+}
+
+/// One measure of an experiment over the cases both runs share (same case, same
+/// fingerprint, neither errored), before and after. `None` is unknown, never 0: a side
+/// with one shared case of unknown cost has no cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    /// The baseline's figure.
+    pub baseline: Option<f64>,
+    /// This run's figure.
+    pub candidate: Option<f64>,
+    /// How many shared cases it is taken over.
+    pub cases: usize,
+}
+
+impl Measured {
+    /// Neither side known (nothing to write).
+    pub fn is_unknown(&self) -> bool {
+        self.baseline.is_none() && self.candidate.is_none()
+    }
+
+    /// The rise as a fraction of the baseline (`0.23` is 23% more, negative a fall):
+    /// `None` unless both sides are known; infinite for a rise from 0.
+    pub fn change(&self) -> Option<f64> {
+        let (b, c) = (self.baseline?, self.candidate?);
+        Some(if b > 0.0 {
+            (c - b) / b
+        } else if c > 0.0 {
+            f64::INFINITY
+        } else {
+            0.0
+        })
+    }
 }
 
 /// The statistical gate's test of one experiment: the drop is a regression only when it is
@@ -326,6 +419,22 @@ pub enum Reason {
         candidate: f64,
         /// The paired test.
         test: PairedTest,
+    },
+    /// `--max-cost-increase` and its kin: an experiment's cost, tokens or p50 latency on
+    /// the shared cases rose by more than the percentage allowed.
+    Rose {
+        /// The experiment's contender.
+        contender: ContenderInfo,
+        /// The experiment's dataset.
+        dataset: String,
+        /// What rose.
+        measure: Measure,
+        /// The baseline's figure (dollars, tokens or seconds).
+        baseline: f64,
+        /// This run's.
+        candidate: f64,
+        /// The rise allowed, in percent (`10` is 10%).
+        allowed: f64,
     },
     /// A reason read back from a JSON snapshot, in the words it was written with.
     Recorded(String),

@@ -253,6 +253,25 @@ impl ContenderInfo {
             self.max_tokens.map(|m| m.to_string()).unwrap_or_default()
         )
     }
+
+    /// `openai/gpt-4o-mini [effort high, temp 0.1]`: the contender as reports name it.
+    pub fn label(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(e) = &self.effort {
+            parts.push(format!("effort {e}"));
+        }
+        if let Some(t) = &self.temperature {
+            parts.push(format!("temp {t}"));
+        }
+        if let Some(m) = self.max_tokens {
+            parts.push(format!("max {m}"));
+        }
+        if parts.is_empty() {
+            self.id.clone()
+        } else {
+            format!("{} [{}]", self.id, parts.join(", "))
+        }
+    }
 }
 
 /// The outcome of one case for one contender. Its JSON form is the snapshot's

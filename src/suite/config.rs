@@ -41,6 +41,7 @@ pub const SETTING_KEYS: &[&str] = &[
     "logfire",
     "braintrust",
     "notes",
+    "gate",
 ];
 
 /// Providers the tool knows by name.
@@ -102,6 +103,61 @@ pub struct Config {
     /// `notes:`: what a run of this suite says last, passed or failed (a demo's next step,
     /// a team's page on what to do when the gate fails). Not part of the fingerprint.
     pub notes: Notes,
+    /// `gate:`: how far cost, tokens and latency may rise over the baseline's (the
+    /// `--max-*-increase` flags beat it). Not part of the fingerprint.
+    pub gate: GateConfig,
+}
+
+/// `gate: { max_cost_increase: 10, max_tokens_increase: 20, max_latency_increase: 50 }`:
+/// the rise (in percent) each may take on the cases a check shares with its baseline.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateConfig {
+    /// `--max-cost-increase`: dollars on the shared cases.
+    #[serde(default, deserialize_with = "max_cost_increase")]
+    pub max_cost_increase: Option<f64>,
+    /// `--max-tokens-increase`: tokens in and out.
+    #[serde(default, deserialize_with = "max_tokens_increase")]
+    pub max_tokens_increase: Option<f64>,
+    /// `--max-latency-increase`: the p50 of the recorded latency.
+    #[serde(default, deserialize_with = "max_latency_increase")]
+    pub max_latency_increase: Option<f64>,
+}
+
+fn max_cost_increase<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<f64>, D::Error> {
+    percentage(d, "gate.max_cost_increase")
+}
+
+fn max_tokens_increase<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<f64>, D::Error> {
+    percentage(d, "gate.max_tokens_increase")
+}
+
+fn max_latency_increase<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<f64>, D::Error> {
+    percentage(d, "gate.max_latency_increase")
+}
+
+/// A percentage of 0 or more at `key` (`10` is 10%); anything else (a negative, `10%`,
+/// `ten`) is an error naming the key and the fix (serde gives it the line and column).
+fn percentage<'de, D: Deserializer<'de>>(
+    d: D,
+    key: &str,
+) -> std::result::Result<Option<f64>, D::Error> {
+    let v = Option::<serde_json::Value>::deserialize(d)?;
+    let Some(v) = v.filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    match v.as_f64() {
+        Some(p) if p.is_finite() && p >= 0.0 => Ok(Some(p)),
+        _ => Err(de::Error::custom(format!(
+            "{key} is {v}: give a percentage of 0 or more as a number (`{key}: 10` allows a rise of 10%)"
+        ))),
+    }
 }
 
 /// `notes: { passed: ..., failed: ... }`: a line the suite's author wants printed after a
@@ -896,6 +952,14 @@ const SECTION_KEYS: &[(&str, &[&str])] = &[
     ),
     ("errors", &["abort_after"]),
     ("history", &["url"]),
+    (
+        "gate",
+        &[
+            "max_cost_increase",
+            "max_tokens_increase",
+            "max_latency_increase",
+        ],
+    ),
 ];
 
 /// A top-level key's value when it is not a mapping: a provider section is one, so a
@@ -988,6 +1052,7 @@ impl<'de> Deserialize<'de> for Config {
                         "logfire" => c.trackers.logfire = m.next_value()?,
                         "braintrust" => c.trackers.braintrust = m.next_value()?,
                         "notes" => c.notes = m.next_value()?,
+                        "gate" => c.gate = m.next_value()?,
                         "env_files" => {
                             let v: OneOrMany<String> = m.next_value()?;
                             c.env_files = v.0;

@@ -185,7 +185,8 @@ impl Gate {
     }
 }
 
-const CHECK: &[&str] = &[
+/// `check --baseline main`, writing the Markdown and JUnit reports.
+pub(crate) const CHECK: &[&str] = &[
     "check",
     "--baseline",
     "main",

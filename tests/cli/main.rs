@@ -16,6 +16,7 @@ mod cassettes;
 mod comment;
 mod config_errors;
 mod control_chars;
+mod cost_gate;
 
 mod crash;
 mod dashboard;
