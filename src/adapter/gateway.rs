@@ -48,6 +48,34 @@ pub struct Binding {
     pub upstreams: Arc<UpstreamSet>,
     /// The case's hand-written answers of those APIs (`<case>/fixtures/`), if it has any.
     pub fixtures: Option<std::path::PathBuf>,
+    /// Where an answer posted to `EVALS_ANSWER_URL` goes (the exec adapter's case).
+    pub answer: Option<AnswerSlot>,
+}
+
+/// What a worker posted to `EVALS_ANSWER_URL`: its answer's text, or why it was refused.
+pub type Posted = Result<String, CaseError>;
+
+/// The answer channel of a case on the gateway: the first answer a worker posts to
+/// `POST /answer/<token>` while on the case goes to the case's exchange; a second one is
+/// refused (409).
+pub struct AnswerSlot {
+    sender: Mutex<Option<tokio::sync::oneshot::Sender<Posted>>>,
+    /// The largest answer taken (`cassettes.max_response_bytes`).
+    limit: u64,
+}
+
+impl AnswerSlot {
+    /// A slot taking answers of up to `limit` bytes, and the end its case waits on.
+    pub fn new(limit: u64) -> (AnswerSlot, tokio::sync::oneshot::Receiver<Posted>) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        (
+            AnswerSlot {
+                sender: Mutex::new(Some(tx)),
+                limit,
+            },
+            rx,
+        )
+    }
 }
 
 /// The adapter's other APIs as the gateway sends to them.
@@ -213,6 +241,7 @@ impl Gateway {
             // google-genai asks `v1` unless told `GOOGLE_GENAI_API_VERSION=beta`.
             .route("/v1/models/{call}", post(gemini))
             .route("/upstream/{*rest}", axum::routing::any(upstream))
+            .route("/answer/{token}", post(answer))
             .fallback(unknown_endpoint)
             // The body is read (and bounded) once, by `limit_body`; axum's own 2 MiB default
             // would answer a bare 413 that no case hears of.
@@ -696,6 +725,64 @@ async fn upstream(
     .await
 }
 
+/// `POST /answer/<token>` (`EVALS_ANSWER_URL`): a worker's answer to the case it is on,
+/// off its stdout, so whatever its libraries print there is never taken for it.
+async fn answer(
+    State(bindings): State<Arc<Bindings>>,
+    axum::extract::Path(token): axum::extract::Path<String>,
+    body: axum::body::Bytes,
+) -> Response {
+    let slot = binding_of(&bindings, &token);
+    let Some(slot) = slot.as_ref().and_then(|b| b.answer.as_ref()) else {
+        return error(
+            StatusCode::CONFLICT,
+            "no case is waiting for this answer: post the answer to the EVALS_ANSWER_URL evals gave this worker, once per case, before reading the next case",
+        );
+    };
+    let Some(sender) = slot
+        .sender
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()
+    else {
+        return error(
+            StatusCode::CONFLICT,
+            "this case was answered already: post one answer per case",
+        );
+    };
+    let (status, posted) = if body.len() as u64 > slot.limit {
+        let message = format!(
+            "adapter: the answer it posted to EVALS_ANSWER_URL is {}, over the limit on a \
+             worker's answer ({}, cassettes.max_response_bytes); raise \
+             cassettes.max_response_bytes in the config if this is expected",
+            crate::text::human_bytes(body.len() as u64),
+            crate::text::human_bytes(slot.limit)
+        );
+        (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            Err(CaseError::new(CaseErrorKind::TooLarge, message)),
+        )
+    } else {
+        match String::from_utf8(body.to_vec()) {
+            Ok(text) => (StatusCode::OK, Ok(text)),
+            Err(_) => (
+                StatusCode::BAD_REQUEST,
+                Err(CaseError::new(
+                    CaseErrorKind::Adapter,
+                    "adapter: the answer it posted to EVALS_ANSWER_URL is not UTF-8: post the protocol's JSON object",
+                )),
+            ),
+        }
+    };
+    let message = posted.as_ref().err().map(|e| e.message.clone());
+    // The case may have ended (a timeout) as the answer came: then nobody hears it.
+    let _ = sender.send(posted);
+    match message {
+        None => (status, axum::Json(json!({"received": true}))).into_response(),
+        Some(m) => error(status, &m),
+    }
+}
+
 /// A response marked final when it is a failure (not a 2xx).
 fn final_failure(mut resp: Response) -> Response {
     if !resp.status().is_success() {
@@ -1177,6 +1264,7 @@ mod tests {
                 spent: spent.clone(),
                 upstreams: Arc::default(),
                 fixtures: None,
+                answer: None,
             },
         );
         let answer = post(
@@ -1320,6 +1408,7 @@ mod tests {
                     spent: spent.clone(),
                     upstreams: upstreams.clone(),
                     fixtures: None,
+                    answer: None,
                 },
             );
             let at = |p: &str| format!("/upstream/files/{token}/{p}");
@@ -1419,6 +1508,7 @@ mod tests {
                 spent: spent.clone(),
                 upstreams: Arc::default(),
                 fixtures: None,
+                answer: None,
             },
         );
         let auth = format!(

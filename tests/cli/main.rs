@@ -42,6 +42,7 @@ mod native_tools;
 mod payloads;
 mod pg;
 mod postgres;
+mod protocol;
 mod providers;
 mod repeats;
 mod report;
