@@ -13,6 +13,9 @@
 //! unexpected or exhausted request, or (when strict) a recorded one never made, errors the
 //! case whatever the program makes of it. A case's hand-written `fixtures/` answer an API
 //! with no recording.
+//!
+//! `POST /answer/<token>` (a worker's `EVALS_ANSWER_URL`) takes the worker's answer to the
+//! case it is on, off its stdout: once per case, up to `cassettes.max_response_bytes`.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -1292,6 +1295,63 @@ mod tests {
         assert_eq!((spent.calls, spent.error), (1, None));
         assert_eq!(spent.usage.cost_usd, Some(0.5));
         assert!((spent.latency_s - 0.25).abs() < 1e-9);
+    }
+
+    #[tokio::test]
+    async fn an_answer_is_posted_once_per_case_under_the_limit_and_never_without_a_case() {
+        let (contender, case) = world_atlas();
+        let transport = Transport::new(
+            Mode::Live,
+            CassetteOptions::default(),
+            Arc::new(Server::default()),
+        );
+        let gateway = Gateway::start(DEFAULT_MAX_REQUEST_BYTES).await.unwrap();
+        let bind = |token: &str, limit: u64| {
+            let (slot, posted) = AnswerSlot::new(limit);
+            gateway.bind(
+                token,
+                Binding {
+                    contender: contender.clone(),
+                    case: case.clone(),
+                    provider: Arc::new(Atlas),
+                    session: Arc::new(session_of(&transport, &contender, &case)),
+                    api_key: None,
+                    pricing: None,
+                    spent: Arc::default(),
+                    upstreams: Arc::default(),
+                    fixtures: None,
+                    answer: Some(slot),
+                },
+            );
+            posted
+        };
+        let answer = br#"{"id": "d/a", "output": 1}"#;
+        let posted = bind("tok", 1024);
+        let (status, _, _) = raw(&gateway, "POST", "/answer/tok", "application/json", answer).await;
+        assert_eq!(status, 200);
+        assert_eq!(
+            posted.await.unwrap().unwrap(),
+            String::from_utf8_lossy(answer)
+        );
+        // A second answer to the same case, and one from a token on no case: refused.
+        let (status, _, body) = raw(&gateway, "POST", "/answer/tok", "text/plain", answer).await;
+        assert_eq!(status, 409, "{}", String::from_utf8_lossy(&body));
+        assert!(String::from_utf8_lossy(&body).contains("this case was answered already"));
+        let (status, _, body) = raw(&gateway, "POST", "/answer/nobody", "text/plain", answer).await;
+        assert_eq!(status, 409);
+        assert!(String::from_utf8_lossy(&body).contains("no case is waiting for this answer"));
+        // Over `cassettes.max_response_bytes`: refused, and the case hears why.
+        let posted = bind("small", 8);
+        let (status, _, _) = raw(&gateway, "POST", "/answer/small", "text/plain", answer).await;
+        assert_eq!(status, 413);
+        let e = posted.await.unwrap().unwrap_err();
+        assert_eq!(e.kind, CaseErrorKind::TooLarge);
+        assert!(
+            e.message
+                .contains("over the limit on a worker's answer (8 bytes, cassettes.max_response_bytes)"),
+            "{}",
+            e.message
+        );
     }
 
     /// `method path` with `body` of type `content_type` through the gateway: the status,
