@@ -1347,8 +1347,9 @@ mod tests {
         let e = posted.await.unwrap().unwrap_err();
         assert_eq!(e.kind, CaseErrorKind::TooLarge);
         assert!(
-            e.message
-                .contains("over the limit on a worker's answer (8 bytes, cassettes.max_response_bytes)"),
+            e.message.contains(
+                "over the limit on a worker's answer (8 bytes, cassettes.max_response_bytes)"
+            ),
             "{}",
             e.message
         );

@@ -12,7 +12,13 @@ use crate::mock::{Server, chat, post};
 /// A suite of `cases` (ids; each input is its id) whose exec adapter is `command` (a YAML
 /// list) running `file` (`evals/w.py`, `evals/w.js`) = `script`, with `extra` added to the
 /// config (after the adapter's mapping: `  env: {...}` lines, then top-level keys).
-fn suite(command: &str, file: &str, script: &str, extra: &str, cases: &[&str]) -> Project {
+pub(crate) fn suite(
+    command: &str,
+    file: &str,
+    script: &str,
+    extra: &str,
+    cases: &[&str],
+) -> Project {
     let lines: String = cases
         .iter()
         .map(|c| {
@@ -40,16 +46,19 @@ fn case(cases: &[Value], id: &str) -> Value {
     cases.iter().find(|c| c["case"] == id).unwrap().clone()
 }
 
-/// The one log of the run (its workers' stderr and stray stdout) and its name.
-fn the_log(p: &Project) -> (String, String) {
-    let logs: Vec<_> = std::fs::read_dir(p.path().join("log"))
-        .expect("a log folder")
-        .flatten()
-        .collect();
-    assert_eq!(logs.len(), 1, "{logs:?}");
-    let name = format!("log/{}", logs[0].file_name().to_string_lossy());
-    let text = p.read(&name);
-    (name, text)
+/// `evals run -p 1` with the JSON snapshot in `out.json`, passing.
+fn run_json(p: &Project) {
+    p.evals(&[
+        "run",
+        "--no-autosave",
+        "-p",
+        "1",
+        "--format",
+        "json",
+        "-o",
+        "out.json",
+    ])
+    .ok();
 }
 
 const BANNER: &str = "Give Feedback / Get Help: https://github.com/BerriAI/litellm/issues/new";
@@ -68,19 +77,9 @@ fn a_banner_on_stdout_before_the_answer_line_is_stray_output_logged_with_the_cas
         "fake: { models: [echo] }\n",
         &["a", "b"],
     );
-    p.evals(&[
-        "run",
-        "--no-autosave",
-        "-p",
-        "1",
-        "--format",
-        "json",
-        "-o",
-        "out.json",
-    ])
-    .ok();
+    run_json(&p);
     let cases = cases(&p);
-    let (name, log) = the_log(&p);
+    let (name, log) = crate::exec::warnings_log(&p);
     let (a, b) = (case(&cases, "a"), case(&cases, "b"));
     assert_eq!(
         (&a["error"], &a["output"]),
@@ -126,24 +125,14 @@ fn an_answer_posted_to_evals_answer_url_wins_and_stdout_is_never_taken_for_it() 
         "fake: { models: [echo] }\n",
         &["a", "b", "c"],
     );
-    p.evals(&[
-        "run",
-        "--no-autosave",
-        "-p",
-        "1",
-        "--format",
-        "json",
-        "-o",
-        "out.json",
-    ])
-    .ok();
+    run_json(&p);
     let cases = cases(&p);
     for id in ["a", "b", "c"] {
         let c = case(&cases, id);
         assert_eq!(c["error"], Value::Null, "{c}");
         assert_eq!(c["output"], format!("said {id}"), "{c}");
     }
-    let (name, log) = the_log(&p);
+    let (name, log) = crate::exec::warnings_log(&p);
     assert_eq!(
         log.matches("stdout, not the answer (fake/echo d/").count(),
         4,
@@ -166,17 +155,7 @@ fn a_node_worker_posts_its_answer_with_fetch_past_a_chatty_stdout() {
         "fake: { models: [echo] }\n",
         &["a", "b"],
     );
-    p.evals(&[
-        "run",
-        "--no-autosave",
-        "-p",
-        "1",
-        "--format",
-        "json",
-        "-o",
-        "out.json",
-    ])
-    .ok();
+    run_json(&p);
     let cases = cases(&p);
     for id in ["a", "b"] {
         let c = case(&cases, id);
@@ -186,7 +165,7 @@ fn a_node_worker_posts_its_answer_with_fetch_past_a_chatty_stdout() {
             "{c}"
         );
     }
-    let (_, log) = the_log(&p);
+    let (_, log) = crate::exec::warnings_log(&p);
     assert!(
         log.contains(&format!("(fake/echo d/a): {BANNER}\n")),
         "{log}"
