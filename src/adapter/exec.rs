@@ -200,6 +200,7 @@ impl ExecAdapter {
                     base_url: u.base_url.trim_end_matches('/').to_string(),
                     header: u.header_name(),
                     key,
+                    mcp: u.kind == Some(crate::suite::config::UpstreamKind::Mcp),
                 };
                 (name.clone(), api)
             })

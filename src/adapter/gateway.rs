@@ -99,6 +99,8 @@ pub struct UpstreamApi {
     pub header: String,
     /// `key_env` and its value (`None` when it is not set).
     pub key: Option<(String, Option<String>)>,
+    /// An MCP server over streamable HTTP (`kind: mcp`).
+    pub mcp: bool,
 }
 
 impl std::fmt::Debug for UpstreamApi {
@@ -1424,6 +1426,7 @@ mod tests {
                     base_url: format!("{}/api", api.uri()),
                     header: "x-api-key".into(),
                     key: Some(("FILES_KEY".into(), Some(KEY.into()))),
+                    mcp: false,
                 },
             )]
             .into_iter()

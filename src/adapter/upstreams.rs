@@ -82,7 +82,27 @@ pub(super) async fn serve(
         fail(&b, CaseErrorKind::Adapter, message.clone());
         return refused(StatusCode::NOT_FOUND, &message);
     };
+    if api.mcp && method.eq_ignore_ascii_case("GET") {
+        // The optional stream of a streamable-HTTP MCP server's own messages: long-lived,
+        // never a recording; the spec lets a server decline it so.
+        return (
+            StatusCode::METHOD_NOT_ALLOWED,
+            [("allow", "POST, DELETE")],
+            "evals records an MCP server's answers to requests, not its own stream",
+        )
+            .into_response();
+    }
     let req = request(api, method, path, headers, query, body);
+    // An MCP request's JSON-RPC `id` counts the client's requests; what it asks is the rest.
+    let rpc_id = api
+        .mcp
+        .then(|| req.body.as_ref()?.get("id").cloned())
+        .flatten();
+    let ignore = if api.mcp {
+        vec!["id".to_string()]
+    } else {
+        vec![]
+    };
     if leaves_base(&api.base_url, &req.url) {
         // Past the base path the real credential would go to whatever else the host
         // serves (`/api/../v1/models` with the API's key): never sent, in any mode.
@@ -139,7 +159,11 @@ pub(super) async fn serve(
                 (Some(var), false) => Err(CallError::Transport(format!(
                     "{var} is not set: the upstream {name} needs it for live calls (export {var}=..., or replay recorded cassettes with --cassettes replay)"
                 ))),
-                _ => match b.session.send_upstream(name, &api.base_url, req).await {
+                _ => match b
+                    .session
+                    .send_upstream_ignoring(name, &api.base_url, req, &ignore)
+                    .await
+                {
                     Err(CallError::Miss(_)) if fixture.is_some() => {
                         Ok(fixture.unwrap_or_else(|| unreachable!("a fixture was just found")))
                     }
@@ -166,7 +190,10 @@ pub(super) async fn serve(
             }
             spent.trajectory.push(step);
             drop(spent);
-            passed_on(resp)
+            match &rpc_id {
+                Some(id) => passed_on(answering(resp, id)),
+                None => passed_on(resp),
+            }
         }
         Err(e) => {
             let message = format!("upstream {name}: {} {path}: {e}", step.method);
@@ -176,6 +203,60 @@ pub(super) async fn serve(
             refused(StatusCode::BAD_GATEWAY, &message)
         }
     }
+}
+
+/// An MCP server's response made the answer to the request of JSON-RPC `id`: its JSON body,
+/// or each `data:` event of its stream, that answers another id answers this one (a replayed
+/// recording made by a client that counted its requests otherwise). A response that already
+/// answers `id` is kept byte for byte.
+fn answering(mut resp: HttpResponse, id: &Value) -> HttpResponse {
+    let retarget = |text: &str| -> Option<String> {
+        let mut msg: Value = serde_json::from_str(text).ok()?;
+        let answers = msg.get("result").is_some() || msg.get("error").is_some();
+        let old = msg.get_mut("id").filter(|_| answers)?;
+        if old == id {
+            return None;
+        }
+        *old = id.clone();
+        Some(msg.to_string())
+    };
+    if let Some(text) = resp.body.as_str().map(str::to_string) {
+        // A stream of events (`event: message`, `data: {...}`), kept as text.
+        let mut changed = false;
+        let lines: Vec<String> = text
+            .split('\n')
+            .map(|line| {
+                let (body, cr) = match line.strip_suffix('\r') {
+                    Some(l) => (l, "\r"),
+                    None => (line, ""),
+                };
+                match body
+                    .strip_prefix("data:")
+                    .and_then(|d| retarget(d.trim_start()))
+                {
+                    Some(new) => {
+                        changed = true;
+                        format!("data: {new}{cr}")
+                    }
+                    None => line.to_string(),
+                }
+            })
+            .collect();
+        if changed {
+            resp.body = Value::String(lines.join("\n"));
+            resp.raw = None;
+        }
+    } else if let Some(new) = resp
+        .body
+        .get("id")
+        .is_some()
+        .then(|| retarget(&resp.body.to_string()))
+        .flatten()
+    {
+        resp.body = serde_json::from_str(&new).unwrap_or(Value::Null);
+        resp.raw = None;
+    }
+    resp
 }
 
 /// The case's error, once (its first failure).
@@ -319,7 +400,7 @@ fn passed_on(resp: HttpResponse) -> Response {
     }
     for (k, v) in &resp.headers {
         let k = k.to_ascii_lowercase();
-        if matches!(k.as_str(), "retry-after" | "location")
+        if matches!(k.as_str(), "retry-after" | "location" | "mcp-session-id")
             && let (Ok(name), Ok(value)) = (
                 axum::http::HeaderName::from_bytes(k.as_bytes()),
                 axum::http::HeaderValue::from_str(v),

@@ -374,10 +374,22 @@ impl Session {
         base: &str,
         req: HttpRequest,
     ) -> Result<HttpResponse, CallError> {
+        self.send_upstream_ignoring(upstream, base, req, &[]).await
+    }
+
+    /// [`Session::send_upstream`], its fingerprint also leaving out the body's `ignore`
+    /// fields (an MCP server's JSON-RPC `id`, which counts requests, not what they ask).
+    pub async fn send_upstream_ignoring(
+        &self,
+        upstream: &str,
+        base: &str,
+        req: HttpRequest,
+        ignore: &[String],
+    ) -> Result<HttpResponse, CallError> {
         if self.mode == Mode::Live {
             return self.send(req, super::http::any_2xx).await;
         }
-        let (recorded, fp) = self.upstream_fingerprinted(upstream, base, &req);
+        let (recorded, fp) = self.upstream_fingerprinted(upstream, base, &req, ignore);
         let answered = match self.mode {
             Mode::Record | Mode::Live => None,
             Mode::Replay | Mode::Auto => self.replay(&fp),
@@ -519,6 +531,7 @@ impl Session {
         upstream: &str,
         base: &str,
         req: &HttpRequest,
+        ignore: &[String],
     ) -> (RecordedRequest, String) {
         let recorded = RecordedRequest {
             method: req.method.to_ascii_uppercase(),
@@ -528,9 +541,16 @@ impl Session {
             raw: req.raw.as_ref().map(|r| self.redactor.scrub_str(r)),
         }
         .raw_if_needed();
+        let ignore_fields: Vec<String> = self
+            .options
+            .ignore_fields
+            .iter()
+            .chain(ignore)
+            .cloned()
+            .collect();
         let fp = super::fingerprint::upstream_fingerprint(
             &recorded.to_http(),
-            &self.options.ignore_fields,
+            &ignore_fields,
             upstream,
             &self.redactor.scrub_str(base),
         );
@@ -678,6 +698,8 @@ const UPSTREAM_RESPONSE_HEADERS: &[&str] = &[
     "content-type",
     "retry-after",
     "location",
+    // An MCP server's session (streamable HTTP): the client sends it back on every request.
+    "mcp-session-id",
     super::http::ENCODING,
 ];
 
