@@ -210,15 +210,16 @@ pub(super) async fn serve(
 /// recording made by a client that counted its requests otherwise). A response that already
 /// answers `id` is kept byte for byte.
 fn answering(mut resp: HttpResponse, id: &Value) -> HttpResponse {
+    // The id changed in the text, every other byte kept.
     let retarget = |text: &str| -> Option<String> {
-        let mut msg: Value = serde_json::from_str(text).ok()?;
-        let answers = msg.get("result").is_some() || msg.get("error").is_some();
-        let old = msg.get_mut("id").filter(|_| answers)?;
-        if old == id {
+        let old: Value = serde_json::from_str(text).ok()?;
+        let answers = old.get("result").is_some() || old.get("error").is_some();
+        if !answers || old.get("id").is_none_or(|o| o == id) {
             return None;
         }
-        *old = id.clone();
-        Some(msg.to_string())
+        let mut new = old.clone();
+        new["id"] = id.clone();
+        Some(super::splice::splice(text, &old, &new))
     };
     if let Some(text) = resp.body.as_str().map(str::to_string) {
         // A stream of events (`event: message`, `data: {...}`), kept as text.
@@ -246,15 +247,12 @@ fn answering(mut resp: HttpResponse, id: &Value) -> HttpResponse {
             resp.body = Value::String(lines.join("\n"));
             resp.raw = None;
         }
-    } else if let Some(new) = resp
-        .body
-        .get("id")
-        .is_some()
-        .then(|| retarget(&resp.body.to_string()))
-        .flatten()
-    {
-        resp.body = serde_json::from_str(&new).unwrap_or(Value::Null);
-        resp.raw = None;
+    } else if resp.body.get("id").is_some() {
+        let text = resp.raw.clone().unwrap_or_else(|| resp.body.to_string());
+        if let Some(new) = retarget(&text) {
+            resp.body["id"] = id.clone();
+            resp.raw = Some(new);
+        }
     }
     resp
 }
@@ -505,6 +503,37 @@ pub fn fixtures_dir(case: &crate::suite::Case) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_mcp_answer_is_made_the_answer_to_the_requests_own_id() {
+        let resp = |body: Value, raw: Option<&str>| HttpResponse {
+            status: 200,
+            headers: vec![],
+            body,
+            raw: raw.map(str::to_string),
+            latency: std::time::Duration::ZERO,
+        };
+        // A stream: each answer's `data:` retargeted, a notification and the framing kept.
+        let stream = "event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\r\n\r\nevent: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\r\n\r\n";
+        let out = answering(resp(Value::String(stream.into()), None), &json!(7));
+        assert_eq!(
+            out.body,
+            Value::String(stream.replace("\"id\":3", "\"id\":7"))
+        );
+        // A JSON answer (an error too); one that already answers the id is kept byte for byte.
+        let json_body = json!({"id": "a", "error": {"code": 1}});
+        let raw = "{ \"id\": \"a\",  \"error\": {\"code\": 1} }";
+        let out = answering(resp(json_body.clone(), Some(raw)), &json!("b"));
+        assert_eq!(
+            (out.body["id"].clone(), out.raw.as_deref()),
+            (
+                json!("b"),
+                Some("{ \"id\": \"b\",  \"error\": {\"code\": 1} }")
+            )
+        );
+        let out = answering(resp(json_body, Some(raw)), &json!("a"));
+        assert_eq!(out.raw.as_deref(), Some(raw));
+    }
 
     #[test]
     fn a_path_is_checked_below_the_base_as_the_client_resolves_it() {
