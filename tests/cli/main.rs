@@ -36,6 +36,7 @@ mod judge;
 mod layers;
 mod leaderboard;
 mod lineup;
+mod mcp;
 mod my;
 mod mysql;
 mod native_tools;
