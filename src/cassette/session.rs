@@ -1287,6 +1287,46 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_mcp_request_replays_whatever_its_json_rpc_id_and_misses_on_its_params() {
+        let dir = tempfile::tempdir().unwrap();
+        let upstream = Counter::new(Value::Null);
+        let call = |id: u64, order: &str| HttpRequest {
+            method: "POST".into(),
+            url: "https://mcp.example/mcp".into(),
+            headers: vec![],
+            body: Some(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "lookup", "arguments": {"order": order}}})),
+            raw: None,
+        };
+        let id = ["id".to_string()];
+        let base = "https://mcp.example";
+        let recorder = Transport::new(Mode::Record, options(dir.path()), upstream.clone());
+        let session = recorder.session(&key("mcp"), meta("mcp")).unwrap();
+        session
+            .send_upstream_ignoring("orders", base, call(3, "42"), &id)
+            .await
+            .unwrap();
+        session.finish().unwrap().unwrap();
+        let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let session = player.session(&key("mcp"), meta("mcp")).unwrap();
+        let replayed = session
+            .send_upstream_ignoring("orders", base, call(17, "42"), &id)
+            .await;
+        assert!(
+            replayed.is_ok(),
+            "another id is the same request: {replayed:?}"
+        );
+        let missed = session
+            .send_upstream_ignoring("orders", base, call(18, "43"), &id)
+            .await;
+        assert!(matches!(missed, Err(CallError::Miss(_))), "{missed:?}");
+        // Without `kind: mcp` the id counts.
+        let session = player.session(&key("mcp"), meta("mcp")).unwrap();
+        let plain = session.send_upstream("orders", base, call(17, "42")).await;
+        assert!(matches!(plain, Err(CallError::Miss(_))), "{plain:?}");
+    }
+
+    #[tokio::test]
     async fn fingerprints_count_from_the_base_url_and_old_whole_url_ones_still_replay() {
         let dir = tempfile::tempdir().unwrap();
         let upstream = Counter::new(Value::Null);
