@@ -4,9 +4,14 @@
 //! processes per experiment. A worker reads one JSON line per case on stdin,
 //! `{"id", "case": {"id", "dataset", "variant", "input", "metadata"}, "model": {"id",
 //! "provider", "effort", "temperature", "max_tokens"}}` (never the expected answer), and
-//! prints one JSON line back, `{"id", "output", "raw", "usage", "error", "tool_calls"?}`
+//! answers with one JSON object, `{"id", "output", "raw", "usage", "error", "tool_calls"?}`
 //! (`tool_calls`: calls it reports beside those the gateway saw in the responses it relayed,
-//! which the reply carries first). It calls the model
+//! which the reply carries first): posted to `EVALS_ANSWER_URL` (the gateway's
+//! `/answer/<token>`), off stdout, where libraries print what they like; or as a line on
+//! stdout, the first that is a JSON object with the case's `id`. Every other stdout line is
+//! stray output: scrubbed, written where the worker's stderr goes (marked `stdout, not the
+//! answer (<case>)`) and named on the case as a warning; once a worker has posted an
+//! answer, no stdout line is its answer again. It calls the model
 //! through the gateway (`OPENAI_BASE_URL`, with its own token as `OPENAI_API_KEY`). A worker
 //! that exits, answers with something that is not the protocol, or takes too long is an
 //! error of that case (no score) and is replaced for the next case.
@@ -53,7 +58,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use super::gateway::{Binding, Gateway, Spent, UpstreamApi, UpstreamSet};
+use super::gateway::{AnswerSlot, Binding, Gateway, Posted, Spent, UpstreamApi, UpstreamSet};
 use super::{Adapter, AdapterSession, BoxFuture, CaseModel};
 use crate::results::{CaseError, CaseErrorKind, Reply, ToolCall, Usage};
 use crate::suite::{Case, Contender, Suite};
@@ -195,6 +200,7 @@ impl ExecAdapter {
                     base_url: u.base_url.trim_end_matches('/').to_string(),
                     header: u.header_name(),
                     key,
+                    mcp: u.kind == Some(crate::suite::config::UpstreamKind::Mcp),
                 };
                 (name.clone(), api)
             })
@@ -241,7 +247,9 @@ impl ExecAdapter {
                 format!("{root}/upstream/{name}/{token}/").into(),
             );
         }
+        let answer_url = format!("{root}/answer/{token}");
         for (k, v) in [
+            ("EVALS_ANSWER_URL", answer_url.as_str()),
             ("OPENAI_BASE_URL", base_url),
             ("EVALS_BASE_URL", base_url),
             ("OPENAI_API_KEY", token),
@@ -253,6 +261,13 @@ impl ExecAdapter {
             out.insert(k.into(), v.into());
         }
         out
+    }
+
+    /// Where its workers' stderr (and stray stdout) goes, as messages name it.
+    fn stderr_shown(&self) -> &str {
+        match &self.stderr {
+            StderrTo::File { shown, .. } | StderrTo::Stderr { shown } => shown,
+        }
     }
 
     /// How its workers are started.
@@ -428,6 +443,7 @@ impl AdapterSession for ExecSession {
                 .await
                 .map_err(adapter_error)?;
             let spent = Arc::new(std::sync::Mutex::new(Spent::default()));
+            let (slot, posted) = AnswerSlot::new(self.adapter.max_answer);
             gateway.bind(
                 &worker.token,
                 Binding {
@@ -440,9 +456,17 @@ impl AdapterSession for ExecSession {
                     spent: spent.clone(),
                     upstreams: self.adapter.upstreams.clone(),
                     fixtures: super::upstreams::fixtures_dir(case),
+                    answer: Some(slot),
                 },
             );
-            let answer = ask(&mut worker, case, contender, self.adapter.case_timeout).await;
+            let answer = ask(
+                &mut worker,
+                case,
+                contender,
+                self.adapter.case_timeout,
+                posted,
+            )
+            .await;
             gateway.unbind(&worker.token);
             if answer.is_ok() {
                 self.pool.put(worker).await;
@@ -458,10 +482,13 @@ impl AdapterSession for ExecSession {
                     "adapter: answered while one of its calls was still in flight".to_string(),
                 )),
             };
-            let mut reply = answer?;
+            // What the gateway saw first (a cassette miss with its diff, a failed call): the
+            // worker's crash or broken answer is most often its consequence (a library that
+            // raised, printed, exited).
             if let Some(e) = spent.error {
                 return Err(e);
             }
+            let (mut reply, stray) = answer?;
             if let Some(e) = unmade {
                 return Err(e);
             }
@@ -498,6 +525,13 @@ impl AdapterSession for ExecSession {
                     .offline
                     .iter()
                     .map(|host| format!("tried to reach {host} (refused: replay is offline)"))
+                    .chain((stray.lines > 0).then(|| {
+                        format!(
+                            "printed {}: written to {}",
+                            stray.described(),
+                            self.adapter.stderr_shown()
+                        )
+                    }))
                     .collect(),
             })
         })
@@ -575,18 +609,41 @@ pub fn request_line(case: &Case, contender: &Contender) -> String {
     .to_string()
 }
 
-/// Sends a case and reads the answer. `Err` is a crashed or broken worker (an error of
-/// the case of kind `adapter`) or one that gave no answer in time (`timeout`). An answer
-/// with `error` is the model's failure (scored 0).
+/// Sends a case and reads the answer: what the worker posts to `EVALS_ANSWER_URL`
+/// (`posted`), or else the first stdout line that is a JSON object with the case's `id`;
+/// every other stdout line is stray (logged, counted in what is returned). Once a worker
+/// has posted an answer, its stdout is never read as one again. `Err` is a crashed or
+/// broken worker (an error of the case of kind `adapter`) or one that gave no answer in
+/// time (`timeout`). An answer with `error` is the model's failure (scored 0).
 async fn ask(
     worker: &mut Worker,
     case: &Case,
     contender: &Contender,
     timeout: Duration,
-) -> Result<Reply, CaseError> {
-    let broken = |e: String| CaseError::new(CaseErrorKind::Adapter, e);
-    let text = worker
-        .exchange(&request_line(case, contender), timeout)
+    posted: tokio::sync::oneshot::Receiver<Posted>,
+) -> Result<(Reply, crate::worker::Stray), CaseError> {
+    let wanted = case.key();
+    let is_answer = |line: &str| {
+        serde_json::from_str::<Value>(line)
+            .ok()
+            .is_some_and(|v| v.get("id").and_then(Value::as_str) == Some(wanted.as_str()))
+    };
+    // A slot dropped unanswered (it never is while the case is bound) leaves stdout.
+    let posted = async {
+        match posted.await {
+            Ok(p) => p,
+            Err(_) => std::future::pending().await,
+        }
+    };
+    let label = format!("{} {wanted}", contender.id());
+    let (got, stray) = worker
+        .exchange_with(
+            &request_line(case, contender),
+            timeout,
+            &is_answer,
+            posted,
+            &label,
+        )
         .await
         .map_err(|f| {
             let kind = if f.timeout {
@@ -598,15 +655,29 @@ async fn ask(
             };
             CaseError::new(kind, f.message)
         })?;
-    let answer: Answer = serde_json::from_str(&text).map_err(|e| {
+    let (text, from) = match got {
+        crate::worker::Answered::Line(text) => (text, "its answer is not the protocol's JSON line"),
+        crate::worker::Answered::Channel(posted) => {
+            worker.stdout_is_stray = true;
+            (
+                posted?,
+                "the answer it posted to EVALS_ANSWER_URL is not the protocol's JSON object",
+            )
+        }
+    };
+    Ok((parse_answer(&text, &wanted, from)?, stray))
+}
+
+/// A worker's answer to case `wanted`, from its text; `Err` names what is wrong (`from`
+/// says where the text came from).
+fn parse_answer(text: &str, wanted: &str, from: &str) -> Result<Reply, CaseError> {
+    let broken = |e: String| CaseError::new(CaseErrorKind::Adapter, e);
+    let answer: Answer = serde_json::from_str(text).map_err(|e| {
         // Scrubbed before it is cut: a key across the cut would keep its first half.
-        let shown: String = crate::secrets::scrub(&text).chars().take(120).collect();
-        broken(format!(
-            "adapter: its answer is not the protocol's JSON line ({e}): {shown}"
-        ))
+        let shown: String = crate::secrets::scrub(text).chars().take(120).collect();
+        broken(format!("adapter: {from} ({e}): {shown}"))
     })?;
-    let wanted = case.key();
-    if answer.id.as_str() != Some(wanted.as_str()) {
+    if answer.id.as_str() != Some(wanted) {
         return Err(broken(format!(
             "adapter: answered id {} for case {wanted}",
             answer.id
@@ -672,6 +743,7 @@ mod tests {
             [
                 ("ANTHROPIC_API_KEY", "evals-token"),
                 ("ANTHROPIC_BASE_URL", "http://127.0.0.1:1"),
+                ("EVALS_ANSWER_URL", "http://127.0.0.1:1/answer/evals-token"),
                 ("EVALS_BASE_URL", "http://127.0.0.1:1/v1"),
                 ("FROM_CONFIG", "1"),
                 ("GEMINI_API_KEY", "evals-token"),

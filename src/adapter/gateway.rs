@@ -13,6 +13,9 @@
 //! unexpected or exhausted request, or (when strict) a recorded one never made, errors the
 //! case whatever the program makes of it. A case's hand-written `fixtures/` answer an API
 //! with no recording.
+//!
+//! `POST /answer/<token>` (a worker's `EVALS_ANSWER_URL`) takes the worker's answer to the
+//! case it is on, off its stdout: once per case, up to `cassettes.max_response_bytes`.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -48,6 +51,34 @@ pub struct Binding {
     pub upstreams: Arc<UpstreamSet>,
     /// The case's hand-written answers of those APIs (`<case>/fixtures/`), if it has any.
     pub fixtures: Option<std::path::PathBuf>,
+    /// Where an answer posted to `EVALS_ANSWER_URL` goes (the exec adapter's case).
+    pub answer: Option<AnswerSlot>,
+}
+
+/// What a worker posted to `EVALS_ANSWER_URL`: its answer's text, or why it was refused.
+pub type Posted = Result<String, CaseError>;
+
+/// The answer channel of a case on the gateway: the first answer a worker posts to
+/// `POST /answer/<token>` while on the case goes to the case's exchange; a second one is
+/// refused (409).
+pub struct AnswerSlot {
+    sender: Mutex<Option<tokio::sync::oneshot::Sender<Posted>>>,
+    /// The largest answer taken (`cassettes.max_response_bytes`).
+    limit: u64,
+}
+
+impl AnswerSlot {
+    /// A slot taking answers of up to `limit` bytes, and the end its case waits on.
+    pub fn new(limit: u64) -> (AnswerSlot, tokio::sync::oneshot::Receiver<Posted>) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        (
+            AnswerSlot {
+                sender: Mutex::new(Some(tx)),
+                limit,
+            },
+            rx,
+        )
+    }
 }
 
 /// The adapter's other APIs as the gateway sends to them.
@@ -68,6 +99,8 @@ pub struct UpstreamApi {
     pub header: String,
     /// `key_env` and its value (`None` when it is not set).
     pub key: Option<(String, Option<String>)>,
+    /// An MCP server over streamable HTTP (`kind: mcp`).
+    pub mcp: bool,
 }
 
 impl std::fmt::Debug for UpstreamApi {
@@ -213,6 +246,7 @@ impl Gateway {
             // google-genai asks `v1` unless told `GOOGLE_GENAI_API_VERSION=beta`.
             .route("/v1/models/{call}", post(gemini))
             .route("/upstream/{*rest}", axum::routing::any(upstream))
+            .route("/answer/{token}", post(answer))
             .fallback(unknown_endpoint)
             // The body is read (and bounded) once, by `limit_body`; axum's own 2 MiB default
             // would answer a bare 413 that no case hears of.
@@ -696,6 +730,64 @@ async fn upstream(
     .await
 }
 
+/// `POST /answer/<token>` (`EVALS_ANSWER_URL`): a worker's answer to the case it is on,
+/// off its stdout, so whatever its libraries print there is never taken for it.
+async fn answer(
+    State(bindings): State<Arc<Bindings>>,
+    axum::extract::Path(token): axum::extract::Path<String>,
+    body: axum::body::Bytes,
+) -> Response {
+    let slot = binding_of(&bindings, &token);
+    let Some(slot) = slot.as_ref().and_then(|b| b.answer.as_ref()) else {
+        return error(
+            StatusCode::CONFLICT,
+            "no case is waiting for this answer: post the answer to the EVALS_ANSWER_URL evals gave this worker, once per case, before reading the next case",
+        );
+    };
+    let Some(sender) = slot
+        .sender
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()
+    else {
+        return error(
+            StatusCode::CONFLICT,
+            "this case was answered already: post one answer per case",
+        );
+    };
+    let (status, posted) = if body.len() as u64 > slot.limit {
+        let message = format!(
+            "adapter: the answer it posted to EVALS_ANSWER_URL is {}, over the limit on a \
+             worker's answer ({}, cassettes.max_response_bytes); raise \
+             cassettes.max_response_bytes in the config if this is expected",
+            crate::text::human_bytes(body.len() as u64),
+            crate::text::human_bytes(slot.limit)
+        );
+        (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            Err(CaseError::new(CaseErrorKind::TooLarge, message)),
+        )
+    } else {
+        match String::from_utf8(body.to_vec()) {
+            Ok(text) => (StatusCode::OK, Ok(text)),
+            Err(_) => (
+                StatusCode::BAD_REQUEST,
+                Err(CaseError::new(
+                    CaseErrorKind::Adapter,
+                    "adapter: the answer it posted to EVALS_ANSWER_URL is not UTF-8: post the protocol's JSON object",
+                )),
+            ),
+        }
+    };
+    let message = posted.as_ref().err().map(|e| e.message.clone());
+    // The case may have ended (a timeout) as the answer came: then nobody hears it.
+    let _ = sender.send(posted);
+    match message {
+        None => (status, axum::Json(json!({"received": true}))).into_response(),
+        Some(m) => error(status, &m),
+    }
+}
+
 /// A response marked final when it is a failure (not a 2xx).
 fn final_failure(mut resp: Response) -> Response {
     if !resp.status().is_success() {
@@ -1177,6 +1269,7 @@ mod tests {
                 spent: spent.clone(),
                 upstreams: Arc::default(),
                 fixtures: None,
+                answer: None,
             },
         );
         let answer = post(
@@ -1204,6 +1297,64 @@ mod tests {
         assert_eq!((spent.calls, spent.error), (1, None));
         assert_eq!(spent.usage.cost_usd, Some(0.5));
         assert!((spent.latency_s - 0.25).abs() < 1e-9);
+    }
+
+    #[tokio::test]
+    async fn an_answer_is_posted_once_per_case_under_the_limit_and_never_without_a_case() {
+        let (contender, case) = world_atlas();
+        let transport = Transport::new(
+            Mode::Live,
+            CassetteOptions::default(),
+            Arc::new(Server::default()),
+        );
+        let gateway = Gateway::start(DEFAULT_MAX_REQUEST_BYTES).await.unwrap();
+        let bind = |token: &str, limit: u64| {
+            let (slot, posted) = AnswerSlot::new(limit);
+            gateway.bind(
+                token,
+                Binding {
+                    contender: contender.clone(),
+                    case: case.clone(),
+                    provider: Arc::new(Atlas),
+                    session: Arc::new(session_of(&transport, &contender, &case)),
+                    api_key: None,
+                    pricing: None,
+                    spent: Arc::default(),
+                    upstreams: Arc::default(),
+                    fixtures: None,
+                    answer: Some(slot),
+                },
+            );
+            posted
+        };
+        let answer = br#"{"id": "d/a", "output": 1}"#;
+        let posted = bind("tok", 1024);
+        let (status, _, _) = raw(&gateway, "POST", "/answer/tok", "application/json", answer).await;
+        assert_eq!(status, 200);
+        assert_eq!(
+            posted.await.unwrap().unwrap(),
+            String::from_utf8_lossy(answer)
+        );
+        // A second answer to the same case, and one from a token on no case: refused.
+        let (status, _, body) = raw(&gateway, "POST", "/answer/tok", "text/plain", answer).await;
+        assert_eq!(status, 409, "{}", String::from_utf8_lossy(&body));
+        assert!(String::from_utf8_lossy(&body).contains("this case was answered already"));
+        let (status, _, body) = raw(&gateway, "POST", "/answer/nobody", "text/plain", answer).await;
+        assert_eq!(status, 409);
+        assert!(String::from_utf8_lossy(&body).contains("no case is waiting for this answer"));
+        // Over `cassettes.max_response_bytes`: refused, and the case hears why.
+        let posted = bind("small", 8);
+        let (status, _, _) = raw(&gateway, "POST", "/answer/small", "text/plain", answer).await;
+        assert_eq!(status, 413);
+        let e = posted.await.unwrap().unwrap_err();
+        assert_eq!(e.kind, CaseErrorKind::TooLarge);
+        assert!(
+            e.message.contains(
+                "over the limit on a worker's answer (8 bytes, cassettes.max_response_bytes)"
+            ),
+            "{}",
+            e.message
+        );
     }
 
     /// `method path` with `body` of type `content_type` through the gateway: the status,
@@ -1275,6 +1426,7 @@ mod tests {
                     base_url: format!("{}/api", api.uri()),
                     header: "x-api-key".into(),
                     key: Some(("FILES_KEY".into(), Some(KEY.into()))),
+                    mcp: false,
                 },
             )]
             .into_iter()
@@ -1320,6 +1472,7 @@ mod tests {
                     spent: spent.clone(),
                     upstreams: upstreams.clone(),
                     fixtures: None,
+                    answer: None,
                 },
             );
             let at = |p: &str| format!("/upstream/files/{token}/{p}");
@@ -1419,6 +1572,7 @@ mod tests {
                 spent: spent.clone(),
                 upstreams: Arc::default(),
                 fixtures: None,
+                answer: None,
             },
         );
         let auth = format!(

@@ -82,7 +82,27 @@ pub(super) async fn serve(
         fail(&b, CaseErrorKind::Adapter, message.clone());
         return refused(StatusCode::NOT_FOUND, &message);
     };
+    if api.mcp && method.eq_ignore_ascii_case("GET") {
+        // The optional stream of a streamable-HTTP MCP server's own messages: long-lived,
+        // never a recording; the spec lets a server decline it so.
+        return (
+            StatusCode::METHOD_NOT_ALLOWED,
+            [("allow", "POST, DELETE")],
+            "evals records an MCP server's answers to requests, not its own stream",
+        )
+            .into_response();
+    }
     let req = request(api, method, path, headers, query, body);
+    // An MCP request's JSON-RPC `id` counts the client's requests; what it asks is the rest.
+    let rpc_id = api
+        .mcp
+        .then(|| req.body.as_ref()?.get("id").cloned())
+        .flatten();
+    let ignore = if api.mcp {
+        vec!["id".to_string()]
+    } else {
+        vec![]
+    };
     if leaves_base(&api.base_url, &req.url) {
         // Past the base path the real credential would go to whatever else the host
         // serves (`/api/../v1/models` with the API's key): never sent, in any mode.
@@ -139,7 +159,11 @@ pub(super) async fn serve(
                 (Some(var), false) => Err(CallError::Transport(format!(
                     "{var} is not set: the upstream {name} needs it for live calls (export {var}=..., or replay recorded cassettes with --cassettes replay)"
                 ))),
-                _ => match b.session.send_upstream(name, &api.base_url, req).await {
+                _ => match b
+                    .session
+                    .send_upstream_ignoring(name, &api.base_url, req, &ignore)
+                    .await
+                {
                     Err(CallError::Miss(_)) if fixture.is_some() => {
                         Ok(fixture.unwrap_or_else(|| unreachable!("a fixture was just found")))
                     }
@@ -166,7 +190,10 @@ pub(super) async fn serve(
             }
             spent.trajectory.push(step);
             drop(spent);
-            passed_on(resp)
+            match &rpc_id {
+                Some(id) => passed_on(answering(resp, id)),
+                None => passed_on(resp),
+            }
         }
         Err(e) => {
             let message = format!("upstream {name}: {} {path}: {e}", step.method);
@@ -176,6 +203,58 @@ pub(super) async fn serve(
             refused(StatusCode::BAD_GATEWAY, &message)
         }
     }
+}
+
+/// An MCP server's response made the answer to the request of JSON-RPC `id`: its JSON body,
+/// or each `data:` event of its stream, that answers another id answers this one (a replayed
+/// recording made by a client that counted its requests otherwise). A response that already
+/// answers `id` is kept byte for byte.
+fn answering(mut resp: HttpResponse, id: &Value) -> HttpResponse {
+    // The id changed in the text, every other byte kept.
+    let retarget = |text: &str| -> Option<String> {
+        let old: Value = serde_json::from_str(text).ok()?;
+        let answers = old.get("result").is_some() || old.get("error").is_some();
+        if !answers || old.get("id").is_none_or(|o| o == id) {
+            return None;
+        }
+        let mut new = old.clone();
+        new["id"] = id.clone();
+        Some(super::splice::splice(text, &old, &new))
+    };
+    if let Some(text) = resp.body.as_str().map(str::to_string) {
+        // A stream of events (`event: message`, `data: {...}`), kept as text.
+        let mut changed = false;
+        let lines: Vec<String> = text
+            .split('\n')
+            .map(|line| {
+                let (body, cr) = match line.strip_suffix('\r') {
+                    Some(l) => (l, "\r"),
+                    None => (line, ""),
+                };
+                match body
+                    .strip_prefix("data:")
+                    .and_then(|d| retarget(d.trim_start()))
+                {
+                    Some(new) => {
+                        changed = true;
+                        format!("data: {new}{cr}")
+                    }
+                    None => line.to_string(),
+                }
+            })
+            .collect();
+        if changed {
+            resp.body = Value::String(lines.join("\n"));
+            resp.raw = None;
+        }
+    } else if resp.body.get("id").is_some() {
+        let text = resp.raw.clone().unwrap_or_else(|| resp.body.to_string());
+        if let Some(new) = retarget(&text) {
+            resp.body["id"] = id.clone();
+            resp.raw = Some(new);
+        }
+    }
+    resp
 }
 
 /// The case's error, once (its first failure).
@@ -319,7 +398,7 @@ fn passed_on(resp: HttpResponse) -> Response {
     }
     for (k, v) in &resp.headers {
         let k = k.to_ascii_lowercase();
-        if matches!(k.as_str(), "retry-after" | "location")
+        if matches!(k.as_str(), "retry-after" | "location" | "mcp-session-id")
             && let (Ok(name), Ok(value)) = (
                 axum::http::HeaderName::from_bytes(k.as_bytes()),
                 axum::http::HeaderValue::from_str(v),
@@ -424,6 +503,37 @@ pub fn fixtures_dir(case: &crate::suite::Case) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_mcp_answer_is_made_the_answer_to_the_requests_own_id() {
+        let resp = |body: Value, raw: Option<&str>| HttpResponse {
+            status: 200,
+            headers: vec![],
+            body,
+            raw: raw.map(str::to_string),
+            latency: std::time::Duration::ZERO,
+        };
+        // A stream: each answer's `data:` retargeted, a notification and the framing kept.
+        let stream = "event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\r\n\r\nevent: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\r\n\r\n";
+        let out = answering(resp(Value::String(stream.into()), None), &json!(7));
+        assert_eq!(
+            out.body,
+            Value::String(stream.replace("\"id\":3", "\"id\":7"))
+        );
+        // A JSON answer (an error too); one that already answers the id is kept byte for byte.
+        let json_body = json!({"id": "a", "error": {"code": 1}});
+        let raw = "{ \"id\": \"a\",  \"error\": {\"code\": 1} }";
+        let out = answering(resp(json_body.clone(), Some(raw)), &json!("b"));
+        assert_eq!(
+            (out.body["id"].clone(), out.raw.as_deref()),
+            (
+                json!("b"),
+                Some("{ \"id\": \"b\",  \"error\": {\"code\": 1} }")
+            )
+        );
+        let out = answering(resp(json_body, Some(raw)), &json!("a"));
+        assert_eq!(out.raw.as_deref(), Some(raw));
+    }
 
     #[test]
     fn a_path_is_checked_below_the_base_as_the_client_resolves_it() {

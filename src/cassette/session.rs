@@ -381,10 +381,22 @@ impl Session {
         base: &str,
         req: HttpRequest,
     ) -> Result<HttpResponse, CallError> {
+        self.send_upstream_ignoring(upstream, base, req, &[]).await
+    }
+
+    /// [`Session::send_upstream`], its fingerprint also leaving out the body's `ignore`
+    /// fields (an MCP server's JSON-RPC `id`, which counts requests, not what they ask).
+    pub async fn send_upstream_ignoring(
+        &self,
+        upstream: &str,
+        base: &str,
+        req: HttpRequest,
+        ignore: &[String],
+    ) -> Result<HttpResponse, CallError> {
         if self.mode == Mode::Live {
             return self.send(req, super::http::any_2xx).await;
         }
-        let (recorded, fp) = self.upstream_fingerprinted(upstream, base, &req);
+        let (recorded, fp) = self.upstream_fingerprinted(upstream, base, &req, ignore);
         let answered = match self.mode {
             Mode::Record | Mode::Live => None,
             Mode::Replay | Mode::Auto => self.replay(&fp),
@@ -531,6 +543,7 @@ impl Session {
         upstream: &str,
         base: &str,
         req: &HttpRequest,
+        ignore: &[String],
     ) -> (RecordedRequest, String) {
         let recorded = RecordedRequest {
             method: req.method.to_ascii_uppercase(),
@@ -540,9 +553,16 @@ impl Session {
             raw: req.raw.as_ref().map(|r| self.redactor.scrub_str(r)),
         }
         .raw_if_needed();
+        let ignore_fields: Vec<String> = self
+            .options
+            .ignore_fields
+            .iter()
+            .chain(ignore)
+            .cloned()
+            .collect();
         let fp = super::fingerprint::upstream_fingerprint(
             &recorded.to_http(),
-            &self.options.ignore_fields,
+            &ignore_fields,
             upstream,
             &self.redactor.scrub_str(base),
         );
@@ -691,6 +711,8 @@ const UPSTREAM_RESPONSE_HEADERS: &[&str] = &[
     "content-type",
     "retry-after",
     "location",
+    // An MCP server's session (streamable HTTP): the client sends it back on every request.
+    "mcp-session-id",
     super::http::ENCODING,
 ];
 
@@ -1275,6 +1297,46 @@ mod tests {
             )
             .await;
         assert!(matches!(missed, Err(CallError::Miss(_))), "{missed:?}");
+    }
+
+    #[tokio::test]
+    async fn an_mcp_request_replays_whatever_its_json_rpc_id_and_misses_on_its_params() {
+        let dir = tempfile::tempdir().unwrap();
+        let upstream = Counter::new(Value::Null);
+        let call = |id: u64, order: &str| HttpRequest {
+            method: "POST".into(),
+            url: "https://mcp.example/mcp".into(),
+            headers: vec![],
+            body: Some(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "lookup", "arguments": {"order": order}}})),
+            raw: None,
+        };
+        let id = ["id".to_string()];
+        let base = "https://mcp.example";
+        let recorder = Transport::new(Mode::Record, options(dir.path()), upstream.clone());
+        let session = recorder.session(&key("mcp"), meta("mcp")).unwrap();
+        session
+            .send_upstream_ignoring("orders", base, call(3, "42"), &id)
+            .await
+            .unwrap();
+        session.finish().unwrap().unwrap();
+        let player = Transport::new(Mode::Replay, options(dir.path()), Arc::new(NoNetwork));
+        let session = player.session(&key("mcp"), meta("mcp")).unwrap();
+        let replayed = session
+            .send_upstream_ignoring("orders", base, call(17, "42"), &id)
+            .await;
+        assert!(
+            replayed.is_ok(),
+            "another id is the same request: {replayed:?}"
+        );
+        let missed = session
+            .send_upstream_ignoring("orders", base, call(18, "43"), &id)
+            .await;
+        assert!(matches!(missed, Err(CallError::Miss(_))), "{missed:?}");
+        // Without `kind: mcp` the id counts.
+        let session = player.session(&key("mcp"), meta("mcp")).unwrap();
+        let plain = session.send_upstream("orders", base, call(17, "42")).await;
+        assert!(matches!(plain, Err(CallError::Miss(_))), "{plain:?}");
     }
 
     #[tokio::test]

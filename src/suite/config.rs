@@ -1572,6 +1572,22 @@ pub struct UpstreamConfig {
     /// This API's own `strict:`, over the upstreams' one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strict: Option<bool>,
+    /// What it speaks: `http` (the default, any HTTP API) or `mcp` (an MCP server over
+    /// streamable HTTP: JSON-RPC requests fingerprinted without their `id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<UpstreamKind>,
+}
+
+/// What an upstream API speaks (`adapter.upstreams.<name>.kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpstreamKind {
+    /// Any HTTP API: requests fingerprinted by method, path, query and body.
+    Http,
+    /// An MCP server over streamable HTTP: a JSON-RPC request is fingerprinted by its
+    /// method and params (not its `id`); the response answers the request's own `id`; the
+    /// optional server-to-client stream (`GET`) is answered 405 by the gateway.
+    Mcp,
 }
 
 impl UpstreamConfig {

@@ -4,7 +4,9 @@
 //! A worker is started from an argv (never a shell string) with an environment its owner
 //! builds from nothing (the allow-list [`BASIC_ENV`] through [`basic_env`], plus what the
 //! config names), in its own process group. It reads one line per request on stdin and
-//! prints one line back. Its stderr is piped, read line by line, scrubbed of every known
+//! prints one line back (or answers on its owner's other channel,
+//! [`Worker::exchange_with`]); a stdout line that is not the answer is stray output, written
+//! where its stderr goes and counted. Its stderr is piped, read line by line, scrubbed of every known
 //! secret and credential pattern ([`crate::secrets::scrub`]) and written where [`StderrTo`]
 //! says (a line over [`MAX_LINE`] cut there: the rest never reaches a terminal or a log).
 //! Its answer lines are read with a bounded buffer: one over [`Launch::max_answer`] (the
@@ -202,12 +204,13 @@ impl Launch {
         let stdout = child.stdout.take().ok_or(format!("{role}: no stdout"))?;
         let stderr = child.stderr.take().ok_or(format!("{role}: no stderr"))?;
         let (sink, shown) = self.sink();
+        let (stdout_sink, _) = self.sink();
         let written = Arc::new(AtomicUsize::new(0));
         Ok(Worker {
             role,
             child,
             stdin,
-            out: BufReader::new(stdout),
+            out: Some(BufReader::new(stdout)),
             pending: Vec::new(),
             max_answer: self.max_answer,
             marker: format!("{token_var}={token}"),
@@ -215,6 +218,10 @@ impl Launch {
             reader: Some(tokio::spawn(forward_stderr(stderr, sink, written.clone()))),
             stderr_lines: written,
             stderr_shown: shown,
+            stdout_sink,
+            stray: Stray::default(),
+            label: String::new(),
+            stdout_is_stray: false,
             readers: self.readers.clone(),
             #[cfg(target_os = "linux")]
             ident,
@@ -430,12 +437,78 @@ async fn read_answer(
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
+/// What one read of an exchange found.
+enum Got<T> {
+    Line(String),
+    Channel(T),
+    Closed,
+    TooLong,
+}
+
+/// Writes a stray stdout line where the worker's stderr goes, scrubbed and marked as
+/// such (with the case it was on), and counts it.
+fn note_stray(sink: &mut Sink, stray: &mut Stray, line: &str, label: &str) {
+    let clean = crate::secrets::scrub(line);
+    let on = if label.is_empty() {
+        String::new()
+    } else {
+        format!(" ({label})")
+    };
+    sink.write(format!("stdout, not the answer{on}: {clean}\n").as_bytes());
+    stray.lines += 1;
+    if stray.first.len() < 3 {
+        stray.first.push(clean.chars().take(STRAY_SHOWN).collect());
+    }
+}
+
+/// What a worker printed on stdout that was not its answer, in one exchange.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stray {
+    /// How many lines.
+    pub lines: usize,
+    /// The first few, scrubbed and cut to [`STRAY_SHOWN`] characters, for messages.
+    pub first: Vec<String>,
+}
+
+/// How long, after an answer on another channel, stdout may stay quiet before the
+/// exchange ends: lines already in the pipe are read as the case's stray output.
+const STRAY_GRACE: Duration = Duration::from_millis(20);
+
+/// How many characters of a stray stdout line a message shows.
+pub const STRAY_SHOWN: usize = 120;
+
+impl Stray {
+    /// `1 line … (the first: "Give Feedback / Get Help")`, for messages.
+    pub fn described(&self) -> String {
+        let first = self
+            .first
+            .first()
+            .map(|l| format!(" (the first: {l:?})"))
+            .unwrap_or_default();
+        format!(
+            "{} on its stdout that {} not its answer{first}",
+            crate::text::plural(self.lines, "line", "lines"),
+            if self.lines == 1 { "is" } else { "are" }
+        )
+    }
+}
+
+/// What answered an exchange: a line on the worker's stdout, or its owner's other channel.
+#[derive(Debug)]
+pub enum Answered<T> {
+    /// A line on stdout (without its newline).
+    Line(String),
+    /// What the other channel delivered.
+    Channel(T),
+}
+
 /// One worker process.
 pub struct Worker {
     role: &'static str,
     child: Child,
     stdin: ChildStdin,
-    out: BufReader<ChildStdout>,
+    /// Its stdout (taken when it is dropped, to log what was left unread).
+    out: Option<BufReader<ChildStdout>>,
     /// The answer line read so far (a read cut short by the worker's exit goes on).
     pending: Vec<u8>,
     /// The longest answer line taken ([`Launch::max_answer`]).
@@ -449,6 +522,15 @@ pub struct Worker {
     stderr_lines: Arc<AtomicUsize>,
     /// Where its stderr goes, as messages name it.
     stderr_shown: String,
+    /// Where its stray stdout lines go (beside its stderr).
+    stdout_sink: Sink,
+    /// The stray stdout lines of the exchange under way.
+    stray: Stray,
+    /// The label of its last exchange (its case), for stray lines read after it.
+    label: String,
+    /// Set by its owner once the worker answered on another channel: from then on no
+    /// stdout line is its answer, every one is stray.
+    pub stdout_is_stray: bool,
     /// The launch's readers of stopped workers (this one's joins them when it stops).
     readers: Arc<std::sync::Mutex<Vec<JoinHandle<()>>>>,
     #[cfg(target_os = "linux")]
@@ -461,11 +543,27 @@ impl Drop for Worker {
     /// once they are all gone) and is joined by [`Launch::join_readers`].
     fn drop(&mut self) {
         self.kill_all();
+        let mut readers = self
+            .readers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(r) = self.reader.take() {
-            self.readers
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(r);
+            readers.push(r);
+        }
+        // What it printed on stdout after its last answer is stray too: logged as its
+        // stderr is, by a task joined with the stderr readers.
+        if let (Some(mut out), Ok(runtime)) =
+            (self.out.take(), tokio::runtime::Handle::try_current())
+        {
+            let mut pending = std::mem::take(&mut self.pending);
+            let mut sink = std::mem::replace(&mut self.stdout_sink, Sink::Stderr);
+            let (label, max) = (std::mem::take(&mut self.label), self.max_answer);
+            readers.push(runtime.spawn(async move {
+                let mut stray = Stray::default();
+                while let Ok(Read::Line(t)) = read_answer(&mut out, &mut pending, max).await {
+                    note_stray(&mut sink, &mut stray, &t, &label);
+                }
+            }));
         }
     }
 }
@@ -474,7 +572,38 @@ impl Worker {
     /// Sends one line and reads the line it answers. A worker that exits, closes its
     /// output or takes longer than `timeout` is stopped, and the failure says so.
     pub async fn exchange(&mut self, line: &str, timeout: Duration) -> Result<String, Failure> {
+        let got = self
+            .exchange_with(
+                line,
+                timeout,
+                &|_| true,
+                std::future::pending::<std::convert::Infallible>(),
+                "",
+            )
+            .await?;
+        match got.0 {
+            Answered::Line(t) => Ok(t),
+            Answered::Channel(never) => match never {},
+        }
+    }
+
+    /// Sends one line and waits for its answer: the first stdout line `is_answer` takes
+    /// (never one once [`Worker::stdout_is_stray`] is set), or what `channel` delivers,
+    /// whichever comes first. Every other stdout line is stray: scrubbed, written where its
+    /// stderr goes (`stdout, not the answer (<label>): <line>`), and counted in what is
+    /// returned beside the answer. A worker that exits, closes its output or takes longer
+    /// than `timeout` is stopped, and the failure says so (and names its stray lines).
+    pub async fn exchange_with<T>(
+        &mut self,
+        line: &str,
+        timeout: Duration,
+        is_answer: &(dyn Fn(&str) -> bool + Sync),
+        channel: impl std::future::Future<Output = T>,
+        label: &str,
+    ) -> Result<(Answered<T>, Stray), Failure> {
         let role = self.role;
+        self.stray = Stray::default();
+        self.label = label.to_string();
         let write = async {
             self.stdin.write_all(line.as_bytes()).await?;
             self.stdin.write_all(b"\n").await?;
@@ -494,19 +623,53 @@ impl Worker {
         // outlives it) holds the pipe open, and the crash would wait for the timeout.
         // Closed output wins a tie (`biased`): a worker's files close before it exits.
         let max = self.max_answer;
+        let only_stray = self.stdout_is_stray;
+        let mut channel = std::pin::pin!(channel);
+        let Some(out) = self.out.as_mut() else {
+            return Err(Failure {
+                timeout: false,
+                too_large: false,
+                message: format!("{role}: its output is gone"),
+            });
+        };
         let read = tokio::time::timeout(timeout, async {
-            tokio::select! {
-                biased;
-                line = read_answer(&mut self.out, &mut self.pending, max) => (line, false),
-                _ = self.child.wait() => {
-                    // An answer printed just before exiting is still read.
-                    let line = tokio::time::timeout(
-                        Duration::from_millis(200),
-                        read_answer(&mut self.out, &mut self.pending, max),
-                    )
-                    .await
-                    .unwrap_or(Ok(Read::Closed));
-                    (line, true)
+            loop {
+                let (line, exited) = tokio::select! {
+                    biased;
+                    got = &mut channel => {
+                        // What it printed before it answered is that case's: read what
+                        // is already there (a line printed after is the next exchange's,
+                        // or logged when the worker is dropped).
+                        while let Ok(Ok(Read::Line(t))) = tokio::time::timeout(
+                            STRAY_GRACE,
+                            read_answer(out, &mut self.pending, max),
+                        )
+                        .await
+                        {
+                            note_stray(&mut self.stdout_sink, &mut self.stray, &t, label);
+                        }
+                        return (Ok(Got::Channel(got)), false);
+                    }
+                    line = read_answer(out, &mut self.pending, max) => (line, false),
+                    _ = self.child.wait() => {
+                        // An answer printed just before exiting is still read.
+                        let line = tokio::time::timeout(
+                            Duration::from_millis(200),
+                            read_answer(out, &mut self.pending, max),
+                        )
+                        .await
+                        .unwrap_or(Ok(Read::Closed));
+                        (line, true)
+                    }
+                };
+                match line {
+                    Ok(Read::Line(t)) if only_stray || !is_answer(&t) => {
+                        note_stray(&mut self.stdout_sink, &mut self.stray, &t, label);
+                    }
+                    Ok(Read::Line(t)) => return (Ok(Got::Line(t)), exited),
+                    Ok(Read::Closed) => return (Ok(Got::Closed), exited),
+                    Ok(Read::TooLong) => return (Ok(Got::TooLong), exited),
+                    Err(e) => return (Err(e), exited),
                 }
             }
         })
@@ -532,7 +695,7 @@ impl Worker {
                 self.crashed(&format!("could not read the {role}'s answer: {e}"))
                     .await,
             )),
-            Ok((Ok(Read::TooLong), _)) => {
+            Ok((Ok(Got::TooLong), _)) => {
                 let stderr = self.stop().await;
                 Err(Failure {
                     timeout: false,
@@ -545,13 +708,16 @@ impl Worker {
                     ),
                 })
             }
-            Ok((Ok(Read::Closed), false)) => Err(broken(
+            Ok((Ok(Got::Closed), false)) => Err(broken(
                 self.crashed(&format!("the {role} closed its output")).await,
             )),
-            Ok((Ok(Read::Closed), true)) => {
+            Ok((Ok(Got::Closed), true)) => {
                 Err(broken(self.crashed(&format!("the {role} exited")).await))
             }
-            Ok((Ok(Read::Line(t)), _)) => Ok(t),
+            Ok((Ok(Got::Line(t)), _)) => Ok((Answered::Line(t), std::mem::take(&mut self.stray))),
+            Ok((Ok(Got::Channel(v)), _)) => {
+                Ok((Answered::Channel(v), std::mem::take(&mut self.stray)))
+            }
         }
     }
 
@@ -575,11 +741,19 @@ impl Worker {
         {
             self.reader = None;
         }
-        match self.stderr_lines.load(Ordering::SeqCst) {
+        let stderr = match self.stderr_lines.load(Ordering::SeqCst) {
             0 => "it wrote nothing on stderr".to_string(),
             n => format!(
                 "its stderr ({}) went to {}",
                 crate::text::plural(n, "line", "lines"),
+                self.stderr_shown
+            ),
+        };
+        match self.stray.lines {
+            0 => stderr,
+            _ => format!(
+                "{stderr}; it printed {}, written to {}",
+                self.stray.described(),
                 self.stderr_shown
             ),
         }

@@ -426,25 +426,17 @@ fn a_200_error_body_through_the_gateway_errors_the_case_and_is_not_recorded() {
 /// A suite of `cases` (ids; each input is its id) whose exec adapter is `script`, run as
 /// `python3 evals/w.py` with `adapter_extra` added to the adapter's mapping.
 fn worker_suite(script: &str, adapter_extra: &str, cases: &[&str]) -> Project {
-    let lines: String = cases
-        .iter()
-        .map(|c| {
-            format!("{{\"id\": \"{c}\", \"input\": \"{c}\", \"expect\": {{\"min_chars\": 1}}}}\n")
-        })
-        .collect();
-    Project::new()
-        .file(
-            "evals/.llm-evals.config.yml",
-            &format!(
-                "request_types: [prompt]\nadapter:\n  kind: exec\n  command: [python3, evals/w.py]\n{adapter_extra}scorer: {{ kind: assertions }}\nfake: {{ models: [echo] }}\n"
-            ),
-        )
-        .file("evals/w.py", script)
-        .file("evals/datasets/d/cases.jsonl", &lines)
+    crate::protocol::suite(
+        "[python3, evals/w.py]",
+        "evals/w.py",
+        script,
+        &format!("{adapter_extra}fake: {{ models: [echo] }}\n"),
+        cases,
+    )
 }
 
 /// The one warnings log of a run that wrote to it.
-fn warnings_log(p: &Project) -> (String, String) {
+pub(crate) fn warnings_log(p: &Project) -> (String, String) {
     let logs: Vec<_> = std::fs::read_dir(p.path().join("log"))
         .expect("a log folder")
         .flatten()

@@ -1,5 +1,5 @@
 //! The official SDKs the exec-adapter tests run unmodified through the gateway: Python
-//! `openai`, `anthropic`, `google-genai` and `openai-agents` in a venv, and the npm
+//! `openai`, `anthropic`, `google-genai`, `openai-agents` and `mcp` in a venv, and the npm
 //! `openai` package, pinned and installed once under `target/tools/` (from the package
 //! registries, the only network a test ever needs, and only the first time). `.ci/run`
 //! installs them before `cargo test` and exports `EVALS_TEST_PYTHON` /
@@ -19,10 +19,12 @@ pub const PY_PACKAGES: &[&str] = &[
     "anthropic==2.15.0",
     "google-genai==3.6.1",
     "openai-agents==0.24.0",
+    // MCP's official SDK, client and server (tests/cli/mcp.rs); openai-agents needs it too.
+    "mcp==2.3.0",
 ];
 
 /// What the venv must import to be taken as it is (else it is made again).
-const PY_IMPORTS: &str = "import openai, anthropic, google.genai, agents";
+const PY_IMPORTS: &str = "import openai, anthropic, google.genai, agents, mcp.server.mcpserver";
 
 /// The npm `openai` package, pinned.
 pub const NODE_PACKAGE: &str = "openai@6.49.0";

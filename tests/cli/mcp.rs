@@ -1,0 +1,159 @@
+//! MCP tools over streamable HTTP as a named upstream (`kind: mcp`): an agent on the
+//! official MCP Python SDK (client) calls a tool of a server on the same SDK through the
+//! gateway; recorded once, replayed offline with the server gone to the same output and
+//! trajectory; a changed `tools/call` argument is a miss with its diff.
+
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::Project;
+
+/// An MCP server (the official SDK's `MCPServer`) with one tool, `lookup(order)`.
+const SERVER: &str = r#"
+import sys
+from mcp.server.mcpserver import MCPServer
+app = MCPServer("orders")
+
+@app.tool()
+def lookup(order: str) -> str:
+    """Look an order up."""
+    return f"order {order}: shipped"
+
+app.run(transport="streamable-http", port=int(sys.argv[1]))
+"#;
+
+/// The agent: per case, an MCP session through `EVALS_UPSTREAM_ORDERS_URL` (initialize,
+/// tools/list, tools/call with the case's input and `SUFFIX`), its answer posted.
+const AGENT: &str = r#"
+import asyncio, json, os, sys, urllib.request
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+async def ask(order):
+    async with streamable_http_client(os.environ["EVALS_UPSTREAM_ORDERS_URL"] + "mcp") as (r, w):
+        async with ClientSession(r, w) as s:
+            await s.initialize()
+            tools = await s.list_tools()
+            assert [t.name for t in tools.tools] == ["lookup"], tools
+            res = await s.call_tool("lookup", {"order": order + os.environ.get("SUFFIX", "")})
+            return res.content[0].text
+
+for line in sys.stdin:
+    m = json.loads(line)
+    out = {"id": m["id"], "output": asyncio.run(ask(m["case"]["input"]))}
+    urllib.request.urlopen(os.environ["EVALS_ANSWER_URL"], json.dumps(out).encode())
+"#;
+
+/// The server, stopped (by its own handle) when dropped.
+struct McpServer(Child);
+
+impl Drop for McpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts the server on a free loopback port and waits (30 s at most) until it listens.
+fn start(python: &std::path::Path, dir: &std::path::Path) -> (McpServer, u16) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(dir.join("server.py"), SERVER).unwrap();
+    let child = Command::new(python)
+        .arg(dir.join("server.py"))
+        .arg(port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = McpServer(child);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the MCP server never listened");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (server, port)
+}
+
+fn case(p: &Project) -> Value {
+    let out: Value = serde_json::from_str(&p.read("out.json")).unwrap();
+    out["experiments"][0]["cases"][0].clone()
+}
+
+#[test]
+fn an_mcp_agent_records_once_replays_offline_and_a_changed_tool_argument_is_a_miss() {
+    let python = crate::sdk::python();
+    let tmp = tempfile::tempdir().unwrap();
+    let (server, port) = start(&python, tmp.path());
+    let config = |suffix: &str| {
+        format!(
+            "request_types: [prompt]\nadapter:\n  kind: exec\n  command: [{}, evals/agent.py]\n  env: {{ SUFFIX: \"{suffix}\" }}\n  upstreams:\n    orders: {{ base_url: \"http://127.0.0.1:{port}\", kind: mcp }}\nscorer: {{ kind: assertions }}\nfake: {{ models: [echo] }}\n",
+            python.display()
+        )
+    };
+    let p = Project::new()
+        .file("evals/.llm-evals.config.yml", &config(""))
+        .file("evals/agent.py", AGENT)
+        .file(
+            "evals/datasets/d/cases.jsonl",
+            "{\"id\": \"42\", \"input\": \"42\", \"expect\": {\"min_chars\": 1, \"requests\": [{\"upstream\": \"orders\", \"body\": {\"method\": \"tools/call\", \"params\": {\"name\": \"lookup\", \"arguments\": {\"order\": \"42\"}}}}]}}\n",
+        );
+    let run = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--no-autosave", "--format", "json", "-o", "out.json"]);
+        p.evals(&all)
+    };
+    run(&["record"]).ok();
+    let recorded = case(&p);
+    assert_eq!(recorded["output"], "order 42: shipped", "{recorded}");
+    assert_eq!(
+        recorded["score"], 1.0,
+        "the tools/call request assertion holds: {recorded}"
+    );
+    let steps: Vec<(String, Value)> = recorded["trajectory"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["method"].as_str().unwrap().to_string(),
+                s["body"]["method"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("POST".into(), "initialize".into()),
+            ("POST".into(), "notifications/initialized".into()),
+            ("POST".into(), "tools/list".into()),
+            ("POST".into(), "tools/call".into()),
+            ("DELETE".into(), Value::Null),
+        ]
+    );
+
+    // The server is gone: the same answer and trajectory from the cassette.
+    drop(server);
+    run(&["run", "--cassettes", "replay"]).ok();
+    let replayed = case(&p);
+    assert_eq!(replayed["output"], recorded["output"]);
+    assert_eq!(replayed["trajectory"], recorded["trajectory"]);
+    assert_eq!(replayed["score"], 1.0);
+
+    // Another argument to the tool: a miss naming what changed.
+    p.write("evals/.llm-evals.config.yml", &config("-b"));
+    run(&["run", "--cassettes", "replay"]).code(1);
+    let missed = case(&p);
+    assert_eq!(missed["error_kind"], "miss", "{missed}");
+    let error = missed["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("upstream orders: POST /mcp: no recording matches this request")
+            && error.contains("\"42\" → \"42-b\""),
+        "{error}"
+    );
+}
