@@ -7,7 +7,7 @@
 //! or bend the parser; the script reads it with `JSON.parse` and writes every value with
 //! `textContent`, never as markup.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -202,13 +202,16 @@ pub(super) fn data(run: &RunResult, comparison: Option<&Comparison>) -> Data {
     let mut at: HashMap<(String, String), usize> = HashMap::new();
     let mut datasets: Vec<String> = Vec::new();
     let mut variants: Vec<String> = Vec::new();
+    // Seen sets beside the lists: a suite may have as many variants as cases, and a scan of
+    // the list per case made a 100,000-case report quadratic.
+    let mut seen: HashSet<(bool, String)> = HashSet::new();
     let mut row_of = |dataset: &str, case: &str, variant: &str, rows: &mut Vec<Row>| -> usize {
         *at.entry((dataset.to_string(), case.to_string()))
             .or_insert_with(|| {
-                if !datasets.iter().any(|d| d == dataset) {
+                if seen.insert((false, dataset.to_string())) {
                     datasets.push(dataset.to_string());
                 }
-                if !variant.is_empty() && !variants.iter().any(|v| v == variant) {
+                if !variant.is_empty() && seen.insert((true, variant.to_string())) {
                     variants.push(variant.to_string());
                 }
                 rows.push(Row {
