@@ -4,9 +4,11 @@
 //! processes per experiment. A worker reads one JSON line per case on stdin,
 //! `{"id", "case": {"id", "dataset", "variant", "input", "metadata"}, "model": {"id",
 //! "provider", "effort", "temperature", "max_tokens"}}` (never the expected answer), and
-//! prints one JSON line back, `{"id", "output", "raw", "usage", "error", "tool_calls"?}`
-//! (`tool_calls`: calls it reports beside those the gateway saw in the responses it relayed,
-//! which the reply carries first). It calls the model
+//! prints one JSON line back, `{"id", "output", "raw", "usage", "error", "tool_calls"?,
+//! "components"?}` (`tool_calls`: calls it reports beside those the gateway saw in the
+//! responses it relayed, which the reply carries first; `components`: UI payloads
+//! `[{protocol, version, payload, tool?}]`, `null` or absent "not reported", `[]` "none").
+//! It calls the model
 //! through the gateway (`OPENAI_BASE_URL`, with its own token as `OPENAI_API_KEY`). A worker
 //! that exits, answers with something that is not the protocol, or takes too long is an
 //! error of that case (no score) and is replaced for the next case.
@@ -55,7 +57,7 @@ use tokio::task::JoinHandle;
 
 use super::gateway::{Binding, Gateway, Spent, UpstreamApi, UpstreamSet};
 use super::{Adapter, AdapterSession, BoxFuture, CaseModel};
-use crate::results::{CaseError, CaseErrorKind, Reply, ToolCall, Usage};
+use crate::results::{CaseError, CaseErrorKind, Component, Reply, ToolCall, Usage};
 use crate::suite::{Case, Contender, Suite};
 use crate::worker::{Pool, Worker};
 
@@ -551,6 +553,10 @@ struct Answer {
     /// Tool calls the worker reports beside those the gateway saw.
     #[serde(default)]
     tool_calls: Option<Vec<ToolCall>>,
+    /// The UI payloads it returns beside its text; `null` or absent: not reported, `[]`:
+    /// explicitly none.
+    #[serde(default)]
+    components: Option<Vec<Component>>,
 }
 
 /// The line a worker reads for a case: never the expected answer.
@@ -619,6 +625,7 @@ async fn ask(
         usage: answer.usage.unwrap_or_default(),
         tool_calls: answer.tool_calls,
         trajectory: None,
+        components: answer.components,
     })
 }
 

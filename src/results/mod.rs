@@ -7,6 +7,7 @@
 pub(crate) mod aggregate;
 mod caselog;
 mod comparison;
+mod components;
 mod model;
 mod settings;
 mod shard;
@@ -19,6 +20,7 @@ pub mod trajectory;
 
 pub use caselog::{CaseLog, Cases, unreadable, write_json};
 pub use comparison::*;
+pub use components::Component;
 pub use model::*;
 pub use settings::{CaseKeys, Limits, Selection, Settings};
 pub use shard::Shard;

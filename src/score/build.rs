@@ -135,6 +135,43 @@ fn from_config(suite: &Suite) -> Result<Arc<dyn Scorer>> {
                     .map_err(Error::Config)?;
                 parts.push(Arc::new(s));
             }
+            ScorerConfig::Components {
+                name,
+                protocol,
+                version,
+                compare,
+                command,
+                metrics,
+                env,
+                pass_env,
+            } => {
+                let exec = command
+                    .as_ref()
+                    .map(|command| super::exec::ExecScorerConfig {
+                        command,
+                        metrics,
+                        env,
+                        pass_env,
+                        max_answer: suite.config.cassettes.response_limit(),
+                    });
+                let timeout = std::time::Duration::from_secs_f64(
+                    suite.config.defaults.timeout.unwrap_or(120.0) * 5.0,
+                );
+                let s = super::components::ComponentsScorer::new(
+                    super::components::ComponentsConfig {
+                        name: name.as_deref(),
+                        protocol,
+                        version,
+                        compare: *compare,
+                        exec,
+                    },
+                    at,
+                    &suite.project_dir,
+                    timeout,
+                )
+                .map_err(Error::Config)?;
+                parts.push(Arc::new(s));
+            }
             ScorerConfig::Judge {
                 judge,
                 rubric,
