@@ -57,6 +57,32 @@ impl Component {
     }
 }
 
+/// A reply's components as a report shows them: pretty JSON, `[]` for explicitly none;
+/// `None` when they were not reported.
+pub fn pretty(components: Option<&[Component]>) -> Option<String> {
+    components.map(|c| serde_json::to_string_pretty(c).unwrap_or_else(|_| format!("{c:?}")))
+}
+
+/// The unified diff of a case's components, baseline to candidate (`(not reported)` for
+/// `null`); `None` when they are the same.
+pub fn diff(baseline: Option<&[Component]>, candidate: Option<&[Component]>) -> Option<String> {
+    if baseline == candidate {
+        return None;
+    }
+    let text = |c| match pretty(c) {
+        Some(p) => format!("{p}\n"),
+        None => "(not reported)\n".to_string(),
+    };
+    let (a, b) = (text(baseline), text(candidate));
+    Some(
+        similar::TextDiff::from_lines(&a, &b)
+            .unified_diff()
+            .context_radius(3)
+            .header("baseline components", "candidate components")
+            .to_string(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,6 +103,19 @@ mod tests {
             |c: Option<Vec<Component>>| serde_json::to_string(&R { components: c }).unwrap();
         assert_eq!(written(None), "{}");
         assert_eq!(written(Some(vec![])), r#"{"components":[]}"#);
+    }
+
+    #[test]
+    fn a_diff_tells_not_reported_from_explicitly_none_and_is_none_when_unchanged() {
+        let one: Vec<Component> =
+            serde_json::from_value(json!([{"protocol": "a2ui", "version": "0.8", "payload": 1}]))
+                .unwrap();
+        assert_eq!(diff(Some(&one), Some(&one)), None);
+        assert_eq!(diff(None, None), None);
+        let gone = diff(Some(&[]), None).unwrap();
+        assert!(gone.contains("-[]\n+(not reported)\n"), "{gone}");
+        let changed = diff(Some(&one), Some(&[])).unwrap();
+        assert!(changed.contains("-    \"payload\": 1"), "{changed}");
     }
 
     #[test]

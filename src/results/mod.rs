@@ -7,7 +7,7 @@
 pub(crate) mod aggregate;
 mod caselog;
 mod comparison;
-mod components;
+pub mod components;
 mod model;
 mod settings;
 mod shard;
