@@ -12,6 +12,7 @@ mod bench;
 mod book;
 mod browser;
 mod cases;
+mod components;
 mod cassettes;
 mod comment;
 mod config_errors;
