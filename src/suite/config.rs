@@ -293,6 +293,7 @@ pub enum ScorerConfig {
         /// The protocol whose components are judged (`a2ui`).
         protocol: String,
         /// The version they must declare (`"0.8"`): another version fails the check.
+        #[serde(deserialize_with = "version_text")]
         version: String,
         /// How they compare with `expected_components` (default `exact`); not with
         /// `command`.
@@ -621,6 +622,17 @@ fn max_request_bytes<'de, D: Deserializer<'de>>(
         bounds::MAX_BODY_BYTES,
         "bytes (1 GiB)",
     )
+}
+
+/// A components scorer's `version`: text, compared exactly. A YAML number (`0.8`) is
+/// refused with the fix, never turned into text (`1.10` would read back as `1.1`).
+fn version_text<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    match Value::deserialize(d)? {
+        Value::String(s) => Ok(s),
+        other => Err(de::Error::custom(format!(
+            "scorer.version is {other}, not text: quote it, version: \"{other}\""
+        ))),
+    }
 }
 
 /// A whole number at `key`, at most `max`: past it, an error naming the key, the value,

@@ -22,7 +22,10 @@ fn ui_desk() -> Project {
 #[test]
 fn the_bundled_ui_desk_suite_passes_as_run_and_its_broken_ui_fails_the_ui_metric_only() {
     let p = ui_desk();
-    let d = p.evals(&["check", "--no-autosave"]).env("AGENT_REVISION", "").ok();
+    let d = p
+        .evals(&["check", "--no-autosave"])
+        .env("AGENT_REVISION", "")
+        .ok();
     assert_eq!(d.cell("fake/echo", "pass_rate"), "100.0%");
     assert_eq!(d.cell("fake/echo", "ui"), "100.0%");
     d.stderr_has("evals check passed in ui-desk");
@@ -32,7 +35,11 @@ fn the_bundled_ui_desk_suite_passes_as_run_and_its_broken_ui_fails_the_ui_metric
         .evals(&["check", "--no-autosave", "--markdown", "regressed.md"])
         .env("AGENT_REVISION", "regressed")
         .code(1);
-    assert_eq!(d.cell("fake/echo", "pass_rate"), "100.0%", "the text still passes");
+    assert_eq!(
+        d.cell("fake/echo", "pass_rate"),
+        "100.0%",
+        "the text still passes"
+    );
     assert_eq!(d.cell("fake/echo", "ui"), "0.0%");
     assert_eq!(d.cell("fake/echo", "errors"), "0");
     d.stderr_has("fake/echo · returns · return-window: fails its thresholds (ui check failed)");
@@ -113,7 +120,14 @@ fn null_and_an_empty_list_of_components_are_told_apart_in_the_snapshot_and_the_r
         ],
     );
     let d = p
-        .evals(&["check", "--no-autosave", "--json", "run.json", "--markdown", "run.md"])
+        .evals(&[
+            "check",
+            "--no-autosave",
+            "--json",
+            "run.json",
+            "--markdown",
+            "run.md",
+        ])
         .code(1);
     assert_eq!(d.cell("fake/echo", "pass_rate"), "100.0%");
     assert_eq!(d.cell("fake/echo", "ui"), "25.0%");
@@ -129,11 +143,27 @@ fn null_and_an_empty_list_of_components_are_told_apart_in_the_snapshot_and_the_r
         json!([{"protocol": "a2ui", "version": "0.8", "payload": {"card": "returns"}, "tool": "render_card"}])
     );
     assert_eq!(case("card")["metrics"]["ui"], 1.0);
+    // The history keeps them in the case's JSON, no table of their own: read back the same.
+    let stored = p.evals(&["report", "--format", "json"]).ok();
+    let stored: Value = serde_json::from_str(&stored.stdout).unwrap();
+    assert_eq!(
+        stored["experiments"][0]["cases"],
+        run["experiments"][0]["cases"]
+    );
     let md = p.read("run.md");
     for (id, why) in [
-        ("absent", "got \"no components reported (`components` null or absent)"),
-        ("null", "got \"no components reported (`components` null or absent)"),
-        ("empty", "got \"the reply reported explicitly no components (`components: []`)\""),
+        (
+            "absent",
+            "got \"no components reported (`components` null or absent)",
+        ),
+        (
+            "null",
+            "got \"no components reported (`components` null or absent)",
+        ),
+        (
+            "empty",
+            "got \"the reply reported explicitly no components (`components: []`)\"",
+        ),
     ] {
         let row = md
             .lines()
@@ -146,7 +176,8 @@ fn null_and_an_empty_list_of_components_are_told_apart_in_the_snapshot_and_the_r
 #[test]
 fn changed_components_are_diffed_against_the_baseline_in_the_diff_markdown_and_html_reports() {
     let p = told_apart(EXACT, &[("card", "card returns")]);
-    p.evals(&["check", "--no-autosave", "--json", "base.json"]).ok();
+    p.evals(&["check", "--no-autosave", "--json", "base.json"])
+        .ok();
     p.write(
         "evals/datasets/d/cases.jsonl",
         &format!(
@@ -172,8 +203,14 @@ fn changed_components_are_diffed_against_the_baseline_in_the_diff_markdown_and_h
     d.stdout_has("--- baseline components\n+++ candidate components\n");
     d.stdout_has("-      \"card\": \"returns\"\n+      \"card\": \"refunds\"\n");
     let md = p.read("c.md");
-    assert!(md.contains("<code>card</code>: components diff</summary>"), "{md}");
-    assert!(md.contains(r#"/card is \\"refunds\\", expected \\"returns\\""#), "{md}");
+    assert!(
+        md.contains("<code>card</code>: components diff</summary>"),
+        "{md}"
+    );
+    assert!(
+        md.contains(r#"/card is \\"refunds\\", expected \\"returns\\""#),
+        "{md}"
+    );
     // The HTML case data carries the components (pretty JSON) and their diff.
     let html = p.read("c.html");
     assert!(
@@ -219,17 +256,27 @@ for line in sys.stdin:
         .file("evals/w.py", WORKER)
         .file("evals/ui.py", program)
         .file("evals/datasets/d/cases.jsonl", &lines);
-    let d = p.evals(&["check", "--no-autosave", "--json", "run.json"]).code(1);
-    assert_eq!(d.cell("fake/echo", "errors"), "0", "the program never saw the empty reply");
+    let d = p
+        .evals(&["check", "--no-autosave", "--json", "run.json"])
+        .code(1);
+    assert_eq!(
+        d.cell("fake/echo", "errors"),
+        "0",
+        "the program never saw the empty reply"
+    );
     let run: Value = serde_json::from_str(&p.read("run.json")).unwrap();
     let cases = run["experiments"][0]["cases"].as_array().unwrap();
     let ui = |id: &str| cases.iter().find(|c| c["case"] == id).unwrap()["metrics"]["ui"].clone();
-    assert_eq!((ui("right"), ui("wrong"), ui("none")), (json!(1.0), json!(0.0), json!(0.0)));
+    assert_eq!(
+        (ui("right"), ui("wrong"), ui("none")),
+        (json!(1.0), json!(0.0), json!(0.0))
+    );
     d.stderr_has("fake/echo · d · none: fails its thresholds (ui check failed)");
 }
 
 #[test]
-fn a_components_scorer_with_both_match_and_command_or_a_case_without_expected_components_is_refused() {
+fn a_components_scorer_with_both_match_and_command_or_a_case_without_expected_components_is_refused()
+ {
     let p = told_apart(
         "  - { kind: components, protocol: a2ui, version: \"0.8\", match: jsonl, command: [python3, x.py] }\n",
         &[("card", "card returns")],
@@ -237,6 +284,14 @@ fn a_components_scorer_with_both_match_and_command_or_a_case_without_expected_co
     p.evals(&["check", "--no-autosave"])
         .code(2)
         .stderr_has("scorer (kind: components): `match: jsonl` and `command` both judge the components; keep one");
+    // A YAML number is not a version: quoted, it is compared as written.
+    told_apart(
+        "  - { kind: components, protocol: a2ui, version: 0.8 }\n",
+        &[("card", "card returns")],
+    )
+    .evals(&["check", "--no-autosave"])
+    .code(2)
+    .stderr_has("scorer.version is 0.8, not text: quote it, version: \"0.8\"");
     let p = told_apart(EXACT, &[("card", "card returns")]).file(
         "evals/datasets/d/cases.jsonl",
         "{\"id\": \"bare\", \"input\": \"card returns\"}\n",

@@ -12,9 +12,9 @@ mod bench;
 mod book;
 mod browser;
 mod cases;
-mod components;
 mod cassettes;
 mod comment;
+mod components;
 mod config_errors;
 mod control_chars;
 
