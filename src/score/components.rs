@@ -24,7 +24,7 @@ enum Check {
     /// Against the case's `expected_components`.
     Compare(ComponentMatch),
     /// By your program.
-    Exec(ExecScorer),
+    Exec(Box<ExecScorer>),
 }
 
 /// The scorer of `scorer: { kind: components }`.
@@ -98,7 +98,7 @@ impl ComponentsScorer {
                 } else {
                     exec
                 };
-                Check::Exec(ExecScorer::new(exec, at, cwd, timeout)?)
+                Check::Exec(Box::new(ExecScorer::new(exec, at, cwd, timeout)?))
             }
         };
         Ok(ComponentsScorer {
