@@ -306,3 +306,74 @@ fn a_run_prints_nothing_and_its_warnings_go_to_the_sink_the_caller_chose() {
         "{got:?}"
     );
 }
+
+/// An in-process agent answering with UI components beside (or instead of) its text, by
+/// case: `card` one A2UI component, `bare` only the component (no text), `none` `[]`,
+/// `silent` reports none.
+struct Ui;
+
+impl Provider for Ui {
+    fn models(&self) -> Option<Vec<String>> {
+        Some(vec!["m".into()])
+    }
+
+    fn answer_async<'a>(
+        &'a self,
+        _contender: &'a Contender,
+        case: &'a Case,
+        _req: &'a ChatRequest,
+    ) -> AnswerFuture<'a> {
+        let card = llm_evals::results::Component {
+            protocol: "a2ui".into(),
+            version: "0.8".into(),
+            payload: json!({"card": "returns"}),
+            tool: None,
+        };
+        let (text, components) = match case.id.as_str() {
+            "card" => ("30 days", Some(vec![card])),
+            "bare" => ("", Some(vec![card])),
+            "none" => ("30 days", Some(vec![])),
+            _ => ("30 days", None),
+        };
+        Box::pin(async move {
+            Ok(Completion {
+                text: text.to_string(),
+                components,
+                ..Completion::default()
+            })
+        })
+    }
+}
+
+#[test]
+fn a_providers_components_reach_the_case_result_and_none_is_not_an_empty_list() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut b = SuiteBuilder::new("ui", dir.path())
+        .provider("mine", json!({ "kind": "ui", "models": ["m"] }))
+        .scorer(json!({ "kind": "assertions" }))
+        .scorer(
+            json!({ "kind": "components", "name": "ui", "protocol": "a2ui", "version": "0.8" }),
+        );
+    for id in ["card", "bare", "none", "silent"] {
+        b = b.case(
+            "d",
+            json!({ "id": id, "input": "q", "expected_components": [
+                { "protocol": "a2ui", "version": "0.8", "payload": { "card": "returns" } }] }),
+        );
+    }
+    let suite = b.build().expect("built");
+    let mut providers = Registry::default();
+    providers.register("ui", Ui);
+    let run = evaluate(&suite, RunOptions::default().providers(providers)).expect("run");
+    let cases = &run.experiments[0].cases;
+    let case = |id: &str| cases.iter().find(|c| c.case == id).expect("case");
+    let ui = |id: &str| case(id).metrics.get("ui").copied().flatten();
+    assert_eq!(ui("card"), Some(1.0));
+    // A reply of components alone is usable: no "empty reply".
+    assert_eq!(case("bare").reply_error, None);
+    assert_eq!(ui("bare"), Some(1.0));
+    assert_eq!(case("none").components, Some(vec![]));
+    assert_eq!(case("silent").components, None);
+    assert_eq!((ui("none"), ui("silent")), (Some(0.0), Some(0.0)));
+    assert_ne!(case("none").diagnostics, case("silent").diagnostics);
+}

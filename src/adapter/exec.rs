@@ -4,14 +4,16 @@
 //! processes per experiment. A worker reads one JSON line per case on stdin,
 //! `{"id", "case": {"id", "dataset", "variant", "input", "metadata"}, "model": {"id",
 //! "provider", "effort", "temperature", "max_tokens"}}` (never the expected answer), and
-//! answers with one JSON object, `{"id", "output", "raw", "usage", "error", "tool_calls"?}`
-//! (`tool_calls`: calls it reports beside those the gateway saw in the responses it relayed,
-//! which the reply carries first): posted to `EVALS_ANSWER_URL` (the gateway's
-//! `/answer/<token>`), off stdout, where libraries print what they like; or as a line on
-//! stdout, the first that is a JSON object with the case's `id`. Every other stdout line is
-//! stray output: scrubbed, written where the worker's stderr goes (marked `stdout, not the
-//! answer (<case>)`) and named on the case as a warning; once a worker has posted an
-//! answer, no stdout line is its answer again. It calls the model
+//! answers with one JSON object, `{"id", "output", "raw", "usage", "error", "tool_calls"?,
+//! "components"?}` (`tool_calls`: calls it reports beside those the gateway saw in the
+//! responses it relayed, which the reply carries first; `components`: UI payloads
+//! `[{protocol, version, payload, tool?}]`, `null` or absent "not reported", `[]` "none"):
+//! posted to `EVALS_ANSWER_URL` (the gateway's `/answer/<token>`), off stdout, where
+//! libraries print what they like; or as a line on stdout, the first that is a JSON object
+//! with the case's `id`. Every other stdout line is stray output: scrubbed, written where
+//! the worker's stderr goes (marked `stdout, not the answer (<case>)`) and named on the case
+//! as a warning; once a worker has posted an answer, no stdout line is its answer again. It
+//! calls the model
 //! through the gateway (`OPENAI_BASE_URL`, with its own token as `OPENAI_API_KEY`). A worker
 //! that exits, answers with something that is not the protocol, or takes too long is an
 //! error of that case (no score) and is replaced for the next case.
@@ -60,7 +62,7 @@ use tokio::task::JoinHandle;
 
 use super::gateway::{AnswerSlot, Binding, Gateway, Posted, Spent, UpstreamApi, UpstreamSet};
 use super::{Adapter, AdapterSession, BoxFuture, CaseModel};
-use crate::results::{CaseError, CaseErrorKind, Reply, ToolCall, Usage};
+use crate::results::{CaseError, CaseErrorKind, Component, Reply, ToolCall, Usage};
 use crate::suite::{Case, Contender, Suite};
 use crate::worker::{Pool, Worker};
 
@@ -585,6 +587,10 @@ struct Answer {
     /// Tool calls the worker reports beside those the gateway saw.
     #[serde(default)]
     tool_calls: Option<Vec<ToolCall>>,
+    /// The UI payloads it returns beside its text; `null` or absent: not reported, `[]`:
+    /// explicitly none.
+    #[serde(default)]
+    components: Option<Vec<Component>>,
 }
 
 /// The line a worker reads for a case: never the expected answer.
@@ -690,6 +696,7 @@ fn parse_answer(text: &str, wanted: &str, from: &str) -> Result<Reply, CaseError
         usage: answer.usage.unwrap_or_default(),
         tool_calls: answer.tool_calls,
         trajectory: None,
+        components: answer.components,
     })
 }
 

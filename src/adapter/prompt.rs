@@ -215,11 +215,14 @@ impl PromptAdapter {
     }
 
     /// Turns the model's text into a reply; unusable text is the model's failure. A reply
-    /// that only asks for tool calls has no text, and is usable.
+    /// that only asks for tool calls (or only returns components) has no text, and is
+    /// usable.
     pub fn parse(&self, completion: Completion, tool_calls: Option<Vec<ToolCall>>) -> Reply {
         let raw = completion.text;
-        let calls_only =
-            raw.trim().is_empty() && tool_calls.as_ref().is_some_and(|c| !c.is_empty());
+        let some = |n: Option<usize>| n.is_some_and(|n| n > 0);
+        let calls_only = raw.trim().is_empty()
+            && (some(tool_calls.as_ref().map(Vec::len))
+                || some(completion.components.as_ref().map(Vec::len)));
         let mut reply = Reply {
             output: None,
             raw: Some(raw.clone()),
@@ -227,6 +230,7 @@ impl PromptAdapter {
             usage: completion.usage,
             tool_calls,
             trajectory: None,
+            components: completion.components,
         };
         if calls_only {
             return reply;

@@ -605,6 +605,9 @@ fn case_delta(
         candidate_output: c.output.clone(),
         reply_error: c.reply_error.clone(),
         said: c.unusable_said(),
+        components_diff: b.and_then(|b| {
+            crate::results::components::diff(b.components.as_deref(), c.components.as_deref())
+        }),
         gated,
     }
 }
@@ -627,6 +630,7 @@ fn removed(exp: &ExperimentResult, bc: &CaseResult) -> CaseDelta {
         candidate_output: None,
         reply_error: None,
         said: None,
+        components_diff: None,
         gated: false,
     }
 }

@@ -295,6 +295,10 @@ pub struct Completion {
     /// The reply was cut at the token limit (`finish_reason: "length"`): what to tell the
     /// reader, e.g. "cut at max_tokens (512)".
     pub truncated: Option<String>,
+    /// The UI payloads an in-process provider answers beside its text (a provider of your
+    /// own standing in for an agent): the reply's `components`. `None`: not reported,
+    /// which is not `Some([])`, "explicitly none". A wire provider reports none.
+    pub components: Option<Vec<crate::results::Component>>,
 }
 
 /// Calls one contender for one case: builds the request, sends it through the cassette

@@ -314,6 +314,7 @@ fn parse_response(
         latency_s,
         refusal,
         truncated,
+        components: None,
     })
 }
 

@@ -4,7 +4,8 @@
 //! errored otherwise (a crash, a transport error) is named with its error.
 //!
 //! Outputs are compared as pretty-printed JSON (a string output as its text), so a diff
-//! shows the fields that moved, line by line, the way a reviewer reads a code change.
+//! shows the fields that moved, line by line, the way a reviewer reads a code change. A
+//! case's components (its UI payloads) that changed follow as a diff of their own.
 
 use std::fmt::Write;
 
@@ -65,7 +66,8 @@ impl Report for Diff {
                 .error
                 .as_deref()
                 .filter(|_| d.error_kind != Some(CaseErrorKind::Miss));
-            if diff.is_none() && error.is_none() {
+            let components = d.components_diff.as_deref();
+            if diff.is_none() && error.is_none() && components.is_none() {
                 continue;
             }
             let _ = writeln!(
@@ -86,6 +88,10 @@ impl Report for Diff {
             }
             if let Some(diff) = diff {
                 s.push_str(&diff);
+            }
+            // The UI payloads beside the text, when they changed: a diff of their own.
+            if let Some(diff) = components {
+                s.push_str(diff);
             }
             s.push('\n');
         }

@@ -643,6 +643,18 @@ impl Report for Markdown {
             "Regressions and failures",
             gated.iter().map(|d| case_row(d)).collect(),
         );
+        // The UI payloads that changed, under the gated cases' rows.
+        for d in gated.iter() {
+            if let Some(diff) = &d.components_diff {
+                let fence = "`".repeat(longest_backtick_run(diff).max(2) + 1);
+                out.push(&format!(
+                    "\n<details><summary>{} · {} · <code>{}</code>: components diff</summary>\n\n{fence}diff\n{diff}{fence}\n\n</details>\n",
+                    html(&contender_label(&d.contender)),
+                    html(&d.dataset),
+                    html(&d.case),
+                ));
+            }
+        }
         // An errored case has no output; its diff would only show the baseline's leaving.
         for d in gated
             .iter()

@@ -582,6 +582,7 @@ mod tests {
             trajectory: vec![],
             tool_calls: None,
             warnings: vec![],
+            components: None,
         }
     }
 

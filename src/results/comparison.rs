@@ -308,6 +308,10 @@ pub struct CaseDelta {
     /// reports show it on one line, cut: see [`super::one_line`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub said: Option<String>,
+    /// The unified diff of the case's components (its UI payloads), baseline to this run,
+    /// when they changed; `None` when they did not, or the baseline lacks the case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub components_diff: Option<String>,
     /// Whether this case fails the check (a regression, an error, a failed threshold).
     pub gated: bool,
 }

@@ -7,6 +7,7 @@
 pub(crate) mod aggregate;
 mod caselog;
 mod comparison;
+pub mod components;
 mod model;
 mod settings;
 mod shard;
@@ -20,6 +21,7 @@ pub mod trajectory;
 
 pub use caselog::{CaseLog, Cases, unreadable, write_json};
 pub use comparison::*;
+pub use components::Component;
 pub use model::*;
 pub use settings::{CaseKeys, Limits, Selection, Settings};
 pub use shard::Shard;

@@ -194,6 +194,11 @@ pub struct Reply {
     /// could see (the prompt adapter), which is not `Some([])`, "no calls".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trajectory: Option<Vec<crate::results::Step>>,
+    /// The UI payloads the agent returned beside its text (`components: [{protocol,
+    /// version, payload}]`), as it reported them. `None`: not reported, which is not
+    /// `Some([])`, "explicitly none".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub components: Option<Vec<crate::results::Component>>,
 }
 
 /// A scorer's verdict on one reply.
@@ -342,6 +347,10 @@ pub struct CaseResult {
     /// What the reader should know of how the case ran, though it did not fail it: a
     /// worker that tried to reach another host than the gateway in replay.
     pub warnings: Vec<String>,
+    /// The UI payloads the reply carried beside its text, as the agent reported them (what
+    /// `kind: components` judged). `None`: not reported, which is not `Some([])`,
+    /// "explicitly none".
+    pub components: Option<Vec<crate::results::Component>>,
 }
 
 /// One try of a repeated case: its score, whether it passed, and why it errored.
@@ -511,6 +520,11 @@ impl CaseResult {
             && !calls.is_empty()
         {
             crate::secrets::scrub_model(calls);
+        }
+        if let Some(components) = &mut self.components
+            && !components.is_empty()
+        {
+            crate::secrets::scrub_model(components);
         }
         for text in &mut self.warnings {
             if let Cow::Owned(clean) = crate::secrets::scrub(text) {

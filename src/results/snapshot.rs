@@ -307,6 +307,8 @@ struct CaseRef<'a> {
     tool_calls: &'a Option<Vec<crate::results::ToolCall>>,
     #[serde(skip_serializing_if = "none")]
     warnings: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    components: &'a Option<Vec<crate::results::Component>>,
 }
 
 fn unused(u: &&Usage) -> bool {
@@ -356,6 +358,8 @@ struct CaseFormat {
     tool_calls: Option<Vec<crate::results::ToolCall>>,
     #[serde(default)]
     warnings: Vec<String>,
+    #[serde(default)]
+    components: Option<Vec<crate::results::Component>>,
 }
 
 fn none<T>(list: &&[T]) -> bool {
@@ -395,6 +399,7 @@ impl Serialize for CaseResult {
             trajectory: &self.trajectory,
             tool_calls: &self.tool_calls,
             warnings: &self.warnings,
+            components: &self.components,
         }
         .serialize(s)
     }
@@ -434,6 +439,7 @@ impl<'de> Deserialize<'de> for CaseResult {
             trajectory: f.trajectory,
             tool_calls: f.tool_calls,
             warnings: f.warnings,
+            components: f.components,
         })
     }
 }

@@ -35,6 +35,7 @@ pub(crate) fn case(id: &str, score: Option<f64>, passed: Option<bool>) -> CaseRe
         trajectory: vec![],
         tool_calls: None,
         warnings: vec![],
+        components: None,
     }
 }
 

@@ -1578,6 +1578,7 @@ mod tests {
                         usage: c.usage,
                         tool_calls: None,
                         trajectory: None,
+                        components: None,
                     },
                     latency_s: Some(c.latency_s),
                     truncated: c.truncated,

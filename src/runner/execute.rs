@@ -12,7 +12,7 @@ use crate::provider::{Provider, Registry};
 use crate::results::CaseLog;
 use crate::results::aggregate::Aggregator;
 use crate::results::{
-    CaseError, CaseErrorKind, CaseResult, ExperimentResult, Outcome, Reply, RunStatus,
+    CaseError, CaseErrorKind, CaseResult, Diagnostic, ExperimentResult, Outcome, Reply, RunStatus,
 };
 use crate::score::Scorer;
 use crate::suite::{Case, Cases, Contender, case_fingerprint};
@@ -439,6 +439,7 @@ fn without_result(head: &crate::suite::CaseHead<'_>, error: CaseError) -> CaseRe
         trajectory: vec![],
         tool_calls: None,
         warnings: vec![],
+        components: None,
     }
 }
 
@@ -623,6 +624,7 @@ async fn run_case_unscrubbed(
         trajectory: vec![],
         tool_calls: None,
         warnings: vec![],
+        components: None,
     };
     // Resolved when the run was prepared: a kind missing here is a bug, said as an error
     // of the case.
@@ -657,6 +659,7 @@ async fn run_case_unscrubbed(
             let mut reply = answer.reply;
             result.trajectory = reply.trajectory.clone().unwrap_or_default();
             result.tool_calls = reply.tool_calls.clone();
+            result.components = reply.components.clone();
             result.warnings = answer.warnings;
             if let Some(note) = answer.truncated {
                 // Said where the reader looks: a reply cut short reads "cut at max_tokens
@@ -760,12 +763,19 @@ pub fn apply_score(
     result.usage = reply.usage;
     let mut failed = Vec::new();
     if score.passed == Some(false) {
-        let failing = result
+        // A failed check named by a metric of its own (`kind: components`) is said by that
+        // name; the rest are the assertions.
+        let (named, assertions): (Vec<&Diagnostic>, Vec<&Diagnostic>) = result
             .diagnostics
             .iter()
             .filter(|d| matches!(d.outcome, Outcome::Failed))
-            .count();
-        failed.push(format!("{failing} assertion(s) failed"));
+            .partition(|d| result.metrics.contains_key(&d.field));
+        if !assertions.is_empty() || named.is_empty() {
+            failed.push(format!("{} assertion(s) failed", assertions.len()));
+        }
+        for d in named {
+            failed.push(format!("{} check failed", d.field));
+        }
     }
     for (metric, min) in thresholds {
         let v = if metric == "score" {

@@ -723,7 +723,7 @@ fn as_json(output: Option<&Value>, text: &str) -> Option<Value> {
 }
 
 /// JSON equality with numbers compared by value (`1` equals `1.0`).
-fn json_eq(a: &Value, b: &Value) -> bool {
+pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
             (Some(x), Some(y)) => x == y,
@@ -914,6 +914,7 @@ mod tests {
             mock_response: None,
             source: PathBuf::from("datasets/support.jsonl"),
             line: Some(3),
+            expected_components: None,
         }
     }
 

@@ -121,18 +121,38 @@ fn from_config(suite: &Suite) -> Result<Arc<dyn Scorer>> {
                 env,
                 pass_env,
             } => {
-                let config = super::exec::ExecScorerConfig {
-                    command,
-                    metrics,
-                    env,
-                    pass_env,
-                    max_answer: suite.config.cassettes.response_limit(),
-                };
-                let timeout = std::time::Duration::from_secs_f64(
-                    suite.config.defaults.timeout.unwrap_or(120.0) * 5.0,
-                );
-                let s = super::exec::ExecScorer::new(config, at, &suite.project_dir, timeout)
-                    .map_err(Error::Config)?;
+                let config = exec_config(suite, command, metrics, env, pass_env);
+                let s =
+                    super::exec::ExecScorer::new(config, at, &suite.project_dir, timeout(suite))
+                        .map_err(Error::Config)?;
+                parts.push(Arc::new(s));
+            }
+            ScorerConfig::Components {
+                name,
+                protocol,
+                version,
+                compare,
+                command,
+                metrics,
+                env,
+                pass_env,
+            } => {
+                let exec = command
+                    .as_ref()
+                    .map(|command| exec_config(suite, command, metrics, env, pass_env));
+                let s = super::components::ComponentsScorer::new(
+                    super::components::ComponentsConfig {
+                        name: name.as_deref(),
+                        protocol,
+                        version,
+                        compare: *compare,
+                        exec,
+                    },
+                    at,
+                    &suite.project_dir,
+                    timeout(suite),
+                )
+                .map_err(Error::Config)?;
                 parts.push(Arc::new(s));
             }
             ScorerConfig::Judge {
@@ -157,6 +177,30 @@ fn from_config(suite: &Suite) -> Result<Arc<dyn Scorer>> {
     } else {
         Arc::new(Combined { parts })
     })
+}
+
+/// A scoring program's settings from the config (`kind: exec`, or `kind: components` with
+/// a `command`).
+fn exec_config<'a>(
+    suite: &Suite,
+    command: &'a [String],
+    metrics: &'a [crate::suite::config::MetricConfig],
+    env: &'a std::collections::BTreeMap<String, String>,
+    pass_env: &'a [String],
+) -> super::exec::ExecScorerConfig<'a> {
+    super::exec::ExecScorerConfig {
+        command,
+        metrics,
+        env,
+        pass_env,
+        max_answer: suite.config.cassettes.response_limit(),
+    }
+}
+
+/// How long a scoring program may take over one case: 5 × `defaults.timeout` (120 s
+/// unset), as an exec adapter's worker.
+fn timeout(suite: &Suite) -> std::time::Duration {
+    std::time::Duration::from_secs_f64(suite.config.defaults.timeout.unwrap_or(120.0) * 5.0)
 }
 
 /// Checks the config's thresholds and weights against the scorer's metrics.

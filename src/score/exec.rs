@@ -3,8 +3,9 @@
 //! scrubbed stderr in `log/scorer.<stamp>.log`, the whole lineage ended when it stops).
 //!
 //! A worker reads one JSON line per case,
-//! `{"id", "case": {"id", "dataset", "variant", "input", "expected", "metadata"}, "reply":
-//! {"output", "raw", "error", "usage", "tool_calls"}}`, and prints one line back,
+//! `{"id", "case": {"id", "dataset", "variant", "input", "expected", "expected_components",
+//! "metadata"}, "reply": {"output", "raw", "error", "usage", "tool_calls", "components"}}`,
+//! and prints one line back,
 //! `{"id", "value", "metrics": {name: number|null}, "passed"?, "outcomes"?: {name: word},
 //! "diagnostics"?: {name: text}}`. `value` may be left out: it is then the primary metric's.
 //! A metric it did not declare in `scorer.metrics`, a value outside 0..1, a crash or a line
@@ -346,6 +347,7 @@ fn case_json(case: &Case) -> Value {
         "variant": case.variant,
         "input": case.input.to_value(),
         "expected": case.expected,
+        "expected_components": case.expected_components,
         "metadata": case.metadata,
     })
 }
@@ -361,6 +363,7 @@ pub fn request_line(case: &Case, reply: &Reply) -> String {
             "error": reply.error,
             "usage": reply.usage,
             "tool_calls": reply.tool_calls,
+            "components": reply.components,
         },
     })
     .to_string()

@@ -488,6 +488,7 @@ mod tests {
             mock_response: None,
             source: PathBuf::from("cases/vague/input.txt"),
             line: None,
+            expected_components: None,
         }
     }
 

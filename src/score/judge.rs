@@ -469,6 +469,7 @@ impl Scorer for JudgeScorer {
             usage: Default::default(),
             tool_calls: None,
             trajectory: None,
+            components: None,
         };
         self.metrics
             .iter()
@@ -531,6 +532,7 @@ mod tests {
             mock_response: None,
             source: Default::default(),
             line: None,
+            expected_components: None,
         }
     }
 
@@ -542,6 +544,7 @@ mod tests {
             usage: Default::default(),
             tool_calls: None,
             trajectory: None,
+            components: None,
         }
     }
 

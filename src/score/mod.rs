@@ -7,6 +7,7 @@
 
 pub(crate) mod assertions;
 mod build;
+pub(crate) mod components;
 pub(crate) mod exec;
 pub(crate) mod fields;
 pub(crate) mod judge;

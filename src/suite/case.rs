@@ -68,6 +68,10 @@ pub struct Case {
     pub expected: Option<Value>,
     /// Per-case assertions (`expect:` in JSONL).
     pub expect: Option<Value>,
+    /// The UI payloads the reply should carry, in the reply's own shape (`[{protocol,
+    /// version, payload}]`): `expected_components` in JSONL or in a case folder's
+    /// `metadata.json`, what `kind: components` compares with.
+    pub expected_components: Option<Value>,
     /// The case's tags (`--tag` selects by them).
     pub tags: Vec<String>,
     /// The case's weight in its experiment's means (1 unless the case sets one).

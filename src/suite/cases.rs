@@ -335,6 +335,7 @@ fn load_disk_cases(
             input: CaseInput::Text(input),
             expected,
             expect: metadata.remove("expect"),
+            expected_components: metadata.remove("expected_components"),
             tags: vec![],
             weight: 1.0,
             metadata,
@@ -381,6 +382,8 @@ struct JsonlCase {
     #[serde(default)]
     expect: Option<Value>,
     #[serde(default)]
+    expected_components: Option<Value>,
+    #[serde(default)]
     tags: Vec<String>,
     #[serde(default)]
     weight: Option<f64>,
@@ -397,6 +400,7 @@ const JSONL_KEYS: &[&str] = &[
     "input",
     "expected",
     "expect",
+    "expected_components",
     "tags",
     "weight",
     "metadata",
@@ -568,6 +572,7 @@ fn jsonl_case(
         input: c.input,
         expected: c.expected,
         expect: c.expect,
+        expected_components: c.expected_components,
         tags: c.tags,
         weight: c.weight.unwrap_or(1.0),
         metadata: c.metadata,

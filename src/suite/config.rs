@@ -339,6 +339,63 @@ pub enum ScorerConfig {
         #[serde(default)]
         metrics: Vec<MetricConfig>,
     },
+    /// The reply's UI payloads (`components`) of one protocol and version, checked apart
+    /// from its text against the case's `expected_components`, or by your program (see
+    /// `score/components.rs`).
+    Components {
+        /// The metric's name, its column (default `components`).
+        #[serde(default)]
+        name: Option<String>,
+        /// The protocol whose components are judged (`a2ui`).
+        protocol: String,
+        /// The version they must declare (`"0.8"`): another version fails the check.
+        #[serde(deserialize_with = "version_text")]
+        version: String,
+        /// How they compare with `expected_components` (default `exact`); not with
+        /// `command`.
+        #[serde(default, rename = "match")]
+        compare: Option<ComponentMatch>,
+        /// Your checking program (an exec scorer's argv), handed the selected components
+        /// and the case with its metadata, in place of `match`.
+        #[serde(default)]
+        command: Option<Vec<String>>,
+        /// The metrics your program reports (default: one, `name`).
+        #[serde(default)]
+        metrics: Vec<MetricConfig>,
+        /// Variables set for your program's workers.
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+        /// Variables copied from evals' environment into your program's workers.
+        #[serde(default)]
+        pass_env: Vec<String>,
+    },
+}
+
+/// How `kind: components` compares the reply's components with the case's expected ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ComponentMatch {
+    /// The payloads, in order, equal the expected ones as JSON (numbers by value, key
+    /// order aside).
+    Exact,
+    /// Each expected payload is a subset of the reply's payload in its place (objects'
+    /// keys recursively; lists item by item).
+    Subset,
+    /// The payloads are JSON lines, as A2UI streams them: the messages of every selected
+    /// component, in order, equal the expected ones.
+    Jsonl,
+}
+
+impl ComponentMatch {
+    /// Its name, as `match:` writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ComponentMatch::Exact => "exact",
+            ComponentMatch::Subset => "subset",
+            ComponentMatch::Jsonl => "jsonl",
+        }
+    }
 }
 
 /// The model a judge scorer asks: `judge: { provider, model, temperature }`.
@@ -621,6 +678,17 @@ fn max_request_bytes<'de, D: Deserializer<'de>>(
         bounds::MAX_BODY_BYTES,
         "bytes (1 GiB)",
     )
+}
+
+/// A components scorer's `version`: text, compared exactly. A YAML number (`0.8`) is
+/// refused with the fix, never turned into text (`1.10` would read back as `1.1`).
+fn version_text<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    match Value::deserialize(d)? {
+        Value::String(s) => Ok(s),
+        other => Err(de::Error::custom(format!(
+            "scorer.version is {other}, not text: quote it, version: \"{other}\""
+        ))),
+    }
 }
 
 /// A whole number at `key`, at most `max`: past it, an error naming the key, the value,

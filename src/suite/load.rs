@@ -400,13 +400,17 @@ impl Suite {
 /// A case's fingerprint: input, expected, assertions, metadata and thresholds, hashed as
 /// every fingerprint is (SHA-256 of canonical JSON).
 pub fn case_fingerprint(case: &Case, thresholds: &BTreeMap<String, f64>) -> String {
-    let v = serde_json::json!({
+    let mut v = serde_json::json!({
         "input": case.input.to_value(),
         "expected": case.expected,
         "expect": case.expect,
         "metadata": case.metadata,
         "minimum_scores": thresholds,
     });
+    // Only where a case has them: every other case keeps the fingerprint it had.
+    if let Some(components) = &case.expected_components {
+        v["expected_components"] = components.clone();
+    }
     crate::fingerprint::of_json(&v)
 }
 

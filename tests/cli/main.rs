@@ -14,6 +14,7 @@ mod browser;
 mod cases;
 mod cassettes;
 mod comment;
+mod components;
 mod config_errors;
 mod control_chars;
 mod cost_gate;

@@ -110,6 +110,13 @@ struct CellData {
     /// What the case warns of.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     wn: Vec<String>,
+    /// The reply's components (UI payloads) as pretty JSON; `[]` for explicitly none,
+    /// absent when not reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cp: Option<String>,
+    /// The unified diff of the components against the baseline's, when they changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpd: Option<String>,
 }
 
 /// A value as the report shows it: a string as it is, anything else pretty JSON.
@@ -176,6 +183,8 @@ fn cell(c: &CaseResult, metrics: &[String], delta: Option<&CaseDelta>) -> CellDa
             .map(|t| format!("{}({})", t.name, t.arguments))
             .collect(),
         wn: c.warnings.clone(),
+        cp: crate::results::components::pretty(c.components.as_deref()),
+        cpd: delta.and_then(|d| d.components_diff.clone()),
     }
 }
 

@@ -249,6 +249,17 @@
       c.tc.forEach(function (t) { calls.appendChild(el("li", null, t)); });
       box.appendChild(calls);
     }
+    // Its UI payloads (components), collapsed: pretty JSON, and the diff when they changed.
+    if (c.cp !== undefined) {
+      var comp = el("details", "components");
+      comp.appendChild(el("summary", null, c.cp === "[]" ? "components: none ([])" : "components"));
+      comp.appendChild(el("pre", "output", c.cp));
+      if (c.cpd) { comp.appendChild(el("h4", null, "components diff against the baseline")); comp.appendChild(diffBlock(c.cpd)); }
+      box.appendChild(comp);
+    } else if (c.cpd) {
+      box.appendChild(el("h4", null, "components diff against the baseline"));
+      box.appendChild(diffBlock(c.cpd));
+    }
     // An agent's trajectory: a fragment rendered (and escaped) by the report's Rust side.
     var tr = el("div", "trajectory");
     if (c.tr) { tr.innerHTML = c.tr; }
