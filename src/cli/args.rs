@@ -188,7 +188,8 @@ pub(crate) enum Command {
     /// junit, json, diff, html or tui; with --fail-on-regression, exit as `check` would.
     #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
-    /// Put a check's Markdown on the pull request as one comment, updated in place.
+    /// Put a check's Markdown on the pull request as one comment, updated in place (or, with
+    /// --issue, in one open issue: a scheduled job's).
     #[command(after_help = examples::COMMENT)]
     Comment(CommentArgs),
     /// Serve a read-only web dashboard of the history: runs, a run's report against its
@@ -311,7 +312,9 @@ Environment:
 
 Examples:
   evals check --baseline main --markdown comment.md; evals comment comment.md
-  evals comment comment.md --pr 7 --repo acme/app";
+  evals comment comment.md --pr 7 --repo acme/app
+  evals comment nightly.md --issue \"evals nightly\"          open it, or update it in place
+  evals comment nightly.md --issue \"evals nightly\" --close  passing again: close it";
     pub(crate) const DASHBOARD: &str = "\
 Examples:
   evals dashboard                          http://127.0.0.1:4567/
@@ -879,8 +882,16 @@ pub(crate) struct CommentArgs {
     /// The Markdown written by `evals check --markdown FILE`.
     pub(crate) file: PathBuf,
     /// The pull request (default: the number in the event file, GITHUB_EVENT_PATH).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", conflicts_with = "issue")]
     pub(crate) pr: Option<u64>,
+    /// Keep the report in one open GitHub issue of this title instead of a pull-request
+    /// comment (a scheduled job's: created the first time, its body updated in place after).
+    #[arg(long, value_name = "TITLE")]
+    pub(crate) issue: Option<String>,
+    /// With --issue: the trouble is over. Put this report in the open issue and close it;
+    /// with none open, do nothing.
+    #[arg(long, requires = "issue")]
+    pub(crate) close: bool,
     /// The repository, OWNER/NAME (default: GITHUB_REPOSITORY).
     #[arg(long, value_name = "OWNER/NAME")]
     pub(crate) repo: Option<String>,

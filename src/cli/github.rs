@@ -1,6 +1,8 @@
 //! GitHub: the Actions environment, read once ([`Env`]), and the REST client of `evals
 //! comment`, which puts the check's Markdown on the pull request as one comment, updated in
-//! place on every push (found by the hidden marker line the Markdown report writes).
+//! place on every push (found by the hidden marker line the Markdown report writes), or
+//! with `--issue TITLE` keeps it in one open issue of that title (a scheduled job's),
+//! closed with `--close` when the trouble is over.
 
 use std::ffi::OsString;
 use std::time::Duration;
@@ -32,10 +34,11 @@ pub(crate) fn comment(g: &Global, a: &CommentArgs, env: &Environment, out: &Out)
         llm_evals::fs::MAX_NAMED_FILE_BYTES,
     )
     .map_err(|e| e.named_by("evals comment FILE", None))?;
-    let target = Target::new(&Env::read(env), a.pr, a.repo.clone())?;
+    let issue = a.issue.clone().map(|title| (title, a.close));
+    let target = Target::new(&Env::read(env), a.pr, issue, a.repo.clone())?;
     match post(&target, &markdown)? {
         Posted::ReadOnly(note) => out.warn(&note),
-        posted => out.note(&posted.said(target.pr)),
+        posted => out.note(&posted.said(&target.thread)),
     }
     Ok(exit::OK)
 }
@@ -104,31 +107,59 @@ pub struct Target {
     pub api_url_from_env: bool,
     /// `owner/name`.
     pub repo: String,
-    pub pr: u64,
+    /// The pull request whose comment it is, or the issue.
+    pub thread: Thread,
     pub token: String,
     /// The head repository (`owner/name`) when the event says the pull request comes from
     /// a fork: GitHub gives such workflows a read-only token, so a refusal is expected.
     pub fork: Option<String>,
 }
 
-/// What happened to the comment; the comment's URL when the API gave one.
+/// Where the report goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Thread {
+    /// One comment on this pull request.
+    Pr(u64),
+    /// The body of the one open issue of this title (found by title and the report's
+    /// marker); with `close`, closed with this report, and none opened.
+    Issue { title: String, close: bool },
+}
+
+/// What happened to the comment or the issue; its URL when the API gave one.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Posted {
     Created(Option<String>),
     Updated(Option<String>),
     /// Refused on a fork's pull request (a read-only token): the note says why.
     ReadOnly(String),
+    /// An issue opened with the report: its number and URL.
+    Opened(u64, Option<String>),
+    /// The open issue's body replaced with the report.
+    Refreshed(u64, Option<String>),
+    /// The open issue given the report and closed (`--close`).
+    Closed(u64, Option<String>),
+    /// `--close` with no open issue of the title: nothing done.
+    NoneOpen,
 }
 
 impl Posted {
     /// What `evals comment` says: `commented on #7: URL`, `updated the comment on #7`
-    /// (no dangling colon when the API answered without a URL), or the read-only note.
-    pub fn said(&self, pr: u64) -> String {
+    /// (no dangling colon when the API answered without a URL), `opened issue #12 "evals
+    /// drift": URL`, or the read-only note.
+    pub fn said(&self, thread: &Thread) -> String {
         let at = |url: &Option<String>| url.as_ref().map(|u| format!(": {u}")).unwrap_or_default();
+        let (pr, title) = match thread {
+            Thread::Pr(n) => (*n, ""),
+            Thread::Issue { title, .. } => (0, title.as_str()),
+        };
         match self {
             Posted::Created(url) => format!("commented on #{pr}{}", at(url)),
             Posted::Updated(url) => format!("updated the comment on #{pr}{}", at(url)),
             Posted::ReadOnly(note) => note.clone(),
+            Posted::Opened(n, url) => format!("opened issue #{n} {title:?}{}", at(url)),
+            Posted::Refreshed(n, url) => format!("updated issue #{n} {title:?}{}", at(url)),
+            Posted::Closed(n, url) => format!("closed issue #{n} {title:?}{}", at(url)),
+            Posted::NoneOpen => format!("no open issue {title:?}: nothing to close"),
         }
     }
 }
@@ -136,18 +167,35 @@ impl Posted {
 impl Target {
     /// From flags and the Actions environment: `GITHUB_TOKEN`, `GITHUB_REPOSITORY`,
     /// `GITHUB_API_URL`, and the PR number from `--pr` or `GITHUB_EVENT_PATH`.
-    /// Every input that is missing is named in the one error, each with its fix.
-    pub fn new(env: &Env, pr: Option<u64>, repo: Option<String>) -> Result<Target> {
+    /// Every input that is missing is named in the one error, each with its fix. `issue`
+    /// (`--issue TITLE`, with `--close`) needs no pull request.
+    pub fn new(
+        env: &Env,
+        pr: Option<u64>,
+        issue: Option<(String, bool)>,
+        repo: Option<String>,
+    ) -> Result<Target> {
         let repo = repo.or_else(|| env.repository.clone());
         let mut missing = Vec::new();
         if env.token.is_none() {
-            missing.push("GITHUB_TOKEN is not set: the comment needs a token that may write pull-request comments (in Actions: `env: GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}`)");
+            missing.push(if issue.is_some() {
+                "GITHUB_TOKEN is not set: the issue needs a token that may write issues (in Actions: `permissions: { issues: write }` and `env: GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}`)"
+            } else {
+                "GITHUB_TOKEN is not set: the comment needs a token that may write pull-request comments (in Actions: `env: GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}`)"
+            });
         }
         if repo.is_none() {
             missing.push("no repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY");
         }
-        if pr.is_none() && env.event_path.is_none() {
+        if issue.is_none() && pr.is_none() && env.event_path.is_none() {
             missing.push(NO_PR);
+        }
+        if let Some((title, _)) = &issue
+            && title.trim().is_empty()
+        {
+            return Err(Error::Usage(
+                "--issue \"\": give the issue a title, e.g. --issue \"evals drift\"".into(),
+            ));
         }
         let (token, repo) = match (env.token.clone(), repo) {
             (Some(token), Some(repo)) if missing.is_empty() => (token, repo),
@@ -164,11 +212,20 @@ impl Target {
             return Err(Error::Usage(format!("--repo {repo}: expected OWNER/NAME")));
         }
         let event_path = env.event_path.clone();
-        let pr = match pr {
-            Some(n) => n,
-            None => pr_from_event(event_path.clone())?,
+        let (thread, fork) = match (issue, pr) {
+            (Some((title, close)), _) => (
+                Thread::Issue {
+                    title: title.trim().to_string(),
+                    close,
+                },
+                None,
+            ),
+            (None, Some(n)) => (Thread::Pr(n), event_path.and_then(|p| fork_from_event(&p))),
+            (None, None) => (
+                Thread::Pr(pr_from_event(event_path.clone())?),
+                event_path.and_then(|p| fork_from_event(&p)),
+            ),
         };
-        let fork = event_path.and_then(|p| fork_from_event(&p));
         let from_env = env.api_url.clone();
         let api_url_from_env = from_env.is_some();
         let api_url = from_env
@@ -179,7 +236,7 @@ impl Target {
             api_url,
             api_url_from_env,
             repo,
-            pr,
+            thread,
             token,
             fork,
         })
@@ -205,10 +262,9 @@ fn fork_from_event(path: &str) -> Option<String> {
 }
 
 /// What `evals comment` says when a fork's read-only token was refused.
-fn read_only_note(t: &Target, fork: &str) -> String {
+fn read_only_note(pr: u64, fork: &str) -> String {
     format!(
-        "no comment on #{}: the pull request comes from {fork}, and GitHub gives a fork's workflows a read-only GITHUB_TOKEN; the verdict is in the job summary and the check's exit code",
-        t.pr
+        "no comment on #{pr}: the pull request comes from {fork}, and GitHub gives a fork's workflows a read-only GITHUB_TOKEN; the verdict is in the job summary and the check's exit code"
     )
 }
 
@@ -307,56 +363,94 @@ fn next_link(resp: &reqwest::Response) -> Option<String> {
     })
 }
 
+/// Sends a request with the token, waiting out and retrying a rate limit (a few times, a
+/// bounded wait).
+async fn send(
+    t: &Target,
+    req: reqwest::RequestBuilder,
+    what: &'static str,
+) -> Result<reqwest::Response> {
+    let req = req
+        .bearer_auth(&t.token)
+        .header("accept", "application/vnd.github+json")
+        .header("x-github-api-version", "2022-11-28");
+    let mut tries = 0;
+    loop {
+        let attempt = req.try_clone().expect("a JSON or empty body clones");
+        let resp = attempt.send().await.map_err(|e| http_error(t, what, &e))?;
+        match rate_limited(&resp) {
+            Some(wait) if tries < RATE_LIMIT_RETRIES && wait <= RATE_LIMIT_MAX_WAIT => {
+                tries += 1;
+                eprintln!(
+                    "note: GitHub's rate limit: waiting {}s to {what}",
+                    wait.as_secs()
+                );
+                tokio::time::sleep(wait).await;
+            }
+            _ => return Ok(resp),
+        }
+    }
+}
+
+/// Reads a list endpoint page by page from `?per_page=100&page=1` (following GitHub's `Link:
+/// <...>; rel="next"`, or, from a proxy that drops it, the next page after a full one),
+/// handing each page to `visit` until it says it found what it looked for.
+async fn each_page(
+    t: &Target,
+    client: &reqwest::Client,
+    list: &str,
+    what: &'static str,
+    mut visit: impl FnMut(&[Value]) -> bool,
+) -> Result<std::result::Result<(), ReadOnly>> {
+    let page = |n: u32| {
+        let sep = if list.contains('?') { '&' } else { '?' };
+        format!("{list}{sep}per_page=100&page={n}")
+    };
+    let mut url = Some(page(1));
+    let mut pages = 0;
+    while let Some(u) = url.take() {
+        pages += 1;
+        let resp = send(t, client.get(&u), what).await?;
+        let next = next_link(&resp);
+        let items: Vec<Value> = match read(t, resp, what).await? {
+            Ok(items) => items,
+            Err(read_only) => return Ok(Err(read_only)),
+        };
+        if visit(&items) || pages >= MAX_PAGES {
+            break;
+        }
+        url = next.or_else(|| (items.len() >= 100).then(|| page(pages + 1)));
+    }
+    Ok(Ok(()))
+}
+
 async fn post_async(t: &Target, body: &str) -> Result<Posted> {
     let client = reqwest::Client::builder()
         .timeout(TIMEOUT)
         .user_agent(concat!("llm-evals/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| Error::Failed(format!("cannot start the HTTP client: {e}")))?;
-    // Sends a request, waiting out and retrying a rate limit (a few times, a bounded wait).
-    let send = |req: reqwest::RequestBuilder, what: &'static str| {
-        let req = req
-            .bearer_auth(&t.token)
-            .header("accept", "application/vnd.github+json")
-            .header("x-github-api-version", "2022-11-28");
-        async move {
-            let mut tries = 0;
-            loop {
-                let attempt = req.try_clone().expect("a JSON or empty body clones");
-                let resp = attempt.send().await.map_err(|e| http_error(t, what, &e))?;
-                match rate_limited(&resp) {
-                    Some(wait) if tries < RATE_LIMIT_RETRIES && wait <= RATE_LIMIT_MAX_WAIT => {
-                        tries += 1;
-                        eprintln!(
-                            "note: GitHub's rate limit: waiting {}s to {what}",
-                            wait.as_secs()
-                        );
-                        tokio::time::sleep(wait).await;
-                    }
-                    _ => return Ok::<_, Error>(resp),
-                }
-            }
-        }
-    };
+    match &t.thread {
+        Thread::Pr(pr) => comment_async(t, &client, *pr, body).await,
+        Thread::Issue { title, close } => issue_async(t, &client, title, *close, body).await,
+    }
+}
+
+/// The pull request's comment: the one with the suite's marker updated (else one with the
+/// old marker), or a new one.
+async fn comment_async(
+    t: &Target,
+    client: &reqwest::Client,
+    pr: u64,
+    body: &str,
+) -> Result<Posted> {
     let ours = marker_in(body).unwrap_or(MARKER).to_string();
-    // Find our comment, page by page, following GitHub's `Link: <...>; rel="next"`: the
-    // suite's marker wins; a comment with the old marker is updated when none has it.
+    // The suite's marker wins; a comment with the old marker is updated when none has it.
     let mut existing: Option<u64> = None;
     let mut legacy: Option<u64> = None;
-    let mut url = Some(format!(
-        "{}/repos/{}/issues/{}/comments?per_page=100&page=1",
-        t.api_url, t.repo, t.pr
-    ));
-    let mut pages = 0;
-    while let Some(u) = url.take() {
-        pages += 1;
-        let resp = send(client.get(&u), "list the comments").await?;
-        let next = next_link(&resp);
-        let comments: Vec<Value> = match read(t, resp, "list the comments").await? {
-            Ok(c) => c,
-            Err(ReadOnly(fork)) => return Ok(Posted::ReadOnly(read_only_note(t, &fork))),
-        };
-        for c in &comments {
+    let list = format!("{}/repos/{}/issues/{pr}/comments", t.api_url, t.repo);
+    let walked = each_page(t, client, &list, "list the comments", |comments| {
+        for c in comments {
             let (Some(b), Some(id)) = (
                 c.get("body").and_then(Value::as_str),
                 c.get("id").and_then(Value::as_u64),
@@ -366,45 +460,97 @@ async fn post_async(t: &Target, body: &str) -> Result<Posted> {
             match marker_in(b) {
                 Some(m) if m == ours => {
                     existing = Some(id);
-                    break;
+                    return true;
                 }
                 Some(m) if m == MARKER && legacy.is_none() => legacy = Some(id),
                 _ => {}
             }
         }
-        if existing.is_some() || pages >= MAX_PAGES {
-            break;
-        }
-        // No `Link` (a proxy that drops it): a full page of 100 means there may be more.
-        url = next.or_else(|| {
-            (comments.len() >= 100).then(|| {
-                format!(
-                    "{}/repos/{}/issues/{}/comments?per_page=100&page={}",
-                    t.api_url,
-                    t.repo,
-                    t.pr,
-                    pages + 1
-                )
-            })
-        });
+        false
+    })
+    .await?;
+    if let Err(ReadOnly(fork)) = walked {
+        return Ok(Posted::ReadOnly(read_only_note(pr, &fork)));
     }
     let existing = existing.or(legacy);
     let payload = json!({ "body": body });
-    match existing {
+    let (resp, what) = match existing {
         Some(id) => {
             let url = format!("{}/repos/{}/issues/comments/{id}", t.api_url, t.repo);
-            let resp = send(client.patch(&url).json(&payload), "update the comment").await?;
-            Ok(match read::<Value>(t, resp, "update the comment").await? {
-                Ok(c) => Posted::Updated(html_url(&c)),
-                Err(ReadOnly(fork)) => Posted::ReadOnly(read_only_note(t, &fork)),
-            })
+            let what = "update the comment";
+            (
+                send(t, client.patch(&url).json(&payload), what).await?,
+                what,
+            )
         }
         None => {
-            let url = format!("{}/repos/{}/issues/{}/comments", t.api_url, t.repo, t.pr);
-            let resp = send(client.post(&url).json(&payload), "create the comment").await?;
-            Ok(match read::<Value>(t, resp, "create the comment").await? {
-                Ok(c) => Posted::Created(html_url(&c)),
-                Err(ReadOnly(fork)) => Posted::ReadOnly(read_only_note(t, &fork)),
+            let what = "create the comment";
+            (
+                send(t, client.post(&list).json(&payload), what).await?,
+                what,
+            )
+        }
+    };
+    Ok(match read::<Value>(t, resp, what).await? {
+        Ok(c) if existing.is_some() => Posted::Updated(html_url(&c)),
+        Ok(c) => Posted::Created(html_url(&c)),
+        Err(ReadOnly(fork)) => Posted::ReadOnly(read_only_note(pr, &fork)),
+    })
+}
+
+/// The one open issue titled `title` that carries the report's marker: its body replaced
+/// (and with `close`, closed), or a new issue (never with `close`).
+async fn issue_async(
+    t: &Target,
+    client: &reqwest::Client,
+    title: &str,
+    close: bool,
+    body: &str,
+) -> Result<Posted> {
+    let ours = marker_in(body).unwrap_or(MARKER).to_string();
+    let mut open: Option<u64> = None;
+    let list = format!("{}/repos/{}/issues?state=open", t.api_url, t.repo);
+    // The issues list holds pull requests too (with a `pull_request` key): never those.
+    each_page(t, client, &list, "list the open issues", |issues| {
+        open = issues.iter().find_map(|i| {
+            let ours = i.get("pull_request").is_none()
+                && i.get("title").and_then(Value::as_str).map(str::trim) == Some(title)
+                && i.get("body").and_then(Value::as_str).and_then(marker_in) == Some(&ours);
+            ours.then(|| i.get("number").and_then(Value::as_u64))
+                .flatten()
+        });
+        open.is_some()
+    })
+    .await?
+    .map_err(|_| Error::Failed("could not list the open issues: HTTP 403".into()))?;
+    let number = |i: &Value| i.get("number").and_then(Value::as_u64);
+    let refused = |_| Error::Failed("could not write the issue: HTTP 403".into());
+    match (open, close) {
+        (None, true) => Ok(Posted::NoneOpen),
+        (None, false) => {
+            let url = format!("{}/repos/{}/issues", t.api_url, t.repo);
+            let what = "open the issue";
+            let payload = json!({ "title": title, "body": body });
+            let resp = send(t, client.post(&url).json(&payload), what).await?;
+            let i: Value = read(t, resp, what).await?.map_err(refused)?;
+            Ok(Posted::Opened(number(&i).unwrap_or_default(), html_url(&i)))
+        }
+        (Some(n), close) => {
+            let url = format!("{}/repos/{}/issues/{n}", t.api_url, t.repo);
+            let (what, payload) = if close {
+                let closed =
+                    json!({ "body": body, "state": "closed", "state_reason": "completed" });
+                ("close the issue", closed)
+            } else {
+                ("update the issue", json!({ "body": body }))
+            };
+            let resp = send(t, client.patch(&url).json(&payload), what).await?;
+            let i: Value = read(t, resp, what).await?.map_err(refused)?;
+            let url = html_url(&i);
+            Ok(if close {
+                Posted::Closed(n, url)
+            } else {
+                Posted::Refreshed(n, url)
             })
         }
     }
@@ -502,10 +648,13 @@ async fn read<T: serde::de::DeserializeOwned>(
             .ok()
             .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
             .unwrap_or_else(|| text.chars().take(200).collect());
-        let hint = match status.as_u16() {
-            401 => " (is GITHUB_TOKEN valid?)",
-            403 | 404 => {
+        let hint = match (status.as_u16(), &t.thread) {
+            (401, _) => " (is GITHUB_TOKEN valid?)",
+            (403 | 404, Thread::Pr(_)) => {
                 " (does the token have `pull-requests: write`, and is the PR number right? A fork's pull request gets a read-only token)"
+            }
+            (403 | 404, Thread::Issue { .. }) => {
+                " (does the token have `issues: write`, and is the repository right?)"
             }
             _ => "",
         };
@@ -555,7 +704,7 @@ mod tests {
             api_url: api.into(),
             api_url_from_env: from_env,
             repo: "a/b".into(),
-            pr: 1,
+            thread: Thread::Pr(1),
             token: "t".into(),
             fork: None,
         };

@@ -266,3 +266,24 @@ fn the_readmes_sharded_workflow_is_the_linted_file_and_matches_the_action() {
     assert_eq!(with("evals")["merge"], true);
     assert_eq!(w["jobs"]["evals"]["needs"], "shard");
 }
+
+#[test]
+fn the_books_nightly_workflow_is_the_linted_file_and_keeps_one_issue() {
+    let example = repo_file("docs/example-nightly-workflow.yml");
+    assert!(
+        repo_file("docs/src/gate.md").contains(&format!("```yaml\n{example}```")),
+        "docs/src/gate.md must quote docs/example-nightly-workflow.yml as it is (it is what .ci/run lints)"
+    );
+    assert!(repo_file(".ci/run").contains("docs/example-nightly-workflow.yml"));
+    let w: Value = serde_saphyr::from_str(&example).unwrap();
+    assert_eq!(w["permissions"]["issues"], "write");
+    let run = w["jobs"]["nightly"]["steps"][2]["run"].as_str().unwrap();
+    assert!(
+        run.contains("evals comment nightly.md --issue \"evals nightly\" --close"),
+        "{run}"
+    );
+    assert!(
+        run.contains("1) evals comment nightly.md --issue \"evals nightly\" ;;"),
+        "{run}"
+    );
+}

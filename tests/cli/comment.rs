@@ -421,3 +421,117 @@ fn the_same_refusal_outside_a_fork_still_fails_and_names_the_permission() {
         .code(1)
         .stderr_has("could not create the comment: HTTP 403 Forbidden: Resource not accessible by integration (does the token have `pull-requests: write`");
 }
+
+#[test]
+fn comment_issue_opens_one_issue_then_updates_it_in_place_and_close_closes_it() {
+    let report = |verdict: &str| {
+        format!("**evals check: {verdict}** in nightly (main)\n<!-- evals:nightly -->\n\nbody\n")
+    };
+    let p = Project::new()
+        .file("failed.md", &report("1 regression"))
+        .file("worse.md", &report("2 regressions"))
+        .file("passed.md", &report("passed"));
+    let issue = |file: &str, extra: &[&str], api: &Server| {
+        let args = [&["comment", file, "--issue", "evals nightly"][..], extra].concat();
+        comment_env(p.evals(&args), api)
+    };
+
+    // No issue open yet (a pull request in the list, an issue of another title, and one of
+    // the title without our marker are not ours): one is opened.
+    let api = Server::start();
+    api.mount(
+        Mock::given(method("GET"))
+            .and(path("/repos/acme/app/issues"))
+            .and(query_param("state", "open"))
+            .and(query_param("page", "1"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([
+                {"number": 3, "title": "evals nightly", "body": "<!-- evals:nightly -->", "pull_request": {}},
+                {"number": 4, "title": "flaky login", "body": "<!-- evals:nightly -->"},
+                {"number": 5, "title": "evals nightly", "body": "written by hand"}
+            ]))),
+    );
+    api.mount(
+        Mock::given(method("POST"))
+            .and(path("/repos/acme/app/issues"))
+            .respond_with(ResponseTemplate::new(201).set_body_json(
+                json!({"number": 12, "html_url": "https://github.test/acme/app/issues/12"}),
+            )),
+    );
+    issue("failed.md", &[], &api)
+        .ok()
+        .stderr_has("opened issue #12 \"evals nightly\": https://github.test/acme/app/issues/12");
+    let seen = api.seen();
+    let methods: Vec<&str> = seen.iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(methods, ["GET", "POST"]);
+    assert_eq!(seen[1].2["title"], "evals nightly");
+    assert!(seen[1].2["body"].as_str().unwrap().contains("1 regression"));
+
+    // The next night: the open issue (found on the second page) gets the new report.
+    let api = Server::start();
+    let others: Vec<Value> = (0..100)
+        .map(|i| json!({"number": 100 + i, "title": "other", "body": "x"}))
+        .collect();
+    api.mount(
+        Mock::given(method("GET"))
+            .and(path("/repos/acme/app/issues"))
+            .and(query_param("page", "1"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(Value::Array(others))),
+    );
+    api.mount(
+        Mock::given(method("GET"))
+            .and(path("/repos/acme/app/issues"))
+            .and(query_param("page", "2"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([
+                {"number": 12, "title": "evals nightly", "body": report("1 regression")}
+            ]))),
+    );
+    api.mount(
+        Mock::given(method("PATCH"))
+            .and(path("/repos/acme/app/issues/12"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({"number": 12}))),
+    );
+    issue("worse.md", &[], &api)
+        .ok()
+        .stderr_has("updated issue #12 \"evals nightly\"\n");
+    let seen = api.seen();
+    let methods: Vec<&str> = seen.iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(methods, ["GET", "GET", "PATCH"]);
+    assert!(
+        seen[2].2["body"]
+            .as_str()
+            .unwrap()
+            .contains("2 regressions")
+    );
+    assert!(seen[2].2.get("state").is_none(), "{:?}", seen[2].2);
+
+    // Passing again: --close puts the passing report in it and closes it.
+    issue("passed.md", &["--close"], &api)
+        .ok()
+        .stderr_has("closed issue #12 \"evals nightly\"");
+    let seen = api.seen();
+    let last = &seen.last().unwrap().2;
+    assert_eq!(last["state"], "closed");
+    assert!(last["body"].as_str().unwrap().contains("passed"));
+
+    // With none open, --close does nothing.
+    let api = Server::start();
+    api.mount(
+        Mock::given(method("GET"))
+            .and(path("/repos/acme/app/issues"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([]))),
+    );
+    issue("passed.md", &["--close"], &api)
+        .ok()
+        .stderr_has("no open issue \"evals nightly\": nothing to close");
+    assert_eq!(api.seen().len(), 1);
+
+    // --issue needs no pull request, --close needs --issue, and --pr with --issue is refused.
+    let api = Server::start();
+    p.evals(&["comment", "passed.md", "--close"]).code(2);
+    comment_env(
+        p.evals(&["comment", "passed.md", "--pr", "7", "--issue", "x"]),
+        &api,
+    )
+    .code(2);
+    assert!(api.seen().is_empty());
+}
