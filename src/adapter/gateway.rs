@@ -88,6 +88,8 @@ pub struct UpstreamSet {
     pub apis: indexmap::IndexMap<String, UpstreamApi>,
     /// The config's `upstreams:` (strictness).
     pub config: crate::suite::config::Upstreams,
+    /// The stdio MCP servers started for the workers' relays.
+    pub stdio: Arc<super::mcp_stdio::Connections>,
 }
 
 /// One upstream API: where it is and its credential.
@@ -99,8 +101,10 @@ pub struct UpstreamApi {
     pub header: String,
     /// `key_env` and its value (`None` when it is not set).
     pub key: Option<(String, Option<String>)>,
-    /// An MCP server over streamable HTTP (`kind: mcp`).
+    /// An MCP server over streamable HTTP or stdio (`kind: mcp`).
     pub mcp: bool,
+    /// A stdio MCP server (`command:`): how evals starts it when a request goes live.
+    pub stdio: Option<super::mcp_stdio::Launch>,
 }
 
 impl std::fmt::Debug for UpstreamApi {
@@ -1427,11 +1431,13 @@ mod tests {
                     header: "x-api-key".into(),
                     key: Some(("FILES_KEY".into(), Some(KEY.into()))),
                     mcp: false,
+                    stdio: None,
                 },
             )]
             .into_iter()
             .collect(),
             config: Default::default(),
+            stdio: Default::default(),
         });
         let gateway = Gateway::start(DEFAULT_MAX_REQUEST_BYTES).await.unwrap();
         let key = crate::runner::cassette_key(&contender, &case);
