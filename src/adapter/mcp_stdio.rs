@@ -303,3 +303,102 @@ async fn relay_lines(url: &str) -> i32 {
         .await;
     code
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(script: &str) -> Server {
+        Server {
+            name: "orders".into(),
+            launch: Launch {
+                command: vec!["sh".into(), "-c".into(), script.into()],
+                cwd: std::env::temp_dir(),
+                env: crate::worker::basic_env(crate::env::process_vars(), &[]),
+            },
+            proc: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    fn message(body: Value) -> HttpRequest {
+        HttpRequest {
+            method: "POST".into(),
+            url: "stdio://orders/".into(),
+            headers: vec![],
+            raw: Some(body.to_string()),
+            body: Some(body),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_request_is_answered_with_the_lines_up_to_its_answer_and_a_notification_at_once() {
+        // The server: to a request, a notification of its own, then the answer; to a
+        // notification, nothing.
+        let s = server(
+            r#"while read l; do case "$l" in *'"id"'*) echo '{"jsonrpc":"2.0","method":"notifications/message"}'; echo '{"jsonrpc":"2.0","id":7,"result":{}}';; esac; done"#,
+        );
+        let notified = s
+            .exchange(message(
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            ))
+            .await
+            .unwrap();
+        assert_eq!((notified.status, notified.body), (202, Value::Null));
+        // The server's notification is kept before the answer, a line each.
+        let answered = s
+            .exchange(message(
+                json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(
+            answered.body,
+            Value::String(
+                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}".into()
+            )
+        );
+        // Given another id in replay, the answer's line is retargeted, the others kept.
+        let replayed = super::super::upstreams::answering(answered, &json!(9));
+        let lines: Vec<&str> = replayed.body.as_str().unwrap().lines().collect();
+        assert_eq!(
+            lines.last(),
+            Some(&r#"{"jsonrpc":"2.0","id":9,"result":{}}"#)
+        );
+        assert!(
+            lines[..lines.len() - 1]
+                .iter()
+                .all(|l| l.contains("notifications/message")),
+            "{lines:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_server_that_cannot_start_or_exits_is_a_transport_error_naming_its_command() {
+        let s = server("exit 3");
+        let e = s
+            .exchange(message(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+            ))
+            .await
+            .unwrap_err();
+        assert!(matches!(e, CallError::Transport(_)), "{e}");
+        assert!(
+            e.to_string()
+                .contains("the MCP server `sh -c exit 3` (adapter.upstreams.orders.command)"),
+            "{e}"
+        );
+        let mut missing = server("");
+        missing.launch.command = vec!["/nonexistent/mcp-server".into()];
+        let e = missing
+            .exchange(message(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+            ))
+            .await
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("cannot start the MCP server `/nonexistent/mcp-server`"),
+            "{e}"
+        );
+    }
+}

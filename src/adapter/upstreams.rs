@@ -232,7 +232,7 @@ pub(super) async fn serve(
 /// or each `data:` event of its stream, that answers another id answers this one (a replayed
 /// recording made by a client that counted its requests otherwise). A response that already
 /// answers `id` is kept byte for byte.
-fn answering(mut resp: HttpResponse, id: &Value) -> HttpResponse {
+pub(super) fn answering(mut resp: HttpResponse, id: &Value) -> HttpResponse {
     // The id changed in the text, every other byte kept.
     let retarget = |text: &str| -> Option<String> {
         let old: Value = serde_json::from_str(text).ok()?;

@@ -1737,6 +1737,14 @@ impl Config {
                 continue;
             }
             let url = api.base_url.as_str();
+            if url.is_empty() {
+                return at(
+                    &base,
+                    format!(
+                        "{name}: has no base_url: write the API's base URL (e.g. https://shipping.example/api), or for an MCP server over stdio `kind: mcp` and its `command: [...]`"
+                    ),
+                );
+            }
             let rest = url
                 .strip_prefix("http://")
                 .or_else(|| url.strip_prefix("https://"));
