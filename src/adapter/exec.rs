@@ -556,9 +556,11 @@ impl AdapterSession for ExecSession {
                 // the adapter says it spent.
                 reply.usage = spent.usage;
             }
-            // The calls seen at the gateway first, then those the worker adds; neither: no
-            // tool-call information (`None`), which is not "no calls".
-            reply.tool_calls = match (spent.tool_calls, reply.tool_calls.take()) {
+            // The calls seen at the gateway first (the model's, with the tools MCP servers
+            // ran paired to them), then those the worker adds; none: no tool-call
+            // information (`None`), which is not "no calls".
+            let seen = crate::results::ToolCall::with_ran(spent.tool_calls, &spent.mcp_tool_calls);
+            reply.tool_calls = match (seen, reply.tool_calls.take()) {
                 (None, None) => None,
                 (seen, own) => Some(seen.into_iter().chain(own).flatten().collect()),
             };

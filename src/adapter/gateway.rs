@@ -132,6 +132,8 @@ pub struct Spent {
     /// The tool calls in the responses the worker received, in order; `None` until a
     /// response of a shape [`crate::results::ToolCall::observed_in`] reads.
     pub tool_calls: Option<Vec<crate::results::ToolCall>>,
+    /// The tools MCP servers ran for the worker (`tools/call` requests answered), in order.
+    pub mcp_tool_calls: Vec<crate::results::ToolCall>,
     /// Every call the worker made through the gateway, in order: the case's trajectory.
     pub trajectory: Vec<crate::results::Step>,
     /// The hosts (`host:port`) the worker tried to reach through the gateway's proxy in

@@ -211,6 +211,16 @@ pub(super) async fn serve(
                     )
                 });
             }
+            // A tool an MCP server ran (answered, not refused): a call for the checks.
+            if api.mcp
+                && resp.status < 400
+                && let Some(call) = step
+                    .body
+                    .as_ref()
+                    .and_then(crate::results::ToolCall::of_mcp_request)
+            {
+                spent.mcp_tool_calls.push(call);
+            }
             spent.trajectory.push(step);
             drop(spent);
             match &rpc_id {

@@ -144,6 +144,7 @@ fn an_mcp_agent_records_once_replays_offline_and_a_changed_tool_argument_is_a_mi
     let replayed = case(&p);
     assert_eq!(replayed["output"], recorded["output"]);
     assert_eq!(replayed["trajectory"], recorded["trajectory"]);
+    assert_eq!(replayed["tool_calls"], recorded["tool_calls"]);
     assert_eq!(replayed["score"], 1.0);
 
     // Another argument to the tool: a miss naming what changed.
@@ -206,13 +207,14 @@ fn a_stdio_mcp_agent_records_once_replays_without_its_server_and_a_changed_tool_
             py = python.display()
         )
     };
+    // The tool the server ran is a tool call for the checks (no model asked for it).
     let p = Project::new()
         .file("evals/.llm-evals.config.yml", &config(""))
         .file("evals/agent.py", STDIO_AGENT)
         .file("evals/server.py", STDIO_SERVER)
         .file(
             "evals/datasets/d/cases.jsonl",
-            "{\"id\": \"42\", \"input\": \"42\", \"expect\": {\"min_chars\": 1, \"requests\": [{\"upstream\": \"orders\", \"body\": {\"method\": \"tools/call\", \"params\": {\"name\": \"lookup\", \"arguments\": {\"order\": \"42\"}}}}]}}\n",
+            "{\"id\": \"42\", \"input\": \"42\", \"expect\": {\"min_chars\": 1, \"tool_calls\": [{\"name\": \"lookup\", \"arguments\": {\"order\": \"42\"}}], \"tool_call_count\": {\"max\": 1}, \"requests\": [{\"upstream\": \"orders\", \"body\": {\"method\": \"tools/call\", \"params\": {\"name\": \"lookup\", \"arguments\": {\"order\": \"42\"}}}}]}}\n",
         );
     let run = |args: &[&str]| {
         let mut all = args.to_vec();
@@ -224,7 +226,11 @@ fn a_stdio_mcp_agent_records_once_replays_without_its_server_and_a_changed_tool_
     assert_eq!(recorded["output"], "order 42: shipped", "{recorded}");
     assert_eq!(
         recorded["score"], 1.0,
-        "the tools/call request assertion holds: {recorded}"
+        "the tools/call request and tool-call assertions hold: {recorded}"
+    );
+    assert_eq!(
+        recorded["tool_calls"],
+        serde_json::json!([{"name": "lookup", "arguments": {"order": "42"}}])
     );
     let methods: Vec<Value> = recorded["trajectory"]
         .as_array()
