@@ -290,3 +290,84 @@ fn all_text(dir: &std::path::Path) -> String {
     }
     out
 }
+
+/// An agent that asks the model which tool to call, then runs it on the stdio MCP server
+/// with the model's arguments, and answers with the tool's text.
+const ASKING_AGENT: &str = r#"
+import asyncio, json, os, sys, urllib.request
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+def model(question):
+    req = urllib.request.Request(
+        os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+        json.dumps({"model": "m1", "messages": [{"role": "user", "content": question}]}).encode(),
+        {"content-type": "application/json", "authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+    f = json.load(urllib.request.urlopen(req))["choices"][0]["message"]["tool_calls"][0]["function"]
+    return f["name"], json.loads(f["arguments"])
+
+async def ask(question):
+    name, args = model(question)
+    command = json.loads(os.environ["EVALS_MCP_ORDERS_COMMAND"])
+    async with stdio_client(StdioServerParameters(command=command[0], args=command[1:])) as (r, w):
+        async with ClientSession(r, w) as s:
+            await s.initialize()
+            return (await s.call_tool(name, args)).content[0].text
+
+for line in sys.stdin:
+    m = json.loads(line)
+    out = {"id": m["id"], "output": asyncio.run(ask(m["case"]["input"]))}
+    urllib.request.urlopen(os.environ["EVALS_ANSWER_URL"], json.dumps(out).encode())
+"#;
+
+#[test]
+fn a_tool_the_model_asked_for_and_an_mcp_server_ran_is_one_tool_call() {
+    let python = crate::sdk::python();
+    let mut model = crate::mock::Server::start();
+    model.answer(
+        "/v1/chat/completions",
+        wiremock::ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "id": "gen-1",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": null,
+                "tool_calls": [{"id": "call_1", "type": "function", "function": {
+                    "name": "lookup", "arguments": "{\"order\": \"42\"}"}}]}}],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 7},
+        })),
+    );
+    let p = Project::new()
+        .file(
+            "evals/.llm-evals.config.yml",
+            &format!(
+                "request_types: [prompt]\nadapter:\n  kind: exec\n  command: [{py}, evals/agent.py]\n  upstreams:\n    orders: {{ kind: mcp, command: [{py}, evals/server.py] }}\nscorer: {{ kind: assertions }}\nlocal:\n  base_url: {}/v1\n  api_key_env: LOCAL_KEY\n  models: [m1]\n",
+                model.uri(),
+                py = python.display()
+            ),
+        )
+        .file("evals/agent.py", ASKING_AGENT)
+        .file("evals/server.py", STDIO_SERVER)
+        .file(
+            "evals/datasets/d/cases.jsonl",
+            "{\"id\": \"42\", \"input\": \"where is order 42?\", \"expect\": {\"tool_calls\": [{\"name\": \"lookup\", \"arguments\": {\"order\": \"42\"}}], \"tool_call_count\": {\"min\": 1, \"max\": 1}}}\n",
+        );
+    p.evals(&[
+        "record",
+        "--no-autosave",
+        "--format",
+        "json",
+        "-o",
+        "out.json",
+    ])
+    .env("LOCAL_KEY", "local-secret-key-123456")
+    .ok();
+    let recorded = case(&p);
+    assert_eq!(recorded["output"], "order 42: shipped", "{recorded}");
+    assert_eq!(
+        recorded["tool_calls"],
+        serde_json::json!([{"name": "lookup", "arguments": {"order": "42"}}]),
+        "the model's call and the server's run of it are one call: {recorded}"
+    );
+    assert_eq!(recorded["score"], 1.0, "{recorded}");
+    model.stop();
+}
