@@ -104,12 +104,7 @@ fn an_mcp_agent_records_once_replays_offline_and_a_changed_tool_argument_is_a_mi
             "evals/datasets/d/cases.jsonl",
             "{\"id\": \"42\", \"input\": \"42\", \"expect\": {\"min_chars\": 1, \"requests\": [{\"upstream\": \"orders\", \"body\": {\"method\": \"tools/call\", \"params\": {\"name\": \"lookup\", \"arguments\": {\"order\": \"42\"}}}}]}}\n",
         );
-    let run = |args: &[&str]| {
-        let mut all = args.to_vec();
-        all.extend(["--no-autosave", "--format", "json", "-o", "out.json"]);
-        p.evals(&all)
-    };
-    run(&["record"]).ok();
+    run(&p, &["record"]).ok();
     let recorded = case(&p);
     assert_eq!(recorded["output"], "order 42: shipped", "{recorded}");
     assert_eq!(
@@ -140,24 +135,7 @@ fn an_mcp_agent_records_once_replays_offline_and_a_changed_tool_argument_is_a_mi
 
     // The server is gone: the same answer and trajectory from the cassette.
     drop(server);
-    run(&["run", "--cassettes", "replay"]).ok();
-    let replayed = case(&p);
-    assert_eq!(replayed["output"], recorded["output"]);
-    assert_eq!(replayed["trajectory"], recorded["trajectory"]);
-    assert_eq!(replayed["tool_calls"], recorded["tool_calls"]);
-    assert_eq!(replayed["score"], 1.0);
-
-    // Another argument to the tool: a miss naming what changed.
-    p.write("evals/.llm-evals.config.yml", &config("-b"));
-    run(&["run", "--cassettes", "replay"]).code(1);
-    let missed = case(&p);
-    assert_eq!(missed["error_kind"], "miss", "{missed}");
-    let error = missed["error"].as_str().unwrap();
-    assert!(
-        error.starts_with("upstream orders: POST /mcp: no recording matches this request")
-            && error.contains("\"42\" → \"42-b\""),
-        "{error}"
-    );
+    replays_then_misses(&p, &recorded, &config("-b"), "POST /mcp");
 }
 
 /// The same server over stdio (the SDK's default transport).
@@ -216,12 +194,7 @@ fn a_stdio_mcp_agent_records_once_replays_without_its_server_and_a_changed_tool_
             "evals/datasets/d/cases.jsonl",
             "{\"id\": \"42\", \"input\": \"42\", \"expect\": {\"min_chars\": 1, \"tool_calls\": [{\"name\": \"lookup\", \"arguments\": {\"order\": \"42\"}}], \"tool_call_count\": {\"max\": 1}, \"requests\": [{\"upstream\": \"orders\", \"body\": {\"method\": \"tools/call\", \"params\": {\"name\": \"lookup\", \"arguments\": {\"order\": \"42\"}}}}]}}\n",
         );
-    let run = |args: &[&str]| {
-        let mut all = args.to_vec();
-        all.extend(["--no-autosave", "--format", "json", "-o", "out.json"]);
-        p.evals(&all)
-    };
-    run(&["record"]).ok();
+    run(&p, &["record"]).ok();
     let recorded = case(&p);
     assert_eq!(recorded["output"], "order 42: shipped", "{recorded}");
     assert_eq!(
@@ -258,21 +231,37 @@ fn a_stdio_mcp_agent_records_once_replays_without_its_server_and_a_changed_tool_
 
     // The server cannot start any more: the same answer, score and trajectory.
     std::fs::remove_file(p.path().join("evals/server.py")).unwrap();
-    run(&["run", "--cassettes", "replay"]).ok();
-    let replayed = case(&p);
-    assert_eq!(replayed["output"], recorded["output"]);
-    assert_eq!(replayed["trajectory"], recorded["trajectory"]);
+    replays_then_misses(&p, &recorded, &config("-b"), "POST /");
+}
+
+/// `evals` in `p` with `args`, the results written to out.json.
+fn run(p: &Project, args: &[&str]) -> crate::harness::Run {
+    let mut all = args.to_vec();
+    all.extend(["--no-autosave", "--format", "json", "-o", "out.json"]);
+    p.evals(&all)
+}
+
+/// A recorded MCP agent, its server gone: replayed to the `recorded` case's answer,
+/// trajectory, tool calls and score; then, with `changed` (the config calling the tool
+/// with `42-b`), a miss on `request` naming what changed.
+fn replays_then_misses(p: &Project, recorded: &Value, changed: &str, request: &str) {
+    run(p, &["run", "--cassettes", "replay"]).ok();
+    let replayed = case(p);
+    for field in ["output", "trajectory", "tool_calls"] {
+        assert_eq!(replayed[field], recorded[field], "{field}");
+    }
     assert_eq!(replayed["score"], 1.0);
 
     // Another argument to the tool: a miss naming what changed.
-    p.write("evals/.llm-evals.config.yml", &config("-b"));
-    run(&["run", "--cassettes", "replay"]).code(1);
-    let missed = case(&p);
+    p.write("evals/.llm-evals.config.yml", changed);
+    run(p, &["run", "--cassettes", "replay"]).code(1);
+    let missed = case(p);
     assert_eq!(missed["error_kind"], "miss", "{missed}");
     let error = missed["error"].as_str().unwrap();
     assert!(
-        error.starts_with("upstream orders: POST /: no recording matches this request")
-            && error.contains("\"42\" → \"42-b\""),
+        error.starts_with(&format!(
+            "upstream orders: {request}: no recording matches this request"
+        )) && error.contains("\"42\" → \"42-b\""),
         "{error}"
     );
 }
