@@ -198,11 +198,24 @@ impl ExecAdapter {
                     .key_env
                     .as_ref()
                     .map(|var| (var.clone(), suite.var(env, var)));
+                // A stdio MCP server's requests are filed under `stdio://<name>`.
+                let (base_url, stdio) = match &u.command {
+                    Some(command) => (
+                        format!("stdio://{name}"),
+                        Some(super::mcp_stdio::Launch {
+                            command: command.clone(),
+                            cwd: suite.project_dir.clone(),
+                            env: self.server_env(crate::env::process_vars()),
+                        }),
+                    ),
+                    None => (u.base_url.trim_end_matches('/').to_string(), None),
+                };
                 let api = UpstreamApi {
-                    base_url: u.base_url.trim_end_matches('/').to_string(),
+                    base_url,
                     header: u.header_name(),
                     key,
                     mcp: u.kind == Some(crate::suite::config::UpstreamKind::Mcp),
+                    stdio,
                 };
                 (name.clone(), api)
             })
@@ -210,8 +223,24 @@ impl ExecAdapter {
         self.upstreams = Arc::new(UpstreamSet {
             apis,
             config: upstreams.clone(),
+            stdio: Arc::default(),
         });
         self
+    }
+
+    /// A stdio MCP server's environment, from evals' own (`parent`): the workers' basics,
+    /// `pass_env` and `adapter.env`, none of the gateway's variables.
+    fn server_env(
+        &self,
+        parent: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> BTreeMap<OsString, OsString> {
+        let mut out = crate::worker::basic_env(parent, &self.pass_env);
+        out.extend(
+            self.env
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+        );
+        out
     }
 
     /// A worker's whole environment, from evals' own (`parent`): see the module docs.
@@ -243,11 +272,21 @@ impl ExecAdapter {
         );
         // Anthropic's and Google's SDKs add their own `/v1` and `/v1beta` to the root.
         let root = base_url.strip_suffix("/v1").unwrap_or(base_url);
-        for name in self.upstreams.apis.keys() {
-            out.insert(
-                crate::suite::config::upstream_url_var(name).into(),
-                format!("{root}/upstream/{name}/{token}/").into(),
-            );
+        for (name, api) in &self.upstreams.apis {
+            let url = format!("{root}/upstream/{name}/{token}/");
+            if api.stdio.is_some() {
+                // The relay (this very program) the worker's MCP client starts.
+                let relay = serde_json::json!([relay_program(), "mcp-relay", url]);
+                out.insert(
+                    super::mcp_stdio::command_var(name).into(),
+                    relay.to_string().into(),
+                );
+            } else {
+                out.insert(
+                    crate::suite::config::upstream_url_var(name).into(),
+                    url.into(),
+                );
+            }
         }
         let answer_url = format!("{root}/answer/{token}");
         for (k, v) in [
@@ -356,6 +395,15 @@ const PROXY_VARS: &[&str] = &[
 
 /// The run's warnings of the attempts its workers made to reach other hosts in replay: a
 /// line per host, naming the cases (a few) and the attempts made between cases.
+/// The program a worker's MCP client starts as a stdio MCP server's relay: the running
+/// `evals` (its `mcp-relay` command), else `evals` on the `PATH`.
+fn relay_program() -> String {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.to_str().map(str::to_string))
+        .unwrap_or_else(|| "evals".into())
+}
+
 fn refused_warnings(refused: &[super::gateway::Refused]) -> Vec<String> {
     let mut hosts: Vec<&str> = Vec::new();
     for r in refused {
@@ -510,9 +558,11 @@ impl AdapterSession for ExecSession {
                 // the adapter says it spent.
                 reply.usage = spent.usage;
             }
-            // The calls seen at the gateway first, then those the worker adds; neither: no
-            // tool-call information (`None`), which is not "no calls".
-            reply.tool_calls = match (spent.tool_calls, reply.tool_calls.take()) {
+            // The calls seen at the gateway first (the model's, with the tools MCP servers
+            // ran paired to them), then those the worker adds; none: no tool-call
+            // information (`None`), which is not "no calls".
+            let seen = crate::results::ToolCall::with_ran(spent.tool_calls, &spent.mcp_tool_calls);
+            reply.tool_calls = match (seen, reply.tool_calls.take()) {
                 (None, None) => None,
                 (seen, own) => Some(seen.into_iter().chain(own).flatten().collect()),
             };

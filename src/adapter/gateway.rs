@@ -88,6 +88,8 @@ pub struct UpstreamSet {
     pub apis: indexmap::IndexMap<String, UpstreamApi>,
     /// The config's `upstreams:` (strictness).
     pub config: crate::suite::config::Upstreams,
+    /// The stdio MCP servers started for the workers' relays.
+    pub stdio: Arc<super::mcp_stdio::Connections>,
 }
 
 /// One upstream API: where it is and its credential.
@@ -99,8 +101,10 @@ pub struct UpstreamApi {
     pub header: String,
     /// `key_env` and its value (`None` when it is not set).
     pub key: Option<(String, Option<String>)>,
-    /// An MCP server over streamable HTTP (`kind: mcp`).
+    /// An MCP server over streamable HTTP or stdio (`kind: mcp`).
     pub mcp: bool,
+    /// A stdio MCP server (`command:`): how evals starts it when a request goes live.
+    pub stdio: Option<super::mcp_stdio::Launch>,
 }
 
 impl std::fmt::Debug for UpstreamApi {
@@ -128,6 +132,8 @@ pub struct Spent {
     /// The tool calls in the responses the worker received, in order; `None` until a
     /// response of a shape [`crate::results::ToolCall::observed_in`] reads.
     pub tool_calls: Option<Vec<crate::results::ToolCall>>,
+    /// The tools MCP servers ran for the worker (`tools/call` requests answered), in order.
+    pub mcp_tool_calls: Vec<crate::results::ToolCall>,
     /// Every call the worker made through the gateway, in order: the case's trajectory.
     pub trajectory: Vec<crate::results::Step>,
     /// The hosts (`host:port`) the worker tried to reach through the gateway's proxy in
@@ -1427,11 +1433,13 @@ mod tests {
                     header: "x-api-key".into(),
                     key: Some(("FILES_KEY".into(), Some(KEY.into()))),
                     mcp: false,
+                    stdio: None,
                 },
             )]
             .into_iter()
             .collect(),
             config: Default::default(),
+            stdio: Default::default(),
         });
         let gateway = Gateway::start(DEFAULT_MAX_REQUEST_BYTES).await.unwrap();
         let key = crate::runner::cassette_key(&contender, &case);

@@ -6,6 +6,7 @@
 
 pub(crate) mod exec;
 pub(crate) mod gateway;
+pub mod mcp_stdio;
 mod prompt;
 mod splice;
 pub(crate) mod upstreams;

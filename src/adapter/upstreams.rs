@@ -32,6 +32,7 @@ const DROPPED: &[&str] = &[
     "x-api-key",
     "cookie",
     "x-evals-token",
+    super::mcp_stdio::CONNECTION,
 ];
 
 /// An error the worker's HTTP client reads as the API's failure, final.
@@ -92,6 +93,22 @@ pub(super) async fn serve(
         )
             .into_response();
     }
+    // A stdio MCP server: each relay's connection has its own (started when a request
+    // goes live); the relay's client closing it stops it.
+    let stdio = api.stdio.as_ref().map(|launch| {
+        let connection = headers
+            .get(super::mcp_stdio::CONNECTION)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        (connection.to_string(), launch)
+    });
+    if let Some((connection, _)) = &stdio
+        && method.eq_ignore_ascii_case("DELETE")
+    {
+        b.upstreams.stdio.close(name, connection);
+        return StatusCode::NO_CONTENT.into_response();
+    }
+    let via = stdio.map(|(connection, launch)| b.upstreams.stdio.server(name, &connection, launch));
     let req = request(api, method, path, headers, query, body);
     // An MCP request's JSON-RPC `id` counts the client's requests; what it asks is the rest.
     let rpc_id = api
@@ -103,7 +120,7 @@ pub(super) async fn serve(
     } else {
         vec![]
     };
-    if leaves_base(&api.base_url, &req.url) {
+    if via.is_none() && leaves_base(&api.base_url, &req.url) {
         // Past the base path the real credential would go to whatever else the host
         // serves (`/api/../v1/models` with the API's key): never sent, in any mode.
         let message = format!(
@@ -161,7 +178,13 @@ pub(super) async fn serve(
                 ))),
                 _ => match b
                     .session
-                    .send_upstream_ignoring(name, &api.base_url, req, &ignore)
+                    .send_upstream_via(
+                        name,
+                        &api.base_url,
+                        req,
+                        &ignore,
+                        via.as_deref().map(|s| s as &dyn crate::cassette::Upstream),
+                    )
                     .await
                 {
                     Err(CallError::Miss(_)) if fixture.is_some() => {
@@ -188,6 +211,16 @@ pub(super) async fn serve(
                     )
                 });
             }
+            // A tool an MCP server ran (answered, not refused): a call for the checks.
+            if api.mcp
+                && resp.status < 400
+                && let Some(call) = step
+                    .body
+                    .as_ref()
+                    .and_then(crate::results::ToolCall::of_mcp_request)
+            {
+                spent.mcp_tool_calls.push(call);
+            }
             spent.trajectory.push(step);
             drop(spent);
             match &rpc_id {
@@ -209,7 +242,7 @@ pub(super) async fn serve(
 /// or each `data:` event of its stream, that answers another id answers this one (a replayed
 /// recording made by a client that counted its requests otherwise). A response that already
 /// answers `id` is kept byte for byte.
-fn answering(mut resp: HttpResponse, id: &Value) -> HttpResponse {
+pub(super) fn answering(mut resp: HttpResponse, id: &Value) -> HttpResponse {
     // The id changed in the text, every other byte kept.
     let retarget = |text: &str| -> Option<String> {
         let old: Value = serde_json::from_str(text).ok()?;
@@ -231,13 +264,15 @@ fn answering(mut resp: HttpResponse, id: &Value) -> HttpResponse {
                     Some(l) => (l, "\r"),
                     None => (line, ""),
                 };
-                match body
-                    .strip_prefix("data:")
-                    .and_then(|d| retarget(d.trim_start()))
-                {
+                // An event's `data:`, or (a stdio server's lines) a message of its own.
+                let (prefix, message) = match body.strip_prefix("data:") {
+                    Some(d) => ("data: ", d.trim_start()),
+                    None => ("", body),
+                };
+                match retarget(message) {
                     Some(new) => {
                         changed = true;
-                        format!("data: {new}{cr}")
+                        format!("{prefix}{new}{cr}")
                     }
                     None => line.to_string(),
                 }

@@ -203,12 +203,18 @@ struct FileResponse {
     status: u16,
     #[serde(default)]
     headers: BTreeMap<String, String>,
-    #[serde(default)]
+    /// `"body": null` (a body-less answer, an MCP notification's 202) is a body, `null`.
+    #[serde(default, deserialize_with = "present")]
     body: Option<Value>,
     #[serde(default)]
     raw: Option<Box<RawValue>>,
     #[serde(default)]
     events: Option<Vec<FileEvent>>,
+}
+
+/// A field that is there, even as `null` (`Some(Value::Null)`); one left out is `None`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 /// An event of a stream as the file has it ([`sse::Event`]).
@@ -598,6 +604,29 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_response_written_with_a_null_body_reads_back() {
+        // An MCP notification's 202 has no body: recorded as `"body": null`.
+        let r: RecordedResponse =
+            serde_json::from_str(r#"{"status": 202, "headers": {}, "body": null}"#).unwrap();
+        assert_eq!((r.status, r.body), (202, Value::Null));
+        let written = serde_json::to_string(&RecordedResponse {
+            status: 202,
+            headers: BTreeMap::new(),
+            body: Value::Null,
+            raw: None,
+        })
+        .unwrap();
+        assert_eq!(
+            serde_json::from_str::<RecordedResponse>(&written)
+                .unwrap()
+                .body,
+            Value::Null
+        );
+        // No body at all is still an error.
+        assert!(serde_json::from_str::<RecordedResponse>(r#"{"status": 200}"#).is_err());
+    }
 
     pub(crate) fn sample() -> Cassette {
         Cassette {

@@ -334,7 +334,7 @@ impl Session {
             }
             Mode::Record => {
                 let (recorded, fp) = self.fingerprinted(&req);
-                self.fetch(req, recorded, fp, accept, None).await
+                self.fetch(req, recorded, fp, accept, None, None).await
             }
             Mode::Replay => {
                 let (recorded, fp) = self.fingerprinted(&req);
@@ -347,7 +347,7 @@ impl Session {
                 let (recorded, fp) = self.fingerprinted(&req);
                 match self.replay(&fp) {
                     Some(response) => response,
-                    None => self.fetch(req, recorded, fp, accept, None).await,
+                    None => self.fetch(req, recorded, fp, accept, None, None).await,
                 }
             }
         }
@@ -393,7 +393,30 @@ impl Session {
         req: HttpRequest,
         ignore: &[String],
     ) -> Result<HttpResponse, CallError> {
+        self.send_upstream_via(upstream, base, req, ignore, None)
+            .await
+    }
+
+    /// [`Session::send_upstream_ignoring`], a request that goes live sent by `via` (a
+    /// stdio MCP server evals started) rather than the session's HTTP client.
+    pub(crate) async fn send_upstream_via(
+        &self,
+        upstream: &str,
+        base: &str,
+        req: HttpRequest,
+        ignore: &[String],
+        via: Option<&dyn super::Upstream>,
+    ) -> Result<HttpResponse, CallError> {
         if self.mode == Mode::Live {
+            if let Some(via) = via {
+                self.count_live_call();
+                let mut response = via
+                    .send(req, &self.meta.route, super::http::any_2xx)
+                    .await
+                    .map_err(|e| self.scrub_error(e))?;
+                self.scrub_response(&mut response);
+                return Ok(response);
+            }
             return self.send(req, super::http::any_2xx).await;
         }
         let (recorded, fp) = self.upstream_fingerprinted(upstream, base, &req, ignore);
@@ -405,7 +428,7 @@ impl Session {
             Some(response) => response,
             None if self.mode == Mode::Replay => Err(self.miss(&recorded, Some(upstream)).into()),
             None => {
-                self.fetch(req, recorded, fp, super::http::any_2xx, Some(upstream))
+                self.fetch(req, recorded, fp, super::http::any_2xx, Some(upstream), via)
                     .await
             }
         }
@@ -578,9 +601,13 @@ impl Session {
         fp: String,
         accept: Accept,
         upstream: Option<&str>,
+        via: Option<&dyn super::Upstream>,
     ) -> Result<HttpResponse, CallError> {
         self.count_live_call();
-        let sent = self.upstream.send(req, &self.meta.route, accept).await;
+        let sent = match via {
+            Some(via) => via.send(req, &self.meta.route, accept).await,
+            None => self.upstream.send(req, &self.meta.route, accept).await,
+        };
         let mut response = match sent {
             Ok(r) => r,
             Err(e) => {

@@ -215,6 +215,13 @@ pub(crate) enum Command {
     /// Print the version.
     #[command(after_help = examples::VERSION)]
     Version,
+    /// The stdio MCP server a worker's MCP client starts (`EVALS_MCP_<NAME>_COMMAND`): relays
+    /// its JSON-RPC lines to the gateway at URL. Not for people.
+    #[command(hide = true)]
+    McpRelay {
+        /// The gateway's URL for the server (`…/upstream/<name>/<token>/`).
+        url: String,
+    },
     /// Print a shell completion script (for the name evals was run by: evals or llm-evals).
     #[command(after_help = examples::COMPLETION)]
     Completion {

@@ -99,7 +99,10 @@ fn write_tree(cmd: &clap::Command, name: &str, dir: &Path, written: &mut usize) 
     llm_evals::fs::write_atomic(&path, &render(cmd, name)?)
         .map_err(|e| e.named_by("evals man --dir", None))?;
     *written += 1;
-    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+    for sub in cmd
+        .get_subcommands()
+        .filter(|s| s.get_name() != "help" && !s.is_hide_set())
+    {
         write_tree(sub, &format!("{name}-{}", sub.get_name()), dir, written)?;
     }
     Ok(())

@@ -124,6 +124,7 @@ fn dispatch(
             out.line(&format!("{bin} {}", env!("CARGO_PKG_VERSION")));
             Ok(exit::OK)
         }
+        Command::McpRelay { url } => Ok(llm_evals::adapter::mcp_stdio::relay(&url)),
         Command::Completion { shell } => completion::run(shell, bin, out),
         Command::Man { dir } => man::run(bin, dir.as_deref(), out),
         Command::Init { dir } => init::run(dir.as_deref(), out),

@@ -98,6 +98,46 @@ impl ToolCall {
         }
         None
     }
+
+    /// The call of an MCP `tools/call` request body (`{method, params: {name,
+    /// arguments}}`); `None` for any other message.
+    pub fn of_mcp_request(body: &Value) -> Option<ToolCall> {
+        if body.get("method").and_then(Value::as_str) != Some("tools/call") {
+            return None;
+        }
+        let params = body.get("params")?;
+        Some(ToolCall {
+            name: params.get("name")?.as_str()?.to_string(),
+            arguments: params
+                .get("arguments")
+                .cloned()
+                .unwrap_or_else(|| Value::Object(Default::default())),
+        })
+    }
+
+    /// The calls a case made: those the model asked for (`asked`, `None`: nobody could
+    /// see), and the tools an MCP server ran (`ran`). A tool run is the model's call when
+    /// one it asked for has the same name and arguments and is not yet paired with another
+    /// run: counted once. A run no asked call pairs with (an agent calling a tool on its
+    /// own, or with other arguments than the model's) is a call of its own, after the
+    /// model's.
+    pub fn with_ran(asked: Option<Vec<ToolCall>>, ran: &[ToolCall]) -> Option<Vec<ToolCall>> {
+        if ran.is_empty() {
+            return asked;
+        }
+        let mut calls = asked.unwrap_or_default();
+        let mut paired = vec![false; calls.len()];
+        for run in ran {
+            match (0..calls.len()).find(|&i| !paired[i] && calls[i] == *run) {
+                Some(i) => paired[i] = true,
+                None => {
+                    calls.push(run.clone());
+                    paired.push(true);
+                }
+            }
+        }
+        Some(calls)
+    }
 }
 
 #[cfg(test)]
@@ -105,6 +145,43 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_tool_an_mcp_server_ran_counts_once_with_the_models_call_and_alone_without_it() {
+        let call = |name: &str, order: &str| ToolCall {
+            name: name.into(),
+            arguments: json!({"order": order}),
+        };
+        let ran = ToolCall::of_mcp_request(&json!({"jsonrpc": "2.0", "id": 3,
+            "method": "tools/call", "params": {"name": "lookup", "arguments": {"order": "42"}}}))
+        .unwrap();
+        assert_eq!(ran, call("lookup", "42"));
+        assert_eq!(
+            ToolCall::of_mcp_request(&json!({"method": "tools/list", "params": {}})),
+            None
+        );
+        // Nothing ran: what the model asked, `None` kept (no information is not no calls).
+        assert_eq!(ToolCall::with_ran(None, &[]), None);
+        // The model asked lookup(42) twice and the agent ran it twice: two calls, not four.
+        let asked = vec![call("lookup", "42"), call("lookup", "42")];
+        assert_eq!(
+            ToolCall::with_ran(Some(asked.clone()), &[ran.clone(), ran.clone()]),
+            Some(asked.clone())
+        );
+        // A run with other arguments, or with no model call seen, is a call of its own.
+        assert_eq!(
+            ToolCall::with_ran(Some(asked.clone()), &[call("lookup", "43")]),
+            Some(vec![
+                call("lookup", "42"),
+                call("lookup", "42"),
+                call("lookup", "43")
+            ])
+        );
+        assert_eq!(
+            ToolCall::with_ran(None, std::slice::from_ref(&ran)),
+            Some(vec![ran])
+        );
+    }
 
     #[test]
     fn tool_calls_are_read_from_every_wire_shape_and_an_unknown_one_is_none() {

@@ -1628,8 +1628,13 @@ impl Upstreams {
 #[serde(deny_unknown_fields)]
 pub struct UpstreamConfig {
     /// The real API's base URL (`https://shipping.example/api`); requests are fingerprinted
-    /// relative to it.
+    /// relative to it. Empty for a stdio MCP server (`command:`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub base_url: String,
+    /// A stdio MCP server (`kind: mcp`): the command line evals starts it with in record
+    /// mode (in the project folder), in place of a `base_url`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
     /// The variable holding its credential, sent by the gateway (never given to a worker).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_env: Option<String>,
@@ -1652,9 +1657,10 @@ pub struct UpstreamConfig {
 pub enum UpstreamKind {
     /// Any HTTP API: requests fingerprinted by method, path, query and body.
     Http,
-    /// An MCP server over streamable HTTP: a JSON-RPC request is fingerprinted by its
-    /// method and params (not its `id`); the response answers the request's own `id`; the
-    /// optional server-to-client stream (`GET`) is answered 405 by the gateway.
+    /// An MCP server, over streamable HTTP (`base_url`) or stdio (`command`): a JSON-RPC
+    /// request is fingerprinted by its method and params (not its `id`); the response
+    /// answers the request's own `id`; the optional server-to-client stream (`GET`) is
+    /// answered 405 by the gateway.
     Mcp,
 }
 
@@ -1773,7 +1779,40 @@ impl Config {
                 );
             }
             let field = |f: &'static str| [base[0], base[1], base[2], f];
+            if let Some(command) = &api.command {
+                let problem = if api.kind != Some(UpstreamKind::Mcp) {
+                    Some(format!(
+                        "{name}.command: starts a stdio MCP server, and this upstream is not `kind: mcp`: add `kind: mcp`, or give a base_url instead"
+                    ))
+                } else if !api.base_url.is_empty() {
+                    Some(format!(
+                        "{name}: has both command and base_url: keep command for a stdio MCP server, or base_url for one over HTTP"
+                    ))
+                } else if command.first().is_none_or(|c| c.trim().is_empty()) {
+                    Some(format!(
+                        "{name}.command: is empty: write the server's command line, e.g. [python, server.py]"
+                    ))
+                } else if api.key_env.is_some() || api.header.is_some() {
+                    Some(format!(
+                        "{name}: key_env and header are for an API over HTTP; a stdio MCP server gets no credential from evals: remove them (pass what it needs with adapter.pass_env)"
+                    ))
+                } else {
+                    None
+                };
+                if let Some(problem) = problem {
+                    return at(&field("command"), problem);
+                }
+                continue;
+            }
             let url = api.base_url.as_str();
+            if url.is_empty() {
+                return at(
+                    &base,
+                    format!(
+                        "{name}: has no base_url: write the API's base URL (e.g. https://shipping.example/api), or for an MCP server over stdio `kind: mcp` and its `command: [...]`"
+                    ),
+                );
+            }
             let rest = url
                 .strip_prefix("http://")
                 .or_else(|| url.strip_prefix("https://"));

@@ -337,6 +337,24 @@ fn a_bad_upstreams_section_names_file_line_column_and_the_fix() {
         "error: evals/.llm-evals.config.yml:8:5: adapter.upstreams.ship.ping: an upstream's name is letters, digits, _ and - (it names the variable EVALS_UPSTREAM_<NAME>_URL): rename it"
     );
     assert_eq!(
+        config_error("    shipping: { key_env: K }\n"),
+        "error: evals/.llm-evals.config.yml:8:5: adapter.upstreams.shipping: has no base_url: write the API's base URL (e.g. https://shipping.example/api), or for an MCP server over stdio `kind: mcp` and its `command: [...]`"
+    );
+    assert_eq!(
+        config_error("    orders: { command: [python, server.py] }\n"),
+        "error: evals/.llm-evals.config.yml:8:15: adapter.upstreams.orders.command: starts a stdio MCP server, and this upstream is not `kind: mcp`: add `kind: mcp`, or give a base_url instead"
+    );
+    assert_eq!(
+        config_error(
+            "    orders: { kind: mcp, command: [python, s.py], base_url: https://s.example }\n"
+        ),
+        "error: evals/.llm-evals.config.yml:8:26: adapter.upstreams.orders: has both command and base_url: keep command for a stdio MCP server, or base_url for one over HTTP"
+    );
+    assert_eq!(
+        config_error("    orders: { kind: mcp, command: [] }\n"),
+        "error: evals/.llm-evals.config.yml:8:26: adapter.upstreams.orders.command: is empty: write the server's command line, e.g. [python, server.py]"
+    );
+    assert_eq!(
         config_error("    strict: maybe\n"),
         "error: evals/.llm-evals.config.yml:8:5: adapter.upstreams.strict: 'maybe' is not true or false: write `strict: true` (the default) or `strict: false`"
     );
