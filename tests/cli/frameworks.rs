@@ -306,6 +306,14 @@ fn record_then_replay(f: &Framework) {
     assert_eq!(streamed, f.calls.contains(&Call::Stream), "streamed calls");
     let files = cassettes(&p);
     let model = contender(f.provider);
+    if f.calls.contains(&Call::Structured) {
+        let sent = String::from_utf8_lossy(&files[&format!("{model}/default/d/structured.json")])
+            .into_owned();
+        assert!(
+            sent.to_lowercase().contains("schema"),
+            "the structured case sent no schema: {sent}"
+        );
+    }
     if f.calls.contains(&Call::Tool) {
         let tool =
             String::from_utf8_lossy(&files[&format!("{model}/default/d/tool.json")]).into_owned();

@@ -169,7 +169,7 @@ fn the_sdks_load() {
     assert_eq!(String::from_utf8_lossy(&py.stdout).trim(), "3.57.0");
     let node = Command::new("node")
         .env("NODE_PATH", node_modules())
-        .args(["-e", "const { OpenAI } = require('openai'); console.log(require('openai/version').VERSION, typeof OpenAI)"])
+        .args(["-e", "const { OpenAI } = require('openai'); require('ai'); require('@ai-sdk/openai'); console.log(require('openai/version').VERSION, typeof OpenAI)"])
         .output_bounded()
         .unwrap();
     assert!(
