@@ -7,12 +7,13 @@
 //! `docs/src/adapters.md` is this list, rendered (a test holds it equal).
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Mutex;
 
 use serde_json::Value;
 
 use crate::apis::{section, upstream, with_keys};
+use crate::fidelity::logs;
+use crate::gateway_edges::cases;
 use crate::harness::{Project, files_under, panic_text};
 
 /// A call a worker makes, named by its case's input.
@@ -250,23 +251,35 @@ fn cassettes(p: &Project) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-/// The cases of a run's JSON snapshot `file`, by id.
-fn cases(p: &Project, file: &str) -> BTreeMap<String, Value> {
-    let run: Value = serde_json::from_str(&p.read(file)).unwrap();
-    run["experiments"][0]["cases"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{file} has no cases: {run}"))
-        .iter()
-        .map(|c| (c["case"].as_str().unwrap().to_string(), c.clone()))
-        .collect()
-}
-
-/// The log files' text (the workers' stderr), for a failure's message.
-fn logs(p: &Path) -> String {
-    files_under(&p.join("log"))
-        .iter()
-        .map(|f| std::fs::read_to_string(f).unwrap_or_default())
-        .collect()
+/// `evals run --cassettes <mode>` in one worker (so its cases share a process, as in
+/// production), passing; the cases of its JSON snapshot, by id. Recording gets the keys.
+fn run(p: &Project, mode: &str) -> BTreeMap<String, Value> {
+    let file = format!("{mode}.json");
+    let mut cmd = p.evals(&[
+        "run",
+        "--cassettes",
+        mode,
+        "--no-autosave",
+        "-p",
+        "1",
+        "--format",
+        "json",
+        "-o",
+        &file,
+    ]);
+    if mode == "record" {
+        cmd = with_keys(cmd);
+    }
+    let done = cmd.output();
+    assert_eq!(
+        done.code,
+        0,
+        "{mode} exited {}:\n{}\n{}",
+        done.code,
+        done.stderr,
+        logs(p)
+    );
+    cases(&serde_json::from_str(&p.read(&file)).unwrap())
 }
 
 /// Records `f` against the scripted upstream, replays it offline, and compares: panics,
@@ -274,26 +287,14 @@ fn logs(p: &Path) -> String {
 fn record_then_replay(f: &Framework) {
     let mut server = upstream();
     let p = suite(f, &server.uri());
-    let json = ["--no-autosave", "-p", "1", "--format", "json", "-o"];
-    let rec =
-        with_keys(p.evals(&[&["run", "--cassettes", "record"][..], &json, &["rec.json"]].concat()))
-            .output();
-    assert_eq!(
-        rec.code,
-        0,
-        "record exited {}:\n{}\n{}",
-        rec.code,
-        rec.stderr,
-        logs(p.path())
-    );
-    let recorded = cases(&p, "rec.json");
+    let recorded = run(&p, "record");
     assert_eq!(recorded.len(), f.calls.len(), "{recorded:?}");
     for (id, c) in &recorded {
         assert_eq!(
             c["error"],
             Value::Null,
             "record: case {id} errored: {c}\n{}",
-            logs(p.path())
+            logs(&p)
         );
         assert_eq!(c["score"], 1.0, "record: case {id} answered wrong: {c}");
     }
@@ -326,18 +327,7 @@ fn record_then_replay(f: &Framework) {
     }
     server.stop();
 
-    let rep = p
-        .evals(&[&["run", "--cassettes", "replay"][..], &json, &["rep.json"]].concat())
-        .output();
-    assert_eq!(
-        rep.code,
-        0,
-        "replay exited {}:\n{}\n{}",
-        rep.code,
-        rep.stderr,
-        logs(p.path())
-    );
-    let replayed = cases(&p, "rep.json");
+    let replayed = run(&p, "replay");
     for (id, r) in &recorded {
         let c = replayed
             .get(id)
