@@ -56,8 +56,8 @@ struct Framework {
     pin: &'static str,
     /// Its worker under `tests/support/frameworks/` (`.py` or `.js`).
     worker: &'static str,
-    /// The provider section its contender is in (the API it speaks): `openai`,
-    /// `anthropic`, `gemini`.
+    /// The provider section its contender is in (the API it speaks): `openai` (chat
+    /// completions), `resp` (the Responses API), `anthropic`, `gemini`.
     provider: &'static str,
     /// What its worker does.
     calls: &'static [Call],
@@ -76,6 +76,14 @@ const FRAMEWORKS: &[Framework] = &[
         provider: "openai",
         calls: ALL,
         set: "nothing: `OpenAI()` reads `OPENAI_BASE_URL`, `OPENAI_API_KEY`",
+    },
+    Framework {
+        name: "openai (Python), Responses API",
+        pin: "openai==3.57.0",
+        worker: "openai_responses_worker.py",
+        provider: "resp",
+        calls: &[Call::Plain, Call::Stream, Call::Structured],
+        set: "a section with `api: responses`; `OpenAI()` as above. Tool calls: not yet in the matrix",
     },
     Framework {
         name: "anthropic",
@@ -134,6 +142,14 @@ const FRAMEWORKS: &[Framework] = &[
         set: "`NODE_PATH` in `adapter.env`; `new OpenAI()` reads `OPENAI_BASE_URL`, `OPENAI_API_KEY`",
     },
     Framework {
+        name: "@anthropic-ai/sdk (npm)",
+        pin: "@anthropic-ai/sdk@1.10.0",
+        worker: "anthropic_worker.js",
+        provider: "anthropic",
+        calls: ALL,
+        set: "`NODE_PATH` in `adapter.env`; `new Anthropic()` reads `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`",
+    },
+    Framework {
         name: "Vercel AI SDK (`ai`, `@ai-sdk/openai`)",
         pin: "ai@7.0.173",
         worker: "vercel_ai_worker.js",
@@ -150,6 +166,14 @@ const FILES: &[(&str, &str)] = &[
     (
         "openai_worker.py",
         include_str!("../support/frameworks/openai_worker.py"),
+    ),
+    (
+        "openai_responses_worker.py",
+        include_str!("../support/frameworks/openai_responses_worker.py"),
+    ),
+    (
+        "anthropic_worker.js",
+        include_str!("../support/frameworks/anthropic_worker.js"),
     ),
     (
         "anthropic_worker.py",
@@ -190,6 +214,7 @@ fn contender(provider: &str) -> &'static str {
     match provider {
         "anthropic" => "anthropic/claude-x",
         "gemini" => "gemini/gem-x",
+        "resp" => "resp/gpt-r",
         _ => "openai/gpt-x",
     }
 }

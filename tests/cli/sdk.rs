@@ -1,7 +1,7 @@
 //! The official SDKs and agent frameworks the exec-adapter tests run unmodified through the
 //! gateway: Python `openai`, `anthropic`, `google-genai`, `openai-agents`, `mcp`,
-//! `pydantic-ai`, `langchain-openai` and `litellm` in a venv, and the npm `openai`, `ai` and
-//! `@ai-sdk/openai` packages, pinned and installed once under `target/tools/` (from the package
+//! `pydantic-ai`, `langchain-openai` and `litellm` in a venv, and the npm `openai`, `ai`,
+//! `@ai-sdk/openai` and `@anthropic-ai/sdk` packages, pinned and installed once under `target/tools/` (from the package
 //! registries, the only network a test ever needs, and only the first time). `.ci/run`
 //! installs them before `cargo test` and exports `EVALS_TEST_PYTHON` /
 //! `EVALS_TEST_NODE_MODULES`; a bare `cargo test` installs them here, under a lock so
@@ -38,13 +38,14 @@ pub const PY_IMPORT_ENV: (&str, &str) = ("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 /// The npm `openai` package, pinned.
 pub const NODE_PACKAGE: &str = "openai@6.49.0";
 
-/// Every npm package the tests load, pinned: `openai`, and the Vercel AI SDK (`ai`, its
-/// OpenAI provider, and `zod`, their peer).
+/// Every npm package the tests load, pinned: `openai`, the Vercel AI SDK (`ai`, its
+/// OpenAI provider, and `zod`, their peer), and `@anthropic-ai/sdk`.
 pub const NODE_PACKAGES: &[&str] = &[
     NODE_PACKAGE,
     "ai@7.0.173",
     "@ai-sdk/openai@4.0.118",
     "zod@4.6.7",
+    "@anthropic-ai/sdk@1.10.0",
 ];
 
 /// The name of a pinned npm package (`@ai-sdk/openai@4.0.118` is `@ai-sdk/openai`).
@@ -169,7 +170,7 @@ fn the_sdks_load() {
     assert_eq!(String::from_utf8_lossy(&py.stdout).trim(), "3.57.0");
     let node = Command::new("node")
         .env("NODE_PATH", node_modules())
-        .args(["-e", "const { OpenAI } = require('openai'); require('ai'); require('@ai-sdk/openai'); console.log(require('openai/version').VERSION, typeof OpenAI)"])
+        .args(["-e", "const { OpenAI } = require('openai'); require('ai'); require('@ai-sdk/openai'); require('@anthropic-ai/sdk'); console.log(require('openai/version').VERSION, typeof OpenAI)"])
         .output_bounded()
         .unwrap();
     assert!(
