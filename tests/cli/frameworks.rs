@@ -83,7 +83,7 @@ const FRAMEWORKS: &[Framework] = &[
         worker: "openai_responses_worker.py",
         provider: "resp",
         calls: &[Call::Plain, Call::Stream, Call::Structured],
-        set: "a section with `api: responses`; `OpenAI()` as above. Tool calls: not yet in the matrix",
+        set: "a section with `api: responses`; `OpenAI()` as above (tool calls: not yet scripted here)",
     },
     Framework {
         name: "anthropic",
