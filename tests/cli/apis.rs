@@ -27,11 +27,38 @@ fn prompt_suite(providers: &str) -> Project {
 
 const LIVE: &[&str] = &["compare", "--cassettes", "live", "--no-autosave"];
 
-/// The question a request asks, in whichever API it is.
+/// The text of a message's content: a string, or its text parts joined.
+fn text_of(content: &Value) -> Option<String> {
+    match content {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => {
+            let text: String = parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect();
+            (!text.is_empty()).then_some(text)
+        }
+        _ => None,
+    }
+}
+
+/// The question a request asks, in whichever API it is: its last user message's text (a
+/// framework may put a system message, or a tool's turn, around it).
 fn question(body: &Value) -> String {
+    if let Some(q) = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| {
+            m.iter()
+                .rev()
+                .filter(|m| m["role"] == "user")
+                .find_map(|m| text_of(&m["content"]))
+        })
+    {
+        return q;
+    }
     let q = body
-        .pointer("/messages/0/content")
-        .or_else(|| body.pointer("/contents/0/parts/0/text"))
+        .pointer("/contents/0/parts/0/text")
         .or_else(|| body.get("input"))
         .cloned()
         .unwrap_or_default();
@@ -46,6 +73,81 @@ fn question(body: &Value) -> String {
             .to_string(),
         _ => String::new(),
     }
+}
+
+/// A request offering tools: the model's turn in a tool call. Without a tool's result in
+/// the conversation yet, it asks `lookup` with `{"q": <the question>}`; with one, it answers
+/// `{"answer": <the tool's result>}`. Chat completions, Anthropic Messages and Gemini.
+fn tool_turn(path: &str, body: &Value) -> Option<ResponseTemplate> {
+    let tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+    if !tools {
+        return None;
+    }
+    let model = body["model"].clone();
+    let q = question(body);
+    let answer = |result: &str| json!({"answer": result}).to_string();
+    if path.ends_with("/chat/completions") {
+        let result = body["messages"]
+            .as_array()?
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .and_then(|m| text_of(&m["content"]));
+        let (message, finish) = match result {
+            Some(r) => (json!({"role": "assistant", "content": answer(&r)}), "stop"),
+            None => (
+                json!({"role": "assistant", "content": null, "tool_calls": [{
+                    "id": "call_1", "type": "function",
+                    "function": {"name": "lookup", "arguments": json!({"q": q}).to_string()}}]}),
+                "tool_calls",
+            ),
+        };
+        return Some(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "chatcmpl-t", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+        })));
+    }
+    if path.ends_with("/messages") {
+        let result = body["messages"].as_array()?.iter().find_map(|m| {
+            m["content"].as_array()?.iter().find_map(|b| {
+                (b["type"] == "tool_result").then(|| text_of(&b["content"]).unwrap_or_default())
+            })
+        });
+        let (content, stop) = match result {
+            Some(r) => (json!([{"type": "text", "text": answer(&r)}]), "end_turn"),
+            None => (
+                json!([{"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"q": q}}]),
+                "tool_use",
+            ),
+        };
+        return Some(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "msg_t", "type": "message", "role": "assistant", "model": model,
+            "content": content, "stop_reason": stop, "stop_sequence": null,
+            "usage": {"input_tokens": 7, "output_tokens": 3},
+        })));
+    }
+    if path.contains("generateContent") {
+        let result = body["contents"].as_array()?.iter().find_map(|c| {
+            c["parts"].as_array()?.iter().find_map(|p| {
+                let r = p.pointer("/functionResponse/response")?;
+                Some(match r.get("result").or_else(|| r.get("output")) {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(v) => v.to_string(),
+                    None => r.to_string(),
+                })
+            })
+        });
+        let part = match result {
+            Some(r) => json!({"text": answer(&r)}),
+            None => json!({"functionCall": {"name": "lookup", "args": {"q": q}}}),
+        };
+        return Some(ResponseTemplate::new(200).set_body_json(json!({
+            "candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0, "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": 7, "candidatesTokenCount": 3, "totalTokenCount": 10},
+            "modelVersion": "gem-x",
+        })));
+    }
+    None
 }
 
 fn sse(events: &[(&str, Value)]) -> ResponseTemplate {
@@ -64,8 +166,9 @@ fn sse(events: &[(&str, Value)]) -> ResponseTemplate {
 
 /// An upstream speaking all four APIs: OpenAI chat completions and Responses, Anthropic
 /// Messages, Gemini generateContent; each in JSON or, asked so, as a stream. It answers
-/// `{"answer": <the question>}` in two pieces, with 7 input and 3 output tokens.
-struct Upstream;
+/// `{"answer": <the question>}` in two pieces, with 7 input and 3 output tokens; a request
+/// offering tools gets a tool call first ([`tool_turn`]).
+pub(crate) struct Upstream;
 
 impl Respond for Upstream {
     fn respond(&self, req: &Request) -> ResponseTemplate {
@@ -74,6 +177,9 @@ impl Respond for Upstream {
             return ResponseTemplate::new(200).set_body_json(json!({"object": "list", "data": []}));
         }
         let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+        if let Some(turn) = tool_turn(&path, &body) {
+            return turn;
+        }
         let q = question(&body);
         let (head, tail) = ("{\"answer\": ".to_string(), format!("{}}}", json!(q)));
         let text = format!("{head}{tail}");
@@ -220,7 +326,8 @@ impl Respond for Upstream {
     }
 }
 
-fn upstream() -> Server {
+/// A wiremock server answering every request as [`Upstream`] does.
+pub(crate) fn upstream() -> Server {
     let s = Server::start();
     s.mount(Mock::given(wiremock::matchers::any()).respond_with(Upstream));
     s
@@ -466,7 +573,7 @@ for line in sys.stdin:
 "#;
 
 /// The provider sections of the SDK suites, one per API, all on `upstream`.
-fn section(name: &str, upstream: &str) -> String {
+pub(crate) fn section(name: &str, upstream: &str) -> String {
     match name {
         "anthropic" => format!("anthropic:\n  base_url: {upstream}/v1\n  models: [claude-x]\n"),
         "gemini" => format!("gemini:\n  base_url: {upstream}/v1beta\n  models: [gem-x]\n"),
@@ -515,13 +622,13 @@ fn python_adapter() -> (String, &'static str, &'static str) {
     )
 }
 
-const KEYS: &[(&str, &str)] = &[
+pub(crate) const KEYS: &[(&str, &str)] = &[
     ("ANTHROPIC_API_KEY", "sk-ant-real-0123456789"),
     ("GEMINI_API_KEY", "AIza-real-0123456789"),
     ("OPENAI_API_KEY", "sk-openai-real-0123456789"),
 ];
 
-fn with_keys(mut run: crate::harness::Run) -> crate::harness::Run {
+pub(crate) fn with_keys(mut run: crate::harness::Run) -> crate::harness::Run {
     for (k, v) in KEYS {
         run = run.env(k, v);
     }

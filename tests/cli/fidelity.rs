@@ -93,7 +93,7 @@ fn a_body_goes_to_the_provider_and_back_byte_for_byte_recorded_and_replayed() {
 }
 
 /// Every file under `log/`, read whole: the workers' stderr and the run's warnings.
-fn logs(p: &Project) -> String {
+pub(crate) fn logs(p: &Project) -> String {
     files_under(&p.path().join("log"))
         .iter()
         .map(|f| std::fs::read_to_string(f).unwrap_or_default())

@@ -31,7 +31,7 @@ for line in sys.stdin:
 "#;
 
 /// Each case of the run's one experiment by id.
-fn cases(run: &Value) -> std::collections::BTreeMap<String, Value> {
+pub(crate) fn cases(run: &Value) -> std::collections::BTreeMap<String, Value> {
     run["experiments"][0]["cases"]
         .as_array()
         .unwrap_or_else(|| panic!("no cases: {run}"))

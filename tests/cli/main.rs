@@ -29,6 +29,7 @@ mod faults;
 mod fidelity;
 mod five_minutes;
 mod forge;
+mod frameworks;
 mod gate;
 mod gateway_edges;
 mod help;

@@ -1,6 +1,7 @@
-//! The official SDKs the exec-adapter tests run unmodified through the gateway: Python
-//! `openai`, `anthropic`, `google-genai`, `openai-agents` and `mcp` in a venv, and the npm
-//! `openai` package, pinned and installed once under `target/tools/` (from the package
+//! The official SDKs and agent frameworks the exec-adapter tests run unmodified through the
+//! gateway: Python `openai`, `anthropic`, `google-genai`, `openai-agents`, `mcp`,
+//! `pydantic-ai`, `langchain-openai` and `litellm` in a venv, and the npm `openai`, `ai`,
+//! `@ai-sdk/openai` and `@anthropic-ai/sdk` packages, pinned and installed once under `target/tools/` (from the package
 //! registries, the only network a test ever needs, and only the first time). `.ci/run`
 //! installs them before `cargo test` and exports `EVALS_TEST_PYTHON` /
 //! `EVALS_TEST_NODE_MODULES`; a bare `cargo test` installs them here, under a lock so
@@ -21,13 +22,36 @@ pub const PY_PACKAGES: &[&str] = &[
     "openai-agents==0.24.0",
     // MCP's official SDK, client and server (tests/cli/mcp.rs); openai-agents needs it too.
     "mcp==2.3.0",
+    // The framework matrix (tests/cli/frameworks.rs).
+    "pydantic-ai-slim[openai]==2.68.0",
+    "langchain-openai==1.8.1",
+    "litellm==1.110.2",
 ];
 
-/// What the venv must import to be taken as it is (else it is made again).
-const PY_IMPORTS: &str = "import openai, anthropic, google.genai, agents, mcp.server.mcpserver";
+/// What the venv must import to be taken as it is (else it is made again), with
+/// [`PY_IMPORT_ENV`] set.
+const PY_IMPORTS: &str = "import openai, anthropic, google.genai, agents, mcp.server.mcpserver, pydantic_ai, langchain_openai, litellm";
+
+/// litellm fetches its cost map at import (a minute of retries offline) without this.
+pub const PY_IMPORT_ENV: (&str, &str) = ("LITELLM_LOCAL_MODEL_COST_MAP", "True");
 
 /// The npm `openai` package, pinned.
 pub const NODE_PACKAGE: &str = "openai@6.49.0";
+
+/// Every npm package the tests load, pinned: `openai`, the Vercel AI SDK (`ai`, its
+/// OpenAI provider, and `zod`, their peer), and `@anthropic-ai/sdk`.
+pub const NODE_PACKAGES: &[&str] = &[
+    NODE_PACKAGE,
+    "ai@7.0.173",
+    "@ai-sdk/openai@4.0.118",
+    "zod@4.6.7",
+    "@anthropic-ai/sdk@1.10.0",
+];
+
+/// The name of a pinned npm package (`@ai-sdk/openai@4.0.118` is `@ai-sdk/openai`).
+pub fn npm_name(pin: &str) -> &str {
+    pin.rsplit_once('@').map_or(pin, |(name, _)| name)
+}
 
 fn tools() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/tools")
@@ -69,6 +93,7 @@ pub fn python() -> PathBuf {
         locked("py-sdk-1", || {
             let ok = py.exists()
                 && Command::new(&py)
+                    .env(PY_IMPORT_ENV.0, PY_IMPORT_ENV.1)
                     .args(["-c", PY_IMPORTS])
                     .output_bounded()
                     .is_ok_and(|o| o.status.success());
@@ -91,7 +116,7 @@ pub fn python() -> PathBuf {
     .clone()
 }
 
-/// A `node_modules` folder holding the npm `openai` package (for `NODE_PATH`).
+/// A `node_modules` folder holding the npm packages (for `NODE_PATH`).
 pub fn node_modules() -> PathBuf {
     static NODE: OnceLock<PathBuf> = OnceLock::new();
     NODE.get_or_init(|| {
@@ -100,13 +125,20 @@ pub fn node_modules() -> PathBuf {
         }
         let prefix = tools().join("node-sdk-1");
         locked("node-sdk-1", || {
-            if !prefix.join("node_modules/openai/package.json").exists() {
+            let missing = NODE_PACKAGES.iter().any(|pin| {
+                !prefix
+                    .join("node_modules")
+                    .join(npm_name(pin))
+                    .join("package.json")
+                    .exists()
+            });
+            if missing {
                 run(
                     Command::new("npm")
                         .args(["install", "--silent", "--no-audit", "--no-fund", "--prefix"])
                         .arg(&prefix)
-                        .arg(NODE_PACKAGE),
-                    "npm install openai",
+                        .args(NODE_PACKAGES),
+                    "npm install the npm packages",
                 );
             }
         });
@@ -118,7 +150,7 @@ pub fn node_modules() -> PathBuf {
 #[test]
 fn ci_run_pins_the_same_sdk_versions() {
     let ci = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/run")).unwrap();
-    for pin in PY_PACKAGES.iter().chain([&NODE_PACKAGE]) {
+    for pin in PY_PACKAGES.iter().chain(NODE_PACKAGES) {
         assert!(ci.contains(pin), ".ci/run does not pin {pin}");
     }
 }
@@ -126,6 +158,7 @@ fn ci_run_pins_the_same_sdk_versions() {
 #[test]
 fn the_sdks_load() {
     let py = Command::new(python())
+        .env(PY_IMPORT_ENV.0, PY_IMPORT_ENV.1)
         .args(["-c", &format!("{PY_IMPORTS}; print(openai.__version__)")])
         .output_bounded()
         .unwrap();
@@ -137,7 +170,7 @@ fn the_sdks_load() {
     assert_eq!(String::from_utf8_lossy(&py.stdout).trim(), "3.57.0");
     let node = Command::new("node")
         .env("NODE_PATH", node_modules())
-        .args(["-e", "const { OpenAI } = require('openai'); console.log(require('openai/version').VERSION, typeof OpenAI)"])
+        .args(["-e", "const { OpenAI } = require('openai'); require('ai'); require('@ai-sdk/openai'); require('@anthropic-ai/sdk'); console.log(require('openai/version').VERSION, typeof OpenAI)"])
         .output_bounded()
         .unwrap();
     assert!(
