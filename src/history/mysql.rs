@@ -11,7 +11,7 @@
 //! branches compare exactly and order byte-wise, as on SQLite. A run is inserted in one
 //! transaction and never rewritten; its number is taken inside that transaction under a
 //! second named lock held to its commit, so runners storing at once get distinct numbers.
-//! Its snapshot is kept in parts of at most [`SNAPSHOT_PART`] bytes (one value is capped by
+//! Its snapshot is kept in parts of at most `SNAPSHOT_PART` bytes (one value is capped by
 //! the server's `max_allowed_packet`), streamed from a temporary file.
 //!
 //! The URL is `mysql://user:password@host:port/database` (or `mariadb://`), with these keys:
