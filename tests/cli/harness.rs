@@ -1238,7 +1238,8 @@ fn ci_run_runs_every_demo_the_readme_offers_before_the_tests() {
     // The README's second set-up command is the test command .ci/run runs, as it runs it.
     assert!(
         readme.lines().any(|l| l == "cargo test"
-            || l.strip_prefix("cargo test ").is_some_and(|r| r.trim_start().starts_with('#'))),
+            || l.strip_prefix("cargo test ")
+                .is_some_and(|r| r.trim_start().starts_with('#'))),
         "README.md must show `cargo test`, the test command .ci/run runs"
     );
     for demo in &demos {
