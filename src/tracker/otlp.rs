@@ -5,6 +5,12 @@
 //! cost, diagnostics as JSON cut at 4 KB; an error as the span's status and an `exception`
 //! event). The model's reply text is sent only with `include_replies: true`.
 //!
+//! Case spans follow the OpenTelemetry GenAI semantic conventions as well: each carries
+//! `gen_ai.operation.name`, `gen_ai.request.model`, `gen_ai.provider.name` and the token
+//! usage, and a `gen_ai.evaluation.result` event per metric and one for the case's score
+//! (`gen_ai.evaluation.name`, `…score.value`, `…score.label`, `…explanation`; `error.type`
+//! when the case errored), parented to the span they judge as the conventions ask.
+//!
 //! The messages are opentelemetry-proto's (the OpenTelemetry project's own generated
 //! types), encoded with prost; every string attribute passes through the egress scrubber.
 
@@ -158,6 +164,12 @@ impl Exporter {
         parent: &[u8],
     ) -> Span {
         let mut a = vec![
+            text("gen_ai.operation.name", GEN_AI_OPERATION),
+            text("gen_ai.request.model", &e.contender.model),
+            text(
+                "gen_ai.provider.name",
+                gen_ai_provider(&e.contender.provider),
+            ),
             text("evals.case.id", &c.case),
             text("evals.case.dataset", &e.dataset),
             text("evals.case.variant", &c.variant),
@@ -230,7 +242,8 @@ impl Exporter {
         }
         let duration = (c.duration_s.max(0.0) * 1e9) as u64;
         let start = end.saturating_sub(duration).max(timing.start).min(end);
-        let (status, events) = match &c.error {
+        let evaluations = evaluation_events(c, end);
+        let (status, mut events) = match &c.error {
             Some(err) => {
                 let kind = serde_json::to_value(err.kind)
                     .ok()
@@ -254,6 +267,7 @@ impl Exporter {
             }
             None => (None, vec![]),
         };
+        events.extend(evaluations);
         Span {
             trace_id: trace.to_vec(),
             span_id: random_id::<8>().to_vec(),
@@ -268,6 +282,105 @@ impl Exporter {
             ..Default::default()
         }
     }
+}
+
+/// The OpenTelemetry GenAI semantic conventions' operation of a case span: one exchange
+/// with a model (an agent's run through the exec adapter is reported the same way).
+const GEN_AI_OPERATION: &str = "chat";
+
+/// The event the GenAI semantic conventions name for an evaluation's result.
+pub const GEN_AI_EVALUATION_EVENT: &str = "gen_ai.evaluation.result";
+
+/// Explanations longer than this (bytes) are cut: the event says why in a line, the
+/// diagnostics attribute holds the detail.
+const EXPLANATION_MAX_BYTES: usize = 512;
+
+/// `gen_ai.provider.name` for a provider section: the conventions' well-known values
+/// where the section is one of theirs, the section's own name otherwise.
+fn gen_ai_provider(section: &str) -> &str {
+    match section {
+        "gemini" | "google" => "gcp.gemini",
+        "vertex" => "gcp.vertex_ai",
+        "bedrock" => "aws.bedrock",
+        "azure" => "azure.ai.openai",
+        "mistral" => "mistral_ai",
+        other => other,
+    }
+}
+
+/// One `gen_ai.evaluation.result` event for the case's score (named `score`, labelled
+/// `pass` or `fail` when the case has a verdict, explained by what did not hold) and one for
+/// each metric; a case that errored has one event, with `error.type`, and no value.
+fn evaluation_events(c: &CaseResult, at: u64) -> Vec<span::Event> {
+    let event = |attributes: Vec<KeyValue>| span::Event {
+        time_unix_nano: at,
+        name: GEN_AI_EVALUATION_EVENT.into(),
+        attributes,
+        dropped_attributes_count: 0,
+    };
+    if let Some(err) = &c.error {
+        let kind = serde_json::to_value(err.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        return vec![event(vec![
+            text("gen_ai.evaluation.name", "score"),
+            text("error.type", &kind),
+            text(
+                "gen_ai.evaluation.explanation",
+                cut_at(&err.message, EXPLANATION_MAX_BYTES).0,
+            ),
+        ])];
+    }
+    let mut events = Vec::new();
+    let mut a = vec![text("gen_ai.evaluation.name", "score")];
+    if let Some(s) = c.score {
+        a.push(number("gen_ai.evaluation.score.value", s));
+    }
+    if let Some(p) = c.passed {
+        a.push(text(
+            "gen_ai.evaluation.score.label",
+            if p { "pass" } else { "fail" },
+        ));
+    }
+    let explanation = explanation(c);
+    if !explanation.is_empty() {
+        let (cut, _) = cut_at(&explanation, EXPLANATION_MAX_BYTES);
+        a.push(text("gen_ai.evaluation.explanation", cut));
+    }
+    events.push(event(a));
+    for (m, v) in &c.metrics {
+        if let Some(v) = v {
+            events.push(event(vec![
+                text("gen_ai.evaluation.name", m),
+                number("gen_ai.evaluation.score.value", *v),
+            ]));
+        }
+    }
+    events
+}
+
+/// What did not hold, as one line: `2 of 5 judged wrong: total missed; date incorrect`, or
+/// why the reply was unusable; empty when everything held.
+fn explanation(c: &CaseResult) -> String {
+    if let Some(why) = &c.reply_error {
+        return format!("unusable reply: {why}");
+    }
+    let wrong: Vec<String> = c
+        .diagnostics
+        .iter()
+        .filter(|d| d.outcome.as_str() != "correct")
+        .map(|d| format!("{} {}", d.field, d.outcome.as_str()))
+        .collect();
+    if wrong.is_empty() {
+        return String::new();
+    }
+    format!(
+        "{} of {} judged wrong: {}",
+        wrong.len(),
+        c.diagnostics.len(),
+        wrong.join("; ")
+    )
 }
 
 fn experiment_span(
@@ -288,6 +401,7 @@ fn experiment_span(
         text("evals.contender", &c.id),
         text("evals.provider", &c.provider),
         text("gen_ai.request.model", &c.model),
+        text("gen_ai.provider.name", gen_ai_provider(&c.provider)),
         text("evals.dataset", &e.dataset),
         int("evals.cases", e.cases_total as i64),
         int("evals.errors", e.errors as i64),

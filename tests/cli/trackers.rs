@@ -211,6 +211,85 @@ fn otlp_sends_a_trace_per_experiment_with_a_child_span_per_case_and_no_reply() {
 }
 
 /// One case whose answer echoes `note` back; its reply text is `{"answer": "x", ...}`.
+#[test]
+fn case_spans_follow_the_genai_conventions_with_an_evaluation_event_per_metric_and_score() {
+    // The README's first run (the bundled tax-intake suite, its OpenRouter cassettes): some
+    // replies miss fields, so some evaluations explain themselves.
+    let s = collector();
+    evals(&crate::cassettes::repository_root(), REPLAY)
+        .arg("--tracker")
+        .arg("otlp")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &s.uri())
+        .ok();
+    let (spans, _) = spans(&s);
+    let cases: Vec<&Span> = spans
+        .iter()
+        .filter(|s| !s.parent_span_id.is_empty())
+        .collect();
+    assert!(cases.len() > 10, "{}", cases.len());
+    let (mut explained, mut models) = (0, std::collections::BTreeSet::new());
+    for c in cases {
+        let a = &c.attributes;
+        assert_eq!(attr(a, "gen_ai.operation.name"), text("chat"));
+        assert_eq!(attr(a, "gen_ai.provider.name"), text("openrouter"));
+        let Some(Attr::S(model)) = attr(a, "gen_ai.request.model") else {
+            panic!("no model: {a:?}")
+        };
+        models.insert(model);
+        let evaluations: Vec<_> = c
+            .events
+            .iter()
+            .filter(|e| e.name == "gen_ai.evaluation.result")
+            .collect();
+        // One for the case's score, one for each metric (field_accuracy, exact, …).
+        let metrics: Vec<&str> = a
+            .iter()
+            .filter_map(|kv| kv.key.strip_prefix("evals.metric."))
+            .collect();
+        assert!(metrics.contains(&"field_accuracy"), "{metrics:?}");
+        assert_eq!(evaluations.len(), 1 + metrics.len(), "{:?}", c.events);
+        let by_name = |n: &str| {
+            evaluations
+                .iter()
+                .find(|e| attr(&e.attributes, "gen_ai.evaluation.name") == text(n))
+                .unwrap_or_else(|| panic!("no evaluation {n}: {evaluations:?}"))
+        };
+        let score = by_name("score");
+        let Some(Attr::F(value)) = attr(&score.attributes, "gen_ai.evaluation.score.value") else {
+            panic!("no score value: {score:?}")
+        };
+        assert_eq!(attr(a, "evals.case.score"), Some(Attr::F(value)));
+        let label = attr(&score.attributes, "gen_ai.evaluation.score.label");
+        assert_eq!(
+            label,
+            match attr(a, "evals.case.passed") {
+                Some(Attr::B(true)) => text("pass"),
+                Some(Attr::B(false)) => text("fail"),
+                _ => None,
+            }
+        );
+        match attr(&score.attributes, "gen_ai.evaluation.explanation") {
+            Some(Attr::S(why)) => {
+                assert!(value < 1.0, "a perfect case explained: {why}");
+                assert!(why.contains(" judged wrong: "), "{why}");
+                explained += 1;
+            }
+            None => assert_eq!(value, 1.0),
+            other => panic!("{other:?}"),
+        }
+        for m in metrics {
+            let metric = by_name(m);
+            assert_eq!(
+                attr(&metric.attributes, "gen_ai.evaluation.score.value"),
+                attr(a, &format!("evals.metric.{m}"))
+            );
+            assert_eq!(metric.time_unix_nano, c.end_time_unix_nano);
+        }
+    }
+    assert!(models.len() > 1, "{models:?}");
+    assert!(explained > 0, "no case of the suite missed anything");
+}
+
 fn replying(note: &str, extra: &str) -> Project {
     mini_with("tape", extra).file(
         "evals/datasets/d/cases.jsonl",
@@ -685,12 +764,28 @@ fn an_error_of_a_case_is_its_spans_status_and_exception_and_its_rows_error() {
         "{}",
         status.message
     );
-    assert_eq!(case.events.len(), 1);
+    assert_eq!(case.events.len(), 2, "{:?}", case.events);
     assert_eq!(case.events[0].name, "exception");
     assert_eq!(
         attr(&case.events[0].attributes, "exception.type"),
         text("miss")
     );
+    // The GenAI conventions' evaluation: it could not be judged, and says why, no value.
+    let eval = &case.events[1];
+    assert_eq!(eval.name, "gen_ai.evaluation.result");
+    assert_eq!(
+        attr(&eval.attributes, "gen_ai.evaluation.name"),
+        text("score")
+    );
+    assert_eq!(attr(&eval.attributes, "error.type"), text("miss"));
+    assert_eq!(
+        attr(&eval.attributes, "gen_ai.evaluation.score.value"),
+        None
+    );
+    assert!(matches!(
+        attr(&eval.attributes, "gen_ai.evaluation.explanation"),
+        Some(Attr::S(why)) if why.starts_with("no cassette for this case")
+    ));
     assert_eq!(attr(&case.attributes, "evals.case.score"), None);
 
     let bt = braintrust();
