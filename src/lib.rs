@@ -208,8 +208,8 @@
 //!
 //! # Features
 //!
-//! `cli` (the `evals` binaries), `postgres` (a PostgreSQL history), `dashboard` and
-//! `trackers` are on by default; `default-features = false` keeps the run, the cassettes,
+//! `cli` (the `evals` binaries), `postgres` (a PostgreSQL history), `mysql` (a MySQL or
+//! MariaDB history), `dashboard` and `trackers` are on by default; `default-features = false` keeps the run, the cassettes,
 //! the scorers, the reports, the gate and the SQLite history.
 //!
 //! The examples (`cargo run --example NAME`): `run_suite`, `own_scorer`,

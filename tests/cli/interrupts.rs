@@ -228,3 +228,30 @@ fn a_second_ctrl_c_ends_a_blocked_command_at_once() {
         "took {took:?}\n{stderr}"
     );
 }
+
+#[test]
+fn ctrl_c_ends_a_run_blocked_on_a_silent_tracker_with_130_within_2_s() {
+    // The run is replayed and stored; its traces then go to an OTLP server that never answers.
+    let collector = Silent::start();
+    let p = Project::toy();
+    let endpoint = format!("http://127.0.0.1:{}", collector.port);
+    let child = spawned(
+        &p,
+        &[
+            "compare",
+            "--cassettes",
+            "replay",
+            "--no-autosave",
+            "--tracker",
+            "otlp",
+        ],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)],
+    );
+    collector.wait_for_a_client();
+    std::thread::sleep(Duration::from_millis(300));
+    send(&child, "INT");
+    let (code, stderr, took) = ended_within(child, Duration::from_secs(40));
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(took <= Duration::from_secs(2), "took {took:?}\n{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+}

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::harness::{Done, Project};
+use crate::harness::{Bounded as _, Done, Project};
 use crate::snapshots::{filters, tax_intake};
 
 /// The widths the tables must fit.
@@ -204,7 +204,7 @@ fn on_a_terminal(p: &Project, dir: &Path, args: &[&str]) -> String {
         };
     }
     let out = script
-        .output()
+        .output_bounded()
         .expect("util-linux `script` runs a command on a pseudo-terminal: install it");
     assert!(out.status.success(), "{out:?}");
     String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n")
