@@ -12,6 +12,13 @@
 #     ideal being 1,000 × 0.05 s / p).
 #   - start-up: `evals cases` on fixtures/toy; promptfoo evaluating one case of its `echo`
 #     provider (its smallest eval).
+#   - check (JOBS=check, or bench/check.sh): the command CI runs, `CI=1 evals check --branch
+#     pr --baseline main --json F --junit F --markdown F --html F --diff F`, replaying N cases
+#     against a history holding a `main` run of the same N cases (so the comparison really
+#     runs; each timed run starts from a copy of that history), beside promptfoo's cached
+#     re-run writing its JSON, HTML and JUnit-like XML outputs (`-o`) for N <= PF_MAX_REPLAY.
+# JOBS (default "replay live start-up") picks the jobs, CHECK_SIZES (default "1000 10000
+# 100000") the check's sizes.
 # promptfoo PF_VERSION (default 0.121.20, the newest whose `engines` admit Node.js 20; 0.122
 # and later need 22.22) is installed into PF_DIR (default target/promptfoo-PF_VERSION) with
 # its browser download skipped. Prints the table as Markdown.
@@ -26,6 +33,8 @@ export PF_VERSION=${PF_VERSION:-0.121.20}
 export PF_DIR=${PF_DIR:-$root/target/promptfoo-$PF_VERSION}
 export PF_MAX_REPLAY=${PF_MAX_REPLAY:-10000}
 export SUITES=${SUITES:-$root/target}
+export JOBS=${JOBS:-replay live start-up}
+export CHECK_SIZES=${CHECK_SIZES:-1000 10000 100000}
 # Two builds: an example builds with the dev-dependencies' features (the library again, the
 # first time), which would rebuild evals. evals is built with the `dist` profile, as the
 # release archives are (Cargo.toml). EVALS_BIN=path and ANSWER_SERVER=path use builds
@@ -39,7 +48,9 @@ if [ -z "${ANSWER_SERVER:-}" ]; then
   ANSWER_SERVER=$root/target/release/examples/answer_server
 fi
 export EVALS_BIN ANSWER_SERVER
-for n in 1000 10000 100000; do
+sizes="1000 10000 100000"
+case " $JOBS " in *" replay "*) ;; *) sizes=$CHECK_SIZES ;; esac
+for n in $sizes; do
   if [ ! -f "$SUITES/bench-suite-$n/.recorded-$n" ]; then
     bash bench/replay.sh "$n" > /dev/null   # records it once into target/bench-suite-N
   fi
@@ -145,9 +156,45 @@ def row(job, tool, figures, per=None, ideal=None):
     rows.append(f"| {job} | {tool} | {wall:.3f} s | {cpu:.3f} s | {per_case} | {rss:.1f} MiB | {eff} |")
     print(rows[-1], file=sys.stderr, flush=True)
 
-# Replay.
+JOBS = os.environ["JOBS"].split()
 replay_text = lambda i, a: f"Case {i}: read the facts.\n{json.dumps(a)}"
-for n in (1000, 10000, 100000):
+
+# The check CI runs: against a baseline of the same cases, every report written.
+for n in (int(x) for x in os.environ["CHECK_SIZES"].split()) if "check" in JOBS else ():
+    suite = os.path.join(SUITES, f"bench-suite-{n}")
+    base = os.path.join(TMP, f"check-base-{n}.sqlite3")
+    history = os.path.join(TMP, "check.sqlite3")
+    env = dict(os.environ, CI="1", EVALS_HISTORY=history)
+    reports = []
+    for flag, ext in (("--json", "json"), ("--junit", "xml"), ("--markdown", "md"),
+                      ("--html", "html"), ("--diff", "diff")):
+        reports += [flag, os.path.join(TMP, f"check-report.{ext}")]
+    # The baseline: main's run of the same cases, stored once.
+    subprocess.run([EVALS, "check", "--branch", "main", "--missing-baseline", "pass", "--no-autosave"],
+                   cwd=suite, env=dict(env, EVALS_HISTORY=base), stdout=subprocess.DEVNULL, check=True)
+    def from_base():
+        for f in (history, history + "-wal", history + "-shm"):
+            if os.path.exists(f):
+                os.remove(f)
+        shutil.copyfile(base, history)
+    row(f"check --baseline main, every report, {n:,} cases", "evals",
+        median([EVALS, "check", "--branch", "pr", "--baseline", "main", "--no-autosave"] + reports,
+               suite, env, from_base), per=n)
+    if n <= PF_MAX:
+        cfg = pf_config(f"replay-{n}", n, 18768, replay_text)
+        s = server(18768, 0)
+        once(PF_EVAL + ["-c", cfg, "-j", "32"], TMP, PF_ENV)  # fills promptfoo's cache
+        s.terminate(); s.wait()
+        outs = []
+        for ext in ("json", "html", "xml"):
+            outs += ["-o", os.path.join(TMP, f"pf-report.{ext}")]
+        row(f"check --baseline main, every report, {n:,} cases", "promptfoo (cached re-run, -o json html xml)",
+            median(PF_EVAL + ["-c", cfg, "-j", "32"] + outs, TMP, PF_ENV), per=n)
+    else:
+        rows.append(f"| check {n:,} cases | promptfoo | not run (PF_MAX_REPLAY={PF_MAX}) | | | | |")
+
+# Replay.
+for n in (1000, 10000, 100000) if "replay" in JOBS else ():
     suite = os.path.join(SUITES, f"bench-suite-{n}")
     history = os.path.join(TMP, "replay.sqlite3")
     fresh = lambda: [os.remove(f) for f in (history, history + "-wal", history + "-shm") if os.path.exists(f)]
@@ -165,34 +212,43 @@ for n in (1000, 10000, 100000):
         rows.append(f"| replay {n:,} cases | promptfoo | not run (PF_MAX_REPLAY={PF_MAX}) | | | | |")
 
 # Live: 1,000 cases, 50 ms a call.
-live = os.path.join(TMP, "live")
-os.makedirs(os.path.join(live, "evals", "datasets", "live"))
-open(os.path.join(live, "evals", ".llm-evals.config.yml"), "w").write(
-    "suite: bench-live\nrequest_types: [prompt]\n"
-    "adapter: { kind: prompt, user: \"{{ input }}\", json: true }\n"
-    "scorer: { kind: fields, schema: { city: string, count: integer, ok: boolean } }\n"
-    "bench:\n  base_url: http://127.0.0.1:18767/v1\n  models: [answer]\n")
-live_text = lambda i, a: f"Case {i}.\n{json.dumps(a)}"
-with open(os.path.join(live, "evals", "datasets", "live", "cases.jsonl"), "w") as f:
-    for i, ans, text in cases(1000, live_text):
-        f.write(json.dumps({"id": f"c/{i:05d}", "input": text, "expected": ans}) + "\n")
-cfg = pf_config("live", 1000, 18767, live_text)
-s = server(18767, 0.05)
-for p in (4, 16, 64, 256):
-    ideal = 1000 * 0.05 / p
-    job = f"live 1,000 × 50 ms, -p {p} (ideal {ideal:.3f} s)"
-    row(job, "evals", median([EVALS, "compare", "--no-autosave", "--cassettes", "live", "-p", str(p),
-                              "--history", os.path.join(TMP, "live.sqlite3")], live, os.environ), ideal=ideal)
-    row(job, "promptfoo", median(PF_EVAL + ["-c", cfg, "--no-cache", "-j", str(p)], TMP, PF_ENV), ideal=ideal)
-s.terminate(); s.wait()
+def live_job():
+    live = os.path.join(TMP, "live")
+    os.makedirs(os.path.join(live, "evals", "datasets", "live"))
+    open(os.path.join(live, "evals", ".llm-evals.config.yml"), "w").write(
+        "suite: bench-live\nrequest_types: [prompt]\n"
+        "adapter: { kind: prompt, user: \"{{ input }}\", json: true }\n"
+        "scorer: { kind: fields, schema: { city: string, count: integer, ok: boolean } }\n"
+        "bench:\n  base_url: http://127.0.0.1:18767/v1\n  models: [answer]\n")
+    live_text = lambda i, a: f"Case {i}.\n{json.dumps(a)}"
+    with open(os.path.join(live, "evals", "datasets", "live", "cases.jsonl"), "w") as f:
+        for i, ans, text in cases(1000, live_text):
+            f.write(json.dumps({"id": f"c/{i:05d}", "input": text, "expected": ans}) + "\n")
+    cfg = pf_config("live", 1000, 18767, live_text)
+    s = server(18767, 0.05)
+    for p in (4, 16, 64, 256):
+        ideal = 1000 * 0.05 / p
+        job = f"live 1,000 × 50 ms, -p {p} (ideal {ideal:.3f} s)"
+        row(job, "evals", median([EVALS, "compare", "--no-autosave", "--cassettes", "live", "-p", str(p),
+                                  "--history", os.path.join(TMP, "live.sqlite3")], live, os.environ), ideal=ideal)
+        row(job, "promptfoo", median(PF_EVAL + ["-c", cfg, "--no-cache", "-j", str(p)], TMP, PF_ENV), ideal=ideal)
+    s.terminate(); s.wait()
+
 
 # Start-up.
-row("start-up: `evals cases` (toy suite)", "evals",
-    median([EVALS, "cases"], os.path.join(ROOT, "fixtures", "toy"), os.environ, runs=max(RUNS, 11)))
-one = os.path.join(TMP, "one.json")
-json.dump({"prompts": ["{{input}}"], "providers": ["echo"], "tests": [{"vars": {"input": "hi"}}]}, open(one, "w"))
-row("start-up: one case (promptfoo's `echo` provider)", "promptfoo",
-    median(PF_EVAL + ["-c", one, "--no-cache"], TMP, PF_ENV))
+def startup_job():
+    row("start-up: `evals cases` (toy suite)", "evals",
+        median([EVALS, "cases"], os.path.join(ROOT, "fixtures", "toy"), os.environ, runs=max(RUNS, 11)))
+    one = os.path.join(TMP, "one.json")
+    json.dump({"prompts": ["{{input}}"], "providers": ["echo"], "tests": [{"vars": {"input": "hi"}}]}, open(one, "w"))
+    row("start-up: one case (promptfoo's `echo` provider)", "promptfoo",
+        median(PF_EVAL + ["-c", one, "--no-cache"], TMP, PF_ENV))
+
+
+if "live" in JOBS:
+    live_job()
+if "start-up" in JOBS:
+    startup_job()
 
 print("| job | tool | wall | CPU (user + sys) | CPU a case | peak RSS | efficiency |")
 print("|---|---|---|---|---|---|---|")
