@@ -5,6 +5,7 @@ mod cases;
 mod cassettes;
 mod check;
 mod completion;
+mod drift;
 #[cfg(feature = "dashboard")]
 mod dashboard;
 mod exit;
@@ -137,6 +138,7 @@ fn dispatch(
         }
         Command::Check(a) if a.run.dry_run => check::dry_run(&load_suite(g, out)?, &a, out),
         Command::Check(a) => check::run(&load_suite(g, out)?, &a, given, env, out),
+        Command::Drift(a) => drift::run(&load_suite(g, out)?, &a, given, env, out),
         Command::Merge(a) => merge::run(&load_suite(g, out)?, &a, given, env, out),
         Command::Run(a) => run::run(&load_suite(g, out)?, &a, given, RunCommand::Run, env, out),
         Command::Compare(a) => {
