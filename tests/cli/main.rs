@@ -20,6 +20,7 @@ mod control_chars;
 mod cost_gate;
 
 mod crash;
+mod drift;
 mod dashboard;
 mod discovery;
 mod environment;
