@@ -246,10 +246,17 @@ impl Drift {
     }
 
     /// The Markdown report: the verdict, each experiment, the changed answers with their
-    /// diffs, recorded to live.
+    /// diffs, recorded to live. It carries the marker `<!-- evals:SUITE/drift -->`, so
+    /// `evals comment --issue` keeps it apart from the suite's check reports; the diffs
+    /// stop short of GitHub's limit on an issue's body, saying how many were left out.
     pub fn markdown(&self, suite: &str) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "## {}\n", md(&self.headline(suite)));
+        let _ = writeln!(s, "## {}", md(&self.headline(suite)));
+        let _ = writeln!(
+            s,
+            "{}\n",
+            crate::report::markdown::marker(&format!("{suite}/drift"))
+        );
         let _ = writeln!(s, "| experiment | recorded | live | cases | paired test |");
         let _ = writeln!(s, "|---|---:|---:|---:|---|");
         for e in &self.comparison.experiments {
@@ -290,14 +297,22 @@ impl Drift {
             );
         }
         let _ = writeln!(s);
-        for c in &self.changed {
+        for (i, c) in self.changed.iter().enumerate() {
             let diff = c.diff();
             let fence = "`".repeat(longest_backtick_run(&diff).max(2) + 1);
-            let _ = writeln!(
-                s,
-                "<details><summary>{}</summary>\n\n{fence}diff\n{diff}{fence}\n\n</details>\n",
+            let block = format!(
+                "<details><summary>{}</summary>\n\n{fence}diff\n{diff}{fence}\n\n</details>\n\n",
                 html(&c.label())
             );
+            if s.len() + block.len() > MARKDOWN_LIMIT {
+                let _ = writeln!(
+                    s,
+                    "_{} more diffs left out to fit an issue's body: `evals drift --diff FILE` writes them all._",
+                    self.changed.len() - i
+                );
+                break;
+            }
+            s.push_str(&block);
         }
         s
     }
@@ -329,6 +344,9 @@ impl Drift {
         s
     }
 }
+
+/// Room for the Markdown under GitHub's 65,536 characters of an issue's body.
+const MARKDOWN_LIMIT: usize = 60_000;
 
 fn longest_backtick_run(s: &str) -> usize {
     s.split(|c| c != '`').map(str::len).max().unwrap_or(0)

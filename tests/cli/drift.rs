@@ -148,6 +148,7 @@ fn drift_with_40_percent_changed_answers_exits_1_lists_them_and_writes_nothing_u
     // The Markdown names the changed answers, with the recorded and live output diffed.
     let md = p.read("drift.md");
     assert!(md.starts_with("## evals drift: drift in drifty"), "{md}");
+    assert!(md.contains("\n<!-- evals:drifty/drift -->\n"), "{md}");
     for c in ["c1", "c4", "c6", "c8"] {
         assert!(md.contains(&format!("<summary>local/m1 [max 64] · d · {c}</summary>")), "{md}");
     }
@@ -313,4 +314,27 @@ fn a_provider_refusing_connections_is_could_not_measure_exit_2() {
     let d = p.evals(&["drift"]).env(KEY, KEY_VALUE).code(2);
     d.stderr_has("evals drift: could not measure drift in drifty: 10 cases errored");
     d.stderr_has("the provider is down");
+}
+
+fn repo_file(rel: &str) -> String {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
+}
+
+#[test]
+fn the_books_drift_workflow_is_the_linted_file_and_keeps_one_issue() {
+    let example = repo_file("docs/example-drift-workflow.yml");
+    assert!(
+        repo_file("docs/src/drift.md").contains(&format!("```yaml\n{example}```")),
+        "docs/src/drift.md must quote docs/example-drift-workflow.yml as it is (it is what .ci/run lints)"
+    );
+    assert!(repo_file(".ci/run").contains("docs/example-drift-workflow.yml"));
+    let w: Value = serde_saphyr::from_str(&example).unwrap();
+    assert!(w["on"]["schedule"][0]["cron"].is_string());
+    assert_eq!(w["permissions"]["issues"], "write");
+    let run = w["jobs"]["drift"]["steps"][2]["run"].as_str().unwrap();
+    assert!(run.contains("evals drift --sample 10%"), "{run}");
+    assert!(run.contains("1) evals comment drift.md --issue \"evals drift\" ;;"), "{run}");
+    assert!(run.contains("0) evals comment drift.md --issue \"evals drift\" --close ;;"), "{run}");
+    assert!(run.contains("*) exit $code ;;"), "{run}");
 }
