@@ -36,11 +36,12 @@ pub(crate) fn run(
             a.max_changed
         )));
     }
-    let rules = llm_evals::gate::Rules::new(a.tolerance, false)?.with_stat(llm_evals::gate::Stat {
-        force: true,
-        alpha: a.alpha,
-        inconclusive_fails: false,
-    })?;
+    let rules =
+        llm_evals::gate::Rules::new(a.tolerance, false)?.with_stat(llm_evals::gate::Stat {
+            force: true,
+            alpha: a.alpha,
+            inconclusive_fails: false,
+        })?;
 
     // The recorded side: the sample replayed from cassettes/, stored nowhere.
     let (replay, mut replay_plan) =
@@ -55,6 +56,13 @@ pub(crate) fn run(
     let recorded = execute(suite, &replay, replay_plan, env, out, false)?;
     if recorded.run.status == RunStatus::Interrupted {
         return Ok(exit::INTERRUPTED);
+    }
+    // A case with no usable recording cannot be compared: said before any live call.
+    let missing = drift::unmeasured(&recorded, None);
+    if !missing.is_empty() {
+        could_not_measure(suite, &missing, out);
+        out.note("  record those cases first (`evals record -c CASE`), or leave them out of the selection");
+        return Ok(exit::USAGE);
     }
 
     // The live side: recorded into a scratch folder, so cassettes/ stays as it is.
@@ -82,21 +90,11 @@ pub(crate) fn run(
         return Ok(exit::INTERRUPTED);
     }
 
-    let missing = drift::unmeasured(&recorded, &live);
+    let missing = drift::unmeasured(&recorded, Some(&live));
     if !missing.is_empty() || live.run.status != RunStatus::Completed {
-        out.error(&format!(
-            "evals drift: could not measure drift in {}: {} (a live call that failed is not a drop)",
-            suite.name,
-            llm_evals::text::plural(missing.len(), "case errored", "cases errored")
-        ));
-        for line in missing.iter().take(10) {
-            out.note(&format!("  {line}"));
-        }
-        if missing.len() > 10 {
-            out.note(&format!("  and {} more", missing.len() - 10));
-        }
+        could_not_measure(suite, &missing, out);
         out.note(
-            "  recorded: record the case first (`evals record -c CASE`); live: the provider is down, unreachable or refused the key; try again later",
+            "  the provider is down, unreachable or refused the key: nothing was compared; try again later",
         );
         return Ok(exit::USAGE);
     }
@@ -144,6 +142,21 @@ pub(crate) fn run(
         (true, true) => exit::FAILED,
         (true, false) => exit::OK,
     })
+}
+
+/// Names each case that could not be measured (at most 10), on stderr.
+fn could_not_measure(suite: &Suite, missing: &[String], out: &Out) {
+    out.error(&format!(
+        "evals drift: could not measure drift in {}: {} (an error is never a drop)",
+        suite.name,
+        llm_evals::text::plural(missing.len(), "case errored", "cases errored")
+    ));
+    for line in missing.iter().take(10) {
+        out.note(&format!("  {line}"));
+    }
+    if missing.len() > 10 {
+        out.note(&format!("  and {} more", missing.len() - 10));
+    }
 }
 
 /// The run flags drift passes on: its selection, `-p`, `-j`, `--history`, the tries; no

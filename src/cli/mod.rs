@@ -5,9 +5,9 @@ mod cases;
 mod cassettes;
 mod check;
 mod completion;
-mod drift;
 #[cfg(feature = "dashboard")]
 mod dashboard;
+mod drift;
 mod exit;
 mod github;
 mod harden;

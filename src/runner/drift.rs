@@ -71,7 +71,9 @@ impl Sample {
         match self {
             Sample::All => n,
             Sample::Count(k) => k.min(n),
-            Sample::Percent(p) => (((n as f64) * p / 100.0).ceil() as usize).clamp(1, n.max(1)).min(n),
+            Sample::Percent(p) => (((n as f64) * p / 100.0).ceil() as usize)
+                .clamp(1, n.max(1))
+                .min(n),
         }
     }
 }
@@ -122,7 +124,12 @@ pub struct ChangedAnswer {
 impl ChangedAnswer {
     /// `contender · dataset · case`, as the reports name it.
     pub fn label(&self) -> String {
-        format!("{} · {} · {}", self.contender.label(), self.dataset, self.case)
+        format!(
+            "{} · {} · {}",
+            self.contender.label(),
+            self.dataset,
+            self.case
+        )
     }
 
     /// The unified diff, recorded to live, of the answers pretty-printed.
@@ -213,7 +220,11 @@ impl Drift {
         let fell = self.fell().len();
         let fell = match fell {
             0 => "no significant drop".to_string(),
-            n => crate::text::plural(n, "experiment's score fell significantly", "experiments' scores fell significantly"),
+            n => crate::text::plural(
+                n,
+                "experiment's score fell significantly",
+                "experiments' scores fell significantly",
+            ),
         };
         if self.drifted() {
             format!("evals drift: drift in {suite}: {changed}; {fell}")
@@ -239,7 +250,11 @@ impl Drift {
                     pct(e.baseline),
                     pct(e.candidate),
                     crate::text::plural(e.matched, "case", "cases"),
-                    if e.regressed { ": fell significantly" } else { "" }
+                    if e.regressed {
+                        ": fell significantly"
+                    } else {
+                        ""
+                    }
                 )
             })
             .collect()
@@ -375,11 +390,12 @@ fn html(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// What keeps drift from being measured: each case that errored on either side, named
-/// with its error. Empty: both sides measured every case.
-pub fn unmeasured(recorded: &RunResult, live: &RunResult) -> Vec<String> {
+/// What keeps drift from being measured: each case that errored on either side (`live`:
+/// `None` before the live run), named with its side and error. Empty: every case measured.
+pub fn unmeasured(recorded: &RunResult, live: Option<&RunResult>) -> Vec<String> {
     let mut out = Vec::new();
-    for (side, run) in [("recorded", recorded), ("live", live)] {
+    let sides = std::iter::once(("recorded", recorded)).chain(live.map(|l| ("live", l)));
+    for (side, run) in sides {
         for e in &run.experiments {
             for c in &e.cases {
                 if let Some(err) = &c.error {
@@ -432,7 +448,8 @@ pub fn judge(recorded: &RunResult, live: &RunResult, rules: Rules, max_changed: 
     let mut compared = 0;
     for e in &live.experiments {
         for c in &e.cases {
-            let Some(r) = recorded_cases.get(&(e.contender.key(), e.dataset.as_str(), c.case.as_str()))
+            let Some(r) =
+                recorded_cases.get(&(e.contender.key(), e.dataset.as_str(), c.case.as_str()))
             else {
                 continue;
             };
@@ -491,6 +508,98 @@ pub fn update_cassettes(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::testing::{case, run};
+
+    const T0: &str = "2026-01-01T00:00:00Z";
+
+    /// `n` cases scored 1, the first `dropped` of them 0 in the live run.
+    fn pair(n: usize, dropped: usize) -> (RunResult, RunResult) {
+        let recorded = run(
+            "rec",
+            "main",
+            T0,
+            (0..n)
+                .map(|i| case(&format!("c{i}"), Some(1.0), Some(true)))
+                .collect(),
+        );
+        let live = run(
+            "live",
+            "drift",
+            T0,
+            (0..n)
+                .map(|i| {
+                    let s = if i < dropped { 0.0 } else { 1.0 };
+                    case(&format!("c{i}"), Some(s), Some(s == 1.0))
+                })
+                .collect(),
+        );
+        (recorded, live)
+    }
+
+    fn rules() -> Rules {
+        Rules::new(0.02, false).unwrap()
+    }
+
+    #[test]
+    fn a_significant_drop_is_drift_even_under_the_changed_share() {
+        // 6 of 40 cases lost (15% changed, under 20%): McNemar p = 1/64 < 0.05.
+        let (recorded, live) = pair(40, 6);
+        let d = judge(&recorded, &live, rules(), 20.0);
+        assert_eq!(d.changed.len(), 6);
+        assert_eq!(d.compared, 40);
+        assert!(!d.too_many_changed());
+        let fell = d.fell();
+        assert_eq!(fell.len(), 1);
+        let t = fell[0].test.as_ref().unwrap();
+        assert_eq!(t.method, "mcnemar");
+        assert!((t.p_value - 1.0 / 64.0).abs() < 1e-12, "{}", t.p_value);
+        assert!(d.drifted());
+        assert!(!d.comparison.verdict.passed);
+    }
+
+    #[test]
+    fn a_drop_that_is_not_significant_is_not_drift_and_a_changed_share_past_the_limit_is() {
+        // 4 of 10 lost: p = 1/16, not significant; 40% changed, past 20%.
+        let (recorded, live) = pair(10, 4);
+        let d = judge(&recorded, &live, rules(), 20.0);
+        assert!(d.fell().is_empty());
+        assert!(d.too_many_changed());
+        assert!(d.drifted());
+        // ... and under a limit of 50%, no drift.
+        let d = judge(&recorded, &live, rules(), 50.0);
+        assert!(!d.drifted());
+        assert!(d.headline("tax-intake").starts_with(
+            "evals drift: no drift in tax-intake: 4 of 10 answers changed (40%, --max-changed 50%)"
+        ));
+    }
+
+    #[test]
+    fn the_same_answers_are_no_drift_and_an_errored_case_is_unmeasured_not_changed() {
+        let (recorded, mut live) = pair(5, 0);
+        let d = judge(&recorded, &live, rules(), 0.0);
+        assert!(d.changed.is_empty() && !d.drifted());
+        assert!(unmeasured(&recorded, Some(&live)).is_empty());
+        live.experiments[0].cases[2].error = crate::results::testing::error("HTTP 500");
+        live.experiments[0].cases[2].score = None;
+        let said = unmeasured(&recorded, Some(&live));
+        assert_eq!(said.len(), 1);
+        assert!(said[0].starts_with("live · fake/echo"), "{}", said[0]);
+        assert!(said[0].ends_with("· tax · c2: HTTP 500"), "{}", said[0]);
+        assert_eq!(judge(&recorded, &live, rules(), 0.0).compared, 4);
+    }
+
+    #[test]
+    fn the_markdown_lists_each_changed_answer_with_its_diff_and_the_marker() {
+        let (recorded, live) = pair(3, 1);
+        let md = judge(&recorded, &live, rules(), 20.0).markdown("tax-intake");
+        assert!(md.contains("<!-- evals:tax-intake/drift -->"), "{md}");
+        assert!(md.contains("### Changed answers"), "{md}");
+        assert!(
+            md.contains("-  \"answer\": \"1\"\n+  \"answer\": \"0\""),
+            "{md}"
+        );
+        assert!(!md.contains("· c1"), "{md}");
+    }
 
     #[test]
     fn a_sample_is_a_count_a_percentage_or_all() {

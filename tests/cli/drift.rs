@@ -108,7 +108,15 @@ fn listed(stdout: &str) -> Vec<String> {
     stdout
         .lines()
         .filter_map(|l| l.strip_prefix("changed  "))
-        .map(|l| l.split("  ").next().unwrap().rsplit(" · ").next().unwrap().to_string())
+        .map(|l| {
+            l.split("  ")
+                .next()
+                .unwrap()
+                .rsplit(" · ")
+                .next()
+                .unwrap()
+                .to_string()
+        })
         .collect()
 }
 
@@ -150,12 +158,21 @@ fn drift_with_40_percent_changed_answers_exits_1_lists_them_and_writes_nothing_u
     assert!(md.starts_with("## evals drift: drift in drifty"), "{md}");
     assert!(md.contains("\n<!-- evals:drifty/drift -->\n"), "{md}");
     for c in ["c1", "c4", "c6", "c8"] {
-        assert!(md.contains(&format!("<summary>local/m1 [max 64] · d · {c}</summary>")), "{md}");
+        assert!(
+            md.contains(&format!("<summary>local/m1 [max 64] · d · {c}</summary>")),
+            "{md}"
+        );
     }
     assert!(!md.contains("· d · c2"), "{md}");
-    assert!(md.contains("-  \"answer\": \"a4\"\n+  \"answer\": \"changed4\""), "{md}");
+    assert!(
+        md.contains("-  \"answer\": \"a4\"\n+  \"answer\": \"changed4\""),
+        "{md}"
+    );
     let diff = p.read("drift.diff");
-    assert!(diff.contains("# local/m1 [max 64] · d · c6\n--- recorded\n+++ live"), "{diff}");
+    assert!(
+        diff.contains("# local/m1 [max 64] · d · c6\n--- recorded\n+++ live"),
+        "{diff}"
+    );
     let json: Value = serde_json::from_str(&p.read("drift.json")).unwrap();
     assert_eq!(json["drift"]["drifted"], true);
     assert_eq!(json["drift"]["compared"], 10);
@@ -194,13 +211,13 @@ fn drift_update_rewrites_only_the_changed_cases_cassettes() {
     let (_s, script, p) = recorded();
     let before = cassettes(&p);
     change(&script, &["1", "4", "6", "8"]);
-    let d = p
-        .evals(&["drift", "--update"])
-        .env(KEY, KEY_VALUE)
-        .code(1);
+    let d = p.evals(&["drift", "--update"]).env(KEY, KEY_VALUE).code(1);
     d.stderr_has("--update: re-recorded 4 cassettes of the changed cases");
     let after = cassettes(&p);
-    assert_eq!(after.keys().collect::<Vec<_>>(), before.keys().collect::<Vec<_>>());
+    assert_eq!(
+        after.keys().collect::<Vec<_>>(),
+        before.keys().collect::<Vec<_>>()
+    );
     for i in 0..10 {
         let id = format!("c{i}");
         let f = cassette_of(&before, &id);
@@ -334,7 +351,25 @@ fn the_books_drift_workflow_is_the_linted_file_and_keeps_one_issue() {
     assert_eq!(w["permissions"]["issues"], "write");
     let run = w["jobs"]["drift"]["steps"][2]["run"].as_str().unwrap();
     assert!(run.contains("evals drift --sample 10%"), "{run}");
-    assert!(run.contains("1) evals comment drift.md --issue \"evals drift\" ;;"), "{run}");
-    assert!(run.contains("0) evals comment drift.md --issue \"evals drift\" --close ;;"), "{run}");
+    assert!(
+        run.contains("1) evals comment drift.md --issue \"evals drift\" ;;"),
+        "{run}"
+    );
+    assert!(
+        run.contains("0) evals comment drift.md --issue \"evals drift\" --close ;;"),
+        "{run}"
+    );
     assert!(run.contains("*) exit $code ;;"), "{run}");
+}
+
+#[test]
+fn a_case_without_a_recording_is_could_not_measure_before_any_live_call() {
+    let (s, _script, p) = recorded();
+    let all = cassettes(&p);
+    std::fs::remove_file(cassette_of(&all, "c3")).unwrap();
+    let d = p.evals(&["drift"]).env(KEY, KEY_VALUE).code(2);
+    d.stderr_has("evals drift: could not measure drift in drifty: 1 case errored");
+    d.stderr_has("recorded · local/m1 [max 64] · d · c3:");
+    d.stderr_has("record those cases first (`evals record -c CASE`)");
+    assert_eq!(s.hits(), 10, "no live call was made");
 }

@@ -20,9 +20,9 @@ mod control_chars;
 mod cost_gate;
 
 mod crash;
-mod drift;
 mod dashboard;
 mod discovery;
+mod drift;
 mod environment;
 mod exec;
 mod exit_codes;
