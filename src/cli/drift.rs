@@ -46,11 +46,13 @@ pub(crate) fn run(
     // The recorded side: the sample replayed from cassettes/, stored nowhere.
     let (replay, mut replay_plan) =
         RunSettings::resolve(suite, &run_args(a, None), given, RunCommand::Check, env)?;
+    let selected = replay_plan.cases.len();
     replay_plan.cases = drift::sample(&replay_plan.cases, a.sample, a.seed);
     let cases = replay_plan.cases.clone();
     out.note(&format!(
-        "drift: {} of the selected cases (seed {}), replayed from the cassettes, then called live",
-        llm_evals::text::plural(cases.len(), "case", "cases"),
+        "drift: {} of {} (seed {}): replayed from the cassettes, then called live",
+        cases.len(),
+        llm_evals::text::plural(selected, "case", "cases"),
         a.seed
     ));
     let recorded = execute(suite, &replay, replay_plan, env, out, false)?;
@@ -208,7 +210,12 @@ fn execute(
         "cassettes: {} ({})",
         settings.cassettes.mode, settings.cassettes.why
     ));
-    let prepared = runner::Prepared::new(suite, plan, settings.options(env), out)?;
+    // The lineup's warnings (a refused contender) are said once, by the live side.
+    let prepared = if store {
+        runner::Prepared::new(suite, plan, settings.options(env), out)?
+    } else {
+        runner::Prepared::new(suite, plan, settings.options(env), &runner::NoNotices)?
+    };
     let mut sinks = runner::Sinks::new();
     let history = store.then(|| {
         let location = settings.history.location.clone();

@@ -242,7 +242,7 @@ fn drift_samples_a_seeded_count_or_percentage_of_the_cases() {
         .evals(&["drift", "--sample", "3", "--json", "a.json"])
         .env(KEY, KEY_VALUE)
         .code(0);
-    one.stderr_has("drift: 3 cases of the selected cases (seed 1)");
+    one.stderr_has("drift: 3 of 10 cases (seed 1): replayed from the cassettes, then called live");
     assert_eq!(s.hits(), 13);
     p.evals(&["drift", "--sample", "30%", "--json", "b.json"])
         .env(KEY, KEY_VALUE)
