@@ -71,7 +71,9 @@ impl Sample {
         match self {
             Sample::All => n,
             Sample::Count(k) => k.min(n),
-            Sample::Percent(p) => (((n as f64) * p / 100.0).ceil() as usize)
+            // A hair under, so a share that is a whole number of cases is never rounded
+            // up past it by the float's last bit.
+            Sample::Percent(p) => ((((n as f64) * p / 100.0) - 1e-9).ceil() as usize)
                 .clamp(1, n.max(1))
                 .min(n),
         }
@@ -611,6 +613,9 @@ mod tests {
         assert_eq!(Sample::Count(20).size(5), 5);
         assert_eq!(Sample::Percent(10.0).size(25), 3);
         assert_eq!(Sample::Percent(1.0).size(10), 1);
+        assert_eq!(Sample::Percent(30.0).size(10), 3);
+        assert_eq!(Sample::Percent(7.0).size(100), 7);
+        assert_eq!(Sample::Percent(100.0).size(0), 0);
         assert_eq!(Sample::All.size(7), 7);
     }
 }

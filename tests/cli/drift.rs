@@ -266,6 +266,14 @@ fn drift_samples_a_seeded_count_or_percentage_of_the_cases() {
     p.evals(&["drift", "--sample", "0"])
         .code(2)
         .stderr_has("--sample 10%");
+    p.evals(&["drift", "--max-changed", "120"])
+        .code(2)
+        .stderr_has("--max-changed 120: expected a percentage from 0 to 100");
+    assert_eq!(
+        s.hits(),
+        19,
+        "three samples of 3 after the 10 recorded; a bad flag calls nothing"
+    );
 }
 
 #[test]
