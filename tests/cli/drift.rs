@@ -381,3 +381,21 @@ fn a_case_without_a_recording_is_could_not_measure_before_any_live_call() {
     d.stderr_has("record those cases first (`evals record -c CASE`)");
     assert_eq!(s.hits(), 10, "no live call was made");
 }
+
+#[test]
+fn a_significant_drop_of_the_score_is_drift_whatever_max_changed_allows() {
+    let (_s, script, p) = recorded();
+    // Six of ten cases now answer wrong: the sign-flip test gives p = 1/64 < 0.05.
+    change(&script, &["0", "2", "3", "5", "7", "9"]);
+    let d = p
+        .evals(&["drift", "--max-changed", "100"])
+        .env(KEY, KEY_VALUE)
+        .code(1);
+    d.stderr_has("local/m1 [max 64] · d: 100.0% → 46.0% over 10 cases, sign-flip p = 0.016: fell significantly");
+    d.stderr_has("evals drift: drift in drifty: 6 of 10 answers changed (60%, --max-changed 100%); 1 experiment's score fell significantly");
+    // At alpha 0.01 the same drop is not significant, and 60% changed is within 100%.
+    p.evals(&["drift", "--max-changed", "100", "--alpha", "0.01"])
+        .env(KEY, KEY_VALUE)
+        .code(0)
+        .stderr_has("no significant drop");
+}
