@@ -170,6 +170,10 @@ pub(crate) enum Command {
     /// Replay, store the run, compare it with a baseline and gate: exit 0 passed, 1 regressed, 2 no baseline.
     #[command(after_help = examples::CHECK)]
     Check(CheckArgs),
+    /// Call the live models on a seeded sample of cases and compare their scores and answers
+    /// with the recorded cassettes': exit 0 no drift, 1 drift, 2 could not measure.
+    #[command(after_help = examples::DRIFT)]
+    Drift(DriftArgs),
     /// Put the shards of one run (`check --shard K/N`) back together, store the run and gate
     /// it as `check` does: exit 0 passed, 1 regressed, 2 a shard missing or no baseline.
     #[command(after_help = examples::MERGE)]
@@ -282,6 +286,16 @@ Examples:
   evals check --baseline run.json --tolerance 0.05     a snapshot as the baseline
   evals check --missing-baseline pass                  the first run of a new suite
   evals check --shard 1/4 --json shard-1.json          one CI job of four";
+    pub(crate) const DRIFT: &str = "\
+Environment:
+  The provider keys of the lineup (OPENAI_API_KEY, OPENROUTER_API_KEY, ...): drift calls
+  the live models. A missing key, or a provider that does not answer, exits 2.
+
+Examples:
+  evals drift                                   every case, live against the cassettes
+  evals drift --sample 20 --repeat 3            20 seeded cases, three live tries each
+  evals drift --sample 10% --markdown drift.md  the report for `evals comment --issue`
+  evals drift --update                          then re-record the changed cases only";
     pub(crate) const MERGE: &str = "\
 Examples:
   evals merge shard-*.json --baseline main --markdown comment.md
@@ -653,6 +667,58 @@ pub(crate) struct CheckArgs {
     /// The run group the shard belongs to (default: GITHUB_RUN_ID-GITHUB_RUN_ATTEMPT).
     #[arg(long, value_name = "ID", requires = "shard", help_heading = SHARDING)]
     pub(crate) group: Option<String>,
+}
+
+/// `--sample`: `20` cases, `10%` of them, or `all`.
+fn sample(text: &str) -> Result<llm_evals::runner::drift::Sample, String> {
+    llm_evals::runner::drift::Sample::parse(text)
+}
+
+#[derive(Debug, Args, Clone)]
+pub(crate) struct DriftArgs {
+    #[command(flatten)]
+    pub(crate) select: SelectArgs,
+    /// Only these models (contender ids like openai/gpt-4o-mini; comma-separated).
+    #[arg(short = 'm', long = "models", value_delimiter = ',', help_heading = SELECTION)]
+    pub(crate) models: Vec<String>,
+    /// How many of the selected cases to call: a number (20), a percentage (10%) or all.
+    #[arg(long, value_name = "N|PCT", value_parser = sample, default_value = "all",
+          help_heading = SELECTION)]
+    pub(crate) sample: llm_evals::runner::drift::Sample,
+    /// The seed of the sample: the same seed and cases draw the same sample.
+    #[arg(long, value_name = "SEED", default_value_t = llm_evals::runner::drift::DEFAULT_SEED,
+          help_heading = SELECTION)]
+    pub(crate) seed: u64,
+    /// Call each sampled case K times live (the paired test compares the means).
+    #[arg(long, value_name = "K", value_parser = repeat, help_heading = RUNNING)]
+    pub(crate) repeat: Option<usize>,
+    /// Cases in flight inside each experiment (default: defaults.parallelism, else 4).
+    #[arg(short = 'p', long, value_parser = parallelism, help_heading = RUNNING)]
+    pub(crate) parallelism: Option<usize>,
+    /// Experiments at a time (default: CPU count; 0 starts them all).
+    #[arg(short = 'j', long = "concurrency", value_parser = concurrency, help_heading = RUNNING)]
+    pub(crate) concurrency: Option<usize>,
+    /// The significance level of the paired test that calls a drop of the mean score drift.
+    #[arg(long, default_value_t = 0.05, value_name = "P", help_heading = GATE)]
+    pub(crate) alpha: f64,
+    /// How far (0..1) the live mean may fall below the recorded one before it is tested.
+    #[arg(long, default_value_t = 0.02, value_name = "FRACTION", help_heading = GATE)]
+    pub(crate) tolerance: f64,
+    /// Drift when more than PCT percent of the compared answers changed.
+    #[arg(long, value_name = "PCT", default_value_t = llm_evals::runner::drift::DEFAULT_MAX_CHANGED,
+          help_heading = GATE)]
+    pub(crate) max_changed: f64,
+    /// Re-record the cases whose answer changed (only their cassette files are written);
+    /// without it, drift writes nothing under cassettes/.
+    #[arg(long, help_heading = CASSETTES)]
+    pub(crate) update: bool,
+    #[command(flatten)]
+    pub(crate) reports: ReportFiles,
+    /// The history store: a SQLite file or a postgres:// or mysql:// URL (default: the config's
+    /// history.url, DATABASE_URL if such a URL, else <project>/.evals/history.sqlite3). The
+    /// run is stored on branch `drift`.
+    #[arg(long = "history", env = "EVALS_HISTORY", value_name = "PATH|URL", help_heading = HISTORY)]
+    pub(crate) history: Option<PathBuf>,
 }
 
 /// `--inconclusive`: whether an undecided drop gates.

@@ -7,6 +7,7 @@ mod check;
 mod completion;
 #[cfg(feature = "dashboard")]
 mod dashboard;
+mod drift;
 mod exit;
 mod github;
 mod harden;
@@ -137,6 +138,7 @@ fn dispatch(
         }
         Command::Check(a) if a.run.dry_run => check::dry_run(&load_suite(g, out)?, &a, out),
         Command::Check(a) => check::run(&load_suite(g, out)?, &a, given, env, out),
+        Command::Drift(a) => drift::run(&load_suite(g, out)?, &a, given, env, out),
         Command::Merge(a) => merge::run(&load_suite(g, out)?, &a, given, env, out),
         Command::Run(a) => run::run(&load_suite(g, out)?, &a, given, RunCommand::Run, env, out),
         Command::Compare(a) => {

@@ -772,6 +772,8 @@ pub enum Command {
     Record,
     /// `evals check`: the CI gate against a baseline.
     Check,
+    /// `evals drift`: the live models against the recordings (stored on branch `drift`).
+    Drift,
 }
 
 impl Command {
@@ -781,7 +783,8 @@ impl Command {
     pub fn default_mode(self) -> crate::cassette::Mode {
         use crate::cassette::Mode;
         match self {
-            Command::Record => Mode::Record,
+            // Drift records into a folder of its own: `cassettes/` changes only by `--update`.
+            Command::Record | Command::Drift => Mode::Record,
             Command::Check => Mode::Replay,
             Command::Run | Command::Compare => Mode::Auto,
         }
@@ -794,6 +797,7 @@ impl Command {
             Command::Compare => "compare",
             Command::Record => "record",
             Command::Check => "check",
+            Command::Drift => "drift",
         }
     }
 }

@@ -4,6 +4,7 @@
 
 mod cassettes;
 mod control;
+pub mod drift;
 mod evaluate;
 mod events;
 mod execute;

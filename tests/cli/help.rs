@@ -16,6 +16,7 @@ const COMMANDS: &[&[&str]] = &[
     &["compare"],
     &["record"],
     &["check"],
+    &["drift"],
     &["merge"],
     &["history"],
     &["history", "migrate"],

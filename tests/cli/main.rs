@@ -22,6 +22,7 @@ mod cost_gate;
 mod crash;
 mod dashboard;
 mod discovery;
+mod drift;
 mod environment;
 mod exec;
 mod exit_codes;
