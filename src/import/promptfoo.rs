@@ -100,6 +100,15 @@ pub fn import(config: &Path, shown: &str, suite_dir: &str) -> Result<Imported> {
 
 fn parse_yaml(text: &str, shown: &str) -> Result<Option<Node>> {
     node::parse(text, MAX_NODES).map_err(|e| {
+        if let Some(u) = crate::suite::yaml::unclosed_flow(text) {
+            return Error::Config(format!(
+                "{shown}:{}:{}: not valid YAML: this `{}` is never closed; add the `{}` (promptfoo would not read it either)",
+                u.line,
+                u.column,
+                u.open,
+                u.close()
+            ));
+        }
         Error::Config(format!(
             "{shown}:{}:{}: not valid YAML: {}; fix the file (promptfoo would not read it either)",
             e.line, e.column, e.message
@@ -126,7 +135,8 @@ struct Prompt {
 struct Section {
     base_url: Option<String>,
     api_key_env: Option<String>,
-    models: Vec<String>,
+    /// Each model's entry (`"gpt-4.1"` or `{ model: ..., temperature: ... }`) and name.
+    models: Vec<(String, String)>,
 }
 
 /// A test, translated.
@@ -254,8 +264,13 @@ impl Cx {
             if !t.code.is_empty() {
                 metadata.insert("promptfoo_code".into(), J::Array(t.code.clone()));
             }
-            if let Some((rubric, threshold)) = &t.rubric {
-                metadata.insert("llm_rubric".into(), J::String(rubric.clone()));
+            if any_rubric {
+                // Every case has the key: empty, the judge's rubric renders to nothing and
+                // the judge is not asked.
+                let text = t.rubric.as_ref().map(|(r, _)| r.clone()).unwrap_or_default();
+                metadata.insert("llm_rubric".into(), J::String(text));
+            }
+            if let Some((_, threshold)) = &t.rubric {
                 case.insert(
                     "minimum_scores".into(),
                     json!({ "rubric": threshold }),
@@ -319,8 +334,8 @@ impl Cx {
                 c.push_str(&format!("  api_key_env: {k}\n"));
             }
             c.push_str("  models:\n");
-            for m in &s.models {
-                c.push_str(&format!("    - {}\n", q(m)));
+            for (entry, _) in &s.models {
+                c.push_str(&format!("    - {entry}\n"));
             }
         }
         if sections.is_empty() {
@@ -519,11 +534,11 @@ impl Cx {
             if let Some(cfg) = &config {
                 for (k, _) in cfg.entries() {
                     let key = k.str().unwrap_or_default();
-                    if !matches!(key, "apiBaseUrl" | "apiHost" | "apiKeyEnvar") {
+                    if !matches!(key, "apiBaseUrl" | "apiHost" | "apiKeyEnvar" | "temperature" | "max_tokens") {
                         self.skip_here(
                             k.line,
                             format!("provider `{id}` config `{key}`"),
-                            "provider settings other than the base URL are not carried over: set temperature, max_tokens, effort on the model entry or in defaults:",
+                            "provider settings other than the base URL, key variable, temperature and max_tokens are not carried over",
                         );
                     }
                 }
@@ -564,8 +579,21 @@ impl Cx {
                     );
                 }
             }
-            if !s.models.contains(&model) {
-                s.models.push(model.clone());
+            let setting = |k: &str| config.as_ref().and_then(|c| c.get(k)).and_then(Node::number);
+            let mut entry = q(&model);
+            let (t, m) = (setting("temperature"), setting("max_tokens"));
+            if t.is_some() || m.is_some() {
+                entry = format!("{{ model: {entry}");
+                if let Some(t) = t {
+                    entry.push_str(&format!(", temperature: {t}"));
+                }
+                if let Some(m) = m {
+                    entry.push_str(&format!(", max_tokens: {m}"));
+                }
+                entry.push_str(" }");
+            }
+            if !s.models.iter().any(|(e, _)| *e == entry) {
+                s.models.push((entry, model.clone()));
                 contenders.push(format!("{section_name}/{model}"));
             }
         }
@@ -1300,7 +1328,7 @@ fn csv(text: &str) -> std::result::Result<Vec<(usize, Vec<String>)>, (usize, Str
 }
 
 /// The judge's rubric: promptfoo's llm-rubric, on a 0..1 scale.
-const RUBRIC: &str = "You are grading output according to a user-specified rubric. If the statement in the rubric is true, the output passes the test.\n\n<Output>\n{{ output }}\n</Output>\n<Rubric>\n{{ metadata.llm_rubric }}\n</Rubric>\n\nScore 1 when the output meets the rubric, 0 when it does not, or in between for a partial match.\n";
+const RUBRIC: &str = "{% if metadata.llm_rubric %}You are grading output according to a user-specified rubric. If the statement in the rubric is true, the output passes the test.\n\n<Output>\n{{ output }}\n</Output>\n<Rubric>\n{{ metadata.llm_rubric }}\n</Rubric>\n\nScore 1 when the output meets the rubric, 0 when it does not, or in between for a partial match.\n{% endif %}";
 
 /// The exec scorer for promptfoo's code assertions (`javascript` through node, `python`
 /// in process, `contains-json`), by promptfoo's rules: a boolean passes or fails; a number

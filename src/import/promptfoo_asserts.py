@@ -98,7 +98,8 @@ def main():
         case, reply = req["case"], req["reply"]
         code = (case.get("metadata") or {}).get("promptfoo_code") or []
         if not code:
-            print(json.dumps({"id": req["id"], "metrics": {"code": None}}), flush=True)
+            # Nothing to check: the metric does not apply (the value is the protocol's).
+            print(json.dumps({"id": req["id"], "value": 1.0, "metrics": {"code": None}}), flush=True)
             continue
         out = reply.get("output")
         output = out if isinstance(out, str) else (reply.get("raw") or json.dumps(out))

@@ -34,6 +34,7 @@ mod gate;
 mod gateway_edges;
 mod help;
 mod history;
+mod import;
 mod interrupts;
 mod judge;
 mod layers;
