@@ -38,7 +38,11 @@ pub(crate) fn run(command: &ImportCommand, out: &Out) -> Result<i32> {
         "wrote {target_shown}/: {} from {shown}, {} for {}",
         llm_evals::text::plural(suite.tests, "case", "cases"),
         llm_evals::text::plural(suite.contenders.len(), "contender", "contenders"),
-        if suite.contenders.is_empty() { "none translated".to_string() } else { suite.contenders.join(", ") },
+        if suite.contenders.is_empty() {
+            "none translated".to_string()
+        } else {
+            suite.contenders.join(", ")
+        },
     ));
     if suite.untranslated.is_empty() {
         out.line("every part of the config was translated");

@@ -20,13 +20,19 @@ pub fn write(suite: &Imported, dir: &Path, force: bool, shown: &str) -> Result<(
     let config = dir.join(".llm-evals.config.yml");
     let exists = dir.exists();
     if exists && !force {
-        let what = if config.exists() { "a suite" } else { "a folder" };
+        let what = if config.exists() {
+            "a suite"
+        } else {
+            "a folder"
+        };
         return Err(Error::Usage(format!(
             "{shown}: already holds {what}; `evals import` never overwrites one: give another folder (-o DIR), or --force to replace it"
         )));
     }
     if exists && !dir.is_dir() {
-        return Err(Error::Usage(format!("{shown}: is a file, not a folder: give another -o DIR")));
+        return Err(Error::Usage(format!(
+            "{shown}: is a file, not a folder: give another -o DIR"
+        )));
     }
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

@@ -149,7 +149,9 @@ pub fn parse(text: &str, max_nodes: usize) -> Result<Option<Node>, SyntaxError> 
     let too_big = |line| SyntaxError {
         line,
         column: 1,
-        message: format!("the YAML expands past {max_nodes} nodes (aliases that repeat each other?)"),
+        message: format!(
+            "the YAML expands past {max_nodes} nodes (aliases that repeat each other?)"
+        ),
     };
     for next in Parser::new_from_str(text) {
         let (event, span) = next.map_err(|e| SyntaxError {
@@ -183,11 +185,25 @@ pub fn parse(text: &str, max_nodes: usize) -> Result<Option<Node>, SyntaxError> 
                 Some((node, 0))
             }
             Event::SequenceStart(_, anchor, _) => {
-                stack.push((Node { line, value: Value::Seq(Vec::new()) }, anchor, None));
+                stack.push((
+                    Node {
+                        line,
+                        value: Value::Seq(Vec::new()),
+                    },
+                    anchor,
+                    None,
+                ));
                 None
             }
             Event::MappingStart(_, anchor, _) => {
-                stack.push((Node { line, value: Value::Map(Vec::new()) }, anchor, None));
+                stack.push((
+                    Node {
+                        line,
+                        value: Value::Map(Vec::new()),
+                    },
+                    anchor,
+                    None,
+                ));
                 None
             }
             Event::SequenceEnd | Event::MappingEnd => {
@@ -243,9 +259,12 @@ mod tests {
 
     #[test]
     fn nodes_keep_their_lines_and_aliases_resolve() {
-        let doc = parse("a: 1\nb:\n  - &x {k: v}\n  - *x\nc: 'null'\nd: null\n", 1000)
-            .unwrap()
-            .unwrap();
+        let doc = parse(
+            "a: 1\nb:\n  - &x {k: v}\n  - *x\nc: 'null'\nd: null\n",
+            1000,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(doc.get("a").unwrap().line, 1);
         let b = doc.get("b").unwrap();
         assert_eq!(b.items().len(), 2);

@@ -49,7 +49,11 @@ pub struct Untranslated {
 
 impl std::fmt::Display for Untranslated {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {}: {}", self.file, self.line, self.what, self.why)
+        write!(
+            f,
+            "{}:{}: {}: {}",
+            self.file, self.line, self.what, self.why
+        )
     }
 }
 
@@ -213,7 +217,9 @@ impl Cx {
             let key = k.str().unwrap_or_default();
             if !KNOWN.contains(&key) {
                 let why = match key {
-                    "outputPath" => "evals writes its reports with -o/--format and `results:`; no key of the suite writes them",
+                    "outputPath" => {
+                        "evals writes its reports with -o/--format and `results:`; no key of the suite writes them"
+                    }
                     "scenarios" => "no equivalent: write each scenario's tests as cases",
                     "env" => "evals reads keys from the environment or the config's env_files",
                     _ => "no equivalent in an evals suite",
@@ -221,7 +227,10 @@ impl Cx {
                 self.skip_here(k.line, format!("top-level key `{key}`"), why);
             }
         }
-        let description = root.get("description").and_then(Node::str).map(str::to_string);
+        let description = root
+            .get("description")
+            .and_then(Node::str)
+            .map(str::to_string);
         let prompts = self.prompts(root.get("prompts"))?;
         let (sections, contenders) = self.providers(root.get("providers"));
         let default = root.get("defaultTest").cloned();
@@ -267,14 +276,15 @@ impl Cx {
             if any_rubric {
                 // Every case has the key: empty, the judge's rubric renders to nothing and
                 // the judge is not asked.
-                let text = t.rubric.as_ref().map(|(r, _)| r.clone()).unwrap_or_default();
+                let text = t
+                    .rubric
+                    .as_ref()
+                    .map(|(r, _)| r.clone())
+                    .unwrap_or_default();
                 metadata.insert("llm_rubric".into(), J::String(text));
             }
             if let Some((_, threshold)) = &t.rubric {
-                case.insert(
-                    "minimum_scores".into(),
-                    json!({ "rubric": threshold }),
-                );
+                case.insert("minimum_scores".into(), json!({ "rubric": threshold }));
             }
             if !metadata.is_empty() {
                 case.insert("metadata".into(), J::Object(metadata));
@@ -307,7 +317,9 @@ impl Cx {
             c.push_str(&format!("description: {}\n", q(d)));
         }
         c.push_str("version: 1\nrequest_types: [prompt]\n\n");
-        c.push_str(&format!("adapter:\n  kind: prompt\n  user: {USER_FILE}\n\n"));
+        c.push_str(&format!(
+            "adapter:\n  kind: prompt\n  user: {USER_FILE}\n\n"
+        ));
         c.push_str("scorer:\n  - kind: assertions\n");
         if any_code {
             files.insert(ASSERT_SCRIPT.to_string(), SCRIPT.to_string());
@@ -362,7 +374,11 @@ impl Cx {
         sections: &BTreeMap<String, Section>,
     ) -> (String, String) {
         let id = given
-            .and_then(|g| g.str().map(str::to_string).or_else(|| g.get("id").and_then(Node::str).map(str::to_string)))
+            .and_then(|g| {
+                g.str()
+                    .map(str::to_string)
+                    .or_else(|| g.get("id").and_then(Node::str).map(str::to_string))
+            })
             .unwrap_or_else(|| DEFAULT_GRADER.to_string());
         match native(&id) {
             Some((section, model)) => (section.to_string(), model),
@@ -390,7 +406,10 @@ impl Cx {
         } else {
             n.push_str("## Not translated\n\n");
             for u in &self.untranslated {
-                n.push_str(&format!("- `{}:{}`: {}: {}\n", u.file, u.line, u.what, u.why));
+                n.push_str(&format!(
+                    "- `{}:{}`: {}: {}\n",
+                    u.file, u.line, u.what, u.why
+                ));
             }
         }
         n
@@ -426,16 +445,34 @@ impl Cx {
         for item in &items {
             let (raw, label) = if let Some(s) = item.str() {
                 (s.to_string(), None)
-            } else if let Some(raw) = item.get("raw").or_else(|| item.get("id")).and_then(Node::str) {
-                (raw.to_string(), item.get("label").and_then(Node::str).map(str::to_string))
+            } else if let Some(raw) = item
+                .get("raw")
+                .or_else(|| item.get("id"))
+                .and_then(Node::str)
+            {
+                (
+                    raw.to_string(),
+                    item.get("label").and_then(Node::str).map(str::to_string),
+                )
             } else {
-                self.skip_here(item.line, "prompt", "not a string, `file://` reference or {raw|id, label}");
+                self.skip_here(
+                    item.line,
+                    "prompt",
+                    "not a string, `file://` reference or {raw|id, label}",
+                );
                 continue;
             };
             if let Some(r) = raw.strip_prefix("file://") {
-                let ext = Path::new(r).extension().and_then(|e| e.to_str()).unwrap_or("");
+                let ext = Path::new(r)
+                    .extension()
+                    .and_then(|e| e.to_str())
+                    .unwrap_or("");
                 if r.contains('*') {
-                    self.skip_here(item.line, format!("prompt `{raw}`"), "a glob of prompt files: list the files one by one");
+                    self.skip_here(
+                        item.line,
+                        format!("prompt `{raw}`"),
+                        "a glob of prompt files: list the files one by one",
+                    );
                     continue;
                 }
                 match ext {
@@ -501,10 +538,18 @@ impl Cx {
         let mut sections: BTreeMap<String, Section> = BTreeMap::new();
         let mut contenders = Vec::new();
         let Some(node) = node else {
-            self.skip_here(1, "providers", "the config names no provider: add a section to the suite");
+            self.skip_here(
+                1,
+                "providers",
+                "the config names no provider: add a section to the suite",
+            );
             return (sections, contenders);
         };
-        let items: Vec<Node> = if node.is_seq() { node.items().to_vec() } else { vec![node.clone()] };
+        let items: Vec<Node> = if node.is_seq() {
+            node.items().to_vec()
+        } else {
+            vec![node.clone()]
+        };
         for item in &items {
             // `- openai:gpt-4`, `- {id: ..., config: ...}`, `- openai:gpt-4: {config: ...}`.
             let (id, config, label) = if let Some(s) = item.str() {
@@ -534,7 +579,10 @@ impl Cx {
             if let Some(cfg) = &config {
                 for (k, _) in cfg.entries() {
                     let key = k.str().unwrap_or_default();
-                    if !matches!(key, "apiBaseUrl" | "apiHost" | "apiKeyEnvar" | "temperature" | "max_tokens") {
+                    if !matches!(
+                        key,
+                        "apiBaseUrl" | "apiHost" | "apiKeyEnvar" | "temperature" | "max_tokens"
+                    ) {
                         self.skip_here(
                             k.line,
                             format!("provider `{id}` config `{key}`"),
@@ -544,7 +592,10 @@ impl Cx {
                 }
             }
             let Some((kind, model)) = native(&id) else {
-                let why = if id.starts_with("exec:") || id.starts_with("python:") || id.starts_with("file://") {
+                let why = if id.starts_with("exec:")
+                    || id.starts_with("python:")
+                    || id.starts_with("file://")
+                {
                     "a script provider: write an exec adapter (docs/src/adapters.md) that runs it"
                 } else {
                     "no provider of that kind in evals (openai, anthropic, google/vertex and OpenAI-compatible ones translate)"
@@ -554,10 +605,16 @@ impl Cx {
             };
             let section_name = match &base_url {
                 Some(_) if kind == "openai" => {
-                    let base = label.as_deref().map(slug).filter(|s| !s.is_empty()).unwrap_or_else(|| "compatible".into());
+                    let base = label
+                        .as_deref()
+                        .map(slug)
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or_else(|| "compatible".into());
                     let mut name = base.clone();
                     let mut n = 2;
-                    while sections.get(&name).is_some_and(|s| s.base_url != base_url) || is_native_section(&name) {
+                    while sections.get(&name).is_some_and(|s| s.base_url != base_url)
+                        || is_native_section(&name)
+                    {
                         name = format!("{base}-{n}");
                         n += 1;
                     }
@@ -579,7 +636,12 @@ impl Cx {
                     );
                 }
             }
-            let setting = |k: &str| config.as_ref().and_then(|c| c.get(k)).and_then(Node::number);
+            let setting = |k: &str| {
+                config
+                    .as_ref()
+                    .and_then(|c| c.get(k))
+                    .and_then(Node::number)
+            };
             let mut entry = q(&model);
             let (t, m) = (setting("temperature"), setting("max_tokens"));
             if t.is_some() || m.is_some() {
@@ -620,16 +682,30 @@ impl Cx {
                     "options" => {
                         for (ok, _) in d.get("options").map(Node::entries).unwrap_or_default() {
                             if ok.str() != Some("provider") {
-                                self.skip_here(ok.line, format!("defaultTest.options.{}", ok.str().unwrap_or_default()), "no equivalent option in evals");
+                                self.skip_here(
+                                    ok.line,
+                                    format!("defaultTest.options.{}", ok.str().unwrap_or_default()),
+                                    "no equivalent option in evals",
+                                );
                             }
                         }
                     }
-                    _ => self.skip_here(k.line, format!("defaultTest.{key}"), "no equivalent in an evals suite"),
+                    _ => self.skip_here(
+                        k.line,
+                        format!("defaultTest.{key}"),
+                        "no equivalent in an evals suite",
+                    ),
                 }
             }
         }
         let Some(node) = node else {
-            return Ok(vec![self.test_from(None, default_vars, default_asserts, &self.shown.clone(), 1)]);
+            return Ok(vec![self.test_from(
+                None,
+                default_vars,
+                default_asserts,
+                &self.shown.clone(),
+                1,
+            )]);
         };
         // The tests' rows: (vars, asserts, description, file, line).
         let mut out = Vec::new();
@@ -645,14 +721,19 @@ impl Cx {
                     for t in self.tests_file(r, src.line)? {
                         let merged = merge(&default_vars, &t.vars);
                         let mut asserts = clone_asserts(&default_asserts);
-                        let (file, line, description, extra) = (t.file.clone(), t.line, t.description.clone(), t.asserts);
+                        let (file, line, description, extra) =
+                            (t.file.clone(), t.line, t.description.clone(), t.asserts);
                         asserts.extend(extra);
                         let mut test = self.test_from(description, merged, asserts, &file, line);
                         test.metadata.extend(t.metadata);
                         out.push(test);
                     }
                 } else {
-                    self.skip_here(src.line, format!("tests `{r}`"), "a test list is `file://` CSV, YAML or JSON, or inline mappings");
+                    self.skip_here(
+                        src.line,
+                        format!("tests `{r}`"),
+                        "a test list is `file://` CSV, YAML or JSON, or inline mappings",
+                    );
                 }
                 continue;
             }
@@ -694,7 +775,10 @@ impl Cx {
                 _ => self.skip(file, k.line, format!("test key `{key}`"), "no equivalent in an evals case"),
             }
         }
-        let description = src.get("description").and_then(Node::str).map(str::to_string);
+        let description = src
+            .get("description")
+            .and_then(Node::str)
+            .map(str::to_string);
         let mut t = self.test_from(description, vars, asserts, file, src.line);
         if let Some(J::Object(m)) = src.get("metadata").map(Node::to_json) {
             t.metadata.extend(m);
@@ -705,18 +789,22 @@ impl Cx {
     /// A test's vars: a mapping (a `file://` value read as the file's text) or a
     /// `file://` reference to a YAML/JSON mapping.
     fn vars(&mut self, node: &Node) -> Result<Map<String, J>> {
-        if let Some(r) = node.str() {
-            if r.starts_with("file://") {
-                let (text, shown) = self.read(r)?;
-                let doc = parse_yaml(&text, &shown)?;
-                return Ok(match doc.map(|d| d.to_json()) {
-                    Some(J::Object(m)) => m,
-                    _ => {
-                        self.skip_here(node.line, format!("vars `{r}`"), "not a mapping of variables");
-                        Map::new()
-                    }
-                });
-            }
+        if let Some(r) = node.str()
+            && r.starts_with("file://")
+        {
+            let (text, shown) = self.read(r)?;
+            let doc = parse_yaml(&text, &shown)?;
+            return Ok(match doc.map(|d| d.to_json()) {
+                Some(J::Object(m)) => m,
+                _ => {
+                    self.skip_here(
+                        node.line,
+                        format!("vars `{r}`"),
+                        "not a mapping of variables",
+                    );
+                    Map::new()
+                }
+            });
         }
         let mut out = Map::new();
         for (k, v) in node.entries() {
@@ -749,9 +837,16 @@ impl Cx {
         for a in node.items() {
             let a = match a.get("$ref").and_then(Node::str) {
                 Some(r) => match self.resolve_ref(r) {
-                    Some(n) => Node { line: a.line, value: n.value },
+                    Some(n) => Node {
+                        line: a.line,
+                        value: n.value,
+                    },
                     None => {
-                        self.skip_here(a.line, format!("assertion `$ref: {r}`"), "the reference points at nothing in the config");
+                        self.skip_here(
+                            a.line,
+                            format!("assertion `$ref: {r}`"),
+                            "the reference points at nothing in the config",
+                        );
                         continue;
                     }
                 },
@@ -797,7 +892,10 @@ impl Cx {
     /// The tests of a `file://` CSV, YAML or JSON file.
     fn tests_file(&mut self, r: &str, line: usize) -> Result<Vec<FileTest>> {
         let (text, shown) = self.read(r)?;
-        let ext = Path::new(r).extension().and_then(|e| e.to_str()).unwrap_or("");
+        let ext = Path::new(r)
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("");
         match ext {
             "csv" => self.csv_tests(&text, &shown),
             "yaml" | "yml" | "json" => {
@@ -820,10 +918,14 @@ impl Cx {
 
     fn csv_tests(&mut self, text: &str, shown: &str) -> Result<Vec<FileTest>> {
         let rows = csv(text).map_err(|(line, why)| {
-            Error::Config(format!("{shown}:{line}: not valid CSV: {why}; fix the file"))
+            Error::Config(format!(
+                "{shown}:{line}: not valid CSV: {why}; fix the file"
+            ))
         })?;
         let mut rows = rows.into_iter();
-        let Some((_, header)) = rows.next() else { return Ok(Vec::new()) };
+        let Some((_, header)) = rows.next() else {
+            return Ok(Vec::new());
+        };
         let mut out = Vec::new();
         for (line, row) in rows {
             if row.iter().all(|c| c.is_empty()) {
@@ -845,13 +947,19 @@ impl Cx {
                     t.description = Some(cell);
                 } else if let Some(key) = col.strip_prefix("__metadata:") {
                     if let Some(key) = key.strip_suffix("[]") {
-                        let items: Vec<J> = split_escaped(&cell).into_iter().map(J::String).collect();
+                        let items: Vec<J> =
+                            split_escaped(&cell).into_iter().map(J::String).collect();
                         t.metadata.insert(key.to_string(), J::Array(items));
                     } else {
                         t.metadata.insert(key.to_string(), J::String(cell));
                     }
                 } else if col.starts_with("__") {
-                    self.skip(shown, line, format!("column `{col}`"), "no equivalent in an evals case");
+                    self.skip(
+                        shown,
+                        line,
+                        format!("column `{col}`"),
+                        "no equivalent in an evals case",
+                    );
                 } else {
                     t.vars.insert(col.to_string(), J::String(cell));
                 }
@@ -896,7 +1004,12 @@ impl Cx {
             Some(J::String(s)) => match render(s, &t.vars) {
                 Ok(s) => Some(J::String(s)),
                 Err(e) => {
-                    self.skip(&a.file, a.line, what, format!("its value is a template that did not render ({e})"));
+                    self.skip(
+                        &a.file,
+                        a.line,
+                        what,
+                        format!("its value is a template that did not render ({e})"),
+                    );
                     return;
                 }
             },
@@ -905,17 +1018,28 @@ impl Cx {
         let text = value.as_ref().and_then(J::as_str).map(str::to_string);
         let strings: Option<Vec<String>> = match &value {
             Some(J::String(s)) => Some(vec![s.clone()]),
-            Some(J::Array(items)) => items.iter().map(|i| i.as_str().map(str::to_string)).collect(),
+            Some(J::Array(items)) => items
+                .iter()
+                .map(|i| i.as_str().map(str::to_string))
+                .collect(),
             _ => None,
         };
         let need = |this: &mut Self, ok: bool| {
             if !ok {
-                this.skip(&a.file, a.line, format!("assert type `{}`", a.kind), "its value is missing or not the text it needs");
+                this.skip(
+                    &a.file,
+                    a.line,
+                    format!("assert type `{}`", a.kind),
+                    "its value is missing or not the text it needs",
+                );
             }
             ok
         };
         let push = |t: &mut Test, key: &str, items: Vec<String>| {
-            let list = t.expect.entry(key.to_string()).or_insert_with(|| J::Array(Vec::new()));
+            let list = t
+                .expect
+                .entry(key.to_string())
+                .or_insert_with(|| J::Array(Vec::new()));
             if let J::Array(l) = list {
                 l.extend(items.into_iter().map(J::String));
             }
@@ -1059,13 +1183,34 @@ impl FileTest {
         };
         // Re-express the translation as assertions again, so defaultTest's go first.
         for (k, v) in t.expect {
-            f.asserts.push(Assertion { kind: format!("__expect:{k}"), value: Some(v), threshold: None, file: file.into(), line, extra: Vec::new() });
+            f.asserts.push(Assertion {
+                kind: format!("__expect:{k}"),
+                value: Some(v),
+                threshold: None,
+                file: file.into(),
+                line,
+                extra: Vec::new(),
+            });
         }
         for c in t.code {
-            f.asserts.push(Assertion { kind: "__code".into(), value: Some(c), threshold: None, file: file.into(), line, extra: Vec::new() });
+            f.asserts.push(Assertion {
+                kind: "__code".into(),
+                value: Some(c),
+                threshold: None,
+                file: file.into(),
+                line,
+                extra: Vec::new(),
+            });
         }
         if let Some((r, th)) = t.rubric {
-            f.asserts.push(Assertion { kind: "llm-rubric".into(), value: Some(J::String(r)), threshold: Some(th), file: file.into(), line, extra: Vec::new() });
+            f.asserts.push(Assertion {
+                kind: "llm-rubric".into(),
+                value: Some(J::String(r)),
+                threshold: Some(th),
+                file: file.into(),
+                line,
+                extra: Vec::new(),
+            });
         }
         f
     }
@@ -1121,7 +1266,12 @@ fn native(id: &str) -> Option<(&'static str, String)> {
     };
     let (kind, model) = match head {
         "openai" => {
-            if rest.starts_with("completion:") || rest.starts_with("embedding") || rest.starts_with("assistant:") || rest.starts_with("realtime:") || rest.starts_with("responses:") {
+            if rest.starts_with("completion:")
+                || rest.starts_with("embedding")
+                || rest.starts_with("assistant:")
+                || rest.starts_with("realtime:")
+                || rest.starts_with("responses:")
+            {
                 return None;
             }
             ("openai", strip(rest, &["chat"]))
@@ -1139,7 +1289,10 @@ fn native(id: &str) -> Option<(&'static str, String)> {
 }
 
 fn is_native_section(name: &str) -> bool {
-    matches!(name, "openai" | "anthropic" | "gemini" | "openrouter" | "fake" | "mock" | "typesafe")
+    matches!(
+        name,
+        "openai" | "anthropic" | "gemini" | "openrouter" | "fake" | "mock" | "typesafe"
+    )
 }
 
 /// A `.txt` prompt file's prompts: separated by lines of `---`.
@@ -1169,7 +1322,11 @@ fn user_template(prompts: &[Prompt]) -> String {
     let mut t = String::new();
     for (i, p) in prompts.iter().enumerate() {
         let kw = if i == 0 { "if" } else { "elif" };
-        t.push_str(&format!("{{% {kw} case.dataset == {} %}}{}", q(&p.dataset), p.text));
+        t.push_str(&format!(
+            "{{% {kw} case.dataset == {} %}}{}",
+            q(&p.dataset),
+            p.text
+        ));
     }
     t.push_str("{% endif %}\n");
     t
@@ -1191,7 +1348,11 @@ fn slug(s: &str) -> String {
         }
     }
     let out = out.trim_end_matches('-');
-    out.chars().take(60).collect::<String>().trim_end_matches('-').to_string()
+    out.chars()
+        .take(60)
+        .collect::<String>()
+        .trim_end_matches('-')
+        .to_string()
 }
 
 /// An assertion's value rendered with the test's vars, as promptfoo does (Nunjucks).
@@ -1201,7 +1362,8 @@ fn render(text: &str, vars: &Map<String, J>) -> std::result::Result<String, Stri
     }
     let mut env = minijinja::Environment::new();
     env.set_keep_trailing_newline(true);
-    env.render_str(text, J::Object(vars.clone())).map_err(|e| e.to_string())
+    env.render_str(text, J::Object(vars.clone()))
+        .map_err(|e| e.to_string())
 }
 
 /// promptfoo's `assertionFromString`: a CSV `__expected` cell as an assertion.
@@ -1214,7 +1376,12 @@ fn from_string(cell: &str, file: &str, line: usize) -> Assertion {
         line,
         extra: Vec::new(),
     };
-    for (prefix, kind) in [("javascript:", "javascript"), ("fn:", "javascript"), ("eval:", "javascript"), ("python:", "python")] {
+    for (prefix, kind) in [
+        ("javascript:", "javascript"),
+        ("fn:", "javascript"),
+        ("eval:", "javascript"),
+        ("python:", "python"),
+    ] {
         if let Some(rest) = cell.strip_prefix(prefix) {
             return mk(kind, Some(J::String(rest.trim().to_string())), None);
         }
@@ -1226,15 +1393,48 @@ fn from_string(cell: &str, file: &str, line: usize) -> Assertion {
     }
     // `(not-)?type(threshold)?(:value)?`
     static TYPES: &[&str] = &[
-        "equals", "contains-any", "contains-all", "icontains-any", "icontains-all", "contains-json", "is-json",
-        "regex", "icontains", "contains", "starts-with", "similar", "levenshtein", "rouge-n", "webhook",
-        "answer-relevance", "context-faithfulness", "factuality", "model-graded-closedqa", "cost", "latency",
-        "perplexity", "is-valid-openai-function-call", "is-valid-openai-tools-call", "is-sql", "is-xml", "contains-xml",
-        "contains-sql", "g-eval", "moderation", "classifier", "bleu", "meteor", "word-count",
+        "equals",
+        "contains-any",
+        "contains-all",
+        "icontains-any",
+        "icontains-all",
+        "contains-json",
+        "is-json",
+        "regex",
+        "icontains",
+        "contains",
+        "starts-with",
+        "similar",
+        "levenshtein",
+        "rouge-n",
+        "webhook",
+        "answer-relevance",
+        "context-faithfulness",
+        "factuality",
+        "model-graded-closedqa",
+        "cost",
+        "latency",
+        "perplexity",
+        "is-valid-openai-function-call",
+        "is-valid-openai-tools-call",
+        "is-sql",
+        "is-xml",
+        "contains-xml",
+        "contains-sql",
+        "g-eval",
+        "moderation",
+        "classifier",
+        "bleu",
+        "meteor",
+        "word-count",
     ];
     let re = regex::Regex::new(&format!(
         r"^(not-)?({})(?:\((\d+(?:\.\d+)?)\))?(?::([\s\S]*))?$",
-        TYPES.iter().map(|t| regex::escape(t)).collect::<Vec<_>>().join("|")
+        TYPES
+            .iter()
+            .map(|t| regex::escape(t))
+            .collect::<Vec<_>>()
+            .join("|")
     ))
     .expect("a fixed pattern");
     if let Some(m) = re.captures(cell) {
@@ -1243,7 +1443,11 @@ fn from_string(cell: &str, file: &str, line: usize) -> Assertion {
         let value = m.get(4).map(|v| v.as_str());
         let value = match &m[2] {
             "contains-any" | "contains-all" | "icontains-any" | "icontains-all" => value.map(|v| {
-                J::Array(v.split(',').map(|s| J::String(s.trim().to_string())).collect())
+                J::Array(
+                    v.split(',')
+                        .map(|s| J::String(s.trim().to_string()))
+                        .collect(),
+                )
             }),
             _ => value.map(|v| J::String(v.trim().to_string())),
         };
@@ -1272,7 +1476,10 @@ fn split_escaped(cell: &str) -> Vec<String> {
 }
 
 /// RFC 4180 CSV: rows with the 1-based line each starts on.
-fn csv(text: &str) -> std::result::Result<Vec<(usize, Vec<String>)>, (usize, String)> {
+/// CSV rows, each with the line it starts on.
+type Rows = Vec<(usize, Vec<String>)>;
+
+fn csv(text: &str) -> std::result::Result<Rows, (usize, String)> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut rows = Vec::new();
     let mut row = Vec::new();

@@ -18,7 +18,9 @@ const KEY: &str = "sk-dummy-import-test-0000000000";
 
 fn fixture(name: &str) -> Project {
     let p = Project::new();
-    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/promptfoo").join(name);
+    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/promptfoo")
+        .join(name);
     copy_tree(&from, p.path(), &[]);
     p
 }
@@ -84,7 +86,10 @@ fn import_and_run(p: &Project, s: &Server) -> BTreeMap<(String, String), bool> {
         for c in e["cases"].as_array().unwrap() {
             assert!(c["error"].is_null(), "{c}");
             out.insert(
-                (e["dataset"].as_str().unwrap().to_string(), c["case"].as_str().unwrap().to_string()),
+                (
+                    e["dataset"].as_str().unwrap().to_string(),
+                    c["case"].as_str().unwrap().to_string(),
+                ),
                 c["passed"].as_bool().unwrap(),
             );
         }
@@ -93,7 +98,9 @@ fn import_and_run(p: &Project, s: &Server) -> BTreeMap<(String, String), bool> {
 }
 
 fn expected(rows: &[(&str, &str, bool)]) -> BTreeMap<(String, String), bool> {
-    rows.iter().map(|(d, c, p)| ((d.to_string(), c.to_string()), *p)).collect()
+    rows.iter()
+        .map(|(d, c, p)| ((d.to_string(), c.to_string()), *p))
+        .collect()
 }
 
 #[test]
@@ -108,12 +115,28 @@ fn simple_test_imports_and_each_test_passes_or_fails_as_promptfoo_says() {
     answer(&s, &format!("{p2}Yes"), "yarr");
     answer(&s, &format!("{p1}I'm hungry"), "I be starving");
     answer(&s, &format!("{p2}I'm hungry"), "Me belly wants GRUB");
-    answer(&s, &format!("{p1}Output the story"), r#"{"life": "at sea"}"#);
-    answer(&s, &format!("{p2}Output the story"), r#"Here it be: {"life": "at sea"}"#);
+    answer(
+        &s,
+        &format!("{p1}Output the story"),
+        r#"{"life": "at sea"}"#,
+    );
+    answer(
+        &s,
+        &format!("{p2}Output the story"),
+        r#"Here it be: {"life": "at sea"}"#,
+    );
     answer(&s, &format!("{p1}Hello world"), "Ahoy, world!");
     answer(&s, &format!("{p2}Hello world"), &long);
-    answer(&s, &format!("{p1}The quick brown fox"), "Arrr, the quick brown fox leaps the lazy hound");
-    answer(&s, &format!("{p2}The quick brown fox"), "Arrr, a fox jumped");
+    answer(
+        &s,
+        &format!("{p1}The quick brown fox"),
+        "Arrr, the quick brown fox leaps the lazy hound",
+    );
+    answer(
+        &s,
+        &format!("{p2}The quick brown fox"),
+        "Arrr, a fox jumped",
+    );
     grade(&s, "the quick brown fox leaps", 1.0);
     grade(&s, "a fox jumped", 0.0);
     let p = fixture("simple-test");
@@ -153,10 +176,22 @@ fn eval_self_grading_applies_default_test_to_every_test() {
     let p1 = "Answer this user's question: ";
     let p2 = "Answer this user's question concisely: ";
     let rambling = format!("Happy to help, Bob! {}", "We have many shoes. ".repeat(60));
-    answer(&s, &format!("{p1}Bob"), "Sure Bob, use the search bar at the top.");
-    answer(&s, &format!("{p1}Jane"), "As an AI assistant I cannot see promotions.");
+    answer(
+        &s,
+        &format!("{p1}Bob"),
+        "Sure Bob, use the search bar at the top.",
+    );
+    answer(
+        &s,
+        &format!("{p1}Jane"),
+        "As an AI assistant I cannot see promotions.",
+    );
     answer(&s, &format!("{p2}Bob"), &rambling);
-    answer(&s, &format!("{p2}Jane"), "Yes Jane: 20% off boots this week!");
+    answer(
+        &s,
+        &format!("{p2}Jane"),
+        "Yes Jane: 20% off boots this week!",
+    );
     grade(&s, "use the search bar", 1.0);
     grade(&s, "As an AI assistant", 0.0);
     grade(&s, "We have many shoes", 1.0);
@@ -179,9 +214,21 @@ fn eval_self_grading_applies_default_test_to_every_test() {
 #[test]
 fn csv_metadata_reads_its_tests_csv_and_contains_is_case_sensitive() {
     let s = Server::start();
-    answer(&s, "Tell me about machine learning", "Each algorithm learns from data.");
-    answer(&s, "Tell me about quantum physics", "Quantum physics studies the very small.");
-    answer(&s, "Tell me about climate change", "Rising temperature everywhere, maybe.");
+    answer(
+        &s,
+        "Tell me about machine learning",
+        "Each algorithm learns from data.",
+    );
+    answer(
+        &s,
+        "Tell me about quantum physics",
+        "Quantum physics studies the very small.",
+    );
+    answer(
+        &s,
+        "Tell me about climate change",
+        "Rising temperature everywhere, maybe.",
+    );
     grade(&s, "Each algorithm learns", 1.0);
     grade(&s, "Quantum physics studies", 1.0);
     grade(&s, "Rising temperature", 0.0);
@@ -200,11 +247,20 @@ fn csv_metadata_reads_its_tests_csv_and_contains_is_case_sensitive() {
     let cases = p.read("evals/datasets/tests/cases.jsonl");
     let second: Value = serde_json::from_str(cases.lines().nth(1).unwrap()).unwrap();
     assert_eq!(second["metadata"]["category"], json!("science"));
-    assert_eq!(second["metadata"]["tags"], json!(["physics", "advanced,theory", "quantum"]));
-    assert_eq!(second["metadata"]["llm_rubric"], json!("Does this describe quantum physics accurately"));
+    assert_eq!(
+        second["metadata"]["tags"],
+        json!(["physics", "advanced,theory", "quantum"])
+    );
+    assert_eq!(
+        second["metadata"]["llm_rubric"],
+        json!("Does this describe quantum physics accurately")
+    );
     assert_eq!(second["expect"], json!({"contains": ["quantum"]}));
     let config = p.read("evals/.llm-evals.config.yml");
-    assert!(config.contains("- { model: \"gpt-4.1\", temperature: 0.7 }"), "{config}");
+    assert!(
+        config.contains("- { model: \"gpt-4.1\", temperature: 0.7 }"),
+        "{config}"
+    );
 }
 
 #[test]
@@ -215,7 +271,15 @@ fn what_cannot_be_translated_is_listed_with_file_and_line() {
             "prompts:\n  - 'Say {{word}}'\nproviders:\n  - openai:chat:gpt-4o-mini\n  - id: openai:chat:local-model\n    label: Local\n    config:\n      apiBaseUrl: http://127.0.0.1:9/v1\n  - bedrock:anthropic.claude-v2\n  - 'exec: python run.py'\ntests:\n  - vars: { word: hi }\n    assert:\n      - type: contains\n        value: hi\n      - type: levenshtein\n        value: hi\n        threshold: 2\n      - type: cost\n        threshold: 0.01\n  - vars: file://more.yaml\n    threshold: 0.5\n    assert:\n      - type: not-icontains\n        value: bye\nsharing: false\n",
         )
         .file("pf/more.yaml", "word: hello\n");
-    let done = p.evals(&["import", "promptfoo", "pf/promptfooconfig.yaml", "-o", "pf/evals"]).ok();
+    let done = p
+        .evals(&[
+            "import",
+            "promptfoo",
+            "pf/promptfooconfig.yaml",
+            "-o",
+            "pf/evals",
+        ])
+        .ok();
     let listed: Vec<&str> = done
         .stderr
         .lines()
@@ -237,13 +301,19 @@ fn what_cannot_be_translated_is_listed_with_file_and_line() {
     done.stdout_has("7 parts not translated");
     // The same list in the suite's IMPORTED.md; the OpenAI-compatible provider is a section.
     let notes = p.read("pf/evals/IMPORTED.md");
-    assert!(notes.contains("- `pf/promptfooconfig.yaml:16`: assert type `levenshtein`"), "{notes}");
+    assert!(
+        notes.contains("- `pf/promptfooconfig.yaml:16`: assert type `levenshtein`"),
+        "{notes}"
+    );
     let config = p.read("pf/evals/.llm-evals.config.yml");
     assert!(
         config.contains("local:\n  base_url: \"http://127.0.0.1:9/v1\"\n  api_key_env: OPENAI_API_KEY\n  models:\n    - \"local-model\"\n"),
         "{config}"
     );
-    assert!(config.contains("openai:\n  models:\n    - \"gpt-4o-mini\"\n"), "{config}");
+    assert!(
+        config.contains("openai:\n  models:\n    - \"gpt-4o-mini\"\n"),
+        "{config}"
+    );
     let cases = p.read("pf/evals/datasets/tests/cases.jsonl");
     assert!(cases.contains(r#""input":{"word":"hello"}"#), "{cases}");
     p.evals(&["verify"]).cwd(p.path().join("pf")).ok();
@@ -252,22 +322,34 @@ fn what_cannot_be_translated_is_listed_with_file_and_line() {
 #[test]
 fn bad_input_exits_2_naming_the_file_and_line_and_writes_nothing() {
     let p = Project::new()
-        .file("bad/promptfooconfig.yaml", "prompts:\n  - 'x'\ntests: [\n  - vars: {a: 1}\n")
-        .file("csv/promptfooconfig.yaml", "prompts: ['{{a}}']\nproviders: [openai:gpt-4o]\ntests: file://tests.csv\n")
+        .file(
+            "bad/promptfooconfig.yaml",
+            "prompts:\n  - 'x'\ntests: [\n  - vars: {a: 1}\n",
+        )
+        .file(
+            "csv/promptfooconfig.yaml",
+            "prompts: ['{{a}}']\nproviders: [openai:gpt-4o]\ntests: file://tests.csv\n",
+        )
         .file("csv/tests.csv", "a,__expected\n\"unclosed,contains:x\n");
     p.evals(&["import", "promptfoo", "missing.yaml"])
         .code(2)
         .stderr_has("missing.yaml");
-    let bad = p.evals(&["import", "promptfoo", "bad/promptfooconfig.yaml"]).code(2);
+    let bad = p
+        .evals(&["import", "promptfoo", "bad/promptfooconfig.yaml"])
+        .code(2);
     bad.stderr_has("bad/promptfooconfig.yaml:3:8: not valid YAML: this `[` is never closed");
     p.evals(&["import", "promptfoo", "csv/promptfooconfig.yaml"])
         .code(2)
         .stderr_has("csv/tests.csv:2: not valid CSV: a quoted cell is never closed");
-    p.evals(&["import", "promptfoo", "csv/promptfooconfig.yaml", "-o", "x"]).code(2);
+    p.evals(&["import", "promptfoo", "csv/promptfooconfig.yaml", "-o", "x"])
+        .code(2);
     assert!(!p.path().join("evals").exists());
     assert!(!p.path().join("x").exists());
     // A missing referenced prompt file names it.
-    p.write("ref/promptfooconfig.yaml", "prompts:\n  - file://nope.txt\n");
+    p.write(
+        "ref/promptfooconfig.yaml",
+        "prompts:\n  - file://nope.txt\n",
+    );
     p.evals(&["import", "promptfoo", "ref/promptfooconfig.yaml"])
         .code(2)
         .stderr_has("ref/nope.txt");
@@ -284,7 +366,10 @@ fn an_existing_suite_is_refused_without_force_and_replaced_whole_with_it() {
         .stderr_has("--force");
     assert_eq!(p.read("evals/.llm-evals.config.yml"), "suite: mine\n");
     p.evals(&["import", "promptfoo", "--force"]).ok();
-    assert!(p.read("evals/.llm-evals.config.yml").contains("evals import promptfoo"));
+    assert!(
+        p.read("evals/.llm-evals.config.yml")
+            .contains("evals import promptfoo")
+    );
     assert!(!p.path().join("evals/keep.txt").exists());
     let leftovers: Vec<_> = std::fs::read_dir(p.path())
         .unwrap()
