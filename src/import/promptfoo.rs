@@ -1542,3 +1542,89 @@ const RUBRIC: &str = "{% if metadata.llm_rubric %}You are grading output accordi
 /// is the score, passing above 0 (or at the assertion's threshold); an object is a grading
 /// result `{pass, score, reason}`.
 const SCRIPT: &str = include_str!("promptfoo_asserts.py");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_ids_map_to_their_native_sections() {
+        assert_eq!(
+            native("openai:gpt-4.1-mini"),
+            Some(("openai", "gpt-4.1-mini".into()))
+        );
+        assert_eq!(
+            native("openai:chat:gpt-5.2"),
+            Some(("openai", "gpt-5.2".into()))
+        );
+        assert_eq!(
+            native("anthropic:messages:claude-sonnet-4"),
+            Some(("anthropic", "claude-sonnet-4".into()))
+        );
+        assert_eq!(
+            native("vertex:gemini-2.5-pro"),
+            Some(("gemini", "gemini-2.5-pro".into()))
+        );
+        assert_eq!(native("openai:completion:davinci"), None);
+        assert_eq!(native("exec: python run.py"), None);
+        assert_eq!(native("bedrock:x"), None);
+    }
+
+    #[test]
+    fn csv_cells_keep_quotes_commas_and_newlines_and_rows_their_lines() {
+        let rows = csv("a,b\n\"x, \"\"y\"\"\",\"two\nlines\"\nlast,row").unwrap();
+        assert_eq!(
+            rows,
+            vec![
+                (1, vec!["a".to_string(), "b".into()]),
+                (2, vec!["x, \"y\"".to_string(), "two\nlines".into()]),
+                (4, vec!["last".to_string(), "row".into()]),
+            ]
+        );
+        assert_eq!(csv("a\n\"open\n").unwrap_err().0, 2);
+        assert_eq!(split_escaped("a, b\\,c ,"), ["a", "b,c"]);
+    }
+
+    #[test]
+    fn expected_cells_read_as_promptfoo_reads_them() {
+        let a = from_string("contains: algorithm", "t.csv", 2);
+        assert_eq!(
+            (a.kind.as_str(), a.value),
+            ("contains", Some(json!("algorithm")))
+        );
+        let a = from_string("llm-rubric: is kind", "t.csv", 2);
+        assert_eq!(
+            (a.kind.as_str(), a.value),
+            ("llm-rubric", Some(json!(" is kind")))
+        );
+        let a = from_string("not-icontains-any:a, b", "t.csv", 2);
+        assert_eq!(a.kind, "not-icontains-any");
+        assert_eq!(a.value, Some(json!(["a", "b"])));
+        let a = from_string("similar(0.9):hello", "t.csv", 2);
+        assert_eq!((a.kind.as_str(), a.threshold), ("similar", Some(0.9)));
+        let a = from_string("fn:output.length > 3", "t.csv", 2);
+        assert_eq!(a.kind, "javascript");
+        let a = from_string("Paris", "t.csv", 2);
+        assert_eq!((a.kind.as_str(), a.value), ("equals", Some(json!("Paris"))));
+    }
+
+    #[test]
+    fn a_txt_prompt_file_splits_on_dash_lines_and_prompts_choose_by_dataset() {
+        assert_eq!(split_prompts("one {{a}}\n---\ntwo\n"), ["one {{a}}", "two"]);
+        let t = user_template(&[
+            Prompt {
+                dataset: "prompt-1".into(),
+                text: "one".into(),
+            },
+            Prompt {
+                dataset: "prompt-2".into(),
+                text: "two".into(),
+            },
+        ]);
+        assert_eq!(
+            t,
+            "{% if case.dataset == \"prompt-1\" %}one{% elif case.dataset == \"prompt-2\" %}two{% endif %}\n"
+        );
+        assert_eq!(slug("Check for exact match!"), "check-for-exact-match");
+    }
+}
