@@ -22,13 +22,7 @@ pub(crate) fn run(command: &ImportCommand, out: &Out) -> Result<i32> {
     let shown = display_path(&source, &cwd);
     let target = cwd.join(dir);
     let target_shown = display_path(&target, &cwd);
-    // The exec scorer runs from the project folder (the suite folder's parent): its
-    // command names the suite folder.
-    let suite_dir = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "evals".into());
-    let suite = promptfoo::import(&source, &shown, &suite_dir)?;
+    let suite = promptfoo::import(&source, &shown, &target)?;
     import::write(&suite, &target, *force, &target_shown)?;
     for u in &suite.untranslated {
         out.warn(&format!("not translated: {u}"));

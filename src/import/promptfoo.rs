@@ -25,6 +25,9 @@ const MAX_NODES: usize = 200_000;
 
 /// The exec scorer written when a test uses code assertions.
 pub const ASSERT_SCRIPT: &str = "promptfoo_asserts.py";
+/// The exec adapter's worker for a script provider, and its settings.
+pub const SCRIPT_PROVIDER: &str = "promptfoo_provider.py";
+const SCRIPT_PROVIDER_CONFIG: &str = "promptfoo_provider.json";
 /// The judge's rubric template, beside the config.
 const RUBRIC_FILE: &str = "prompts/rubric.md";
 /// The user template, beside the config.
@@ -71,10 +74,15 @@ pub struct Imported {
 }
 
 /// Reads the promptfoo config at `config` (`shown`: its name in messages) into a suite.
-/// `suite_dir` is where the suite will be written, relative to its project folder (its
-/// parent; `evals` by default): the exec scorer's command names it. A missing or
+/// `target` is the suite folder to be written (`evals` by default); the exec scorer and
+/// adapter run from its parent, the project folder, and their commands name it. A missing or
 /// unreadable file, or YAML that does not parse, is an error naming it (and the line).
-pub fn import(config: &Path, shown: &str, suite_dir: &str) -> Result<Imported> {
+pub fn import(config: &Path, shown: &str, target: &Path) -> Result<Imported> {
+    let suite_dir = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "evals".into());
+    let project = target.parent().map(Path::to_path_buf).unwrap_or_default();
     let text = crate::fs::read_regular_text(config, shown, MAX_FILE_BYTES)?;
     let root = parse_yaml(&text, shown)?.unwrap_or(Node {
         line: 1,
@@ -98,8 +106,9 @@ pub fn import(config: &Path, shown: &str, suite_dir: &str) -> Result<Imported> {
         shown: shown.to_string(),
         root: root.clone(),
         untranslated: Vec::new(),
+        scripts: Vec::new(),
     };
-    cx.run(&root, suite_dir)
+    cx.run(&root, &suite_dir, &project)
 }
 
 fn parse_yaml(text: &str, shown: &str) -> Result<Option<Node>> {
@@ -172,6 +181,8 @@ struct Cx {
     shown: String,
     root: Node,
     untranslated: Vec<Untranslated>,
+    /// Script providers (`exec:`, `python:`, `file://x.py`): id, line, config.
+    scripts: Vec<(String, usize, J)>,
 }
 
 impl Cx {
@@ -204,7 +215,7 @@ impl Cx {
         Ok((text, shown))
     }
 
-    fn run(&mut self, root: &Node, suite_dir: &str) -> Result<Imported> {
+    fn run(&mut self, root: &Node, suite_dir: &str, project: &Path) -> Result<Imported> {
         const KNOWN: &[&str] = &[
             "description",
             "prompts",
@@ -232,7 +243,26 @@ impl Cx {
             .and_then(Node::str)
             .map(str::to_string);
         let prompts = self.prompts(root.get("prompts"))?;
-        let (sections, contenders) = self.providers(root.get("providers"));
+        let (sections, mut contenders) = self.providers(root.get("providers"));
+        let scripts = std::mem::take(&mut self.scripts);
+        let mut script: Option<(String, J)> = None;
+        for (id, line, cfg) in scripts {
+            if !sections.is_empty() {
+                self.skip_here(
+                    line,
+                    format!("provider `{id}`"),
+                    "a script provider beside model providers: a suite has one adapter; import the script from a config of its own (it becomes an exec adapter)",
+                );
+            } else if script.is_some() {
+                self.skip_here(
+                    line,
+                    format!("provider `{id}`"),
+                    "a second script provider: the suite's exec adapter runs the first; import this one into a suite of its own",
+                );
+            } else {
+                script = Some((id, cfg));
+            }
+        }
         let default = root.get("defaultTest").cloned();
         let mut tests = self.tests(root.get("tests"), default.as_ref())?;
         let grader = default
@@ -297,7 +327,9 @@ impl Cx {
         for p in &prompts {
             files.insert(format!("datasets/{}/cases.jsonl", p.dataset), lines.clone());
         }
-        files.insert(USER_FILE.to_string(), user_template(&prompts));
+        if script.is_none() {
+            files.insert(USER_FILE.to_string(), user_template(&prompts));
+        }
 
         // The config.
         let name = std::path::absolute(&self.base)
@@ -317,9 +349,36 @@ impl Cx {
             c.push_str(&format!("description: {}\n", q(d)));
         }
         c.push_str("version: 1\nrequest_types: [prompt]\n\n");
-        c.push_str(&format!(
-            "adapter:\n  kind: prompt\n  user: {USER_FILE}\n\n"
-        ));
+        match &script {
+            None => c.push_str(&format!(
+                "adapter:\n  kind: prompt\n  user: {USER_FILE}\n\n"
+            )),
+            Some((id, cfg)) => {
+                // The script runs from the promptfoo config's folder, as promptfoo runs it.
+                let base = std::path::absolute(&self.base).unwrap_or_else(|_| self.base.clone());
+                let project =
+                    std::path::absolute(project).unwrap_or_else(|_| project.to_path_buf());
+                let base = match base.strip_prefix(&project) {
+                    Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+                    Ok(rel) => rel.display().to_string(),
+                    Err(_) => base.display().to_string(),
+                };
+                let texts: Map<String, J> = prompts
+                    .iter()
+                    .map(|p| (p.dataset.clone(), J::String(p.text.clone())))
+                    .collect();
+                let shim = json!({ "provider": id, "config": cfg, "base": base, "prompts": texts });
+                files.insert(
+                    SCRIPT_PROVIDER_CONFIG.to_string(),
+                    serde_json::to_string_pretty(&shim).unwrap_or_default() + "\n",
+                );
+                files.insert(SCRIPT_PROVIDER.to_string(), PROVIDER_SCRIPT.to_string());
+                c.push_str(&format!(
+                    "adapter:                           # promptfoo's provider `{id}`, run by the worker\n  kind: exec\n  command: [python3, {}/{SCRIPT_PROVIDER}]\n\n",
+                    suite_dir.trim_end_matches('/')
+                ));
+            }
+        }
         c.push_str("scorer:\n  - kind: assertions\n");
         if any_code {
             files.insert(ASSERT_SCRIPT.to_string(), SCRIPT.to_string());
@@ -350,7 +409,10 @@ impl Cx {
                 c.push_str(&format!("    - {entry}\n"));
             }
         }
-        if sections.is_empty() {
+        if script.is_some() {
+            c.push_str("# The contender is the script the exec adapter runs: fake/echo only names it (the\n# script calls no model through the gateway).\nfake:\n  models: [echo]\n");
+            contenders.push("fake/echo".into());
+        } else if sections.is_empty() {
             c.push_str("# No provider of the promptfoo config could be translated: add a section (docs/src/providers.md).\nfake:\n  models: [echo]\n");
         }
         files.insert(".llm-evals.config.yml".to_string(), c);
@@ -592,15 +654,19 @@ impl Cx {
                 }
             }
             let Some((kind, model)) = native(&id) else {
-                let why = if id.starts_with("exec:")
+                if id.starts_with("exec:")
                     || id.starts_with("python:")
-                    || id.starts_with("file://")
+                    || (id.starts_with("file://") && id.contains(".py"))
                 {
-                    "a script provider: write an exec adapter (docs/src/adapters.md) that runs it"
-                } else {
-                    "no provider of that kind in evals (openai, anthropic, google/vertex and OpenAI-compatible ones translate)"
-                };
-                self.skip_here(item.line, format!("provider `{id}`"), why);
+                    let cfg = config.as_ref().map_or(J::Object(Map::new()), Node::to_json);
+                    self.scripts.push((id, item.line, cfg));
+                    continue;
+                }
+                self.skip_here(
+                    item.line,
+                    format!("provider `{id}`"),
+                    "no provider of that kind in evals (openai, anthropic, google/vertex, OpenAI-compatible ones and exec:/python: scripts translate)",
+                );
                 continue;
             };
             let section_name = match &base_url {
@@ -1542,6 +1608,10 @@ const RUBRIC: &str = "{% if metadata.llm_rubric %}You are grading output accordi
 /// is the score, passing above 0 (or at the assertion's threshold); an object is a grading
 /// result `{pass, score, reason}`.
 const SCRIPT: &str = include_str!("promptfoo_asserts.py");
+
+/// The exec adapter's worker for an `exec:` or `python:` provider: the prompt rendered
+/// with the case's vars, then the script run as promptfoo runs it.
+const PROVIDER_SCRIPT: &str = include_str!("promptfoo_provider.py");
 
 #[cfg(test)]
 mod tests {

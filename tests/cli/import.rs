@@ -289,8 +289,8 @@ fn what_cannot_be_translated_is_listed_with_file_and_line() {
     assert_eq!(
         listed,
         [
-            "pf/promptfooconfig.yaml:9: provider `bedrock:anthropic.claude-v2`: no provider of that kind in evals (openai, anthropic, google/vertex and OpenAI-compatible ones translate)",
-            "pf/promptfooconfig.yaml:10: provider `exec: python run.py`: a script provider: write an exec adapter (docs/src/adapters.md) that runs it",
+            "pf/promptfooconfig.yaml:9: provider `bedrock:anthropic.claude-v2`: no provider of that kind in evals (openai, anthropic, google/vertex, OpenAI-compatible ones and exec:/python: scripts translate)",
+            "pf/promptfooconfig.yaml:10: provider `exec: python run.py`: a script provider beside model providers: a suite has one adapter; import the script from a config of its own (it becomes an exec adapter)",
             "pf/promptfooconfig.yaml:16: assert type `levenshtein`: no equivalent assertion in evals",
             "pf/promptfooconfig.yaml:19: assert type `cost` (threshold 0.01): evals has no per-case limit on cost or latency: gate them with --max-cost-increase / --max-latency-increase, or weigh them in weighted_score",
             "pf/promptfooconfig.yaml:22: test threshold 0.5: evals passes a case when every assertion passes; a weighted pass mark over assertions has no equivalent",
@@ -378,4 +378,73 @@ fn an_existing_suite_is_refused_without_force_and_replaced_whole_with_it() {
         .filter(|n| n.starts_with(".evals-import"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn exec_and_python_providers_run_as_an_exec_adapter() {
+    let tests = "tests:\n  - description: said\n    vars: { word: ahoy }\n    assert:\n      - type: contains\n        value: 'said: ahoy'\n  - description: shouted\n    vars: { word: arr }\n    assert:\n      - type: contains\n        value: ARR\n";
+    let p = Project::new()
+        .file(
+            "pf/exec/promptfooconfig.yaml",
+            &format!("prompts:\n  - 'Say {{{{ word }}}}'\nproviders:\n  - 'exec: python3 echo.py'\n{tests}"),
+        )
+        .file(
+            "pf/exec/echo.py",
+            "import json, sys\nprompt, options, context = sys.argv[1:4]\nprint('you said: ' + json.loads(context)['vars']['word'] + ' (' + prompt + ')')\n",
+        )
+        .file(
+            "pf/py/promptfooconfig.yaml",
+            &format!("prompts:\n  - 'Say {{{{word}}}}'\nproviders:\n  - python:shout.py\n{tests}"),
+        )
+        .file(
+            "pf/py/shout.py",
+            "def call_api(prompt, options, context):\n    return {'output': prompt.upper()}\n",
+        );
+    let run = |dir: &str| -> Vec<(String, bool)> {
+        let cwd = p.path().join("pf").join(dir);
+        p.evals(&["import", "promptfoo"]).cwd(&cwd).ok();
+        p.evals(&["verify"]).cwd(&cwd).ok();
+        p.evals(&[
+            "run",
+            "--cassettes",
+            "live",
+            "--no-autosave",
+            "--format",
+            "json",
+            "-o",
+            "run.json",
+        ])
+        .cwd(&cwd)
+        .output();
+        let run: Value =
+            serde_json::from_str(&std::fs::read_to_string(cwd.join("run.json")).unwrap()).unwrap();
+        run["experiments"][0]["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                assert!(c["error"].is_null(), "{c}");
+                (
+                    c["case"].as_str().unwrap().to_string(),
+                    c["passed"].as_bool().unwrap(),
+                )
+            })
+            .collect()
+    };
+    // The exec command gets the prompt and the context (with the vars): "you said: ahoy
+    // (Say ahoy)" holds "said: ahoy", not "ARR".
+    assert_eq!(
+        run("exec"),
+        [("said".to_string(), true), ("shouted".to_string(), false)]
+    );
+    // The Python function upper-cases the prompt: "SAY ARR" holds "ARR", not "said: ahoy".
+    assert_eq!(
+        run("py"),
+        [("said".to_string(), false), ("shouted".to_string(), true)]
+    );
+    let config = p.read("pf/py/evals/.llm-evals.config.yml");
+    assert!(
+        config.contains("kind: exec\n  command: [python3, evals/promptfoo_provider.py]"),
+        "{config}"
+    );
 }
