@@ -388,7 +388,7 @@ impl Cx {
             ));
         }
         if any_rubric {
-            let (kind, model) = self.grader(grader.as_ref(), &sections);
+            let (kind, model) = self.grader(grader.as_ref());
             files.insert(RUBRIC_FILE.to_string(), RUBRIC.to_string());
             c.push_str(&format!(
                 "  - kind: judge                    # promptfoo's llm-rubric\n    judge: {{ provider: {kind}, model: {}, temperature: 0 }}\n    rubric: {RUBRIC_FILE}\n    scale: [0, 1]\n    metrics:\n      - {{ name: rubric, description: \"the case's llm-rubric\" }}\n",
@@ -430,11 +430,7 @@ impl Cx {
 
     /// The judge's section and model: `defaultTest.options.provider`, else promptfoo's
     /// default grader.
-    fn grader(
-        &mut self,
-        given: Option<&Node>,
-        sections: &BTreeMap<String, Section>,
-    ) -> (String, String) {
+    fn grader(&mut self, given: Option<&Node>) -> (String, String) {
         let id = given
             .and_then(|g| {
                 g.str()
@@ -452,7 +448,6 @@ impl Cx {
                     format!("not a provider evals speaks; the judge uses {DEFAULT_GRADER} instead"),
                 );
                 let (s, m) = native(DEFAULT_GRADER).unwrap_or(("openai", String::new()));
-                let _ = sections;
                 (s.to_string(), m)
             }
         }
@@ -765,13 +760,7 @@ impl Cx {
             }
         }
         let Some(node) = node else {
-            return Ok(vec![self.test_from(
-                None,
-                default_vars,
-                default_asserts,
-                &self.shown.clone(),
-                1,
-            )]);
+            return Ok(vec![self.test_from(None, default_vars, default_asserts)]);
         };
         // The tests' rows: (vars, asserts, description, file, line).
         let mut out = Vec::new();
@@ -787,10 +776,8 @@ impl Cx {
                     for t in self.tests_file(r, src.line)? {
                         let merged = merge(&default_vars, &t.vars);
                         let mut asserts = clone_asserts(&default_asserts);
-                        let (file, line, description, extra) =
-                            (t.file.clone(), t.line, t.description.clone(), t.asserts);
-                        asserts.extend(extra);
-                        let mut test = self.test_from(description, merged, asserts, &file, line);
+                        asserts.extend(t.asserts);
+                        let mut test = self.test_from(t.description, merged, asserts);
                         test.metadata.extend(t.metadata);
                         out.push(test);
                     }
@@ -845,7 +832,7 @@ impl Cx {
             .get("description")
             .and_then(Node::str)
             .map(str::to_string);
-        let mut t = self.test_from(description, vars, asserts, file, src.line);
+        let mut t = self.test_from(description, vars, asserts);
         if let Some(J::Object(m)) = src.get("metadata").map(Node::to_json) {
             t.metadata.extend(m);
         }
@@ -997,11 +984,7 @@ impl Cx {
             if row.iter().all(|c| c.is_empty()) {
                 continue;
             }
-            let mut t = FileTest {
-                file: shown.to_string(),
-                line,
-                ..FileTest::default()
-            };
+            let mut t = FileTest::default();
             for (i, col) in header.iter().enumerate() {
                 let cell = row.get(i).cloned().unwrap_or_default();
                 let col = col.trim();
@@ -1041,8 +1024,6 @@ impl Cx {
         description: Option<String>,
         vars: Map<String, J>,
         asserts: Vec<Assertion>,
-        _file: &str,
-        _line: usize,
     ) -> Test {
         let mut t = Test {
             description,
@@ -1225,11 +1206,9 @@ impl Cx {
     }
 }
 
-/// A test read from a file (its own file and line).
+/// A test read from a file: its assertions keep their own file and line.
 #[derive(Default)]
 struct FileTest {
-    file: String,
-    line: usize,
     description: Option<String>,
     vars: Map<String, J>,
     asserts: Vec<Assertion>,
@@ -1240,8 +1219,6 @@ impl FileTest {
     /// An already translated test from a YAML/JSON file, carried as its translation.
     fn from_test(t: Test, file: &str, line: usize) -> FileTest {
         let mut f = FileTest {
-            file: file.to_string(),
-            line,
             description: t.description,
             vars: t.vars,
             metadata: t.metadata,

@@ -448,3 +448,35 @@ fn exec_and_python_providers_run_as_an_exec_adapter() {
         "{config}"
     );
 }
+
+#[test]
+fn a_yaml_tests_file_is_read_and_its_untranslated_parts_name_it() {
+    let p = Project::new()
+        .file(
+            "promptfooconfig.yaml",
+            "prompts: ['Q: {{q}}']\nproviders: [anthropic:messages:claude-sonnet-4]\ndefaultTest:\n  vars: { tone: calm }\n  assert:\n    - type: not-contains\n      value: sorry\ntests: file://cases/tests.yaml\n",
+        )
+        .file(
+            "cases/tests.yaml",
+            "- description: capital\n  vars: { q: capital of France? }\n  assert:\n    - type: contains-any\n      value: [Paris, paris]\n    - type: rouge-n\n      value: Paris\n",
+        );
+    p.evals(&["import", "promptfoo"])
+        .ok()
+        .stderr_has("not translated: cases/tests.yaml:6: assert type `rouge-n`: no equivalent assertion in evals");
+    let case: Value =
+        serde_json::from_str(p.read("evals/datasets/tests/cases.jsonl").trim()).unwrap();
+    assert_eq!(
+        case,
+        json!({
+            "id": "capital",
+            "input": {"tone": "calm", "q": "capital of France?"},
+            "expect": {"not_contains": ["sorry"], "regex": ["(?:Paris|paris)"]},
+            "metadata": {"description": "capital"},
+        })
+    );
+    assert!(
+        p.read("evals/.llm-evals.config.yml")
+            .contains("anthropic:\n  models:\n    - \"claude-sonnet-4\"\n")
+    );
+    p.evals(&["verify"]).ok();
+}
