@@ -341,7 +341,7 @@ impl Cx {
             .unwrap_or_else(|| "imported".into());
         let mut c = String::new();
         c.push_str(&format!(
-            "# Imported from {} by `evals import promptfoo`. What it could not translate is\n# listed in {NOTES_FILE}; the mapping: docs/src/import.md.\n",
+            "# Imported from {} by `evals import promptfoo`. What it could not translate is\n# listed in {NOTES_FILE}; the mapping: \"Importing a promptfoo config\" in the evals book.\n",
             self.shown
         ));
         c.push_str(&format!("suite: {}\n", q(&name)));
@@ -455,7 +455,7 @@ impl Cx {
 
     fn notes(&self) -> String {
         let mut n = format!(
-            "# Imported from promptfoo\n\nThis suite was written by `evals import promptfoo {}`. The mapping, and where\nits semantics differ from promptfoo's, is in docs/src/import.md.\n\n",
+            "# Imported from promptfoo\n\nThis suite was written by `evals import promptfoo {}`. The mapping, and where\nits semantics differ from promptfoo's, is in the evals book: \"Importing a promptfoo config\".\n\n",
             self.shown
         );
         if self.untranslated.is_empty() {
