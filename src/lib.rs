@@ -229,6 +229,7 @@ pub(crate) mod fingerprint;
 pub mod fs;
 pub mod gate;
 pub mod history;
+pub mod import;
 pub mod provider;
 pub mod report;
 pub mod results;

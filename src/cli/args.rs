@@ -216,6 +216,13 @@ pub(crate) enum Command {
     /// today's provider sections, keeping comments and the original as FILE.bak.
     #[command(after_help = examples::UPGRADE_CONFIG)]
     UpgradeConfig(UpgradeArgs),
+    /// Write an evals suite from another tool's config (promptfoo), listing what has no
+    /// equivalent with its file and line.
+    #[command(after_help = examples::IMPORT)]
+    Import {
+        #[command(subcommand)]
+        command: ImportCommand,
+    },
     /// Print the version.
     #[command(after_help = examples::VERSION)]
     Version,
@@ -369,6 +376,14 @@ Examples:
 Examples:
   evals upgrade-config -n --diff           the change as a diff; writes nothing
   evals upgrade-config                     rewrite it, the original kept as FILE.bak";
+    pub(crate) const IMPORT: &str = "\
+Examples:
+  evals import promptfoo                            ./promptfooconfig.yaml into ./evals
+  evals import promptfoo other/promptfooconfig.yaml -o other/evals";
+    pub(crate) const IMPORT_PROMPTFOO: &str = "\
+Examples:
+  evals import promptfoo                            ./promptfooconfig.yaml into ./evals
+  evals import promptfoo pf/promptfooconfig.yaml -o evals --force   replace ./evals";
     pub(crate) const VERSION: &str = "\
 Examples:
   evals version";
@@ -910,6 +925,24 @@ pub(crate) struct RenderArgs {
     /// written as -o alone writes it.
     #[arg(long, help_heading = OUTPUT)]
     pub(crate) open: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ImportCommand {
+    /// A promptfoo config (prompts, providers, tests, assertions) as an evals suite; what it
+    /// cannot translate is printed on stderr and written to the suite's IMPORTED.md.
+    #[command(after_help = examples::IMPORT_PROMPTFOO)]
+    Promptfoo {
+        /// The promptfoo config.
+        #[arg(default_value = "promptfooconfig.yaml")]
+        config: PathBuf,
+        /// The suite folder to write (it must not exist, unless --force).
+        #[arg(short = 'o', long = "out", value_name = "DIR", default_value = "evals")]
+        out: PathBuf,
+        /// Replace an existing suite folder (whole, once the new one is written).
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -12,6 +12,7 @@ mod exit;
 mod github;
 mod harden;
 mod history;
+mod import;
 mod init;
 mod interrupt;
 mod man;
@@ -129,6 +130,7 @@ fn dispatch(
         Command::Completion { shell } => completion::run(shell, bin, out),
         Command::Man { dir } => man::run(bin, dir.as_deref(), out),
         Command::Init { dir } => init::run(dir.as_deref(), out),
+        Command::Import { command } => import::run(&command, out),
         Command::UpgradeConfig(a) => upgrade::run(g, &a, out),
         Command::Cases(sel) => cases::run(&load_suite(g, out)?, &sel, out),
         Command::Verify(sel) => verify::run(&load_suite(g, out)?, &sel, out),

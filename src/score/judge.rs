@@ -450,6 +450,15 @@ impl Scorer for JudgeScorer {
                 passed: None,
             };
             for m in &self.metrics {
+                // A rubric that renders to nothing for this case (`{% if metadata.rubric
+                // %}…{% endif %}`) does not apply to it: no call, the metric is none.
+                if self
+                    .request(m, case, reply)
+                    .is_ok_and(|r| r.user.trim().is_empty())
+                {
+                    score.metrics.insert(m.name.clone(), None);
+                    continue;
+                }
                 let (value, diagnostic) = self.ask(m, case, reply, run).await?;
                 if m.primary {
                     score.value = value;

@@ -13,7 +13,7 @@ mod load;
 pub(crate) mod schema;
 mod stored;
 pub mod upgrade;
-mod yaml;
+pub(crate) mod yaml;
 
 pub use builder::SuiteBuilder;
 pub use case::{Case, CaseInput};

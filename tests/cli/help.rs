@@ -31,6 +31,8 @@ const COMMANDS: &[&[&str]] = &[
     &["cassettes", "scan"],
     &["cassettes", "status"],
     &["cassettes", "prune"],
+    &["import"],
+    &["import", "promptfoo"],
     &["upgrade-config"],
     &["version"],
     &["completion"],

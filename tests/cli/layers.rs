@@ -28,6 +28,7 @@ const LAYERS: &[&str] = &[
     "runner",
     "tracker",
     "dashboard",
+    "import",
     "cli",
 ];
 

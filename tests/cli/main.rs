@@ -35,6 +35,7 @@ mod gate;
 mod gateway_edges;
 mod help;
 mod history;
+mod import;
 mod interrupts;
 mod judge;
 mod layers;
