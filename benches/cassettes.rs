@@ -3,7 +3,7 @@
 //! chat-completion exchanges, a request body of about 1.6 KB and a response of about 0.9 KB,
 //! written as the cassette files a recorded suite holds.
 //!
-//! `cargo bench --bench cassettes` measures (release); `cargo test --benches` runs each
+//! `cargo bench --bench cassettes` measures (release); `cargo test --bench cassettes` runs each
 //! bench once, in the test profile, which is how .ci/run keeps them working. Only the
 //! crate's public API is used: [`Session::open_replay`] opens a cassette as a replayed run does
 //! (read, parse, index the recordings) and [`Session::send`] answers a request from it
