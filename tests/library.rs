@@ -377,3 +377,90 @@ fn a_providers_components_reach_the_case_result_and_none_is_not_an_empty_list() 
     assert_eq!((ui("none"), ui("silent")), (Some(0.0), Some(0.0)));
     assert_ne!(case("none").diagnostics, case("silent").diagnostics);
 }
+
+/// A cassette written by a program, its recordings filed under
+/// `RecordedRequest::fingerprint`, replays through `Session::open_replay`: each request gets
+/// its own recorded response (with its recorded latency), in any order, from the file alone;
+/// a request that was not recorded is a miss.
+#[tokio::test(flavor = "current_thread")]
+async fn a_cassette_written_by_a_program_replays_through_a_replay_session() {
+    use llm_evals::cassette::{
+        CassetteKey, CassetteOptions, Interaction, RecordedRequest, RecordedResponse, Session,
+        any_2xx,
+    };
+
+    const BASE: &str = "http://127.0.0.1:9/v1";
+    let request = |city: &str| RecordedRequest {
+        method: "POST".into(),
+        url: format!("{BASE}/chat/completions"),
+        headers: Default::default(),
+        body: Some(json!({ "model": "m", "messages": [{ "role": "user", "content": city }] })),
+        raw: None,
+    };
+    let interactions: Vec<Interaction> = ["Paris", "Rome"]
+        .iter()
+        .enumerate()
+        .map(|(i, city)| Interaction {
+            fingerprint: request(city).fingerprint(&[], BASE),
+            request: request(city),
+            response: RecordedResponse {
+                status: 200,
+                headers: Default::default(),
+                body: json!({ "answer": city.to_uppercase() }),
+                raw: None,
+            },
+            latency_ms: 100 + i as u64,
+            usage: None,
+            upstream: None,
+        })
+        .collect();
+    // Fingerprints count from the provider's base_url: the whole URL hashes otherwise.
+    assert_ne!(
+        request("Paris").fingerprint(&[], BASE),
+        request("Paris").fingerprint(&[], "")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let key = CassetteKey {
+        provider: "local".into(),
+        model: "m".into(),
+        settings: "default".into(),
+        dataset: "capitals".into(),
+        case_id: "two".into(),
+    };
+    let file = json!({
+        "format": 1,
+        "case": "capitals/two",
+        "contender": { "id": "local/m", "provider": "local", "model": "m",
+                       "effort": null, "temperature": null, "max_tokens": null },
+        "recorded_at": "2026-12-01T09:00:00Z",
+        "evals_version": "0.1.0",
+        "interactions": interactions,
+    });
+    let path = key.path_in(dir.path());
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, serde_json::to_string_pretty(&file).unwrap()).unwrap();
+
+    let mut options = CassetteOptions::default();
+    options.dir = dir.path().to_path_buf();
+    let session = Session::open_replay(options, &key, BASE).unwrap();
+    assert_eq!(session.path(), path);
+    let rome = session
+        .send(request("Rome").to_http(), any_2xx)
+        .await
+        .unwrap();
+    assert_eq!(rome.body, json!({ "answer": "ROME" }));
+    assert_eq!(rome.latency, std::time::Duration::from_millis(101));
+    let paris = session
+        .send(request("Paris").to_http(), any_2xx)
+        .await
+        .unwrap();
+    assert_eq!(paris.body, json!({ "answer": "PARIS" }));
+    // Each recording replays once; and Berlin was never recorded.
+    for city in ["Rome", "Berlin"] {
+        let missed = session.send(request(city).to_http(), any_2xx).await;
+        assert!(
+            matches!(missed, Err(CallError::Miss(_))),
+            "{city}: {missed:?}"
+        );
+    }
+}

@@ -380,6 +380,15 @@ pub(crate) fn dig<'a>(mut v: &'a Value, path: &[&str]) -> Option<&'a Value> {
 }
 
 impl RecordedRequest {
+    /// The fingerprint replay finds this request by ([`Interaction::fingerprint`]): the
+    /// hex SHA-256 of its method, its URL relative to `base_url` (the provider's; empty:
+    /// the whole URL) with the query sorted, and its body with sorted keys minus
+    /// `ignore_fields` (dotted paths). Headers never count. What a recording written by
+    /// hand (or by a program) is filed under, so replay finds it without rehashing it.
+    pub fn fingerprint(&self, ignore_fields: &[String], base_url: &str) -> String {
+        super::fingerprint::fingerprint_at(&self.to_http(), ignore_fields, base_url)
+    }
+
     /// The request as a provider would have built it (without the headers never stored).
     pub fn to_http(&self) -> HttpRequest {
         HttpRequest {

@@ -282,6 +282,26 @@ impl std::fmt::Debug for Session {
     }
 }
 
+/// The upstream of [`Session::open_replay`]: replay sends nothing, so this is never called; if
+/// it were, the request would fail rather than reach the network.
+struct Offline;
+
+impl Upstream for Offline {
+    fn send<'a>(
+        &'a self,
+        req: HttpRequest,
+        _route: &'a Route,
+        _accept: Accept,
+    ) -> super::UpstreamFuture<'a> {
+        Box::pin(async move {
+            Err(CallError::Transport(format!(
+                "{}: a replay-only session sends nothing to the network",
+                req.url
+            )))
+        })
+    }
+}
+
 /// The tries of one case run `--repeat K` times, sharing one cassette: each try opens the
 /// session the last one finished, so replay goes on down the FIFO queues (try 2 gets the
 /// second recording of an identical request) and record keeps every try's exchanges;
@@ -310,6 +330,36 @@ struct State {
 }
 
 impl Session {
+    /// A replay-only session on the cassette of `key` in `options.dir`, opened as a replayed
+    /// run opens each case's: the file is read and its recordings indexed now (a corrupt or
+    /// future-format file is an error naming it; an absent one is not, and its first request
+    /// is a miss), and [`Session::send`] answers from the recordings, never from the network.
+    /// `base_url` is the provider's `base_url`, which the recorded fingerprints count from
+    /// (empty: the whole URL; see [`RecordedRequest::fingerprint`]). For a program that
+    /// replays cassettes through HTTP code of its own; the cassette benchmarks
+    /// (`benches/cassettes.rs`) open theirs this way.
+    pub fn open_replay(
+        options: CassetteOptions,
+        key: &CassetteKey,
+        base_url: &str,
+    ) -> Result<Session, CallError> {
+        let meta = SessionMeta {
+            case: format!("{}/{}", key.dataset, key.case_id),
+            contender: CassetteContender {
+                id: format!("{}/{}", key.provider, key.model),
+                provider: key.provider.clone(),
+                model: key.model.clone(),
+                effort: None,
+                temperature: None,
+                max_tokens: None,
+            },
+            hint: format!("run `evals record -c {}` to record it", key.case_id),
+            route: Route::default(),
+            base_url: base_url.to_string(),
+        };
+        Transport::new(Mode::Replay, options, Arc::new(Offline)).session(key, meta)
+    }
+
     /// The cassette file this session reads and writes.
     pub fn path(&self) -> &std::path::Path {
         &self.path

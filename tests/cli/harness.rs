@@ -1253,3 +1253,34 @@ fn ci_run_runs_every_demo_the_readme_offers_before_the_tests() {
         );
     }
 }
+
+/// Every `[[bench]]` of Cargo.toml (divan, `harness = false`) runs in .ci/run in its quick
+/// mode, `cargo test --bench NAME` (each bench once, untimed), so a bench that no longer
+/// builds or panics fails CI; the figures come from `cargo bench` (bench/RESULTS.md).
+#[test]
+fn ci_run_runs_every_bench_once() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    let benches: Vec<&str> = manifest
+        .split("\n[[bench]]\n")
+        .skip(1)
+        .map(|section| {
+            assert!(section.contains("\nharness = false\n"), "{section}");
+            section
+                .lines()
+                .find_map(|l| l.strip_prefix("name = "))
+                .expect("a [[bench]] has a name")
+                .trim_matches('"')
+        })
+        .collect();
+    assert!(benches.contains(&"cassettes"), "{benches:?}");
+    for name in benches {
+        assert!(root.join(format!("benches/{name}.rs")).is_file(), "{name}");
+        assert!(
+            ci.lines()
+                .any(|l| l.starts_with("cargo test") && l.ends_with(&format!(" --bench {name}"))),
+            ".ci/run does not run the bench `{name}` once (`cargo test --bench {name}`)"
+        );
+    }
+}
