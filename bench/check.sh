@@ -22,7 +22,10 @@ path = "bench/RESULTS.md"
 text = open(path).read()
 if marker not in text:
     sys.exit(f"error: {path} has no line {marker.strip()!r}: put it back under the check section")
-block = f"\n```text\n{figures.splitlines()[0]}\n```\n\n" + "\n".join(figures.splitlines()[1:]) + "\n"
+lines = figures.splitlines()
+table = [l for l in lines[1:] if l.startswith("|")]
+after = [l for l in lines[1:] if not l.startswith("|")]
+block = f"\n```text\n{lines[0]}\n```\n\n" + "\n".join(table) + "\n\n" + "\n".join(after) + "\n"
 open(path, "w").write(text.replace(marker, marker + block, 1))
 print(f"written into {path}", file=sys.stderr)
 PY
