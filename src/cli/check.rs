@@ -316,22 +316,28 @@ fn write_reports(
         }
     }
     if let (Some(summary), Some(markdown)) = (summary, &markdown) {
-        let p = Path::new(&summary);
-        let appended = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(p)
-            .and_then(|mut f| {
-                f.write_all(llm_evals::secrets::scrub(&format!("{markdown}\n")).as_bytes())
-            });
-        if let Err(e) = appended {
-            out.warn(&format!(
-                "{}: could not append the job summary: {e}; unset GITHUB_STEP_SUMMARY or fix the file",
-                p.display()
-            ));
-        }
+        append_job_summary(&summary, markdown, out);
     }
     written
+}
+
+/// Appends the Markdown report, scrubbed, to GitHub's job summary (`GITHUB_STEP_SUMMARY`);
+/// a file that cannot take it is a warning, never the gate's verdict.
+pub(super) fn append_job_summary(summary: &std::ffi::OsStr, markdown: &str, out: &Out) {
+    let p = Path::new(summary);
+    let appended = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(p)
+        .and_then(|mut f| {
+            f.write_all(llm_evals::secrets::scrub(&format!("{markdown}\n")).as_bytes())
+        });
+    if let Err(e) = appended {
+        out.warn(&format!(
+            "{}: could not append the job summary: {e}; unset GITHUB_STEP_SUMMARY or fix the file",
+            p.display()
+        ));
+    }
 }
 
 /// The verdict on stderr: a line, then (when it failed) the reasons.

@@ -4,7 +4,6 @@
 //! and exit 0 no drift, 1 drift, 2 could not measure. `--update` copies the live recordings
 //! of the changed cases, and only those, into `cassettes/`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -318,20 +317,7 @@ fn write_reports(
         }
     });
     if let Some(summary) = crate::cli::github::Env::read(env).step_summary {
-        let p = Path::new(&summary);
-        let appended = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(p)
-            .and_then(|mut f| {
-                f.write_all(llm_evals::secrets::scrub(&format!("{markdown}\n")).as_bytes())
-            });
-        if let Err(e) = appended {
-            out.warn(&format!(
-                "{}: could not append the job summary: {e}; unset GITHUB_STEP_SUMMARY or fix the file",
-                p.display()
-            ));
-        }
+        super::check::append_job_summary(&summary, &markdown, out);
     }
     written
 }
