@@ -109,9 +109,25 @@ impl CaseLog {
                 return;
             }
         };
+        self.write_line(first, position, &line);
+    }
+
+    /// Logs `line` (a case's compact JSON) at `position` of experiment `experiment`, counted.
+    fn push_line(&self, experiment: usize, position: usize, line: &[u8]) {
+        let first = match lock(&self.index).get_mut(experiment) {
+            Some(s) if position < s.len => {
+                s.logged += 1;
+                s.first
+            }
+            _ => return,
+        };
+        self.write_line(first, position, line);
+    }
+
+    fn write_line(&self, first: u64, position: usize, line: &[u8]) {
         let mut f = lock(&self.file);
         let at = f.at;
-        if let Err(e) = f.out.write_all(&line).and_then(|()| f.out.write_all(b"\n")) {
+        if let Err(e) = f.out.write_all(line).and_then(|()| f.out.write_all(b"\n")) {
             f.failed.get_or_insert(e.to_string());
             return;
         }
@@ -121,6 +137,32 @@ impl CaseLog {
         if let Err(e) = crate::fs::write_all_at(&f.slots, &slot.to_le_bytes(), slot_at) {
             f.failed.get_or_insert(e.to_string());
         }
+    }
+
+    /// Starts one more experiment, its size not known: the cases [`CaseLog::append`]ed
+    /// after it are its own, at positions 0, 1, 2... (a log read from a stream, where each
+    /// experiment's cases come whole before the next's; only its last experiment grows).
+    pub fn add_experiment(&self) {
+        let mut index = lock(&self.index);
+        let first = index.last().map_or(0, |s| s.first + s.len as u64);
+        index.push(Slots {
+            first,
+            len: 0,
+            logged: 0,
+        });
+    }
+
+    /// Appends a case (its compact JSON, one [`CaseResult`] as `serde_json::to_vec` writes
+    /// it) to the last experiment [`CaseLog::add_experiment`] started, at its next position.
+    pub fn append(&self, line: &[u8]) {
+        let position = {
+            let mut index = lock(&self.index);
+            let Some(s) = index.last_mut() else { return };
+            s.len += 1;
+            s.len - 1
+        };
+        let experiment = lock(&self.index).len() - 1;
+        self.push_line(experiment, position, line);
     }
 
     /// Keeps the experiments `keep` says (in the run's experiment order), as the run drops
@@ -177,6 +219,7 @@ impl CaseLog {
             chunk: Vec::new(),
             chunk_from: 0,
             buf: Vec::new(),
+            last: 0,
             _log: std::marker::PhantomData,
         })
     }
@@ -206,10 +249,40 @@ pub struct Cases<'a> {
     chunk: Vec<u64>,
     chunk_from: usize,
     buf: Vec<u8>,
+    /// The position of the case last read.
+    last: usize,
     _log: std::marker::PhantomData<&'a CaseLog>,
 }
 
 impl Cases<'_> {
+    /// The position (in its experiment's planned cases) of the case last read.
+    pub fn position(&self) -> usize {
+        self.last
+    }
+
+    /// The case at `position`, read at its offset; `None` when none is logged there. The
+    /// reading goes on from where it was.
+    pub fn at(&mut self, position: usize) -> Result<Option<CaseResult>> {
+        let read = |me: &mut Self| -> std::io::Result<Option<Vec<u8>>> {
+            if position >= me.slots.len {
+                return Ok(None);
+            }
+            let Some((at, len)) = span::unpack(me.slot(position)?, &me.long) else {
+                return Ok(None);
+            };
+            let mut line = vec![0u8; usize::try_from(len).map_err(std::io::Error::other)?];
+            crate::fs::read_exact_at(&me.file, &mut line, at)?;
+            Ok(Some(line))
+        };
+        match read(self) {
+            Ok(Some(line)) => serde_json::from_slice(&line).map(Some).map_err(unreadable),
+            Ok(None) => Ok(None),
+            Err(e) => Err(Error::Failed(format!(
+                "the case results cannot be read back: {e}"
+            ))),
+        }
+    }
+
     /// The slot of case `position` (below the experiment's size), its chunk read if not
     /// in hand.
     fn slot(&mut self, position: usize) -> std::io::Result<u64> {
@@ -256,6 +329,7 @@ impl Cases<'_> {
             }
         };
         self.next = j + 1;
+        self.last = j;
         // At an offset, not after a seek: the readers' handles share one file position,
         // and the history store reads the log on two threads at once.
         let read = |file: &File, buf: &mut Vec<u8>| -> std::io::Result<()> {
@@ -553,5 +627,113 @@ mod tests {
         let read: Vec<CaseResult> = log.cases(1).unwrap().map(Result::unwrap).collect();
         assert_eq!(read, [a]);
         assert!(CaseLog::new(&[3]).unwrap().is_empty());
+    }
+}
+
+/// Where a run's case results are read from: the run's own experiments (a run held whole,
+/// as a snapshot file or a test builds it) or the case log beside a run whose cases were
+/// streamed to disk (its experiments' `cases` empty). The gate and the reports read cases
+/// through it, one at a time, whichever it is.
+#[derive(Debug, Clone, Copy)]
+pub enum CaseSource<'a> {
+    /// In the run: `experiments[i].cases`.
+    Run(&'a RunResult),
+    /// In a case log, experiment for experiment in the run's order.
+    Log(&'a CaseLog),
+}
+
+impl<'a> CaseSource<'a> {
+    /// `run`'s cases: in `log` when there is one, else in the run itself.
+    pub fn of(run: &'a RunResult, log: Option<&'a CaseLog>) -> CaseSource<'a> {
+        match log {
+            Some(log) => CaseSource::Log(log),
+            None => CaseSource::Run(run),
+        }
+    }
+
+    /// How many cases experiment `experiment` holds.
+    pub fn len(&self, experiment: usize) -> usize {
+        match self {
+            CaseSource::Run(run) => run.experiments.get(experiment).map_or(0, |e| e.cases.len()),
+            CaseSource::Log(log) => log.len(experiment),
+        }
+    }
+
+    /// Whether experiment `experiment` holds no case.
+    pub fn is_empty(&self, experiment: usize) -> bool {
+        self.len(experiment) == 0
+    }
+
+    /// Experiment `experiment`'s cases in case order, one at a time, each with its
+    /// position (what [`CaseReader::at`] reads it back by).
+    pub fn cases(&self, experiment: usize) -> Result<SourceCases<'a>> {
+        Ok(match self {
+            CaseSource::Run(run) => SourceCases::Run(
+                run.experiments
+                    .get(experiment)
+                    .map_or(&[][..], |e| &e.cases[..])
+                    .iter()
+                    .enumerate(),
+            ),
+            CaseSource::Log(log) => SourceCases::Log(log.cases(experiment)?),
+        })
+    }
+
+    /// Random access to experiment `experiment`'s cases.
+    pub fn reader(&self, experiment: usize) -> Result<CaseReader<'a>> {
+        Ok(match self {
+            CaseSource::Run(run) => CaseReader::Run(
+                run.experiments
+                    .get(experiment)
+                    .map_or(&[][..], |e| &e.cases[..]),
+            ),
+            CaseSource::Log(log) => CaseReader::Log(log.cases(experiment)?),
+        })
+    }
+}
+
+/// One experiment's cases from a [`CaseSource`]: borrowed from the run, or read from the
+/// log and owned.
+#[derive(Debug)]
+pub enum SourceCases<'a> {
+    /// Borrowed from the run's experiment.
+    Run(std::iter::Enumerate<std::slice::Iter<'a, CaseResult>>),
+    /// Read from the log.
+    Log(Cases<'a>),
+}
+
+/// Random access to one experiment's cases of a [`CaseSource`], by the positions its
+/// iteration gave: a slice of the run, or reads at an offset of the log.
+#[derive(Debug)]
+pub enum CaseReader<'a> {
+    /// The run's experiment's cases.
+    Run(&'a [CaseResult]),
+    /// The log's, read at their offsets.
+    Log(Cases<'a>),
+}
+
+impl<'a> CaseReader<'a> {
+    /// The case at `position`; `None` when there is none.
+    pub fn at(&mut self, position: usize) -> Result<Option<std::borrow::Cow<'a, CaseResult>>> {
+        match self {
+            CaseReader::Run(cases) => Ok(cases.get(position).map(std::borrow::Cow::Borrowed)),
+            CaseReader::Log(cases) => Ok(cases.at(position)?.map(std::borrow::Cow::Owned)),
+        }
+    }
+}
+
+impl<'a> Iterator for SourceCases<'a> {
+    type Item = Result<(usize, std::borrow::Cow<'a, CaseResult>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            SourceCases::Run(it) => it
+                .next()
+                .map(|(j, c)| Ok((j, std::borrow::Cow::Borrowed(c)))),
+            SourceCases::Log(cases) => {
+                let c = cases.next()?;
+                Some(c.map(|c| (cases.position(), std::borrow::Cow::Owned(c))))
+            }
+        }
     }
 }

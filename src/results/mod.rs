@@ -19,7 +19,7 @@ pub mod time;
 mod tools;
 pub mod trajectory;
 
-pub use caselog::{CaseLog, Cases, unreadable, write_json};
+pub use caselog::{CaseLog, CaseReader, CaseSource, Cases, SourceCases, unreadable, write_json};
 pub use comparison::*;
 pub use components::Component;
 pub use model::*;
