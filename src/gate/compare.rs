@@ -19,10 +19,12 @@
 use std::collections::{BTreeMap, HashSet};
 
 use super::Limits;
+use super::spill::{Figures, Index, Seen};
+use crate::error::Result;
 use crate::results::{
-    BaselineInfo, CaseDelta, CaseRef, CaseResult, CaseStatus, Comparison, ExperimentDelta,
-    ExperimentResult, Measure, Measured, PairedTest, Reason, RunResult, RunStatus, Stopped,
-    Verdict,
+    BaselineInfo, CaseDelta, CaseRef, CaseResult, CaseSource, CaseStatus, Comparison,
+    ExperimentDelta, ExperimentResult, Measure, Measured, PairedTest, Reason, RunResult, RunStatus,
+    Stopped, Verdict,
 };
 
 /// Scores closer than this are the same score (they went through JSON and sums).
@@ -192,24 +194,48 @@ pub fn compare_with(
     run: &RunResult,
     rules: Rules,
 ) -> Comparison {
+    let baseline = baseline.map(|(b, info)| (b, CaseSource::Run(b), info));
+    // Both runs are held whole: their cases are read from memory, the index and the
+    // figures kept in memory too, so nothing here reads or writes a file.
+    compare_streamed(baseline, run, CaseSource::Run(run), rules)
+        .expect("a comparison of runs held whole reads nothing that can fail")
+}
+
+/// [`compare_with`] of runs whose cases are read from `cases_of_run` (this run's) and the
+/// baseline's own source, one case at a time: with both in case logs, nothing a case is
+/// held in memory (a baseline case is found by its id through an index on disk, and the
+/// figures a median or the paired test needs are written to a temporary file), so a check
+/// of 100,000 cases needs no more memory than one of 1,000. Only the comparison's own
+/// list of changed and failing cases grows, with what changed. Fails when a case log or a
+/// temporary file cannot be read or written.
+pub fn compare_streamed(
+    baseline: Option<(&RunResult, CaseSource<'_>, BaselineInfo)>,
+    run: &RunResult,
+    cases_of_run: CaseSource<'_>,
+    rules: Rules,
+) -> Result<Comparison> {
     let tolerance = rules.tolerance;
     let base_name = baseline
         .as_ref()
-        .map(|(_, info)| {
+        .map(|(_, _, info)| {
             info.branch
                 .clone()
                 .unwrap_or_else(|| format!("run {}", info.id))
         })
         .unwrap_or_default();
-    let base_exps: BTreeMap<(String, String), &ExperimentResult> = baseline
+    let base_exps: BTreeMap<(String, String), (usize, &ExperimentResult)> = baseline
         .as_ref()
-        .map(|(b, _)| {
+        .map(|(b, _, _)| {
             b.experiments
                 .iter()
-                .map(|e| ((e.contender.key(), e.dataset.clone()), e))
+                .enumerate()
+                .map(|(j, e)| ((e.contender.key(), e.dataset.clone()), (j, e)))
                 .collect()
         })
         .unwrap_or_default();
+    let base_source = baseline.as_ref().map(|(_, s, _)| *s);
+    // What `Sum` starts its sums from (so a sum here has the bits an iterator's sum has).
+    let zero: f64 = std::iter::empty::<f64>().sum();
 
     let mut experiments = Vec::new();
     let mut cases = Vec::new();
@@ -223,9 +249,9 @@ pub fn compare_with(
     let planned = if completed {
         HashSet::new()
     } else {
-        planned(run)
+        planned(run, cases_of_run)?
     };
-    let stopped = stopped_in(run, &planned);
+    let stopped = stopped_in(run, cases_of_run, &planned);
     let never_ran = |exp: &ExperimentResult, bc: &CaseResult| {
         stopped.is_some()
             && planned.contains(&(exp.contender.key(), format!("{}/{}", exp.dataset, bc.case)))
@@ -233,42 +259,91 @@ pub fn compare_with(
     if let Some(s) = &stopped {
         reasons.push(Reason::Stopped(s.clone()));
     }
+    // Figures of runs held whole stay in memory; of a case log, on disk.
+    let disk = matches!(cases_of_run, CaseSource::Log(_))
+        || matches!(base_source, Some(CaseSource::Log(_)));
 
-    for exp in &run.experiments {
+    for (i, exp) in run.experiments.iter().enumerate() {
         let key = (exp.contender.key(), exp.dataset.clone());
         seen.insert(key.clone());
         let base = base_exps.get(&key).copied();
-        let base_cases: BTreeMap<&str, &CaseResult> = base
-            .map(|b| b.cases.iter().map(|c| (c.case.as_str(), c)).collect())
-            .unwrap_or_default();
-        let mut matched = Vec::new();
-        // Tries per case on each side, and whether every shared case scored 0 or 1 once:
-        // what the statistical gate needs, read as the cases go by.
-        let tries = |cs: &[CaseResult]| cs.iter().map(CaseResult::tries).max().unwrap_or(1);
-        let k = tries(&exp.cases).max(base.map(|b| tries(&b.cases)).unwrap_or(1));
-        let mut binary = k == 1;
+        // Tries per case on each side (the most of either), and whether every shared case
+        // scored 0 or 1 once: what the statistical gate needs, read as the cases go by.
+        let mut k = 1;
+        let (index, mut reader) = match (base, base_source) {
+            (Some((j, _)), Some(source)) => (
+                Some(Index::build(source, j, |c| k = k.max(c.tries()))?),
+                Some(source.reader(j)?),
+            ),
+            _ => (None, None),
+        };
+        let mut matched_at = Seen::default();
+        // The matched cases' weighted sums (weight, baseline, candidate) and count.
+        let (mut w, mut bw, mut cw, mut matched) = (zero, zero, zero, 0usize);
+        let mut pairs = Figures::new(disk);
+        let mut binary = true;
         // Each shared case's tries' variance, both sides summed (the noise more tries shrink).
-        let mut spread = Vec::new();
-        for c in &exp.cases {
-            let b = base_cases.get(c.case.as_str()).copied();
+        let (mut spread, mut spread_n) = (zero, 0usize);
+        // The spend over the cases both runs share, each side (`None`: one was unknown).
+        let mut shared = 0usize;
+        let (mut cost, mut tokens) = ([Some(zero); 2], [Some(zero); 2]);
+        let mut latency = [Figures::new(disk), Figures::new(disk)];
+        let (mut total, mut passed) = (0usize, 0usize);
+        for c in cases_of_run.cases(i)? {
+            let (_, c) = c?;
+            let c: &CaseResult = &c;
+            k = k.max(c.tries());
+            total += 1;
+            passed += usize::from(c.passed == Some(true));
+            let found = match (&index, &mut reader) {
+                (Some(index), Some(reader)) => index.find(&c.case, reader)?,
+                _ => None,
+            };
+            if let Some((at, _)) = &found {
+                matched_at.insert(*at);
+            }
+            let b = found.as_ref().map(|(_, b)| &**b);
             let mut d = case_delta(exp, b, c, baseline.is_some(), limits.each_case_gates());
             if rules.fail_on_case_decline && d.status == CaseStatus::Declined {
                 d.gated = true;
             }
-            if let (Some(b), Some(cs), Some(bs)) = (b, c.score, b.and_then(|b| b.score))
-                && crate::fingerprint::same(&b.fingerprint, &c.fingerprint)
+            let same = b.filter(|b| crate::fingerprint::same(&b.fingerprint, &c.fingerprint));
+            if let (Some(b), Some(cs)) = (same, c.score)
+                && let Some(bs) = b.score
             {
-                matched.push((bs, cs, c.weight));
+                w += c.weight;
+                bw += bs * c.weight;
+                cw += cs * c.weight;
+                matched += 1;
+                pairs.push(bs)?;
+                pairs.push(cs)?;
                 binary &= [bs, cs]
                     .iter()
                     .all(|v| v.abs() < EPS || (v - 1.0).abs() < EPS);
                 let tries = |c: &CaseResult| -> Vec<f64> {
                     c.repeats.iter().filter_map(|r| r.score).collect()
                 };
-                spread.push(
-                    crate::results::stats::variance(&tries(b))
-                        + crate::results::stats::variance(&tries(c)),
-                );
+                spread += crate::results::stats::variance(&tries(b))
+                    + crate::results::stats::variance(&tries(c));
+                spread_n += 1;
+            }
+            // The spend of a case both runs share, erroring on neither side (an error is
+            // its own regression, and its spend stopped short): cost and tokens are sums
+            // (a repeated case's per try), latency the median of the cases' recorded call
+            // time, over the cases that made calls.
+            if let Some(b) = same.filter(|b| b.error.is_none() && c.error.is_none()) {
+                shared += 1;
+                for (side, x) in [b, c].into_iter().enumerate() {
+                    let tries = x.tries() as f64;
+                    cost[side] = cost[side].zip(x.usage.cost_usd).map(|(s, v)| s + v / tries);
+                    let used = x.usage.input_tokens.zip(x.usage.output_tokens);
+                    tokens[side] = tokens[side]
+                        .zip(used)
+                        .map(|(s, (i, o))| s + (i + o) as f64 / tries);
+                    if let Some(l) = x.latency_s {
+                        latency[side].push(l)?;
+                    }
+                }
             }
             if d.gated {
                 reasons.push(case_reason(&d, &base_name));
@@ -279,25 +354,30 @@ pub fn compare_with(
                 cases.push(d);
             }
         }
-        reasons.extend(limits.misses(exp));
-        if let Some(b) = base {
-            let ours: HashSet<&str> = exp.cases.iter().map(|c| c.case.as_str()).collect();
-            for bc in b
-                .cases
-                .iter()
-                .filter(|bc| !ours.contains(bc.case.as_str()) && !never_ran(exp, bc))
-            {
-                cases.push(removed(exp, bc));
+        reasons.extend(limits.misses_of(exp, passed, total));
+        if let (Some((j, _)), Some(source)) = (base, base_source) {
+            for bc in source.cases(j)? {
+                let (at, bc) = bc?;
+                if !matched_at.contains(at) && !never_ran(exp, &bc) {
+                    cases.push(removed(exp, &bc));
+                }
             }
-            let (bm, cm) = means(&matched);
+            let (bm, cm) = if matched == 0 || w <= 0.0 {
+                (None, None)
+            } else {
+                (Some(bw / w), Some(cw / w))
+            };
             let delta = bm.zip(cm).map(|(b, c)| c - b);
             let past = delta.is_some_and(|d| -d > tolerance + EPS);
-            let test = (rules.stat.force || k > 1)
-                .then(|| {
-                    let within = spread.iter().sum::<f64>() / spread.len().max(1) as f64;
-                    paired_test(&matched, within, binary, k, past, rules.stat)
-                })
-                .flatten();
+            let binary = k == 1 && binary;
+            let test = if rules.stat.force || k > 1 {
+                let within = spread / spread_n.max(1) as f64;
+                let pairs: Vec<(f64, f64)> =
+                    pairs.all()?.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+                paired_test(&pairs, within, binary, k, past, rules.stat)
+            } else {
+                None
+            };
             let regressed = past && !test.as_ref().is_some_and(|t| t.inconclusive);
             if let (Some(t), Some(baseline), Some(candidate)) = (&test, bm, cm)
                 && t.inconclusive
@@ -320,7 +400,22 @@ pub fn compare_with(
                     tolerance,
                 });
             }
-            let [cost_usd, tokens, latency_p50_s] = Measure::ALL.map(|m| measure(m, b, exp));
+            let measured = |sides: [Option<f64>; 2]| -> Measured {
+                if shared == 0 {
+                    return Measured::default();
+                }
+                Measured {
+                    baseline: sides[0],
+                    candidate: sides[1],
+                    cases: shared,
+                }
+            };
+            let [lb, lc] = &mut latency;
+            let (cost_usd, tokens, latency_p50_s) = (
+                measured(cost),
+                measured(tokens),
+                measured([lb.median()?, lc.median()?]),
+            );
             for (m, figure) in Measure::ALL.iter().zip([cost_usd, tokens, latency_p50_s]) {
                 if let Some(reason) = rose(exp, *m, figure, rules.max_increase.of(*m)) {
                     reasons.push(reason);
@@ -332,7 +427,7 @@ pub fn compare_with(
                 baseline: bm,
                 candidate: cm,
                 delta,
-                matched: matched.len(),
+                matched,
                 regressed,
                 test,
                 cost_usd,
@@ -356,16 +451,21 @@ pub fn compare_with(
         }
     }
     // Experiments the baseline ran and this run did not: every case is removed.
-    for ((k, d), b) in &base_exps {
-        if !seen.contains(&(k.clone(), d.clone())) {
-            for bc in b.cases.iter().filter(|bc| !never_ran(b, bc)) {
-                cases.push(removed(b, bc));
+    if let Some(source) = base_source {
+        for ((k, d), (j, b)) in &base_exps {
+            if !seen.contains(&(k.clone(), d.clone())) {
+                for bc in source.cases(*j)? {
+                    let (_, bc) = bc?;
+                    if !never_ran(b, &bc) {
+                        cases.push(removed(b, &bc));
+                    }
+                }
             }
         }
     }
 
-    Comparison {
-        baseline: baseline.map(|(_, info)| info),
+    Ok(Comparison {
+        baseline: baseline.map(|(_, _, info)| info),
         tolerance,
         experiments,
         cases,
@@ -376,61 +476,7 @@ pub fn compare_with(
             passed: reasons.is_empty(),
             reasons,
         },
-    }
-}
-
-/// `measure` of an experiment over the cases both runs share: the same case with the same
-/// fingerprint, erroring on neither side (an error is its own regression, and its spend
-/// stopped short). Cost and tokens are sums (a repeated case's per try), unknown on a side
-/// where a shared case's is;
-/// latency is the median of the cases' recorded call time, over the cases that made calls.
-fn measure(measure: Measure, base: &ExperimentResult, exp: &ExperimentResult) -> Measured {
-    let base_cases: BTreeMap<&str, &CaseResult> =
-        base.cases.iter().map(|c| (c.case.as_str(), c)).collect();
-    let (ours, theirs): (Vec<&CaseResult>, Vec<&CaseResult>) = exp
-        .cases
-        .iter()
-        .filter_map(|c| {
-            let b = base_cases.get(c.case.as_str())?;
-            (crate::fingerprint::same(&b.fingerprint, &c.fingerprint)
-                && b.error.is_none()
-                && c.error.is_none())
-            .then_some((c, *b))
-        })
-        .unzip();
-    if ours.is_empty() {
-        return Measured::default();
-    }
-    let side = |cases: &[&CaseResult]| -> Option<f64> {
-        match measure {
-            // Per try: a case run `--repeat K` times spent K tries' worth, and a baseline
-            // may have run another K.
-            Measure::Cost => cases
-                .iter()
-                .map(|c| Some(c.usage.cost_usd? / c.tries() as f64))
-                .sum(),
-            Measure::Tokens => cases
-                .iter()
-                .map(|c| {
-                    Some((c.usage.input_tokens? + c.usage.output_tokens?) as f64 / c.tries() as f64)
-                })
-                .sum(),
-            Measure::Latency => {
-                let mut l: Vec<f64> = cases.iter().filter_map(|c| c.latency_s).collect();
-                l.sort_by(f64::total_cmp);
-                match l.len() {
-                    0 => None,
-                    n if n % 2 == 1 => Some(l[n / 2]),
-                    n => Some((l[n / 2 - 1] + l[n / 2]) / 2.0),
-                }
-            }
-        }
-    };
-    Measured {
-        baseline: side(&theirs),
-        candidate: side(&ours),
-        cases: ours.len(),
-    }
+    })
 }
 
 /// The reason an experiment's `figure` rose past the `allowed` percentage, if it did; an
@@ -458,7 +504,7 @@ fn rose(
 /// sign-flip test on the cases' means. A drop `past` the tolerance whose p-value is not
 /// under alpha is inconclusive, with the tries that would likely decide it.
 fn paired_test(
-    matched: &[(f64, f64, f64)],
+    pairs: &[(f64, f64)],
     within: f64,
     binary: bool,
     k: usize,
@@ -466,8 +512,7 @@ fn paired_test(
     stat: Stat,
 ) -> Option<PairedTest> {
     use crate::results::stats;
-    let pairs: Vec<(f64, f64)> = matched.iter().map(|(b, c, _)| (*b, *c)).collect();
-    let p_value = stats::paired_p(&pairs, binary)?;
+    let p_value = stats::paired_p(pairs, binary)?;
     let inconclusive = past && p_value >= stat.alpha;
     let diffs: Vec<f64> = pairs.iter().map(|(b, c)| c - b).collect();
     Some(PairedTest {
@@ -488,12 +533,17 @@ pub fn stopped(run: &RunResult) -> Option<Stopped> {
     if run.run.status == RunStatus::Completed {
         return None;
     }
-    stopped_in(run, &planned(run))
+    let planned = planned(run, CaseSource::Run(run)).expect("a run's own cases read in memory");
+    stopped_in(run, CaseSource::Run(run), &planned)
 }
 
-fn stopped_in(run: &RunResult, planned: &HashSet<(String, String)>) -> Option<Stopped> {
+fn stopped_in(
+    run: &RunResult,
+    cases: CaseSource<'_>,
+    planned: &HashSet<(String, String)>,
+) -> Option<Stopped> {
     (run.run.status != RunStatus::Completed).then(|| {
-        let ran: usize = run.experiments.iter().map(|e| e.cases.len()).sum();
+        let ran: usize = (0..run.experiments.len()).map(|i| cases.len(i)).sum();
         Stopped {
             status: run.run.status,
             not_run: planned.len().saturating_sub(ran),
@@ -502,8 +552,9 @@ fn stopped_in(run: &RunResult, planned: &HashSet<(String, String)>) -> Option<St
     })
 }
 
-/// The case runs the run planned: (contender key, `dataset/case`), from its settings.
-fn planned(run: &RunResult) -> HashSet<(String, String)> {
+/// The case runs the run planned: (contender key, `dataset/case`), from its settings (held
+/// in memory: only a run that stopped early needs it).
+fn planned(run: &RunResult, cases: CaseSource<'_>) -> Result<HashSet<(String, String)>> {
     let settings = &run.run.settings;
     let mut out = HashSet::new();
     for c in &settings.contenders {
@@ -512,12 +563,13 @@ fn planned(run: &RunResult) -> HashSet<(String, String)> {
         }
     }
     // A run whose settings do not list its plan: what it ran is all it planned.
-    for e in &run.experiments {
-        for c in &e.cases {
+    for (i, e) in run.experiments.iter().enumerate() {
+        for c in cases.cases(i)? {
+            let (_, c) = c?;
             out.insert((e.contender.key(), format!("{}/{}", e.dataset, c.case)));
         }
     }
-    out
+    Ok(out)
 }
 
 /// Rule (4) for a run with no baseline (`run`, `compare`), errors left out (each is its
@@ -667,17 +719,6 @@ fn case_reason(d: &CaseDelta, base: &str) -> Reason {
     }
 }
 
-/// Weighted means of the baseline and candidate scores over the matched cases.
-fn means(matched: &[(f64, f64, f64)]) -> (Option<f64>, Option<f64>) {
-    let w: f64 = matched.iter().map(|m| m.2).sum();
-    if matched.is_empty() || w <= 0.0 {
-        return (None, None);
-    }
-    let b = matched.iter().map(|m| m.0 * m.2).sum::<f64>() / w;
-    let c = matched.iter().map(|m| m.1 * m.2).sum::<f64>() / w;
-    (Some(b), Some(c))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -703,6 +744,39 @@ mod tests {
 
     fn check(base: &RunResult, cand: &RunResult, tol: f64) -> Comparison {
         compare(Some((base, info(base))), cand, tol)
+    }
+
+    /// [`compare`], as every test here makes it: twice, see [`compare_with`].
+    fn compare(
+        baseline: Option<(&RunResult, BaselineInfo)>,
+        run: &RunResult,
+        tolerance: f64,
+    ) -> Comparison {
+        compare_with(baseline, run, Rules::tolerance(tolerance))
+    }
+
+    /// Every comparison of these tests is made twice, the runs held whole and the runs'
+    /// cases in case logs (each baseline case found through the index on disk, the
+    /// figures for the medians and the paired test in temporary files): the two must be
+    /// the same, field for field.
+    fn compare_with(
+        baseline: Option<(&RunResult, BaselineInfo)>,
+        run: &RunResult,
+        rules: Rules,
+    ) -> Comparison {
+        let whole = super::compare_with(baseline.clone(), run, rules);
+        let (bare, log) = crate::history::logged(run).expect("logged");
+        let base = baseline.map(|(b, info)| (crate::history::logged(b).expect("logged"), info));
+        let streamed = compare_streamed(
+            base.as_ref()
+                .map(|((b, log), info)| (b, CaseSource::Log(log), info.clone())),
+            &bare,
+            CaseSource::Log(&log),
+            rules,
+        )
+        .expect("streamed");
+        assert_eq!(streamed, whole, "the comparison of case logs differs");
+        whole
     }
 
     fn status(c: &Comparison, id: &str) -> Option<CaseStatus> {

@@ -26,8 +26,15 @@ impl Limits {
         self.min_pass_rate.is_none()
     }
 
-    /// Why an experiment falls short of these limits, one reason each.
+    /// Why an experiment (its cases in it) falls short of these limits, one reason each.
     pub fn misses(&self, exp: &ExperimentResult) -> Vec<Reason> {
+        let passed = exp.cases.iter().filter(|c| c.passed == Some(true)).count();
+        self.misses_of(exp, passed, exp.cases.len())
+    }
+
+    /// [`Limits::misses`] of an experiment whose cases are elsewhere: `passed` of its
+    /// `cases` passed (one that errored did not).
+    pub fn misses_of(&self, exp: &ExperimentResult, passed: usize, cases: usize) -> Vec<Reason> {
         let mut out = Vec::new();
         if let (Some(min), Some(score)) = (self.min_score, exp.score)
             && score + EPS < min
@@ -40,17 +47,16 @@ impl Limits {
             });
         }
         if let Some(min) = self.min_pass_rate
-            && !exp.cases.is_empty()
+            && cases > 0
         {
             // Over every case: one that errored did not pass.
-            let passed = exp.cases.iter().filter(|c| c.passed == Some(true)).count();
-            let rate = passed as f64 / exp.cases.len() as f64;
+            let rate = passed as f64 / cases as f64;
             if rate + EPS < min {
                 out.push(Reason::BelowPassRate {
                     contender: exp.contender.clone(),
                     dataset: exp.dataset.clone(),
                     passed,
-                    cases: exp.cases.len(),
+                    cases,
                     min,
                 });
             }

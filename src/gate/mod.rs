@@ -16,10 +16,13 @@ pub(crate) mod check;
 pub(crate) mod compare;
 pub mod flaky;
 pub(crate) mod limits;
+mod spill;
 
 pub use crate::error::{BaselineError, LaterRuns};
 pub use baseline::{Baseline, resolve};
 pub use check::{CheckPlan, Checked, MissingBaseline, Notice, check, judge};
-pub use compare::{MaxIncrease, Rules, Stat, compare, compare_with, stopped, threshold_failures};
+pub use compare::{
+    MaxIncrease, Rules, Stat, compare, compare_streamed, compare_with, stopped, threshold_failures,
+};
 pub use flaky::{FlakyCase, RunVerdict, flaky};
 pub use limits::Limits;

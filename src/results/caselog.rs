@@ -256,7 +256,7 @@ pub struct Cases<'a> {
 
 impl Cases<'_> {
     /// The position (in its experiment's planned cases) of the case last read.
-    pub fn position(&self) -> usize {
+    pub fn last_position(&self) -> usize {
         self.last
     }
 
@@ -732,7 +732,7 @@ impl<'a> Iterator for SourceCases<'a> {
                 .map(|(j, c)| Ok((j, std::borrow::Cow::Borrowed(c)))),
             SourceCases::Log(cases) => {
                 let c = cases.next()?;
-                Some(c.map(|c| (cases.position(), std::borrow::Cow::Owned(c))))
+                Some(c.map(|c| (cases.last_position(), std::borrow::Cow::Owned(c))))
             }
         }
     }
