@@ -206,10 +206,6 @@ impl Figures {
         out.write_all(&x.to_le_bytes()).map_err(io("write"))
     }
 
-    pub(super) fn len(&self) -> u64 {
-        self.n
-    }
-
     /// The numbers from the first, read a buffer at a time.
     fn read(&mut self) -> Result<impl Iterator<Item = Result<f64>> + '_> {
         let file = match self.out.as_mut() {
