@@ -20,7 +20,19 @@ use std::path::{Path, PathBuf};
 use super::{BaselineError, LaterRuns};
 use crate::error::Result;
 use crate::history::RunStore;
-use crate::results::{BaselineInfo, RunResult, RunStatus, Selection};
+use crate::results::{BaselineInfo, CaseLog, RunResult, RunStatus, Selection};
+
+/// A baseline run as the gate reads it: the run without its cases, which are in the case
+/// log beside it ([`RunStore::get_logged`]), and how `--baseline` named it.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The run, its experiments' `cases` empty (and its planned cases' keys left out).
+    pub run: RunResult,
+    /// Its cases.
+    pub cases: CaseLog,
+    /// Which run it is and how it was named.
+    pub info: BaselineInfo,
+}
 
 /// What a check compares with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,13 +90,26 @@ impl std::fmt::Display for Baseline {
     }
 }
 
-/// Finds the baseline `baseline` names for `run`. `history` is the store (if it opened).
+/// Finds the baseline `baseline` names for `run`, held whole (its cases in it; its
+/// planned cases' keys left out). `history` is the store (if it opened).
 pub fn resolve(
     baseline: &Baseline,
     run: &RunResult,
     history: Option<&dyn RunStore>,
     history_path: &Path,
 ) -> Result<(RunResult, BaselineInfo)> {
+    let mut b = resolve_logged(baseline, run, history, history_path)?;
+    b.cases.fill(&mut b.run)?;
+    Ok((b.run, b.info))
+}
+
+/// [`resolve`], the baseline's cases left in its case log.
+pub fn resolve_logged(
+    baseline: &Baseline,
+    run: &RunResult,
+    history: Option<&dyn RunStore>,
+    history_path: &Path,
+) -> Result<Loaded> {
     match find(baseline, run, history, history_path, false)? {
         Found::Baseline(b) => Ok(*b),
         Found::First(_) => unreachable!("only check's own branch makes a first baseline"),
@@ -94,7 +119,7 @@ pub fn resolve(
 /// What `check` compares with: a baseline, or none because this run is the first baseline.
 #[derive(Debug)]
 pub enum Found {
-    Baseline(Box<(RunResult, BaselineInfo)>),
+    Baseline(Box<Loaded>),
     /// `reference` is this run's own branch and holds no earlier compatible run: this run
     /// becomes the baseline. The note says so, and why.
     First(String),
@@ -131,12 +156,15 @@ fn find(
             }
             .into());
         }
-        crate::results::snapshot::load(path)
-            .map_err(|e| e.named_by_setting(crate::error::Setting::Baseline))?
+        // A file named on the command line is read whole (it is capped, and refused when
+        // it is a device or a pipe), then logged.
+        let run = crate::results::snapshot::load(path)
+            .map_err(|e| e.named_by_setting(crate::error::Setting::Baseline))?;
+        crate::history::logged(&run)?
     } else if let Baseline::Run(_) = baseline {
         let h = store(history, history_path)?;
         let id = h.find(reference)?;
-        id.map(|id| h.get(&id))
+        id.map(|id| h.get_logged(&id))
             .transpose()?
             .flatten()
             .ok_or_else(|| BaselineError::NoSuchRun {
@@ -150,7 +178,7 @@ fn find(
         None => None,
     } {
         let h = store(history, history_path)?;
-        h.get(&id)?.ok_or_else(|| BaselineError::Vanished {
+        h.get_logged(&id)?.ok_or_else(|| BaselineError::Vanished {
             id: id.clone(),
             history: history_path.to_path_buf(),
             rerun: "run the command again",
@@ -172,6 +200,7 @@ fn find(
             Err(miss) => return Err(miss.error(reference, run, history_path).into()),
         }
     };
+    let (found, cases) = found;
     if !crate::fingerprint::same(&found.run.suite_fingerprint, &run.run.suite_fingerprint) {
         return Err(BaselineError::Fingerprint {
             id: found.run.id.clone(),
@@ -188,7 +217,11 @@ fn find(
         started_at: found.run.started_at,
         reference: reference.to_string(),
     };
-    Ok(Found::Baseline(Box::new((found, info))))
+    Ok(Found::Baseline(Box::new(Loaded {
+        run: found,
+        cases,
+        info,
+    })))
 }
 
 /// Why a branch offered no baseline.
@@ -278,7 +311,7 @@ fn latest_on_branch(
     run: &RunResult,
     h: &dyn RunStore,
     history_path: &Path,
-) -> Result<std::result::Result<RunResult, Miss>> {
+) -> Result<std::result::Result<(RunResult, CaseLog), Miss>> {
     let r = &run.run;
     let runs = h.runs_on_branch(
         &r.suite,
@@ -307,7 +340,7 @@ fn latest_on_branch(
             selection: newest.selection.clone(),
         }));
     };
-    h.get(&latest.id)?.map(Ok).ok_or_else(|| {
+    h.get_logged(&latest.id)?.map(Ok).ok_or_else(|| {
         BaselineError::Vanished {
             id: latest.id.clone(),
             history: history_path.to_path_buf(),
@@ -324,7 +357,7 @@ fn later_on_branch(
     branch: &str,
     run: &RunResult,
     h: &dyn RunStore,
-) -> Result<std::result::Result<RunResult, Miss>> {
+) -> Result<std::result::Result<(RunResult, CaseLog), Miss>> {
     let r = &run.run;
     let now = chrono::Utc::now();
     let after_now = |t: &crate::results::Timestamp| *t > now;
@@ -620,7 +653,7 @@ mod tests {
                 note,
                 "no earlier run of main: this run is the first baseline"
             ),
-            Found::Baseline(b) => panic!("a baseline: {}", b.0.run.id),
+            Found::Baseline(b) => panic!("a baseline: {}", b.run.run.id),
         }
         let on_feature = run("me", "feature", "2026-01-02T00:00:00Z", vec![]);
         let e = resolve_or_first(&named("main"), &on_feature, Some(&h), &p).expect_err("refused");

@@ -10,10 +10,10 @@
 use std::fmt;
 use std::path::Path;
 
-use super::baseline::{Baseline, Found, resolve_or_first};
-use super::{BaselineError, Rules, compare_with, resolve};
+use super::baseline::{Baseline, Found, resolve_logged, resolve_or_first};
+use super::{BaselineError, Rules, compare_streamed};
 use crate::history::RunStore;
-use crate::results::{Comparison, Measure, RunResult};
+use crate::results::{CaseSource, Comparison, Measure, RunResult};
 
 /// What to do when no usable baseline is found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -149,12 +149,49 @@ impl Checked {
 
 /// Runs the gate on `run` as `plan` says, reading baselines from `history` (`None`: there
 /// is none, or it could not be opened), which lives at `history_path` (named in messages).
+/// A baseline whose cases cannot be read back is an unusable baseline (refused, or under
+/// [`MissingBaseline::Pass`] warned about).
 pub fn judge(
     run: &RunResult,
     plan: &CheckPlan,
     history: Option<&dyn RunStore>,
     history_path: &Path,
 ) -> Checked {
+    match judge_streamed(run, CaseSource::Run(run), plan, history, history_path) {
+        Ok(checked) => checked,
+        // This run's cases are in memory: what failed to read is the baseline's.
+        Err(e) => {
+            let mut checked = judge(
+                run,
+                &CheckPlan {
+                    baseline: None,
+                    ..plan.clone()
+                },
+                None,
+                history_path,
+            );
+            let e = BaselineError::from(e);
+            match plan.missing {
+                MissingBaseline::Fail => checked.refused = Some(e),
+                MissingBaseline::Pass => checked.notices.insert(0, Notice::BaselinePassed(e)),
+            }
+            checked
+        }
+    }
+}
+
+/// [`judge`] of a run whose cases are in `cases` (the case log a streamed run leaves):
+/// the baseline is read with its cases in a case log too ([`RunStore::get_logged`]) and
+/// the two are compared a case at a time ([`super::compare_streamed`]), so a check of
+/// 100,000 cases against a baseline of 100,000 needs no more memory than one of 1,000.
+/// Fails when a case log or a temporary file cannot be read or written.
+pub fn judge_streamed(
+    run: &RunResult,
+    cases: CaseSource<'_>,
+    plan: &CheckPlan,
+    history: Option<&dyn RunStore>,
+    history_path: &Path,
+) -> crate::error::Result<Checked> {
     let mut notices = Vec::new();
     let mut refused = None;
     let mut first = false;
@@ -164,7 +201,8 @@ pub fn judge(
             let found = if plan.first_on_own_branch {
                 resolve_or_first(reference, run, history, history_path)
             } else {
-                resolve(reference, run, history, history_path).map(|b| Found::Baseline(Box::new(b)))
+                resolve_logged(reference, run, history, history_path)
+                    .map(|b| Found::Baseline(Box::new(b)))
             };
             match found {
                 Ok(Found::Baseline(b)) => Some(*b),
@@ -185,21 +223,24 @@ pub fn judge(
             }
         }
     };
-    let mut comparison = compare_with(
-        baseline.as_ref().map(|(b, info)| (b, info.clone())),
+    let mut comparison = compare_streamed(
+        baseline
+            .as_ref()
+            .map(|b| (&b.run, CaseSource::Log(&b.cases), b.info.clone())),
         run,
+        cases,
         plan.rules,
-    );
+    )?;
     comparison.first_baseline = first;
     if comparison.compared_nothing() {
         notices.push(Notice::NothingCompared);
     }
     notices.extend(not_measured(&comparison, &plan.rules));
-    Checked {
+    Ok(Checked {
         comparison,
         notices,
         refused,
-    }
+    })
 }
 
 /// The gated measures of the compared experiments that a side does not know.
@@ -231,6 +272,17 @@ pub(super) fn not_measured(c: &Comparison, rules: &Rules) -> Vec<Notice> {
 pub fn check(run: &RunResult, plan: &CheckPlan, history: &dyn RunStore) -> Checked {
     let shown = std::path::PathBuf::from(history.location());
     judge(run, plan, Some(history), &shown)
+}
+
+/// [`check()`] of a run whose cases are in `cases` ([`judge_streamed`]).
+pub fn check_streamed(
+    run: &RunResult,
+    cases: CaseSource<'_>,
+    plan: &CheckPlan,
+    history: &dyn RunStore,
+) -> crate::error::Result<Checked> {
+    let shown = std::path::PathBuf::from(history.location());
+    judge_streamed(run, cases, plan, Some(history), &shown)
 }
 
 #[cfg(test)]

@@ -19,8 +19,10 @@ pub(crate) mod limits;
 mod spill;
 
 pub use crate::error::{BaselineError, LaterRuns};
-pub use baseline::{Baseline, resolve};
-pub use check::{CheckPlan, Checked, MissingBaseline, Notice, check, judge};
+pub use baseline::{Baseline, Loaded, resolve, resolve_logged};
+pub use check::{
+    CheckPlan, Checked, MissingBaseline, Notice, check, check_streamed, judge, judge_streamed,
+};
 pub use compare::{
     MaxIncrease, Rules, Stat, compare, compare_streamed, compare_with, stopped, threshold_failures,
 };

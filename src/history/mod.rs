@@ -84,6 +84,14 @@ pub trait RunStore {
     /// The run with this id, as it was stored.
     fn get(&self, id: &str) -> Result<Option<RunResult>>;
 
+    /// The run with this id for the gate: as [`RunStore::get`] reads it, but its cases in
+    /// a case log instead of in its experiments, and without its planned cases' keys
+    /// ([`crate::results::snapshot::read_logged`]), so a baseline of 100,000 cases is
+    /// held in no more memory than one of 1,000. By default read whole, then logged.
+    fn get_logged(&self, id: &str) -> Result<Option<(RunResult, CaseLog)>> {
+        self.get(id)?.map(|r| logged(&r)).transpose()
+    }
+
     /// The id of the run `reference` names: its number (`3` or `#3`), its id, or a unique
     /// prefix of its id (at least 4 characters). `None` when no run matches; a prefix that
     /// matches several runs is an error listing them.
@@ -177,6 +185,10 @@ impl<T: RunStore + ?Sized> RunStore for Box<T> {
 
     fn get(&self, id: &str) -> Result<Option<RunResult>> {
         (**self).get(id)
+    }
+
+    fn get_logged(&self, id: &str) -> Result<Option<(RunResult, CaseLog)>> {
+        (**self).get_logged(id)
     }
 
     fn find(&self, reference: &str) -> Result<Option<String>> {

@@ -997,6 +997,10 @@ impl RunStore for MysqlStore {
         sql::get(self, id)
     }
 
+    fn get_logged(&self, id: &str) -> Result<Option<(RunResult, CaseLog)>> {
+        sql::get_logged(self, id)
+    }
+
     fn find(&self, reference: &str) -> Result<Option<String>> {
         sql::find(self, reference)
     }

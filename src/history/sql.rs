@@ -175,6 +175,25 @@ pub(crate) trait Dialect {
     /// run has that id.
     fn snapshot(&self, id: &str, limit: Option<u64>) -> Result<Option<Snapshot>>;
 
+    /// [`Dialect::snapshot`], handed to `read` as a stream rather than whole: `None` when
+    /// no run has that id, `Some(Err(size))` when it is over `limit` (and nothing of it is
+    /// read). By default its bytes are read whole first.
+    fn read_snapshot(
+        &self,
+        id: &str,
+        limit: Option<u64>,
+        read: &mut dyn FnMut(&mut dyn std::io::Read) -> Result<()>,
+    ) -> Result<Option<std::result::Result<(), u64>>> {
+        Ok(match self.snapshot(id, limit)? {
+            None => None,
+            Some(Snapshot::Over(size)) => Some(Err(size)),
+            Some(Snapshot::Bytes(bytes)) => {
+                read(&mut &bytes[..])?;
+                Some(Ok(()))
+            }
+        })
+    }
+
     /// The cap on the snapshots read back, when one is set.
     fn snapshot_limit(&self) -> Option<SnapshotLimit>;
 
@@ -210,6 +229,31 @@ pub(crate) fn get(d: &impl Dialect, id: &str) -> Result<Option<RunResult>> {
             }
             .into()
         }),
+    }
+}
+
+/// The run with this id as [`get`] reads it, streamed: its cases in a case log, not in
+/// memory ([`crate::results::snapshot::read_logged`]).
+pub(crate) fn get_logged(d: &impl Dialect, id: &str) -> Result<Option<(RunResult, CaseLog)>> {
+    let limit = d.snapshot_limit();
+    let shown = d.shown();
+    let mut got = None;
+    let read = d.read_snapshot(id, limit.map(|l| l.bytes), &mut |r| {
+        let what = format!("{} (run {id})", shown.display());
+        let run = crate::results::snapshot::read_logged(r, &what).map_err(|e| {
+            HistoryError::Unreadable {
+                path: shown.clone(),
+                id: id.to_string(),
+                why: e.to_string(),
+            }
+        })?;
+        got = Some(run);
+        Ok(())
+    })?;
+    match read {
+        None => Ok(None),
+        Some(Err(size)) => Err(super::too_large(d.shown(), id, size, limit)),
+        Some(Ok(())) => Ok(got),
     }
 }
 

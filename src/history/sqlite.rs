@@ -351,6 +351,10 @@ impl RunStore for SqliteStore {
         sql::get(self, id)
     }
 
+    fn get_logged(&self, id: &str) -> Result<Option<(RunResult, CaseLog)>> {
+        sql::get_logged(self, id)
+    }
+
     fn find(&self, reference: &str) -> Result<Option<String>> {
         sql::find(self, reference)
     }
@@ -507,6 +511,37 @@ impl Dialect for SqliteStore {
             Some(bytes) => Snapshot::Bytes(bytes),
             None => Snapshot::Over(u64::try_from(size).unwrap_or(0)),
         }))
+    }
+
+    /// Read from the blob a buffer at a time: the snapshot is never one allocation.
+    fn read_snapshot(
+        &self,
+        id: &str,
+        limit: Option<u64>,
+        read: &mut dyn FnMut(&mut dyn std::io::Read) -> Result<()>,
+    ) -> Result<Option<std::result::Result<(), u64>>> {
+        let row: Option<(i64, i64)> = self
+            .conn
+            .query_row(
+                "SELECT rowid, octet_length(snapshot) FROM run_snapshots WHERE run_id = ?1",
+                rusqlite::params![id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        let Some((rowid, size)) = row else {
+            return Ok(None);
+        };
+        let size = u64::try_from(size).unwrap_or(0);
+        if limit.is_some_and(|l| size > l) {
+            return Ok(Some(Err(size)));
+        }
+        let mut blob = self
+            .conn
+            .blob_open(rusqlite::MAIN_DB, "run_snapshots", "snapshot", rowid, true)
+            .map_err(|e| self.err(e))?;
+        read(&mut blob)?;
+        Ok(Some(Ok(())))
     }
 
     fn snapshot_limit(&self) -> Option<SnapshotLimit> {

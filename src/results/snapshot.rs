@@ -173,6 +173,267 @@ pub fn parse_checked(
     ))
 }
 
+/// Reads a snapshot from `reader` as a stream, for the gate: the run without its cases,
+/// which go to a case log one at a time as they are read (each copied as it was written,
+/// not parsed), and without its planned cases' keys (`settings.cases`, which a baseline
+/// never needs). A comparison written beside the run is skipped. Nothing grows with the
+/// number of cases but the log on disk. The version (`format`, which every evals writes
+/// first) is checked when it is read, before what follows it; `shown` names the snapshot
+/// in errors.
+pub fn read_logged(
+    reader: impl std::io::Read,
+    shown: &str,
+) -> std::result::Result<(RunResult, super::CaseLog), SnapshotError> {
+    use serde::de::DeserializeSeed;
+    let log = super::CaseLog::new(&[]).map_err(|e| SnapshotError::NotJson {
+        path: shown.to_string(),
+        line: 0,
+        column: 0,
+        message: e.to_string(),
+    })?;
+    let refused = std::cell::Cell::new(None);
+    let mut de =
+        serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(64 * 1024, reader));
+    let read = stream::Top {
+        log: &log,
+        refused: &refused,
+    }
+    .deserialize(&mut de)
+    .and_then(|top| de.end().map(|()| top));
+    if let Some(found) = refused.get() {
+        return Err(SnapshotError::Incompatible {
+            path: shown.to_string(),
+            found,
+        });
+    }
+    let (format, run, experiments) = read.map_err(|e| SnapshotError::NotJson {
+        path: shown.to_string(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    let Some(format) = format else {
+        return Err(SnapshotError::NoFormat {
+            path: shown.to_string(),
+        });
+    };
+    check_readable(format).map_err(|found| SnapshotError::Incompatible {
+        path: shown.to_string(),
+        found,
+    })?;
+    let Some(run) = run else {
+        return Err(SnapshotError::NotJson {
+            path: shown.to_string(),
+            line: 0,
+            column: 0,
+            message: "missing field `run`".into(),
+        });
+    };
+    Ok((RunResult { run, experiments }, log))
+}
+
+/// The visitors of [`read_logged`]: each object read key by key into a map of its own
+/// (small: a run's info, an experiment's figures), but for the one key that holds what
+/// grows (`experiments`, an experiment's `cases`, the settings' `cases`), which is handed
+/// to its own seed; the map, that key set empty, is then read as the model's type.
+mod stream {
+    use std::cell::Cell;
+
+    use serde::de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use serde_json::value::RawValue;
+    use serde_json::{Map, Value};
+
+    use super::{Incompatibility, check_readable};
+    use crate::results::{CaseLog, ExperimentResult, RunInfo};
+
+    pub(super) struct Top<'a> {
+        pub(super) log: &'a CaseLog,
+        pub(super) refused: &'a Cell<Option<Incompatibility>>,
+    }
+
+    type Read = (Option<u64>, Option<RunInfo>, Vec<ExperimentResult>);
+
+    impl<'de> DeserializeSeed<'de> for Top<'_> {
+        type Value = Read;
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Read, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Top<'_> {
+        type Value = Read;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a snapshot of evals")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Read, A::Error> {
+            let (mut format, mut run, mut experiments) = (None, None, Vec::new());
+            while let Some(key) = map.next_key::<String>()? {
+                match key.as_str() {
+                    "format" => {
+                        let v: Value = map.next_value()?;
+                        format = v.as_u64();
+                        if let Some(found) = format
+                            && let Err(refused) = check_readable(found)
+                        {
+                            self.refused.set(Some(refused));
+                            return Err(A::Error::custom(
+                                "a snapshot format this evals does not read",
+                            ));
+                        }
+                    }
+                    "run" => {
+                        let fields = map.next_value_seed(Except {
+                            key: "settings",
+                            seed: SettingsSeed,
+                        })?;
+                        run = Some(serde_json::from_value(fields).map_err(A::Error::custom)?);
+                    }
+                    "experiments" => {
+                        experiments = map.next_value_seed(Experiments { log: self.log })?;
+                    }
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok((format, run, experiments))
+        }
+    }
+
+    /// A seed for the value of the key an [`Except`] hands over: what it gives is set
+    /// under that key.
+    pub(super) trait KeySeed {
+        fn read<'de, A: MapAccess<'de>>(&self, map: &mut A) -> Result<Value, A::Error>;
+    }
+
+    /// An object read into a map, the value of `key` read by `seed`.
+    struct Except<S> {
+        key: &'static str,
+        seed: S,
+    }
+
+    impl<'de, S: KeySeed> DeserializeSeed<'de> for Except<S> {
+        type Value = Value;
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+
+    impl<'de, S: KeySeed> Visitor<'de> for Except<S> {
+        type Value = Value;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+            let mut fields = Map::new();
+            while let Some(key) = map.next_key::<String>()? {
+                let value = if key == self.key {
+                    self.seed.read(&mut map)?
+                } else {
+                    map.next_value()?
+                };
+                fields.insert(key, value);
+            }
+            Ok(Value::Object(fields))
+        }
+    }
+
+    /// The settings, their planned cases' keys skipped.
+    struct SettingsSeed;
+
+    impl KeySeed for SettingsSeed {
+        fn read<'de, A: MapAccess<'de>>(&self, map: &mut A) -> Result<Value, A::Error> {
+            map.next_value_seed(Except {
+                key: "cases",
+                seed: Skip,
+            })
+        }
+    }
+
+    /// A value skipped over, an empty list in its place.
+    struct Skip;
+
+    impl KeySeed for Skip {
+        fn read<'de, A: MapAccess<'de>>(&self, map: &mut A) -> Result<Value, A::Error> {
+            map.next_value::<IgnoredAny>()?;
+            Ok(Value::Array(Vec::new()))
+        }
+    }
+
+    /// The experiments, each one's cases to the log.
+    struct Experiments<'a> {
+        log: &'a CaseLog,
+    }
+
+    impl<'de> DeserializeSeed<'de> for Experiments<'_> {
+        type Value = Vec<ExperimentResult>;
+        fn deserialize<D: serde::Deserializer<'de>>(
+            self,
+            d: D,
+        ) -> Result<Vec<ExperimentResult>, D::Error> {
+            d.deserialize_seq(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Experiments<'_> {
+        type Value = Vec<ExperimentResult>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a list of experiments")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            loop {
+                self.log.add_experiment();
+                let seed = Except {
+                    key: "cases",
+                    seed: CasesSeed { log: self.log },
+                };
+                let Some(fields) = seq.next_element_seed(seed)? else {
+                    break;
+                };
+                out.push(serde_json::from_value(fields).map_err(A::Error::custom)?);
+            }
+            Ok(out)
+        }
+    }
+
+    /// An experiment's cases, each appended to the log as it was written.
+    struct CasesSeed<'a> {
+        log: &'a CaseLog,
+    }
+
+    impl KeySeed for CasesSeed<'_> {
+        fn read<'de, A: MapAccess<'de>>(&self, map: &mut A) -> Result<Value, A::Error> {
+            map.next_value_seed(Cases { log: self.log })?;
+            Ok(Value::Array(Vec::new()))
+        }
+    }
+
+    struct Cases<'a> {
+        log: &'a CaseLog,
+    }
+
+    impl<'de> DeserializeSeed<'de> for Cases<'_> {
+        type Value = ();
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_seq(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Cases<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a list of case results")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while let Some(case) = seq.next_element::<Box<RawValue>>()? {
+                self.log.append(case.get().as_bytes());
+            }
+            Ok(())
+        }
+    }
+}
+
 /// The snapshot as pretty JSON with a final newline, uncompared (`"comparison": null`):
 /// the file `save` writes.
 pub fn to_json(run: &RunResult) -> String {
@@ -629,6 +890,61 @@ mod tests {
     }
 
     #[test]
+    fn a_snapshot_read_as_a_stream_is_the_run_its_cases_in_a_log_and_its_keys_left_out() {
+        let mut r = run(
+            "r",
+            "main",
+            "2026-01-01T00:00:00Z",
+            vec![
+                case("a", Some(1.0), Some(true)),
+                case("b \"quoted\"\nline", Some(0.0), Some(false)),
+            ],
+        );
+        let mut second = r.experiments[0].clone();
+        second.dataset = "other".into();
+        second.cases.truncate(1);
+        r.experiments.push(second);
+        let mut no_cases = r.experiments[0].clone();
+        no_cases.dataset = "empty".into();
+        no_cases.cases.clear();
+        r.experiments.push(no_cases);
+        let check =
+            serde_json::to_string(&serde_json::from_str::<Value>(WRITTEN_BEFORE_KINDS).unwrap())
+                .unwrap();
+        for (text, shown) in [
+            (to_json(&r), "pretty"),
+            (serde_json::to_string(&r).unwrap(), "compact"),
+            (
+                WRITTEN_BEFORE_KINDS.to_string(),
+                "a check's, with its comparison",
+            ),
+            (check, "the same, compact"),
+        ] {
+            let mut want = parse(&text, shown).expect(shown);
+            want.run.settings.cases = Default::default();
+            let (mut got, log) = read_logged(text.as_bytes(), shown).expect(shown);
+            assert!(
+                got.experiments.iter().all(|e| e.cases.is_empty()),
+                "{shown}"
+            );
+            log.fill(&mut got).expect(shown);
+            assert_eq!(got, want, "{shown}");
+        }
+        // The version is checked as it is read: a newer one is refused by its version.
+        let e = read_logged(with_format("2").as_bytes(), "new.json").expect_err("too new");
+        assert!(matches!(e, SnapshotError::Incompatible { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("new.json: snapshot format 2 is newer"),
+            "{e}"
+        );
+        let e = read_logged(&b"{\"run\": 1}"[..], "x.json").expect_err("no format");
+        assert!(e.to_string().starts_with("x.json:"), "{e}");
+        let e = read_logged(&b"{\"format\": 1, \"run\""[..], "cut.json").expect_err("cut");
+        assert!(e.to_string().starts_with("cut.json:1:"), "{e}");
+    }
+
+    #[test]
     fn load_and_save_name_the_file() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("nested/run.json");
@@ -663,6 +979,12 @@ mod tests {
         let runs = h.list(&Default::default()).expect("lists");
         assert_eq!(runs.len(), 2);
         for summary in &runs {
+            // Read as a stream for the gate: the same run, its cases from the log.
+            let mut want = h.get(&summary.id).expect("reads").expect("there");
+            want.run.settings.cases = Default::default();
+            let (mut got, log) = h.get_logged(&summary.id).expect("reads").expect("there");
+            log.fill(&mut got).expect("fills");
+            assert_eq!(got, want);
             assert_eq!(
                 (summary.command.as_str(), summary.mode.as_str()),
                 ("check", "replay")
