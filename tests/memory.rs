@@ -11,8 +11,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use llm_evals::gate::{Baseline, CheckPlan, MissingBaseline, Rules};
 use llm_evals::history::SqliteStore;
-use llm_evals::runner::{HistorySink, Hooks, Prepared, RunOptions, RunPlan, Sinks, StderrNotices};
+use llm_evals::results::{CaseSource, Command};
+use llm_evals::runner::{
+    HistorySink, Hooks, Prepared, RunOptions, RunPlan, Sinks, StderrNotices, Streamed,
+};
 use llm_evals::suite::Suite;
 use llm_evals::suite::lineup::{Overrides, expand};
 
@@ -93,16 +97,32 @@ fn write_suite(dir: &Path, n: usize) {
 fn peak_of_a_run(n: usize) -> usize {
     let dir = tempfile::tempdir().unwrap();
     write_suite(dir.path(), n);
-    let config = dir.path().join("evals/.llm-evals.config.yml");
     let db = dir.path().join("history.sqlite3");
     let before = LIVE.load(Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);
-    let suite = Suite::load(&config, dir.path()).unwrap();
-    let options = RunOptions::default();
+    let (streamed, stored) = run_and_store(dir.path(), &db, RunOptions::default());
+    let peak = PEAK.load(Ordering::Relaxed) - before;
+    // The run is whole: every case ran, scored, and is in the history.
+    assert_eq!(streamed.cases.len(0), n);
+    let e = &streamed.run.experiments[0];
+    assert_eq!((e.cases_total, e.errors, e.score), (n, 0, Some(1.0)));
+    assert!(stored.is_ok(), "{stored:?}");
+    peak
+}
+
+/// The suite in `dir` loaded, planned, run streamed with `options` and stored in the SQLite
+/// history at `db`: the run with its case log, and how the store went.
+fn run_and_store(
+    dir: &Path,
+    db: &Path,
+    options: RunOptions,
+) -> (Streamed, llm_evals::error::Result<String>) {
+    let config = dir.join("evals/.llm-evals.config.yml");
+    let suite = Suite::load(&config, dir).unwrap();
     let lineup = expand(&suite.config, &Overrides::default(), &options.providers);
     let plan = RunPlan::new(&suite, lineup, suite.cases.cases.clone(), None, None).unwrap();
     let history = Arc::new(HistorySink::new({
-        let db = db.clone();
+        let db = db.to_path_buf();
         move || SqliteStore::open(&db)
     }));
     let mut sinks = Sinks::new();
@@ -115,18 +135,61 @@ fn peak_of_a_run(n: usize) -> usize {
         .unwrap()
         .run_streamed(hooks, &StderrNotices)
         .unwrap();
-    let peak = PEAK.load(Ordering::Relaxed) - before;
-    // The run is whole: every case ran, scored, and is in the history.
-    assert_eq!(streamed.cases.len(0), n);
-    let e = &streamed.run.experiments[0];
-    assert_eq!((e.cases_total, e.errors, e.score), (n, 0, Some(1.0)));
     let stored = history.outcome().expect("the history sink ran");
+    (streamed, stored)
+}
+
+/// A check's options: on `branch`, as `evals check` runs.
+fn check_on(branch: &str) -> RunOptions {
+    RunOptions {
+        command: Command::Check,
+        branch: Some(branch.into()),
+        ..RunOptions::default()
+    }
+}
+
+/// The most heap `check --baseline main` of a suite of `n` cases held at once, beyond what
+/// was held before it began: the run streamed and stored, then gated against a stored main
+/// run of the same `n` cases (read from the history a case at a time), every case compared.
+fn peak_of_a_check(n: usize) -> usize {
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path(), n);
+    let db = dir.path().join("history.sqlite3");
+    let (_, stored) = run_and_store(dir.path(), &db, check_on("main"));
     assert!(stored.is_ok(), "{stored:?}");
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let (streamed, stored) = run_and_store(dir.path(), &db, check_on("pr"));
+    assert!(stored.is_ok(), "{stored:?}");
+    let plan = CheckPlan::check(
+        Baseline::parse_in_history("main"),
+        Rules::tolerance(0.02),
+        MissingBaseline::Fail,
+    );
+    let history = SqliteStore::open(&db).unwrap();
+    let checked = llm_evals::gate::check_streamed(
+        &streamed.run,
+        CaseSource::Log(&streamed.cases),
+        &plan,
+        &history,
+    )
+    .unwrap();
+    let peak = PEAK.load(Ordering::Relaxed) - before;
+    // Every case was compared with main's: the same, so the check passed.
+    let c = &checked.comparison;
+    assert!(checked.refused.is_none() && checked.passed(), "{:?}", c.verdict);
+    assert_eq!(c.baseline.as_ref().and_then(|b| b.branch.as_deref()), Some("main"));
+    assert_eq!((c.unchanged, c.cases.len()), (n, 0));
+    assert_eq!(c.experiments[0].matched, n);
     peak
 }
 
+/// One measure at a time: the tests share the process's counts.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn a_run_of_fifty_thousand_cases_needs_no_more_heap_than_a_run_of_one_thousand() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // A first run, so what is made once a process (a runtime, a pool) is made before.
     peak_of_a_run(100);
     let small = peak_of_a_run(1_000);
@@ -136,5 +199,18 @@ fn a_run_of_fifty_thousand_cases_needs_no_more_heap_than_a_run_of_one_thousand()
     assert!(
         large < small + 64 * 1024,
         "50,000 cases took {large} B of heap at the peak, 1,000 took {small} B: something holds each case"
+    );
+}
+
+#[test]
+fn a_check_of_fifty_thousand_cases_against_as_many_needs_no_more_heap_than_one_of_one_thousand() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    peak_of_a_check(100);
+    let small = peak_of_a_check(1_000);
+    let large = peak_of_a_check(50_000);
+    eprintln!("peak heap of a check: 1,000 cases {small} B, 50,000 cases {large} B");
+    assert!(
+        large < small + 64 * 1024,
+        "a check of 50,000 cases took {large} B of heap at the peak, one of 1,000 took {small} B: something holds each case"
     );
 }

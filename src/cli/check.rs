@@ -14,7 +14,7 @@ use llm_evals::env::Env;
 use llm_evals::error::{Error, Result};
 use llm_evals::gate::{self, CheckPlan};
 use llm_evals::report::Format;
-use llm_evals::results::{Command as RunCommand, Comparison, RunResult};
+use llm_evals::results::{CaseSource, Command as RunCommand, Comparison, RunResult};
 use llm_evals::suite::Suite;
 
 /// Runs the check end to end and returns its exit code.
@@ -30,10 +30,20 @@ pub(crate) fn run(
     }
     let plan = a.gate.plan(Some(&suite.config.gate))?;
     let (settings, run_plan) = RunSettings::resolve(suite, &a.run, given, RunCommand::Check, env)?;
-    let run = super::run::execute(suite, &settings, run_plan, env, out)?;
+    // The cases stay in the run's case log: the gate reads them from there, and the
+    // baseline's from its own.
+    let streamed = super::run::execute_streamed(suite, &settings, run_plan, env, out)?;
     let mut reports = Reports::of(&a.reports, &settings);
-    reports.browser = super::run::browser(suite, &settings, &run, env);
-    let code = gate_and_report(&run, &plan, &settings.history.location, &reports, env, out)?;
+    reports.browser = super::run::browser(suite, &settings, &streamed.run, env);
+    let code = gate_and_report(
+        &streamed.run,
+        Some(&streamed.cases),
+        &plan,
+        &settings.history.location,
+        &reports,
+        env,
+        out,
+    )?;
     super::run::suite_note(suite, code == exit::OK, out);
     Ok(code)
 }
@@ -79,17 +89,30 @@ impl<'a> Reports<'a> {
     }
 }
 
-/// The gate on a finished run (a check's, or the run `evals merge` assembled): the
-/// baseline, the verdict, the reports, the verdict on stderr and the exit code.
+/// The gate on a finished run (a check's, its cases in `cases`, or the run `evals merge`
+/// assembled, held whole): the baseline, the verdict, the reports, the verdict on stderr
+/// and the exit code.
 pub(super) fn gate_and_report(
     run: &RunResult,
+    cases: Option<&llm_evals::results::CaseLog>,
     plan: &CheckPlan,
     history: &llm_evals::history::Location,
     reports: &Reports<'_>,
     env: &Env,
     out: &Out,
 ) -> Result<i32> {
-    let checked = gate_on(run, plan, history, env);
+    let checked = gate_on(run, CaseSource::of(run, cases), plan, history, env)?;
+    // The reports read the run whole.
+    let filled;
+    let run = match cases {
+        Some(cases) => {
+            let mut whole = run.clone();
+            cases.fill(&mut whole)?;
+            filled = whole;
+            &filled
+        }
+        None => run,
+    };
     print_notices(&checked.notices, out);
     let comparison = Some(&checked.comparison);
     if let Some(refused) = checked.refused {
@@ -129,21 +152,22 @@ pub(super) fn gate_and_report(
 /// without it (a snapshot file still works as the baseline).
 fn gate_on(
     run: &RunResult,
+    cases: CaseSource<'_>,
     plan: &CheckPlan,
     history: &llm_evals::history::Location,
     env: &Env,
-) -> gate::Checked {
+) -> Result<gate::Checked> {
     let shown = std::path::PathBuf::from(history.shown());
     match plan.baseline.as_ref().map(|_| history.open_with(env)) {
-        Some(Ok(store)) => gate::check(run, plan, &*store),
+        Some(Ok(store)) => gate::check_streamed(run, cases, plan, &*store),
         Some(Err(e)) => {
-            let mut checked = gate::judge(run, plan, None, &shown);
+            let mut checked = gate::judge_streamed(run, cases, plan, None, &shown)?;
             checked
                 .notices
                 .insert(0, gate::Notice::HistoryUnreadable(e.to_string()));
-            checked
+            Ok(checked)
         }
-        None => gate::judge(run, plan, None, &shown),
+        None => gate::judge_streamed(run, cases, plan, None, &shown),
     }
 }
 

@@ -68,7 +68,7 @@ pub(crate) fn run(
         totals: a.totals,
         ..Reports::files(&a.reports)
     };
-    gate_and_report(&run, &plan, &history, &reports, env, out)
+    gate_and_report(&run, None, &plan, &history, &reports, env, out)
 }
 
 /// Every stored shard of `group` on the shards' branch (`--branch`, else the one git or CI
