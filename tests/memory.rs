@@ -141,11 +141,9 @@ fn run_and_store(
 
 /// A check's options: on `branch`, as `evals check` runs.
 fn check_on(branch: &str) -> RunOptions {
-    RunOptions {
-        command: Command::Check,
-        branch: Some(branch.into()),
-        ..RunOptions::default()
-    }
+    RunOptions::default()
+        .command(Command::Check)
+        .branch(branch)
 }
 
 /// The most heap `check --baseline main` of a suite of `n` cases held at once, beyond what
