@@ -141,9 +141,7 @@ fn run_and_store(
 
 /// A check's options: on `branch`, as `evals check` runs.
 fn check_on(branch: &str) -> RunOptions {
-    RunOptions::default()
-        .command(Command::Check)
-        .branch(branch)
+    RunOptions::default().command(Command::Check).branch(branch)
 }
 
 /// The most heap `check --baseline main` of a suite of `n` cases held at once, beyond what
@@ -175,8 +173,15 @@ fn peak_of_a_check(n: usize) -> usize {
     let peak = PEAK.load(Ordering::Relaxed) - before;
     // Every case was compared with main's: the same, so the check passed.
     let c = &checked.comparison;
-    assert!(checked.refused.is_none() && checked.passed(), "{:?}", c.verdict);
-    assert_eq!(c.baseline.as_ref().and_then(|b| b.branch.as_deref()), Some("main"));
+    assert!(
+        checked.refused.is_none() && checked.passed(),
+        "{:?}",
+        c.verdict
+    );
+    assert_eq!(
+        c.baseline.as_ref().and_then(|b| b.branch.as_deref()),
+        Some("main")
+    );
     assert_eq!((c.unchanged, c.cases.len()), (n, 0));
     assert_eq!(c.experiments[0].matched, n);
     peak

@@ -270,13 +270,10 @@ pub fn compare_streamed(
         // Tries per case on each side (the most of either), and whether every shared case
         // scored 0 or 1 once: what the statistical gate needs, read as the cases go by.
         let mut k = 1;
-        let (index, mut reader) = match (base, base_source) {
-            (Some((j, _)), Some(source)) => (
-                Some(Index::build(source, j, |c| k = k.max(c.tries()))?),
-                Some(source.reader(j)?),
-            ),
-            _ => (None, None),
-        };
+        // The baseline's cases are walked in step with this run's while the ids agree
+        // (the usual case: the same dataset, a few cases added or removed); a case out of
+        // step is found by its id through an index, built the first time one is.
+        let mut walk = Walk::of(base.map(|(j, _)| j), base_source)?;
         let mut matched_at = Seen::default();
         // The matched cases' weighted sums (weight, baseline, candidate) and count.
         let (mut w, mut bw, mut cw, mut matched) = (zero, zero, zero, 0usize);
@@ -295,10 +292,7 @@ pub fn compare_streamed(
             k = k.max(c.tries());
             total += 1;
             passed += usize::from(c.passed == Some(true));
-            let found = match (&index, &mut reader) {
-                (Some(index), Some(reader)) => index.find(&c.case, reader)?,
-                _ => None,
-            };
+            let found = walk.find(&c.case)?;
             if let Some((at, _)) = &found {
                 matched_at.insert(*at);
             }
@@ -358,6 +352,7 @@ pub fn compare_streamed(
         if let (Some((j, _)), Some(source)) = (base, base_source) {
             for bc in source.cases(j)? {
                 let (at, bc) = bc?;
+                k = k.max(bc.tries());
                 if !matched_at.contains(at) && !never_ran(exp, &bc) {
                     cases.push(removed(exp, &bc));
                 }
@@ -477,6 +472,61 @@ pub fn compare_streamed(
             reasons,
         },
     })
+}
+
+/// A baseline experiment's cases as this run's are compared: read in order while the ids
+/// agree, else found by id ([`Index`]).
+struct Walk<'a> {
+    source: Option<(CaseSource<'a>, usize)>,
+    ahead: Option<std::iter::Peekable<crate::results::SourceCases<'a>>>,
+    index: Option<(Index<'a>, crate::results::CaseReader<'a>)>,
+}
+
+impl<'a> Walk<'a> {
+    fn of(experiment: Option<usize>, source: Option<CaseSource<'a>>) -> Result<Walk<'a>> {
+        let source = source.zip(experiment);
+        let ahead = match source {
+            Some((s, j)) => Some(s.cases(j)?.peekable()),
+            None => None,
+        };
+        Ok(Walk {
+            source,
+            ahead,
+            index: None,
+        })
+    }
+
+    /// The baseline case whose id is `id`, with its position.
+    fn find(&mut self, id: &str) -> Result<Option<(usize, std::borrow::Cow<'a, CaseResult>)>> {
+        let (Some(ahead), Some((source, j))) = (&mut self.ahead, self.source) else {
+            return Ok(None);
+        };
+        let in_step = match ahead.peek() {
+            Some(Ok((_, b))) => b.case == id,
+            // Taken, so that its error is the answer.
+            Some(Err(_)) => true,
+            None => false,
+        };
+        if in_step {
+            return ahead.next().transpose();
+        }
+        if self.index.is_none() {
+            self.index = Some((Index::build(source, j, |_| ())?, source.reader(j)?));
+        }
+        let (index, reader) = self.index.as_mut().expect("built above");
+        let found = index.find(id, reader)?;
+        // Found further on: the walk goes on from there (what it passes is found by id,
+        // or is removed).
+        if let Some((at, _)) = &found {
+            while let Some(Ok((next, _))) = ahead.peek() {
+                if *next > *at {
+                    break;
+                }
+                ahead.next();
+            }
+        }
+        Ok(found)
+    }
 }
 
 /// The reason an experiment's `figure` rose past the `allowed` percentage, if it did; an
@@ -1028,6 +1078,39 @@ mod tests {
         let c = check(&b, &b.clone(), 0.02);
         assert!(!c.verdict.passed);
         assert_eq!(status(&c, "a"), Some(CaseStatus::Unchanged));
+    }
+
+    #[test]
+    fn cases_reordered_added_and_removed_are_each_matched_by_their_id() {
+        let ids = |r: &[&str], score: f64| -> Vec<CaseResult> {
+            r.iter()
+                .map(|id| case(id, Some(score), Some(true)))
+                .collect()
+        };
+        let b = run(
+            "b",
+            "main",
+            T0,
+            ids(&["a", "b", "c", "d", "e", "f", "g", "h"], 0.5),
+        );
+        // `b` removed, `x` added, `g` before `c`, `a` last: in step, out of it, back in.
+        let n = run(
+            "n",
+            "f",
+            T0,
+            ids(&["x", "c", "g", "d", "e", "f", "h", "a", "y"], 0.75),
+        );
+        let c = check(&b, &n, 0.0);
+        assert_eq!(c.experiments[0].matched, 7);
+        for id in ["a", "c", "d", "e", "f", "g", "h"] {
+            assert_eq!(status(&c, id), Some(CaseStatus::Improved), "{id}");
+        }
+        assert_eq!(status(&c, "b"), Some(CaseStatus::Removed));
+        assert_eq!(
+            (status(&c, "x"), status(&c, "y")),
+            (Some(CaseStatus::New), Some(CaseStatus::New))
+        );
+        assert_eq!(c.cases.len(), 10);
     }
 
     #[test]
