@@ -6,7 +6,7 @@
 //! against the nearest recording of that case: the one whose request differs in the fewest
 //! leaf fields.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
@@ -22,16 +22,17 @@ const SHORT_VALUE: usize = 120;
 const MAX_DIFF_LINES: usize = 60;
 
 /// The recordings of one case, each used once, in the order they were recorded. Each
-/// recording is found by the fingerprint written with it and by the one its request has
-/// now relative to the provider's `base_url` (so a cassette written when fingerprints held
-/// the whole URL replays as it is). The fingerprint a request has now is computed only when
-/// the written one does not answer (a replay whose fingerprints are current, the usual
-/// case, hashes no recording): [`Matcher::take`] gives the first unused recording that
-/// either fingerprint matches, which is what one FIFO queue per fingerprint gave.
+/// recording is found by the fingerprint written with it (a queue per fingerprint: one
+/// lookup, however many recordings the cassette holds) and, when none written answers, by
+/// the one its request has now relative to the provider's `base_url` (so a cassette written
+/// when fingerprints held the whole URL replays as it is). The fingerprint a request has now
+/// is computed only then (a replay whose fingerprints are current, the usual case, hashes
+/// no recording): [`Matcher::take`] gives the first unused recording whose written
+/// fingerprint matches, else the first whose fingerprint now does.
 #[derive(Debug, Default)]
 pub(crate) struct Matcher {
-    /// Each recording's fingerprint as written.
-    written: Vec<String>,
+    /// The recordings by their fingerprint as written, each queue in recorded order.
+    written: HashMap<String, VecDeque<usize>>,
     /// Each recording's fingerprint now, once computed.
     now: Vec<Option<String>>,
     used: Vec<bool>,
@@ -43,7 +44,15 @@ impl Matcher {
     /// `base` is the provider's `base_url` as the requests are fingerprinted now (scrubbed).
     pub fn new(interactions: &[Interaction], ignore_fields: &[String], base: &str) -> Matcher {
         Matcher {
-            written: interactions.iter().map(|i| i.fingerprint.clone()).collect(),
+            written: interactions
+                .iter()
+                .enumerate()
+                .fold(HashMap::new(), |mut by, (index, i)| {
+                    by.entry(i.fingerprint.clone())
+                        .or_insert_with(VecDeque::new)
+                        .push_back(index);
+                    by
+                }),
             now: vec![None; interactions.len()],
             used: vec![false; interactions.len()],
             ignore_fields: ignore_fields.to_vec(),
@@ -59,21 +68,26 @@ impl Matcher {
     /// The next unused recording with this fingerprint (`interactions` are the ones the
     /// matcher was made from).
     pub fn take(&mut self, fingerprint: &str, interactions: &[Interaction]) -> Option<usize> {
+        if let Some(queue) = self.written.get_mut(fingerprint) {
+            while let Some(index) = queue.pop_front() {
+                if !self.used[index] {
+                    self.used[index] = true;
+                    return Some(index);
+                }
+            }
+        }
         for (index, interaction) in interactions.iter().enumerate().take(self.used.len()) {
             if self.used[index] {
                 continue;
             }
-            let found = self.written[index] == fingerprint || {
-                let now = self.now[index].get_or_insert_with(|| {
-                    fingerprint_at(
-                        &interaction.request.to_http(),
-                        &self.ignore_fields,
-                        &self.base,
-                    )
-                });
-                now == fingerprint
-            };
-            if found {
+            let now = self.now[index].get_or_insert_with(|| {
+                fingerprint_at(
+                    &interaction.request.to_http(),
+                    &self.ignore_fields,
+                    &self.base,
+                )
+            });
+            if now == fingerprint {
                 self.used[index] = true;
                 return Some(index);
             }
@@ -318,7 +332,7 @@ mod tests {
     }
 
     #[test]
-    fn a_recording_is_found_by_its_fingerprint_now_in_recorded_order() {
+    fn a_recording_is_found_by_its_written_fingerprint_then_by_its_fingerprint_now_in_order() {
         let mut recorded = vec![
             interaction("stale", json!(1)),
             interaction("x", json!(2)),
@@ -327,9 +341,9 @@ mod tests {
         let now = fingerprint_at(&recorded[0].request.to_http(), &[], "");
         recorded[1].fingerprint = now.clone();
         let mut m = Matcher::new(&recorded, &[], "");
-        // 0 by what its request hashes to now, 1 as written, 2 by its request again.
-        assert_eq!(m.take(&now, &recorded), Some(0));
+        // 1 as written (one lookup); then 0 by what its request hashes to now, 2 the same.
         assert_eq!(m.take(&now, &recorded), Some(1));
+        assert_eq!(m.take(&now, &recorded), Some(0));
         assert_eq!(m.take(&now, &recorded), Some(2));
         assert_eq!(m.take(&now, &recorded), None);
         assert_eq!(m.take("stale", &recorded), None);
