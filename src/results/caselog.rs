@@ -732,7 +732,7 @@ impl<'a> Iterator for SourceCases<'a> {
                 .map(|(j, c)| Ok((j, std::borrow::Cow::Borrowed(c)))),
             SourceCases::Log(cases) => {
                 let c = cases.next()?;
-                Some(c.map(|c| (cases.position(), std::borrow::Cow::Owned(c))))
+                Some(c.map(|c| (Cases::position(cases), std::borrow::Cow::Owned(c))))
             }
         }
     }
