@@ -12,7 +12,8 @@ use super::Report;
 use super::diff::output_diff;
 use super::format::{contender_label, unusable_text};
 use super::verdict::count;
-use crate::results::{CaseDelta, CaseStatus, Comparison, RunResult};
+use crate::error::Result;
+use crate::results::{CaseDelta, CaseSource, CaseStatus, Comparison, RunResult};
 
 /// The hidden marker of comments written before markers named their suite; `evals comment`
 /// still finds and updates a comment that carries it.
@@ -378,85 +379,89 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
 /// How many flaky cases the comment names before "and N more".
 const FLAKY: usize = 20;
 
-/// The cases whose tries disagreed (`--repeat K`), listed apart from the regressions.
-fn flaky_section(out: &mut Bounded, run: &RunResult) {
-    let rows: Vec<String> = run
-        .experiments
-        .iter()
-        .flat_map(|e| {
-            e.cases.iter().filter(|c| c.flaky()).map(move |c| {
-                format!(
+/// The cases whose tries disagreed (`--repeat K`), listed apart from the regressions: the
+/// first [`FLAKY`] kept as they are read, the rest counted.
+fn flaky_section(out: &mut Bounded, run: &RunResult, cases: CaseSource<'_>) -> Result<()> {
+    let mut rows: Vec<String> = Vec::new();
+    let mut total = 0;
+    super::each_case(run, cases, |i, c| {
+        if c.flaky() {
+            total += 1;
+            if rows.len() < FLAKY {
+                let e = &run.experiments[i];
+                rows.push(format!(
                     "- {} · {} · {}: passed {} of {} tries\n",
                     text(&contender_label(&e.contender)),
                     text(&e.dataset),
                     code(&c.case),
                     c.passes(),
                     c.tries()
-                )
-            })
-        })
-        .collect();
-    if rows.is_empty() {
-        return;
+                ));
+            }
+        }
+        Ok(())
+    })?;
+    if total == 0 {
+        return Ok(());
     }
     out.push(&format!(
-        "\n### Flaky cases ({})\n\nSome tries passed, some failed; each is gated by what most of its tries did.\n\n",
-        rows.len()
+        "\n### Flaky cases ({total})\n\nSome tries passed, some failed; each is gated by what most of its tries did.\n\n"
     ));
-    for r in rows.iter().take(FLAKY) {
+    for r in &rows {
         out.push(r);
     }
-    if rows.len() > FLAKY {
+    if total > FLAKY {
         out.push(&format!(
             "- … and {} more (`evals flaky` lists them across runs)\n",
-            rows.len() - FLAKY
+            total - FLAKY
         ));
     }
+    Ok(())
 }
 
 /// How many warnings of cases [`warnings_section`] lists.
 const WARNINGS: usize = 20;
 
 /// What the cases warn of (a worker that tried to reach another host in replay): one line
-/// per case and warning, the first [`WARNINGS`].
-fn warnings_section(out: &mut Bounded, run: &RunResult) {
-    let rows: Vec<String> = run
-        .experiments
-        .iter()
-        .flat_map(|e| {
-            e.cases.iter().flat_map(move |c| {
-                c.warnings.iter().map(move |w| {
-                    format!(
-                        "- {} · {} · {}: {}\n",
-                        text(&contender_label(&e.contender)),
-                        text(&e.dataset),
-                        code(&c.case),
-                        text(w)
-                    )
-                })
-            })
-        })
-        .collect();
-    if rows.is_empty() {
-        return;
+/// per case and warning, the first [`WARNINGS`] kept as they are read, the rest counted.
+fn warnings_section(out: &mut Bounded, run: &RunResult, cases: CaseSource<'_>) -> Result<()> {
+    let mut rows: Vec<String> = Vec::new();
+    let mut total = 0;
+    super::each_case(run, cases, |i, c| {
+        total += c.warnings.len();
+        let e = &run.experiments[i];
+        for w in c.warnings.iter().take(WARNINGS.saturating_sub(rows.len())) {
+            rows.push(format!(
+                "- {} · {} · {}: {}\n",
+                text(&contender_label(&e.contender)),
+                text(&e.dataset),
+                code(&c.case),
+                text(w)
+            ));
+        }
+        Ok(())
+    })?;
+    if total == 0 {
+        return Ok(());
     }
-    out.push(&format!("\n### Warnings ({})\n\n", rows.len()));
-    for r in rows.iter().take(WARNINGS) {
+    out.push(&format!("\n### Warnings ({total})\n\n"));
+    for r in &rows {
         out.push(r);
     }
-    if rows.len() > WARNINGS {
+    if total > WARNINGS {
         out.push(&format!(
             "- … and {} more (the JSON report has them all)\n",
-            rows.len() - WARNINGS
+            total - WARNINGS
         ));
     }
+    Ok(())
 }
 
 /// Cassette misses, one block per cause: its diff once, who it hit, a hint per contender.
-fn misses_section(out: &mut Bounded, run: &RunResult) {
-    let groups = super::misses::groups(run);
+fn misses_section(out: &mut Bounded, run: &RunResult, cases: CaseSource<'_>) -> Result<()> {
+    let groups = super::misses::groups(run, cases)?;
     if groups.is_empty() {
-        return;
+        return Ok(());
     }
     let total: usize = groups.iter().map(|g| g.cases.len()).sum();
     out.push(&format!(
@@ -479,6 +484,7 @@ fn misses_section(out: &mut Bounded, run: &RunResult) {
                 .join(", ")
         ));
     }
+    Ok(())
 }
 
 /// Cases taken in turn from each contender (in the order they first appear), so a cut
@@ -548,7 +554,14 @@ fn section(out: &mut Bounded, title: &str, rows: Vec<String>) {
 const CASE_HEADER: &str = "| contender | dataset | case | status | baseline → candidate | Δ points | diagnostics |\n|---|---|---|---|---|--:|---|\n";
 
 impl Report for Markdown {
-    fn render(&self, run: &RunResult, comparison: Option<&Comparison>) -> String {
+    fn write(
+        &self,
+        run: &RunResult,
+        cases: CaseSource<'_>,
+        comparison: Option<&Comparison>,
+        to: &mut dyn std::io::Write,
+    ) -> Result<()> {
+        // The text is bounded by `limit`: built whole, then written.
         let mut out = Bounded {
             text: String::new(),
             limit: self.limit,
@@ -559,7 +572,7 @@ impl Report for Markdown {
         let Some(c) = comparison else {
             out.text
                 .push_str("\nThis run was not checked; run `evals check`.\n");
-            return crate::text::visible(&out.text).into_owned();
+            return super::put(to, &out.text);
         };
         // `on `main` @ `abc1234``, or nothing of what git could not tell.
         let place = |branch: &Option<String>, commit: &Option<String>| {
@@ -627,9 +640,9 @@ impl Report for Markdown {
             }
         }
         experiments_table(&mut out, run, c);
-        flaky_section(&mut out, run);
-        misses_section(&mut out, run);
-        warnings_section(&mut out, run);
+        flaky_section(&mut out, run, cases)?;
+        misses_section(&mut out, run, cases)?;
+        warnings_section(&mut out, run, cases)?;
         // Gated cases other than misses, taken round-robin across contenders so that a cut
         // leaves every contender's first regressions.
         let gated = round_robin(
@@ -705,7 +718,7 @@ impl Report for Markdown {
             );
         }
         // What was written around the bounded parts (the verdict, names) is shown too.
-        crate::text::visible(&out.text).into_owned()
+        super::put(to, &out.text)
     }
 }
 

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use super::format::contender_label;
-use crate::results::{CaseErrorKind, CaseStatus, ContenderInfo, Reason, RunResult};
+use crate::error::Result;
+use crate::results::{CaseErrorKind, CaseSource, CaseStatus, ContenderInfo, Reason, RunResult};
 
 /// Whether an error's text is a cassette miss's, for the verdict reasons, which are text
 /// (case errors carry their kind: [`crate::results::CaseError`]).
@@ -144,12 +145,14 @@ fn edit(old: &str, new: &str) -> String {
     format!("[-{removed}][+{added}]")
 }
 
-/// The run's misses grouped by their normalised diff, the largest group first.
-pub fn groups(run: &RunResult) -> Vec<MissGroup> {
+/// The run's misses grouped by their normalised diff, the largest group first, its cases
+/// read from `cases` one at a time (what is held is the misses).
+pub fn groups(run: &RunResult, cases: CaseSource<'_>) -> Result<Vec<MissGroup>> {
     let mut by: BTreeMap<String, (usize, MissGroup)> = BTreeMap::new();
     let mut order = 0;
-    for e in &run.experiments {
-        for c in &e.cases {
+    for (i, e) in run.experiments.iter().enumerate() {
+        for c in cases.cases(i)? {
+            let (_, c) = c?;
             let Some(err) = c
                 .error
                 .as_ref()
@@ -182,7 +185,7 @@ pub fn groups(run: &RunResult) -> Vec<MissGroup> {
     }
     let mut v: Vec<(usize, MissGroup)> = by.into_values().collect();
     v.sort_by_key(|(o, g)| (std::cmp::Reverse(g.cases.len()), *o));
-    v.into_iter().map(|(_, g)| g).collect()
+    Ok(v.into_iter().map(|(_, g)| g).collect())
 }
 
 /// Whether a comparison's case is a miss (reported in its group, not row by row).
@@ -282,7 +285,7 @@ mod tests {
             "2026-01-01T00:00:00Z",
             vec![miss, worded_like_one],
         );
-        let g = groups(&r);
+        let g = groups(&r, CaseSource::Run(&r)).unwrap();
         assert_eq!(g.len(), 1);
         assert_eq!(
             g[0].cases,
