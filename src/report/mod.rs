@@ -17,6 +17,9 @@ pub(crate) mod terminal;
 pub mod trajectory;
 pub mod verdict;
 
+#[cfg(test)]
+mod streamed;
+
 pub use diff::Diff;
 pub use html::Html;
 pub use json::Json;
