@@ -252,6 +252,31 @@ fn row(
     r
 }
 
+/// The run's info as the page's template reads it: without its settings, which it does
+/// not show, and whose planned case keys (one a case) the template engine would read into
+/// a value of its own.
+fn without_settings(info: &crate::results::RunInfo) -> crate::results::RunInfo {
+    crate::results::RunInfo {
+        id: info.id.clone(),
+        suite: info.suite.clone(),
+        description: info.description.clone(),
+        project: info.project.clone(),
+        suite_fingerprint: info.suite_fingerprint.clone(),
+        branch: info.branch.clone(),
+        commit: info.commit.clone(),
+        command: info.command,
+        mode: info.mode,
+        argv: info.argv.clone(),
+        started_at: info.started_at,
+        finished_at: info.finished_at,
+        status: info.status,
+        settings: Default::default(),
+        metrics: info.metrics.clone(),
+        weights: info.weights.clone(),
+        refused: info.refused.clone(),
+    }
+}
+
 const TEMPLATE: &str = include_str!("html/report.html");
 /// What stands for the case data in the rendered page: markup, which no value from the run
 /// can be (the template escapes `<` in every one).
@@ -294,8 +319,9 @@ impl Report for Html {
             ),
             None => (None, true, vec![]),
         };
+        let info = without_settings(&run.run);
         let ctx = context! {
-            run => &run.run,
+            run => &info,
             metrics => metrics_in_order(run),
             tables => tables,
             overall_note => overall_note,
