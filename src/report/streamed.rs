@@ -82,7 +82,7 @@ fn candidate() -> RunResult {
     r
 }
 
-/// The candidate's baseline: every case passing, and a case the candidate no longer has.
+/// The candidate's baseline: every case passing, and cases the candidate no longer has.
 fn baseline() -> RunResult {
     let mut b = candidate();
     for e in &mut b.experiments {
@@ -91,6 +91,11 @@ fn baseline() -> RunResult {
         }
         e.cases.push(case("gone", Some(0.5), Some(true)));
     }
+    // The parrot's `d`, which it did not run this time: removed, in the row the echo's `d`
+    // makes.
+    b.experiments[2]
+        .cases
+        .push(case("d", Some(0.9), Some(true)));
     b.run.id = "base".into();
     b
 }
