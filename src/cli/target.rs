@@ -87,7 +87,7 @@ pub(super) fn write(text: &str, file: ReportFile, path: Option<&Path>, out: &Out
     Ok(())
 }
 
-/// [`write`] for a report written in pieces by `write`: to `path` atomically, or to stdout
+/// [`write()`] for a report written in pieces by `write`: to `path` atomically, or to stdout
 /// a chunk of whole pieces at a time, so the report is never held whole.
 pub(super) fn write_with(
     file: ReportFile,

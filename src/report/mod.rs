@@ -4,6 +4,14 @@
 //! Every format implements [`Report`]; [`Format`] names them and [`renderer`] is the one
 //! place a format becomes its renderer (hyperfine's `export/mod.rs`). A run checked
 //! against a baseline is rendered with its [`Comparison`] beside it, never inside it.
+//!
+//! A report is written ([`write()`]) to an `io::Write` from a [`CaseSource`]: the run's own
+//! cases, or the case log of a run streamed to disk, read one at a time. What a report
+//! holds at once grows with what it prints (its rows, its diffs, the changed cases the
+//! comparison holds), not with the run's cases; where it needs a count over every case it
+//! counts as it reads. Each piece it writes holds whole strings (a case's test case, a row
+//! of the HTML matrix), so a writer that scrubs each write sees every value whole.
+//! [`render`] is [`write()`] into memory from the run held whole, the same bytes.
 
 pub(crate) mod diff;
 pub mod format;
