@@ -379,89 +379,107 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
 /// How many flaky cases the comment names before "and N more".
 const FLAKY: usize = 20;
 
-/// The cases whose tries disagreed (`--repeat K`), listed apart from the regressions: the
-/// first [`FLAKY`] kept as they are read, the rest counted.
-fn flaky_section(out: &mut Bounded, run: &RunResult, cases: CaseSource<'_>) -> Result<()> {
-    let mut rows: Vec<String> = Vec::new();
-    let mut total = 0;
-    super::each_case(run, cases, |i, c| {
-        if c.flaky() {
-            total += 1;
-            if rows.len() < FLAKY {
-                let e = &run.experiments[i];
-                rows.push(format!(
-                    "- {} · {} · {}: passed {} of {} tries\n",
+/// What the comment lists of the cases themselves, gathered in one reading of them: the
+/// first [`FLAKY`] flaky cases and [`WARNINGS`] warnings (the rest counted) and the misses,
+/// grouped by cause.
+struct Listed {
+    flaky: Vec<String>,
+    flaky_total: usize,
+    warnings: Vec<String>,
+    warnings_total: usize,
+    misses: super::misses::Grouping,
+}
+
+impl Listed {
+    fn read(run: &RunResult, cases: CaseSource<'_>) -> Result<Listed> {
+        let mut l = Listed {
+            flaky: Vec::new(),
+            flaky_total: 0,
+            warnings: Vec::new(),
+            warnings_total: 0,
+            misses: Default::default(),
+        };
+        super::each_case(run, cases, |i, c| {
+            let e = &run.experiments[i];
+            l.misses.add(e, c);
+            if c.flaky() {
+                l.flaky_total += 1;
+                if l.flaky.len() < FLAKY {
+                    l.flaky.push(format!(
+                        "- {} · {} · {}: passed {} of {} tries\n",
+                        text(&contender_label(&e.contender)),
+                        text(&e.dataset),
+                        code(&c.case),
+                        c.passes(),
+                        c.tries()
+                    ));
+                }
+            }
+            l.warnings_total += c.warnings.len();
+            for w in c
+                .warnings
+                .iter()
+                .take(WARNINGS.saturating_sub(l.warnings.len()))
+            {
+                l.warnings.push(format!(
+                    "- {} · {} · {}: {}\n",
                     text(&contender_label(&e.contender)),
                     text(&e.dataset),
                     code(&c.case),
-                    c.passes(),
-                    c.tries()
+                    text(w)
                 ));
             }
-        }
-        Ok(())
-    })?;
-    if total == 0 {
-        return Ok(());
+            Ok(())
+        })?;
+        Ok(l)
+    }
+}
+
+/// The cases whose tries disagreed (`--repeat K`), listed apart from the regressions.
+fn flaky_section(out: &mut Bounded, l: &Listed) {
+    if l.flaky_total == 0 {
+        return;
     }
     out.push(&format!(
-        "\n### Flaky cases ({total})\n\nSome tries passed, some failed; each is gated by what most of its tries did.\n\n"
+        "\n### Flaky cases ({})\n\nSome tries passed, some failed; each is gated by what most of its tries did.\n\n",
+        l.flaky_total
     ));
-    for r in &rows {
+    for r in &l.flaky {
         out.push(r);
     }
-    if total > FLAKY {
+    if l.flaky_total > FLAKY {
         out.push(&format!(
             "- … and {} more (`evals flaky` lists them across runs)\n",
-            total - FLAKY
+            l.flaky_total - FLAKY
         ));
     }
-    Ok(())
 }
 
 /// How many warnings of cases [`warnings_section`] lists.
 const WARNINGS: usize = 20;
 
 /// What the cases warn of (a worker that tried to reach another host in replay): one line
-/// per case and warning, the first [`WARNINGS`] kept as they are read, the rest counted.
-fn warnings_section(out: &mut Bounded, run: &RunResult, cases: CaseSource<'_>) -> Result<()> {
-    let mut rows: Vec<String> = Vec::new();
-    let mut total = 0;
-    super::each_case(run, cases, |i, c| {
-        total += c.warnings.len();
-        let e = &run.experiments[i];
-        for w in c.warnings.iter().take(WARNINGS.saturating_sub(rows.len())) {
-            rows.push(format!(
-                "- {} · {} · {}: {}\n",
-                text(&contender_label(&e.contender)),
-                text(&e.dataset),
-                code(&c.case),
-                text(w)
-            ));
-        }
-        Ok(())
-    })?;
-    if total == 0 {
-        return Ok(());
+/// per case and warning, the first [`WARNINGS`].
+fn warnings_section(out: &mut Bounded, l: &Listed) {
+    if l.warnings_total == 0 {
+        return;
     }
-    out.push(&format!("\n### Warnings ({total})\n\n"));
-    for r in &rows {
+    out.push(&format!("\n### Warnings ({})\n\n", l.warnings_total));
+    for r in &l.warnings {
         out.push(r);
     }
-    if total > WARNINGS {
+    if l.warnings_total > WARNINGS {
         out.push(&format!(
             "- … and {} more (the JSON report has them all)\n",
-            total - WARNINGS
+            l.warnings_total - WARNINGS
         ));
     }
-    Ok(())
 }
 
 /// Cassette misses, one block per cause: its diff once, who it hit, a hint per contender.
-fn misses_section(out: &mut Bounded, run: &RunResult, cases: CaseSource<'_>) -> Result<()> {
-    let groups = super::misses::groups(run, cases)?;
+fn misses_section(out: &mut Bounded, groups: &[super::misses::MissGroup]) {
     if groups.is_empty() {
-        return Ok(());
+        return;
     }
     let total: usize = groups.iter().map(|g| g.cases.len()).sum();
     out.push(&format!(
@@ -469,7 +487,7 @@ fn misses_section(out: &mut Bounded, run: &RunResult, cases: CaseSource<'_>) -> 
         plural(total, "request", "requests"),
         plural(groups.len(), "cause", "causes")
     ));
-    for g in &groups {
+    for g in groups {
         let fence = "`".repeat(longest_backtick_run(&g.diff).max(2) + 1);
         out.push(&format!(
             "\n**{}** hit by the same request change: {}\n\nCases: {}\n\n{fence}\n{}{fence}\n\nRecord again: {}\n",
@@ -484,7 +502,6 @@ fn misses_section(out: &mut Bounded, run: &RunResult, cases: CaseSource<'_>) -> 
                 .join(", ")
         ));
     }
-    Ok(())
 }
 
 /// Cases taken in turn from each contender (in the order they first appear), so a cut
@@ -640,9 +657,11 @@ impl Report for Markdown {
             }
         }
         experiments_table(&mut out, run, c);
-        flaky_section(&mut out, run, cases)?;
-        misses_section(&mut out, run, cases)?;
-        warnings_section(&mut out, run, cases)?;
+        // The cases read once, for all three lists.
+        let mut listed = Listed::read(run, cases)?;
+        flaky_section(&mut out, &listed);
+        misses_section(&mut out, &std::mem::take(&mut listed.misses).groups());
+        warnings_section(&mut out, &listed);
         // Gated cases other than misses, taken round-robin across contenders so that a cut
         // leaves every contender's first regressions.
         let gated = round_robin(

@@ -44,6 +44,23 @@ impl Terminal {
         c: &Comparison,
     ) -> crate::error::Result<Terminal> {
         let line = verdict_text(run, Some(c));
+        // The cases read once: the misses (said when the check failed) grouped, the first
+        // ten flaky cases named, the rest counted.
+        let mut misses = super::misses::Grouping::default();
+        let mut flaky: Vec<String> = Vec::new();
+        let mut flaky_total = 0;
+        super::each_case(run, cases, |i, case| {
+            if !c.verdict.passed {
+                misses.add(&run.experiments[i], case);
+            }
+            if case.flaky() {
+                flaky_total += 1;
+                if flaky.len() < 10 {
+                    flaky.push(format!("{}/{}", run.experiments[i].dataset, case.case));
+                }
+            }
+            Ok(())
+        })?;
         let mut reasons = Vec::new();
         if !c.verdict.passed {
             reasons.extend(
@@ -53,7 +70,7 @@ impl Terminal {
                     .filter(|r| !super::misses::is_miss_reason(r))
                     .map(|r| format!("  {}", reason_text(r))),
             );
-            for g in super::misses::groups(run, cases)? {
+            for g in misses.groups() {
                 reasons.push(format!(
                     "  {} missed request(s), the same change: {}\n  cases: {}\n{}  record again: {}",
                     g.cases.len(),
@@ -81,18 +98,6 @@ impl Terminal {
         {
             reasons.extend(inconclusive(c).into_iter().map(|l| format!("  {l}")));
         }
-        // The first ten flaky cases named, the rest counted.
-        let mut flaky: Vec<String> = Vec::new();
-        let mut flaky_total = 0;
-        super::each_case(run, cases, |i, case| {
-            if case.flaky() {
-                flaky_total += 1;
-                if flaky.len() < 10 {
-                    flaky.push(format!("{}/{}", run.experiments[i].dataset, case.case));
-                }
-            }
-            Ok(())
-        })?;
         if flaky_total > 0 {
             let more = flaky_total - flaky.len();
             reasons.push(format!(
