@@ -67,6 +67,15 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static COUNTING: Counting = Counting;
 
+/// Held by each test while it measures: the counts are the process's, so one test at a time.
+static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ALONE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A suite of `n` cases in one JSONL file, answered by the fake `echo` model (offline),
 /// scored by `fields`: each input carries its answer, as the benchmark suite's do.
 fn write_suite(dir: &Path, n: usize) {
@@ -127,6 +136,7 @@ fn peak_of_a_run(n: usize) -> usize {
 
 #[test]
 fn a_run_of_fifty_thousand_cases_needs_no_more_heap_than_a_run_of_one_thousand() {
+    let _alone = alone();
     // A first run, so what is made once a process (a runtime, a pool) is made before.
     peak_of_a_run(100);
     let small = peak_of_a_run(1_000);
@@ -255,6 +265,7 @@ impl std::io::Write for Counted {
 
 #[test]
 fn every_report_of_fifty_thousand_cases_needs_no_more_heap_than_of_one_thousand() {
+    let _alone = alone();
     // A first time, so what is made once a process is made before.
     peak_of_the_reports(100);
     let small = peak_of_the_reports(1_000);
