@@ -186,7 +186,9 @@
 //! ```
 //!
 //! [`report::render`] turns a run (and its comparison) into any format the CLI writes:
-//! terminal, JSON, Markdown (the pull-request comment), JUnit, diff, HTML.
+//! terminal, JSON, Markdown (the pull-request comment), JUnit, diff, HTML;
+//! [`report::write`] writes it to an `io::Write` from a run whose cases stayed on disk
+//! ([`results::CaseSource`]), a piece at a time.
 //!
 //! # Errors
 //!

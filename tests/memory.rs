@@ -71,6 +71,15 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static COUNTING: Counting = Counting;
 
+/// Held by each test while it measures: the counts are the process's, so one test at a time.
+static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ALONE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A suite of `n` cases in one JSONL file, answered by the fake `echo` model (offline),
 /// scored by `fields`: each input carries its answer, as the benchmark suite's do.
 fn write_suite(dir: &Path, n: usize) {
@@ -187,12 +196,9 @@ fn peak_of_a_check(n: usize) -> usize {
     peak
 }
 
-/// One measure at a time: the tests share the process's counts.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 #[test]
 fn a_run_of_fifty_thousand_cases_needs_no_more_heap_than_a_run_of_one_thousand() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = alone();
     // A first run, so what is made once a process (a runtime, a pool) is made before.
     peak_of_a_run(100);
     let small = peak_of_a_run(1_000);
@@ -207,7 +213,7 @@ fn a_run_of_fifty_thousand_cases_needs_no_more_heap_than_a_run_of_one_thousand()
 
 #[test]
 fn a_check_of_fifty_thousand_cases_against_as_many_needs_no_more_heap_than_one_of_one_thousand() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _alone = alone();
     peak_of_a_check(100);
     let small = peak_of_a_check(1_000);
     let large = peak_of_a_check(50_000);
@@ -215,5 +221,133 @@ fn a_check_of_fifty_thousand_cases_against_as_many_needs_no_more_heap_than_one_o
     assert!(
         large < small + 64 * 1024,
         "a check of 50,000 cases took {large} B of heap at the peak, one of 1,000 took {small} B: something holds each case"
+    );
+}
+
+/// The most heap writing every report of a streamed run of `n` cases held at once (JSON,
+/// JUnit, Markdown, HTML, diff, the leaderboard and the terminal's verdict), the run
+/// checked against a baseline where every case matched: what each report holds grows with
+/// what it prints, and none prints a case here.
+fn peak_of_the_reports(n: usize) -> usize {
+    use llm_evals::report::{Format, verdict, write};
+    use llm_evals::results::{
+        BaselineInfo, CaseSource, Comparison, ExperimentDelta, Measured, Verdict,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    write_suite(dir.path(), n);
+    let config = dir.path().join("evals/.llm-evals.config.yml");
+    let suite = Suite::load(&config, dir.path()).unwrap();
+    let options = RunOptions::default();
+    let lineup = expand(&suite.config, &Overrides::default(), &options.providers);
+    let plan = RunPlan::new(&suite, lineup, suite.cases.cases.clone(), None, None).unwrap();
+    let streamed = Prepared::new(&suite, plan, options, &StderrNotices)
+        .unwrap()
+        .run_streamed(Hooks::default(), &StderrNotices)
+        .unwrap();
+    let run = &streamed.run;
+    assert_eq!(streamed.cases.len(0), n);
+    assert!(run.experiments[0].cases.is_empty());
+    // The baseline matched every case: nothing changed, nothing failed.
+    let comparison = Comparison {
+        baseline: Some(BaselineInfo {
+            id: "base".into(),
+            branch: Some("main".into()),
+            commit: Some("abc1234".into()),
+            started_at: "2026-01-01T00:00:00Z".parse().unwrap(),
+            reference: "main".into(),
+        }),
+        tolerance: 0.02,
+        experiments: run
+            .experiments
+            .iter()
+            .map(|e| ExperimentDelta {
+                contender: e.contender.clone(),
+                dataset: e.dataset.clone(),
+                baseline: e.score,
+                candidate: e.score,
+                delta: Some(0.0),
+                matched: n,
+                regressed: false,
+                test: None,
+                cost_usd: Measured::default(),
+                tokens: Measured::default(),
+                latency_p50_s: Measured::default(),
+            })
+            .collect(),
+        cases: vec![],
+        unchanged: n,
+        stopped: None,
+        first_baseline: false,
+        verdict: Verdict {
+            passed: true,
+            reasons: vec![],
+        },
+    };
+    let cases = CaseSource::Log(&streamed.cases);
+    // Each report's peak, above what was held before any began.
+    let before = LIVE.load(Ordering::Relaxed);
+    let mut peak = 0;
+    let mut written = Counted(0);
+    for format in [
+        Format::Json,
+        Format::Junit,
+        Format::Markdown,
+        Format::Html,
+        Format::Diff,
+        Format::Terminal,
+    ] {
+        let start = written.0;
+        let at = LIVE.load(Ordering::Relaxed);
+        PEAK.store(at, Ordering::Relaxed);
+        write(
+            format,
+            Default::default(),
+            run,
+            cases,
+            Some(&comparison),
+            &mut written,
+        )
+        .unwrap();
+        eprintln!(
+            "{n} cases, {format:?}: peak heap {} B",
+            PEAK.load(Ordering::Relaxed) - at
+        );
+        peak = peak.max(PEAK.load(Ordering::Relaxed) - before);
+        assert!(written.0 > start, "{format:?} wrote nothing");
+    }
+    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+    let said = verdict::Terminal::of_cases(run, cases, &comparison).unwrap();
+    peak = peak.max(PEAK.load(Ordering::Relaxed) - before);
+    assert!(said.reasons.is_empty(), "{:?}", said.reasons);
+    // Every case was written: the JSON and the HTML hold each case's text, JUnit a line.
+    assert!(written.0 > n * 300, "{} bytes for {n} cases", written.0);
+    peak
+}
+
+/// A sink counting the bytes written to it.
+struct Counted(usize);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn every_report_of_fifty_thousand_cases_needs_no_more_heap_than_of_one_thousand() {
+    let _alone = alone();
+    // A first time, so what is made once a process is made before.
+    peak_of_the_reports(100);
+    let small = peak_of_the_reports(1_000);
+    let large = peak_of_the_reports(50_000);
+    eprintln!("peak heap of the reports: 1,000 cases {small} B, 50,000 cases {large} B");
+    assert!(
+        large < small + 64 * 1024,
+        "the reports of 50,000 cases took {large} B of heap at the peak, of 1,000 {small} B: something holds each case"
     );
 }

@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::output::Out;
-use llm_evals::results::{Comparison, RunResult};
+use llm_evals::results::{CaseSource, Comparison, RunResult};
 use llm_evals::suite::config::Display;
 
 /// What opening is decided from: the flags, the display setting and the environment.
@@ -84,15 +84,22 @@ impl Browser {
         asked: Option<&Path>,
         out: &Out,
     ) {
+        self.show_cases(run, CaseSource::Run(run), comparison, asked, out);
+    }
+
+    /// [`Browser::show`] with the run's cases read from `cases` one at a time, the page
+    /// written in pieces.
+    pub(crate) fn show_cases(
+        &self,
+        run: &RunResult,
+        cases: CaseSource<'_>,
+        comparison: Option<&Comparison>,
+        asked: Option<&Path>,
+        out: &Out,
+    ) {
         let file = match asked {
             Some(p) => p.to_path_buf(),
             None => {
-                let html = llm_evals::report::render(
-                    llm_evals::report::Format::Html,
-                    Default::default(),
-                    run,
-                    comparison,
-                );
                 if let Some(dir) = self.stamped.parent()
                     && let Err(e) = std::fs::create_dir_all(dir)
                 {
@@ -102,7 +109,17 @@ impl Browser {
                     ));
                     return;
                 }
-                match llm_evals::fs::write_atomic(&self.stamped, html.as_bytes()) {
+                let written = llm_evals::fs::write_atomic_streamed(&self.stamped, |w| {
+                    llm_evals::report::write(
+                        llm_evals::report::Format::Html,
+                        Default::default(),
+                        run,
+                        cases,
+                        comparison,
+                        w,
+                    )
+                });
+                match written {
                     Ok(()) => out.note(&format!("wrote {}", self.stamped.display())),
                     Err(e) => {
                         out.warn(&format!("could not write the HTML report: {e}"));

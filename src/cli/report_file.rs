@@ -32,6 +32,31 @@ impl<'a> ReportFile<'a> {
         llm_evals::fs::write_atomic(path, text.as_bytes()).map_err(|e| self.error(path, &e))
     }
 
+    /// Writes the report `write` writes, in pieces, to `path` atomically: each piece
+    /// scrubbed as a whole ([`llm_evals::fs::write_atomic_streamed`]; a report writes whole
+    /// strings in each), the file there whole or not at all. A file that cannot be written
+    /// is said as [`ReportFile::write`] says it; the report's own error (its cases could
+    /// not be read back) as it is.
+    pub(crate) fn write_with(
+        &self,
+        path: &Path,
+        write: impl FnOnce(&mut dyn std::io::Write) -> Result<()>,
+    ) -> Result<()> {
+        let mut failed: Option<std::io::Error> = None;
+        let written = llm_evals::fs::write_atomic_streamed(path, |w| {
+            write(&mut Recording {
+                inner: w,
+                failed: &mut failed,
+            })
+        });
+        match (written, failed) {
+            (Ok(()), _) => Ok(()),
+            (Err(_), Some(io)) => Err(self.error(path, &Error::io(path, io))),
+            (Err(e @ Error::Io { .. }), None) => Err(self.error(path, &e)),
+            (Err(e), None) => Err(e),
+        }
+    }
+
     fn error(&self, path: &Path, e: &Error) -> Error {
         let ReportFile {
             flag,
@@ -64,6 +89,30 @@ impl<'a> ReportFile<'a> {
         Error::Usage(format!(
             "{flag} {shown}: cannot write the {kind} there: {why}"
         ))
+    }
+}
+
+/// A writer passing each write on, keeping the first error writing the file.
+struct Recording<'a> {
+    inner: &'a mut dyn std::io::Write,
+    failed: &'a mut Option<std::io::Error>,
+}
+
+impl std::io::Write for Recording<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self.inner.write_all(buf) {
+            Ok(()) => Ok(buf.len()),
+            Err(e) => {
+                if self.failed.is_none() {
+                    *self.failed = Some(std::io::Error::new(e.kind(), e.to_string()));
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 

@@ -16,7 +16,7 @@ use super::settings::{Given, RunSettings};
 use llm_evals::env::Env;
 use llm_evals::error::{Error, Result};
 use llm_evals::report::Terminal;
-use llm_evals::results::{Command as RunCommand, Comparison, RunResult};
+use llm_evals::results::{CaseSource, Command as RunCommand, Comparison, RunResult};
 use llm_evals::runner;
 use llm_evals::runner::{HistorySink, SnapshotSink};
 use llm_evals::suite::Suite;
@@ -41,10 +41,17 @@ pub(crate) fn run(
     let runner::Streamed { mut run, cases } = execute_streamed(suite, &settings, plan, env, out)?;
     let shown = &settings.shown;
     let browser = browser(suite, &settings, &run, env);
-    if browser.is_some() || needs_cases(&run, &settings, command == RunCommand::Run) {
+    // The reports read the cases from the log; what else is said after the run may need
+    // them in the run.
+    let filled = needs_cases(&run);
+    if filled {
         cases.fill(&mut run)?;
     }
-    drop(cases);
+    let source = if filled {
+        CaseSource::Run(&run)
+    } else {
+        CaseSource::Log(&cases)
+    };
     // Thresholds gate every run, by the rule `check` applies (with no baseline).
     let failed = llm_evals::gate::threshold_failures(&run);
     let passed = run.total_errors() == 0 && (!gates || failed.is_empty());
@@ -60,8 +67,9 @@ pub(crate) fn run(
                 breakdown: command == RunCommand::Run,
                 totals: shown.totals,
             };
-            emit(
+            emit_cases(
                 &run,
+                source,
                 None,
                 shown.format.into(),
                 shown.output.as_deref(),
@@ -74,7 +82,7 @@ pub(crate) fn run(
         let asked = (shown.format == Format::Html)
             .then_some(shown.output.as_deref())
             .flatten();
-        b.show(&run, None, asked, out);
+        b.show_cases(&run, source, None, asked, out);
     }
     if run.total_errors() > 0 {
         out.warn(&format!(
@@ -178,16 +186,12 @@ pub(crate) fn browser(
     })
 }
 
-/// Whether what `run` prints after the run reads case results: the per-case breakdown, the
-/// lines naming errors and failed thresholds, a stopped run's count of cases that ran,
-/// `--min-pass-rate`, a variant table, a JSON or HTML report. Otherwise (a clean
-/// leaderboard) the figures of each experiment are all it needs.
-fn needs_cases(run: &RunResult, s: &RunSettings, breakdown: bool) -> bool {
-    use super::args::TotalsArg;
-    breakdown
-        || s.shown.format != Format::Tui
-        || s.shown.totals != TotalsArg::Overall
-        || run.run.status != llm_evals::results::RunStatus::Completed
+/// Whether what `run` prints after the run, beside its reports (which read the case log),
+/// reads case results in the run: the lines naming errors and failed thresholds, a
+/// stopped run's count of cases that ran, `--min-pass-rate`. Otherwise (a clean run) the
+/// figures of each experiment are all it needs.
+fn needs_cases(run: &RunResult) -> bool {
+    run.run.status != llm_evals::results::RunStatus::Completed
         || llm_evals::gate::Limits::of(run).min_pass_rate.is_some()
         || run.experiments.iter().any(|e| e.errors > 0 || e.failed > 0)
 }
@@ -387,9 +391,33 @@ pub(crate) struct View {
     pub(crate) totals: super::args::TotalsArg,
 }
 
-/// Writes the report (with the run's comparison, if it has one) to stdout or `-o FILE`.
+/// Writes the report (with the run's comparison, if it has one) to stdout or `-o FILE`,
+/// the run's cases in it.
 pub(crate) fn emit(
     run: &RunResult,
+    comparison: Option<&Comparison>,
+    format: llm_evals::report::Format,
+    output: Option<&Path>,
+    view: View,
+    out: &Out,
+) -> Result<()> {
+    emit_cases(
+        run,
+        CaseSource::Run(run),
+        comparison,
+        format,
+        output,
+        view,
+        out,
+    )
+}
+
+/// [`emit`] with the run's cases read from `cases` one at a time (`CaseSource::Log` for a
+/// run streamed to disk, its experiments' cases empty), the report written in pieces: held
+/// whole neither the cases nor the report.
+pub(crate) fn emit_cases(
+    run: &RunResult,
+    cases: CaseSource<'_>,
     comparison: Option<&Comparison>,
     format: llm_evals::report::Format,
     output: Option<&Path>,
@@ -403,6 +431,7 @@ pub(crate) fn emit(
         width: output.is_none().then(|| out.width()).flatten(),
         explain: out.explain(),
     };
-    let text = llm_evals::report::render(format, terminal, run, comparison);
-    super::target::write(&text, ReportFile::of("-o", format), output, out)
+    super::target::write_with(ReportFile::of("-o", format), output, out, |w| {
+        llm_evals::report::write(format, terminal, run, cases, comparison, w)
+    })
 }

@@ -86,3 +86,60 @@ pub(super) fn write(text: &str, file: ReportFile, path: Option<&Path>, out: &Out
     }
     Ok(())
 }
+
+/// [`write()`] for a report written in pieces by `write`: to `path` atomically, or to stdout
+/// a chunk of whole pieces at a time, so the report is never held whole.
+pub(super) fn write_with(
+    file: ReportFile,
+    path: Option<&Path>,
+    out: &Out,
+    write: impl FnOnce(&mut dyn std::io::Write) -> Result<()>,
+) -> Result<()> {
+    match path {
+        Some(p) => {
+            file.write_with(p, write)?;
+            out.note(&format!("wrote {}", p.display()));
+        }
+        None => {
+            let mut stdout = Chunked {
+                out,
+                buf: Vec::new(),
+            };
+            write(&mut stdout)?;
+            stdout.pass_on();
+        }
+    }
+    Ok(())
+}
+
+/// Stdout for a report written in pieces: the pieces gathered and passed to [`Out::text`]
+/// (which scrubs and shows what it is given) some 64 KiB at a time. Each piece is whole
+/// text, so a chunk of them is too.
+struct Chunked<'a> {
+    out: &'a Out,
+    buf: Vec<u8>,
+}
+
+impl Chunked<'_> {
+    fn pass_on(&mut self) {
+        if !self.buf.is_empty() {
+            self.out.text(&String::from_utf8_lossy(&self.buf));
+            self.buf.clear();
+        }
+    }
+}
+
+impl std::io::Write for Chunked<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(buf);
+        if self.buf.len() >= 64 * 1024 {
+            self.pass_on();
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.pass_on();
+        Ok(())
+    }
+}

@@ -14,7 +14,8 @@ use similar::TextDiff;
 
 use super::Report;
 use super::format::{contender_label, unusable_text};
-use crate::results::{CaseDelta, CaseErrorKind, Comparison, Reason, RunResult};
+use crate::error::Result;
+use crate::results::{CaseDelta, CaseErrorKind, CaseSource, Comparison, Reason, RunResult};
 
 /// Unified diffs of the outputs that changed against the baseline, and of each cassette
 /// miss against its nearest recording (`--format diff`, a `.diff` file).
@@ -54,7 +55,15 @@ pub fn output_diff(d: &CaseDelta) -> Option<String> {
 }
 
 impl Report for Diff {
-    fn render(&self, run: &RunResult, comparison: Option<&Comparison>) -> String {
+    fn write(
+        &self,
+        run: &RunResult,
+        source: CaseSource<'_>,
+        comparison: Option<&Comparison>,
+        out: &mut dyn std::io::Write,
+    ) -> Result<()> {
+        // What it holds is what it prints: the changed cases' diffs (the comparison holds
+        // them) and the misses, grouped.
         let mut s = String::new();
         let cases = comparison.map(|c| c.cases.as_slice()).unwrap_or(&[]);
         for d in cases {
@@ -102,7 +111,7 @@ impl Report for Diff {
             });
         }
         let mut missed = String::new();
-        for g in super::misses::groups(run) {
+        for g in super::misses::groups(run, source)? {
             let _ = writeln!(
                 missed,
                 "# {} missed request(s): {}\n# cases: {}\n{}# record again: {}\n",
@@ -132,6 +141,6 @@ impl Report for Diff {
         }
         // A reply's ESC, BEL or CR is shown in the diff, never sent to the terminal that
         // reads it (`\r` stands out at the end of a line written with CRLF).
-        crate::text::visible(&s).into_owned()
+        super::put(out, &s)
     }
 }

@@ -15,7 +15,8 @@ use serde::Serialize;
 use super::Report;
 use super::format::{money, pct, secs};
 use super::leaderboard::{Standings, metrics_in_order, standings};
-use crate::results::{Comparison, ExperimentResult, MetricDef, RunResult};
+use crate::error::Result;
+use crate::results::{CaseSource, Comparison, ExperimentResult, MetricDef, RunResult};
 
 /// A standalone HTML page: the leaderboards and, when the run was compared, the verdict.
 #[derive(Debug)]
@@ -251,16 +252,53 @@ fn row(
     r
 }
 
+/// The run's info as the page's template reads it: without its settings, which it does
+/// not show, and whose planned case keys (one a case) the template engine would read into
+/// a value of its own.
+fn without_settings(info: &crate::results::RunInfo) -> crate::results::RunInfo {
+    crate::results::RunInfo {
+        id: info.id.clone(),
+        suite: info.suite.clone(),
+        description: info.description.clone(),
+        project: info.project.clone(),
+        suite_fingerprint: info.suite_fingerprint.clone(),
+        branch: info.branch.clone(),
+        commit: info.commit.clone(),
+        command: info.command,
+        mode: info.mode,
+        argv: info.argv.clone(),
+        started_at: info.started_at,
+        finished_at: info.finished_at,
+        status: info.status,
+        settings: Default::default(),
+        metrics: info.metrics.clone(),
+        weights: info.weights.clone(),
+        refused: info.refused.clone(),
+    }
+}
+
 const TEMPLATE: &str = include_str!("html/report.html");
+/// What stands for the case data in the rendered page: markup, which no value from the run
+/// can be (the template escapes `<` in every one).
+const DATA: &str = "<evals-case-data/>";
 const STYLE: &str = include_str!("html/report.css");
 const SCRIPT: &str = include_str!("html/report.js");
 
 impl Report for Html {
-    fn render(&self, run: &RunResult, comparison: Option<&Comparison>) -> String {
+    fn write(
+        &self,
+        run: &RunResult,
+        cases: CaseSource<'_>,
+        comparison: Option<&Comparison>,
+        out: &mut dyn std::io::Write,
+    ) -> Result<()> {
         let mut env = Environment::new();
         env.set_auto_escape_callback(|_| AutoEscape::Html);
         if let Err(e) = env.add_template("report.html", TEMPLATE) {
-            return format!("<!doctype html><p>report template error: {e}</p>\n");
+            return super::put(
+                out,
+                &format!("<!doctype html><p>report template error: {e}</p>\n"),
+            );
         }
         let (per_dataset, overall) = standings(run);
         let overall_note = super::leaderboard::overall_note(&per_dataset);
@@ -281,15 +319,17 @@ impl Report for Html {
             ),
             None => (None, true, vec![]),
         };
+        let info = without_settings(&run.run);
         let ctx = context! {
-            run => &run.run,
+            run => &info,
             metrics => metrics_in_order(run),
             tables => tables,
             overall_note => overall_note,
             deltas_total => comparison.map(|c| c.cases.len()).unwrap_or(0),
             deltas_listed => DELTAS_LISTED,
-            cases_total => run.experiments.iter().map(|e| e.cases.len()).sum::<usize>(),
-            data => minijinja::Value::from_safe_string(cases::script_json(&cases::data(run, comparison))),
+            cases_total => (0..run.experiments.len()).map(|i| cases.len(i)).sum::<usize>(),
+            // The case data is streamed in its place (see below).
+            data => minijinja::Value::from_safe_string(DATA.to_string()),
             style => minijinja::Value::from_safe_string(STYLE.to_string()),
             script => minijinja::Value::from_safe_string(SCRIPT.to_string()),
             refused => &run.run.refused,
@@ -306,7 +346,13 @@ impl Report for Html {
             .unwrap_or_else(|e| format!("<!doctype html><p>report error: {e}</p>\n"));
         // Markup is escaped by the template; a control character is not markup, and is
         // shown as text (inside the case data it reads back the same, see `text::visible`).
-        crate::text::visible(&page).into_owned()
+        // The page around the case data, the data a row at a time between.
+        let Some((head, tail)) = page.split_once(DATA) else {
+            return super::put(out, &page);
+        };
+        super::put(out, head)?;
+        cases::write_data(run, cases, comparison, &mut |piece| super::put(out, piece))?;
+        super::put(out, tail)
     }
 }
 

@@ -221,21 +221,25 @@ fn rank(
 }
 
 /// One table per case variant (`complete`, `vague`, ...), each contender's cases of that
-/// variant taken together across datasets (`--totals variant`).
-pub fn variant_standings(run: &RunResult) -> Vec<Standings> {
+/// variant taken together across datasets (`--totals variant`), the cases read from
+/// `cases` (a variant's cases at a time, as its figures are aggregated from them).
+pub fn variant_standings(
+    run: &RunResult,
+    cases: crate::results::CaseSource<'_>,
+) -> crate::error::Result<Vec<Standings>> {
     let primary = run
         .primary_metric()
         .map(|m| m.name.clone())
         .unwrap_or_default();
     // A run whose settings do not say (0) ran one case at a time.
     let workers = run.run.settings.parallelism.max(1);
-    let mut variants: Vec<String> = run
-        .experiments
-        .iter()
-        .flat_map(|e| e.cases.iter().map(|c| c.variant.clone()))
-        .collect();
-    variants.sort();
-    variants.dedup();
+    let mut variants: std::collections::BTreeSet<String> = Default::default();
+    super::each_case(run, cases, |_, c| {
+        if !variants.contains(&c.variant) {
+            variants.insert(c.variant.clone());
+        }
+        Ok(())
+    })?;
     variants
         .into_iter()
         .map(|v| {
@@ -243,11 +247,17 @@ pub fn variant_standings(run: &RunResult) -> Vec<Standings> {
                 crate::results::ContenderInfo,
                 Vec<crate::results::CaseResult>,
             )> = Vec::new();
-            for e in &run.experiments {
-                let cases = e.cases.iter().filter(|c| c.variant == v).cloned();
+            for (i, e) in run.experiments.iter().enumerate() {
+                let mut of_v = Vec::new();
+                for c in cases.cases(i)? {
+                    let (_, c) = c?;
+                    if c.variant == v {
+                        of_v.push(c.into_owned());
+                    }
+                }
                 match groups.iter_mut().find(|(k, _)| *k == e.contender) {
-                    Some((_, list)) => list.extend(cases),
-                    None => groups.push((e.contender.clone(), cases.collect())),
+                    Some((_, list)) => list.extend(of_v),
+                    None => groups.push((e.contender.clone(), of_v)),
                 }
             }
             let rows = groups
@@ -265,7 +275,7 @@ pub fn variant_standings(run: &RunResult) -> Vec<Standings> {
                 .collect();
             let mut s = rank(Some(v.clone()), rows, &run.run.weights);
             s.dataset = Some(format!("variant {v}"));
-            s
+            Ok(s)
         })
         .collect()
 }

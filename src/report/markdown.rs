@@ -12,7 +12,8 @@ use super::Report;
 use super::diff::output_diff;
 use super::format::{contender_label, unusable_text};
 use super::verdict::count;
-use crate::results::{CaseDelta, CaseStatus, Comparison, RunResult};
+use crate::error::Result;
+use crate::results::{CaseDelta, CaseSource, CaseStatus, Comparison, RunResult};
 
 /// The hidden marker of comments written before markers named their suite; `evals comment`
 /// still finds and updates a comment that carries it.
@@ -378,38 +379,78 @@ fn experiments_table(out: &mut Bounded, run: &RunResult, c: &Comparison) {
 /// How many flaky cases the comment names before "and N more".
 const FLAKY: usize = 20;
 
-/// The cases whose tries disagreed (`--repeat K`), listed apart from the regressions.
-fn flaky_section(out: &mut Bounded, run: &RunResult) {
-    let rows: Vec<String> = run
-        .experiments
-        .iter()
-        .flat_map(|e| {
-            e.cases.iter().filter(|c| c.flaky()).map(move |c| {
-                format!(
-                    "- {} · {} · {}: passed {} of {} tries\n",
+/// What the comment lists of the cases themselves, gathered in one reading of them: the
+/// first [`FLAKY`] flaky cases and [`WARNINGS`] warnings (the rest counted) and the misses,
+/// grouped by cause.
+struct Listed {
+    flaky: Vec<String>,
+    flaky_total: usize,
+    warnings: Vec<String>,
+    warnings_total: usize,
+    misses: super::misses::Grouping,
+}
+
+impl Listed {
+    fn read(run: &RunResult, cases: CaseSource<'_>) -> Result<Listed> {
+        let mut l = Listed {
+            flaky: Vec::new(),
+            flaky_total: 0,
+            warnings: Vec::new(),
+            warnings_total: 0,
+            misses: Default::default(),
+        };
+        super::each_case(run, cases, |i, c| {
+            let e = &run.experiments[i];
+            l.misses.add(e, c);
+            if c.flaky() {
+                l.flaky_total += 1;
+                if l.flaky.len() < FLAKY {
+                    l.flaky.push(format!(
+                        "- {} · {} · {}: passed {} of {} tries\n",
+                        text(&contender_label(&e.contender)),
+                        text(&e.dataset),
+                        code(&c.case),
+                        c.passes(),
+                        c.tries()
+                    ));
+                }
+            }
+            l.warnings_total += c.warnings.len();
+            for w in c
+                .warnings
+                .iter()
+                .take(WARNINGS.saturating_sub(l.warnings.len()))
+            {
+                l.warnings.push(format!(
+                    "- {} · {} · {}: {}\n",
                     text(&contender_label(&e.contender)),
                     text(&e.dataset),
                     code(&c.case),
-                    c.passes(),
-                    c.tries()
-                )
-            })
-        })
-        .collect();
-    if rows.is_empty() {
+                    text(w)
+                ));
+            }
+            Ok(())
+        })?;
+        Ok(l)
+    }
+}
+
+/// The cases whose tries disagreed (`--repeat K`), listed apart from the regressions.
+fn flaky_section(out: &mut Bounded, l: &Listed) {
+    if l.flaky_total == 0 {
         return;
     }
     out.push(&format!(
         "\n### Flaky cases ({})\n\nSome tries passed, some failed; each is gated by what most of its tries did.\n\n",
-        rows.len()
+        l.flaky_total
     ));
-    for r in rows.iter().take(FLAKY) {
+    for r in &l.flaky {
         out.push(r);
     }
-    if rows.len() > FLAKY {
+    if l.flaky_total > FLAKY {
         out.push(&format!(
             "- … and {} more (`evals flaky` lists them across runs)\n",
-            rows.len() - FLAKY
+            l.flaky_total - FLAKY
         ));
     }
 }
@@ -419,42 +460,24 @@ const WARNINGS: usize = 20;
 
 /// What the cases warn of (a worker that tried to reach another host in replay): one line
 /// per case and warning, the first [`WARNINGS`].
-fn warnings_section(out: &mut Bounded, run: &RunResult) {
-    let rows: Vec<String> = run
-        .experiments
-        .iter()
-        .flat_map(|e| {
-            e.cases.iter().flat_map(move |c| {
-                c.warnings.iter().map(move |w| {
-                    format!(
-                        "- {} · {} · {}: {}\n",
-                        text(&contender_label(&e.contender)),
-                        text(&e.dataset),
-                        code(&c.case),
-                        text(w)
-                    )
-                })
-            })
-        })
-        .collect();
-    if rows.is_empty() {
+fn warnings_section(out: &mut Bounded, l: &Listed) {
+    if l.warnings_total == 0 {
         return;
     }
-    out.push(&format!("\n### Warnings ({})\n\n", rows.len()));
-    for r in rows.iter().take(WARNINGS) {
+    out.push(&format!("\n### Warnings ({})\n\n", l.warnings_total));
+    for r in &l.warnings {
         out.push(r);
     }
-    if rows.len() > WARNINGS {
+    if l.warnings_total > WARNINGS {
         out.push(&format!(
             "- … and {} more (the JSON report has them all)\n",
-            rows.len() - WARNINGS
+            l.warnings_total - WARNINGS
         ));
     }
 }
 
 /// Cassette misses, one block per cause: its diff once, who it hit, a hint per contender.
-fn misses_section(out: &mut Bounded, run: &RunResult) {
-    let groups = super::misses::groups(run);
+fn misses_section(out: &mut Bounded, groups: &[super::misses::MissGroup]) {
     if groups.is_empty() {
         return;
     }
@@ -464,7 +487,7 @@ fn misses_section(out: &mut Bounded, run: &RunResult) {
         plural(total, "request", "requests"),
         plural(groups.len(), "cause", "causes")
     ));
-    for g in &groups {
+    for g in groups {
         let fence = "`".repeat(longest_backtick_run(&g.diff).max(2) + 1);
         out.push(&format!(
             "\n**{}** hit by the same request change: {}\n\nCases: {}\n\n{fence}\n{}{fence}\n\nRecord again: {}\n",
@@ -548,7 +571,14 @@ fn section(out: &mut Bounded, title: &str, rows: Vec<String>) {
 const CASE_HEADER: &str = "| contender | dataset | case | status | baseline → candidate | Δ points | diagnostics |\n|---|---|---|---|---|--:|---|\n";
 
 impl Report for Markdown {
-    fn render(&self, run: &RunResult, comparison: Option<&Comparison>) -> String {
+    fn write(
+        &self,
+        run: &RunResult,
+        cases: CaseSource<'_>,
+        comparison: Option<&Comparison>,
+        to: &mut dyn std::io::Write,
+    ) -> Result<()> {
+        // The text is bounded by `limit`: built whole, then written.
         let mut out = Bounded {
             text: String::new(),
             limit: self.limit,
@@ -559,7 +589,7 @@ impl Report for Markdown {
         let Some(c) = comparison else {
             out.text
                 .push_str("\nThis run was not checked; run `evals check`.\n");
-            return crate::text::visible(&out.text).into_owned();
+            return super::put(to, &out.text);
         };
         // `on `main` @ `abc1234``, or nothing of what git could not tell.
         let place = |branch: &Option<String>, commit: &Option<String>| {
@@ -627,9 +657,11 @@ impl Report for Markdown {
             }
         }
         experiments_table(&mut out, run, c);
-        flaky_section(&mut out, run);
-        misses_section(&mut out, run);
-        warnings_section(&mut out, run);
+        // The cases read once, for all three lists.
+        let mut listed = Listed::read(run, cases)?;
+        flaky_section(&mut out, &listed);
+        misses_section(&mut out, &std::mem::take(&mut listed.misses).groups());
+        warnings_section(&mut out, &listed);
         // Gated cases other than misses, taken round-robin across contenders so that a cut
         // leaves every contender's first regressions.
         let gated = round_robin(
@@ -705,7 +737,7 @@ impl Report for Markdown {
             );
         }
         // What was written around the bounded parts (the verdict, names) is shown too.
-        crate::text::visible(&out.text).into_owned()
+        super::put(to, &out.text)
     }
 }
 

@@ -5,7 +5,10 @@
 use std::collections::BTreeMap;
 
 use super::format::contender_label;
-use crate::results::{CaseErrorKind, CaseStatus, ContenderInfo, Reason, RunResult};
+use crate::error::Result;
+use crate::results::{
+    CaseErrorKind, CaseResult, CaseSource, CaseStatus, ContenderInfo, Reason, RunResult,
+};
 
 /// Whether an error's text is a cassette miss's, for the verdict reasons, which are text
 /// (case errors carry their kind: [`crate::results::CaseError`]).
@@ -144,45 +147,63 @@ fn edit(old: &str, new: &str) -> String {
     format!("[-{removed}][+{added}]")
 }
 
-/// The run's misses grouped by their normalised diff, the largest group first.
-pub fn groups(run: &RunResult) -> Vec<MissGroup> {
-    let mut by: BTreeMap<String, (usize, MissGroup)> = BTreeMap::new();
-    let mut order = 0;
-    for e in &run.experiments {
-        for c in &e.cases {
-            let Some(err) = c
-                .error
-                .as_ref()
-                .filter(|e| e.kind == CaseErrorKind::Miss)
-                .map(|e| e.message.as_str())
-            else {
-                continue;
-            };
-            let shown = normalise(err);
-            let entry = by.entry(cause(&shown)).or_insert_with(|| {
-                order += 1;
-                (
-                    order,
-                    MissGroup {
-                        diff: shown,
-                        cases: vec![],
-                        contenders: vec![],
-                    },
-                )
-            });
-            entry.1.cases.push((
-                contender_label(&e.contender),
-                e.dataset.clone(),
-                c.case.clone(),
-            ));
-            if !entry.1.contenders.contains(&e.contender) {
-                entry.1.contenders.push(e.contender.clone());
-            }
+/// The run's misses grouped by their normalised diff, the largest group first, its cases
+/// read from `cases` one at a time (what is held is the misses).
+pub fn groups(run: &RunResult, cases: CaseSource<'_>) -> Result<Vec<MissGroup>> {
+    let mut grouping = Grouping::default();
+    super::each_case(run, cases, |i, c| {
+        grouping.add(&run.experiments[i], c);
+        Ok(())
+    })?;
+    Ok(grouping.groups())
+}
+
+/// Misses grouped as the cases are read ([`groups`], for a reader that reads the cases for
+/// more than their misses).
+#[derive(Debug, Default)]
+pub(crate) struct Grouping {
+    by: BTreeMap<String, (usize, MissGroup)>,
+}
+
+impl Grouping {
+    /// Case `c` of experiment `e`, grouped when it missed its cassette.
+    pub(crate) fn add(&mut self, e: &crate::results::ExperimentResult, c: &CaseResult) {
+        let Some(err) = c
+            .error
+            .as_ref()
+            .filter(|e| e.kind == CaseErrorKind::Miss)
+            .map(|e| e.message.as_str())
+        else {
+            return;
+        };
+        let shown = normalise(err);
+        let order = self.by.len() + 1;
+        let entry = self.by.entry(cause(&shown)).or_insert_with(|| {
+            (
+                order,
+                MissGroup {
+                    diff: shown,
+                    cases: vec![],
+                    contenders: vec![],
+                },
+            )
+        });
+        entry.1.cases.push((
+            contender_label(&e.contender),
+            e.dataset.clone(),
+            c.case.clone(),
+        ));
+        if !entry.1.contenders.contains(&e.contender) {
+            entry.1.contenders.push(e.contender.clone());
         }
     }
-    let mut v: Vec<(usize, MissGroup)> = by.into_values().collect();
-    v.sort_by_key(|(o, g)| (std::cmp::Reverse(g.cases.len()), *o));
-    v.into_iter().map(|(_, g)| g).collect()
+
+    /// The groups, the largest first.
+    pub(crate) fn groups(self) -> Vec<MissGroup> {
+        let mut v: Vec<(usize, MissGroup)> = self.by.into_values().collect();
+        v.sort_by_key(|(o, g)| (std::cmp::Reverse(g.cases.len()), *o));
+        v.into_iter().map(|(_, g)| g).collect()
+    }
 }
 
 /// Whether a comparison's case is a miss (reported in its group, not row by row).
@@ -282,7 +303,7 @@ mod tests {
             "2026-01-01T00:00:00Z",
             vec![miss, worded_like_one],
         );
-        let g = groups(&r);
+        let g = groups(&r, CaseSource::Run(&r)).unwrap();
         assert_eq!(g.len(), 1);
         assert_eq!(
             g[0].cases,

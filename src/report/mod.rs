@@ -4,6 +4,14 @@
 //! Every format implements [`Report`]; [`Format`] names them and [`renderer`] is the one
 //! place a format becomes its renderer (hyperfine's `export/mod.rs`). A run checked
 //! against a baseline is rendered with its [`Comparison`] beside it, never inside it.
+//!
+//! A report is written ([`write()`]) to an `io::Write` from a [`CaseSource`]: the run's own
+//! cases, or the case log of a run streamed to disk, read one at a time. What a report
+//! holds at once grows with what it prints (its rows, its diffs, the changed cases the
+//! comparison holds), not with the run's cases; where it needs a count over every case it
+//! counts as it reads. Each piece it writes holds whole strings (a case's test case, a row
+//! of the HTML matrix), so a writer that scrubs each write sees every value whole.
+//! [`render`] is [`write()`] into memory from the run held whole, the same bytes.
 
 pub(crate) mod diff;
 pub mod format;
@@ -17,6 +25,9 @@ pub(crate) mod terminal;
 pub mod trajectory;
 pub mod verdict;
 
+#[cfg(test)]
+mod streamed;
+
 pub use diff::Diff;
 pub use html::Html;
 pub use json::Json;
@@ -24,13 +35,61 @@ pub use junit::Junit;
 pub use markdown::Markdown;
 pub use terminal::{Terminal, Totals};
 
-use crate::results::{Comparison, RunResult};
+use crate::error::{Error, Result};
+use crate::results::{CaseSource, Comparison, RunResult};
 
 /// One report format over the result model.
 pub trait Report {
-    /// The report of `run`; `comparison` is the gate's (`check`, `report --baseline`), or
-    /// `None` for a run that was not compared.
-    fn render(&self, run: &RunResult, comparison: Option<&Comparison>) -> String;
+    /// Writes the report of `run` to `out`, its cases read from `cases` one at a time (the
+    /// run's own, or the case log beside a run streamed to disk), in pieces: what is held
+    /// at once grows with what the report prints, not with the run's cases. `comparison`
+    /// is the gate's (`check`, `report --baseline`), or `None` for a run that was not
+    /// compared.
+    fn write(
+        &self,
+        run: &RunResult,
+        cases: CaseSource<'_>,
+        comparison: Option<&Comparison>,
+        out: &mut dyn std::io::Write,
+    ) -> Result<()>;
+
+    /// The report of `run`, its cases in it, as one text: [`Report::write`] into memory.
+    fn render(&self, run: &RunResult, comparison: Option<&Comparison>) -> String {
+        let mut out = Vec::new();
+        if let Err(e) = self.write(run, CaseSource::Run(run), comparison, &mut out) {
+            out.extend_from_slice(format!("\nerror: {e}\n").as_bytes());
+        }
+        String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+}
+
+/// The error of a report that could not be written to its destination.
+pub(crate) fn io(e: std::io::Error) -> Error {
+    Error::Failed(format!("could not write the report: {e}"))
+}
+
+/// Writes `text` to `out` with its control characters shown ([`crate::text::visible`],
+/// which goes character by character, so text written in pieces reads as it would whole).
+pub(crate) fn put(out: &mut dyn std::io::Write, text: &str) -> Result<()> {
+    out.write_all(crate::text::visible(text).as_bytes())
+        .map_err(io)
+}
+
+/// Each case of `run`, experiment by experiment in case order, read from `cases` one at a
+/// time: `f(experiment index, case)`.
+pub(crate) fn each_case(
+    run: &RunResult,
+    cases: CaseSource<'_>,
+    mut f: impl FnMut(usize, &crate::results::CaseResult) -> Result<()>,
+) -> Result<()> {
+    for i in 0..run.experiments.len() {
+        for c in cases.cases(i)? {
+            let (_, c) = c?;
+            f(i, &c)?;
+        }
+    }
+    Ok(())
 }
 
 /// Every report format evals writes.
@@ -124,6 +183,22 @@ pub fn render(
     comparison: Option<&Comparison>,
 ) -> String {
     renderer(format, terminal).render(run, comparison)
+}
+
+/// Writes `run` (and its comparison) in `format` to `out`, the leaderboard looking as
+/// `terminal` says, its cases read from `cases` one at a time: for a run streamed to disk,
+/// `CaseSource::Log(&log)` beside the run whose experiments hold no cases. The same bytes
+/// [`render`] gives for the run held whole; what is held at once grows with what the
+/// report prints (its rows, its diffs), not with the run's cases.
+pub fn write(
+    format: Format,
+    terminal: terminal::Terminal,
+    run: &RunResult,
+    cases: CaseSource<'_>,
+    comparison: Option<&Comparison>,
+    out: &mut dyn std::io::Write,
+) -> Result<()> {
+    renderer(format, terminal).write(run, cases, comparison, out)
 }
 
 #[cfg(test)]

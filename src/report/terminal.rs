@@ -10,7 +10,8 @@ use comfy_table::{Attribute, Cell, Color};
 use super::Report;
 use super::format::{contender_label, money, pct, secs};
 use super::leaderboard::{Standings, standings};
-use crate::results::{Comparison, ExperimentResult, MetricDef, RunResult};
+use crate::error::Result;
+use crate::results::{CaseSource, Comparison, ExperimentResult, MetricDef, RunResult};
 use crate::text::{visible, visible_keeping_color};
 
 /// The leaderboard report; its fields say how it looks.
@@ -188,20 +189,28 @@ fn table(header: Vec<String>) -> comfy_table::Table {
 }
 
 impl Report for Terminal {
-    fn render(&self, run: &RunResult, _: Option<&Comparison>) -> String {
+    fn write(
+        &self,
+        run: &RunResult,
+        cases: CaseSource<'_>,
+        _: Option<&Comparison>,
+        to: &mut dyn std::io::Write,
+    ) -> Result<()> {
+        // The tables are per experiment; only the breakdown (what it prints) and the
+        // variant totals (the cases of a variant, aggregated) hold cases.
         let mut out = String::new();
         let metrics = super::leaderboard::metrics_in_order(run);
         // Metric names shortened in some table, to be named in the glossary.
         let mut shortened: Vec<(String, String)> = Vec::new();
         if self.breakdown {
-            self.breakdown(run, &metrics, &mut out, &mut shortened);
+            self.breakdown(run, cases, &metrics, &mut out, &mut shortened)?;
         }
         let (tables, overall) = standings(run);
         for s in &tables {
             self.standings(run, s, &metrics, &mut out, &mut shortened);
         }
         if matches!(self.totals, Totals::Variant | Totals::Both) {
-            for s in super::leaderboard::variant_standings(run) {
+            for s in super::leaderboard::variant_standings(run, cases)? {
                 self.standings(run, &s, &metrics, &mut out, &mut shortened);
             }
         }
@@ -224,11 +233,12 @@ impl Report for Terminal {
         }
         // What is left of a control character is ours (the colors): the data in the text
         // was shown as it went in, and whatever else the net catches.
-        if self.color {
-            visible_keeping_color(&out).into_owned()
+        let shown = if self.color {
+            visible_keeping_color(&out)
         } else {
-            visible(&out).into_owned()
-        }
+            visible(&out)
+        };
+        to.write_all(shown.as_bytes()).map_err(super::io)
     }
 }
 
@@ -513,12 +523,13 @@ impl Terminal {
     fn breakdown(
         &self,
         run: &RunResult,
+        cases: CaseSource<'_>,
         metrics: &[&MetricDef],
         out: &mut String,
         shortened: &mut Vec<(String, String)>,
-    ) {
+    ) -> Result<()> {
         let metric_names: Vec<&str> = metrics.iter().map(|m| m.name.as_str()).collect();
-        for e in &run.experiments {
+        for (i, e) in run.experiments.iter().enumerate() {
             let label = contender_label(&e.contender);
             let said = match label.strip_prefix(e.contender.id.as_str()) {
                 Some(rest) => format!("{}{rest}", self.model(run, e)),
@@ -531,7 +542,12 @@ impl Terminal {
             header.push("result".into());
             let last = header.len() - 1;
             let mut rows: Vec<Vec<Cell>> = Vec::new();
-            for c in &e.cases {
+            // What is said under the table, gathered as the cases are read (once).
+            let mut under: Vec<String> = Vec::new();
+            for c in cases.cases(i)? {
+                let (_, c) = c?;
+                let c = c.as_ref();
+                self.under(c, &mut under);
                 let mut row = vec![Cell::new(visible(&c.case)), Cell::new(pct(c.score))];
                 for m in metrics {
                     row.push(Cell::new(pct(c.metrics.get(&m.name).copied().flatten())));
@@ -570,27 +586,30 @@ impl Terminal {
             }
             let _ = writeln!(out, "{t}");
             self.left_out_note(&table.left_out(&[]), out);
-            for c in &e.cases {
-                // Shown as they go in: with color on, the net at the end keeps what looks
-                // like a color sequence.
-                let case = visible(&c.case);
-                let mut lines: Vec<String> = Vec::new();
-                for w in &c.warnings {
-                    lines.push(format!("  {case} warning: {}", visible(w)));
-                }
-                if let Some(err) = &c.error {
-                    lines.push(format!(
-                        "  {case} error: {}",
-                        indent(&visible(&err.message))
-                    ));
-                } else {
-                    self.case_lines(c, &case, &mut lines);
-                }
-                for line in lines {
-                    let _ = writeln!(out, "{}", self.fit(&line, "    "));
-                }
+            for line in under {
+                let _ = writeln!(out, "{}", self.fit(&line, "    "));
             }
             let _ = writeln!(out);
+        }
+        Ok(())
+    }
+
+    /// What the breakdown says of case `c` under its experiment's table: its warnings, its
+    /// error, or what [`Terminal::case_lines`] says.
+    fn under(&self, c: &crate::results::CaseResult, lines: &mut Vec<String>) {
+        // Shown as they go in: with color on, the net at the end keeps what looks like a
+        // color sequence.
+        let case = visible(&c.case);
+        for w in &c.warnings {
+            lines.push(format!("  {case} warning: {}", visible(w)));
+        }
+        if let Some(err) = &c.error {
+            lines.push(format!(
+                "  {case} error: {}",
+                indent(&visible(&err.message))
+            ));
+        } else {
+            self.case_lines(c, &case, lines);
         }
     }
 

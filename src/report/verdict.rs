@@ -26,9 +26,41 @@ pub struct Terminal {
 }
 
 impl Terminal {
-    /// The terminal's verdict on `run` compared as `c` says.
+    /// The terminal's verdict on `run` compared as `c` says, its cases in it.
     pub fn of(run: &RunResult, c: &Comparison) -> Terminal {
+        Terminal::of_cases(run, crate::results::CaseSource::Run(run), c).unwrap_or_else(|e| {
+            Terminal {
+                line: verdict_text(run, Some(c)),
+                reasons: vec![format!("  {e}")],
+            }
+        })
+    }
+
+    /// [`Terminal::of`] with `run`'s cases read from `cases` one at a time (the case log of
+    /// a run streamed to disk): what is held is the misses and the first flaky cases.
+    pub fn of_cases(
+        run: &RunResult,
+        cases: crate::results::CaseSource<'_>,
+        c: &Comparison,
+    ) -> crate::error::Result<Terminal> {
         let line = verdict_text(run, Some(c));
+        // The cases read once: the misses (said when the check failed) grouped, the first
+        // ten flaky cases named, the rest counted.
+        let mut misses = super::misses::Grouping::default();
+        let mut flaky: Vec<String> = Vec::new();
+        let mut flaky_total = 0;
+        super::each_case(run, cases, |i, case| {
+            if !c.verdict.passed {
+                misses.add(&run.experiments[i], case);
+            }
+            if case.flaky() {
+                flaky_total += 1;
+                if flaky.len() < 10 {
+                    flaky.push(format!("{}/{}", run.experiments[i].dataset, case.case));
+                }
+            }
+            Ok(())
+        })?;
         let mut reasons = Vec::new();
         if !c.verdict.passed {
             reasons.extend(
@@ -38,7 +70,7 @@ impl Terminal {
                     .filter(|r| !super::misses::is_miss_reason(r))
                     .map(|r| format!("  {}", reason_text(r))),
             );
-            for g in super::misses::groups(run) {
+            for g in misses.groups() {
                 reasons.push(format!(
                     "  {} missed request(s), the same change: {}\n  cases: {}\n{}  record again: {}",
                     g.cases.len(),
@@ -66,23 +98,12 @@ impl Terminal {
         {
             reasons.extend(inconclusive(c).into_iter().map(|l| format!("  {l}")));
         }
-        let flaky: Vec<String> = run
-            .experiments
-            .iter()
-            .flat_map(|e| {
-                e.cases
-                    .iter()
-                    .filter(|c| c.flaky())
-                    .map(move |c| format!("{}/{}", e.dataset, c.case))
-            })
-            .collect();
-        if !flaky.is_empty() {
-            let shown: Vec<&str> = flaky.iter().take(10).map(String::as_str).collect();
-            let more = flaky.len() - shown.len();
+        if flaky_total > 0 {
+            let more = flaky_total - flaky.len();
             reasons.push(format!(
                 "  {} (some tries passed, some failed): {}{}",
-                crate::text::plural(flaky.len(), "flaky case", "flaky cases"),
-                shown.join(", "),
+                crate::text::plural(flaky_total, "flaky case", "flaky cases"),
+                flaky.join(", "),
                 if more > 0 {
                     format!(" and {more} more")
                 } else {
@@ -90,7 +111,7 @@ impl Terminal {
                 }
             ));
         }
-        Terminal { line, reasons }
+        Ok(Terminal { line, reasons })
     }
 }
 

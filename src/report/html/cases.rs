@@ -12,8 +12,9 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::error::Result;
 use crate::report::format::contender_label;
-use crate::results::{CaseDelta, CaseResult, Comparison, RunResult};
+use crate::results::{CaseDelta, CaseReader, CaseResult, CaseSource, Comparison, RunResult};
 
 /// What the page's script renders.
 #[derive(Serialize)]
@@ -285,6 +286,224 @@ pub(super) fn data(run: &RunResult, comparison: Option<&Comparison>) -> Data {
         compared: comparison.is_some_and(|c| c.baseline.is_some()),
         rows,
     }
+}
+
+/// Writes the case data of `run`, its cases read from `cases`, as [`script_json`] writes
+/// [`data`] of the run held whole, in pieces (each piece to `put`): the lists of the
+/// filters, then one row at a time. A row is a case across the contenders, each
+/// contender's case read at the case's position in its experiment: the experiments of a
+/// dataset hold its cases at the same positions (the runner logs each case at its place
+/// in its dataset), which a first pass checks; where they do not (a run put together
+/// otherwise), the cases are read into the run and written as [`data`] gives them.
+pub(super) fn write_data(
+    run: &RunResult,
+    cases: CaseSource<'_>,
+    comparison: Option<&Comparison>,
+    put: &mut dyn FnMut(&str) -> Result<()>,
+) -> Result<()> {
+    let log = match cases {
+        CaseSource::Run(_) => return put(&script_json(&data(run, comparison))),
+        CaseSource::Log(log) => log,
+    };
+    let Some((datasets, variants)) = lists(run, cases, comparison)? else {
+        let mut whole = run.clone();
+        log.fill(&mut whole)?;
+        return put(&script_json(&data(&whole, comparison)));
+    };
+    let metrics: Vec<String> = crate::report::leaderboard::metrics_in_order(run)
+        .iter()
+        .map(|m| m.name.clone())
+        .collect();
+    let labels: Vec<String> = run
+        .experiments
+        .iter()
+        .map(|e| contender_label(&e.contender))
+        .collect();
+    let removed: Vec<&CaseDelta> = comparison
+        .map(|c| c.cases.as_slice())
+        .unwrap_or(&[])
+        .iter()
+        .filter(|d| d.status == crate::results::CaseStatus::Removed)
+        .collect();
+    let mut contenders: Vec<String> = Vec::new();
+    for label in labels
+        .iter()
+        .cloned()
+        .chain(removed.iter().map(|d| contender_label(&d.contender)))
+    {
+        if !contenders.contains(&label) {
+            contenders.push(label);
+        }
+    }
+    let column = |label: &str| contenders.iter().position(|c| c == label).unwrap_or(0);
+    let mut deltas: HashMap<(String, &str, &str), &CaseDelta> = HashMap::new();
+    for d in comparison.map(|c| c.cases.as_slice()).unwrap_or(&[]) {
+        deltas.insert((contender_label(&d.contender), &d.dataset, &d.case), d);
+    }
+    let frame = script_json(&Data {
+        contenders: contenders.clone(),
+        metrics: metrics.clone(),
+        datasets,
+        variants,
+        compared: comparison.is_some_and(|c| c.baseline.is_some()),
+        rows: vec![],
+    });
+    let Some(head) = frame.strip_suffix("]}") else {
+        return put(&frame);
+    };
+    put(head)?;
+    let mut matched = vec![false; removed.len()];
+    let mut first = true;
+    let mut row_text = |row: &Row, put: &mut dyn FnMut(&str) -> Result<()>| -> Result<()> {
+        let mut text = if first { String::new() } else { ",".into() };
+        first = false;
+        text.push_str(&script_json(row));
+        put(&text)
+    };
+    let mut readers: Vec<CaseReader<'_>> = (0..run.experiments.len())
+        .map(|i| cases.reader(i))
+        .collect::<Result<_>>()?;
+    for (i, e) in run.experiments.iter().enumerate() {
+        let same: Vec<usize> = (0..run.experiments.len())
+            .filter(|&k| run.experiments[k].dataset == e.dataset)
+            .collect();
+        let (earlier, later): (Vec<usize>, Vec<usize>) =
+            same.into_iter().filter(|&k| k != i).partition(|&k| k < i);
+        'cases: for c in cases.cases(i)? {
+            let (p, c) = c?;
+            for &k in &earlier {
+                if readers[k].at(p)?.is_some() {
+                    // Its row was written with the first experiment that ran it.
+                    continue 'cases;
+                }
+            }
+            let mut row = Row {
+                d: e.dataset.clone(),
+                c: c.case.clone(),
+                v: c.variant.clone(),
+                i: None,
+                e: None,
+                r: Vec::new(),
+            };
+            row.r.resize_with(contenders.len(), || None);
+            let add = |m: usize, c: &CaseResult, row: &mut Row| {
+                if row.i.is_none() {
+                    row.i = c.input.as_ref().map(shown);
+                }
+                if row.e.is_none() {
+                    row.e = c.expected.as_ref().map(shown);
+                }
+                let delta = deltas
+                    .get(&(labels[m].clone(), e.dataset.as_str(), c.case.as_str()))
+                    .copied();
+                row.r[column(&labels[m])] = Some(cell(c, &metrics, delta));
+            };
+            add(i, &c, &mut row);
+            for &m in &later {
+                if let Some(other) = readers[m].at(p)? {
+                    add(m, &other, &mut row);
+                }
+            }
+            for (k, d) in removed.iter().enumerate() {
+                if d.dataset == row.d && d.case == row.c {
+                    matched[k] = true;
+                    row.r[column(&contender_label(&d.contender))] = Some(removed_cell(d));
+                }
+            }
+            row_text(&row, put)?;
+        }
+    }
+    // Cases the baseline ran and this run did not: a row saying so.
+    let mut rest: Vec<Row> = Vec::new();
+    for (k, d) in removed.iter().enumerate() {
+        if matched[k] {
+            continue;
+        }
+        let at = match rest.iter().position(|r| r.d == d.dataset && r.c == d.case) {
+            Some(at) => at,
+            None => {
+                rest.push(Row {
+                    d: d.dataset.clone(),
+                    c: d.case.clone(),
+                    v: String::new(),
+                    i: None,
+                    e: None,
+                    r: std::iter::repeat_with(|| None)
+                        .take(contenders.len())
+                        .collect(),
+                });
+                rest.len() - 1
+            }
+        };
+        rest[at].r[column(&contender_label(&d.contender))] = Some(removed_cell(d));
+    }
+    for row in &rest {
+        row_text(row, put)?;
+    }
+    put("]}")
+}
+
+/// A case the baseline ran and this run did not.
+fn removed_cell(d: &CaseDelta) -> CellData {
+    CellData {
+        o: "removed",
+        st: Some(d.status.as_str()),
+        g: d.gated,
+        b: d.baseline_score,
+        ..CellData::default()
+    }
+}
+
+/// The datasets and variants of the filters, as [`data`] lists them, read from `cases`;
+/// `None` when the experiments of a dataset hold different cases at a position (their
+/// cases cannot be matched by position).
+fn lists(
+    run: &RunResult,
+    cases: CaseSource<'_>,
+    comparison: Option<&Comparison>,
+) -> Result<Option<(Vec<String>, Vec<String>)>> {
+    let mut datasets: Vec<String> = Vec::new();
+    let mut variants: Vec<String> = Vec::new();
+    // The variants seen beside the list (a suite may have as many variants as cases).
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut readers: Vec<CaseReader<'_>> = (0..run.experiments.len())
+        .map(|i| cases.reader(i))
+        .collect::<Result<_>>()?;
+    for (i, e) in run.experiments.iter().enumerate() {
+        let earlier: Vec<usize> = (0..i)
+            .filter(|&k| run.experiments[k].dataset == e.dataset)
+            .collect();
+        for c in cases.cases(i)? {
+            let (p, c) = c?;
+            let mut first = true;
+            // Against the first experiment with a case there, as every later one is: so
+            // all of them agree.
+            for &k in &earlier {
+                if let Some(other) = readers[k].at(p)? {
+                    if other.case != c.case {
+                        return Ok(None);
+                    }
+                    first = false;
+                    break;
+                }
+            }
+            if first {
+                if !datasets.contains(&e.dataset) {
+                    datasets.push(e.dataset.clone());
+                }
+                if !c.variant.is_empty() && !seen.contains(&c.variant) {
+                    seen.insert(c.variant.clone());
+                    variants.push(c.variant.clone());
+                }
+            }
+        }
+    }
+    for d in comparison.map(|c| c.cases.as_slice()).unwrap_or(&[]) {
+        if d.status == crate::results::CaseStatus::Removed && !datasets.contains(&d.dataset) {
+            datasets.push(d.dataset.clone());
+        }
+    }
+    Ok(Some((datasets, variants)))
 }
 
 /// `value` as JSON text safe inside `<script type="application/json">`: `<`, `>`, `&` and
