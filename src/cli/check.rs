@@ -101,40 +101,40 @@ pub(super) fn gate_and_report(
     env: &Env,
     out: &Out,
 ) -> Result<i32> {
-    let checked = gate_on(run, CaseSource::of(run, cases), plan, history, env)?;
-    // The reports read the run whole.
-    let filled;
-    let run = match cases {
-        Some(cases) => {
-            let mut whole = run.clone();
-            cases.fill(&mut whole)?;
-            filled = whole;
-            &filled
-        }
-        None => run,
-    };
+    // The gate and every report read the cases where they are (a check's stay in its case
+    // log), one at a time.
+    let cases = CaseSource::of(run, cases);
+    let checked = gate_on(run, cases, plan, history, env)?;
     print_notices(&checked.notices, out);
     let comparison = Some(&checked.comparison);
     if let Some(refused) = checked.refused {
         // The reports are still worth having: written gated without a baseline. Exit 2
         // either way; the reasons that reports failed are printed.
-        let _ = write_reports(reports, run, comparison, env, out);
+        let _ = write_reports(reports, run, cases, comparison, env, out);
         return Err(Error::Baseline(refused));
     }
 
-    let mut written = write_reports(reports, run, comparison, env, out);
+    let mut written = write_reports(reports, run, cases, comparison, env, out);
     let view = super::run::View {
         breakdown: false,
         totals: reports.totals,
     };
-    if let Err(e) = super::run::emit(run, comparison, reports.format, reports.output, view, out) {
+    if let Err(e) = super::run::emit_cases(
+        run,
+        cases,
+        comparison,
+        reports.format,
+        reports.output,
+        view,
+        out,
+    ) {
         out.fail(&e);
         written = false;
     }
     if let Some(b) = &reports.browser {
-        b.show(run, comparison, reports.html, out);
+        b.show_cases(run, cases, comparison, reports.html, out);
     }
-    print_verdict(run, comparison, out);
+    print_verdict(run, cases, comparison, out)?;
     let code = match &checked.refused {
         Some(_) => exit::USAGE,
         None => exit::of_run(run.run.status, checked.comparison.verdict.passed),
@@ -303,14 +303,33 @@ pub(super) fn print_notices(notices: &[gate::Notice], out: &Out) {
 fn write_reports(
     a: &Reports<'_>,
     run: &RunResult,
+    cases: CaseSource<'_>,
     comparison: Option<&Comparison>,
     env: &Env,
     out: &Out,
 ) -> bool {
     let summary = crate::cli::github::Env::read(env).step_summary;
-    // Rendered only when a file or the job summary asks for it, and then once.
-    let markdown = (a.markdown.is_some() || summary.is_some())
-        .then(|| llm_evals::report::render(Format::Markdown, Default::default(), run, comparison));
+    // Written only when a file or the job summary asks for it, and then once (it is capped
+    // at GitHub's 65,536 characters, so it is held).
+    let markdown = match (a.markdown.is_some() || summary.is_some()).then(|| {
+        let mut md = Vec::new();
+        llm_evals::report::write(
+            Format::Markdown,
+            Default::default(),
+            run,
+            cases,
+            comparison,
+            &mut md,
+        )
+        .map(|()| String::from_utf8_lossy(&md).into_owned())
+    }) {
+        Some(Ok(md)) => Some(md),
+        Some(Err(e)) => {
+            out.fail(&e);
+            return false;
+        }
+        None => None,
+    };
     let files: [(Option<&Path>, &str, Format); 5] = [
         (a.markdown, "--markdown", Format::Markdown),
         (a.junit, "--junit", Format::Junit),
@@ -321,16 +340,15 @@ fn write_reports(
     let mut written = true;
     for (path, flag, format) in files {
         if let Some(p) = path {
-            let rendered;
-            let text = match (format, &markdown) {
-                (Format::Markdown, Some(md)) => md.as_str(),
-                _ => {
-                    rendered =
-                        llm_evals::report::render(format, Default::default(), run, comparison);
-                    rendered.as_str()
-                }
+            let file = ReportFile::of(flag, format);
+            let wrote = match (format, &markdown) {
+                (Format::Markdown, Some(md)) => file.write(p, md),
+                // Each other report is written to its file a piece at a time.
+                _ => file.write_with(p, |w| {
+                    llm_evals::report::write(format, Default::default(), run, cases, comparison, w)
+                }),
             };
-            match ReportFile::of(flag, format).write(p, text) {
+            match wrote {
                 Ok(()) => out.note(&format!("wrote {}", p.display())),
                 Err(e) => {
                     out.fail(&e);
@@ -365,11 +383,16 @@ pub(super) fn append_job_summary(summary: &std::ffi::OsStr, markdown: &str, out:
 }
 
 /// The verdict on stderr: a line, then (when it failed) the reasons.
-pub(super) fn print_verdict(run: &RunResult, comparison: Option<&Comparison>, out: &Out) {
+pub(super) fn print_verdict(
+    run: &RunResult,
+    cases: CaseSource<'_>,
+    comparison: Option<&Comparison>,
+    out: &Out,
+) -> Result<()> {
     let Some(c) = comparison else {
-        return;
+        return Ok(());
     };
-    let said = llm_evals::report::verdict::Terminal::of(run, c);
+    let said = llm_evals::report::verdict::Terminal::of_cases(run, cases, c)?;
     if c.verdict.passed {
         out.note(&said.line);
         // A passed check lists only what the statistical gate left undecided.
@@ -382,4 +405,5 @@ pub(super) fn print_verdict(run: &RunResult, comparison: Option<&Comparison>, ou
             out.note(r);
         }
     }
+    Ok(())
 }

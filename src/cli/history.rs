@@ -15,7 +15,7 @@ use llm_evals::error::{Error, Result};
 use llm_evals::gate::{Baseline, CheckPlan, MissingBaseline, Rules};
 use llm_evals::history::{AnyStore, HistoryReads, Location, RunFilter, RunStore};
 use llm_evals::report::{Format, Json, Report};
-use llm_evals::results::RunResult;
+use llm_evals::results::{CaseSource, RunResult};
 
 /// `--history`/`EVALS_HISTORY` (a file or a database URL), else the suite's (its
 /// `history.url`, `DATABASE_URL`, its `.evals/history.sqlite3`: the suite must then be found).
@@ -344,7 +344,7 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, env: &Env, out: &Out) -> Result
     if !gate {
         if format == Format::Terminal {
             // The leaderboard holds no comparison: the verdict says it, as `check`'s does.
-            super::check::print_verdict(&run, Some(&comparison), out);
+            super::check::print_verdict(&run, CaseSource::Run(&run), Some(&comparison), out)?;
             if !passed {
                 out.note("add --fail-on-regression to exit 1 on it");
             }
@@ -354,7 +354,7 @@ pub(crate) fn report(g: &Global, a: &ReportArgs, env: &Env, out: &Out) -> Result
         }
         return Ok(exit::OK);
     }
-    super::check::print_verdict(&run, Some(&comparison), out);
+    super::check::print_verdict(&run, CaseSource::Run(&run), Some(&comparison), out)?;
     // A run that did not finish cannot pass a gate, as `check` fails an aborted run.
     let complete = run.run.status == llm_evals::results::RunStatus::Completed;
     if !complete {
