@@ -19,7 +19,8 @@
 #     history (the SQL read from src/history/sqlite.rs).
 # The big history is built once, honestly: HISTORY_RUNS (default 1,000) real runs of `CI=1
 # evals check --branch main --missing-baseline pass --no-autosave` on target/bench-suite-1000
-# stored one after another into one file (about 0.3 s each), cached under HISTORY_CACHE
+# stored one after another into one file (about 0.5 s each: 455 s in all on a loaded 2-core
+# machine), cached under HISTORY_CACHE
 # (default target/bench-history; delete it to build again; a build cut short resumes). The
 # table goes to stdout and, dated, at the end of bench/RESULTS.md under its marker.
 #   bash bench/history.sh

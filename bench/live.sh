@@ -9,7 +9,9 @@
 # send it and prints the reply; at N and at GATEWAY_N2 (default 4 × N) cases, so that the
 # workers' start-up (a Python each), a fixed cost, drops out of the per-exchange figure:
 #   per exchange = ((exec(N2) - exec(N)) - (prompt(N2) - prompt(N))) × P / (N2 - N)
-# (wall time spread over P exchanges in flight, as an added latency of each). Release
+# (wall time spread over P exchanges in flight, as an added latency of each), and the same
+# slope of evals's own CPU (read from /proc, the workers' apart): what the gateway's relay
+# and the workers' pipes cost, whatever the workers' own cost. Release
 # (`dist`) build, medians of RUNS (default 3) of `evals compare --no-autosave --cassettes live`,
 # a fresh history each run. The table goes to stdout and, dated, at the end of
 # bench/RESULTS.md under its marker (APPEND=0: stdout only).
