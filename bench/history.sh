@@ -26,6 +26,7 @@
 #   bash bench/history.sh
 #   RUNS=5 EVALS_BIN=path/to/evals bash bench/history.sh
 #   SKIP_100K=1 bash bench/history.sh          # without the 100,000-case pages
+#   APPEND=0 HISTORY_RUNS=10 HISTORY_CACHE=/tmp/h bash bench/history.sh   # a quick try, not kept
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -323,6 +324,7 @@ for name, sql in queries.items():
 c.close()
 PY
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out"
+[ "${APPEND:-1}" = 0 ] && exit 0
 python3 - "$out" <<'PY'
 import sys
 marker = "<!-- bench/history.sh appends below this line, oldest first -->"
