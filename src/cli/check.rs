@@ -337,23 +337,53 @@ fn write_reports(
         (a.json, "--json", Format::Json),
         (a.html, "--html", Format::Html),
     ];
+    // The reports are written side by side, each on a thread of its own reading the case
+    // log with its own handle (each holds what it prints, no more), and said in order.
+    let markdown_ref = markdown.as_deref();
+    let wrote: Vec<(&Path, Result<()>)> = std::thread::scope(|scope| {
+        let writing: Vec<_> = files
+            .into_iter()
+            .filter_map(|(path, flag, format)| {
+                let p = path?;
+                Some((
+                    p,
+                    scope.spawn(move || {
+                        let file = ReportFile::of(flag, format);
+                        match (format, markdown_ref) {
+                            (Format::Markdown, Some(md)) => file.write(p, md),
+                            // Each other report goes to its file a piece at a time.
+                            _ => file.write_with(p, |w| {
+                                llm_evals::report::write(
+                                    format,
+                                    Default::default(),
+                                    run,
+                                    cases,
+                                    comparison,
+                                    w,
+                                )
+                            }),
+                        }
+                    }),
+                ))
+            })
+            .collect();
+        writing
+            .into_iter()
+            .map(|(p, h)| {
+                let r = h
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (p, r)
+            })
+            .collect()
+    });
     let mut written = true;
-    for (path, flag, format) in files {
-        if let Some(p) = path {
-            let file = ReportFile::of(flag, format);
-            let wrote = match (format, &markdown) {
-                (Format::Markdown, Some(md)) => file.write(p, md),
-                // Each other report is written to its file a piece at a time.
-                _ => file.write_with(p, |w| {
-                    llm_evals::report::write(format, Default::default(), run, cases, comparison, w)
-                }),
-            };
-            match wrote {
-                Ok(()) => out.note(&format!("wrote {}", p.display())),
-                Err(e) => {
-                    out.fail(&e);
-                    written = false;
-                }
+    for (p, r) in wrote {
+        match r {
+            Ok(()) => out.note(&format!("wrote {}", p.display())),
+            Err(e) => {
+                out.fail(&e);
+                written = false;
             }
         }
     }
