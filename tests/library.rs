@@ -259,7 +259,13 @@ fn after_a_run_the_host_still_receives_sigint() {
     use std::os::unix::process::ExitStatusExt;
     if child_role().as_deref() == Some("sigint") {
         // The child: a run, then Ctrl-C to itself. The library installed no handler, so
-        // the default action ends the process; were SIGINT ignored, it would exit 0.
+        // the default action ends the process; were SIGINT ignored, it would exit 0. The
+        // child starts from the default action whatever it inherited (a job started in the
+        // background by a shell has SIGINT ignored), so only the run could change it.
+        // SAFETY: signal(2) with SIG_DFL before any thread of the run exists.
+        unsafe {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+        }
         evaluate(&toy_suite(), RunOptions::default()).expect("run");
         // SAFETY: raise(3) sends a signal to this process; it touches no memory.
         unsafe {
