@@ -273,7 +273,10 @@ pub fn compare_streamed(
         // The baseline's cases are walked in step with this run's while the ids agree
         // (the usual case: the same dataset, a few cases added or removed); a case out of
         // step is found by its id through an index, built the first time one is.
-        let mut walk = Walk::of(base.map(|(j, _)| j), base_source)?;
+        let mut walk = match (base, base_source) {
+            (Some((j, _)), Some(source)) => Some(Walk::new(source, j)?),
+            _ => None,
+        };
         let mut matched_at = Seen::default();
         // The matched cases' weighted sums (weight, baseline, candidate) and count.
         let (mut w, mut bw, mut cw, mut matched) = (zero, zero, zero, 0usize);
@@ -292,7 +295,10 @@ pub fn compare_streamed(
             k = k.max(c.tries());
             total += 1;
             passed += usize::from(c.passed == Some(true));
-            let found = walk.find(&c.case)?;
+            let found = match &mut walk {
+                Some(walk) => walk.find(&c.case)?,
+                None => None,
+            };
             if let Some((at, _)) = &found {
                 matched_at.insert(*at);
             }
@@ -477,30 +483,25 @@ pub fn compare_streamed(
 /// A baseline experiment's cases as this run's are compared: read in order while the ids
 /// agree, else found by id ([`Index`]).
 struct Walk<'a> {
-    source: Option<(CaseSource<'a>, usize)>,
-    ahead: Option<std::iter::Peekable<crate::results::SourceCases<'a>>>,
+    source: CaseSource<'a>,
+    experiment: usize,
+    ahead: std::iter::Peekable<crate::results::SourceCases<'a>>,
     index: Option<(Index<'a>, crate::results::CaseReader<'a>)>,
 }
 
 impl<'a> Walk<'a> {
-    fn of(experiment: Option<usize>, source: Option<CaseSource<'a>>) -> Result<Walk<'a>> {
-        let source = source.zip(experiment);
-        let ahead = match source {
-            Some((s, j)) => Some(s.cases(j)?.peekable()),
-            None => None,
-        };
+    fn new(source: CaseSource<'a>, experiment: usize) -> Result<Walk<'a>> {
         Ok(Walk {
             source,
-            ahead,
+            experiment,
+            ahead: source.cases(experiment)?.peekable(),
             index: None,
         })
     }
 
     /// The baseline case whose id is `id`, with its position.
     fn find(&mut self, id: &str) -> Result<Option<(usize, std::borrow::Cow<'a, CaseResult>)>> {
-        let (Some(ahead), Some((source, j))) = (&mut self.ahead, self.source) else {
-            return Ok(None);
-        };
+        let ahead = &mut self.ahead;
         let in_step = match ahead.peek() {
             Some(Ok((_, b))) => b.case == id,
             // Taken, so that its error is the answer.
@@ -510,10 +511,13 @@ impl<'a> Walk<'a> {
         if in_step {
             return ahead.next().transpose();
         }
-        if self.index.is_none() {
-            self.index = Some((Index::build(source, j, |_| ())?, source.reader(j)?));
-        }
-        let (index, reader) = self.index.as_mut().expect("built above");
+        let (index, reader) = match &mut self.index {
+            Some(built) => built,
+            none => {
+                let (source, j) = (self.source, self.experiment);
+                none.insert((Index::build(source, j)?, source.reader(j)?))
+            }
+        };
         let found = index.find(id, reader)?;
         // Found further on: the walk goes on from there (what it passes is found by id,
         // or is removed).

@@ -39,13 +39,8 @@ fn hash(id: &str) -> u64 {
 }
 
 impl IdIndex {
-    /// The index of `source`'s experiment `experiment`, each case handed to `each` as it
-    /// goes by (what the caller counts over every case).
-    pub(super) fn build(
-        source: CaseSource<'_>,
-        experiment: usize,
-        mut each: impl FnMut(&CaseResult),
-    ) -> Result<IdIndex> {
+    /// The index of `source`'s experiment `experiment`.
+    pub(super) fn build(source: CaseSource<'_>, experiment: usize) -> Result<IdIndex> {
         let n = source.len(experiment) as u64;
         let slots = (2 * n).next_power_of_two().max(16);
         let file = temp()?;
@@ -56,7 +51,6 @@ impl IdIndex {
         };
         for case in source.cases(experiment)? {
             let (position, case) = case?;
-            each(&case);
             let h = hash(&case.case);
             let mut at = h & index.mask;
             loop {
@@ -115,12 +109,8 @@ pub(super) enum Index<'a> {
 }
 
 impl<'a> Index<'a> {
-    /// The index of `source`'s experiment `experiment`, each case handed to `each`.
-    pub(super) fn build(
-        source: CaseSource<'a>,
-        experiment: usize,
-        mut each: impl FnMut(&CaseResult),
-    ) -> Result<Index<'a>> {
+    /// The index of `source`'s experiment `experiment`.
+    pub(super) fn build(source: CaseSource<'a>, experiment: usize) -> Result<Index<'a>> {
         Ok(match source {
             CaseSource::Run(run) => Index::Held(
                 run.experiments
@@ -128,13 +118,10 @@ impl<'a> Index<'a> {
                     .map_or(&[][..], |e| &e.cases[..])
                     .iter()
                     .enumerate()
-                    .map(|(j, c)| {
-                        each(c);
-                        (c.case.as_str(), j)
-                    })
+                    .map(|(j, c)| (c.case.as_str(), j))
                     .collect(),
             ),
-            CaseSource::Log(_) => Index::Disk(IdIndex::build(source, experiment, each)?),
+            CaseSource::Log(_) => Index::Disk(IdIndex::build(source, experiment)?),
         })
     }
 
@@ -350,11 +337,9 @@ mod tests {
             .collect();
         let r = run("r", "main", "2026-01-01T00:00:00Z", cases);
         let (bare, log) = crate::history::logged(&r).unwrap();
-        let mut seen = 0;
-        let on_disk = Index::build(CaseSource::Log(&log), 0, |_| seen += 1).unwrap();
+        let on_disk = Index::build(CaseSource::Log(&log), 0).unwrap();
         assert!(matches!(on_disk, Index::Disk(_)));
-        assert_eq!(seen, 300);
-        let held = Index::build(CaseSource::Run(&r), 0, |_| ()).unwrap();
+        let held = Index::build(CaseSource::Run(&r), 0).unwrap();
         for (index, source) in [
             (on_disk, CaseSource::Log(&log)),
             (held, CaseSource::Run(&r)),

@@ -95,21 +95,12 @@ impl CaseLog {
     /// Appends the case at `position` of experiment `experiment` (each position once; one
     /// past the experiment's planned cases is not kept).
     pub fn push(&self, experiment: usize, position: usize, case: &CaseResult) {
-        let first = match lock(&self.index).get_mut(experiment) {
-            Some(s) if position < s.len => {
-                s.logged += 1;
-                s.first
-            }
-            _ => return,
-        };
-        let line = match serde_json::to_vec(case) {
-            Ok(l) => l,
+        match serde_json::to_vec(case) {
+            Ok(line) => self.push_line(experiment, position, &line),
             Err(e) => {
                 lock(&self.file).failed.get_or_insert(e.to_string());
-                return;
             }
-        };
-        self.write_line(first, position, &line);
+        }
     }
 
     /// Logs `line` (a case's compact JSON) at `position` of experiment `experiment`, counted.
@@ -155,13 +146,13 @@ impl CaseLog {
     /// Appends a case (its compact JSON, one [`CaseResult`] as `serde_json::to_vec` writes
     /// it) to the last experiment [`CaseLog::add_experiment`] started, at its next position.
     pub fn append(&self, line: &[u8]) {
-        let position = {
+        let (experiment, position) = {
             let mut index = lock(&self.index);
+            let experiment = index.len().wrapping_sub(1);
             let Some(s) = index.last_mut() else { return };
             s.len += 1;
-            s.len - 1
+            (experiment, s.len - 1)
         };
-        let experiment = lock(&self.index).len() - 1;
         self.push_line(experiment, position, line);
     }
 
@@ -203,11 +194,7 @@ impl CaseLog {
             f.out.flush().map_err(|e| {
                 Error::Failed(format!("the case results could not be kept on disk: {e}"))
             })?;
-            let clone = |file: &File| {
-                file.try_clone().map_err(|e| {
-                    Error::Failed(format!("the case results cannot be read back: {e}"))
-                })
-            };
+            let clone = |file: &File| file.try_clone().map_err(unread);
             (clone(f.out.get_ref())?, clone(&f.slots)?, f.long.clone())
         };
         Ok(Cases {
@@ -263,24 +250,25 @@ impl Cases<'_> {
     /// The case at `position`, read at its offset; `None` when none is logged there. The
     /// reading goes on from where it was.
     pub fn at(&mut self, position: usize) -> Result<Option<CaseResult>> {
-        let read = |me: &mut Self| -> std::io::Result<Option<Vec<u8>>> {
-            if position >= me.slots.len {
-                return Ok(None);
-            }
-            let Some((at, len)) = span::unpack(me.slot(position)?, &me.long) else {
-                return Ok(None);
-            };
-            let mut line = vec![0u8; usize::try_from(len).map_err(std::io::Error::other)?];
-            crate::fs::read_exact_at(&me.file, &mut line, at)?;
-            Ok(Some(line))
-        };
-        match read(self) {
-            Ok(Some(line)) => serde_json::from_slice(&line).map(Some).map_err(unreadable),
-            Ok(None) => Ok(None),
-            Err(e) => Err(Error::Failed(format!(
-                "the case results cannot be read back: {e}"
-            ))),
+        if position >= self.slots.len {
+            return Ok(None);
         }
+        let Some((at, len)) = span::unpack(self.slot(position).map_err(unread)?, &self.long) else {
+            return Ok(None);
+        };
+        self.read_line(at, len).map_err(unread)?;
+        serde_json::from_slice(&self.buf)
+            .map(Some)
+            .map_err(unreadable)
+    }
+
+    /// The line `len` bytes long at `at` into the buffer. At an offset, not after a seek:
+    /// the readers' handles share one file position, and the history store reads the log
+    /// on two threads at once.
+    fn read_line(&mut self, at: u64, len: u64) -> std::io::Result<()> {
+        let len = usize::try_from(len).map_err(std::io::Error::other)?;
+        self.buf.resize(len, 0);
+        crate::fs::read_exact_at(&self.file, &mut self.buf, at)
     }
 
     /// The slot of case `position` (below the experiment's size), its chunk read if not
@@ -322,28 +310,20 @@ impl Cases<'_> {
     pub fn next_line(&mut self) -> Option<Result<&[u8]>> {
         let (j, at, len) = match self.next_from(self.next) {
             Ok(found) => found?,
-            Err(e) => {
-                return Some(Err(Error::Failed(format!(
-                    "the case results cannot be read back: {e}"
-                ))));
-            }
+            Err(e) => return Some(Err(unread(e))),
         };
         self.next = j + 1;
         self.last = j;
-        // At an offset, not after a seek: the readers' handles share one file position,
-        // and the history store reads the log on two threads at once.
-        let read = |file: &File, buf: &mut Vec<u8>| -> std::io::Result<()> {
-            let len = usize::try_from(len).map_err(std::io::Error::other)?;
-            buf.resize(len, 0);
-            crate::fs::read_exact_at(file, buf, at)
-        };
-        if let Err(e) = read(&self.file, &mut self.buf) {
-            return Some(Err(Error::Failed(format!(
-                "the case results cannot be read back: {e}"
-            ))));
+        if let Err(e) = self.read_line(at, len) {
+            return Some(Err(unread(e)));
         }
         Some(Ok(&self.buf))
     }
+}
+
+/// The error of a log that cannot be read.
+fn unread(e: std::io::Error) -> Error {
+    Error::Failed(format!("the case results cannot be read back: {e}"))
 }
 
 /// The error of a logged line that does not parse.

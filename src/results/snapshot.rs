@@ -185,12 +185,13 @@ pub fn read_logged(
     shown: &str,
 ) -> std::result::Result<(RunResult, super::CaseLog), SnapshotError> {
     use serde::de::DeserializeSeed;
-    let log = super::CaseLog::new(&[]).map_err(|e| SnapshotError::NotJson {
+    let unread = |message: String| SnapshotError::NotJson {
         path: shown.to_string(),
         line: 0,
         column: 0,
-        message: e.to_string(),
-    })?;
+        message,
+    };
+    let log = super::CaseLog::new(&[]).map_err(|e| unread(e.to_string()))?;
     let refused = std::cell::Cell::new(None);
     let mut de =
         serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(64 * 1024, reader));
@@ -212,23 +213,13 @@ pub fn read_logged(
         column: e.column(),
         message: e.to_string(),
     })?;
-    let Some(format) = format else {
+    // A version that was read was checked as it was (`refused` above).
+    if format.is_none() {
         return Err(SnapshotError::NoFormat {
             path: shown.to_string(),
         });
-    };
-    check_readable(format).map_err(|found| SnapshotError::Incompatible {
-        path: shown.to_string(),
-        found,
-    })?;
-    let Some(run) = run else {
-        return Err(SnapshotError::NotJson {
-            path: shown.to_string(),
-            line: 0,
-            column: 0,
-            message: "missing field `run`".into(),
-        });
-    };
+    }
+    let run = run.ok_or_else(|| unread("missing field `run`".into()))?;
     Ok((RunResult { run, experiments }, log))
 }
 
