@@ -1284,3 +1284,59 @@ fn ci_run_runs_every_bench_once() {
         );
     }
 }
+
+/// The benchmark scripts are not run by CI (they time release builds): each still parses,
+/// `bench/check.sh` times the command CI runs with every report against a `main` baseline
+/// (the check job of compare.sh, as `bench/history.sh` does on a grown history), and
+/// RESULTS.md keeps the line check.sh writes its table under.
+#[test]
+fn bench_scripts_parse_and_time_the_check_ci_runs_with_every_report() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bench = root.join("bench");
+    let mut scripts = 0;
+    for entry in std::fs::read_dir(&bench).unwrap() {
+        let path = entry.unwrap().path();
+        let checked = match path.extension().and_then(|e| e.to_str()) {
+            Some("sh") => Command::new("bash").arg("-n").arg(&path).output(),
+            Some("py") => Command::new("python3")
+                .args(["-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())"])
+                .arg(&path)
+                .output(),
+            _ => continue,
+        }
+        .unwrap();
+        assert!(
+            checked.status.success(),
+            "{} does not parse: {}",
+            path.display(),
+            String::from_utf8_lossy(&checked.stderr)
+        );
+        scripts += 1;
+    }
+    assert!(scripts >= 9, "{scripts} scripts under bench/");
+    let check = std::fs::read_to_string(bench.join("check.sh")).unwrap();
+    assert!(
+        check.contains("JOBS=check bash bench/compare.sh"),
+        "{check}"
+    );
+    for script in ["compare.sh", "history.sh"] {
+        let text = std::fs::read_to_string(bench.join(script)).unwrap();
+        assert!(
+            text.contains(r#""check", "--branch", "pr", "--baseline", "main""#),
+            "bench/{script} does not time `check --branch pr --baseline main`"
+        );
+        for flag in ["--json", "--junit", "--markdown", "--html", "--diff"] {
+            assert!(
+                text.contains(&format!("(\"{flag}\", ")),
+                "bench/{script}: {flag}"
+            );
+        }
+    }
+    let marker = "<!-- bench/check.sh writes below this line, newest first -->";
+    assert!(check.contains(marker));
+    let results = std::fs::read_to_string(bench.join("RESULTS.md")).unwrap();
+    assert!(
+        results.contains(marker),
+        "bench/RESULTS.md lost check.sh's marker"
+    );
+}
